@@ -1,0 +1,1 @@
+"""Pydantic models of the plan file and the catalogs."""

@@ -1,0 +1,207 @@
+"""Catalog entries: accelerators, models, precisions and offers (pydantic only)."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.]*(-[a-z0-9.]+)*$")
+
+TIERS = ("reserved-1y", "reserved-3y", "on-demand", "spot")
+Tier = Literal["reserved-1y", "reserved-3y", "on-demand", "spot"]
+RESERVED_TERM_DAYS = {"reserved-1y": 365, "reserved-3y": 1095}
+
+Generation = Literal[
+    "ampere", "hopper", "ada", "blackwell", "rubin", "cdna3", "cdna4", "gaudi3", "tpu", "other"
+]
+ComputeDtype = Literal["bf16", "fp16", "fp8", "int8", "fp4"]
+
+
+class Strict(BaseModel):
+    """Base for every schema model: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def check_id(value: str) -> str:
+    if not ID_PATTERN.match(value):
+        fixed = re.sub(r"[^a-z0-9.]+", "-", value.lower()).strip("-")
+        raise ValueError(f"ids are lower-case and hyphenated, e.g. '{fixed}'")
+    return value
+
+
+class Sourced(Strict):
+    source: str | None = None
+    """Where the figures come from (URL or document)."""
+    as_of: str | None = None
+    """When the figures were checked (YYYY-MM or YYYY-MM-DD)."""
+    notes: str | None = None
+
+
+class MigProfile(Strict):
+    """A hardware partition of one GPU (NVIDIA MIG)."""
+
+    name: str
+    """Vendor name, e.g. '1g.10gb'."""
+    instances_per_gpu: int = Field(ge=1)
+    """How many of these fit on one GPU; a replica on it uses 1/instances_per_gpu of a GPU."""
+    memory_gb: float = Field(gt=0)
+    compute_fraction: float = Field(gt=0, le=1)
+    """Share of the GPU's SMs (and, approximately, its bandwidth)."""
+
+
+class Accelerator(Sourced):
+    id: str
+    name: str | None = None
+    vendor: str | None = None
+    generation: Generation = "other"
+    memory_gb: float = Field(gt=0)
+    """HBM per GPU, GB = 1e9 bytes."""
+    bandwidth_tb_s: float | None = Field(default=None, gt=0)
+    """Memory bandwidth per GPU, TB/s = 1e12 bytes/s."""
+    tflops_dense: dict[ComputeDtype, float] = Field(default_factory=dict)
+    """Dense (not sparse) tensor TFLOPS per GPU by compute datatype."""
+    scale_up_gpus: int = Field(default=8, ge=1)
+    """GPUs in one NVLink / Infinity Fabric domain; TP never exceeds it."""
+    scale_up_bandwidth_gb_s: float | None = Field(default=None, gt=0)
+    """Per-GPU scale-up bandwidth, GB/s (one direction)."""
+    cooling: Literal["air", "liquid", "air-or-liquid"] = "air"
+    """'liquid' means liquid-cooled racks only."""
+    mig_profiles: list[MigProfile] = Field(default_factory=list)
+    status: Literal["shipping", "preliminary", "previous-gen"] = "shipping"
+    power_w: float | None = Field(default=None, gt=0)
+
+    _id = field_validator("id")(check_id)
+
+    @property
+    def needs_liquid_cooling(self) -> bool:
+        return self.cooling == "liquid"
+
+
+class Model(Sourced):
+    """An LLM's architecture: what weights, KV cache and FLOPs are computed from."""
+
+    id: str
+    name: str | None = None
+    params_b: float = Field(gt=0)
+    """Total parameters, billions (MoE: all experts, all resident)."""
+    active_params_b: float | None = Field(default=None, gt=0)
+    """Parameters touched per token, billions (MoE: shared + routed-active experts)."""
+    layers: int | None = Field(default=None, ge=1)
+    hidden_size: int | None = Field(default=None, ge=1)
+    attention_heads: int | None = Field(default=None, ge=1)
+    kv_heads: int | None = Field(default=None, ge=1)
+    head_dim: int | None = Field(default=None, ge=1)
+    attention: Literal["mha", "gqa", "mla"] = "gqa"
+    kv_lora_rank: int | None = Field(default=None, ge=1)
+    """MLA: compressed latent size stored per token per layer."""
+    qk_rope_head_dim: int | None = Field(default=None, ge=0)
+    """MLA: decoupled RoPE key dimension stored beside the latent."""
+    sliding_window: int | None = Field(default=None, ge=1)
+    """Tokens a sliding-window layer attends to (its KV is capped there)."""
+    sliding_window_layers: int = Field(default=0, ge=0)
+    """How many of the layers use the sliding window."""
+    experts: int | None = Field(default=None, ge=1)
+    active_experts: int | None = Field(default=None, ge=1)
+    shared_experts: int | None = Field(default=None, ge=0)
+    vocab_size: int | None = Field(default=None, ge=1)
+    max_context: int | None = Field(default=None, ge=1)
+    kv_gb_per_seq: float | None = Field(default=None, gt=0)
+    """Given directly: KV cache of one sequence at the workload's working context, GB."""
+
+    _id = field_validator("id")(check_id)
+
+    @model_validator(mode="after")
+    def _kv_is_computable(self) -> "Model":
+        if self.kv_gb_per_seq is None:
+            missing = [k for k in ("layers", "kv_heads", "head_dim") if getattr(self, k) is None]
+            if self.attention == "mla":
+                missing = [k for k in ("layers", "kv_lora_rank") if getattr(self, k) is None]
+            if missing:
+                raise ValueError(
+                    f"needs {', '.join(missing)} to compute the KV cache — or give kv_gb_per_seq"
+                )
+        if self.sliding_window_layers and self.layers and self.sliding_window_layers > self.layers:
+            raise ValueError("sliding_window_layers exceeds layers")
+        if self.sliding_window_layers and self.sliding_window is None:
+            raise ValueError("sliding_window_layers needs sliding_window (tokens)")
+        return self
+
+    @property
+    def active_b(self) -> float:
+        return self.active_params_b if self.active_params_b is not None else self.params_b
+
+
+class Precision(Sourced):
+    id: str
+    name: str | None = None
+    aliases: list[str] = Field(default_factory=list)
+    bytes_per_param: float = Field(gt=0)
+    """Weight storage including quantization scales."""
+    compute_dtype: ComputeDtype
+    """Datatype of the matrix multiplies (weight-only formats compute in bf16)."""
+    weight_only: bool = False
+    """Weights are stored compressed and de-quantized on the fly: runs anywhere bf16 runs."""
+    native_on: list[Generation] = Field(default_factory=list)
+    """Hardware generations with tensor cores for compute_dtype."""
+    kv_bytes_per_elem: float = Field(default=2.0, gt=0)
+    """KV-cache element size served with this precision by default."""
+
+    _id = field_validator("id")(check_id)
+
+
+class TierPrice(Strict):
+    """A price with provenance, for tiers that are estimates rather than list prices."""
+
+    price: float = Field(ge=0)
+    estimated: bool = False
+    basis: str | None = None
+    """How the estimate was made, e.g. 'on-demand x (1 - 0.33), published 1-year discount'."""
+
+
+class Offer(Sourced):
+    """An accelerator sold by a provider in a region, in nodes of gpus_per_node."""
+
+    id: str
+    accelerator: str
+    provider: str
+    region: str = "any"
+    gpus_per_node: int = Field(default=8, ge=1)
+    price_per_gpu_hour: dict[Tier, float | TierPrice]
+    """Price per GPU-hour by tier; a tier that is not listed is not sold."""
+    available_gpus: dict[Tier, int] = Field(default_factory=dict)
+    """What can really be obtained: reserved caps the reserved GPUs, on-demand and spot
+    the GPUs in use at any one hour. A missing tier is unlimited."""
+    spot_interruption: float = Field(default=0.0, ge=0, lt=1)
+    """Share of spot capacity lost to interruptions; batch counts spot at (1 - this)."""
+
+    _id = field_validator("id")(check_id)
+
+    @field_validator("available_gpus")
+    @classmethod
+    def _caps_non_negative(cls, caps: dict[str, int]) -> dict[str, int]:
+        for tier, n in caps.items():
+            if n < 0:
+                raise ValueError(f"available_gpus.{tier} must be ≥ 0")
+        return caps
+
+    def price(self, tier: str) -> float | None:
+        p = self.price_per_gpu_hour.get(tier)  # type: ignore[call-overload]
+        if p is None:
+            return None
+        return p.price if isinstance(p, TierPrice) else float(p)
+
+    def estimated(self, tier: str) -> bool:
+        p = self.price_per_gpu_hour.get(tier)  # type: ignore[call-overload]
+        return isinstance(p, TierPrice) and p.estimated
+
+
+class CatalogFile(Strict):
+    """One catalog YAML file; any of the four sections may be present."""
+
+    accelerators: list[Accelerator] = Field(default_factory=list)
+    models: list[Model] = Field(default_factory=list)
+    precisions: list[Precision] = Field(default_factory=list)
+    offers: list[Offer] = Field(default_factory=list)
