@@ -1,0 +1,327 @@
+"""YAML in, with line marks: safe loading, YAML 1.2, and file:line for every error."""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from .errors import Collector, PlanError, Problem
+
+MAX_FILE_BYTES = 1_000_000
+MAX_NODES = 200_000
+"""Bound on the expanded size of a document, so an alias bomb is refused, not expanded."""
+
+_PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq")}
+
+
+@dataclass(frozen=True)
+class Document:
+    """A loaded YAML file: plain data for validation, and the round-trip tree for lines."""
+
+    file: str
+    """The path as the user wrote it (used in messages)."""
+    path: Path
+    tree: Any
+    data: Any
+
+    def line(self, loc: tuple[Any, ...] | list[Any]) -> int | None:
+        """1-based line of the deepest node on `loc` that exists in the file."""
+        return line_of(self.tree, loc)
+
+    def problem(self, loc: tuple[Any, ...] | list[Any], message: str, fix: str | None = None) -> Problem:
+        return Problem(message, fix, file=self.file, line=self.line(loc), path=format_loc(loc))
+
+
+def format_loc(loc: tuple[Any, ...] | list[Any]) -> str:
+    """('workloads', 1, 'model') -> 'workloads[1].model'."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def line_of(tree: Any, loc: tuple[Any, ...] | list[Any]) -> int | None:
+    node, line = tree, None
+    if isinstance(node, (CommentedMap, CommentedSeq)) and node.lc.line is not None:
+        line = node.lc.line + 1
+    for part in loc:
+        try:
+            if isinstance(node, CommentedMap) and part in node:
+                line = node.lc.key(part)[0] + 1
+                node = node[part]
+            elif isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
+                line = node.lc.item(part)[0] + 1
+                node = node[part]
+            else:
+                break
+        except (KeyError, IndexError, TypeError, AttributeError):
+            break
+    return line
+
+
+def _yaml() -> YAML:
+    y = YAML(typ="rt")
+    y.allow_duplicate_keys = False
+    return y
+
+
+def load_yaml(path: Path | str, *, shown_as: str | None = None, what: str = "file") -> Document:
+    """Read one YAML file; raise PlanError with file:line for anything wrong with it."""
+    path = Path(path)
+    shown = shown_as or str(path)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise PlanError(Problem(f"{what} not found", "check the path", file=shown)) from None
+    except OSError as exc:
+        raise PlanError(Problem(f"cannot read {what}: {exc.strerror}", None, file=shown)) from None
+    if path.is_dir():
+        raise PlanError(Problem(f"{what} is a directory", "give a .yaml file", file=shown))
+    if size > MAX_FILE_BYTES:
+        raise PlanError(Problem(
+            f"{what} is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}",
+            "split catalogs into separate files listed under `catalogs:`", file=shown))
+    raw = path.read_bytes()
+    return parse_yaml(raw, shown, path)
+
+
+def parse_yaml(raw: bytes, shown: str, path: Path | None = None) -> Document:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise PlanError(Problem(
+            f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8",
+            "save the file as UTF-8", file=shown, line=line)) from None
+    try:
+        tree = _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        what = (exc.problem or exc.context or "invalid YAML").strip()
+        fix = "fix the YAML syntax"
+        if "\t" in what or "'\\t'" in what:
+            fix = "indent with spaces, not tabs"
+        elif "duplicate key" in what or "duplicate key" in str(exc):
+            key = str(exc).split('duplicate key "', 1)[-1].split('"', 1)[0]
+            what = f"duplicate key '{key}'"
+            fix = "remove or rename one of the two entries"
+        raise PlanError(Problem(what, fix, file=shown, line=line)) from None
+    except YAMLError as exc:
+        raise PlanError(Problem(f"invalid YAML: {exc}", "fix the YAML syntax", file=shown)) from None
+    except RecursionError:
+        raise PlanError(Problem("YAML nesting is too deep", "flatten the document", file=shown)) from None
+    errors = Collector()
+    budget = [MAX_NODES]
+    data = _to_plain(tree, (), tree, shown, errors, budget)
+    errors.raise_if_any()
+    return Document(shown, path or Path(shown), tree, data)
+
+
+def _tag_of(node: Any) -> str | None:
+    tag = getattr(node, "tag", None)
+    value = getattr(tag, "value", None)
+    if value and value not in _PLAIN_TAGS:
+        return value
+    return None
+
+
+def _to_plain(node: Any, loc: tuple[Any, ...], tree: Any, file: str, errors: Collector,
+              budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        if budget[0] == -1:
+            errors.add(f"the document expands to more than {MAX_NODES:,} values (aliases?)",
+                       "write the values out instead of nesting aliases",
+                       file=file, line=line_of(tree, loc))
+        return None
+    tag = _tag_of(node)
+    if tag is not None:
+        errors.add(f"YAML tag '{tag}' is not allowed", "remove the tag; plans hold plain data",
+                   file=file, line=line_of(tree, loc), path=format_loc(loc) or None)
+        return None
+    if isinstance(node, TaggedScalar):
+        return node.value
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if not isinstance(k, (str, int, float, bool)) or isinstance(k, (list, dict)):
+                errors.add("mapping keys must be plain scalars", None, file=file,
+                           line=line_of(tree, loc), path=format_loc(loc) or None)
+                continue
+            out[str(k) if not isinstance(k, str) else k] = _to_plain(v, loc + (k,), tree, file, errors, budget)
+        return out
+    if isinstance(node, list):
+        return [_to_plain(v, loc + (i,), tree, file, errors, budget) for i, v in enumerate(node)]
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        if not math.isfinite(node):
+            errors.add(f"{node!s} is not a finite number", "write a finite number",
+                       file=file, line=line_of(tree, loc), path=format_loc(loc) or None)
+            return None
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    # dates and other YAML 1.2 scalars ruamel constructs
+    return node
+
+
+@contextmanager
+def atomic_write(path: Path) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; rename it over `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.chmod(tmp_path, 0o644)
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    with atomic_write(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def validate(doc: Document, cls: type, data: Any = None, base: tuple[Any, ...] = ()) -> tuple[Any, list[Problem]]:
+    """Validate `data` (default: the whole document) as pydantic `cls`.
+
+    Returns (instance or None, problems), each problem with its file:line and a fix.
+    """
+    from pydantic import ValidationError
+
+    payload = doc.data if data is None else data
+    try:
+        return cls.model_validate(payload), []
+    except ValidationError as exc:
+        problems = [_pydantic_problem(doc, cls, err, base) for err in exc.errors(include_url=False)]
+        return None, problems
+
+
+def _pydantic_problem(doc: Document, cls: type, err: dict, base: tuple[Any, ...]) -> Problem:
+    # Pydantic adds union-branch names ('int', 'DayType', 'list[float]') to loc: drop them.
+    loc = tuple(p for p in err["loc"] if not _is_branch_label(p))
+    full = base + loc
+    kind = err["type"]
+    msg = err["msg"]
+    fix = None
+    if kind == "extra_forbidden":
+        key = loc[-1] if loc else "?"
+        allowed = _fields_at(cls, loc[:-1])
+        from .errors import did_you_mean
+
+        guess = did_you_mean(str(key), allowed) if allowed else None
+        msg = f"unknown key '{key}'"
+        fix = f"did you mean '{guess}'?" if guess else (
+            f"allowed keys: {', '.join(sorted(allowed))}" if allowed else "remove it")
+        return doc.problem(full, msg, fix)
+    if kind == "missing":
+        key = loc[-1] if loc else "?"
+        return Problem(f"required key '{key}' is missing", f"add `{key}: …`",
+                       file=doc.file, line=doc.line(full[:-1]), path=format_loc(full))
+    if kind.startswith("value_error") or kind == "assertion_error":
+        msg = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        if " — " in msg:
+            msg, fix = msg.split(" — ", 1)
+        elif "; " in msg:
+            msg, fix = msg.split("; ", 1)
+    elif kind in {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}:
+        msg = f"{err.get('input')!r} is out of range: {msg.lower()}"
+        fix = "use a value in range"
+    elif kind in {"int_type", "int_parsing", "int_from_float", "float_type", "float_parsing",
+                  "bool_type", "bool_parsing", "string_type", "list_type", "dict_type",
+                  "model_type", "model_attributes_type", "date_type", "date_from_datetime_parsing",
+                  "date_parsing"}:
+        msg = f"{err.get('input')!r}: {msg.lower()}"
+        fix = "write a value of that type"
+    elif kind == "literal_error":
+        msg = f"{err.get('input')!r}: {msg.lower()}"
+        fix = "use one of the listed values"
+    elif kind in {"too_short", "too_long"}:
+        fix = "check the list"
+    return doc.problem(full, msg, fix)
+
+
+def _is_branch_label(part: Any) -> bool:
+    if not isinstance(part, str):
+        return False
+    return (part[:1].isupper() or part.startswith(("list[", "dict[", "tuple[", "function-"))
+            or part in {"int", "float", "str", "bool", "none", "date"})
+
+
+def _fields_at(cls: type, loc: tuple[Any, ...]) -> list[str]:
+    """Field names allowed at `loc` inside pydantic model `cls` (for 'did you mean')."""
+    import typing
+
+    from pydantic import BaseModel
+
+    def models_in(tp: Any) -> list[type]:
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            return [tp]
+        out: list[type] = []
+        for arg in typing.get_args(tp):
+            out.extend(models_in(arg))
+        return out
+
+    current: list[Any] = [cls]
+    for part in loc:
+        nxt: list[Any] = []
+        for tp in current:
+            if isinstance(tp, type) and issubclass(tp, BaseModel):
+                if isinstance(part, str) and part in tp.model_fields:
+                    nxt.append(tp.model_fields[part].annotation)
+            else:
+                origin = typing.get_origin(tp)
+                args = typing.get_args(tp)
+                if origin in (list, tuple) and isinstance(part, int) and args:
+                    nxt.append(args[0])
+                elif origin is dict and args:
+                    nxt.append(args[1])
+                elif args:
+                    # Optional / Union: look inside each branch for this same part
+                    for a in args:
+                        nxt.extend(_resolve_one(a, part))
+        current = nxt
+    names: list[str] = []
+    for tp in current:
+        for m in models_in(tp):
+            names.extend(m.model_fields)
+    return sorted(set(names))
+
+
+def _resolve_one(tp: Any, part: Any) -> list[Any]:
+    import typing
+
+    from pydantic import BaseModel
+
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return [tp.model_fields[part].annotation] if isinstance(part, str) and part in tp.model_fields else []
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (list, tuple) and isinstance(part, int) and args:
+        return [args[0]]
+    if origin is dict and args:
+        return [args[1]]
+    return []
