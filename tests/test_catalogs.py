@@ -1,0 +1,274 @@
+"""The built-in catalogs: schema-valid, sourced, cross-referenced, and the physics anchors hold."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from optimizer.schema.catalog import CatalogFile
+
+CATALOGS = Path(__file__).resolve().parent.parent / "catalogs"
+FILES = {
+    "accelerators": "accelerators.yaml",
+    "models": "models.yaml",
+    "precisions": "precisions.yaml",
+    "offers": "offers.yaml",
+}
+AS_OF = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
+
+
+def _raw(name: str) -> dict:
+    return YAML(typ="safe").load((CATALOGS / FILES[name]).read_text(encoding="utf-8"))
+
+
+def _load(name: str) -> CatalogFile:
+    return CatalogFile(**_raw(name))
+
+
+@pytest.fixture(scope="module")
+def cats() -> dict[str, CatalogFile]:
+    return {name: _load(name) for name in FILES}
+
+
+def _entries(cats: dict[str, CatalogFile], section: str) -> list:
+    return getattr(cats[section], section)
+
+
+def _by_id(cats: dict[str, CatalogFile], section: str) -> dict:
+    return {e.id: e for e in _entries(cats, section)}
+
+
+@pytest.mark.parametrize("section", list(FILES))
+def test_file_validates_and_holds_only_its_section(section: str) -> None:
+    raw = _raw(section)
+    assert list(raw) == [section]
+    cat = CatalogFile(**raw)
+    assert getattr(cat, section), f"{FILES[section]} is empty"
+
+
+@pytest.mark.parametrize("section", list(FILES))
+def test_ids_unique(cats, section: str) -> None:
+    ids = [e.id for e in _entries(cats, section)]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    assert not dupes, f"duplicate ids in {section}: {dupes}"
+
+
+@pytest.mark.parametrize("section", list(FILES))
+def test_every_entry_has_source_and_as_of(cats, section: str) -> None:
+    for e in _entries(cats, section):
+        assert e.source and e.source.strip(), f"{section}.{e.id}: no source"
+        assert e.as_of and AS_OF.match(e.as_of), f"{section}.{e.id}: as_of {e.as_of!r} is not YYYY-MM[-DD]"
+
+
+def test_every_offer_names_a_known_accelerator(cats) -> None:
+    accelerators = _by_id(cats, "accelerators")
+    for o in _entries(cats, "offers"):
+        assert o.accelerator in accelerators, f"offer {o.id}: unknown accelerator {o.accelerator}"
+
+
+def test_offers_sell_something_and_have_no_caps(cats) -> None:
+    for o in _entries(cats, "offers"):
+        assert o.price_per_gpu_hour, o.id
+        assert not o.available_gpus, f"{o.id}: the built-in catalog does not invent availability caps"
+        for tier in o.price_per_gpu_hour:
+            assert o.price(tier) > 0, f"{o.id}.{tier}"
+
+
+def test_estimated_prices_say_how(cats) -> None:
+    for o in _entries(cats, "offers"):
+        for tier in o.price_per_gpu_hour:
+            if o.estimated(tier):
+                basis = o.price_per_gpu_hour[tier].basis
+                assert basis and basis.strip(), f"{o.id}.{tier}: estimate without basis"
+
+
+def test_reserved_is_cheaper_than_on_demand(cats) -> None:
+    for o in _entries(cats, "offers"):
+        od = o.price("on-demand")
+        if od is None:
+            continue
+        for tier in ("reserved-1y", "reserved-3y"):
+            p = o.price(tier)
+            if p is not None:
+                assert p < od, f"{o.id}.{tier} {p} >= on-demand {od}"
+
+
+REQUIRED = {
+    "accelerators": {
+        "a100-80gb", "h100-sxm", "h100-pcie", "h100-nvl", "h200-sxm", "h200-nvl", "gh200", "l40s", "l4",
+        "rtx-pro-6000", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x", "gaudi3", "rubin",
+    },
+    "models": {
+        "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b", "llama-2-70b", "mixtral-8x7b",
+        "mixtral-8x22b", "qwen2.5-72b", "qwen3-8b", "qwen3-32b", "qwen3-235b-a22b", "deepseek-v3",
+        "deepseek-r1", "gpt-oss-20b", "gpt-oss-120b",
+    },
+    "precisions": {"bf16", "fp16", "fp8", "int8", "int4-awq", "fp4"},
+}
+
+
+@pytest.mark.parametrize("section", list(REQUIRED))
+def test_required_ids_present(cats, section: str) -> None:
+    missing = REQUIRED[section] - set(_by_id(cats, section))
+    assert not missing, f"{section} missing {sorted(missing)}"
+
+
+def test_offers_cover_the_main_providers(cats) -> None:
+    providers = {o.provider for o in _entries(cats, "offers")}
+    assert {"aws", "azure", "gcp", "coreweave", "lambda", "nebius", "runpod", "hyperstack"} <= providers
+
+
+# --- KV cache anchors (DESIGN.md "Sizing physics") -----------------------------------------
+
+def _kv_bytes_per_token(m, kv_bytes: float = 2.0) -> float:
+    """Full-context KV bytes per token (sliding-window layers not capped here)."""
+    if m.attention == "mla":
+        return m.layers * (m.kv_lora_rank + (m.qk_rope_head_dim or 0)) * kv_bytes
+    return 2 * m.layers * m.kv_heads * m.head_dim * kv_bytes
+
+
+def test_kv_llama_3_1_70b_bf16(cats) -> None:
+    m = _by_id(cats, "models")["llama-3.1-70b"]
+    assert 2 * m.layers * m.kv_heads * m.head_dim * 2 == 327_680
+    assert _kv_bytes_per_token(m) == 327_680
+
+
+def test_kv_deepseek_v3_mla_bf16(cats) -> None:
+    m = _by_id(cats, "models")["deepseek-v3"]
+    assert m.attention == "mla"
+    assert m.layers * (m.kv_lora_rank + m.qk_rope_head_dim) * 2 == 70_272
+
+
+def test_deepseek_r1_shares_v3_architecture(cats) -> None:
+    models = _by_id(cats, "models")
+    v3, r1 = models["deepseek-v3"], models["deepseek-r1"]
+    for k in ("params_b", "active_params_b", "layers", "hidden_size", "attention", "kv_lora_rank",
+              "qk_rope_head_dim", "experts", "active_experts", "shared_experts", "vocab_size"):
+        assert getattr(r1, k) == getattr(v3, k), k
+    assert (r1.layers, r1.kv_lora_rank, r1.qk_rope_head_dim) == (61, 512, 64)
+
+
+def test_gpt_oss_sliding_window(cats) -> None:
+    models = _by_id(cats, "models")
+    for mid in ("gpt-oss-20b", "gpt-oss-120b"):
+        m = models[mid]
+        assert (m.sliding_window, m.kv_heads, m.head_dim) == (128, 8, 64), mid
+        assert m.sliding_window_layers * 2 == m.layers, mid
+        assert m.experts and m.active_experts and m.active_params_b < m.params_b, mid
+
+
+def test_moe_and_dense_consistency(cats) -> None:
+    for m in _entries(cats, "models"):
+        if m.experts:
+            assert m.active_experts and m.active_experts <= m.experts, m.id
+            assert m.active_params_b < m.params_b, m.id
+        else:
+            assert m.active_params_b in (None, m.params_b), m.id
+        if m.attention != "mla" and m.hidden_size and m.attention_heads and m.head_dim:
+            assert m.attention_heads % m.kv_heads == 0, m.id
+
+
+# --- accelerators -----------------------------------------------------------------------------
+
+def test_liquid_only_accelerators(cats) -> None:
+    liquid = {a.id for a in _entries(cats, "accelerators") if a.cooling == "liquid"}
+    assert liquid == {"gb200", "gb300", "mi355x", "rubin"}
+
+
+def test_rubin_is_preliminary(cats) -> None:
+    accelerators = _by_id(cats, "accelerators")
+    assert accelerators["rubin"].status == "preliminary"
+    assert all(a.status != "preliminary" for a in accelerators.values() if a.id != "rubin")
+
+
+def test_fp16_equals_bf16_and_dense_ordering(cats) -> None:
+    for a in _entries(cats, "accelerators"):
+        tf = a.tflops_dense
+        assert "bf16" in tf, a.id
+        if "fp16" in tf:
+            assert tf["fp16"] == tf["bf16"], a.id
+        if "fp8" in tf:
+            assert tf["fp8"] >= tf["bf16"], a.id
+        if "fp4" in tf:
+            assert tf["fp4"] >= tf["fp8"], a.id
+
+
+def test_fp8_and_fp4_match_precision_generations(cats) -> None:
+    precisions = _by_id(cats, "precisions")
+    for a in _entries(cats, "accelerators"):
+        for dtype in ("fp8", "fp4"):
+            if dtype in a.tflops_dense:
+                assert a.generation in precisions[dtype].native_on, f"{a.id} has {dtype} TFLOPS"
+    assert "fp8" not in _by_id(cats, "accelerators")["a100-80gb"].tflops_dense
+
+
+MIG_GPUS = {"a100-80gb", "h100-sxm", "h100-pcie", "h100-nvl", "h200-sxm", "h200-nvl", "gh200",
+            "rtx-pro-6000", "b200", "b300", "gb200", "gb300"}
+
+
+def test_mig_profiles(cats) -> None:
+    accelerators = _by_id(cats, "accelerators")
+    for aid, a in accelerators.items():
+        if aid not in MIG_GPUS:
+            assert not a.mig_profiles, f"{aid} has no MIG"
+            continue
+        assert a.mig_profiles, f"{aid} should list MIG profiles"
+        names = [p.name for p in a.mig_profiles]
+        assert len(names) == len(set(names)), aid
+        for p in a.mig_profiles:
+            assert p.memory_gb <= a.memory_gb, f"{aid} {p.name}"
+            assert p.instances_per_gpu * p.compute_fraction <= 1.0 + 1e-3, f"{aid} {p.name}"
+        full = max(a.mig_profiles, key=lambda p: p.compute_fraction)
+        assert full.compute_fraction == 1.0 and full.instances_per_gpu == 1, aid
+    h100 = {p.name: (p.instances_per_gpu, p.memory_gb, p.compute_fraction)
+            for p in accelerators["h100-sxm"].mig_profiles}
+    assert h100 == {
+        "1g.10gb": (7, 10.0, 0.1429), "1g.20gb": (4, 20.0, 0.1429), "2g.20gb": (3, 20.0, 0.2857),
+        "3g.40gb": (2, 40.0, 0.4286), "4g.40gb": (1, 40.0, 0.5714), "7g.80gb": (1, 80.0, 1.0),
+    }
+
+
+def test_scale_up_domains(cats) -> None:
+    accelerators = _by_id(cats, "accelerators")
+    assert accelerators["gb200"].scale_up_gpus == 72
+    assert accelerators["gb300"].scale_up_gpus == 72
+    assert accelerators["l40s"].scale_up_gpus == 1
+    assert accelerators["h100-sxm"].scale_up_gpus == 8
+
+
+# --- precisions ---------------------------------------------------------------------------------
+
+def test_precision_bytes(cats) -> None:
+    p = _by_id(cats, "precisions")
+    assert p["bf16"].bytes_per_param == 2.0
+    assert p["fp16"].bytes_per_param == 2.0
+    assert p["fp8"].bytes_per_param == 1.0
+    assert p["int8"].bytes_per_param == 1.0
+    assert p["int4-awq"].bytes_per_param == pytest.approx(0.5 + 4 / 128)
+    assert p["fp4"].bytes_per_param == pytest.approx(0.5 + 1 / 16)
+    assert 70 * p["fp8"].bytes_per_param == 70.0  # golden test: 70 B params at fp8 = 70 GB
+
+
+def test_precision_semantics(cats) -> None:
+    p = _by_id(cats, "precisions")
+    assert p["int4-awq"].weight_only and p["int4-awq"].compute_dtype == "bf16"
+    assert set(p["fp4"].aliases) >= {"nvfp4", "mxfp4"}
+    assert set(p["fp8"].native_on) == {"hopper", "ada", "blackwell", "rubin", "cdna3", "cdna4", "gaudi3"}
+    assert set(p["fp4"].native_on) == {"blackwell", "rubin", "cdna4"}
+    assert set(p["int8"].native_on) == {"ampere", "hopper", "ada", "blackwell", "cdna3", "cdna4"}
+    assert "tpu" in p["bf16"].native_on
+    for pid, kv in {"bf16": 2, "fp16": 2, "int4-awq": 2, "fp8": 1, "int8": 1, "fp4": 1}.items():
+        assert p[pid].kv_bytes_per_elem == kv, pid
+    generations = {a.generation for a in _entries(cats, "accelerators")}
+    assert generations <= set(p["bf16"].native_on)
+
+
+def test_precision_aliases_do_not_collide(cats) -> None:
+    names: list[str] = []
+    for p in _entries(cats, "precisions"):
+        names.append(p.id)
+        names.extend(p.aliases)
+    assert len(names) == len(set(names))
