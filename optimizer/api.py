@@ -1,0 +1,158 @@
+"""The Python API: load a plan, solve it, get a PlanResult. The CLI is a thin layer over this."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pulp
+
+from .candidates import CandidateSet, build_candidates
+from .errors import InfeasiblePlan, SolverError
+from .model import Program, build_model
+from .plan import LoadedPlan, load_plan
+from .results import PlanResult, extract
+from .solve import SolveInfo, solve
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    solver: str | None = None
+    time_limit_s: float | None = None
+    mip_gap: float | None = None
+
+
+def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptions(),
+               extra_catalogs: list[Path | str] = ()) -> PlanResult:
+    """Plan → candidates → integer program → solved PlanResult.
+
+    Raises PlanError (bad input), InfeasiblePlan (constraints cannot all be met, with reasons)
+    or SolverError (solver failure, or a time limit with no feasible plan).
+    """
+    loaded = plan if isinstance(plan, LoadedPlan) else load_plan(plan, list(extra_catalogs))
+    cands = build_candidates(loaded)
+    prog, info = solve_candidates(loaded, cands, options)
+    return extract(prog, info, loaded.catalog.offers, loaded.file)
+
+
+def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
+                     fix: dict[str, str] | None = None) -> tuple[Program, SolveInfo]:
+    """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain)."""
+    pol = loaded.plan.policy
+    prog = build_model(loaded, cands)
+    if fix:
+        for w, key in fix.items():
+            x = prog.choice[key]
+            if isinstance(x, pulp.LpVariable):
+                prog.add("fixed_choice", x == 1, f"fixed_choice_w{prog.workload_index[w]}")
+    info = solve(prog.prob, options.solver or pol.solver,
+                 time_limit_s=options.time_limit_s or pol.time_limit_s,
+                 mip_gap=pol.mip_gap if options.mip_gap is None else options.mip_gap)
+    if info.status == "infeasible":
+        raise InfeasiblePlan(diagnose(loaded, cands, options))
+    if info.status == "error":
+        raise SolverError(f"{info.name} stopped after {info.seconds:.1f} s without a feasible plan "
+                          f"(time limit {options.time_limit_s or pol.time_limit_s:g} s); "
+                          "raise policy.time_limit_s or --time-limit")
+    return prog, info
+
+
+def diagnose(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions) -> list[str]:
+    """Say in words why no plan meets the caps: re-solve with caps made elastic and read the excess."""
+    plan = loaded.plan
+    prog = build_model(loaded, cands, elastic=True)
+    info = solve(prog.prob, options.solver or plan.policy.solver,
+                 time_limit_s=options.time_limit_s or plan.policy.time_limit_s, mip_gap=0.0)
+    if info.status not in ("optimal", "feasible"):
+        return ["no plan meets the constraints, and the diagnosis solve found no reason either"]
+    from .results import chosen_candidates
+
+    chosen = chosen_candidates(prog)
+    reasons = []
+    for (o, tier, d, h), v in sorted(prog.cap_excess.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2]), kv[0][3] or 0)):
+        excess = pulp.value(v) or 0.0
+        if excess < 0.5:
+            continue
+        offer = prog.offers[o]
+        cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
+        acc = offer.accelerator
+        users = []
+        for w in plan.workloads:
+            c = chosen[w.name]
+            if c.offer != o:
+                continue
+            g = pulp.value(prog.gpu_demand.get(c.key, {}).get((d, h), 0)) if h is not None else None
+            if h is None or (g or 0) > 0:
+                users.append(f"{w.name} ({int(round(g))} GPUs)" if g else w.name)
+        need = int(round(cap + excess))
+        who = " and ".join(users) if users else "the plan"
+        when = f" at {h:02d}:00 on {d}" + ("s" if d in ("weekday",) else " days" if d not in ("all",) else "") if h is not None else ""
+        reasons.append(f"{who} need{'s' if len(users) == 1 else ''} {need} {tier} {acc} GPUs{when}; "
+                       f"{o} ({offer.provider}) can supply {cap}")
+        if len(reasons) >= 8:
+            break
+    if not reasons:
+        reasons.append("no plan meets the constraints")
+    return reasons
+
+
+@dataclass(frozen=True)
+class Alternative:
+    key: str
+    label: str
+    total_cost: float | None
+    """Horizon cost of the best plan with this config forced; None when no plan meets the constraints."""
+    difference: float | None
+    goodput_output_tokens_per_s: float
+    goodput_source: str
+    gpus_at_peak: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Explanation:
+    result: PlanResult
+    workload: str
+    alternatives: list[Alternative]
+    dropped: list
+
+
+def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions = SolveOptions(),
+            count: int = 6, extra_catalogs: list[Path | str] = ()) -> Explanation:
+    """The chosen config of one workload and the next best ones, each re-solved with that config forced."""
+    from .errors import PlanError, unknown_id_fix
+
+    loaded = plan if isinstance(plan, LoadedPlan) else load_plan(plan, list(extra_catalogs))
+    names = [w.name for w in loaded.plan.workloads]
+    if workload not in names:
+        raise PlanError(f"unknown workload '{workload}' — {unknown_id_fix('workloads', workload, names)}")
+    cands = build_candidates(loaded)
+    prog, info = solve_candidates(loaded, cands, options)
+    result = extract(prog, info, loaded.catalog.offers, loaded.file)
+    chosen = result.workload(workload).key
+    others = [c for c in cands.by_workload[workload] if c.key != chosen]
+    # Re-solving is exact but costs a solve each: try the configs that look cheapest on their own first.
+    others.sort(key=lambda c: (_standalone_cost(loaded, c), c.key))
+    alts = []
+    for c in others[:count]:
+        try:
+            p2, i2 = solve_candidates(loaded, cands, options, fix={workload: c.key})
+            total = extract(p2, i2, loaded.catalog.offers, loaded.file).cost_total
+            alts.append(Alternative(c.key, c.label, total, total - result.cost_total, c.goodput,
+                                    c.goodput_source, max(c.gpus.values()) if c.gpus else 0))
+        except (InfeasiblePlan, SolverError) as exc:
+            alts.append(Alternative(c.key, c.label, None, None, c.goodput, c.goodput_source,
+                                    max(c.gpus.values()) if c.gpus else 0, note=str(exc).splitlines()[0]))
+    alts.sort(key=lambda a: (a.total_cost is None, a.total_cost or 0.0, a.key))
+    dropped = [d for d in cands.dropped if d.workload == workload]
+    return Explanation(result, workload, alts, dropped)
+
+
+def _standalone_cost(loaded: LoadedPlan, c) -> float:
+    """A quick ranking key: the config's GPU-hours at its offer's cheapest allowed tier."""
+    if c.offer is None:
+        return float("inf")
+    offer = loaded.catalog.offers[c.offer]
+    prices = [p for t in loaded.plan.policy.tiers if (p := offer.price(t)) is not None]
+    gpu_hours = sum(c.gpus.values()) if c.gpus else c.gpu_fraction / max(c.goodput, 1e-9)
+    return gpu_hours * (min(prices) if prices else 0.0)

@@ -1,0 +1,425 @@
+"""Enumerate every workload × offer × precision × TP [× MIG] config; drop what cannot work, say why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from . import sizing
+from .catalog import Catalog
+from .errors import PlanError, Problem
+from .plan import LoadedPlan
+from .schema.catalog import Accelerator, MigProfile, Offer
+from .schema.plan import Plan, Workload
+
+DayHour = tuple[str, int]
+GoodputSource = Literal["measured", "estimated", "api"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to serve one workload, with everything the integer program needs as constants."""
+
+    key: str
+    workload: str
+    pool: str
+    kind: Literal["interactive", "batch", "reserve", "api"]
+    offer: str | None
+    accelerator: str | None
+    precision: str | None
+    tp: int
+    mig: str | None
+    gpu_fraction: float
+    """GPUs per replica: the TP degree, or 1/instances_per_gpu on a MIG slice."""
+    goodput: float
+    goodput_source: GoodputSource
+    bound: str | None
+    weights_gb: float
+    kv_gb_per_seq: float
+    kv_concurrency: int
+    needed_concurrency: int
+    total_gb: float
+    reserve_gb: float
+    free_gb: float
+    batch: int | None
+    ttft_ms: float | None
+    tpot_ms: float | None
+    gpus: dict[DayHour, int] = field(default_factory=dict, compare=False)
+    """GPUs needed at each (day type, hour) with spares and rollout (interactive, reserve)."""
+    replicas: dict[DayHour, sizing.Replicas] = field(default_factory=dict, compare=False)
+
+    @property
+    def gpus_per_replica(self) -> float:
+        return self.gpu_fraction
+
+    def gpus_for(self, replicas: int) -> int:
+        """Whole GPUs that `replicas` replicas occupy (MIG slices pack onto GPUs)."""
+        return sizing.ceil_tol(replicas * self.gpu_fraction)
+
+    @property
+    def label(self) -> str:
+        if self.kind == "api":
+            return "API"
+        parts = [self.offer or "", self.precision or "", f"tp{self.tp}"]
+        if self.mig:
+            parts.append(self.mig)
+        return " · ".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Dropped:
+    workload: str
+    option: str
+    """What was considered, e.g. 'h100-sxm · bf16 · tp1' or 'offer aws-h100-sxm-us-east-1'."""
+    family: str
+    """Why, in one word: fit, native, scale-up, cooling, filter, tier, slo, goodput, dominated."""
+    reason: str
+
+
+@dataclass(frozen=True)
+class CandidateSet:
+    by_workload: dict[str, list[Candidate]]
+    dropped: list[Dropped]
+    demand: dict[str, dict[DayHour, float]]
+    """Output tokens/s per workload at each (day type, hour); empty for batch and reserve."""
+    pruned: int
+    """Candidates removed as dominated (a subset of `dropped`)."""
+
+    def all(self) -> list[Candidate]:
+        return [c for w in sorted(self.by_workload) for c in self.by_workload[w]]
+
+
+def day_hours(plan: Plan) -> list[DayHour]:
+    return [(d, h) for d in plan.day_type_days() for h in range(24)]
+
+
+def demand_profile(plan: Plan, w: Workload) -> dict[DayHour, float]:
+    assert w.demand is not None
+    peak = w.demand.peak_output_tokens_per_s
+    out: dict[DayHour, float] = {}
+    for d in plan.day_type_days():
+        prof = w.demand.profile
+        values = prof if isinstance(prof, list) else (prof[d] if prof else [1.0] * 24)
+        for h in range(24):
+            out[(d, h)] = peak * values[h]
+    return out
+
+
+def allowed_tiers(plan: Plan, offer: Offer, pool: str) -> list[str]:
+    tiers = [t for t in plan.policy.tiers if offer.price(t) is not None]
+    if pool not in plan.policy.spot_pools:
+        tiers = [t for t in tiers if t != "spot"]
+    return tiers
+
+
+def default_tps(acc: Accelerator, offer: Offer) -> list[int]:
+    limit = min(acc.scale_up_gpus, offer.gpus_per_node)
+    out, t = [], 1
+    while t <= limit:
+        out.append(t)
+        t *= 2
+    return out
+
+
+def build_candidates(loaded: LoadedPlan) -> CandidateSet:
+    """Every config that can serve each workload; raise PlanError if a workload has none."""
+    plan, catalog = loaded.plan, loaded.catalog
+    by_workload: dict[str, list[Candidate]] = {}
+    dropped: list[Dropped] = []
+    demand: dict[str, dict[DayHour, float]] = {}
+    pruned = 0
+    problems: list[Problem] = []
+    for i, w in enumerate(plan.workloads):
+        if w.kind == "interactive":
+            demand[w.name] = demand_profile(plan, w)
+        cands, drops = _workload_candidates(plan, catalog, w, demand.get(w.name, {}))
+        kept, dominated = prune_dominated(cands, has_api=_has_overflow(w))
+        pruned += len(dominated)
+        drops += [Dropped(w.name, c.label, "dominated", f"dominated by {by.label}: needs no fewer GPUs at any hour")
+                  for c, by in dominated]
+        if w.api is not None and w.api.max_share >= 1:
+            kept.append(_api_candidate(w))
+        if not kept:
+            problems.append(_no_candidate_problem(loaded, i, w, drops))
+        by_workload[w.name] = kept
+        dropped += drops
+    if problems:
+        raise PlanError(problems)
+    return CandidateSet(by_workload, dropped, demand, pruned)
+
+
+def _has_overflow(w: Workload) -> bool:
+    return w.api is not None and w.api.max_share > 0
+
+
+def _no_candidate_problem(loaded: LoadedPlan, i: int, w: Workload, drops: list[Dropped]) -> Problem:
+    families: dict[str, list[Dropped]] = {}
+    for d in drops:
+        families.setdefault(d.family, []).append(d)
+    lines = []
+    for fam in sorted(families):
+        ds = families[fam]
+        example = ds[0]
+        more = f" (and {len(ds) - 1} more)" if len(ds) > 1 else ""
+        lines.append(f"{fam}: {example.option}: {example.reason}{more}")
+    detail = "; ".join(lines) if lines else "no offer matches its filters"
+    return loaded.doc.problem(("workloads", i), f"workload '{w.name}' has no candidate config — {detail}",
+                              "allow more precisions or TP degrees, another accelerator or offer, "
+                              "or a looser SLO")
+
+
+def _api_candidate(w: Workload) -> Candidate:
+    return Candidate(
+        key=f"{w.name}/api", workload=w.name, pool=w.pool, kind="api", offer=None, accelerator=None,
+        precision=None, tp=0, mig=None, gpu_fraction=0.0, goodput=0.0, goodput_source="api", bound=None,
+        weights_gb=0.0, kv_gb_per_seq=0.0, kv_concurrency=0, needed_concurrency=0, total_gb=0.0,
+        reserve_gb=0.0, free_gb=0.0, batch=None, ttft_ms=None, tpot_ms=None)
+
+
+def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped]) -> list[Offer]:
+    out = []
+    allowed_accs = None
+    if w.reserve_gpus is not None and w.reserve_gpus.accelerators:
+        allowed_accs = set(w.reserve_gpus.accelerators)
+    elif w.accelerators:
+        allowed_accs = set(w.accelerators)
+    for oid in sorted(catalog.offers):
+        offer = catalog.offers[oid]
+        acc = catalog.accelerators.get(offer.accelerator)
+        if acc is None:
+            continue
+        if allowed_accs is not None and offer.accelerator not in allowed_accs:
+            continue  # filtered by the plan: not worth a line per offer
+        if w.regions and offer.region not in w.regions:
+            continue
+        if w.offers and oid not in w.offers:
+            continue
+        if acc.needs_liquid_cooling and not plan.facility.liquid_cooling:
+            drops.append(Dropped(w.name, f"offer {oid}", "cooling",
+                                 f"{acc.id} needs liquid-cooled racks; the facility has none "
+                                 "(set facility.liquid_cooling: true if it does)"))
+            continue
+        if not allowed_tiers(plan, offer, w.pool):
+            sold = ", ".join(t for t in offer.price_per_gpu_hour)
+            drops.append(Dropped(w.name, f"offer {oid}", "tier",
+                                 f"sells {sold}; the policy allows none of them for pool '{w.pool}'"))
+            continue
+        out.append(offer)
+    if not out and not any(d.family in ("cooling", "tier") for d in drops):
+        what = []
+        if allowed_accs is not None:
+            what.append(f"accelerators {sorted(allowed_accs)}")
+        if w.regions:
+            what.append(f"regions {w.regions}")
+        if w.offers:
+            what.append(f"offers {w.offers}")
+        drops.append(Dropped(w.name, "offers", "filter",
+                             f"no offer matches {' and '.join(what) if what else 'the catalog'}"))
+    return out
+
+
+def _workload_candidates(plan: Plan, catalog: Catalog, w: Workload,
+                         demand: dict[DayHour, float]) -> tuple[list[Candidate], list[Dropped]]:
+    drops: list[Dropped] = []
+    offers = _offers_for(plan, catalog, w, drops)
+    if w.kind == "reserve":
+        return [_reserve_candidate(plan, w, o) for o in offers], drops
+    cands: list[Candidate] = []
+    model = catalog.models[w.model]  # type: ignore[index]
+    seen_drop: set[tuple[str, str]] = set()
+    cache: dict = {}
+    for offer in offers:
+        acc = catalog.accelerators[offer.accelerator]
+        for prec_id in w.precisions:
+            prec = catalog.precisions[catalog.precision_id(prec_id)]
+            # An accelerator of unknown generation runs what the workload lists (a measurement shows it).
+            reason = None if acc.generation == "other" else sizing.why_not_native(prec, acc)
+            if reason:
+                _drop_once(drops, seen_drop, w, f"{acc.id} · {prec.id}", "native", reason)
+                continue
+            tps = w.tp or default_tps(acc, offer)
+            for tp in tps:
+                option = f"{acc.id} · {prec.id} · tp{tp}"
+                if tp > acc.scale_up_gpus:
+                    _drop_once(drops, seen_drop, w, option, "scale-up",
+                               f"TP {tp} is beyond the scale-up domain of {acc.id} ({acc.scale_up_gpus} GPUs)")
+                    continue
+                if tp > offer.gpus_per_node:
+                    drops.append(Dropped(w.name, f"{offer.id} · {prec.id} · tp{tp}", "scale-up",
+                                         f"TP {tp} exceeds the offer's {offer.gpus_per_node} GPUs per node"))
+                    continue
+                c = _config(plan, w, model, acc, prec, tp, None, offer, demand, cache)
+                if isinstance(c, Dropped):
+                    _drop_once(drops, seen_drop, w, c.option, c.family, c.reason)
+                else:
+                    cands.append(c)
+            if w.pool in plan.policy.mig_pools and (w.tp is None or 1 in w.tp):
+                for mig in acc.mig_profiles:
+                    if mig.instances_per_gpu < 2:
+                        continue  # a whole-GPU profile is the tp1 config
+                    c = _config(plan, w, model, acc, prec, 1, mig, offer, demand, cache)
+                    if isinstance(c, Dropped):
+                        _drop_once(drops, seen_drop, w, c.option, c.family, c.reason)
+                    else:
+                        cands.append(c)
+    return cands, drops
+
+
+def _drop_once(drops: list[Dropped], seen: set[tuple[str, str]], w: Workload, option: str,
+               family: str, reason: str) -> None:
+    if (option, reason) not in seen:
+        seen.add((option, reason))
+        drops.append(Dropped(w.name, option, family, reason))
+
+
+def _reserve_candidate(plan: Plan, w: Workload, offer: Offer) -> Candidate:
+    assert w.reserve_gpus is not None
+    n = w.reserve_gpus.count
+    gpus = {dh: n for dh in day_hours(plan)}
+    return Candidate(
+        key=f"{w.name}/{offer.id}", workload=w.name, pool=w.pool, kind="reserve", offer=offer.id,
+        accelerator=offer.accelerator, precision=None, tp=n, mig=None, gpu_fraction=float(n),
+        goodput=0.0, goodput_source="measured", bound=None, weights_gb=0.0, kv_gb_per_seq=0.0,
+        kv_concurrency=0, needed_concurrency=0, total_gb=0.0, reserve_gb=0.0, free_gb=0.0,
+        batch=None, ttft_ms=None, tpot_ms=None, gpus=gpus,
+        replicas={dh: sizing.Replicas(1, 0, 0, 1) for dh in gpus})
+
+
+@dataclass(frozen=True)
+class _Sized:
+    """What a config costs in memory and delivers in goodput; independent of the offer."""
+
+    fit: sizing.Fit
+    goodput: float
+    source: GoodputSource
+    bound: str | None
+    batch: int | None
+    ttft_ms: float | None
+    tpot_ms: float | None
+    needed: int
+
+
+def _config(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int, mig: MigProfile | None,
+            offer: Offer, demand: dict[DayHour, float], cache: dict) -> Candidate | Dropped:
+    sized = _size(plan, w, model, acc, prec, tp, mig, cache)
+    mig_name = mig.name if mig else None
+    option = f"{acc.id} · {prec.id} · " + (f"MIG {mig_name}" if mig else f"tp{tp}")
+    if isinstance(sized, Dropped):
+        return Dropped(w.name, option, sized.family, sized.reason)
+    fraction = (1.0 / mig.instances_per_gpu) if mig else float(tp)
+    key = f"{w.name}/{offer.id}/{prec.id}/tp{tp}" + (f"/{mig_name}" if mig else "")
+    gpus: dict[DayHour, int] = {}
+    reps: dict[DayHour, sizing.Replicas] = {}
+    if w.kind == "interactive":
+        pol = plan.policy
+        for dh, dem in demand.items():
+            r = sizing.replicas(dem, sized.goodput, pol.occupancy, pol.spares, pol.rollout_fraction)
+            reps[dh] = r
+            gpus[dh] = sizing.ceil_tol(r.total * fraction)
+    f = sized.fit
+    return Candidate(
+        key=key, workload=w.name, pool=w.pool, kind=w.kind, offer=offer.id, accelerator=acc.id,
+        precision=prec.id, tp=tp, mig=mig_name, gpu_fraction=fraction, goodput=sized.goodput,
+        goodput_source=sized.source, bound=sized.bound, weights_gb=f.weights_gb,
+        kv_gb_per_seq=f.kv_gb_per_seq, kv_concurrency=f.kv_concurrency, needed_concurrency=sized.needed,
+        total_gb=f.total_gb, reserve_gb=f.reserve_gb, free_gb=f.free_gb, batch=sized.batch,
+        ttft_ms=sized.ttft_ms, tpot_ms=sized.tpot_ms, gpus=gpus, replicas=reps)
+
+
+def _size(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int, mig: MigProfile | None,
+          cache: dict) -> _Sized | Dropped:
+    """Memory fit and goodput of a config; cached per build, since offers repeat accelerators."""
+    key = (w.name, acc.id, prec.id, tp, mig.name if mig else None)
+    if key not in cache:
+        cache[key] = _size_uncached(plan, w, model, acc, prec, tp, mig)
+    return cache[key]
+
+
+def _size_uncached(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int,
+                   mig: MigProfile | None) -> _Sized | Dropped:
+    reserve = plan.policy.memory_reserve
+    option = ""
+    kv_elem = _kv_bytes(w, prec)
+    mem_per_gpu = mig.memory_gb if mig else acc.memory_gb
+    fit = sizing.fit(model, prec, mem_per_gpu, tp, w.context, reserve, kv_elem)
+    if fit.kv_concurrency < 1:
+        return Dropped(w.name, option, "fit",
+                       f"does not fit: weights {fit.weights_gb:.1f} GB + one sequence's KV "
+                       f"{fit.kv_gb_per_seq:.2f} GB > usable {fit.usable_gb:.1f} GB "
+                       f"({fit.total_gb:.0f} GB less {reserve:.0%} reserve)")
+    measured = [m for m in w.measured if m.accelerator == acc.id and _same_precision(m.precision, prec)
+                and m.tp == tp and m.mig == (mig.name if mig else None)]
+    tokens = w.tokens
+    assert tokens is not None
+    if measured:
+        goodput = measured[-1].goodput_output_tokens_per_s
+        needed = sizing.needed_concurrency(goodput, w.slo.tpot_ms)
+        if fit.kv_concurrency < needed:
+            return Dropped(w.name, option, "fit",
+                           f"KV cache holds {fit.kv_concurrency} sequences; the measured goodput "
+                           f"needs {needed} at TPOT {w.slo.tpot_ms:g} ms")
+        return _Sized(fit, goodput, "measured", None, None, None, None, needed)
+    try:
+        est = sizing.estimate(model, prec, acc, tp, int(round(tokens.input)), int(round(tokens.output)),
+                              ttft_ms=w.slo.ttft_ms, tpot_ms=w.slo.tpot_ms,
+                              max_batch=fit.kv_concurrency, mig=mig)
+    except ValueError as exc:
+        return Dropped(w.name, option, "goodput",
+                       f"no measured goodput and no estimate ({exc}); add a `measured` entry")
+    if est.goodput_output_tokens_per_s <= 0 or est.batch < 1:
+        target = {"tpot": f"TPOT {w.slo.tpot_ms:g} ms", "ttft": f"TTFT {w.slo.ttft_ms:g} ms"}.get(est.bound, "the SLO")
+        return Dropped(w.name, option, "slo",
+                       f"cannot meet {target} even at batch 1 "
+                       f"(estimated TTFT {est.ttft_ms:.0f} ms, TPOT {est.tpot_ms:.1f} ms)")
+    needed = sizing.needed_concurrency(est.goodput_output_tokens_per_s, w.slo.tpot_ms)
+    needed = min(needed, est.batch) if w.slo.tpot_ms is not None else needed
+    return _Sized(fit, est.goodput_output_tokens_per_s, "estimated", est.bound, est.batch, est.ttft_ms,
+                  est.tpot_ms, needed)
+
+
+def _same_precision(name: str, prec) -> bool:
+    return name == prec.id or name in prec.aliases
+
+
+def _kv_bytes(w: Workload, prec) -> float:
+    if w.kv_precision is None:
+        return prec.kv_bytes_per_elem
+    return {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}[w.kv_precision]
+
+
+def prune_dominated(cands: list[Candidate], *, has_api: bool) -> tuple[list[Candidate], list[tuple[Candidate, Candidate]]]:
+    """Drop configs that another config on the same offer beats or equals at every hour.
+
+    Exact: a dominated config can be swapped for its dominator in any solution without raising
+    cost, because cost depends only on the GPUs bought from the offer. With hourly constants
+    (interactive without overflow, reservations) dominance compares the GPU vectors; with variable
+    replica counts (batch, overflow) it needs fewer-or-equal GPUs per replica and more-or-equal goodput.
+    """
+    by_offer: dict[str, list[Candidate]] = {}
+    for c in cands:
+        by_offer.setdefault(c.offer or "", []).append(c)
+    kept: list[Candidate] = []
+    dominated: list[tuple[Candidate, Candidate]] = []
+    for offer in sorted(by_offer):
+        group = sorted(by_offer[offer], key=_preference)
+        survivors: list[Candidate] = []
+        for c in group:
+            by = next((s for s in survivors if _dominates(s, c, has_api)), None)
+            if by is None:
+                survivors.append(c)
+            else:
+                dominated.append((c, by))
+        kept.extend(survivors)
+    kept.sort(key=lambda c: c.key)
+    return kept, dominated
+
+
+def _preference(c: Candidate) -> tuple:
+    total = sum(c.gpus.values())
+    return (total, c.gpu_fraction, -c.goodput, c.key)
+
+
+def _dominates(a: Candidate, b: Candidate, has_api: bool) -> bool:
+    if a.kind in ("interactive", "reserve") and not has_api:
+        return all(a.gpus[dh] <= b.gpus[dh] for dh in b.gpus)
+    return a.gpu_fraction <= b.gpu_fraction and a.goodput >= b.goodput

@@ -1,0 +1,421 @@
+"""`planopt`: the command line. The only module that prints and picks exit codes.
+
+Exit codes: 0 solved; 1 no plan meets the constraints; 2 invalid input; 3 solver failure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import traceback
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Callable, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .errors import InfeasiblePlan, PlanError, Problem, SolverError
+
+app = typer.Typer(
+    name="planopt",
+    help="Capacity planner for self-hosted LLM inference: does it fit, how many, how to pay.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+out = Console(highlight=False, soft_wrap=False, width=140)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+CatalogOpt = Annotated[Optional[list[Path]], typer.Option(
+    "--catalog", help="Extra catalog YAML (repeatable); same ids override the built-in entries.")]
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
+
+
+class SolverName(str, Enum):
+    highs = "highs"
+    cbc = "cbc"
+
+
+class CatalogSection(str, Enum):
+    accelerators = "accelerators"
+    models = "models"
+    precisions = "precisions"
+    offers = "offers"
+
+
+def _run(fn: Callable[[], int | None], debug: bool) -> None:
+    """Run a command body; map planopt's errors to messages and exit codes, never tracebacks."""
+    try:
+        code = fn() or 0
+    except PlanError as exc:
+        for p in exc.problems:
+            err.print(f"[red]error:[/red] {_escape(str(p))}")
+        n = len(exc.problems)
+        if n > 1:
+            err.print(f"{n} problems; nothing was written")
+        if debug:
+            err.print(traceback.format_exc())
+        raise typer.Exit(2) from None
+    except InfeasiblePlan as exc:
+        err.print("[red]no plan meets the constraints:[/red]")
+        for r in exc.reasons:
+            err.print(f"  - {_escape(r)}")
+        err.print("raise the caps (available_gpus), allow more offers or tiers, or allow API overflow")
+        if debug:
+            err.print(traceback.format_exc())
+        raise typer.Exit(1) from None
+    except SolverError as exc:
+        err.print(f"[red]solver failure:[/red] {_escape(str(exc))}")
+        if debug:
+            err.print(traceback.format_exc())
+        raise typer.Exit(3) from None
+    except KeyboardInterrupt:
+        err.print("interrupted; nothing was written")
+        raise typer.Exit(130) from None
+    raise typer.Exit(code)
+
+
+def _escape(s: str) -> str:
+    from rich.markup import escape
+
+    return escape(s)
+
+
+def _slug(path: Path) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-") or "plan"
+
+
+# ---------------------------------------------------------------------------------------------
+
+@app.command()
+def solve(
+    plan: Annotated[Path, typer.Argument(help="The plan YAML.")],
+    outdir: Annotated[Path, typer.Option("-o", "--outdir", help="Where the result files go.")] = Path("out"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, nothing else.")] = False,
+    solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
+    time_limit: Annotated[Optional[float], typer.Option("--time-limit", help="Seconds; overrides policy.time_limit_s.")] = None,
+    catalog: CatalogOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Choose the cheapest fleet that serves every workload on the bad day; write OUTDIR/<plan>.json."""
+
+    def body() -> int:
+        from .api import SolveOptions, solve_plan
+        from .io import write_text_atomic
+        from .report.console import print_result
+        from .report.jsonio import dumps
+
+        if time_limit is not None and time_limit <= 0:
+            raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
+        opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
+        result = solve_plan(plan, opts, list(catalog or []))
+        text = dumps(result)
+        write_text_atomic(outdir / f"{_slug(plan)}.json", text)
+        if as_json:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            print_result(result, out)
+            out.print(f"\nwrote {outdir / (_slug(plan) + '.json')}", style="dim")
+        for note in result.notes:
+            err.print(f"[yellow]warning:[/yellow] {_escape(note)}")
+        return 0
+
+    _run(body, debug)
+
+
+@app.command()
+def explain(
+    plan: Annotated[Path, typer.Argument(help="The plan YAML.")],
+    workload: Annotated[str, typer.Option("--workload", "-w", help="The workload to explain.")],
+    count: Annotated[int, typer.Option(help="How many alternatives to re-solve.")] = 6,
+    solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
+    time_limit: Annotated[Optional[float], typer.Option("--time-limit")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    catalog: CatalogOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Why this config: the choice, the next best alternatives with their cost difference, and what was dropped."""
+
+    def body() -> int:
+        from .api import SolveOptions
+        from .api import explain as do_explain
+        from .report.console import money
+
+        opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
+        ex = do_explain(plan, workload, opts, count, list(catalog or []))
+        w = ex.result.workload(workload)
+        cur = ex.result.currency
+        if as_json:
+            from dataclasses import asdict
+
+            sys.stdout.write(json.dumps({
+                "workload": workload, "chosen": w.key, "total_cost": round(ex.result.cost_total, 6),
+                "alternatives": [asdict(a) for a in ex.alternatives],
+                "dropped": [asdict(d) for d in ex.dropped]}, indent=2, ensure_ascii=False) + "\n")
+            return 0
+        choice = "API" if w.offer is None else f"{w.offer} · {w.precision} · " + (f"MIG {w.mig}" if w.mig else f"tp{w.tp}")
+        out.print(f"[bold]{_escape(workload)}[/bold]: {_escape(choice)}")
+        if w.kind == "interactive" and w.offer:
+            out.print(f"  goodput {w.goodput_output_tokens_per_s:,.0f} tok/s ({w.goodput_source}"
+                      f"{', bound by ' + w.bound if w.bound else ''}); weights {w.weights_gb:.1f} GB, "
+                      f"KV {w.kv_gb_per_seq:.3f} GB/seq, {w.kv_concurrency} sequences fit, {w.needed_concurrency} needed")
+            r = w.replicas
+            out.print(f"  at the peak ({w.peak_day_type} {w.peak_hour:02d}:00, {w.peak_output_tokens_per_s:,.0f} tok/s): "
+                      f"{r.base} base + {r.spares} spare + {r.rollout} rollout = {r.total} replicas = {w.gpus_at_peak} GPUs")
+        out.print(f"  plan total {money(ex.result.cost_total, cur)}; this workload {money(w.cost, cur)}")
+        t = Table(title="Next best configs (whole plan re-solved with each forced)", title_justify="left", show_edge=False)
+        for col in ("config", "goodput tok/s", "source", "peak GPUs", "plan total", "difference"):
+            t.add_column(col, justify="left" if col in ("config", "source") else "right")
+        for a in ex.alternatives:
+            t.add_row(a.label, f"{a.goodput_output_tokens_per_s:,.0f}", a.goodput_source, str(a.gpus_at_peak),
+                      money(a.total_cost, cur) if a.total_cost is not None else "no plan",
+                      ("+" + money(a.difference, cur)) if a.difference is not None else _escape(a.note[:60]))
+        out.print(t)
+        if ex.dropped:
+            d = Table(title="Dropped before solving", title_justify="left", show_edge=False)
+            d.add_column("option")
+            d.add_column("why")
+            d.add_column("detail")
+            for x in ex.dropped:
+                d.add_row(_escape(x.option), x.family, _escape(x.reason))
+            out.print(d)
+        return 0
+
+    _run(body, debug)
+
+
+@app.command()
+def fit(
+    model: Annotated[str, typer.Option(help="Model id, e.g. llama-3.1-70b.")],
+    accelerator: Annotated[str, typer.Option(help="Accelerator id, e.g. h100-sxm.")],
+    precision: Annotated[str, typer.Option(help="bf16, fp16, fp8, int8, int4-awq or fp4.")] = "bf16",
+    tp: Annotated[int, typer.Option(help="GPUs per replica (tensor parallel).")] = 1,
+    context_tokens: Annotated[int, typer.Option("--context-tokens", help="Working context per sequence.")] = 8192,
+    concurrency: Annotated[Optional[int], typer.Option(help="Sequences the replica must hold at once.")] = None,
+    memory_reserve: Annotated[float, typer.Option("--memory-reserve", help="Share kept for activations and buffers.")] = 0.10,
+    kv_precision: Annotated[Optional[str], typer.Option("--kv-precision", help="KV datatype (default: the precision's).")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    catalog: CatalogOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Does the model fit: weights + KV cache for the concurrency + reserve."""
+
+    def body() -> int:
+        from . import sizing
+        from .catalog import load_catalog
+
+        _check_sizing_flags(tp, context_tokens, memory_reserve, concurrency)
+        cat = load_catalog(catalog or [])
+        m, a, p = cat.model(model), cat.accelerator(accelerator), cat.precision(precision)
+        kv_elem = _kv_elem(kv_precision)
+        if tp > a.scale_up_gpus:
+            raise PlanError(Problem(f"--tp {tp} is beyond the scale-up domain of {a.id} ({a.scale_up_gpus} GPUs)",
+                                    f"use --tp {a.scale_up_gpus} or less"))
+        f = sizing.fit(m, p, a.memory_gb, tp, context_tokens, memory_reserve, kv_elem)
+        need = concurrency or 1
+        ok = f.fits(need)
+        if as_json:
+            sys.stdout.write(json.dumps({
+                "weights_gb": f.weights_gb, "kv_gb_per_seq": f.kv_gb_per_seq, "total_gb": f.total_gb,
+                "reserve_gb": f.reserve_gb, "usable_gb": f.usable_gb, "free_gb": f.free_gb,
+                "kv_concurrency": f.kv_concurrency, "needed_concurrency": need, "fits": ok}, indent=2) + "\n")
+            return 0
+        out.print(f"[bold]{m.name or m.id}[/bold] at {p.id} on {tp} × {a.name or a.id}")
+        t = Table(show_header=False, show_edge=False)
+        t.add_column()
+        t.add_column(justify="right")
+        t.add_row("memory", f"{f.total_gb:,.1f} GB")
+        t.add_row(f"reserve ({memory_reserve:.0%})", f"{f.reserve_gb:,.1f} GB")
+        t.add_row("weights", f"{f.weights_gb:,.1f} GB")
+        t.add_row("free for KV cache", f"{f.free_gb:,.1f} GB")
+        t.add_row(f"KV per sequence ({context_tokens:,} tokens)", f"{f.kv_gb_per_seq:,.3f} GB")
+        t.add_row("sequences that fit", f"{f.kv_concurrency:,}")
+        out.print(t)
+        if ok:
+            out.print(f"[green]fits[/green]: {f.kv_concurrency} sequences ≥ {need} needed")
+            return 0
+        if f.free_gb <= 0:
+            out.print("[red]does not fit[/red]: the weights alone exceed usable memory — "
+                      "quantize further or add GPUs per replica (--tp)")
+        else:
+            out.print(f"[red]does not fit[/red]: {f.kv_concurrency} sequences < {need} needed — "
+                      "quantize, shorten the context, or add GPUs per replica (--tp)")
+        return 1
+
+    _run(body, debug)
+
+
+@app.command()
+def estimate(
+    model: Annotated[str, typer.Option(help="Model id.")],
+    accelerator: Annotated[str, typer.Option(help="Accelerator id.")],
+    precision: Annotated[str, typer.Option(help="Precision id.")] = "bf16",
+    tp: Annotated[int, typer.Option(help="GPUs per replica.")] = 1,
+    input_tokens: Annotated[int, typer.Option("--input-tokens", help="Mean input tokens per request.")] = 1000,
+    output_tokens: Annotated[int, typer.Option("--output-tokens", help="Mean output tokens per request.")] = 200,
+    ttft_ms: Annotated[Optional[float], typer.Option("--ttft-ms", help="TTFT target.")] = None,
+    tpot_ms: Annotated[Optional[float], typer.Option("--tpot-ms", help="TPOT target.")] = None,
+    context_tokens: Annotated[Optional[int], typer.Option("--context-tokens", help="KV sizing context (default input + output).")] = None,
+    memory_reserve: Annotated[float, typer.Option("--memory-reserve")] = 0.10,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    catalog: CatalogOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Estimated goodput at an SLO (without SLO flags: the maximum throughput), and what bounds it."""
+
+    def body() -> int:
+        from . import sizing
+        from .catalog import load_catalog
+
+        ctx = context_tokens or (input_tokens + output_tokens)
+        _check_sizing_flags(tp, ctx, memory_reserve, None)
+        if input_tokens < 1 or output_tokens < 1:
+            raise PlanError(Problem("--input-tokens and --output-tokens must be ≥ 1", None))
+        for name, v in (("--ttft-ms", ttft_ms), ("--tpot-ms", tpot_ms)):
+            if v is not None and v <= 0:
+                raise PlanError(Problem(f"{name} must be > 0", "give milliseconds, e.g. 50"))
+        cat = load_catalog(catalog or [])
+        m, a, p = cat.model(model), cat.accelerator(accelerator), cat.precision(precision)
+        if tp > a.scale_up_gpus:
+            raise PlanError(Problem(f"--tp {tp} is beyond the scale-up domain of {a.id} ({a.scale_up_gpus} GPUs)",
+                                    f"use --tp {a.scale_up_gpus} or less"))
+        why = sizing.why_not_native(p, a)
+        if why:
+            raise PlanError(Problem(why, "choose a precision the accelerator runs natively, or a weight-only one"))
+        f = sizing.fit(m, p, a.memory_gb, tp, ctx, memory_reserve)
+        if f.kv_concurrency < 1:
+            raise PlanError(Problem(f"does not fit: weights {f.weights_gb:.1f} GB, usable {f.usable_gb:.1f} GB",
+                                    "quantize or raise --tp"))
+        try:
+            e = sizing.estimate(m, p, a, tp, input_tokens, output_tokens, ttft_ms=ttft_ms, tpot_ms=tpot_ms,
+                                max_batch=f.kv_concurrency)
+        except ValueError as exc:
+            raise PlanError(Problem(str(exc), "give the accelerator bandwidth_tb_s and tflops_dense")) from None
+        res = {"weights_gb": round(f.weights_gb, 6), "kv_gb_per_seq": round(f.kv_gb_per_seq, 6),
+               "kv_concurrency": f.kv_concurrency, "batch": e.batch, "ttft_ms": round(e.ttft_ms, 3),
+               "tpot_ms": round(e.tpot_ms, 3), "goodput_output_tokens_per_s": round(e.goodput_output_tokens_per_s, 3),
+               "bound": e.bound}
+        if as_json:
+            sys.stdout.write(json.dumps(res, indent=2) + "\n")
+            return 0
+        out.print(f"[bold]{m.name or m.id}[/bold] at {p.id} on {tp} × {a.name or a.id}, "
+                  f"{input_tokens} in / {output_tokens} out")
+        t = Table(show_header=False, show_edge=False)
+        t.add_column()
+        t.add_column(justify="right")
+        for k, label in (("weights_gb", "weights GB"), ("kv_gb_per_seq", "KV GB per sequence"),
+                         ("kv_concurrency", "sequences that fit"), ("batch", "batch at the SLO"),
+                         ("ttft_ms", "TTFT ms"), ("tpot_ms", "TPOT ms"),
+                         ("goodput_output_tokens_per_s", "goodput output tok/s"), ("bound", "bound by")):
+            v = res[k]
+            t.add_row(label, f"{v:,.2f}" if isinstance(v, float) else str(v))
+        out.print(t)
+        if e.batch == 0:
+            out.print("[red]the SLO cannot be met even at batch 1[/red]")
+        return 0
+
+    _run(body, debug)
+
+
+@app.command("catalog")
+def catalog_cmd(
+    section: Annotated[CatalogSection, typer.Argument(help="accelerators, models, precisions or offers")],
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON list of objects, each with id and name.")] = False,
+    catalog: CatalogOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """List the catalog: what planopt knows about accelerators, models, precisions and offers."""
+
+    def body() -> int:
+        from .catalog import load_catalog
+
+        cat = load_catalog(catalog or [])
+        entries = [getattr(cat, section.value)[k] for k in sorted(getattr(cat, section.value))]
+        if as_json:
+            rows = []
+            for e in entries:
+                d = e.model_dump(mode="json", exclude_none=True)
+                d["name"] = d.get("name") or (f"{e.provider} {e.accelerator} {e.region}" if section.value == "offers" else e.id)
+                rows.append({"id": d.pop("id"), "name": d.pop("name"), **d})
+            sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+            return 0
+        t = Table(title=f"{section.value} ({len(entries)})", title_justify="left", show_edge=False)
+        cols = {
+            "accelerators": [("id", "id"), ("name", "name"), ("memory GB", "memory_gb"), ("TB/s", "bandwidth_tb_s"),
+                             ("bf16 TF", "tflops_dense.bf16"), ("fp8 TF", "tflops_dense.fp8"),
+                             ("fp4 TF", "tflops_dense.fp4"), ("scale-up", "scale_up_gpus"), ("cooling", "cooling"),
+                             ("MIG", "mig_profiles"), ("status", "status")],
+            "models": [("id", "id"), ("name", "name"), ("params B", "params_b"), ("active B", "active_params_b"),
+                       ("layers", "layers"), ("kv heads", "kv_heads"), ("attention", "attention"),
+                       ("context", "max_context")],
+            "precisions": [("id", "id"), ("bytes/param", "bytes_per_param"), ("compute", "compute_dtype"),
+                           ("weight-only", "weight_only"), ("KV bytes", "kv_bytes_per_elem"), ("native on", "native_on")],
+            "offers": [("id", "id"), ("provider", "provider"), ("accelerator", "accelerator"), ("region", "region"),
+                       ("GPUs/node", "gpus_per_node"), ("on-demand", "price:on-demand"),
+                       ("reserved-1y", "price:reserved-1y"), ("reserved-3y", "price:reserved-3y"),
+                       ("spot", "price:spot")],
+        }[section.value]
+        for label, _ in cols:
+            t.add_column(label)
+        for e in entries:
+            t.add_row(*[_cell(e, path) for _, path in cols])
+        out.print(t)
+        return 0
+
+    _run(body, debug)
+
+
+def _cell(entry, path: str) -> str:
+    if path.startswith("price:"):
+        tier = path.split(":", 1)[1]
+        p = entry.price(tier)
+        return "–" if p is None else (f"{p:.2f}*" if entry.estimated(tier) else f"{p:.2f}")
+    v = entry
+    for part in path.split("."):
+        v = v.get(part) if isinstance(v, dict) else getattr(v, part, None)
+    if v is None:
+        return "–"
+    if isinstance(v, list):
+        if v and hasattr(v[0], "name"):
+            return str(len(v))
+        return ", ".join(str(x) for x in v) or "–"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return _escape(str(v))
+
+
+def _kv_elem(kv_precision: str | None) -> float | None:
+    if kv_precision is None:
+        return None
+    table = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
+    if kv_precision not in table:
+        raise PlanError(Problem(f"unknown KV precision '{kv_precision}'", f"use one of {', '.join(table)}"))
+    return table[kv_precision]
+
+
+def _check_sizing_flags(tp: int, context_tokens: int, memory_reserve: float, concurrency: int | None) -> None:
+    problems = []
+    if tp < 1 or tp & (tp - 1):
+        problems.append(Problem(f"--tp {tp} is not a power of two", "use 1, 2, 4 or 8"))
+    if context_tokens < 1:
+        problems.append(Problem("--context-tokens must be ≥ 1", None))
+    if not 0 <= memory_reserve < 1:
+        problems.append(Problem(f"--memory-reserve {memory_reserve} is outside [0, 1)", "e.g. 0.10"))
+    if concurrency is not None and concurrency < 1:
+        problems.append(Problem("--concurrency must be ≥ 1", None))
+    if problems:
+        raise PlanError(problems)
+
+
+def main() -> None:  # pragma: no cover - console script entry
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,432 @@
+"""The integer program: one define_* function per constraint family, read like the math.
+
+Sets: workloads w (pool p(w)), candidates c ∈ C(w) on offer o(c), day types d (days n_d), hours h,
+purchase tiers k. Every sizing number is a constant computed before this module runs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import pulp
+
+from .candidates import Candidate, CandidateSet, DayHour, allowed_tiers, day_hours
+from .plan import LoadedPlan
+from .schema.catalog import Offer
+from .schema.plan import Plan, Workload
+
+RESERVED_TIERS = ("reserved-1y", "reserved-3y")
+SECONDS_PER_HOUR = 3600.0
+EXCESS_PENALTY = 1e7
+"""Cost of one GPU beyond a cap in diagnosis mode: dearer than any real plan."""
+
+OfferPoolHour = tuple[str, str, str, int]
+
+
+class Namer:
+    """Deterministic, PuLP-safe, collision-checked names (PuLP rewrites '-', '+', ' ' and more to '_')."""
+
+    _unsafe = re.compile(r"[^A-Za-z0-9_.]")
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple] = {}
+
+    def __call__(self, family: str, *parts: object) -> str:
+        name = "_".join([family] + [self._unsafe.sub("_", str(p)) for p in parts])
+        key = (family,) + parts
+        prev = self._seen.setdefault(name, key)
+        if prev != key:
+            raise ValueError(f"name collision in the program: {prev} and {key} both map to {name}")
+        return name
+
+
+@dataclass
+class Program:
+    """The built PuLP problem and handles on its variables, for results.py to read."""
+
+    prob: pulp.LpProblem
+    plan: Plan
+    cands: CandidateSet
+    offers: dict[str, Offer]
+    workload_index: dict[str, int]
+    choice: dict[str, pulp.LpVariable | int] = field(default_factory=dict)
+    """candidate key -> binary (or 1 when the workload has one candidate)."""
+    gpu_demand: dict[str, dict[DayHour, pulp.LpAffineExpression | int]] = field(default_factory=dict)
+    base_replicas: dict[tuple[str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    batch_replicas: dict[tuple[str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    api_rate: dict[tuple[str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    """Interactive overflow: output tokens/s sent to the API at (workload, day type, hour)."""
+    api_volume: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    """Batch overflow: output tokens per day sent to the API."""
+    reserved: dict[tuple[str, str | None, str], pulp.LpVariable] = field(default_factory=dict)
+    """(offer, pool or None when shared, tier) -> reserved nodes for the whole horizon."""
+    lent: dict[OfferPoolHour, pulp.LpVariable] = field(default_factory=dict)
+    on_demand: dict[OfferPoolHour, pulp.LpVariable] = field(default_factory=dict)
+    spot: dict[OfferPoolHour, pulp.LpVariable] = field(default_factory=dict)
+    cost_terms: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
+    constraint_families: dict[str, list[str]] = field(default_factory=dict)
+    pool_offer_pairs: list[tuple[str, str]] = field(default_factory=list)
+    elastic: bool = False
+    """Diagnosis mode: caps may be exceeded at a large penalty, so the excess shows what cannot be met."""
+    cap_excess: dict[tuple[str, str, str | None, int | None], pulp.LpVariable] = field(default_factory=dict)
+
+    def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
+        self.prob += constraint, name
+        self.constraint_families.setdefault(family, []).append(name)
+
+
+def build_model(loaded: LoadedPlan, cands: CandidateSet, *, elastic: bool = False) -> Program:
+    """min horizon cost  s.t. choice, demand, batch volume, supply, sharing, caps."""
+    plan = loaded.plan
+    offers = {o: loaded.catalog.offers[o] for o in sorted({c.offer for c in cands.all() if c.offer})}
+    prog = Program(pulp.LpProblem("planopt", pulp.LpMinimize), plan, cands, offers,
+                   {w.name: i for i, w in enumerate(plan.workloads)}, elastic=elastic)
+    names = Namer()
+    define_choice(prog, names)
+    define_interactive_demand(prog, names)
+    define_overflow_demand(prog, names)
+    define_batch_volume(prog, names)
+    define_reservations(prog, names)
+    define_supply(prog, names)
+    define_caps(prog, names)
+    define_objective(prog)
+    return prog
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+def _workloads(prog: Program, kind: str | None = None, overflow: bool | None = None) -> list[Workload]:
+    out = []
+    for w in prog.plan.workloads:
+        if kind is not None and w.kind != kind:
+            continue
+        if overflow is not None and _overflows(w) != overflow:
+            continue
+        out.append(w)
+    return out
+
+
+def _overflows(w: Workload) -> bool:
+    return w.api is not None and w.api.max_share > 0
+
+
+def _api_price_per_output_token(w: Workload) -> float:
+    """USD per output token sent to the API, input tokens of the same requests included."""
+    assert w.api is not None and w.tokens is not None
+    ratio = w.tokens.input / w.tokens.output
+    return (w.api.usd_per_m_output + w.api.usd_per_m_input * ratio) / 1e6
+
+
+def _gpu_cands(prog: Program, w: Workload) -> list[Candidate]:
+    return [c for c in prog.cands.by_workload[w.name] if c.kind != "api"]
+
+
+def _wid(prog: Program, w: Workload | str) -> str:
+    name = w if isinstance(w, str) else w.name
+    return f"w{prog.workload_index[name]}"
+
+
+def _cid(prog: Program, c: Candidate) -> str:
+    """Short, safe id of a candidate: workload index + its position among that workload's candidates."""
+    return f"{_wid(prog, c.workload)}_c{prog.cands.by_workload[c.workload].index(c)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# constraint families
+
+def define_choice(prog: Program, names: Namer) -> None:
+    """choice[w]:  Σ_{c∈C(w)} x[c] = 1   (x binary) — one config per workload."""
+    for w in prog.plan.workloads:
+        cs = prog.cands.by_workload[w.name]
+        if len(cs) == 1:
+            prog.choice[cs[0].key] = 1
+            continue
+        xs = []
+        for c in cs:
+            x = pulp.LpVariable(names("x", _cid(prog, c)), cat=pulp.LpBinary)
+            prog.choice[c.key] = x
+            xs.append(x)
+        prog.add("choice", pulp.lpSum(xs) == 1, names("choice", _wid(prog, w)))
+
+
+def define_interactive_demand(prog: Program, names: Namer) -> None:
+    """gpus[c,d,h] = G[c,d,h] · x[c] — replicas for the peak + spares + rollout, as constants.
+
+    G = ceil(replicas × GPUs per replica), replicas = ceil(D / (γ·occupancy)) + spares +
+    ceil(rollout_fraction × (base + spares)) (sizing.replicas). Reservations work the same way.
+    """
+    for w in _workloads(prog, overflow=False):
+        if w.kind not in ("interactive", "reserve"):
+            continue
+        for c in _gpu_cands(prog, w):
+            x = prog.choice[c.key]
+            prog.gpu_demand[c.key] = {dh: g * x for dh, g in c.gpus.items()}
+
+
+def define_overflow_demand(prog: Program, names: Namer) -> None:
+    """Interactive workloads that may overflow to an API, per (d, h):
+
+        overflow_coverage:  Σ_c γ_c·occ·b[c,d,h] + y[w,d,h] ≥ D[w,d,h]
+        overflow_base_max:  b[c,d,h] ≤ ceil(D/(γ_c·occ)) · x[c]
+        overflow_rollout:   r[c,d,h] ≥ rollout_fraction · (b[c,d,h] + spares · x[c])
+        overflow_share:     Σ_h y[w,d,h] ≤ max_share · Σ_h D[w,d,h]   (a share of the day's tokens)
+        gpus[c,d,h] = f_c · (b + spares·x + r)    (MIG: an integer q ≥ that, packing slices onto GPUs)
+    """
+    pol = prog.plan.policy
+    for w in _workloads(prog, kind="interactive", overflow=True):
+        assert w.api is not None
+        demand = prog.cands.demand[w.name]
+        wid = _wid(prog, w)
+        for d in prog.plan.day_type_days():
+            for h in range(24):
+                dem = demand[(d, h)]
+                y = pulp.LpVariable(names("api_rate", wid, d, h), lowBound=0, upBound=dem)
+                prog.api_rate[(w.name, d, h)] = y
+                served = []
+                for c in _gpu_cands(prog, w):
+                    x = prog.choice[c.key]
+                    cid = _cid(prog, c)
+                    bmax = c.replicas[(d, h)].base
+                    b = pulp.LpVariable(names("b", cid, d, h), lowBound=0, upBound=bmax, cat=pulp.LpInteger)
+                    prog.base_replicas[(c.key, d, h)] = b
+                    if isinstance(x, pulp.LpVariable) and bmax > 0:
+                        prog.add("overflow_base_max", b <= bmax * x, names("overflow_base_max", cid, d, h))
+                    rmax = math.ceil(pol.rollout_fraction * (bmax + pol.spares)) if bmax + pol.spares else 0
+                    r = pulp.LpVariable(names("r", cid, d, h), lowBound=0, upBound=rmax, cat=pulp.LpInteger)
+                    prog.add("overflow_rollout", r >= pol.rollout_fraction * (b + pol.spares * x),
+                             names("overflow_rollout", cid, d, h))
+                    replicas = b + pol.spares * x + r
+                    if c.mig:
+                        q = pulp.LpVariable(names("q", cid, d, h), lowBound=0, cat=pulp.LpInteger)
+                        prog.add("mig_packing", c.gpu_fraction * replicas <= q, names("mig_packing", cid, d, h))
+                        prog.gpu_demand.setdefault(c.key, {})[(d, h)] = 1 * q
+                    else:
+                        prog.gpu_demand.setdefault(c.key, {})[(d, h)] = int(c.gpu_fraction) * replicas
+                    served.append(c.goodput * pol.occupancy * b)
+                if dem > 0:
+                    prog.add("overflow_coverage", pulp.lpSum(served) + y >= dem,
+                             names("overflow_coverage", wid, d, h))
+            if w.api.max_share < 1:
+                total = sum(demand[(d, h)] for h in range(24))
+                prog.add("overflow_share",
+                         pulp.lpSum(prog.api_rate[(w.name, d, h)] for h in range(24)) <= w.api.max_share * total,
+                         names("overflow_share", wid, d))
+
+
+def define_batch_volume(prog: Program, names: Namer) -> None:
+    """Batch workloads, per day type d:
+
+        batch_volume:  Σ_c Σ_{h∈window} 3600·γ_c·n[c,d,h] + Y[w,d] ≥ V[w]
+        batch_max:     n[c,d,h] ≤ ceil(V / (3600·γ_c)) · x[c]
+        Y[w,d] ≤ max_share · V   (a bound; max_share 1 lets the API take the whole job)
+        gpus[c,d,h] = f_c · n[c,d,h] inside the window, 0 outside (MIG: q ≥ that, integer)
+
+    Spot capacity counts at (1 − interruption) in the supply constraints.
+    """
+    for w in _workloads(prog, kind="batch"):
+        assert w.batch is not None
+        vol = w.batch.output_tokens_per_day
+        window = w.batch.hours()
+        wid = _wid(prog, w)
+        for d in prog.plan.day_type_days():
+            produced = []
+            for c in _gpu_cands(prog, w):
+                x = prog.choice[c.key]
+                cid = _cid(prog, c)
+                nmax = math.ceil(vol / (SECONDS_PER_HOUR * c.goodput) - 1e-9)
+                gd = prog.gpu_demand.setdefault(c.key, {})
+                for h in range(24):
+                    if h not in window:
+                        gd[(d, h)] = 0
+                        continue
+                    n = pulp.LpVariable(names("n", cid, d, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
+                    prog.batch_replicas[(c.key, d, h)] = n
+                    if isinstance(x, pulp.LpVariable):
+                        prog.add("batch_max", n <= nmax * x, names("batch_max", cid, d, h))
+                    if c.mig:
+                        q = pulp.LpVariable(names("q", cid, d, h), lowBound=0, cat=pulp.LpInteger)
+                        prog.add("mig_packing", c.gpu_fraction * n <= q, names("mig_packing", cid, d, h))
+                        gd[(d, h)] = 1 * q
+                    else:
+                        gd[(d, h)] = int(c.gpu_fraction) * n
+                    produced.append(SECONDS_PER_HOUR * c.goodput * n)
+            if w.api is not None and w.api.max_share > 0:
+                y = pulp.LpVariable(names("api_volume", wid, d), lowBound=0, upBound=w.api.max_share * vol)
+                prog.api_volume[(w.name, d)] = y
+                produced.append(y)
+            prog.add("batch_volume", pulp.lpSum(produced) >= vol, names("batch_volume", wid, d))
+
+
+def _pool_demand(prog: Program) -> dict[OfferPoolHour, list]:
+    """GPU demand expressions grouped by (offer, pool, day type, hour)."""
+    out: dict[OfferPoolHour, list] = {}
+    for w in prog.plan.workloads:
+        for c in _gpu_cands(prog, w):
+            for (d, h), expr in prog.gpu_demand.get(c.key, {}).items():
+                if isinstance(expr, (int, float)) and expr == 0:
+                    continue
+                out.setdefault((c.offer, c.pool, d, h), []).append(expr)  # type: ignore[arg-type]
+    return out
+
+
+def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
+    """Most GPUs the pool could ask of the offer at an hour (for variable bounds)."""
+    ub: dict[OfferPoolHour, int] = {}
+    for w in prog.plan.workloads:
+        best: dict[tuple[str, str, int], int] = {}
+        for c in _gpu_cands(prog, w):
+            for d in prog.plan.day_type_days():
+                for h in range(24):
+                    if c.gpus:
+                        g = c.gpus[(d, h)]
+                    elif c.kind == "batch":
+                        assert w.batch is not None
+                        if h not in w.batch.hours():
+                            continue
+                        n = math.ceil(w.batch.output_tokens_per_day / (SECONDS_PER_HOUR * c.goodput) - 1e-9)
+                        g = math.ceil(n * c.gpu_fraction - 1e-9)
+                    else:
+                        continue
+                    key = (c.offer, d, h)  # type: ignore[assignment]
+                    best[key] = max(best.get(key, 0), g)
+        for (o, d, h), g in best.items():
+            k = (o, w.pool, d, h)
+            ub[k] = ub.get(k, 0) + g
+    return ub
+
+
+def define_reservations(prog: Program, names: Namer) -> None:
+    """reserved[o,k] (or [o,p,k] when pools do not share): whole nodes for the whole horizon."""
+    plan = prog.plan
+    pairs = sorted({(c.offer, c.pool) for c in prog.cands.all() if c.offer})
+    prog.pool_offer_pairs = pairs  # type: ignore[assignment]
+    shared = plan.policy.share_reserved_across_pools
+    for o, p in pairs:
+        offer = prog.offers[o]
+        for k in allowed_tiers(plan, offer, p):
+            if k not in RESERVED_TIERS:
+                continue
+            key = (o, None if shared else p, k)
+            if key in prog.reserved:
+                continue
+            cap = None if prog.elastic else offer.available_gpus.get(k)  # type: ignore[call-overload]
+            ub = cap // offer.gpus_per_node if cap is not None else None
+            prog.reserved[key] = pulp.LpVariable(
+                names("reserved", o, p if not shared else "all", k), lowBound=0, upBound=ub, cat=pulp.LpInteger)
+
+
+def define_supply(prog: Program, names: Namer) -> None:
+    """supply[o,p,d,h]:  lent[o,p,d,h] + m_o·od[o,p,d,h] + (1−ι_o)·m_o·spot[o,p,d,h] ≥ Σ_{c at o, in p} gpus[c,d,h]
+    sharing[o,d,h]:    Σ_p lent[o,p,d,h] ≤ m_o · Σ_k reserved[o,k]          (shared reserved capacity)
+    (unshared: lent[o,p,d,h] is m_o · Σ_k reserved[o,p,k] itself.) m_o = GPUs per node.
+    """
+    plan = prog.plan
+    shared = plan.policy.share_reserved_across_pools
+    demand = _pool_demand(prog)
+    ub = _demand_upper_bound(prog)
+    pools_of_offer: dict[str, list[str]] = {}
+    for o, p in prog.pool_offer_pairs:
+        pools_of_offer.setdefault(o, []).append(p)
+    for o, p, d, h in sorted(demand):
+        offer = prog.offers[o]
+        m = offer.gpus_per_node
+        tiers = allowed_tiers(plan, offer, p)
+        bound = ub.get((o, p, d, h), 0)
+        supply = []
+        res_nodes = [v for (oo, pp, k), v in prog.reserved.items()
+                     if oo == o and (pp is None or pp == p) and k in tiers]
+        if res_nodes:
+            if shared and len(pools_of_offer[o]) > 1:
+                lent = pulp.LpVariable(names("lent", o, p, d, h), lowBound=0, upBound=bound)
+                prog.lent[(o, p, d, h)] = lent
+                supply.append(lent)
+            else:
+                supply.append(m * pulp.lpSum(res_nodes))
+        if "on-demand" in tiers:
+            nmax = math.ceil(bound / m)
+            cap = None if prog.elastic else offer.available_gpus.get("on-demand")
+            if cap is not None:
+                nmax = min(nmax, cap // m)
+            v = pulp.LpVariable(names("od", o, p, d, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
+            prog.on_demand[(o, p, d, h)] = v
+            supply.append(m * v)
+        if "spot" in tiers:
+            keep = 1.0 - offer.spot_interruption
+            nmax = math.ceil(bound / (m * keep) - 1e-9)
+            cap = None if prog.elastic else offer.available_gpus.get("spot")
+            if cap is not None:
+                nmax = min(nmax, cap // m)
+            v = pulp.LpVariable(names("spot", o, p, d, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
+            prog.spot[(o, p, d, h)] = v
+            supply.append(keep * m * v)
+        prog.add("supply", pulp.lpSum(supply) >= pulp.lpSum(demand[(o, p, d, h)]),
+                 names("supply", o, p, d, h))
+    if shared:
+        by_offer_hour: dict[tuple[str, str, int], list] = {}
+        for (o, p, d, h), v in prog.lent.items():
+            by_offer_hour.setdefault((o, d, h), []).append(v)
+        for (o, d, h), lent in sorted(by_offer_hour.items()):
+            m = prog.offers[o].gpus_per_node
+            res = [v for (oo, _, _k), v in prog.reserved.items() if oo == o]
+            prog.add("reserved_sharing", pulp.lpSum(lent) <= m * pulp.lpSum(res),
+                     names("reserved_sharing", o, d, h))
+
+
+def define_caps(prog: Program, names: Namer) -> None:
+    """cap[o,k]:  m_o · Σ reserved[o,·,k] ≤ available_gpus[o,k];
+    cap[o,k,d,h]: m_o · Σ_p nodes_k[o,p,d,h] ≤ available_gpus[o,k] for on-demand and spot (GPUs in use at once)."""
+    for o, offer in prog.offers.items():
+        m = offer.gpus_per_node
+        for k in RESERVED_TIERS:
+            cap = offer.available_gpus.get(k)  # type: ignore[call-overload]
+            vs = [v for (oo, _p, kk), v in prog.reserved.items() if oo == o and kk == k]
+            if cap is not None and (len(vs) > 1 or prog.elastic and vs):
+                prog.add("cap_reserved", m * pulp.lpSum(vs) <= cap + _excess(prog, names, o, k, None, None),
+                         names("cap_reserved", o, k))
+        for tier, table in (("on-demand", prog.on_demand), ("spot", prog.spot)):
+            cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
+            if cap is None:
+                continue
+            by_hour: dict[tuple[str, int], list] = {}
+            for (oo, _p, d, h), v in table.items():
+                if oo == o:
+                    by_hour.setdefault((d, h), []).append(v)
+            for (d, h), vs in sorted(by_hour.items()):
+                if len(vs) > 1 or prog.elastic:  # else the variable's upper bound is the cap
+                    family = f"cap_{tier.replace('-', '_')}"
+                    prog.add(family, m * pulp.lpSum(vs) <= cap + _excess(prog, names, o, tier, d, h),
+                             names(family, o, d, h))
+
+
+def _excess(prog: Program, names: Namer, o: str, tier: str, d: str | None, h: int | None):
+    """In diagnosis mode, GPUs beyond the cap (penalised); otherwise nothing."""
+    if not prog.elastic:
+        return 0
+    v = pulp.LpVariable(names("excess", o, tier, d or "all", "all" if h is None else h), lowBound=0)
+    prog.cap_excess[(o, tier, d, h)] = v
+    return v
+
+
+def define_objective(prog: Program) -> None:
+    """min  Σ m·reserved·price_k·24·H  +  Σ_d n_d Σ_h m·(od·price_od + spot·price_spot)  +  API tokens × price."""
+    plan = prog.plan
+    days = plan.day_type_days()
+    H = plan.horizon_days
+    reserved = pulp.lpSum(prog.offers[o].gpus_per_node * v * prog.offers[o].price(k) * 24 * H  # type: ignore[operator]
+                          for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0] + str(kv[0][1]) + kv[0][2]))
+    od = pulp.lpSum(days[d] * prog.offers[o].gpus_per_node * prog.offers[o].price("on-demand") * v  # type: ignore[operator]
+                    for (o, _p, d, _h), v in prog.on_demand.items())
+    spot = pulp.lpSum(days[d] * prog.offers[o].gpus_per_node * prog.offers[o].price("spot") * v  # type: ignore[operator]
+                      for (o, _p, d, _h), v in prog.spot.items())
+    api_terms = []
+    by_name = {w.name: w for w in plan.workloads}
+    for (wn, d, _h), y in prog.api_rate.items():
+        api_terms.append(days[d] * SECONDS_PER_HOUR * _api_price_per_output_token(by_name[wn]) * y)
+    for (wn, d), y in prog.api_volume.items():
+        api_terms.append(days[d] * _api_price_per_output_token(by_name[wn]) * y)
+    prog.cost_terms = {"reserved": reserved, "on_demand": od, "spot": spot, "api": pulp.lpSum(api_terms)}
+    penalty = pulp.lpSum(EXCESS_PENALTY * v for v in prog.cap_excess.values())
+    prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + penalty

@@ -1,0 +1,83 @@
+"""Console views (rich) of a PlanResult and of sizing results. Renders; never decides exit codes."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from ..results import PlanResult
+
+TIER_LABELS = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot", "api": "API"}
+
+
+def money(x: float, currency: str = "USD") -> str:
+    sym = "$" if currency == "USD" else ""
+    suffix = "" if sym else f" {currency}"
+    return f"{sym}{x:,.0f}{suffix}"
+
+
+def render_result(result: PlanResult) -> Group:
+    cur = result.currency
+    head = Text()
+    head.append(f"{result.plan}\n", style="bold")
+    head.append(f"{money(result.cost_per_day, cur)} per day", style="bold green")
+    head.append(f"  ·  {money(result.cost_total, cur)} over {result.horizon_days} days")
+    gap = result.solver.gap
+    gap_txt = "gap unknown" if gap is None else f"gap {gap:.2%}"
+    head.append(f"\nstatus {result.status} ({result.solver.name}, {result.solver.seconds:.1f} s, {gap_txt})",
+                style="dim")
+    for note in result.notes:
+        head.append(f"\nnote: {note}", style="yellow")
+
+    tiers = Table(title="Cost by tier", title_justify="left", show_edge=False)
+    tiers.add_column("tier")
+    tiers.add_column("horizon", justify="right")
+    tiers.add_column("per day", justify="right")
+    tiers.add_column("share", justify="right")
+    for k, v in result.cost_by_tier.items():
+        share = v / result.cost_total if result.cost_total else 0.0
+        tiers.add_row(TIER_LABELS[k], money(v, cur), money(v / result.horizon_days, cur), f"{share:.0%}")
+
+    wl = Table(title="Workloads (replicas at each workload's peak hour)", title_justify="left", show_edge=False)
+    for col in ("workload", "pool", "choice", "goodput tok/s", "source", "base", "spare", "roll", "total",
+                "GPUs", "per day"):
+        wl.add_column(col, justify="right" if col not in ("workload", "pool", "choice", "source") else "left")
+    for w in result.workloads:
+        if w.offer is None:
+            choice = "API"
+        elif w.kind == "reserve":
+            choice = f"{w.offer} · {w.gpus_at_peak} GPUs"
+        else:
+            choice = f"{w.offer} · {w.precision} · " + (f"MIG {w.mig}" if w.mig else f"tp{w.tp}")
+        if w.api_share > 0 and w.offer is not None:
+            choice += f" · {w.api_share:.1%} to API"
+        r = w.replicas
+        wl.add_row(w.name, w.pool, choice,
+                   f"{w.goodput_output_tokens_per_s:,.0f}" if w.goodput_output_tokens_per_s else "–",
+                   w.goodput_source if w.kind != "reserve" else "–", str(r.base), str(r.spares), str(r.rollout),
+                   str(r.total), str(w.gpus_at_peak), money(w.cost / result.horizon_days, cur))
+
+    pur = Table(title="Purchases", title_justify="left", show_edge=False)
+    for col in ("offer", "accelerator", "tier", "GPUs", "GPU-hours", "price/GPU-h", "horizon cost"):
+        pur.add_column(col, justify="right" if col in ("GPUs", "GPU-hours", "price/GPU-h", "horizon cost") else "left")
+    for p in result.purchases:
+        est = "*" if p.price_estimated else ""
+        pur.add_row(p.offer, p.accelerator, p.tier, str(p.gpus), f"{p.gpu_hours:,.0f}",
+                    f"{p.price_per_gpu_hour:,.2f}{est}", money(p.cost, cur))
+    parts: list = [head, Text(""), tiers, Text(""), wl, Text(""), pur]
+    if any(p.price_estimated for p in result.purchases):
+        parts.append(Text("* estimated price (published discount policy), see the catalog", style="dim"))
+    if result.binding:
+        parts.append(Text(""))
+        parts.append(Text("What binds", style="bold"))
+        for b in result.binding:
+            parts.append(Text(f"  {b.family}: {b.what} — {b.detail}"))
+    parts.append(Text(f"\n{len(result.candidates)} candidate configs ({result.pruned} dominated pruned), "
+                      f"{len(result.dropped) - result.pruned} options dropped; "
+                      "`planopt explain PLAN --workload NAME` shows why", style="dim"))
+    return Group(*parts)
+
+
+def print_result(result: PlanResult, console: Console) -> None:
+    console.print(render_result(result))
