@@ -207,11 +207,13 @@ def compute_dtype_on(precision: Precision, accelerator: Accelerator) -> str | No
 
     Weight-only formats (int4-awq) de-quantize to bf16 and run anywhere bf16 runs. Otherwise
     the precision's compute dtype, if the accelerator's generation is in `native_on`
-    (an empty `native_on` means every generation).
+    (an empty `native_on` means every generation). Generation "other" (a plan-local
+    accelerator) runs whatever the plan lists: DESIGN.md trusts the plan's measurement there.
     """
     if precision.weight_only:
         return "bf16"
-    if not precision.native_on or accelerator.generation in precision.native_on:
+    if (not precision.native_on or accelerator.generation in precision.native_on
+            or accelerator.generation == "other"):
         return precision.compute_dtype
     return None
 
@@ -357,6 +359,7 @@ def roofline(
     *,
     mig: MigProfile | None = None,
     params: EstimatorParams | None = None,
+    kv_bytes_per_elem: float | None = None,
 ) -> Roofline:
     """Precompute the per-step cost coefficients of one replica (see `Roofline`)."""
     p = params or EstimatorParams()
@@ -366,14 +369,14 @@ def roofline(
         raise ValueError("a MIG slice serves a replica on its own: tp must be 1")
     if input_tokens < 0 or output_tokens < 1:
         raise ValueError("input_tokens must be ≥ 0 and output_tokens ≥ 1")
-    dtype = compute_dtype_on(precision, accelerator)
-    if dtype is None:
-        raise ValueError(why_not_native(precision, accelerator))
     if accelerator.bandwidth_tb_s is None:
         raise ValueError(
             f"accelerator '{accelerator.id}' gives no bandwidth_tb_s: the goodput cannot be "
             "estimated — add it or give a measured goodput"
         )
+    dtype = compute_dtype_on(precision, accelerator)
+    if dtype is None:
+        raise ValueError(why_not_native(precision, accelerator))
     peak = _peak_tflops(accelerator, dtype) * 1e12
     scale = (mig.compute_fraction if mig else 1.0) * p.generation_factor.get(
         accelerator.generation, 1.0
@@ -397,7 +400,7 @@ def roofline(
 
     # KV cache per GPU: heads split over TP; when TP > kv_heads (or MLA) the cache is replicated.
     mean_ctx = max(1, input_tokens + output_tokens // 2)
-    kvb = precision.kv_bytes_per_elem
+    kvb = precision.kv_bytes_per_elem if kv_bytes_per_elem is None else kv_bytes_per_elem
     if model.kv_gb_per_seq is not None:
         kv_seq = model.kv_gb_per_seq * GB  # stated at the working context: an upper bound
     else:
@@ -458,6 +461,7 @@ def estimate(
     max_batch: int | None = None,
     mig: MigProfile | None = None,
     params: EstimatorParams | None = None,
+    kv_bytes_per_elem: float | None = None,
 ) -> Estimate:
     """Goodput of one replica at the SLO: the largest batch B ≤ max_batch (the KV concurrency)
     and ≤ the engine's batch cap with TPOT(B) ≤ tpot_ms and TTFT(B) ≤ ttft_ms; goodput =
@@ -466,12 +470,14 @@ def estimate(
     are 0 and `bound` names the limit that failed. TPOT and TTFT grow with B and goodput does
     too, so a bisection over B finds the answer in ~12 steps.
 
+    `kv_bytes_per_elem` defaults to the precision's KV element size (pass the one given to fit()).
     Raises ValueError when the accelerator lacks bandwidth or TFLOPS data, or the precision is
     not native on it.
     """
     p = params or EstimatorParams()
     rl = roofline(
-        model, precision, accelerator, tp, input_tokens, output_tokens, mig=mig, params=p
+        model, precision, accelerator, tp, input_tokens, output_tokens, mig=mig, params=p,
+        kv_bytes_per_elem=kv_bytes_per_elem,
     )
     cap = p.max_batch if max_batch is None else min(max_batch, p.max_batch)
     kv_limited = max_batch is not None and max_batch <= p.max_batch
