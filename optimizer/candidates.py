@@ -113,7 +113,7 @@ def allowed_tiers(plan: Plan, offer: Offer, pool: str) -> list[str]:
 
 
 def default_tps(acc: Accelerator, offer: Offer) -> list[int]:
-    limit = min(acc.scale_up_gpus, offer.gpus_per_node)
+    limit = min(acc.scale_up_gpus, offer.max_tp)
     out, t = [], 1
     while t <= limit:
         out.append(t)
@@ -190,9 +190,11 @@ def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped])
             continue
         if allowed_accs is not None and offer.accelerator not in allowed_accs:
             continue  # filtered by the plan: not worth a line per offer
-        if w.regions and offer.region not in w.regions:
+        if w.regions and offer.region not in w.regions and offer.region != "any":
             continue
         if w.offers and oid not in w.offers:
+            continue
+        if plan.policy.providers is not None and offer.provider not in plan.policy.providers:
             continue
         if acc.needs_liquid_cooling and not plan.facility.liquid_cooling:
             drops.append(Dropped(w.name, f"offer {oid}", "cooling",
@@ -244,9 +246,9 @@ def _workload_candidates(plan: Plan, catalog: Catalog, w: Workload,
                     _drop_once(drops, seen_drop, w, option, "scale-up",
                                f"TP {tp} is beyond the scale-up domain of {acc.id} ({acc.scale_up_gpus} GPUs)")
                     continue
-                if tp > offer.gpus_per_node:
+                if tp > offer.max_tp:
                     drops.append(Dropped(w.name, f"{offer.id} · {prec.id} · tp{tp}", "scale-up",
-                                         f"TP {tp} exceeds the offer's {offer.gpus_per_node} GPUs per node"))
+                                         f"TP {tp} exceeds the largest machine the offer sells ({offer.max_tp} GPUs)"))
                     continue
                 c = _config(plan, w, model, acc, prec, tp, None, offer, demand, cache)
                 if isinstance(c, Dropped):

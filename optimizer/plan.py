@@ -138,7 +138,7 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
         for j, o in enumerate(w.offers or []):
             if o not in catalog.offers:
                 err(base + ("offers", j), f"unknown offer '{o}'", unknown_id_fix("offers", o, list(catalog.offers)))
-        regions = sorted({o.region for o in catalog.offers.values()})
+        regions = sorted({o.region for o in catalog.offers.values()} - {"any"})
         for j, r in enumerate(w.regions or []):
             if r not in regions:
                 err(base + ("regions", j), f"no offer is in region '{r}'", unknown_id_fix("regions", r, regions))
@@ -180,6 +180,11 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
             guess = did_you_mean(pool, pools)
             err(("policy", "spot_pools", j), f"no workload is in pool '{pool}'",
                 f"did you mean '{guess}'?" if guess else f"pools in this plan: {', '.join(pools)}")
+    providers = sorted({o.provider for o in catalog.offers.values()})
+    for j, prov in enumerate(plan.policy.providers or []):
+        if prov not in providers:
+            err(("policy", "providers", j), f"no offer is from provider '{prov}'",
+                unknown_id_fix("providers", prov, providers))
     for j, c in enumerate(plan.commitments):
         if c.offer not in catalog.offers:
             err(("commitments", j, "offer"), f"unknown offer '{c.offer}'",

@@ -121,6 +121,26 @@ class CandidateRow:
 
 
 @dataclass(frozen=True)
+class AlternativeRow:
+    """A config the optimizer did not choose, with a quick standalone cost comparison.
+
+    `standalone_cost` prices the config's GPU-hours at its offer's cheapest allowed hourly tier
+    (on-demand, else spot, else reserved), the same way for the chosen config, so `difference`
+    compares like with like; `planopt explain` re-solves the whole plan for exact differences.
+    """
+
+    workload: str
+    rank: int
+    key: str
+    label: str
+    goodput_output_tokens_per_s: float
+    goodput_source: str
+    gpus_at_peak: int
+    standalone_cost: float
+    difference: float
+
+
+@dataclass(frozen=True)
 class PlanResult:
     plan: str
     file: str
@@ -144,6 +164,7 @@ class PlanResult:
     """API prices per workload that has one."""
     pruned: int = 0
     notes: list[str] = field(default_factory=list)
+    alternatives: list[AlternativeRow] = field(default_factory=list)
 
     @property
     def cost_per_day(self) -> float:
@@ -183,6 +204,11 @@ class PlanResult:
         import pandas as pd
 
         return pd.DataFrame([asdict(c) for c in self.candidates])
+
+    def alternatives_df(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(a) for a in self.alternatives])
 
     def dropped_df(self):
         import pandas as pd
@@ -321,7 +347,8 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
         day_types=dict(days), policy=pol.model_dump(mode="json"), cost_total=total,
         cost_by_tier=cost_by_tier, workloads=results, purchases=purchases, hourly=hourly,
         candidates=cands_rows, dropped=list(prog.cands.dropped), binding=binding, solver=info,
-        offers=offers_used, apis=apis, pruned=prog.cands.pruned, notes=notes)
+        offers=offers_used, apis=apis, pruned=prog.cands.pruned, notes=notes,
+        alternatives=_alternatives(prog, chosen))
 
 
 def _add_purchase(purchases: list[Purchase], offer, tier: str, gpus: int, gpu_hours: float, price: float,
@@ -419,6 +446,40 @@ def _candidate_rows(prog: Program, chosen: dict[str, Candidate]) -> list[Candida
             rows.append(CandidateRow(w.name, c.key, c.label, c.offer, c.accelerator, c.precision, c.tp, c.mig,
                                      c.gpu_fraction, c.goodput, c.goodput_source, c.bound, c.kv_concurrency,
                                      peak, chosen[w.name].key == c.key))
+    return rows
+
+
+def standalone_cost(prog: Program, c: Candidate) -> float:
+    """GPU-hours of a config over the horizon at its offer's cheapest hourly tier (a ranking key)."""
+    if c.offer is None:
+        return float("inf")
+    offer = prog.offers[c.offer]
+    tiers = [t for t in ("on-demand", "spot", "reserved-1y", "reserved-3y")
+             if t in prog.plan.policy.tiers and offer.price(t) is not None]
+    if c.pool not in prog.plan.policy.spot_pools:
+        tiers = [t for t in tiers if t != "spot"]
+    price = offer.price(tiers[0]) if tiers else 0.0
+    days = prog.plan.day_type_days()
+    if c.gpus:
+        gpu_hours = sum(days[d] * g for (d, _h), g in c.gpus.items())
+    else:  # batch: GPU-hours to produce the day's volume
+        w = next(w for w in prog.plan.workloads if w.name == c.workload)
+        assert w.batch is not None
+        gpu_hours = sum(days.values()) * w.batch.output_tokens_per_day / (SECONDS_PER_HOUR * c.goodput) * c.gpu_fraction
+    return gpu_hours * (price or 0.0)
+
+
+def _alternatives(prog: Program, chosen: dict[str, Candidate], per_workload: int = 5) -> list[AlternativeRow]:
+    rows = []
+    for w in prog.plan.workloads:
+        c0 = chosen[w.name]
+        base = standalone_cost(prog, c0) if c0.kind != "api" else 0.0
+        others = [c for c in prog.cands.by_workload[w.name] if c.key != c0.key and c.kind != "api"]
+        ranked = sorted(others, key=lambda c: (standalone_cost(prog, c), c.key))[:per_workload]
+        for i, c in enumerate(ranked, 1):
+            cost = standalone_cost(prog, c)
+            rows.append(AlternativeRow(w.name, i, c.key, c.label, c.goodput, c.goodput_source,
+                                       max(c.gpus.values()) if c.gpus else 0, cost, cost - base))
     return rows
 
 

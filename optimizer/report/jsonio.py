@@ -8,6 +8,7 @@ from typing import Any
 
 from ..candidates import Dropped
 from ..results import (
+    AlternativeRow,
     Binding,
     CandidateRow,
     HourlySupply,
@@ -59,6 +60,9 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
         "candidates": [{**asdict(c), "goodput_output_tokens_per_s": _r(c.goodput_output_tokens_per_s, 3),
                         "gpus_per_replica": _r(c.gpus_per_replica)} for c in result.candidates],
         "dropped": [asdict(d) for d in result.dropped],
+        "alternatives": [{**asdict(a), "standalone_cost": _r(a.standalone_cost), "difference": _r(a.difference),
+                          "goodput_output_tokens_per_s": _r(a.goodput_output_tokens_per_s, 3)}
+                         for a in result.alternatives],
         "pruned": result.pruned,
         "notes": result.notes,
         "file": result.file,
@@ -128,4 +132,5 @@ def from_dict(d: dict[str, Any]) -> PlanResult:
         candidates=[CandidateRow(**c) for c in d.get("candidates", [])],
         dropped=[Dropped(**x) for x in d.get("dropped", [])], binding=[Binding(**b) for b in d.get("binding", [])],
         solver=SolveInfo(s["name"], s.get("status", d["status"]), s["seconds"], s["gap"], None, None),
-        offers=d.get("offers", {}), apis=d.get("apis", {}), pruned=d.get("pruned", 0), notes=d.get("notes", []))
+        offers=d.get("offers", {}), apis=d.get("apis", {}), pruned=d.get("pruned", 0), notes=d.get("notes", []),
+        alternatives=[AlternativeRow(**a) for a in d.get("alternatives", [])])

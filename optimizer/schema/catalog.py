@@ -169,6 +169,10 @@ class Offer(Sourced):
     provider: str
     region: str = "any"
     gpus_per_node: int = Field(default=8, ge=1)
+    """The purchase unit: every tier is bought in whole multiples of it."""
+    max_gpus_per_instance: int | None = Field(default=None, ge=1)
+    """Largest single machine sold (NVLink-connected), when it exceeds the purchase unit; a
+    tensor-parallel replica must fit in one machine. Default: gpus_per_node."""
     price_per_gpu_hour: dict[Tier, float | TierPrice]
     """Price per GPU-hour by tier; a tier that is not listed is not sold."""
     available_gpus: dict[Tier, int] = Field(default_factory=dict)
@@ -186,6 +190,10 @@ class Offer(Sourced):
             if n < 0:
                 raise ValueError(f"available_gpus.{tier} must be ≥ 0")
         return caps
+
+    @property
+    def max_tp(self) -> int:
+        return max(self.gpus_per_node, self.max_gpus_per_instance or 0)
 
     def price(self, tier: str) -> float | None:
         p = self.price_per_gpu_hour.get(tier)  # type: ignore[call-overload]

@@ -46,6 +46,8 @@ class Policy(Strict):
     """Pools that may run on spot capacity."""
     mig_pools: list[str] = Field(default_factory=lambda: ["small"])
     """Pools whose workloads may run on MIG slices of a GPU."""
+    providers: list[str] | None = None
+    """Only offers from these providers (the accounts you have); default: every offer."""
     share_reserved_across_pools: bool = True
     solver: Literal["highs", "cbc"] = "highs"
     time_limit_s: float = Field(default=60, gt=0)
