@@ -1,0 +1,628 @@
+"""Each constraint family of the integer program, biting on a small plan with a hand-computed answer.
+
+Unless a test says otherwise: one day, occupancy 1, no spares, no rollout, goodput 100 tok/s per
+1-GPU replica — so a demand of 100·k tok/s needs exactly k GPUs, and costs are GPU-hours × price.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from optimizer import candidates as candidates_mod
+from optimizer.api import SolveOptions, solve_candidates, solve_plan
+from optimizer.candidates import build_candidates
+from optimizer.cli import app
+from optimizer.errors import InfeasiblePlan, PlanError
+from optimizer.plan import load_plan
+from optimizer.solve import available_solvers
+
+pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "plans" / "seed-fleet.yaml"
+
+
+def offer(oid: str, acc: str = "gpu-a", m: int = 1, caps: dict | None = None, **prices: float) -> dict:
+    prices = {k.replace("_", "-"): v for k, v in prices.items()}
+    return {"id": oid, "accelerator": acc, "provider": f"prov-{oid}", "gpus_per_node": m,
+            "price_per_gpu_hour": prices, "available_gpus": caps or {}}
+
+
+def interactive(name: str, peak: float, profile: list[float] | None = None, pool: str = "interactive",
+                goodput: float = 100, accs: tuple[str, ...] = ("gpu-a", "gpu-b"), **extra) -> dict:
+    w = {"name": name, "model": "m7", "pool": pool, "precisions": ["bf16"], "tp": [1],
+         "tokens": {"input": 1000, "output": 200},
+         "measured": [{"accelerator": a, "precision": "bf16", "tp": 1, "goodput_output_tokens_per_s": goodput}
+                      for a in accs],
+         "demand": {"peak_output_tokens_per_s": peak, "profile": profile or [1.0] * 24}}
+    w.update(extra)
+    return w
+
+
+def batch(name: str, volume: float, window: list[int], pool: str = "batch", goodput: float = 100,
+          accs: tuple[str, ...] = ("gpu-a", "gpu-b"), **extra) -> dict:
+    w = {"name": name, "model": "m7", "pool": pool, "precisions": ["bf16"], "tp": [1],
+         "tokens": {"input": 1000, "output": 200},
+         "measured": [{"accelerator": a, "precision": "bf16", "tp": 1, "goodput_output_tokens_per_s": goodput}
+                      for a in accs],
+         "batch": {"output_tokens_per_day": volume, "window_hours": window}}
+    w.update(extra)
+    return w
+
+
+def plan(workloads: list[dict], offers: list[dict], **policy) -> dict:
+    pol = {"occupancy": 1.0, "spares": 0, "rollout_fraction": 0.0, "mip_gap": 0,
+           "tiers": ["reserved-1y", "on-demand", "spot"], "spot_pools": ["batch"]}
+    pol.update(policy)
+    return {"plan": "constraint test", "horizon_days": 1, "catalogs": [], "policy": pol,
+            "models": [{"id": "m7", "params_b": 7, "kv_gb_per_seq": 0.5}],
+            "accelerators": [{"id": "gpu-a", "memory_gb": 80}, {"id": "gpu-b", "memory_gb": 80}],
+            "offers": offers, "workloads": workloads}
+
+
+def write(tmp_path: Path, data: dict, name: str = "plan.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    return path
+
+
+def solve(tmp_path: Path, data: dict, solver: str | None = None):
+    return solve_plan(write(tmp_path, data), SolveOptions(solver=solver))
+
+
+def tiers(result) -> dict[tuple[str, str], int]:
+    """GPUs bought per (offer, tier); unshared reservations come as one row per pool, summed here."""
+    out: dict[tuple[str, str], int] = {}
+    for p in result.purchases:
+        out[(p.offer, p.tier)] = out.get((p.offer, p.tier), 0) + p.gpus
+    return out
+
+
+def hours(on: int, off: int = 0) -> list[float]:
+    """`on` hours at full demand from midnight, then none."""
+    return [1.0] * on + [0.0] * (24 - on)
+
+
+# --- reserved tiers: only past break-even ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+def test_reserved_for_a_flat_load(tmp_path, solver):
+    """Reserved at 0.6 × on-demand: 1 GPU all day reserved = 24 × 0.60 = 14.40 < 24.00 on demand."""
+    r = solve(tmp_path, plan([interactive("w", 100)], [offer("o", on_demand=1.0, reserved_1y=0.6)]), solver)
+    assert tiers(r) == {("o", "reserved-1y"): 1}
+    assert r.cost_total == pytest.approx(14.4)
+    assert r.cost_by_tier["reserved"] == pytest.approx(14.4)
+
+
+@pytest.mark.parametrize("on_hours, tier, cost", [
+    (14, "on-demand", 14.0),     # 58% of hours: 14 GPU-hours on demand < 14.40 reserved
+    (15, "reserved-1y", 14.4),   # 62.5%: 15.00 on demand > 14.40 reserved
+])
+def test_reserved_only_past_break_even(tmp_path, on_hours, tier, cost):
+    r = solve(tmp_path, plan([interactive("w", 100, hours(on_hours))],
+                             [offer("o", on_demand=1.0, reserved_1y=0.6)]))
+    assert tiers(r) == {("o", tier): 1}
+    assert r.cost_total == pytest.approx(cost)
+
+
+def test_reserved_covers_the_base_on_demand_the_peak(tmp_path):
+    """2 GPUs all day, a 3rd for 8 hours: reserve 2 (2 × 24 × 0.6 = 28.80), rent the 3rd (8 × 1 = 8)."""
+    profile = [2 / 3] * 16 + [1.0] * 8
+    r = solve(tmp_path, plan([interactive("w", 300, profile)], [offer("o", on_demand=1.0, reserved_1y=0.6)]))
+    assert tiers(r) == {("o", "reserved-1y"): 2, ("o", "on-demand"): 1}
+    assert r.cost_total == pytest.approx(36.8)
+
+
+def test_reserved_cost_spans_the_horizon_and_day_types(tmp_path):
+    """Reserved is paid 24 h × horizon_days; on-demand per day type's days.
+
+    weekday (5 days): 1 GPU 24 h; weekend (2 days): none. Reserved 1 GPU: 0.6 × 24 × 7 = 100.80;
+    on demand: 5 × 24 × 1.0 = 120. So reserved.
+    With reserved at 0.75: 126 > 120, so on demand.
+    """
+    data = plan([interactive("w", 100)], [offer("o", on_demand=1.0, reserved_1y=0.6)])
+    data["workloads"][0]["demand"]["profile"] = {"weekday": [1.0] * 24, "weekend": [0.0] * 24}
+    data.update(horizon_days=7, day_types={"weekday": 5, "weekend": 2})
+    r = solve(tmp_path, data)
+    assert tiers(r) == {("o", "reserved-1y"): 1}
+    assert r.cost_total == pytest.approx(100.8)
+    data["offers"][0]["price_per_gpu_hour"]["reserved-1y"] = 0.75
+    r = solve(tmp_path, data)
+    assert tiers(r) == {("o", "on-demand"): 1}
+    assert r.cost_total == pytest.approx(120.0)
+
+
+# --- node granularity ----------------------------------------------------------------------------
+
+
+def test_three_gpus_on_an_eight_gpu_node_buy_eight(tmp_path):
+    r = solve(tmp_path, plan([interactive("w", 300)], [offer("o", m=8, on_demand=2.0)]))
+    assert tiers(r) == {("o", "on-demand"): 8}
+    assert r.cost_total == pytest.approx(8 * 2.0 * 24)
+    assert r.workload("w").gpus_at_peak == 3
+
+
+def test_workloads_in_one_pool_share_nodes(tmp_path):
+    """3 + 3 GPUs in one pool fit one 8-GPU node; in two pools each pool rents its own node."""
+    same = solve(tmp_path, plan([interactive("a", 300), interactive("b", 300)], [offer("o", m=8, on_demand=2.0)]))
+    assert tiers(same) == {("o", "on-demand"): 8}
+    assert same.cost_total == pytest.approx(384)
+    two = solve(tmp_path, plan([interactive("a", 300), interactive("b", 300, pool="small")],
+                               [offer("o", m=8, on_demand=2.0)]))
+    assert tiers(two) == {("o", "on-demand"): 16}
+    assert two.cost_total == pytest.approx(768)
+
+
+@pytest.mark.parametrize("shared, cost", [(True, 8 * 1.2 * 24), (False, 2 * 8 * 1.2 * 24)])
+def test_reserved_nodes_lent_across_pools_only_when_shared(tmp_path, shared, cost):
+    """Two pools of 3 GPUs each: one shared reserved node (230.40) carries both; unshared, each
+    pool holds its own (460.80, still below an on-demand node per pool: 2 × 384)."""
+    data = plan([interactive("a", 300), interactive("b", 300, pool="small")],
+                [offer("o", m=8, on_demand=2.0, reserved_1y=1.2)], share_reserved_across_pools=shared)
+    r = solve(tmp_path, data)
+    assert r.cost_total == pytest.approx(cost)
+    assert tiers(r) == {("o", "reserved-1y"): 8 if shared else 16}
+
+
+def test_shared_reservation_lends_gpus_by_the_hour(tmp_path):
+    """Pool A needs 4 GPUs by day (12 h), pool B 4 by night: one shared 4-GPU node serves both
+    (4 × 0.6 × 24 = 57.60); unshared, each pool needs its own: reserved 4 GPUs each (115.20) or
+    on-demand 12 h each (2 × 48 = 96), so 96."""
+    day, night = [0.0] * 12 + [1.0] * 12, [1.0] * 12 + [0.0] * 12
+    data = plan([interactive("a", 400, day), interactive("b", 400, night, pool="small")],
+                [offer("o", m=4, on_demand=1.0, reserved_1y=0.6)])
+    assert solve(tmp_path, data).cost_total == pytest.approx(57.6)
+    data["policy"]["share_reserved_across_pools"] = False
+    assert solve(tmp_path, data).cost_total == pytest.approx(96.0)
+
+
+# --- caps ------------------------------------------------------------------------------------------------
+
+
+def test_a_cap_forces_a_second_offer(tmp_path):
+    """Two workloads of 4 GPUs; the cheap offer sells 4 on demand: one moves to the dear offer."""
+    offers = [offer("cheap", "gpu-a", caps={"on-demand": 4}, on_demand=1.0), offer("dear", "gpu-b", on_demand=1.5)]
+    r = solve(tmp_path, plan([interactive("a", 400), interactive("b", 400)], offers))
+    assert tiers(r) == {("cheap", "on-demand"): 4, ("dear", "on-demand"): 4}
+    assert r.cost_total == pytest.approx((4 * 1.0 + 4 * 1.5) * 24)
+    assert sorted(w.offer for w in r.workloads) == ["cheap", "dear"]
+    uncapped = copy.deepcopy(plan([interactive("a", 400), interactive("b", 400)], offers))
+    uncapped["offers"][0]["available_gpus"] = {}
+    assert solve(tmp_path, uncapped).cost_total == pytest.approx(8 * 1.0 * 24)
+
+
+def test_a_workload_does_not_split_across_offers(tmp_path):
+    """6 GPUs, the cheap offer sells 4: one config per workload, so all 6 on the dear offer."""
+    offers = [offer("cheap", "gpu-a", caps={"on-demand": 4}, on_demand=1.0), offer("dear", "gpu-b", on_demand=1.5)]
+    r = solve(tmp_path, plan([interactive("w", 600)], offers))
+    assert tiers(r) == {("dear", "on-demand"): 6}
+    assert r.cost_total == pytest.approx(6 * 1.5 * 24)
+
+
+def test_reserved_cap(tmp_path):
+    """Reserved capped at 2 GPUs: a flat 3-GPU load reserves 2 and rents 1 (2×14.40 + 24)."""
+    r = solve(tmp_path, plan([interactive("w", 300)],
+                             [offer("o", caps={"reserved-1y": 2}, on_demand=1.0, reserved_1y=0.6)]))
+    assert tiers(r) == {("o", "reserved-1y"): 2, ("o", "on-demand"): 1}
+    assert r.cost_total == pytest.approx(2 * 14.4 + 24)
+
+
+def test_caps_that_cannot_cover_the_peak_name_workload_hour_and_offer(tmp_path):
+    """4 GPUs at 14:00, 2 otherwise; 3 on-demand GPUs to be had: exit 1, and the reason says so."""
+    profile = [0.5] * 24
+    profile[14] = 1.0
+    data = plan([interactive("chat", 400, profile)], [offer("tight-offer", caps={"on-demand": 3}, on_demand=1.0)],
+                tiers=["on-demand"])
+    path = write(tmp_path, data)
+    with pytest.raises(InfeasiblePlan) as exc:
+        solve_plan(path)
+    text = "\n".join(exc.value.reasons)
+    assert "chat" in text and "14:00" in text and "tight-offer" in text, text
+    assert "need" in text and "4" in text and "3" in text
+    res = CliRunner().invoke(app, ["solve", str(path), "-o", str(tmp_path / "out")])
+    assert res.exit_code == 1, res.output
+    assert "14:00" in res.output and "tight-offer" in res.output and "chat" in res.output
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "out").exists()
+
+
+# --- spot -----------------------------------------------------------------------------------------------
+
+
+def test_spot_only_for_pools_allowed_to(tmp_path):
+    """Spot at 0.40 vs on-demand 1.00: interactive (not a spot pool) pays on demand."""
+    data = plan([interactive("chat", 100)], [offer("o", on_demand=1.0, spot=0.4)], tiers=["on-demand", "spot"])
+    r = solve(tmp_path, data)
+    assert tiers(r) == {("o", "on-demand"): 1}
+    assert r.cost_total == pytest.approx(24.0)
+    data["policy"]["spot_pools"] = ["batch", "interactive"]
+    r = solve(tmp_path, data)
+    assert tiers(r) == {("o", "spot"): 1}
+    assert r.cost_total == pytest.approx(24 * 0.4)
+
+
+@pytest.mark.parametrize("interruption, tier, cost", [
+    (0.0, "spot", 24 * 0.4),        # 24 replica-hours on 24 spot GPU-hours
+    (0.5, "spot", 48 * 0.4),        # each spot GPU counts half: 48 spot GPU-hours, 19.20 < 24 on demand
+    (0.75, "on-demand", 24 * 1.0),  # a quarter: 96 × 0.40 = 38.40 > 24 on demand
+])
+def test_spot_derated_by_interruption_for_batch(tmp_path, interruption, tier, cost):
+    """A batch job of 24 replica-hours (100 tok/s × 3600 × 24 tokens) in a 24-hour window."""
+    o = offer("o", on_demand=1.0, spot=0.4)
+    o["spot_interruption"] = interruption
+    r = solve(tmp_path, plan([batch("nightly", 100 * 3600 * 24, [0, 0])], [o], tiers=["on-demand", "spot"]))
+    assert {t for (_o, t) in tiers(r)} == {tier}
+    assert r.cost_total == pytest.approx(cost)
+
+
+# --- cooling ----------------------------------------------------------------------------------------
+
+
+def test_liquid_cooled_accelerators_need_the_facility(tmp_path):
+    data = plan([interactive("w", 100, accs=("gpu-air", "gpu-liquid"))],
+                [offer("air", "gpu-air", on_demand=2.0), offer("liquid", "gpu-liquid", on_demand=1.0)])
+    data["accelerators"] = [{"id": "gpu-air", "memory_gb": 80},
+                            {"id": "gpu-liquid", "memory_gb": 80, "cooling": "liquid"}]
+    r = solve(tmp_path, data)
+    assert r.workload("w").offer == "air"
+    assert r.cost_total == pytest.approx(48.0)
+    assert any(d.family == "cooling" and "liquid" in d.option for d in r.dropped)
+    data["facility"] = {"liquid_cooling": True}
+    r = solve(tmp_path, data)
+    assert r.workload("w").offer == "liquid"
+    assert r.cost_total == pytest.approx(24.0)
+
+
+# --- API overflow and build vs buy -------------------------------------------------------------------
+
+
+def api(out_per_m: float, max_share: float) -> dict:
+    return {"usd_per_m_input": 0.0, "usd_per_m_output": out_per_m, "max_share": max_share}
+
+
+def test_overflow_capped_at_max_share_of_the_days_tokens(tmp_path):
+    """1000 tok/s all day = 10 GPUs × 24 h. A nearly free API may take 5% of the day's tokens:
+    0.05 × 24 000 = 1 200 tok/s·h = 12 replica-hours. GPUs 240 − 12 = 228 h at 1.00; the API
+    1 200 × 3 600 tokens at $0.01/M = 0.0432."""
+    r = solve(tmp_path, plan([interactive("chat", 1000, api=api(0.01, 0.05))], [offer("o", on_demand=1.0)]))
+    w = r.workload("chat")
+    assert w.offer == "o"
+    assert w.api_share == pytest.approx(0.05)
+    assert r.cost_by_tier["on_demand"] == pytest.approx(228.0)
+    assert r.cost_by_tier["api"] == pytest.approx(0.0432)
+    assert r.cost_total == pytest.approx(228.0432)
+    assert any(b.family == "overflow_share" for b in r.binding)
+
+
+def test_overflow_share_is_per_day_not_per_hour(tmp_path):
+    """Peak 1000 tok/s for 2 hours, 100 otherwise: the day has 2×1000 + 22×100 = 4 200 tok/s·h;
+    10% = 420 may go to the API, in whichever hours: 4 whole replica-hours (400 tok/s·h) are saved.
+    GPUs: 22 × 1 + 2 × 10 − 4 = 38, plus 400 × 3600 tokens at $0.01/M (the last 20 save nothing).
+    Read per hour, 10% of each hour would save only 1 replica at each peak hour: 40."""
+    profile = [0.1] * 22 + [1.0] * 2
+    r = solve(tmp_path, plan([interactive("chat", 1000, profile, api=api(0.01, 0.1))], [offer("o", on_demand=1.0)]))
+    assert r.cost_by_tier["on_demand"] == pytest.approx(38.0)
+    assert r.cost_total == pytest.approx(38.0 + 400 * 3600 * 0.01 / 1e6)
+
+
+@pytest.mark.parametrize("price, served_by", [(0.01, "api"), (1000.0, "o")])
+def test_build_vs_buy(tmp_path, price, served_by):
+    """max_share 1: the whole workload may go to the API. 100 tok/s all day with 1 spare:
+    the GPUs cost 2 × 24 = 48; the API 100 × 86 400 tokens = 8.64 M at $0.01/M = 0.0864 (buy)
+    or at $1000/M = 8 640 (build)."""
+    data = plan([interactive("chat", 100, api=api(price, 1.0))], [offer("o", on_demand=1.0)], spares=1)
+    r = solve(tmp_path, data)
+    w = r.workload("chat")
+    if served_by == "api":
+        assert w.offer is None
+        assert w.api_share == pytest.approx(1.0)
+        assert r.cost_total == pytest.approx(0.0864)
+        assert not r.purchases
+    else:
+        assert w.offer == "o"
+        assert w.api_share == pytest.approx(0.0)
+        assert r.cost_total == pytest.approx(48.0)
+
+
+# --- batch windows ---------------------------------------------------------------------------------------
+
+
+def test_batch_runs_inside_its_window_wrapping_midnight(tmp_path):
+    """16 replica-hours inside [22, 6) — hours 22, 23, 0..5: 2 GPUs for 8 hours = 16 GPU-hours."""
+    r = solve(tmp_path, plan([batch("nightly", 100 * 3600 * 16, [22, 6])], [offer("o", on_demand=1.0)]))
+    gpus = r.workload("nightly").hourly_gpus["all"]
+    window = {22, 23, 0, 1, 2, 3, 4, 5}
+    assert all(g == 0 for h, g in enumerate(gpus) if h not in window), gpus
+    assert sum(gpus) == 16
+    assert r.cost_total == pytest.approx(16.0)
+
+
+def test_batch_window_with_a_cap(tmp_path):
+    """1 on-demand GPU to be had: 8 window hours give 8 of the 16 replica-hours — no plan;
+    the whole day as window gives 16."""
+    capped = offer("o", caps={"on-demand": 1}, on_demand=1.0)
+    with pytest.raises(InfeasiblePlan):
+        solve(tmp_path, plan([batch("nightly", 100 * 3600 * 16, [22, 6])], [capped]))
+    r = solve(tmp_path, plan([batch("nightly", 100 * 3600 * 16, [0, 0])], [capped]))
+    assert r.cost_total == pytest.approx(16.0)
+    assert max(r.workload("nightly").hourly_gpus["all"]) == 1
+
+
+def test_batch_overflow_to_the_api(tmp_path):
+    """max_share 0.5 of a 16 replica-hour job to a nearly free API: 8 GPU-hours + 2.88 M tokens at $0.01/M."""
+    r = solve(tmp_path, plan([batch("nightly", 100 * 3600 * 16, [22, 6], api=api(0.01, 0.5))],
+                             [offer("o", on_demand=1.0)]))
+    assert r.cost_by_tier["on_demand"] == pytest.approx(8.0)
+    assert r.cost_by_tier["api"] == pytest.approx(0.5 * 100 * 3600 * 16 * 0.01 / 1e6)
+    assert r.workload("nightly").api_share == pytest.approx(0.5)
+
+
+def test_batch_fills_idle_gpus_of_its_pool(tmp_path):
+    """Interactive needs 3 GPUs of an 8-GPU node all day; a batch job of 5 × 24 replica-hours in the
+    same pool runs on the 5 idle GPUs: still one node, 8 × 24 = 192."""
+    r = solve(tmp_path, plan([interactive("chat", 300), batch("fill", 100 * 3600 * 24 * 5, [0, 0], pool="interactive")],
+                             [offer("o", m=8, on_demand=1.0)]))
+    assert tiers(r) == {("o", "on-demand"): 8}
+    assert r.cost_total == pytest.approx(192.0)
+
+
+@pytest.mark.parametrize("shared, cost", [(True, 4 * 0.6 * 24), (False, 2 * 4 * 12 * 1.0)])
+def test_reserved_node_serves_chat_by_day_and_batch_by_night(tmp_path, shared, cost):
+    """Chat needs 4 GPUs 08:00–20:00; a batch job of 48 replica-hours runs in [20, 8). Shared, one
+    reserved 4-GPU node carries both (57.60); unshared, each pool rents 48 GPU-hours (96)."""
+    data = plan([interactive("chat", 400, [0.0] * 8 + [1.0] * 12 + [0.0] * 4),
+                 batch("night", 100 * 3600 * 48, [20, 8])],
+                [offer("o", m=4, on_demand=1.0, reserved_1y=0.6)], share_reserved_across_pools=shared)
+    r = solve(tmp_path, data)
+    assert r.cost_total == pytest.approx(cost)
+    night = r.workload("night").hourly_gpus["all"]
+    assert all(g == 0 for g in night[8:20]), night
+
+
+# --- fixed reservations ------------------------------------------------------------------------------------
+
+
+def test_reserve_gpus_takes_all_from_one_offer(tmp_path):
+    """12 GPUs; the cheap offer sells 8: all 12 on the dear one (12 × 1.5 × 24 = 432), not 8 + 4."""
+    offers = [offer("cheap", "gpu-a", caps={"on-demand": 8}, on_demand=1.0), offer("dear", "gpu-b", on_demand=1.5)]
+    research = {"name": "research", "pool": "experiments", "reserve_gpus": {"count": 12}}
+    r = solve(tmp_path, plan([research], offers, tiers=["on-demand"]))
+    assert tiers(r) == {("dear", "on-demand"): 12}
+    assert r.cost_total == pytest.approx(432.0)
+    research["reserve_gpus"]["count"] = 8
+    r = solve(tmp_path, plan([research], offers, tiers=["on-demand"]))
+    assert tiers(r) == {("cheap", "on-demand"): 8}
+    research["reserve_gpus"]["count"] = 20
+    offers[1]["available_gpus"] = {"on-demand": 16}
+    with pytest.raises(InfeasiblePlan):
+        solve(tmp_path, plan([research], offers, tiers=["on-demand"]))
+
+
+# --- TP and the scale-up domain ------------------------------------------------------------------------
+
+
+def test_tp_beyond_the_scale_up_domain_is_dropped(tmp_path):
+    data = plan([interactive("w", 100, tp=[1, 2, 4, 8])], [offer("o", m=8, on_demand=1.0)])
+    data["accelerators"][0]["scale_up_gpus"] = 2
+    w = data["workloads"][0]
+    w["measured"] = [{"accelerator": "gpu-a", "precision": "bf16", "tp": t, "goodput_output_tokens_per_s": 100 * t}
+                     for t in (1, 2, 4, 8)]
+    w["accelerators"] = ["gpu-a"]
+    cands = build_candidates(load_plan(write(tmp_path, data)))
+    kept_or_dominated = {c.tp for c in cands.by_workload["w"]} | {
+        int(d.option.rsplit("tp", 1)[1]) for d in cands.dropped if d.family == "dominated"}
+    assert kept_or_dominated == {1, 2}
+    scale_up = [d for d in cands.dropped if d.family == "scale-up"]
+    assert {d.option for d in scale_up} == {"gpu-a · bf16 · tp4", "gpu-a · bf16 · tp8"}
+    assert all("scale-up domain" in d.reason for d in scale_up)
+
+
+def test_tp_beyond_the_node_is_dropped(tmp_path):
+    """A replica never spans two purchase units: TP 4 on 2-GPU nodes is dropped."""
+    data = plan([interactive("w", 100, tp=[2, 4])], [offer("o", m=2, on_demand=1.0)])
+    data["workloads"][0]["measured"] = [
+        {"accelerator": "gpu-a", "precision": "bf16", "tp": t, "goodput_output_tokens_per_s": 100 * t} for t in (2, 4)]
+    data["workloads"][0]["accelerators"] = ["gpu-a"]
+    cands = build_candidates(load_plan(write(tmp_path, data)))
+    assert [c.tp for c in cands.by_workload["w"]] == [2]
+    assert any(d.family == "scale-up" and "tp4" in d.option for d in cands.dropped)
+
+
+def test_only_tp_beyond_the_scale_up_domain_fits(tmp_path):
+    """200 B at bf16 = 400 GB needs 8 × 80 GB; the domain is 4 GPUs: no candidate, exit 2, with reasons."""
+    data = plan([interactive("big", 100, tp=[1, 2, 4, 8])], [offer("o", m=8, on_demand=1.0)])
+    data["models"][0]["params_b"] = 200
+    data["accelerators"][0]["scale_up_gpus"] = 4
+    data["workloads"][0]["accelerators"] = ["gpu-a"]
+    data["workloads"][0]["measured"] = [
+        {"accelerator": "gpu-a", "precision": "bf16", "tp": t, "goodput_output_tokens_per_s": 100 * t}
+        for t in (1, 2, 4, 8)]
+    with pytest.raises(PlanError, match="no candidate config") as exc:
+        solve(tmp_path, data)
+    text = str(exc.value)
+    assert "scale-up" in text and "fit" in text
+
+
+# --- input errors and exit codes for the two "no plan" cases ----------------------------------------------
+
+
+def test_a_model_that_fits_nowhere_is_an_input_error(tmp_path):
+    data = plan([interactive("huge", 100, tp=[1, 2, 4, 8])], [offer("o", m=8, on_demand=1.0)])
+    data["models"][0]["params_b"] = 1000
+    data["workloads"][0]["measured"] = []
+    path = write(tmp_path, data)
+    with pytest.raises(PlanError) as exc:
+        solve_plan(path)
+    p = exc.value.problems[0]
+    assert p.file == str(path) and p.line is not None
+    assert "'huge' has no candidate config" in p.message
+    assert "does not fit" in p.message and "fit:" in p.message
+    res = CliRunner().invoke(app, ["solve", str(path), "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert f"{path}:" in res.output and "no candidate config" in res.output
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "out").exists()
+
+
+# --- golden case: the seed ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+def test_seed_golden(solver):
+    r = solve_plan(SEED, SolveOptions(solver=solver))
+    w = r.workload("chat-70b")
+    assert (w.replicas.base, w.replicas.spares, w.replicas.rollout, w.replicas.total) == (11, 1, 3, 15)
+    assert w.gpus_at_peak == 30
+    assert w.kv_concurrency == 46
+    assert w.weights_gb == pytest.approx(70)
+    assert (w.precision, w.tp) == ("fp8", 2)
+    assert r.cost_per_day == pytest.approx(1800)
+    assert r.cost_total == pytest.approx(1800)
+    assert tiers(r) == {("seed-cloud-80gb", "on-demand"): 30}
+
+
+def _seed_variant(tmp_path: Path, edit) -> Path:
+    text = SEED.read_text(encoding="utf-8")
+    from ruamel.yaml import YAML
+
+    data = YAML(typ="safe").load(text)
+    edit(data)
+    return write(tmp_path, data, "seed-variant.yaml")
+
+
+def test_seed_at_ninety_percent_occupancy(tmp_path):
+    """ceil(9000 / (1400 × 0.9)) = 8 base + 1 spare + ceil(0.25 × 9) = 3 → 12 replicas = 24 GPUs = $1,440/day."""
+    path = _seed_variant(tmp_path, lambda d: d["policy"].update(occupancy=0.9))
+    w = solve_plan(path).workload("chat-70b")
+    assert w.replicas.base == 8
+    assert w.replicas.total == 12
+    assert w.gpus_at_peak == 24
+    assert solve_plan(path).cost_per_day == pytest.approx(24 * 2.5 * 24)
+
+
+def _sixteen_bit(d: dict, precisions: list[str], tps: list[int]) -> None:
+    """TPOT 30 ms: a 1400 tok/s replica keeps ceil(1400 × 0.03) = 42 sequences in flight.
+    Measured as if the memory did not matter: the fit rule has to drop bf16 on 2 GPUs."""
+    w = d["workloads"][0]
+    w.update(precisions=precisions, tp=tps, slo={"tpot_ms": 30})
+    goodput = {("fp8", 2): 1400, ("bf16", 2): 1400, ("fp8", 4): 2500, ("bf16", 4): 2400}
+    w["measured"] = [{"accelerator": "gpu-80gb", "precision": p, "tp": t, "goodput_output_tokens_per_s": goodput[p, t]}
+                     for p in precisions for t in tps]
+    d["offers"][0]["gpus_per_node"] = max(tps)
+
+
+def test_seed_sixteen_bit_takes_tp4_by_itself(tmp_path):
+    """bf16 on 2 GPUs: 140 GB of weights leave 4 GB = 2 sequences < 42 needed, dropped.
+    bf16 on 4 GPUs: (288 − 140) / 1.6 = 92 sequences ≥ ceil(2400 × 0.03) = 72; ceil(9000 / 1440) = 7
+    + 1 + ceil(0.25 × 8) = 2 → 10 replicas = 40 GPUs = $2,400/day."""
+    path = _seed_variant(tmp_path, lambda d: _sixteen_bit(d, ["bf16"], [2, 4]))
+    r = solve_plan(path)
+    w = r.workload("chat-70b")
+    assert (w.precision, w.tp, w.kv_concurrency) == ("bf16", 4, 92)
+    assert w.replicas.total == 10 and w.gpus_at_peak == 40
+    assert r.cost_per_day == pytest.approx(2400)
+    fit = [d for d in r.dropped if d.family == "fit" and "bf16 · tp2" in d.option]
+    assert fit and "holds 2 sequences" in fit[0].reason
+
+
+def test_seed_sixteen_or_eight_bit_on_two_gpus_takes_fp8_by_itself(tmp_path):
+    path = _seed_variant(tmp_path, lambda d: _sixteen_bit(d, ["bf16", "fp8"], [2]))
+    r = solve_plan(path)
+    w = r.workload("chat-70b")
+    assert (w.precision, w.tp, w.gpus_at_peak) == ("fp8", 2, 30)
+    assert r.cost_per_day == pytest.approx(1800)
+
+
+def test_seed_sixteen_bit_on_two_gpus_only_has_no_candidate(tmp_path):
+    path = _seed_variant(tmp_path, lambda d: _sixteen_bit(d, ["bf16"], [2]))
+    with pytest.raises(PlanError, match="holds 2 sequences"):
+        solve_plan(path)
+
+
+# --- dominance pruning is exact ---------------------------------------------------------------------------
+
+
+def _unpruned(loaded, monkeypatch):
+    with monkeypatch.context() as mp:
+        mp.setattr(candidates_mod, "prune_dominated", lambda cands, *a, **k: (sorted(cands, key=lambda c: c.key), []))
+        return build_candidates(loaded)
+
+
+def _mixed_plan(seed: int) -> dict:
+    """Interactive (with and without overflow), batch on spot, and a reservation, on 2- and 4-GPU nodes."""
+    import random
+
+    rng = random.Random(seed)
+    accs = [{"id": "gpu-a", "memory_gb": 80}, {"id": "gpu-b", "memory_gb": 48}]
+    offers = [offer("oa", "gpu-a", m=rng.choice([2, 4]), on_demand=round(rng.uniform(2, 4), 2),
+                    reserved_1y=round(rng.uniform(1, 2), 2), spot=round(rng.uniform(0.5, 1.5), 2)),
+              offer("ob", "gpu-b", m=rng.choice([1, 2, 4]), on_demand=round(rng.uniform(1, 3), 2),
+                    spot=round(rng.uniform(0.4, 1.0), 2))]
+    offers[0]["spot_interruption"] = rng.choice([0.0, 0.1, 0.25])
+
+    def measured(base: float) -> list[dict]:
+        return [{"accelerator": a["id"], "precision": p, "tp": t,
+                 "goodput_output_tokens_per_s": round(base * t ** rng.uniform(0.6, 1.1) * (1.3 if p == "fp8" else 1), 1)}
+                for a in accs for p in ("bf16", "fp8") for t in (1, 2, 4)]
+
+    def profile() -> list[float]:
+        return [round(rng.choice([0.1, 0.4, 0.7, 1.0]), 2) for _ in range(6) for _ in range(4)]
+
+    ws = [
+        interactive("chat", round(rng.uniform(300, 1500)), profile(), precisions=["bf16", "fp8"], tp=[1, 2, 4],
+                    measured=measured(rng.uniform(150, 400)), api=api(rng.choice([0.5, 5.0, 50.0]), 0.2)),
+        interactive("tools", round(rng.uniform(200, 900)), profile(), pool="small", precisions=["bf16", "fp8"],
+                    tp=[1, 2, 4], measured=measured(rng.uniform(150, 400))),
+        batch("nightly", round(rng.uniform(2, 20) * 3600 * 200), [22, 6], precisions=["bf16", "fp8"], tp=[1, 2, 4],
+              measured=measured(rng.uniform(150, 400)), api=api(rng.choice([1.0, 100.0]), rng.choice([0.0, 0.5]))),
+        {"name": "research", "pool": "experiments", "reserve_gpus": {"count": rng.randint(1, 6)}},
+    ]
+    data = plan(ws, offers, occupancy=0.6, spares=1, rollout_fraction=0.25,
+                spot_pools=["batch", "experiments"], share_reserved_across_pools=rng.random() < 0.5)
+    data["accelerators"] = accs
+    data["models"][0]["params_b"] = 30
+    return data
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dominance_pruning_never_changes_the_optimum(tmp_path, monkeypatch, seed):
+    loaded = load_plan(write(tmp_path, _mixed_plan(seed)))
+    pruned = build_candidates(loaded)
+    full = _unpruned(loaded, monkeypatch)
+    assert pruned.pruned > 0, "the test plan should have something to prune"
+    assert sum(map(len, full.by_workload.values())) == sum(map(len, pruned.by_workload.values())) + pruned.pruned
+    opts = SolveOptions(solver="highs", mip_gap=0.0)
+    _, with_pruning = solve_candidates(loaded, pruned, opts)
+    _, without = solve_candidates(loaded, full, opts)
+    assert with_pruning.status == without.status == "optimal"
+    assert with_pruning.objective == pytest.approx(without.objective, rel=1e-9)
+
+
+def test_dominance_pruning_on_the_brute_force_plans(tmp_path, monkeypatch):
+    """The interactive-only random plans of test_bruteforce: same optimum with and without pruning."""
+    from test_bruteforce import random_plan
+
+    checked = 0
+    for seed in range(12):
+        loaded = load_plan(write(tmp_path, random_plan(seed), f"p{seed}.yaml"))
+        pruned = build_candidates(loaded)
+        if not pruned.pruned:
+            continue
+        full = _unpruned(loaded, monkeypatch)
+        opts = SolveOptions(solver="highs", mip_gap=0.0)
+        try:
+            _, a = solve_candidates(loaded, pruned, opts)
+        except InfeasiblePlan:
+            with pytest.raises(InfeasiblePlan):
+                solve_candidates(loaded, full, opts)
+            continue
+        _, b = solve_candidates(loaded, full, opts)
+        assert a.objective == pytest.approx(b.objective, rel=1e-9), seed
+        checked += 1
+    assert checked >= 5
