@@ -601,7 +601,7 @@ def test_dominance_pruning_never_changes_the_optimum(tmp_path, monkeypatch, seed
     _, with_pruning = solve_candidates(loaded, pruned, opts)
     _, without = solve_candidates(loaded, full, opts)
     assert with_pruning.status == without.status == "optimal"
-    assert with_pruning.objective == pytest.approx(without.objective, rel=1e-9)
+    assert with_pruning.objective == pytest.approx(without.objective, rel=1e-7)
 
 
 def test_dominance_pruning_on_the_brute_force_plans(tmp_path, monkeypatch):
@@ -623,6 +623,6 @@ def test_dominance_pruning_on_the_brute_force_plans(tmp_path, monkeypatch):
                 solve_candidates(loaded, full, opts)
             continue
         _, b = solve_candidates(loaded, full, opts)
-        assert a.objective == pytest.approx(b.objective, rel=1e-9), seed
+        assert a.objective == pytest.approx(b.objective, rel=1e-7), seed
         checked += 1
     assert checked >= 5

@@ -1,0 +1,398 @@
+"""The command line: the --json contract, stdout purity, exit codes 0/1/2/3, fit, estimate, catalog, explain."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from optimizer.cli import app
+from optimizer.solve import available_solvers
+
+pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "plans" / "seed-fleet.yaml"
+Q4 = ROOT / "plans" / "q4.yaml"
+
+TOP_KEYS = {"plan", "status", "currency", "horizon_days", "cost", "workloads", "purchases", "solver"}
+COST_KEYS = {"total", "per_day", "by_tier"}
+TIER_KEYS = {"reserved", "on_demand", "spot", "api"}
+WORKLOAD_KEYS = {"name", "pool", "model", "offer", "accelerator", "precision", "tp", "gpus_per_replica",
+                 "goodput_output_tokens_per_s", "goodput_source", "weights_gb", "kv_gb_per_seq",
+                 "kv_concurrency", "replicas", "gpus_at_peak", "cost"}
+REPLICA_KEYS = {"base", "spares", "rollout", "total"}
+PURCHASE_KEYS = {"offer", "accelerator", "tier", "gpus", "gpu_hours"}
+SOLVER_KEYS = {"name", "seconds", "gap"}
+ESTIMATE_KEYS = {"weights_gb", "kv_gb_per_seq", "kv_concurrency", "batch", "ttft_ms", "tpot_ms",
+                 "goodput_output_tokens_per_s", "bound"}
+
+SEED_CATALOG = """\
+models:
+  - id: seed-70b
+    name: 70B, 8-bit
+    params_b: 70
+    kv_gb_per_seq: 1.6
+accelerators:
+  - id: gpu-80gb
+    name: 80 GB class
+    memory_gb: 80
+"""
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def planopt(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`planopt ...` in a fresh process, on this checkout's package."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "optimizer.cli", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def check_contract(d: dict) -> None:
+    assert TOP_KEYS <= set(d), TOP_KEYS - set(d)
+    assert isinstance(d["plan"], str)
+    assert d["status"] in ("optimal", "feasible", "infeasible", "error")
+    assert isinstance(d["currency"], str) and isinstance(d["horizon_days"], int)
+    assert COST_KEYS <= set(d["cost"]) and set(d["cost"]["by_tier"]) == TIER_KEYS
+    assert all(isinstance(v, float) for v in d["cost"]["by_tier"].values())
+    assert d["cost"]["total"] == pytest.approx(sum(d["cost"]["by_tier"].values()))
+    for w in d["workloads"]:
+        assert WORKLOAD_KEYS <= set(w), WORKLOAD_KEYS - set(w)
+        assert REPLICA_KEYS <= set(w["replicas"])
+    for p in d["purchases"]:
+        assert PURCHASE_KEYS <= set(p), PURCHASE_KEYS - set(p)
+    assert SOLVER_KEYS <= set(d["solver"])
+
+
+# --- solve --json: the contract, and nothing else on stdout ---------------------------------------------
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+def test_solve_json_prints_exactly_one_object(tmp_path, solver):
+    res = planopt("solve", SEED, "--json", "--solver", solver, "-o", tmp_path / "out", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("{") and res.stdout.endswith("}\n"), res.stdout[:200]
+    d = json.loads(res.stdout)  # raises on anything before or after the object
+    check_contract(d)
+    assert d["status"] == "optimal" and d["solver"]["name"] == solver
+    assert d["cost"]["per_day"] == pytest.approx(1800)
+    assert d["cost"]["total"] == pytest.approx(1800)
+    assert d["horizon_days"] == 1 and d["currency"] == "USD"
+    (w,) = d["workloads"]
+    assert w["replicas"] == {"base": 11, "spares": 1, "rollout": 3, "total": 15}
+    assert w["gpus_at_peak"] == 30
+    assert w["kv_concurrency"] == 46
+    assert (w["precision"], w["tp"], w["goodput_source"]) == ("fp8", 2, "measured")
+    assert w["weights_gb"] == pytest.approx(70) and w["kv_gb_per_seq"] == pytest.approx(1.6)
+    assert [(p["tier"], p["gpus"]) for p in d["purchases"]] == [("on-demand", 30)]
+    assert (tmp_path / "out" / "seed-fleet.json").read_text(encoding="utf-8") == res.stdout
+
+
+def test_solve_json_in_process_matches(tmp_path):
+    res = invoke("solve", SEED, "--json", "-o", tmp_path)
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert d["workloads"][0]["replicas"]["total"] == 15
+
+
+def test_solve_console_summary(tmp_path):
+    res = invoke("solve", SEED, "-o", tmp_path)
+    assert res.exit_code == 0, res.output
+    assert "$1,800 per day" in res.output
+    assert "chat-70b" in res.output and "seed-cloud-80gb" in res.output
+    assert (tmp_path / "seed-fleet.json").exists()
+
+
+def _stable(d: dict) -> dict:
+    d = json.loads(json.dumps(d))
+    d["solver"].pop("seconds")
+    return d
+
+
+def test_seed_json_identical_twice(tmp_path):
+    a = invoke("solve", SEED, "--json", "-o", tmp_path / "a")
+    b = invoke("solve", SEED, "--json", "-o", tmp_path / "b")
+    assert a.exit_code == b.exit_code == 0
+    assert _stable(json.loads(a.stdout)) == _stable(json.loads(b.stdout))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "q4 is not solved to optimality in 20 s (HiGHS at its own 60 s limit: status feasible, gap ~5%), "
+    "so what --json prints depends on how far the solver got"))
+def test_q4_json_identical_twice(tmp_path):
+    first = planopt("solve", Q4, "--json", "--time-limit", "20", "-o", tmp_path / "a", cwd=ROOT, timeout=180)
+    assert first.returncode == 0, first.stderr
+    d1 = json.loads(first.stdout)
+    check_contract(d1)
+    assert d1["status"] == "optimal", f"status {d1['status']}, gap {d1['solver']['gap']}"
+    second = planopt("solve", Q4, "--json", "--time-limit", "20", "-o", tmp_path / "b", cwd=ROOT, timeout=180)
+    assert second.returncode == 0, second.stderr
+    assert _stable(d1) == _stable(json.loads(second.stdout))
+
+
+# --- exit codes -----------------------------------------------------------------------------------------------
+
+
+INFEASIBLE = """\
+plan: caps too tight
+horizon_days: 1
+catalogs: []
+policy: {occupancy: 1.0, spares: 0, rollout_fraction: 0, tiers: [on-demand]}
+models: [{id: m7, params_b: 7, kv_gb_per_seq: 0.5}]
+accelerators: [{id: gpu-a, memory_gb: 80}]
+offers:
+  - {id: small-offer, accelerator: gpu-a, provider: p, gpus_per_node: 1,
+     price_per_gpu_hour: {on-demand: 1.0}, available_gpus: {on-demand: 2}}
+workloads:
+  - name: chat
+    model: m7
+    precisions: [bf16]
+    tp: [1]
+    tokens: {input: 100, output: 100}
+    demand: {peak_output_tokens_per_s: 300}
+    measured: [{accelerator: gpu-a, precision: bf16, tp: 1, goodput_output_tokens_per_s: 100}]
+"""
+
+
+def test_exit_0_solved(tmp_path):
+    assert invoke("solve", SEED, "-o", tmp_path).exit_code == 0
+
+
+def test_exit_1_no_plan_meets_the_caps(tmp_path):
+    path = tmp_path / "tight.yaml"
+    path.write_text(INFEASIBLE, encoding="utf-8")
+    res = invoke("solve", path, "-o", tmp_path / "out")
+    assert res.exit_code == 1, res.output
+    assert "no plan meets the constraints" in res.output
+    assert "chat" in res.output and "small-offer" in res.output and "can supply 2" in res.output
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_exit_2_invalid_input(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text(INFEASIBLE.replace("horizon_days: 1", "horizon_dayz: 1"), encoding="utf-8")
+    res = invoke("solve", path, "-o", tmp_path / "out")
+    assert res.exit_code == 2, res.output
+    assert f"{path}:2:" in res.output and "did you mean 'horizon_days'" in res.output
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_exit_2_missing_file(tmp_path):
+    res = invoke("solve", tmp_path / "nope.yaml", "-o", tmp_path / "out")
+    assert res.exit_code == 2, res.output
+    assert "not found" in res.output
+
+
+def test_exit_2_bad_time_limit(tmp_path):
+    res = invoke("solve", SEED, "--time-limit", "0", "-o", tmp_path)
+    assert res.exit_code == 2, res.output
+    assert "--time-limit" in res.output
+
+
+def test_exit_3_time_limit_without_a_feasible_plan(tmp_path):
+    """q4's presolve alone takes longer than 10 ms: no plan in time is a solver failure, exit 3."""
+    res = planopt("solve", Q4, "--json", "--time-limit", "0.01", "-o", tmp_path / "out", cwd=ROOT)
+    assert res.returncode == 3, res.stderr
+    assert res.stdout == ""
+    assert "without a feasible plan" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_exit_3_solver_failure_in_process(tmp_path, monkeypatch):
+    import optimizer.api as api_mod
+    from optimizer.solve import SolveInfo
+
+    monkeypatch.setattr(api_mod, "solve", lambda *a, **k: SolveInfo("highs", "error", 0.5, None, None, None))
+    res = invoke("solve", SEED, "--json", "-o", tmp_path / "out")
+    assert res.exit_code == 3, res.output
+    assert res.stdout == ""
+    assert "solver failure" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "out").exists()
+
+
+# --- fit, estimate, catalog ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def seed_catalog(tmp_path) -> Path:
+    path = tmp_path / "seed-catalog.yaml"
+    path.write_text(SEED_CATALOG, encoding="utf-8")
+    return path
+
+
+def test_fit_seed_golden_numbers(seed_catalog):
+    res = invoke("fit", "--model", "seed-70b", "--accelerator", "gpu-80gb", "--precision", "fp8", "--tp", "2",
+                 "--catalog", seed_catalog, "--json")
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert d["weights_gb"] == pytest.approx(70)
+    assert d["total_gb"] == pytest.approx(160)
+    assert d["reserve_gb"] == pytest.approx(16)
+    assert d["usable_gb"] == pytest.approx(144)
+    assert d["free_gb"] == pytest.approx(74)
+    assert d["kv_gb_per_seq"] == pytest.approx(1.6)
+    assert d["kv_concurrency"] == 46
+    assert d["fits"] is True
+
+
+def test_fit_seed_at_sixteen_bits(seed_catalog):
+    res = invoke("fit", "--model", "seed-70b", "--accelerator", "gpu-80gb", "--precision", "bf16", "--tp", "2",
+                 "--catalog", seed_catalog, "--json", "--concurrency", "3")
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert d["weights_gb"] == pytest.approx(140) and d["free_gb"] == pytest.approx(4)
+    assert d["kv_concurrency"] == 2 and d["fits"] is False
+
+
+def test_fit_console(seed_catalog):
+    ok = invoke("fit", "--model", "seed-70b", "--accelerator", "gpu-80gb", "--precision", "fp8", "--tp", "2",
+                "--catalog", seed_catalog, "--concurrency", "46")
+    assert ok.exit_code == 0, ok.output
+    assert "fits" in ok.output and "46" in ok.output
+    too_many = invoke("fit", "--model", "seed-70b", "--accelerator", "gpu-80gb", "--precision", "fp8", "--tp", "2",
+                      "--catalog", seed_catalog, "--concurrency", "47")
+    assert too_many.exit_code == 1, too_many.output
+    assert "does not fit" in too_many.output
+
+
+@pytest.mark.parametrize("slo", [[], ["--ttft-ms", "500", "--tpot-ms", "30"]])
+def test_estimate_json_keys_exactly(slo):
+    res = invoke("estimate", "--model", "llama-3.1-8b", "--accelerator", "h100-sxm", "--precision", "fp8",
+                 "--input-tokens", "1500", "--output-tokens", "250", *slo, "--json")
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert set(d) == ESTIMATE_KEYS
+    assert d["weights_gb"] == pytest.approx(8.03)
+    assert d["goodput_output_tokens_per_s"] > 0 and d["batch"] >= 1
+    assert 1 <= d["batch"] <= d["kv_concurrency"]
+    assert d["bound"] in ("bandwidth", "compute", "kv-memory", "tpot", "ttft")
+    if slo:
+        assert d["tpot_ms"] <= 30 + 1e-6 and d["ttft_ms"] <= 500 + 1e-6
+
+
+def test_estimate_slo_costs_throughput():
+    base = ["estimate", "--model", "llama-3.1-8b", "--accelerator", "h100-sxm", "--precision", "fp8",
+            "--input-tokens", "1500", "--output-tokens", "250", "--json"]
+    free = json.loads(invoke(*base).stdout)
+    tight = json.loads(invoke(*base, "--tpot-ms", "15").stdout)
+    assert tight["goodput_output_tokens_per_s"] <= free["goodput_output_tokens_per_s"]
+    assert tight["batch"] <= free["batch"]
+
+
+def test_catalog_accelerators_json():
+    res = invoke("catalog", "accelerators", "--json")
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert isinstance(rows, list) and len(rows) >= 5
+    assert all(isinstance(r["id"], str) and isinstance(r["name"], str) and r["name"] for r in rows)
+    ids = [r["id"] for r in rows]
+    assert "h100-sxm" in ids and len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("section", ["models", "precisions", "offers"])
+def test_catalog_other_sections_json(section):
+    res = invoke("catalog", section, "--json")
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert rows and all("id" in r and "name" in r for r in rows)
+
+
+@pytest.mark.parametrize("args, guess", [
+    (["fit", "--model", "llama-3.1-70", "--accelerator", "h100-sxm"], "llama-3.1-70b"),
+    (["fit", "--model", "llama-3.1-70b", "--accelerator", "h100-sx"], "h100-sxm"),
+    (["estimate", "--model", "llama-3.1-8b", "--accelerator", "h100-sxm", "--precision", "fp9"], "fp8"),
+])
+def test_unknown_ids_exit_2_with_a_guess(args, guess):
+    res = invoke(*args)
+    assert res.exit_code == 2, res.output
+    assert f"did you mean '{guess}'" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_unknown_section_is_a_usage_error():
+    res = invoke("catalog", "gpus")
+    assert res.exit_code == 2
+
+
+# --- explain ----------------------------------------------------------------------------------------------
+
+
+EXPLAIN_PLAN = """\
+plan: explain me
+horizon_days: 1
+catalogs: []
+policy: {mip_gap: 0, tiers: [on-demand]}
+models: [{id: m30, params_b: 30, kv_gb_per_seq: 0.5}]
+accelerators:
+  - {id: gpu-80, memory_gb: 80}
+  - {id: gpu-48, memory_gb: 48}
+  - {id: gpu-24, memory_gb: 24, scale_up_gpus: 2}
+offers:
+  - {id: o80, accelerator: gpu-80, provider: p1, gpus_per_node: 4, price_per_gpu_hour: {on-demand: 3.0}}
+  - {id: o48, accelerator: gpu-48, provider: p2, gpus_per_node: 4, price_per_gpu_hour: {on-demand: 2.0}}
+  - {id: o24, accelerator: gpu-24, provider: p3, gpus_per_node: 4, price_per_gpu_hour: {on-demand: 1.0}}
+  - {id: o80-b, accelerator: gpu-80, provider: p4, gpus_per_node: 2, price_per_gpu_hour: {on-demand: 3.2}}
+  - {id: o48-b, accelerator: gpu-48, provider: p5, gpus_per_node: 2, price_per_gpu_hour: {on-demand: 2.1}}
+  - {id: o24-b, accelerator: gpu-24, provider: p6, gpus_per_node: 2, price_per_gpu_hour: {on-demand: 1.1}}
+workloads:
+  - name: chat
+    model: m30
+    precisions: [bf16, fp8]
+    tp: [1, 2, 4]
+    tokens: {input: 1000, output: 200}
+    demand: {peak_output_tokens_per_s: 3000}
+    measured:
+"""
+
+
+def _explain_plan(tmp_path: Path) -> Path:
+    lines = []
+    for acc, speed in (("gpu-80", 1.0), ("gpu-48", 0.8), ("gpu-24", 0.5)):
+        for p, k in (("bf16", 1.0), ("fp8", 1.5)):
+            for tp in (1, 2, 4):
+                g = round(400 * speed * k * tp ** 0.9, 1)
+                lines.append(f"      - {{accelerator: {acc}, precision: {p}, tp: {tp}, goodput_output_tokens_per_s: {g}}}")
+    path = tmp_path / "explain.yaml"
+    path.write_text(EXPLAIN_PLAN + "\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_explain_lists_alternatives_and_dropped(tmp_path):
+    path = _explain_plan(tmp_path)
+    res = invoke("explain", path, "--workload", "chat", "--json")
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    alts = d["alternatives"]
+    assert len(alts) >= 5
+    assert all(a["total_cost"] is not None for a in alts)
+    # The chosen config is optimal: forcing any other costs at least as much.
+    assert all(a["difference"] >= -1e-6 for a in alts)
+    assert [a["total_cost"] for a in alts] == sorted(a["total_cost"] for a in alts)
+    assert d["chosen"] not in [a["key"] for a in alts]
+    families = {x["family"] for x in d["dropped"]}
+    assert "fit" in families  # 30 B at bf16 (60 GB) cannot fit one 24 or 48 GB GPU
+    assert "scale-up" in families  # tp4 on gpu-24 (scale-up domain 2)
+    assert all(x["reason"] for x in d["dropped"])
+
+    text = invoke("explain", path, "--workload", "chat")
+    assert text.exit_code == 0, text.output
+    assert "Next best configs" in text.output and "Dropped before solving" in text.output
+    assert "scale-up domain" in text.output
+
+
+def test_explain_unknown_workload(tmp_path):
+    res = invoke("explain", _explain_plan(tmp_path), "--workload", "chta")
+    assert res.exit_code == 2, res.output
+    assert "did you mean 'chat'" in res.output
