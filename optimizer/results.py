@@ -159,9 +159,11 @@ class PlanResult:
     binding: list[Binding]
     solver: SolveInfo
     offers: dict[str, dict[str, Any]]
-    """Every offer the plan used, with prices per tier (for workbook assumptions)."""
+    """Every offer the plan used: provider, region, accelerator, gpus_per_node, prices and
+    estimated flags per tier, available_gpus (caps per tier) and spot_interruption."""
     apis: dict[str, dict[str, float]]
-    """API prices per workload that has one."""
+    """Per workload that has an API: usd_per_m_input, usd_per_m_output, max_share, and the mean
+    input_tokens_per_request / output_tokens_per_request that price an output token."""
     pruned: int = 0
     notes: list[str] = field(default_factory=list)
     alternatives: list[AlternativeRow] = field(default_factory=list)
@@ -336,11 +338,16 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
     offers_used = {o: {"provider": off.provider, "region": off.region, "accelerator": off.accelerator,
                        "gpus_per_node": off.gpus_per_node,
                        "prices": {t: off.price(t) for t in off.price_per_gpu_hour},
-                       "estimated": {t: off.estimated(t) for t in off.price_per_gpu_hour}}
+                       "estimated": {t: off.estimated(t) for t in off.price_per_gpu_hour},
+                       "available_gpus": dict(off.available_gpus), "spot_interruption": off.spot_interruption}
                    for o, off in sorted(prog.offers.items())
                    if any(p.offer == o for p in purchases) or any(r.offer == o for r in results)}
     apis = {w.name: {"usd_per_m_input": w.api.usd_per_m_input, "usd_per_m_output": w.api.usd_per_m_output,
-                     "max_share": w.api.max_share} for w in plan.workloads if w.api is not None}
+                     "max_share": w.api.max_share,
+                     # mean tokens per request: the API bills the input tokens of the requests it takes
+                     "input_tokens_per_request": w.tokens.input if w.tokens else 0.0,
+                     "output_tokens_per_request": w.tokens.output if w.tokens else 0.0}
+            for w in plan.workloads if w.api is not None}
     notes = [info.fallback_note] if info.fallback_note else []
     return PlanResult(
         plan=plan.plan, file=file, status=info.status, currency=plan.currency, horizon_days=H,
