@@ -102,11 +102,13 @@ def solve(
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    """Choose the cheapest fleet that serves every workload on the bad day; write OUTDIR/<plan>.json."""
+    """Choose the cheapest fleet that serves every workload on the bad day.
+
+    Writes OUTDIR/<plan>.json, OUTDIR/<plan>.xlsx (live workbook for finance) and OUTDIR/<plan>.html.
+    """
 
     def body() -> int:
         from .api import SolveOptions, solve_plan
-        from .io import write_text_atomic
         from .report.console import print_result
         from .report.jsonio import dumps
 
@@ -115,15 +117,44 @@ def solve(
         opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
         result = solve_plan(plan, opts, list(catalog or []))
         text = dumps(result)
-        write_text_atomic(outdir / f"{_slug(plan)}.json", text)
+        written = _write_reports(result, outdir, _slug(plan), text)
         if as_json:
             sys.stdout.write(text)
             sys.stdout.flush()
         else:
             print_result(result, out)
-            out.print(f"\nwrote {outdir / (_slug(plan) + '.json')}", style="dim")
+            out.print(f"\nwrote {', '.join(str(p) for p in written)}", style="dim")
         for note in result.notes:
             err.print(f"[yellow]warning:[/yellow] {_escape(note)}")
+        return 0
+
+    _run(body, debug)
+
+
+def _write_reports(result, outdir: Path, name: str, json_text: str | None) -> list[Path]:
+    from .report.files import write_reports
+
+    try:
+        return write_reports(result, outdir, name, json_text)
+    except OSError as exc:
+        raise PlanError(Problem(f"cannot write the result files: {exc.strerror or exc}",
+                                "choose a writable --outdir", file=str(outdir))) from None
+
+
+@app.command()
+def report(
+    result_file: Annotated[Path, typer.Argument(metavar="RESULT.json", help="A result saved by `planopt solve`.")],
+    outdir: Annotated[Optional[Path], typer.Option("-o", "--outdir", help="Where the files go (default: beside RESULT.json).")] = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Re-render the workbook and the HTML report from a saved result, without solving again."""
+
+    def body() -> int:
+        from .report.files import load_result
+
+        result = load_result(result_file)
+        written = _write_reports(result, outdir if outdir is not None else result_file.parent, _slug(result_file), None)
+        out.print(f"wrote {', '.join(str(p) for p in written)}", style="dim")
         return 0
 
     _run(body, debug)

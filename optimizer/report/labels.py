@@ -11,6 +11,12 @@ RESERVED_TIERS = ("reserved-1y", "reserved-3y")
 TIER_GROUP = {"reserved-1y": "reserved", "reserved-3y": "reserved", "on-demand": "on_demand", "spot": "spot"}
 TIER_COLORS = {"reserved": "#2f5d8a", "on_demand": "#e39b2d", "spot": "#7fae5a", "api": "#9b6fb0"}
 DEMAND_COLOR = "#c0392b"
+POLICY_LABELS = {
+    "occupancy": "Target occupancy", "memory_reserve": "Memory reserve", "spares": "Spare replicas",
+    "rollout_fraction": "Rollout headroom", "tiers": "Purchase tiers allowed", "spot_pools": "Pools that may use spot",
+    "mig_pools": "Pools that may use MIG slices", "providers": "Providers", "share_reserved_across_pools":
+    "Reserved capacity shared across pools", "solver": "Solver", "time_limit_s": "Solver time limit (s)",
+    "mip_gap": "Target gap", "change_threshold": "Change threshold (with a baseline)"}
 
 
 def config_label(w: WorkloadResult) -> str:
@@ -52,3 +58,7 @@ def money_text(x: float, currency: str, decimals: int = 0) -> str:
     s = f"{abs(x):,.{decimals}f}"
     sign = "-" if x < 0 and round(abs(x), decimals) else ""
     return f"{sign}${s}" if currency == "USD" else f"{sign}{s} {currency}"
+
+
+def days_text(n: int) -> str:
+    return f"{n:,} day" if n == 1 else f"{n:,} days"

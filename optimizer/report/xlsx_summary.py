@@ -18,7 +18,7 @@ def write_summary(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
     ws, book = sh.ws, sh.book
     sh.widths([38, 18, 16, 16, 16, 18, 14, 14, 14])
     sh.text(0, 0, result.plan, "title")
-    sh.text(1, 0, f"Inference capacity plan by planopt · {result.currency} · {result.horizon_days} days", "subtitle")
+    sh.text(1, 0, f"Inference capacity plan by planopt · {result.currency} · {L.days_text(result.horizon_days)}", "subtitle")
     sh.text(2, 0, "input (on Assumptions)", "input")
     sh.text(2, 1, "formula", "calc")
     sh.text(2, 2, "planopt result", "value")
@@ -151,12 +151,6 @@ def _sum_in_order(rows: list[dict], acc: str, what: str, refs: "Refs") -> float:
     return total
 
 
-POLICY_LABELS = {
-    "occupancy": "Target occupancy", "memory_reserve": "Memory reserve", "spares": "Spare replicas",
-    "rollout_fraction": "Rollout headroom", "tiers": "Purchase tiers allowed", "spot_pools": "Pools that may use spot",
-    "mig_pools": "Pools that may use MIG slices", "providers": "Providers", "share_reserved_across_pools":
-    "Reserved capacity shared across pools", "solver": "Solver", "time_limit_s": "Solver time limit (s)",
-    "mip_gap": "Target gap", "change_threshold": "Change threshold (with a baseline)"}
 
 
 def _policy(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
@@ -164,7 +158,7 @@ def _policy(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
     pct = {"occupancy", "memory_reserve", "rollout_fraction", "mip_gap", "change_threshold"}
     for k, v in result.policy.items():
         r += 1
-        sh.text(r, 0, POLICY_LABELS.get(k, k))
+        sh.text(r, 0, L.POLICY_LABELS.get(k, k))
         num = "pct2" if k == "mip_gap" else ("pct" if k in pct else "#,##0.##")
         if k in refs.policy:
             sh.calc(r, 1, refs.policy[k], float(v), "left", num=num)

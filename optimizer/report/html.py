@@ -1,0 +1,261 @@
+"""PlanResult → one self-contained HTML file: inline CSS and SVG, nothing fetched from the network.
+
+The template (templates/report.html.j2) gets plain strings and numbers; every plan string is escaped
+by jinja2 (autoescape on, StrictUndefined). Solver seconds are left out so the same result gives
+the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from ..io import atomic_write
+from ..resources import templates_dir
+from ..results import PlanResult, WorkloadResult
+from . import labels as L
+from .charts import Charts, pool_series
+from .jsonio import from_dict, to_dict
+
+TEMPLATE = "report.html.j2"
+
+
+def write_html(result: PlanResult, path: Path) -> None:
+    """Write OUTDIR/<plan>.html atomically: a failure leaves no partial file."""
+    text = render_html(result)
+    with atomic_write(Path(path)) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def render_html(result: PlanResult) -> str:
+    result = from_dict(to_dict(result))  # the numbers the JSON keeps: `report` re-renders the same bytes
+    env = Environment(loader=FileSystemLoader(str(templates_dir())), autoescape=True, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    return env.get_template(TEMPLATE).render(**context(result))
+
+
+def context(result: PlanResult) -> dict[str, Any]:
+    cur = result.currency
+    money = lambda x, d=0: L.money_text(x, cur, d)  # noqa: E731
+    total = result.cost_total
+    charts = Charts()
+    tiers = [{"key": k, "label": L.TIER_LABELS[k], "total": money(v), "per_day": money(v / result.horizon_days),
+              "share": f"{v / total:.1%}" if total else "–", "width": round(100 * v / total, 2) if total else 0,
+              "color": L.TIER_COLORS[k]} for k, v in ((k, result.cost_by_tier.get(k, 0.0)) for k in L.TIER_KEYS)]
+    gap = result.solver.gap
+    mip_gap = result.policy.get("mip_gap")
+    return {
+        "plan": result.plan, "file": result.file, "currency": cur, "horizon_days": result.horizon_days,
+        "horizon_text": L.days_text(result.horizon_days),
+        "status": result.status, "solver": result.solver.name,
+        "gap": "unknown" if gap is None else f"{gap:.2%}",
+        "stopped_early": gap is not None and mip_gap is not None and gap > float(mip_gap) + 1e-12,
+        "per_day": money(result.cost_per_day), "total": money(total), "tiers": tiers,
+        "gpus_at_peak": f"{_fleet_peak(result):,}",
+        "notes": list(result.notes), "binding": result.binding,
+        "purchases": [{"offer": p.offer, "accelerator": p.accelerator, "provider": p.provider, "region": p.region,
+                       "tier": p.tier, "gpus": f"{p.gpus:,}", "gpu_hours": f"{p.gpu_hours:,.0f}",
+                       "price": money(p.price_per_gpu_hour, 2), "estimated": p.price_estimated,
+                       "cost": money(p.cost), "color": L.TIER_COLORS[L.TIER_GROUP[p.tier]]}
+                      for p in result.purchases],
+        "mix_svg": Markup(charts.purchase_mix(result)) if result.purchases else None,
+        "pools": [_pool(result, p, charts) for p in _pools(result)],
+        "workloads": [_workload(result, w, money) for w in result.workloads],
+        "risk_pools": [_pool_risk(result, p) for p in _pools(result)],
+        "caps": _caps(result),
+        "alternatives": _alternatives(result, money),
+        "dropped_summary": _dropped_summary(result),
+        "dropped": result.dropped,
+        "assumptions": _assumptions(result, money),
+        "command": f"planopt solve {result.file}" if result.file else "planopt solve PLAN.yaml",
+    }
+
+
+def _pools(result: PlanResult) -> list[str]:
+    seen: dict[str, None] = {}
+    for w in result.workloads:
+        seen.setdefault(w.pool, None)
+    for h in result.hourly:
+        seen.setdefault(h.pool, None)
+    return list(seen)
+
+
+def _fleet_peak(result: PlanResult) -> int:
+    at: Counter = Counter()
+    for h in result.hourly:
+        at[(h.day_type, h.hour)] += h.reserved_gpus + h.on_demand_gpus + h.spot_gpus
+    return max(at.values(), default=0)
+
+
+def _peak_of(series: dict[str, dict[str, list[float]]], days: list[str]) -> tuple[str, int]:
+    best = (days[0] if days else "", 0)
+    top = -1.0
+    for d in days:
+        for h, v in enumerate(series[d]["demand"]):
+            if v > top:
+                best, top = (d, h), v
+    return best
+
+
+def _pool(result: PlanResult, pool: str, charts: Charts) -> dict[str, Any]:
+    s = pool_series(result, pool)
+    d, h = _peak_of(s, list(result.day_types))
+    level = max((v for dd in s for v in s[dd]["reserved"]), default=0)
+    offers = sorted({x.offer for x in result.hourly if x.pool == pool})
+    held = sum(p.gpus for p in result.purchases if p.tier in L.RESERVED_TIERS and p.offer in offers)
+    return {"name": pool, "svg": Markup(charts.pool(result, pool)),
+            "workloads": [w.name for w in result.workloads if w.pool == pool],
+            "offers": offers, "level": f"{level:,.0f}", "held": f"{held:,}",
+            "peak": {"at": f"{d} {h:02d}:00", **{k: f"{s[d][k][h]:,.0f}" if d else "0"
+                                                 for k in ("demand", "reserved", "on_demand", "spot")}}}
+
+
+def _pool_risk(result: PlanResult, pool: str) -> dict[str, Any]:
+    s = pool_series(result, pool)
+    d, h = _peak_of(s, list(result.day_types))
+    res, od, sp = (s[d][k][h] if d else 0.0 for k in ("reserved", "on_demand", "spot"))
+    supply = res + od + sp
+    share = (od + sp) / supply if supply else 0.0
+    return {"pool": pool, "at": f"{d} {h:02d}:00", "demand": f"{s[d]['demand'][h]:,.0f}" if d else "0",
+            "reserved": f"{res:,.0f}", "on_demand": f"{od:,.0f}", "spot": f"{sp:,.0f}",
+            "share": f"{share:.0%}", "width": round(100 * share, 1), "warn": share >= 0.5}
+
+
+def _caps(result: PlanResult) -> list[dict[str, Any]]:
+    """Per offer and tier in use: the most GPUs used at one hour (reserved: held) against its cap."""
+    use: dict[tuple[str, str], float] = {}
+    at: Counter = Counter()
+    for h in result.hourly:
+        at[(h.offer, "on-demand", h.day_type, h.hour)] += h.on_demand_gpus
+        at[(h.offer, "spot", h.day_type, h.hour)] += h.spot_gpus
+    for (o, t, _d, _h), v in at.items():
+        use[(o, t)] = max(use.get((o, t), 0.0), v)
+    for p in result.purchases:
+        if p.tier in L.RESERVED_TIERS:
+            use[(p.offer, p.tier)] = use.get((p.offer, p.tier), 0.0) + p.gpus
+    rows = []
+    for (o, t), u in sorted(use.items()):
+        if u <= 0:
+            continue
+        info = result.offers.get(o, {})
+        cap = info.get("available_gpus", {}).get(t)
+        node = info.get("gpus_per_node", 1)
+        row = {"offer": o, "tier": t, "use": f"{u:,.0f}", "cap": "not stated" if cap is None else f"{cap:,}",
+               "headroom": "–", "pct": None, "warn": False, "unknown": cap is None}
+        if cap is not None:
+            row.update(headroom=f"{cap - u:,.0f}", pct=round(min(100.0, 100 * u / cap), 1) if cap else 100.0,
+                       warn=cap - u < node)
+        rows.append(row)
+    return rows
+
+
+def _workload(result: PlanResult, w: WorkloadResult, money) -> dict[str, Any]:
+    return {"name": w.name, "pool": w.pool, "kind": w.kind, "choice": L.choice_label(w),
+            "model": w.model or "–", "goodput": f"{w.goodput_output_tokens_per_s:,.0f}",
+            "source": w.goodput_source, "bound": w.bound or "–", "memory": _memory(w),
+            "sizing": _sizing(result, w), "api_share": f"{w.api_share:.1%}" if w.api_share else "",
+            "cost": money(w.cost), "per_day": money(w.cost / result.horizon_days),
+            "gpus_at_peak": f"{w.gpus_at_peak:,}"}
+
+
+MEMORY_COLORS = {"weights": "#2f5d8a", "kv": "#7fae5a", "reserve": "#a6a6a6", "free": "#dfe7d3"}
+
+
+def _memory(w: WorkloadResult) -> dict[str, Any] | None:
+    """Per replica: weights | KV for the sequences it needs | reserve | free, as bar segments."""
+    if w.offer is None or w.kind == "reserve" or w.total_gb <= 0:
+        return None
+    kv = min(max(w.free_gb, 0.0), w.needed_concurrency * w.kv_gb_per_seq)
+    seqs = "sequence" if w.needed_concurrency == 1 else "sequences"
+    parts = [("weights", "weights", w.weights_gb), ("kv", f"KV for {w.needed_concurrency:,} {seqs}", kv),
+             ("reserve", "reserve", w.reserve_gb), ("free", "free", max(w.free_gb - kv, 0.0))]
+    x, segs = 0.0, []
+    for key, label, gb in parts:
+        width = 100.0 * gb / w.total_gb
+        segs.append({"key": key, "label": label, "gb": f"{gb:,.1f}", "x": round(x, 3), "w": round(width, 3),
+                     "color": MEMORY_COLORS[key], "show": width >= 9})
+        x += width
+    more = w.kv_concurrency - w.needed_concurrency
+    return {"total": f"{w.total_gb:,.1f}", "segments": segs, "kv_per_seq": f"{w.kv_gb_per_seq:.3f}",
+            "fit": f"{w.kv_concurrency:,}", "need": f"{w.needed_concurrency:,}", "more": f"{more:,}"}
+
+
+def _sizing(result: PlanResult, w: WorkloadResult) -> list[str]:
+    """The replica arithmetic at the peak hour, in words and numbers."""
+    note = L.sizing_note(w)
+    r = w.replicas
+    if note:
+        if w.kind == "batch":
+            return [note, f"{r.total:,} replicas at its busiest hour, {w.gpus_at_peak:,} GPUs; "
+                          f"{w.gpu_hours:,.0f} GPU-hours over the horizon"]
+        if w.kind == "reserve":
+            return [note, f"{w.gpus_at_peak:,} GPUs on {w.offer}"]
+        return [note]
+    pol = result.policy
+    occ, roll = float(pol.get("occupancy", 1.0)), float(pol.get("rollout_fraction", 0.0))
+    api = w.hourly_api_tokens_per_s.get(w.peak_day_type, [0.0] * 24)[w.peak_hour] if w.hourly_api_tokens_per_s else 0
+    served = w.peak_output_tokens_per_s - api
+    q = served / (w.goodput_output_tokens_per_s * occ) if w.goodput_output_tokens_per_s else 0.0
+    lines = [f"peak {w.peak_output_tokens_per_s:,.0f} output tok/s ({w.peak_day_type}, {w.peak_hour:02d}:00)"
+             + (f" − {api:,.0f} sent to the API = {served:,.0f}" if api > 0 else "")]
+    lines.append(f"÷ ({w.goodput_output_tokens_per_s:,.0f} tok/s per replica × {occ:.0%} occupancy) = {q:,.2f}"
+                 f" → {r.base:,} base replicas")
+    lines.append(f"+ {r.spares} spare + ⌈{roll:.0%} × {r.base + r.spares:,}⌉ = {r.rollout:,} for a rollout"
+                 f" → {r.total:,} replicas")
+    g = w.gpus_per_replica
+    per = f"MIG {w.mig} ({g:.2f} GPU)" if w.mig else f"{g:g} GPU{'' if g == 1 else 's'}"
+    lines.append(f"× {per} per replica → {w.gpus_at_peak:,} GPUs at the peak")
+    return lines
+
+
+def _alternatives(result: PlanResult, money) -> list[dict[str, Any]]:
+    out: dict[str, list] = {}
+    for a in result.alternatives:
+        out.setdefault(a.workload, []).append({
+            "rank": a.rank, "label": a.label, "goodput": f"{a.goodput_output_tokens_per_s:,.0f}",
+            "source": a.goodput_source, "gpus": f"{a.gpus_at_peak:,}", "cost": money(a.standalone_cost),
+            "difference": ("+" if a.difference >= 0 else "") + money(a.difference)})
+    return [{"workload": k, "rows": v} for k, v in out.items()]
+
+
+def _dropped_summary(result: PlanResult) -> list[dict[str, Any]]:
+    by: dict[str, Counter] = {}
+    for x in result.dropped:
+        by.setdefault(x.workload, Counter())[x.family] += 1
+    return [{"workload": w, "total": sum(c.values()),
+             "families": " · ".join(f"{f} {n}" for f, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))}
+            for w, c in by.items()]
+
+
+def _assumptions(result: PlanResult, money) -> dict[str, Any]:
+    tiers = L.used_tiers(result)
+    prices = []
+    for o, info in result.offers.items():
+        ps, est = info.get("prices", {}), info.get("estimated", {})
+        prices.append({"offer": o, "accelerator": info.get("accelerator", ""), "provider": info.get("provider", ""),
+                       "region": info.get("region", ""), "node": info.get("gpus_per_node", 1),
+                       "cells": [("–" if ps.get(t) is None else money(ps[t], 2) + ("*" if est.get(t) else ""))
+                                 for t in tiers]})
+    policy = []
+    for k, v in result.policy.items():
+        if isinstance(v, bool):
+            v = "yes" if v else "no"
+        elif isinstance(v, (list, tuple)):
+            v = ", ".join(map(str, v)) or "none"
+        elif v is None:
+            v = "any"
+        elif k in ("occupancy", "memory_reserve", "rollout_fraction", "change_threshold"):
+            v = f"{float(v):.0%}"
+        elif k == "mip_gap":
+            v = f"{float(v):.2%}"
+        policy.append((L.POLICY_LABELS.get(k, k), str(v)))
+    apis = [{"workload": w, "input": money(a.get("usd_per_m_input", 0.0), 2),
+             "output": money(a.get("usd_per_m_output", 0.0), 2), "max_share": f"{a.get('max_share', 0.0):.0%}"}
+            for w, a in result.apis.items()]
+    return {"tiers": tiers, "prices": prices, "policy": policy, "apis": apis,
+            "day_types": [(d, L.days_text(n)) for d, n in result.day_types.items()],
+            "estimated": any("*" in c for p in prices for c in p["cells"])}
