@@ -1,0 +1,220 @@
+"""Views of a calibration (console, HTML with inline SVG) and of a plan comparison (console)."""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .console import money
+
+if TYPE_CHECKING:
+    from ..calibrate import Calibration, WorkloadCalibration
+    from ..compare import Comparison
+
+TEMPLATE = "calibrate.html.j2"
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return "–"
+    if not math.isfinite(x):
+        return "∞"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.4g}"
+
+
+def _ratio(r: float | None) -> str:
+    if r is None:
+        return ""
+    if 0.5 <= r <= 2:
+        return f"{(r - 1) * 100:+.1f}%"
+    return f"×{r:.3g}"
+
+
+# --- console -------------------------------------------------------------------------------------
+
+
+def print_calibration(cal: "Calibration", out: Console) -> None:
+    out.print(f"[bold]{escape(cal.plan_name)}[/bold] calibrated from {escape(cal.plan_file)}")
+    if cal.usage is not None:
+        u = cal.usage
+        files = ", ".join(f"{escape(f.file)} ({f.fmt}, {f.events:,} events)" for f in u.files)
+        out.print(f"usage: {u.events:,} events in {u.seconds:.1f} s from {files}")
+        if cal.period:
+            days = ", ".join(f"{k} {v}" for k, v in cal.full_days.items())
+            out.print(f"period: {cal.period[0]} to {cal.period[1]} ({escape(cal.timezone)}); full days: {days}")
+        out.print(f"[dim]{escape(cal.definition)}[/dim]")
+    for note in cal.notes:
+        out.print(f"[yellow]note:[/yellow] {escape(note)}")
+    if cal.changes:
+        t = Table(title="What changed", title_justify="left", show_edge=False)
+        for col in ("workload", "what", "old", "new", "change"):
+            t.add_column(col, justify="right" if col == "change" else "left")
+        for c in cal.changes:
+            t.add_row(escape(c.workload), escape(c.what), escape(c.old), escape(c.new), _ratio(c.ratio))
+        out.print(t)
+    else:
+        out.print("nothing changed")
+    wl = [w for w in cal.workloads if w.tenants or w.notes]
+    if wl:
+        t = Table(title="Per workload", title_justify="left", show_edge=False)
+        t.add_column("workload")
+        t.add_column("requests", justify="right")
+        t.add_column("tenants (share of output tokens)")
+        t.add_column("notes")
+        for w in wl:
+            ten = ", ".join(f"{escape(n)} {s:.0%}" for n, s, _ in w.tenants[:4])
+            if len(w.tenants) > 4:
+                ten += f", +{len(w.tenants) - 4}"
+            t.add_row(escape(w.name), f"{w.requests:,}" if w.requests else "–", ten or "–",
+                      escape("; ".join(w.notes)) or "")
+        out.print(t)
+    if cal.verdicts:
+        p = f"p{cal.slo_percentile:g}"
+        t = Table(title=f"Load tests (SLO at {p})", title_justify="left", show_edge=False)
+        for col in ("run", "workload", "config", "output tok/s", f"{p} TTFT ms", f"{p} TPOT ms", "verdict"):
+            t.add_column(col, justify="right" if "tok" in col or "ms" in col else "left")
+        for v in cal.verdicts:
+            conf = " ".join(str(x) for x in (v.accelerator, v.precision, f"tp{v.tp}" if v.tp else None) if x)
+            if v.used:
+                verdict = "[green]used[/green]"
+            elif v.meets_slo and not v.reasons:
+                verdict = "meets SLO; a faster run was used"
+            elif v.meets_slo:
+                verdict = "[yellow]not used:[/yellow] " + escape("; ".join(v.reasons))
+            else:
+                verdict = "[red]misses SLO:[/red] " + escape("; ".join(v.reasons)) if v.run.problem is None \
+                    else "[yellow]not used:[/yellow] " + escape("; ".join(v.reasons))
+            t.add_row(escape(v.run.label), escape(v.workload or "?"), escape(conf), _num(v.run.output_tokens_per_s),
+                      _num(v.run.ttft_ms), _num(v.run.tpot_ms), verdict)
+        out.print(t)
+    if cal.occupancy:
+        target = cal.occupancy[0].target
+        t = Table(title=f"Occupancy against {escape(cal.result_file or 'the result')} "
+                        f"(actual ÷ serving replicas × goodput; policy {target:.0%})",
+                  title_justify="left", show_edge=False)
+        for col in ("workload", "hours", f"above {target:.0%}", "highest", "when", "mean at busiest hour"):
+            t.add_column(col, justify="left" if col in ("workload", "when") else "right")
+        for o in cal.occupancy:
+            h = o.highest
+            when = f"{h.date} {h.hour:02d}:00 ({h.day_type})" if h else "–"
+            t.add_row(escape(o.workload), str(o.hours), str(len(o.above)),
+                      _pct(h.occupancy) if h else "–", when, _pct(o.mean_at_busiest))
+        out.print(t)
+
+
+def _pct(x: float | None) -> str:
+    if x is None:
+        return "–"
+    if not math.isfinite(x):
+        return "∞ (no serving replica)"
+    return f"{x:.0%}"
+
+
+def print_comparison(c: "Comparison", out: Console) -> None:
+    cur = c.b.currency
+    out.print(f"[bold]A[/bold] {escape(c.a.label)} ({c.a.kind}: {escape(c.a.plan)}, {c.a.horizon_days} days, {c.a.status})")
+    out.print(f"[bold]B[/bold] {escape(c.b.label)} ({c.b.kind}: {escape(c.b.plan)}, {c.b.horizon_days} days, {c.b.status})")
+    for n in c.notes:
+        out.print(f"[yellow]note:[/yellow] {escape(n)}")
+    t = Table(title="Cost", title_justify="left", show_edge=False)
+    for col in ("", "A", "B", "change", "%"):
+        t.add_column(col, justify="left" if not col else "right")
+    labels = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot", "api": "API"}
+    rows = [("total", c.total), ("per day", c.per_day)] + [(labels[k], v) for k, v in c.by_tier.items()]
+    for name, d in rows:
+        pct = d.change_pct
+        sign = "+" if d.change > 0 else ""
+        t.add_row(name, money(d.a, cur), money(d.b, cur), sign + money(d.change, cur),
+                  "–" if pct is None else f"{pct:+.1f}%", style="bold" if name == "total" else None)
+    out.print(t)
+    w = Table(title="Workloads", title_justify="left", show_edge=False)
+    for col in ("workload", "status", "A choice", "B choice", "replicas", "GPUs at peak", "cost A", "cost B", "what"):
+        w.add_column(col, justify="right" if col in ("replicas", "GPUs at peak", "cost A", "cost B") else "left")
+    style = {"new": "green", "removed": "red", "changed": "yellow", "same": "dim"}
+    for r in c.workloads:
+        reps = f"{_i(r.replicas_a)} → {_i(r.replicas_b)}" if r.replicas_a != r.replicas_b else _i(r.replicas_a)
+        gpus = f"{_i(r.gpus_a)} → {_i(r.gpus_b)}" if r.gpus_a != r.gpus_b else _i(r.gpus_a)
+        w.add_row(escape(r.name), f"[{style[r.status]}]{r.status}[/{style[r.status]}]", escape(r.choice_a or "–"),
+                  escape(r.choice_b or "–") if r.choice_b != r.choice_a else "same", reps, gpus,
+                  money(r.cost_a, cur) if r.cost_a is not None else "–",
+                  money(r.cost_b, cur) if r.cost_b is not None else "–", ", ".join(r.what_changed))
+    out.print(w)
+    changed = [p for p in c.purchases if p.gpus_a != p.gpus_b or round(p.cost_a, 2) != round(p.cost_b, 2)]
+    if changed:
+        p = Table(title="Purchases that changed", title_justify="left", show_edge=False)
+        for col in ("offer", "tier", "GPUs A", "GPUs B", "cost A", "cost B"):
+            p.add_column(col, justify="left" if col in ("offer", "tier") else "right")
+        for x in changed:
+            p.add_row(escape(x.offer), x.tier, str(x.gpus_a), str(x.gpus_b), money(x.cost_a, cur), money(x.cost_b, cur))
+        out.print(p)
+
+
+def _i(x: int | None) -> str:
+    return "–" if x is None else str(x)
+
+
+# --- HTML ----------------------------------------------------------------------------------------
+
+
+def render_html(cal: "Calibration") -> str:
+    """A small self-contained page: forecast vs actual per workload, changes, load tests, occupancy."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+    from markupsafe import Markup
+
+    from ..resources import templates_dir
+
+    env = Environment(loader=FileSystemLoader(str(templates_dir())), autoescape=select_autoescape(["html", "j2"]),
+                      undefined=StrictUndefined, keep_trailing_newline=True)
+    env.filters["num"] = _num
+    env.filters["pct"] = _pct
+    env.filters["ratio"] = _ratio
+    charts = {}
+    for w in cal.workloads:
+        if w.actual and (w.new_peak is not None or w.old_peak is not None) and w.kind == "interactive":
+            charts[w.name] = Markup(chart_svg(w))
+    return env.get_template(TEMPLATE).render(cal=cal, charts=charts)
+
+
+def chart_svg(w: "WorkloadCalibration") -> str:
+    """Forecast (before and after) against the actual hourly rate, one panel per day type; byte-stable SVG."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    types = [t for t in w.actual]
+    rc = {"svg.hashsalt": "planopt-calibrate", "svg.fonttype": "none", "font.size": 8,
+          "axes.spines.top": False, "axes.spines.right": False}
+    with matplotlib.rc_context(rc):
+        fig = Figure(figsize=(3.4 * max(1, len(types)), 2.4))
+        axes = fig.subplots(1, max(1, len(types)), sharey=True, squeeze=False)[0]
+        hours = list(range(24))
+        for ax, t in zip(axes, types):
+            st = w.actual[t]
+            if st.days:
+                lo = [v if v is not None else math.nan for v in st.low]
+                hi = [v if v is not None else math.nan for v in st.high]
+                mean = [v if v is not None else math.nan for v in st.mean]
+                ax.fill_between(hours, lo, hi, color="#f4a259", alpha=0.25, linewidth=0, label="actual min–max")
+                ax.plot(hours, mean, color="#e07a1f", linewidth=1.4, label="actual mean")
+            if w.old_peak is not None and t in w.old_profile:
+                ax.plot(hours, [w.old_peak * v for v in w.old_profile[t]], color="#888888", linestyle="--",
+                        linewidth=1.1, label="plan before")
+            if w.new_peak is not None and w.new_profile is not None:
+                ax.plot(hours, [w.new_peak * v for v in w.new_profile[t]], color="#1f5fa8", linewidth=1.4,
+                        label="calibrated")
+            ax.set_title(f"{t} ({st.days} days)")
+            ax.set_xticks([0, 6, 12, 18, 23])
+            ax.set_xlabel("hour")
+        axes[0].set_ylabel("output tokens/s")
+        axes[-1].legend(loc="upper left", fontsize=7, frameon=False)
+        fig.tight_layout()
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    svg = buf.getvalue()
+    return svg[svg.index("<svg"):]
