@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from .errors import Collector, PlanError, Problem
@@ -71,8 +72,35 @@ def line_of(tree: Any, loc: tuple[Any, ...] | list[Any]) -> int | None:
     return line
 
 
+class _PlainConstructor(RoundTripConstructor):
+    """Round-trip construction that reports bad scalars with their line instead of raising ValueError.
+
+    ruamel builds dates and ints itself: `2026-13-01` or an int of 5,000 digits raises a bare
+    ValueError, and the YAML 1.1 collection tags (!!set, !!omap, !!pairs, !!binary) build values
+    that carry no tag for the plain-data check below.
+    """
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except ValueError as exc:
+            value = str(getattr(node, "value", ""))
+            shown = value if len(value) <= 40 else value[:37] + "..."
+            raise ConstructorError(None, None, f"cannot read '{shown}': {exc} — write a plain number, "
+                                   "string or date (YYYY-MM-DD)", node.start_mark) from None
+
+    def _refuse_tag(self, node: Any) -> Any:
+        raise ConstructorError(None, None, f"YAML tag '{node.tag}' is not allowed — remove the tag; "
+                               "plans hold plain data", node.start_mark)
+
+
+for _tag in ("set", "omap", "pairs", "binary"):
+    _PlainConstructor.add_constructor(f"tag:yaml.org,2002:{_tag}", _PlainConstructor._refuse_tag)
+
+
 def _yaml() -> YAML:
     y = YAML(typ="rt")
+    y.Constructor = _PlainConstructor
     y.allow_duplicate_keys = False
     return y
 
@@ -114,7 +142,9 @@ def parse_yaml(raw: bytes, shown: str, path: Path | None = None) -> Document:
         line = mark.line + 1 if mark is not None else None
         what = (exc.problem or exc.context or "invalid YAML").strip()
         fix = "fix the YAML syntax"
-        if "\t" in what or "'\\t'" in what:
+        if " — " in what:
+            what, fix = what.split(" — ", 1)
+        elif "\t" in what or "'\\t'" in what:
             fix = "indent with spaces, not tabs"
         elif "duplicate key" in what or "duplicate key" in str(exc):
             key = str(exc).split('duplicate key "', 1)[-1].split('"', 1)[0]
@@ -125,6 +155,8 @@ def parse_yaml(raw: bytes, shown: str, path: Path | None = None) -> Document:
         raise PlanError(Problem(f"invalid YAML: {exc}", "fix the YAML syntax", file=shown)) from None
     except RecursionError:
         raise PlanError(Problem("YAML nesting is too deep", "flatten the document", file=shown)) from None
+    except ValueError as exc:  # a scalar ruamel could not build, outside construct_object
+        raise PlanError(Problem(f"cannot read a value: {exc}", "fix the value", file=shown)) from None
     errors = Collector()
     budget = [MAX_NODES]
     data = _to_plain(tree, (), tree, shown, errors, budget)

@@ -59,7 +59,7 @@ class Policy(Strict):
     @classmethod
     def _tiers_unique(cls, tiers: list[str]) -> list[str]:
         if len(set(tiers)) != len(tiers):
-            raise ValueError("lists a tier twice")
+            raise ValueError("lists a tier twice — list each tier once")
         if not tiers:
             raise ValueError("allows no tier; list at least one of " + ", ".join(TIERS))
         return tiers
@@ -127,7 +127,7 @@ class Batch(Strict):
     def _hours(cls, w: tuple[int, int]) -> tuple[int, int]:
         for h in w:
             if not 0 <= h <= 23:
-                raise ValueError(f"hour {h} is outside 0–23")
+                raise ValueError(f"hour {h} is outside 0–23 — hours run 0–23; midnight is 0")
         return w
 
     def hours(self) -> list[int]:
@@ -232,7 +232,7 @@ class Commitment(Strict):
     @model_validator(mode="after")
     def _order(self) -> "Commitment":
         if self.end < self.start:
-            raise ValueError("end is before start")
+            raise ValueError("end is before start — swap start and end")
         return self
 
 
@@ -261,7 +261,7 @@ class Plan(Strict):
             for name, v in dts.items():
                 check_id(name)
                 if isinstance(v, int) and v < 0:
-                    raise ValueError(f"{name}: days must be ≥ 0")
+                    raise ValueError(f"{name}: days must be ≥ 0 — give a number of days, 0 or more")
                 if isinstance(v, int) and name not in BUILTIN_DAY_TYPES:
                     raise ValueError(
                         f"{name}: only weekday, weekend and all have built-in calendars; "
