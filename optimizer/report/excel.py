@@ -124,7 +124,7 @@ def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         r += 1
         sh.text(r, 0, label)
         refs.policy[key] = sh.inp(r, 1, float(pol.get(key, 0.0)), num, name=key)
-    _validate(sh, refs)
+        sh.ws.data_validation(r, 1, r, 1, VALIDATION[key])
 
     r += 2
     tiers = L.used_tiers(result)
@@ -170,17 +170,14 @@ def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.page(r, 9, landscape=False)
 
 
-def _validate(sh: Sheet, refs: Refs) -> None:
-    """Data validation on the policy inputs: a typo is refused, not silently priced."""
-    ws = sh.ws
-    for key, rule in (("occupancy", {"validate": "decimal", "criteria": "between", "minimum": 0.0001,
-                                     "maximum": 1, "error_message": "Occupancy is a share in (0, 1]."}),
-                      ("spares", {"validate": "integer", "criteria": ">=", "value": 0,
-                                  "error_message": "Spares is a whole number ≥ 0."}),
-                      ("rollout_fraction", {"validate": "decimal", "criteria": ">=", "value": 0,
-                                            "error_message": "Rollout headroom is a share ≥ 0."})):
-        addr = refs.policy[key].split("!")[1].replace("$", "")
-        ws.data_validation(addr, rule)
+# Data validation on the policy inputs: a typo is refused, not silently priced.
+VALIDATION = {
+    "occupancy": {"validate": "decimal", "criteria": "between", "minimum": 0.0001, "maximum": 1,
+                  "error_message": "Occupancy is a share in (0, 1]."},
+    "spares": {"validate": "integer", "criteria": ">=", "value": 0, "error_message": "Spares is a whole number ≥ 0."},
+    "rollout_fraction": {"validate": "decimal", "criteria": ">=", "value": 0,
+                         "error_message": "Rollout headroom is a share ≥ 0."},
+}
 
 
 # --- Purchases: what is bought, per offer and tier, and the API ---------------------------------

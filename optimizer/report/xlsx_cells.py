@@ -112,9 +112,10 @@ class Sheet:
         self.ws.write_formula(r, c, "=" + formula, self.fmt("calc", *styles, num=num), value)
 
     def inp(self, r: int, c: int, v: float, num: str | None = None, name: str | None = None) -> str:
+        """An input cell; returns what formulas use to read it: its defined name, else its address."""
         self.ws.write_number(r, c, v, self.fmt("input", num=num))
-        if name:
-            self.book.name(name, self.name, r, c)
+        if name and self.book.name(name, self.name, r, c):
+            return name
         return ref(self.name, r, c)
 
     def intro(self, r: int, text: str, last_col: int, lines: int = 2) -> None:
@@ -172,11 +173,13 @@ class Book:
             self._formats[key] = self.wb.add_format(props)
         return self._formats[key]
 
-    def name(self, name: str, sheet: str, r: int, c: int) -> None:
-        if name in self.names:
-            return
-        self.names.add(name)
+    def name(self, name: str, sheet: str, r: int, c: int) -> bool:
+        """Define a workbook name for one cell; False when the name is taken."""
+        if name.lower() in self.names:
+            return False
+        self.names.add(name.lower())
         self.wb.define_name(name, "=" + ref(sheet, r, c))
+        return True
 
     def sheet(self, name: str) -> Sheet:
         return Sheet(self, name)

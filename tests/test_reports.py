@@ -1,0 +1,392 @@
+"""Reports: the live workbook recalculated in LibreOffice, the self-contained HTML in Chromium, `planopt report`.
+
+LibreOffice and Chromium are installed by .ci/run; on a developer machine without them these tests
+skip, in CI (CI=true) they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import zipfile
+from html.parser import HTMLParser
+from pathlib import Path
+
+import openpyxl
+import pytest
+from typer.testing import CliRunner
+
+from optimizer.api import SolveOptions, solve_plan
+from optimizer.cli import app
+from optimizer.report import excel, files, html
+from optimizer.report.jsonio import dumps, from_dict, to_dict
+
+pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning",
+                                        "ignore:Data Validation extension:UserWarning")
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILE_XCU = Path(__file__).resolve().parent / "data" / "libreoffice-recalc-profile.xcu"
+HYPERLINK = '=HYPERLINK("http://x","y")'
+SCRIPT = "<script>alert(1)</script>"
+TIER_NAMES = {"reserved": "cost_reserved", "on_demand": "cost_on_demand", "spot": "cost_spot", "api": "cost_api"}
+ERROR_VALUE = re.compile(r"^(#(NAME\?|VALUE!|REF!|DIV/0!|N/A|NUM!|NULL!)|Err:\d+)")
+
+# Both names are workloads; the plan name carries the script too (it is the page title).
+INJECTION_PLAN = f"""\
+plan: {json.dumps(SCRIPT + " plan")}
+currency: USD
+horizon_days: 2
+catalogs: []
+policy: {{occupancy: 0.6, spares: 1, rollout_fraction: 0.25, tiers: [on-demand]}}
+models:
+  - {{id: seed-70b, params_b: 70, kv_gb_per_seq: 1.6}}
+accelerators:
+  - {{id: gpu-80gb, memory_gb: 80}}
+offers:
+  - {{id: seed-cloud-80gb, accelerator: gpu-80gb, provider: seed-cloud, gpus_per_node: 2,
+     price_per_gpu_hour: {{on-demand: 2.50}}}}
+workloads:
+  - name: {json.dumps(HYPERLINK)}
+    model: seed-70b
+    pool: interactive
+    precisions: [fp8]
+    tp: [2]
+    tokens: {{input: 1000, output: 250}}
+    demand: {{peak_output_tokens_per_s: 9000}}
+    measured: [{{accelerator: gpu-80gb, precision: fp8, tp: 2, goodput_output_tokens_per_s: 1400}}]
+    api: {{usd_per_m_input: 0.60, usd_per_m_output: 0.80, max_share: 0.05}}
+  - name: {json.dumps(SCRIPT)}
+    model: seed-70b
+    pool: interactive
+    precisions: [fp8]
+    tp: [2]
+    tokens: {{input: 1000, output: 250}}
+    demand: {{peak_output_tokens_per_s: 3000}}
+    measured: [{{accelerator: gpu-80gb, precision: fp8, tp: 2, goodput_output_tokens_per_s: 1400}}]
+"""
+
+
+def need(*names: str) -> str:
+    """The first binary found; skip without it, except in CI (.ci/run installs it) where that fails."""
+    for n in names:
+        path = shutil.which(n)
+        if path:
+            return path
+    msg = f"{names[0]} is not installed (apt-get install -y {'libreoffice-calc' if 'soffice' in names else names[0]})"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{msg}: .ci/run must install it")
+    pytest.skip(msg)
+
+
+# --- solved results, once per session ---------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def results(tmp_path_factory) -> dict:
+    plan = tmp_path_factory.mktemp("inject") / "inject.yaml"
+    plan.write_text(INJECTION_PLAN, encoding="utf-8")
+    return {
+        "seed-fleet": solve_plan(ROOT / "plans" / "seed-fleet.yaml"),
+        # q4 need not be optimal here: the workbook must agree with whatever fleet it shows
+        "q4": solve_plan(ROOT / "plans" / "q4.yaml", SolveOptions(time_limit_s=10)),
+        "inject": solve_plan(plan),
+    }
+
+
+@pytest.fixture(scope="session")
+def books(results, tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("books")
+    paths = {}
+    for name, r in results.items():
+        paths[name] = out / f"{name}.xlsx"
+        excel.write_workbook(r, paths[name])
+    return paths
+
+
+def _name_cell(wb, name: str):
+    sheet, coord = next(iter(wb.defined_names[name].destinations))
+    return wb[sheet][coord.replace("$", "")]
+
+
+@pytest.fixture(scope="session")
+def doubled(results, books, tmp_path_factory) -> dict:
+    """q4's workbook with its largest on-demand spend's price doubled on Assumptions (saved by openpyxl)."""
+    d = to_dict(results["q4"])
+    od = [p for p in d["purchases"] if p["tier"] == "on-demand"] or \
+        [p for p in to_dict(results["seed-fleet"])["purchases"] if p["tier"] == "on-demand"]
+    src = "q4" if any(p["tier"] == "on-demand" for p in d["purchases"]) else "seed-fleet"
+    p = max(od, key=lambda p: (p["cost"], p["offer"]))
+    wb = openpyxl.load_workbook(books[src])
+    name = "price_" + re.sub(r"[^a-z0-9]+", "_", p["offer"]) + "_on_demand"
+    cell = _name_cell(wb, name)
+    cell.value = cell.value * 2
+    path = tmp_path_factory.mktemp("doubled") / f"{src}-doubled.xlsx"
+    wb.save(path)
+    return {"path": path, "source": src, "spend": p["cost"], "offer": p["offer"]}
+
+
+@pytest.fixture(scope="session")
+def recalculated(books, doubled, tmp_path_factory) -> dict[str, Path]:
+    """Every workbook recalculated by LibreOffice in one call, with a profile that forces recalculation."""
+    soffice = need("soffice", "libreoffice")
+    base = tmp_path_factory.mktemp("lo")
+    profile = base / "profile"
+    (profile / "user").mkdir(parents=True)
+    shutil.copy(PROFILE_XCU, profile / "user" / "registrymodifications.xcu")
+    canary = base / "canary.xlsx"
+    import xlsxwriter
+
+    wb = xlsxwriter.Workbook(str(canary))
+    wb.add_worksheet().write_formula(0, 0, "=1+1", None, 5)  # a wrong stored value LibreOffice must replace
+    wb.close()
+    inputs = [*books.values(), doubled["path"], canary]
+    out = base / "out"
+    proc = subprocess.run([soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
+                           "--convert-to", "xlsx", "--outdir", str(out), *map(str, inputs)],
+                          capture_output=True, text=True, timeout=240)
+    produced = {p.stem: out / p.name for p in inputs}
+    missing = [str(p) for p in produced.values() if not p.exists()]
+    assert not missing, f"LibreOffice wrote nothing for {missing}: {proc.stdout} {proc.stderr}"
+    assert openpyxl.load_workbook(produced["canary"], data_only=True).active["A1"].value == 2, \
+        "LibreOffice kept the stored value: the recalculation profile is not in effect"
+    return produced
+
+
+# --- the workbook -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["q4", "seed-fleet", "inject"])
+def test_every_formula_recalculates_to_the_value_stored_with_it(name, books, recalculated, results):
+    formulas = openpyxl.load_workbook(books[name])
+    stored = openpyxl.load_workbook(books[name], data_only=True)
+    again = openpyxl.load_workbook(recalculated[name], data_only=True)
+    count = 0
+    per_sheet: dict[str, int] = {}
+    for ws in formulas.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                if c.data_type != "f":
+                    continue
+                count += 1
+                per_sheet[ws.title] = per_sheet.get(ws.title, 0) + 1
+                a, b = stored[ws.title][c.coordinate].value, again[ws.title][c.coordinate].value
+                where = f"{ws.title}!{c.coordinate} {c.value}"
+                assert a is not None, f"{where}: no value stored with the formula"
+                assert not (isinstance(b, str) and ERROR_VALUE.match(b)), f"{where}: evaluates to {b}"
+                if isinstance(a, (int, float)) and not isinstance(a, bool):
+                    assert isinstance(b, (int, float)), f"{where}: stored {a!r}, recalculated {b!r}"
+                    assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6), f"{where}: stored {a}, recalculated {b}"
+                else:
+                    assert a == b, f"{where}: stored {a!r}, recalculated {b!r}"
+    for sheet in ("Summary", "Assumptions", "Workloads", "Purchases", "Supply", "Hourly"):
+        assert per_sheet.get(sheet, 0) > 0, f"no formulas on {sheet}"
+    assert count > 50
+
+    cost = to_dict(results[name])["cost"]
+    total = _name_cell(again, "total_cost").value
+    assert math.isclose(total, cost["total"], rel_tol=1e-6), (total, cost["total"])
+    for tier, defined in TIER_NAMES.items():
+        v = _name_cell(again, defined).value
+        assert math.isclose(v, cost["by_tier"][tier], rel_tol=1e-6, abs_tol=1e-6), (tier, v, cost["by_tier"][tier])
+
+
+def test_doubling_an_on_demand_price_raises_the_total_by_that_offers_on_demand_spend(doubled, recalculated):
+    before = _name_cell(openpyxl.load_workbook(recalculated[doubled["source"]], data_only=True), "total_cost").value
+    after = _name_cell(openpyxl.load_workbook(recalculated[doubled["path"].stem], data_only=True), "total_cost").value
+    assert doubled["spend"] > 0
+    assert math.isclose(after - before, doubled["spend"], rel_tol=1e-6), (doubled["offer"], before, after)
+
+
+def test_workbook_layout(books, results):
+    wb = openpyxl.load_workbook(books["seed-fleet"])
+    assert wb.sheetnames == list(excel.SHEETS)
+    for name in ("total_cost", "cost_per_day", "horizon_days", "occupancy", "spares", "rollout_fraction",
+                 "days_all", "price_seed_cloud_80gb_on_demand", *TIER_NAMES.values()):
+        assert name in wb.defined_names, name
+    inp = _name_cell(wb, "price_seed_cloud_80gb_on_demand")
+    formula_cell = _name_cell(wb, "total_cost")
+    assert inp.data_type == "n" and formula_cell.data_type == "f"
+    assert inp.fill.fgColor.rgb != formula_cell.fill.fgColor.rgb or inp.font.color.rgb != formula_cell.font.color.rgb
+    # the replica arithmetic is live and reads Assumptions
+    ws = wb["Workloads"]
+    row = next(r for r in range(1, ws.max_row + 1) if ws.cell(r, 1).value == "chat-70b")
+    cells = {ws.cell(4, c).value: ws.cell(row, c) for c in range(1, ws.max_column + 1)}
+    assert cells["Base replicas"].value.startswith("=CEILING(") and "occupancy" in cells["Base replicas"].value
+    assert cells["Rollout"].value.startswith("=CEILING(") and "rollout_fraction" in cells["Rollout"].value
+    assert cells["Spares"].value == "=spares"
+    stored = openpyxl.load_workbook(books["seed-fleet"], data_only=True)["Workloads"]
+    assert [stored.cell(row, cells[k].column).value for k in ("Base replicas", "Spares", "Rollout", "Total replicas")] \
+        == [11, 1, 3, 15]
+    assert wb["Hourly"].freeze_panes and wb["Workloads"].freeze_panes and wb["Purchases"].freeze_panes
+    assert wb["Summary"].print_area and wb["Purchases"].print_area
+    with zipfile.ZipFile(books["q4"]) as z:
+        charts = [n for n in z.namelist() if n.startswith("xl/charts/chart")]
+    assert len(charts) >= 1 + len(results["q4"].day_types)  # cost by tier + supply per day type
+    note = " ".join(str(c.value) for row in wb["Summary"].iter_rows() for c in row if isinstance(c.value, str))
+    assert "does not re-optimise" in note and "planopt solve" in note
+
+
+def test_workbook_bytes_are_the_same_for_the_same_result(results, tmp_path):
+    a, b = tmp_path / "a.xlsx", tmp_path / "b.xlsx"
+    excel.write_workbook(results["seed-fleet"], a)
+    excel.write_workbook(from_dict(json.loads(dumps(results["seed-fleet"]))), b)
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_plan_text_stays_text_in_the_workbook(books, recalculated):
+    wb = openpyxl.load_workbook(books["inject"])
+    found = {HYPERLINK: 0, SCRIPT: 0}
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                if c.value in found:
+                    assert c.data_type == "s", f"{ws.title}!{c.coordinate} is {c.data_type}"
+                    found[c.value] += 1
+                    if c.value == HYPERLINK:
+                        assert c.quotePrefix, f"{ws.title}!{c.coordinate} has no quote prefix"
+                if c.data_type == "f":
+                    assert "HYPERLINK" not in c.value and "script" not in c.value.lower(), c.value
+    assert all(found.values()), found
+    again = openpyxl.load_workbook(recalculated["inject"])
+    names = [c.value for ws in again.worksheets for row in ws.iter_rows() for c in row]
+    assert HYPERLINK in names and SCRIPT in names and "y" not in names
+
+
+# --- the HTML report ----------------------------------------------------------------------------
+
+class _Scan(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.refs: list[str] = []
+        self.text: list[str] = []
+        self.styles: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self._in_style = tag == "style"
+        for k, v in attrs:
+            if k in ("src", "href", "xlink:href", "action", "poster", "data", "srcset", "background") and v:
+                self.refs.append(v)
+            if k == "style" and v:
+                self.styles.append(v)
+
+    def handle_endtag(self, tag):
+        self._in_style = False if tag == "style" else self._in_style
+
+    def handle_data(self, data):
+        (self.styles if self._in_style else self.text).append(data)
+
+
+def _scan(text: str) -> _Scan:
+    s = _Scan()
+    s.feed(text)
+    return s
+
+
+@pytest.fixture(scope="session")
+def pages(results) -> dict[str, str]:
+    return {name: html.render_html(r) for name, r in results.items()}
+
+
+@pytest.mark.parametrize("name", ["q4", "seed-fleet", "inject"])
+def test_html_is_self_contained_with_inline_svg(name, pages):
+    page = pages[name]
+    s = _scan(page)
+    assert "svg" in s.tags and page.count("<svg") >= 2
+    for tag in ("script", "link", "img", "iframe", "object", "embed", "base", "audio", "video", "source"):
+        assert tag not in s.tags, f"<{tag}> in the report"
+    external = [r for r in s.refs if not r.startswith("#")]
+    assert not external, external
+    css = " ".join(s.styles)
+    assert "@import" not in css and not re.search(r"url\(\s*['\"]?(?!#)", css), "CSS loads something"
+    assert "@font-face" not in css
+
+
+def test_plan_text_is_plain_text_in_the_html(pages):
+    page = pages["inject"]
+    s = _scan(page)
+    assert s.tags.count("script") == 0
+    text = "".join(s.text)
+    assert SCRIPT in text and HYPERLINK in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_html_bytes_are_the_same_for_the_same_result(results, pages):
+    again = html.render_html(from_dict(json.loads(dumps(results["q4"]))))
+    assert again == pages["q4"]
+
+
+def test_html_renders_in_chromium_and_is_not_blank(pages, tmp_path):
+    chromium = need("chromium", "chromium-browser", "google-chrome")
+    from PIL import Image
+
+    page = tmp_path / "q4.html"
+    page.write_text(pages["q4"], encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                    "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars",
+                    "--window-size=1280,2400", f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, timeout=120)
+    assert shot.exists(), "Chromium wrote no screenshot"
+    im = Image.open(shot).convert("RGB")
+    assert im.size == (1280, 2400)
+    colors = im.resize((320, 600)).getcolors(320 * 600)
+    ink = sum(n for n, rgb in colors if sum(rgb) < 720) / (320 * 600)
+    assert ink > 0.05, f"only {ink:.1%} of the page is not white"
+    assert len(colors) > 50, "the page is nearly one colour"
+
+
+# --- writing: together, atomically; `planopt report` -------------------------------------------
+
+def test_a_failure_midway_leaves_no_partial_file(results, tmp_path, monkeypatch):
+    r = results["seed-fleet"]
+
+    def boom(*_a, **_k):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr("optimizer.report.xlsx_sheets.write_workloads", boom)
+    with pytest.raises(RuntimeError):
+        files.write_reports(r, tmp_path / "out", "seed", dumps(r))
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
+    monkeypatch.undo()
+
+    paths = files.write_reports(r, tmp_path / "out", "seed", dumps(r))
+    before = {p.name: p.read_bytes() for p in paths}
+    monkeypatch.setattr("optimizer.report.html.render_html", boom)
+    with pytest.raises(RuntimeError):
+        files.write_reports(r, tmp_path / "out", "seed", dumps(r))
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == before
+
+
+def test_report_command_rerenders_the_same_files(tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(app, ["solve", str(ROOT / "plans" / "seed-fleet.yaml"), "-o", str(tmp_path / "a")])
+    assert res.exit_code == 0, res.output
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert names == ["seed-fleet.html", "seed-fleet.json", "seed-fleet.xlsx"]
+    res = runner.invoke(app, ["report", str(tmp_path / "a" / "seed-fleet.json"), "-o", str(tmp_path / "b")])
+    assert res.exit_code == 0, res.output
+    for ext in ("xlsx", "html"):
+        assert (tmp_path / "a" / f"seed-fleet.{ext}").read_bytes() == (tmp_path / "b" / f"seed-fleet.{ext}").read_bytes()
+    assert not (tmp_path / "b" / "seed-fleet.json").exists()
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "no such file"),
+    ("{not json", "not JSON"),
+    ('{"hello": 1}', "not a planopt result"),
+    ('{"plan": "x", "workloads": [], "format": 99}', "newer"),
+])
+def test_report_command_refuses_what_is_not_a_result(tmp_path, content, message):
+    path = tmp_path / "r.json"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    res = CliRunner().invoke(app, ["report", str(path), "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert message in res.output
+    assert not (tmp_path / "out").exists()
