@@ -93,8 +93,9 @@ def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     r = 3
     sh.text(r, 0, "Horizon and calendar", "h2")
     r += 1
-    sh.text(r, 0, "Horizon (days): reserved capacity is paid every day")
+    sh.text(r, 0, "Horizon")
     refs.horizon = sh.inp(r, 1, result.horizon_days, "days", name="horizon_days")
+    sh.text(r, 2, "reserved capacity is paid for every day of the horizon", "hint")
     refs.horizon_days = result.horizon_days
     r += 1
     first_day_row = r + 1
@@ -231,7 +232,7 @@ def write_purchases(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     refs.purchase_rows = rows
     r += 1
     total = sum(p["cost_value"] for p in rows)
-    sh.text(r, 0, "Total", "total")
+    sh.text(r, 0, "Total GPU cost", "total")
     for c in range(1, 9):
         sh.text(r, c, "", "total")
     sh.calc(r, 9, f"SUM({rng(sh.name, first, last, 9)})" if rows else "0", total, "total", num="money0")
@@ -309,7 +310,7 @@ def _api_table(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         refs.api_cost[wname] = (ref(sh.name, r, 9), value)
     r += 1
     total = sum(v for _, v in refs.api_cost.values())
-    sh.text(r, 0, "Total API", "total")
+    sh.text(r, 0, "Total API cost", "total")
     sh.calc(r, 9, f"SUM({rng(sh.name, head + 1, r - 1, 9)})", total, "total", num="money0")
     refs.api_total = (ref(sh.name, r, 9), total)
     return r

@@ -30,6 +30,7 @@ STYLES: dict[str, dict[str, Any]] = {
     "na": {"font_color": "#A6A6A6", "align": "center"},
     "wrap": {"text_wrap": True, "valign": "top"},
     "left": {"align": "left"},
+    "center": {"align": "center"},
 }
 
 
@@ -126,7 +127,7 @@ class Sheet:
 
     def fit_row(self, r: int, text: str, width_chars: float) -> None:
         """Set a row's height for wrapped text (not every reader autofits rows on open)."""
-        lines = max(1, math.ceil(len(text) / max(width_chars * 1.15, 1)))
+        lines = max(1, math.ceil(len(text) / max(width_chars * 1.3, 1)))
         if lines > 1:
             self.ws.set_row(r, 13.0 * lines + 2)
 

@@ -42,7 +42,7 @@ def write_hourly(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
         sh.text(r, 0, h.offer)
         sh.text(r, 1, h.pool)
         sh.text(r, 2, h.day_type)
-        sh.num(r, 3, h.hour, num="hour")
+        sh.num(r, 3, h.hour, "value", "center", num="hour")
         sh.calc(r, 4, refs.days[h.day_type], n, num="int")
         sh.num(r, 5, h.demand_gpus, num="int")
         sh.num(r, 6, h.reserved_gpus, num="int")
@@ -231,7 +231,7 @@ def write_supply(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
     sh.text(2, 0, "Reserved GPUs held (all offers, every hour)")
     held_v = sum(p["gpus"] for p in refs.purchase_rows if p["tier"] in L.RESERVED_TIERS)
     held_f = "+".join(f'SUMIFS({refs.purchases["gpus"]},{refs.purchases["tier"]},"{t}")' for t in L.RESERVED_TIERS)
-    sh.calc(2, 4, held_f, held_v, "total", num="int")
+    sh.calc(2, 4, held_f, held_v, "big", num="int")
     held = ref(sh.name, 2, 4)
     rows = hourly_rows(result)
     r = 4
@@ -246,7 +246,7 @@ def write_supply(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
         day = f"$A${title_row + 1}"
         for hour in range(24):
             r += 1
-            sh.num(r, 0, hour, num="hour")
+            sh.num(r, 0, hour, "value", "center", num="hour")
             at = [h for h in rows if h.day_type == d and h.hour == hour]
             for c, key, attr in ((1, "demand", "demand_gpus"), (2, "reserved", "reserved_gpus"),
                                  (3, "od", "on_demand_gpus"), (4, "spot", "spot_gpus")):
@@ -257,7 +257,7 @@ def write_supply(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
         _supply_chart(sh, wb, title_row, first, r, with_held=held_v > 0)
         r += 3
     ws.freeze_panes(3, 0)
-    sh.page(r, 16)
+    sh.page(r, 20)
 
 
 def _supply_chart(sh: Sheet, wb, title_row: int, first: int, last: int, with_held: bool) -> None:
