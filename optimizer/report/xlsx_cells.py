@@ -41,7 +41,7 @@ def number_formats(currency: str) -> dict[str, str]:
     else:
         money0, money2 = f'#,##0 "{cur}";[Red]-#,##0 "{cur}"', f'#,##0.00 "{cur}";[Red]-#,##0.00 "{cur}"'
     return {"money0": money0, "money2": money2, "int": "#,##0", "dec1": "#,##0.0", "dec2": "#,##0.00",
-            "dec3": "#,##0.000", "pct": "0.0%", "pct2": "0.00%", "hour": '00":00"', "days": '#,##0" days"',
+            "dec3": "#,##0.000", "pct": "0.0%", "pct2": "0.00%", "hour": '00":00"', "days": '[=1]0" day";#,##0" days"',
             "tokens": "#,##0"}
 
 
