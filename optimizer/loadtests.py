@@ -47,6 +47,10 @@ class Run:
     """Why this run cannot be judged (no percentile, cancelled, no requests)."""
 
     @property
+    def where(self) -> str:
+        return Path(self.file).name + (f" #{self.index + 1}" if self.index else "")
+
+    @property
     def label(self) -> str:
         where = f"{Path(self.file).name}" + (f"#{self.index + 1}" if self.index else "")
         return f"{self.tool} {where} ({self.load})" if self.load else f"{self.tool} {where}"
@@ -172,13 +176,13 @@ def _vllm(doc: dict[str, Any], shown: str, index: int, percentile: float, p: str
     tpot = _num(doc.get(f"p{p}_tpot_ms"))
     problem = None
     if thr is None:
-        problem = "output_throughput is missing"
+        problem = "output_throughput is missing — give the JSON that --save-result wrote"
     elif (doc.get("completed") or 0) <= 0 and "completed" in doc:
         problem = "no request completed"
     have = sorted({k.split("_", 1)[0] for k in doc if k.startswith("p") and k.endswith("_ttft_ms")})
     if problem is None and (ttft is None or tpot is None):
-        problem = (f"no p{p} TTFT/TPOT in the file (it has {', '.join(have) or 'none'}); rerun with "
-                   f"--metric-percentiles {p} or pass --percentile")
+        problem = (f"no p{p} TTFT/TPOT in the file (it has {', '.join(have) or 'none'}) — rerun with "
+                   f"--metric-percentiles {p}, or pass --percentile")
     load = []
     if doc.get("max_concurrency") not in (None, "None"):
         load.append(f"concurrency {doc['max_concurrency']}")
@@ -209,12 +213,13 @@ def _genai(doc: dict[str, Any], shown: str, index: int, percentile: float, p: st
     tpot = _stat(doc, tpot_metric, f"p{p}")
     problem = None
     if thr is None:
-        problem = "output_token_throughput.avg is missing"
+        problem = "output_token_throughput.avg is missing — give the tool's summary JSON"
     elif doc.get("was_cancelled") is True:
         problem = "the run was cancelled"
     elif ttft is None or tpot is None:
         have = sorted(k for k in (doc.get("time_to_first_token") or {}) if k.startswith("p"))
-        problem = f"no p{p} for time_to_first_token/inter_token_latency (the file has {', '.join(have) or 'none'}); pass --percentile"
+        problem = (f"no p{p} for time_to_first_token/inter_token_latency (the file has {', '.join(have) or 'none'})"
+                   " — pass --percentile with one of those")
     cfg = doc.get("input_config") if isinstance(doc.get("input_config"), dict) else {}
     model = _model_of(cfg)
     load = []
@@ -266,15 +271,20 @@ def _str(v: Any) -> str | None:
 
 
 def judge(runs: list[Run], plan, catalog, flags: Flags) -> tuple[list[Verdict], list[Point]]:
-    """Each run against its workload's SLO; the best passing run per config becomes a measured Point."""
+    """Each run against its workload's SLO; the best passing run per config becomes a measured Point.
+
+    A run planopt cannot place (which workload, accelerator, precision, TP) is an input error,
+    raised for all runs at once; a run that misses the SLO is only listed.
+    """
     workloads = {w.name: w for w in plan.workloads}
     by_model: dict[str, list[str]] = {}
     for w in plan.workloads:
         if w.model:
             by_model.setdefault(w.model, []).append(w.name)
     verdicts = []
+    problems: list[Problem] = []
     for run in runs:
-        reasons: list[str] = []
+        errors: list[str] = []
         meta = run.metadata
         wname = meta.get("workload") or flags.workload
         if wname is None and run.model is not None:
@@ -283,36 +293,51 @@ def judge(runs: list[Run], plan, catalog, flags: Flags) -> tuple[list[Verdict], 
             elif len(by_model.get(run.model, [])) == 1:
                 wname = by_model[run.model][0]
         if wname is None:
-            reasons.append(f"which workload? the run's model is {run.model or 'not named'}; pass --workload NAME "
-                           "or record --metadata workload=NAME")
+            errors.append(f"which workload? the run's model is {run.model or 'not named'} — "
+                          "pass --workload NAME or record --metadata workload=NAME")
         elif wname not in workloads:
             guess = did_you_mean(wname, list(workloads))
-            reasons.append(f"unknown workload '{wname}'" + (f" — did you mean '{guess}'?" if guess else ""))
+            errors.append(f"unknown workload '{wname}' — " + (f"did you mean '{guess}'?" if guess else
+                                                              f"workloads: {', '.join(workloads)}"))
             wname = None
-        acc = _accelerator(meta.get("accelerator") or meta.get("gpu") or meta.get("gpu_type") or meta.get("hardware")
-                           or flags.accelerator, catalog, reasons)
-        prec = _precision(meta.get("precision") or meta.get("quantization") or meta.get("dtype") or flags.precision,
-                          reasons)
+        missing = []
+        acc_v = meta.get("accelerator") or meta.get("gpu") or meta.get("gpu_type") or meta.get("hardware") \
+            or flags.accelerator
+        prec_v = meta.get("precision") or meta.get("quantization") or meta.get("dtype") or flags.precision
+        if acc_v is None:
+            missing.append("accelerator")
+        if prec_v is None:
+            missing.append("precision")
+        if missing:
+            errors.append(f"the file does not say its {' and '.join(missing)} — pass "
+                          + " ".join(f"--{m} …" for m in missing)
+                          + " or record them with --metadata " + " ".join(f"{m}=…" for m in missing))
+        acc = _accelerator(acc_v, catalog, errors) if acc_v is not None else None
+        prec = _precision(prec_v, errors) if prec_v is not None else None
         tp = _tp(meta.get("tp") or meta.get("tensor_parallel_size") or meta.get("tensor_parallel")
-                 or (str(flags.tp) if flags.tp is not None else None), reasons)
+                 or (str(flags.tp) if flags.tp is not None else None), errors)
         w = workloads.get(wname) if wname else None
         if w is not None and prec is not None and prec not in w.precisions:
-            reasons.append(f"measured at {prec}, which {w.name} does not accept ({', '.join(w.precisions)})")
+            errors.append(f"measured at {prec}, which {w.name} does not accept ({', '.join(w.precisions)}) — "
+                          f"add {prec} to its precisions or leave this run out")
         if w is not None and w.reserve_gpus is not None:
-            reasons.append(f"{w.name} is a reserve_gpus workload; it has no goodput to measure")
-        meets = False
-        if run.problem:
-            reasons.append(run.problem)
-        elif w is not None:
-            misses = _misses(run, w)
-            meets = not misses
-            reasons.extend(misses)
-        verdicts.append(Verdict(run, wname, acc, prec, tp, meets, reasons))
+            errors.append(f"{w.name} is a reserve_gpus workload; it has no goodput to measure — leave this run out")
+        if run.problem and " — " in run.problem:
+            errors.append(run.problem)
+        if errors:
+            for e in errors:
+                msg, _, fix = e.partition(" — ")
+                problems.append(Problem(f"{_where(run)}{msg}", fix or None, file=run.file))
+            continue
+        reasons = [run.problem] if run.problem else _misses(run, w)
+        verdicts.append(Verdict(run, wname, acc, prec, tp, not reasons, reasons))
+    if problems:
+        raise PlanError(problems)
     best: dict[tuple[str, str, str, int], int] = {}
     for i, v in enumerate(verdicts):
-        if v.reasons or not v.meets_slo:
+        if v.reasons:
             continue
-        key = (v.workload, v.accelerator, v.precision, v.tp)  # type: ignore[assignment]
+        key = (v.workload, v.accelerator, v.precision, v.tp)
         j = best.get(key)  # type: ignore[arg-type]
         if j is None or v.run.output_tokens_per_s > verdicts[j].run.output_tokens_per_s:
             best[key] = i  # type: ignore[index]
@@ -322,6 +347,10 @@ def judge(runs: list[Run], plan, catalog, flags: Flags) -> tuple[list[Verdict], 
         verdicts[i] = Verdict(v.run, v.workload, v.accelerator, v.precision, v.tp, True, [], used=True)
         points.append(Point(key[0], key[1], key[2], key[3], v.run.output_tokens_per_s, _source(v.run, workloads[key[0]])))
     return verdicts, points
+
+
+def _where(run: Run) -> str:
+    return f"run {run.index + 1}: " if run.index else ""
 
 
 def _misses(run: Run, w) -> list[str]:
@@ -344,10 +373,7 @@ def _source(run: Run, w) -> str:
     return f"{run.label}; p{p} " + ", ".join(parts)
 
 
-def _accelerator(value: str | None, catalog, reasons: list[str]) -> str | None:
-    if value is None:
-        reasons.append("no accelerator in the file; pass --accelerator ID or record --metadata accelerator=ID")
-        return None
+def _accelerator(value: str, catalog, reasons: list[str]) -> str | None:
     v = value.strip()
     known = catalog.accelerators
     if v in known:
@@ -359,18 +385,16 @@ def _accelerator(value: str | None, catalog, reasons: list[str]) -> str | None:
     if len(by_name) == 1:
         return by_name[0]
     guess = did_you_mean(low, list(known))
-    reasons.append(f"unknown accelerator '{v}'" + (f"; did you mean '{guess}'?" if guess else ""))
+    reasons.append(f"unknown accelerator '{v}' — " + (f"did you mean '{guess}'?" if guess else
+                                                       "use a catalog id (planopt catalog accelerators)"))
     return None
 
 
-def _precision(value: str | None, reasons: list[str]) -> str | None:
-    if value is None:
-        reasons.append("no precision in the file; pass --precision (bf16, fp8, …) or record --metadata precision=…")
-        return None
+def _precision(value: str, reasons: list[str]) -> str | None:
     v = value.strip().lower()
     v = PRECISION_NAMES.get(v, v)
     if v not in PRECISION_IDS:
-        reasons.append(f"unknown precision '{value}'; known: {', '.join(PRECISION_IDS)}")
+        reasons.append(f"unknown precision '{value}' — use one of {', '.join(PRECISION_IDS)}")
         return None
     return v
 
@@ -381,9 +405,9 @@ def _tp(value: str | None, reasons: list[str]) -> int | None:
     try:
         tp = int(float(value))
     except ValueError:
-        reasons.append(f"tp '{value}' is not a whole number")
+        reasons.append(f"tp '{value}' is not a whole number — give GPUs per replica, e.g. 2")
         return None
     if tp < 1 or tp & (tp - 1):
-        reasons.append(f"tp {tp} is not a power of two")
+        reasons.append(f"tp {tp} is not a power of two — use 1, 2, 4 or 8")
         return None
     return tp

@@ -40,11 +40,16 @@ class SynthWorkload:
     tenants: dict[str, float]
 
 
+NIGHT = [1.0] * 6 + [0.0] * 16 + [1.0] * 2
+"""A batch job that runs 22:00–06:00 every day."""
+
 DEFAULT_WORKLOADS = (
     SynthWorkload("chat", "llama-3.1-70b", {"weekday": CHAT_WEEKDAY, "weekend": CHAT_WEEKEND},
-                  2000, 400, 0.6, {"team-a": 0.6, "team-b": 0.3, "team-c": 0.1}),
+                  2000, 400, 0.5, {"team-a": 0.6, "team-b": 0.3, "team-c": 0.1}),
     SynthWorkload("code-assistant", "code-assistant", {"weekday": CODE_WEEKDAY, "weekend": CODE_WEEKEND},
-                  6000, 300, 0.4, {"ide": 0.8, "ci": 0.2}),
+                  6000, 300, 0.35, {"ide": 0.8, "ci": 0.2}),
+    SynthWorkload("nightly-summaries", "llama-3.1-8b", {"weekday": NIGHT, "weekend": NIGHT},
+                  3000, 300, 0.15, {"batch": 1.0}),
 )
 
 
@@ -55,6 +60,8 @@ class Truth:
     mean_input_tokens: dict[str, float] = field(default_factory=dict)
     mean_output_tokens: dict[str, float] = field(default_factory=dict)
     tenant_shares: dict[str, dict[str, float]] = field(default_factory=dict)
+    output_tokens_per_day: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Per workload and day type: peak × Σ profile × 3600."""
     events: int = 0
     start: dt.date | None = None
     days: int = 0
@@ -100,12 +107,19 @@ def generate(n_events: int, *, days: int = 14, start: dt.date = dt.date(2026, 7,
         truth.mean_input_tokens[w.name] = w.mean_input_tokens
         truth.mean_output_tokens[w.name] = w.mean_output_tokens
         truth.tenant_shares[w.name] = dict(w.tenants)
+        truth.output_tokens_per_day[w.name] = {k: peak * sum(v) * 3600.0 for k, v in w.profile.items()}
         target_tokens = peak * shape * 3600.0
         lam = target_tokens / w.mean_output_tokens
         if mode == "exact":
-            cum = np.floor(np.cumsum(lam) + 0.5)
+            # Every hour with demand gets at least one request (so its tokens land in it); busier
+            # hours give up the same number of requests, so the mean length stays exact.
+            quiet = (lam < 1) & (target_tokens > 0)
+            busy = lam >= 1
+            excess = float((1 - lam[quiet]).sum())
+            scaled = np.where(busy, lam * (1 - excess / max(float(lam[busy].sum()), 1e-9)), 0.0)
+            cum = np.floor(np.cumsum(scaled) + 0.5)
             counts = np.diff(np.concatenate([[0.0], cum])).astype(np.int64)
-            counts = np.maximum(counts, (target_tokens >= 1).astype(np.int64))
+            counts = np.where(quiet, 1, np.where(busy, np.maximum(counts, 1), 0)).astype(np.int64)
         elif mode == "poisson":
             counts = rng.poisson(lam)
         else:

@@ -77,22 +77,14 @@ def print_calibration(cal: "Calibration", out: Console) -> None:
         out.print(t)
     if cal.verdicts:
         p = f"p{cal.slo_percentile:g}"
-        t = Table(title=f"Load tests (SLO at {p})", title_justify="left", show_edge=False)
-        for col in ("run", "workload", "config", "output tok/s", f"{p} TTFT ms", f"{p} TPOT ms", "verdict"):
+        t = Table(title=f"Load tests (TTFT and TPOT at {p} against each workload's SLO)", title_justify="left",
+                  show_edge=False)
+        for col in ("file", "load", "workload", "config", "output tok/s", "TTFT ms", "TPOT ms", "verdict"):
             t.add_column(col, justify="right" if "tok" in col or "ms" in col else "left")
         for v in cal.verdicts:
-            conf = " ".join(str(x) for x in (v.accelerator, v.precision, f"tp{v.tp}" if v.tp else None) if x)
-            if v.used:
-                verdict = "[green]used[/green]"
-            elif v.meets_slo and not v.reasons:
-                verdict = "meets SLO; a faster run was used"
-            elif v.meets_slo:
-                verdict = "[yellow]not used:[/yellow] " + escape("; ".join(v.reasons))
-            else:
-                verdict = "[red]misses SLO:[/red] " + escape("; ".join(v.reasons)) if v.run.problem is None \
-                    else "[yellow]not used:[/yellow] " + escape("; ".join(v.reasons))
-            t.add_row(escape(v.run.label), escape(v.workload or "?"), escape(conf), _num(v.run.output_tokens_per_s),
-                      _num(v.run.ttft_ms), _num(v.run.tpot_ms), verdict)
+            t.add_row(escape(v.run.where), escape(v.run.load or "–"), escape(v.workload or "?"),
+                      escape(f"{v.accelerator} {v.precision} tp{v.tp}"), _num(v.run.output_tokens_per_s),
+                      _num(v.run.ttft_ms), _num(v.run.tpot_ms), verdict(v, markup=True))
         out.print(t)
     if cal.occupancy:
         target = cal.occupancy[0].target
@@ -107,6 +99,21 @@ def print_calibration(cal: "Calibration", out: Console) -> None:
             t.add_row(escape(o.workload), str(o.hours), str(len(o.above)),
                       _pct(h.occupancy) if h else "–", when, _pct(o.mean_at_busiest))
         out.print(t)
+
+
+def verdict(v, markup: bool = False) -> str:
+    """used / meets the SLO (a faster run was used) / misses the SLO: why / not used: why."""
+    def tag(style: str, text: str) -> str:
+        return f"[{style}]{text}[/{style}]" if markup else text
+
+    why = escape("; ".join(v.reasons)) if markup else "; ".join(v.reasons)
+    if v.used:
+        return tag("green", "used")
+    if v.meets_slo:
+        return "meets the SLO; a faster run was used"
+    if v.run.problem:
+        return tag("yellow", "not used: ") + why
+    return tag("red", "misses the SLO: ") + why
 
 
 def _pct(x: float | None) -> str:
@@ -179,7 +186,7 @@ def render_html(cal: "Calibration") -> str:
     for w in cal.workloads:
         if w.actual and (w.new_peak is not None or w.old_peak is not None) and w.kind == "interactive":
             charts[w.name] = Markup(chart_svg(w))
-    return env.get_template(TEMPLATE).render(cal=cal, charts=charts)
+    return env.get_template(TEMPLATE).render(cal=cal, charts=charts, verdict=verdict)
 
 
 def chart_svg(w: "WorkloadCalibration") -> str:

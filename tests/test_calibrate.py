@@ -1,0 +1,427 @@
+"""planopt calibrate: a seeded log calibrated back to its truth, real load-test formats, bad files, determinism."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from ruamel.yaml import YAML
+from typer.testing import CliRunner
+
+from optimizer.calibrate import CalibrateOptions, calibrate, occupancy, serving_replicas, sig, slots
+from optimizer.cli import app
+from optimizer.errors import PlanError
+from optimizer.loadtests import Flags, read_runs
+from optimizer.plan import load_plan
+from optimizer.usage import Matcher, aggregate, parse_maps
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import usage_synth  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
+
+DATA = Path(__file__).resolve().parent / "data"
+PLAN = DATA / "calibrate" / "plan.yaml"
+BENCH = DATA / "loadtests"
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    """A 14-day log of ~4,000 events (exact hourly shape), in every format and column style."""
+    d = tmp_path_factory.mktemp("usage")
+    events, truth = usage_synth.generate(4000, days=14, seed=11, mode="exact")
+    files = {
+        "openai-csv": usage_synth.write(events, d / "usage.csv", style="openai"),
+        "litellm-csv": usage_synth.write(events, d / "spend.csv", style="litellm"),
+        "epoch-jsonl": usage_synth.write(events, d / "usage.jsonl", style="epoch"),
+        "openai-parquet": usage_synth.write(events, d / "usage.parquet", style="openai"),
+    }
+    return SimpleNamespace(dir=d, files=files, truth=truth, events=events)
+
+
+def corr(a, b) -> float:
+    return float(np.corrcoef(np.asarray(a, float), np.asarray(b, float))[0, 1])
+
+
+# --- back to the truth ------------------------------------------------------------------------
+
+
+def test_calibrates_back_to_the_truth(logs, tmp_path):
+    cal = calibrate(PLAN, CalibrateOptions(usage=(logs.files["openai-csv"],)), tmp_path / "out.yaml")
+    t = logs.truth
+    by = {w.name: w for w in cal.workloads}
+    for name in ("chat", "code-assistant"):
+        w = by[name]
+        assert w.new_peak == pytest.approx(t.peak_output_tokens_per_s[name], rel=0.05)
+        for day_type in ("weekday", "weekend"):
+            assert corr(w.new_profile[day_type], t.profile[name][day_type]) >= 0.98
+        # One peak for every day type: the quieter weekend stays below 1.
+        assert max(w.new_profile["weekend"]) < 0.9
+        assert max(w.new_profile["weekday"]) == pytest.approx(1.0, abs=0.02)
+        assert w.peak_day_type == "weekday"
+        assert w.new_tokens[0] == pytest.approx(t.mean_input_tokens[name], rel=0.02)
+        assert w.new_tokens[1] == pytest.approx(t.mean_output_tokens[name], rel=0.02)
+        shares = {tenant: share for tenant, share, _ in w.tenants}
+        for tenant, share in t.tenant_shares[name].items():
+            assert shares[tenant] == pytest.approx(share, abs=0.05)
+    nightly = by["nightly-summaries"]
+    assert nightly.new_batch == pytest.approx(t.output_tokens_per_day["nightly-summaries"]["weekday"], rel=0.05)
+    assert nightly.new_tokens[1] == pytest.approx(300, rel=0.02)
+    assert cal.full_days == {"weekday": 10, "weekend": 4}
+
+
+@pytest.mark.parametrize("style", ["litellm-csv", "epoch-jsonl", "openai-parquet"])
+def test_every_format_gives_the_same_numbers(logs, tmp_path, style):
+    ref = calibrate(PLAN, CalibrateOptions(usage=(logs.files["openai-csv"],)), tmp_path / "a.yaml")
+    cal = calibrate(PLAN, CalibrateOptions(usage=(logs.files[style],)), tmp_path / "a.yaml")
+    assert cal.yaml_text == ref.yaml_text
+    assert cal.usage.events == ref.usage.events == logs.truth.events
+
+
+def test_litellm_columns_are_detected(logs):
+    m = Matcher(("chat", "code-assistant"), {"llama-3.1-70b": ("chat",)})
+    agg = aggregate([logs.files["litellm-csv"]], m)
+    cols = agg.files[0].columns
+    assert cols["timestamp"] == "startTime"
+    assert cols["model"] == "model_group or model"
+    assert cols["tenant"] == "team_id or user"
+
+
+def test_time_zone_and_calendar_follow_the_plan(tmp_path):
+    events, truth = usage_synth.generate(3000, days=14, seed=5, mode="exact", tz="America/New_York")
+    log = usage_synth.write(events, tmp_path / "ny.csv")
+    text = PLAN.read_text().replace("catalogs: []", "catalogs: []\ntimezone: America/New_York")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(text)
+    cal = calibrate(plan, CalibrateOptions(usage=(log,)), tmp_path / "out.yaml")
+    chat = next(w for w in cal.workloads if w.name == "chat")
+    assert chat.new_peak == pytest.approx(truth.peak_output_tokens_per_s["chat"], rel=0.05)
+    assert corr(chat.new_profile["weekday"], truth.profile["chat"]["weekday"]) >= 0.98
+    # Read in UTC instead, the same log's shape is shifted by 4-5 hours: the time zone matters.
+    utc = calibrate(PLAN, CalibrateOptions(usage=(log,)), tmp_path / "out.yaml")
+    shifted = next(w for w in utc.workloads if w.name == "chat").new_profile["weekday"]
+    assert corr(shifted, truth.profile["chat"]["weekday"]) < 0.9
+
+
+def test_timestamps_iso_offsets_and_epochs(tmp_path):
+    log = tmp_path / "mixed.csv"
+    log.write_text(
+        "timestamp,model,prompt_tokens,completion_tokens\n"
+        "2026-07-06T10:30:00+02:00,chat,10,100\n"      # 08:30 UTC
+        "2026-07-06 09:15:00,chat,10,100\n"            # no offset: UTC
+        "1783330200,chat,10,100\n"                     # epoch s: 2026-07-06 09:30 UTC
+        "1783330200000,chat,10,100\n"                  # epoch ms: the same instant
+        "2026-07-06T09:59:59.999Z,chat,10,100\n")
+    agg = aggregate([log], Matcher(("chat",), {}))
+    quarters = agg.quarters["chat"]
+    hours = sorted({dt.datetime.fromtimestamp(q * 900, dt.timezone.utc).hour for q in quarters})
+    assert hours == [8, 9]
+    assert sum(n for n, _, _ in quarters.values()) == 5
+
+
+def test_slots_handle_daylight_saving():
+    from zoneinfo import ZoneInfo
+
+    zone = ZoneInfo("Europe/Berlin")
+    # 2026-10-25: clocks go back at 03:00, so 02:00-03:00 happens twice (a 25-hour day).
+    start = dt.datetime(2026, 10, 24, tzinfo=zone).timestamp()
+    end = dt.datetime(2026, 10, 26, 23, 59, tzinfo=zone).timestamp()
+    s = slots(start, end, zone)
+    assert s.hours[(dt.date(2026, 10, 25), 2)] == 2.0
+    assert s.full_days == {dt.date(2026, 10, 24), dt.date(2026, 10, 25), dt.date(2026, 10, 26)}
+
+
+# --- the output file --------------------------------------------------------------------------
+
+
+def test_cli_writes_yaml_and_html_keeps_comments_and_never_touches_the_plan(logs, tmp_path):
+    before = sha(PLAN)
+    out = tmp_path / "calibrated.yaml"
+    r = invoke("calibrate", PLAN, "--usage", logs.files["openai-csv"], "-o", out)
+    assert r.exit_code == 0, r.output
+    assert sha(PLAN) == before
+    text = out.read_text()
+    for comment in ("# A small plan for calibrate tests", "# one rollout at a time"):
+        assert comment in text
+    assert "p95 over 10 weekday days of each day's busiest hour" in text
+    assert "p95 across full days of each day's busiest hour" in r.output
+    original = YAML(typ="safe").load(PLAN.read_text())
+    new = YAML(typ="safe").load(text)
+    assert list(new) == list(original)
+    for a, b in zip(original["workloads"], new["workloads"]):
+        assert list(b)[: len(a)] == list(a)
+    assert load_plan(out).plan.workloads[0].demand.peak_output_tokens_per_s == pytest.approx(
+        logs.truth.peak_output_tokens_per_s["chat"], rel=0.05)
+    html = out.with_suffix(".html").read_text()
+    assert html.count("<svg") == 2 and "Forecast vs actual" in html and "<script" not in html
+    assert "chat" in r.output and "peak output tok/s" in r.output
+
+
+def test_same_inputs_same_yaml(logs, tmp_path):
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"run{i}" / "plan.yaml"
+        r = invoke("calibrate", PLAN, "--usage", logs.files["openai-parquet"], "--bench",
+                   BENCH / "vllm-chat-h100-fp8-tp2-c48.json", "-o", out)
+        assert r.exit_code == 0, r.output
+        outs.append(out)
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    html = [o.with_suffix(".html").read_text() for o in outs]
+    assert html[0].replace("run0", "run1") == html[1]
+
+
+def test_refuses_to_overwrite_the_plan(logs, tmp_path):
+    plan = tmp_path / "plan.yaml"
+    shutil.copy(PLAN, plan)
+    before = sha(plan)
+    r = invoke("calibrate", plan, "--usage", logs.files["openai-csv"], "-o", plan)
+    assert r.exit_code == 2
+    assert "is the plan itself" in r.output
+    assert sha(plan) == before
+
+
+def test_sig_rounding():
+    assert sig(1913.509) == 1914 and isinstance(sig(1913.509), int)
+    assert sig(1.530807) == 1.531
+    assert sig(2.0e9 + 12345) == 2000000000
+    assert sig(0) == 0
+
+
+# --- mapping events to workloads ----------------------------------------------------------------
+
+
+TWO_ON_ONE_MODEL = """
+  - name: chat-internal
+    model: llama-3.1-70b
+    precisions: [fp8]
+    tokens: {input: 1000, output: 200}
+    slo: {ttft_ms: 1000, tpot_ms: 50}
+    demand: {peak_output_tokens_per_s: 100}
+    measured:
+      - {accelerator: h100-sxm, precision: fp8, tp: 2, goodput_output_tokens_per_s: 1400}
+"""
+
+
+def test_two_workloads_on_one_model_need_a_mapping(logs, tmp_path):
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(PLAN.read_text().replace("\n  - name: code-assistant", TWO_ON_ONE_MODEL + "\n  - name: code-assistant"))
+    out = tmp_path / "out.yaml"
+    r = invoke("calibrate", plan, "--usage", logs.files["openai-csv"], "-o", out)
+    assert r.exit_code == 2, r.output
+    assert "chat and chat-internal both serve it" in r.output
+    assert "--map model=llama-3.1-70b:workload=" in r.output
+    assert not out.exists()
+    r = invoke("calibrate", plan, "--usage", logs.files["openai-csv"], "--map", "model=llama-3.1-70b:workload=chat",
+               "-o", out)
+    assert r.exit_code == 0, r.output
+    # By tenant: team-c's traffic is the internal one.
+    r = invoke("calibrate", plan, "--usage", logs.files["openai-csv"], "--map", "tenant=team-c:workload=chat-internal",
+               "--map", "model=llama-3.1-70b:workload=chat", "-o", out)
+    assert r.exit_code == 0, r.output
+    cal = calibrate(plan, CalibrateOptions(usage=(logs.files["openai-csv"],), maps=(
+        "tenant=team-c:workload=chat-internal", "model=llama-3.1-70b:workload=chat")), out)
+    by = {w.name: w for w in cal.workloads}
+    ev = logs.events
+    team_c = int(((ev.model == "llama-3.1-70b") & (ev.tenant == "team-c")).sum())
+    assert by["chat-internal"].requests == team_c
+    assert by["chat"].requests == int((ev.model == "llama-3.1-70b").sum()) - team_c
+    assert [t for t, _, _ in by["chat-internal"].tenants] == ["team-c"]
+
+
+def test_unmatched_events_are_counted_and_reported(tmp_path):
+    log = tmp_path / "u.csv"
+    rows = ["timestamp,model,prompt_tokens,completion_tokens"]
+    rows += [f"2026-07-06T{h:02d}:10:00Z,chat,100,50" for h in range(24)]
+    rows += [f"2026-07-06T{h:02d}:20:00Z,gpt-4o,100,50" for h in range(5)]
+    log.write_text("\n".join(rows) + "\n")
+    r = invoke("calibrate", PLAN, "--usage", log, "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 0, r.output
+    assert "5 events for 'gpt-4o' match no workload" in r.output
+
+
+def test_map_renames_columns(tmp_path):
+    log = tmp_path / "custom.csv"
+    log.write_text("when,llm,team,in_tok,out_tok\n" +
+                   "".join(f"2026-07-06T{h:02d}:10:00Z,chat,a,100,{50 + h}\n" for h in range(24)))
+    r = invoke("calibrate", PLAN, "--usage", log, "--map", "when=timestamp", "--map", "llm=model",
+               "--map", "in_tok=prompt_tokens", "--map", "out_tok=output_tokens", "--map", "team=tenant",
+               "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 0, r.output
+    w = load_plan(tmp_path / "o.yaml").plan.workloads[0]
+    assert w.tokens.input == 100 and w.tokens.output == pytest.approx(61.5)
+
+
+def test_parse_maps_rejects_nonsense():
+    with pytest.raises(PlanError, match="unknown field 'modle'.*did you mean 'model'"):
+        parse_maps(["x=modle"])
+    with pytest.raises(PlanError, match="not a route"):
+        parse_maps(["model=a:team=b"])
+    cols, routes = parse_maps(["ts=timestamp", "model=m:workload=w"])
+    assert cols == {"timestamp": "ts"} and routes[0].model == "m" and routes[0].workload == "w"
+
+
+# --- bad usage files: exit 2, the file, the row or column, the fix ------------------------------
+
+
+HEADER = "timestamp,model,tenant,prompt_tokens,completion_tokens\n"
+GOOD = "2026-07-06T10:00:00Z,chat,a,100,20\n"
+
+
+@pytest.mark.parametrize("name,content,expect", [
+    ("missing.csv", "timestamp,model,prompt_tokens\n2026-07-06T10:00:00Z,chat,100\n",
+     ["missing.csv: no completion_tokens column", "--map COLUMN=completion_tokens"]),
+    ("badtime.csv", HEADER + GOOD + "yesterday at noon,chat,a,100,20\n",
+     ["badtime.csv:3: timestamp 'yesterday at noon' is not a timestamp", "ISO 8601"]),
+    ("negative.csv", HEADER + GOOD + GOOD + "2026-07-06T11:00:00Z,chat,a,100,-5\n",
+     ["negative.csv:4: completion_tokens '-5' is negative", "token counts are ≥ 0"]),
+    ("text.csv", HEADER + "2026-07-06T11:00:00Z,chat,a,lots,5\n",
+     ["text.csv:2: prompt_tokens 'lots' is not a number"]),
+    ("empty.csv", "", ["empty.csv: the file is empty"]),
+    ("header.csv", HEADER, ["header.csv: has no events"]),
+    ("bad.jsonl", '{"timestamp": "2026-07-06T10:00:00Z", "model": "chat", "prompt_tokens": 1, "completion_tokens": 2}\n'
+                  '{"timestamp": 17, "model": "chat", "prompt_tokens": 1, "completion_tokens": 2}\n',
+     ["bad.jsonl:2: timestamp '17' is outside 2000–2100"]),
+    ("usage.xlsx", "x", ["unknown usage file type '.xlsx'"]),
+])
+def test_bad_usage_files_exit_2(tmp_path, name, content, expect):
+    log = tmp_path / name
+    log.write_text(content)
+    out = tmp_path / "out.yaml"
+    r = invoke("calibrate", PLAN, "--usage", log, "-o", out)
+    assert r.exit_code == 2, r.output
+    text = " ".join(r.output.split())
+    for e in expect:
+        assert e in text, text
+    assert "Traceback" not in r.output
+    assert not out.exists() and not out.with_suffix(".html").exists()
+
+
+def test_max_bad_rows_leaves_a_few_out(tmp_path):
+    log = tmp_path / "u.csv"
+    log.write_text(HEADER + GOOD * 3 + "nope,chat,a,1,1\n")
+    r = invoke("calibrate", PLAN, "--usage", log, "--max-bad-rows", "1", "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 0, r.output
+    assert "1 bad rows left out" in r.output
+
+
+# --- load tests -------------------------------------------------------------------------------
+
+
+def test_reads_vllm_genai_perf_and_aiperf_files():
+    (v,) = read_runs(BENCH / "vllm-chat-h100-fp8-tp2-c48.json", "v.json", 99)
+    assert (v.tool, v.output_tokens_per_s, v.ttft_ms, v.tpot_ms) == ("vllm bench serve", 1534.2, 905.0, 47.9)
+    assert v.metadata["accelerator"] == "h100-sxm" and v.load == "concurrency 48"
+    (g,) = read_runs(BENCH / "qwen3-32b-c64_genai_perf.json", "g.json", 99)
+    assert (g.tool, g.model, g.output_tokens_per_s, g.ttft_ms, g.tpot_ms) == ("GenAI-Perf", "qwen3-32b", 1760.4, 688.1, 34.9)
+    assert g.load == "concurrency 64"
+    (a,) = read_runs(BENCH / "profile_export_aiperf.json", "a.json", 95)
+    assert (a.tool, a.model, a.output_tokens_per_s, a.ttft_ms, a.tpot_ms) == ("AIPerf", "llama-3.1-70b", 3296.0, 1190.6, 53.3)
+    assert a.load == "concurrency 128"
+
+
+def test_best_run_within_the_slo_becomes_the_measured_point(tmp_path):
+    out = tmp_path / "o.yaml"
+    r = invoke("calibrate", PLAN, *[x for f in sorted(BENCH.glob("vllm-*.json")) for x in ("--bench", f)],
+               "--bench", BENCH / "qwen3-32b-c64_genai_perf.json", "--accelerator", "h100-sxm", "--precision", "fp8",
+               "-o", out)
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "misses the SLO" in text and "used" in text
+    cal = calibrate(PLAN, CalibrateOptions(bench=tuple(sorted(BENCH.glob("vllm-*.json")))), tmp_path / "x.yaml")
+    verdicts = {v.run.where: v for v in cal.verdicts}
+    c96 = verdicts["vllm-chat-h100-fp8-tp2-c96.json"]
+    assert not c96.meets_slo and not c96.used
+    assert c96.reasons == ["p99 TTFT 2,381 ms > 1000 ms target", "p99 TPOT 71.3 ms > 50 ms target"]
+    assert verdicts["vllm-chat-h100-fp8-tp2-c32.json"].meets_slo and not verdicts["vllm-chat-h100-fp8-tp2-c32.json"].used
+    assert verdicts["vllm-chat-h100-fp8-tp2-c48.json"].used
+    plan = load_plan(out).plan
+    chat = plan.workloads[0].measured
+    assert len(chat) == 1 and chat[0].goodput_output_tokens_per_s == 1534
+    assert "c48.json" in chat[0].source and "p99" in chat[0].source
+    code = plan.workloads[1].measured
+    assert {(m.accelerator, m.precision, m.tp, m.goodput_output_tokens_per_s) for m in code} == {
+        ("h100-sxm", "fp8", 1, 900), ("h100-sxm", "fp8", 1, 1760)} or code[-1].goodput_output_tokens_per_s == 1760
+
+
+def test_load_test_without_metadata_or_slo_percentile_exits_2(tmp_path):
+    r = invoke("calibrate", PLAN, "--bench", BENCH / "profile_export_aiperf.json", "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 2
+    assert "does not say its accelerator and precision" in r.output
+    r = invoke("calibrate", PLAN, "--bench", BENCH / "vllm-chat-h100-fp8-tp2-c32.json", "--percentile", "99.9",
+               "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 2
+    assert "no p99.9 TTFT/TPOT" in r.output and "--metric-percentiles 99.9" in " ".join(r.output.split())
+
+
+def test_aiperf_run_that_misses_the_slo_is_listed_not_used(tmp_path):
+    out = tmp_path / "o.yaml"
+    r = invoke("calibrate", PLAN, "--bench", BENCH / "profile_export_aiperf.json", "--accelerator", "h100-sxm",
+               "--precision", "fp8", "--tp", "2", "-o", out)
+    assert r.exit_code == 0, r.output
+    assert "misses the SLO" in r.output
+    assert load_plan(out).plan.workloads[0].measured[0].goodput_output_tokens_per_s == 1400
+
+
+# --- occupancy --------------------------------------------------------------------------------
+
+
+def test_serving_replicas_inverts_the_headroom():
+    assert serving_replicas(15, 1, 0.25) == 11
+    assert serving_replicas(2, 1, 0.25) == 0
+    assert serving_replicas(7, 0, 0.0) == 7
+
+
+def test_occupancy_flags_hours_above_the_policy():
+    from optimizer.calibrate import WorkloadCalibration
+
+    wc = WorkloadCalibration("chat", "interactive")
+    d = dt.date(2026, 7, 6)  # a Monday
+    wc.rates = {(d, 10): 4200.0, (d, 11): 9000.0, (d, 12): 0.0}
+    reps = [15] * 24
+    result = SimpleNamespace(policy={"occupancy": 0.6, "spares": 1, "rollout_fraction": 0.25}, workloads=[
+        SimpleNamespace(name="chat", kind="interactive", goodput_output_tokens_per_s=1000.0,
+                        hourly_replicas={"weekday": reps, "weekend": reps},
+                        hourly_api_tokens_per_s={"weekday": [0.0] * 24})])
+    (rep,) = occupancy(result, [wc], lambda day: "weekday", 0.6)
+    assert rep.hours == 3
+    assert [(h.hour, round(h.occupancy, 3)) for h in rep.above] == [(11, 0.818)]
+    assert rep.highest.serving_replicas == 11
+
+
+def test_result_gives_occupancy_table(logs, tmp_path):
+    from optimizer.api import solve_plan
+    from optimizer.report.jsonio import dumps
+
+    # A plan sized for the log (calibrated, then solved with tiny goodputs) and the same log against it.
+    text = PLAN.read_text()
+    for old, new in (("goodput_output_tokens_per_s: 1400", "goodput_output_tokens_per_s: 0.9"),
+                     ("goodput_output_tokens_per_s: 900", "goodput_output_tokens_per_s: 0.5")):
+        text = text.replace(old, new)
+    small = tmp_path / "plan.yaml"
+    small.write_text(text)
+    cal_out = tmp_path / "cal.yaml"
+    r = invoke("calibrate", small, "--usage", logs.files["openai-csv"], "-o", cal_out)
+    assert r.exit_code == 0, r.output
+    res = tmp_path / "result.json"
+    res.write_text(dumps(solve_plan(cal_out)))
+    r = invoke("calibrate", small, "--usage", logs.files["openai-csv"], "--result", res, "-o", tmp_path / "again.yaml")
+    assert r.exit_code == 0, r.output
+    assert "Occupancy against" in r.output
+    html = (tmp_path / "again.html").read_text()
+    assert "Occupancy against" in html
