@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from . import sizing
@@ -44,6 +44,12 @@ class Candidate:
     batch: int | None
     ttft_ms: float | None
     tpot_ms: float | None
+    api_output_tokens_per_day: dict[str, float] = field(default_factory=dict, compare=False)
+    """Output tokens a day (per day type) the gateway sends to the API above this config's ceiling."""
+    api_cost: float = 0.0
+    """Horizon cost of those API tokens (input tokens of the same requests included)."""
+    ceiling_replicas: int | None = None
+    """With overflow: the base replicas the fleet is sized for; demand above spills to the API."""
     gpus: dict[DayHour, int] = field(default_factory=dict, compare=False)
     """GPUs needed at each (day type, hour) with spares and rollout (interactive, reserve)."""
     replicas: dict[DayHour, sizing.Replicas] = field(default_factory=dict, compare=False)
@@ -60,9 +66,9 @@ class Candidate:
     def label(self) -> str:
         if self.kind == "api":
             return "API"
-        parts = [self.offer or "", self.precision or "", f"tp{self.tp}"]
-        if self.mig:
-            parts.append(self.mig)
+        parts = [self.offer or "", self.precision or "", f"MIG {self.mig}" if self.mig else f"tp{self.tp}"]
+        if self.ceiling_replicas is not None:
+            parts.append(f"ceiling {self.ceiling_replicas} replicas")
         return " · ".join(p for p in parts if p)
 
 
@@ -133,12 +139,14 @@ def build_candidates(loaded: LoadedPlan) -> CandidateSet:
         if w.kind == "interactive":
             demand[w.name] = demand_profile(plan, w)
         cands, drops = _workload_candidates(plan, catalog, w, demand.get(w.name, {}))
-        kept, dominated = prune_dominated(cands, has_api=_has_overflow(w))
+        if w.kind == "interactive" and _has_overflow(w):
+            cands = [v for c in cands for v in overflow_levels(plan, w, c, demand[w.name])]
+        kept, dominated = prune_dominated(cands, w, plan, demand.get(w.name))
         pruned += len(dominated)
         drops += [Dropped(w.name, c.label, "dominated", f"dominated by {by.label}: needs no fewer GPUs at any hour")
                   for c, by in dominated]
         if w.api is not None and w.api.max_share >= 1:
-            kept.append(_api_candidate(w))
+            kept.append(_api_candidate(plan, w, demand.get(w.name, {})))
         if not kept:
             problems.append(_no_candidate_problem(loaded, i, w, drops))
         by_workload[w.name] = kept
@@ -168,12 +176,69 @@ def _no_candidate_problem(loaded: LoadedPlan, i: int, w: Workload, drops: list[D
                               "or a looser SLO")
 
 
-def _api_candidate(w: Workload) -> Candidate:
+def api_price_per_output_token(w: Workload) -> float:
+    """USD per output token sent to the API, input tokens of the same requests included."""
+    assert w.api is not None and w.tokens is not None
+    ratio = w.tokens.input / w.tokens.output
+    return (w.api.usd_per_m_output + w.api.usd_per_m_input * ratio) / 1e6
+
+
+MAX_CEILING_LEVELS = 64
+
+
+def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float]) -> list[Candidate]:
+    """The config at every fleet ceiling the API share allows.
+
+    The fleet is sized for at most B base replicas; above B·γ·occupancy the gateway sends the
+    hour's excess to the API ("overflow when everything is full"). B runs down from the
+    no-overflow peak while each day type's spilled tokens stay within api.max_share of its
+    tokens. Each level is a config with constant hourly GPUs and a constant API cost.
+    """
+    assert w.api is not None
+    pol = plan.policy
+    days = plan.day_type_days()
+    cap_per_replica = c.goodput * pol.occupancy
+    top = max(r.base for r in c.replicas.values())
+    price = api_price_per_output_token(w)
+    out = [c]
+    floor = max(-1, top - MAX_CEILING_LEVELS)
+    for b in range(top - 1, floor, -1):
+        spill: dict[str, float] = {}
+        ok = True
+        for d in days:
+            tokens = sum(demand[(d, h)] for h in range(24))
+            over = sum(max(0.0, demand[(d, h)] - b * cap_per_replica) for h in range(24))
+            if over > w.api.max_share * tokens * (1 + 1e-9):
+                ok = False
+                break
+            spill[d] = over * 3600.0
+        if not ok:
+            break
+        reps, gpus = {}, {}
+        for dh, r in c.replicas.items():
+            rr = sizing.replicas_from_base(min(r.base, b), pol.spares, pol.rollout_fraction)
+            reps[dh] = rr
+            gpus[dh] = sizing.ceil_tol(rr.total * c.gpu_fraction)
+        cost = sum(days[d] * spill[d] for d in days) * price
+        out.append(replace(c, key=f"{c.key}/cap{b}", replicas=reps, gpus=gpus, ceiling_replicas=b,
+                           api_output_tokens_per_day=spill, api_cost=cost))
+    return out
+
+
+def _api_candidate(plan: Plan, w: Workload, demand: dict[DayHour, float]) -> Candidate:
+    days = plan.day_type_days()
+    if w.kind == "batch":
+        assert w.batch is not None
+        per_day = {d: w.batch.output_tokens_per_day for d in days}
+    else:
+        per_day = {d: 3600.0 * sum(demand[(d, h)] for h in range(24)) for d in days}
+    cost = sum(days[d] * per_day[d] for d in days) * api_price_per_output_token(w)
     return Candidate(
         key=f"{w.name}/api", workload=w.name, pool=w.pool, kind="api", offer=None, accelerator=None,
         precision=None, tp=0, mig=None, gpu_fraction=0.0, goodput=0.0, goodput_source="api", bound=None,
         weights_gb=0.0, kv_gb_per_seq=0.0, kv_concurrency=0, needed_concurrency=0, total_gb=0.0,
-        reserve_gb=0.0, free_gb=0.0, batch=None, ttft_ms=None, tpot_ms=None)
+        reserve_gb=0.0, free_gb=0.0, batch=None, ttft_ms=None, tpot_ms=None,
+        api_output_tokens_per_day=per_day, api_cost=cost)
 
 
 def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped]) -> list[Offer]:
@@ -389,14 +454,20 @@ def _kv_bytes(w: Workload, prec) -> float:
     return {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}[w.kv_precision]
 
 
-def prune_dominated(cands: list[Candidate], *, has_api: bool) -> tuple[list[Candidate], list[tuple[Candidate, Candidate]]]:
+def prune_dominated(cands: list[Candidate], w: Workload | None = None, plan: Plan | None = None,
+                    demand: dict[DayHour, float] | None = None
+                    ) -> tuple[list[Candidate], list[tuple[Candidate, Candidate]]]:
     """Drop configs that another config on the same offer beats or equals at every hour.
 
-    Exact: a dominated config can be swapped for its dominator in any solution without raising
-    cost, because cost depends only on the GPUs bought from the offer. With hourly constants
-    (interactive without overflow, reservations) dominance compares the GPU vectors; with variable
-    replica counts (batch, overflow) it needs fewer-or-equal GPUs per replica and more-or-equal goodput.
+    Exact: cost depends on a config only through the GPUs it takes from its offer, hour by hour,
+    so a config that never needs more GPUs than another (for any amount of work it may be asked
+    to do) can replace it in any solution without raising the cost.
+      - fixed hourly needs (interactive, each overflow ceiling, reservations): compare the GPU
+        vectors and the API cost;
+      - batch (replica-hours are continuous): fewer or equal GPU-hours per output token.
     """
+    mode = "batch" if w is not None and w.kind == "batch" else "fixed"
+    ctx = _DominanceContext(mode, w, plan, max(demand.values()) if demand else 0.0)
     by_offer: dict[str, list[Candidate]] = {}
     for c in cands:
         by_offer.setdefault(c.offer or "", []).append(c)
@@ -406,7 +477,7 @@ def prune_dominated(cands: list[Candidate], *, has_api: bool) -> tuple[list[Cand
         group = sorted(by_offer[offer], key=_preference)
         survivors: list[Candidate] = []
         for c in group:
-            by = next((s for s in survivors if _dominates(s, c, has_api)), None)
+            by = next((s for s in survivors if ctx.dominates(s, c)), None)
             if by is None:
                 survivors.append(c)
             else:
@@ -417,11 +488,23 @@ def prune_dominated(cands: list[Candidate], *, has_api: bool) -> tuple[list[Cand
 
 
 def _preference(c: Candidate) -> tuple:
-    total = sum(c.gpus.values())
-    return (total, c.gpu_fraction, -c.goodput, c.key)
+    total = sum(c.gpus.values()) + c.api_cost * 1e-6
+    per_gpu = c.goodput / c.gpu_fraction if c.gpu_fraction else 0.0
+    return (total, -per_gpu, c.gpu_fraction, -c.goodput, c.key)
 
 
-def _dominates(a: Candidate, b: Candidate, has_api: bool) -> bool:
-    if a.kind in ("interactive", "reserve") and not has_api:
-        return all(a.gpus[dh] <= b.gpus[dh] for dh in b.gpus)
-    return a.gpu_fraction <= b.gpu_fraction and a.goodput >= b.goodput
+@dataclass(frozen=True)
+class _DominanceContext:
+    mode: str
+    w: Workload | None
+    plan: Plan | None
+    max_demand: float
+
+    def dominates(self, a: Candidate, b: Candidate) -> bool:
+        if self.mode == "fixed":
+            return a.api_cost <= b.api_cost and all(a.gpus[dh] <= b.gpus[dh] for dh in b.gpus)
+        return self._batch(a, b)
+
+    def _batch(self, a: Candidate, b: Candidate) -> bool:
+        # Batch replica-hours are continuous (model.define_batch_volume): GPU-hours per token decide.
+        return a.gpu_fraction / a.goodput <= b.gpu_fraction / b.goodput

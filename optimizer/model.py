@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import pulp
 
-from .candidates import Candidate, CandidateSet, DayHour, allowed_tiers, day_hours
+from .candidates import Candidate, CandidateSet, DayHour, allowed_tiers, api_price_per_output_token
 from .plan import LoadedPlan
 from .schema.catalog import Offer
 from .schema.plan import Plan, Workload
@@ -54,11 +54,8 @@ class Program:
     choice: dict[str, pulp.LpVariable | int] = field(default_factory=dict)
     """candidate key -> binary (or 1 when the workload has one candidate)."""
     gpu_demand: dict[str, dict[DayHour, pulp.LpAffineExpression | int]] = field(default_factory=dict)
-    base_replicas: dict[tuple[str, str, int], pulp.LpVariable] = field(default_factory=dict)
     batch_replicas: dict[tuple[str, str, int], pulp.LpVariable] = field(default_factory=dict)
-    api_rate: dict[tuple[str, str, int], pulp.LpVariable] = field(default_factory=dict)
-    """Interactive overflow: output tokens/s sent to the API at (workload, day type, hour)."""
-    api_volume: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    api_volume: dict[tuple[str, str], pulp.LpAffineExpression] = field(default_factory=dict)
     """Batch overflow: output tokens per day sent to the API."""
     reserved: dict[tuple[str, str | None, str], pulp.LpVariable] = field(default_factory=dict)
     """(offer, pool or None when shared, tier) -> reserved nodes for the whole horizon."""
@@ -86,11 +83,11 @@ def build_model(loaded: LoadedPlan, cands: CandidateSet, *, elastic: bool = Fals
     names = Namer()
     define_choice(prog, names)
     define_interactive_demand(prog, names)
-    define_overflow_demand(prog, names)
     define_batch_volume(prog, names)
     define_reservations(prog, names)
     define_supply(prog, names)
     define_caps(prog, names)
+    define_node_rounding(prog, names)
     define_objective(prog)
     return prog
 
@@ -98,26 +95,8 @@ def build_model(loaded: LoadedPlan, cands: CandidateSet, *, elastic: bool = Fals
 # ---------------------------------------------------------------------------------------------
 # helpers
 
-def _workloads(prog: Program, kind: str | None = None, overflow: bool | None = None) -> list[Workload]:
-    out = []
-    for w in prog.plan.workloads:
-        if kind is not None and w.kind != kind:
-            continue
-        if overflow is not None and _overflows(w) != overflow:
-            continue
-        out.append(w)
-    return out
-
-
-def _overflows(w: Workload) -> bool:
-    return w.api is not None and w.api.max_share > 0
-
-
-def _api_price_per_output_token(w: Workload) -> float:
-    """USD per output token sent to the API, input tokens of the same requests included."""
-    assert w.api is not None and w.tokens is not None
-    ratio = w.tokens.input / w.tokens.output
-    return (w.api.usd_per_m_output + w.api.usd_per_m_input * ratio) / 1e6
+def _workloads(prog: Program, kind: str) -> list[Workload]:
+    return [w for w in prog.plan.workloads if w.kind == kind]
 
 
 def _gpu_cands(prog: Program, w: Workload) -> list[Candidate]:
@@ -156,9 +135,11 @@ def define_interactive_demand(prog: Program, names: Namer) -> None:
     """gpus[c,d,h] = G[c,d,h] · x[c] — replicas for the peak + spares + rollout, as constants.
 
     G = ceil(replicas × GPUs per replica), replicas = ceil(D / (γ·occupancy)) + spares +
-    ceil(rollout_fraction × (base + spares)) (sizing.replicas). Reservations work the same way.
+    ceil(rollout_fraction × (base + spares)) (sizing.replicas). With API overflow each fleet
+    ceiling is its own config (candidates.overflow_levels) whose base is capped at the ceiling
+    and whose spilled tokens carry a constant API cost. Reservations work the same way.
     """
-    for w in _workloads(prog, overflow=False):
+    for w in prog.plan.workloads:
         if w.kind not in ("interactive", "reserve"):
             continue
         for c in _gpu_cands(prog, w):
@@ -166,98 +147,51 @@ def define_interactive_demand(prog: Program, names: Namer) -> None:
             prog.gpu_demand[c.key] = {dh: g * x for dh, g in c.gpus.items()}
 
 
-def define_overflow_demand(prog: Program, names: Namer) -> None:
-    """Interactive workloads that may overflow to an API, per (d, h):
-
-        overflow_coverage:  Σ_c γ_c·occ·b[c,d,h] + y[w,d,h] ≥ D[w,d,h]
-        overflow_base_max:  b[c,d,h] ≤ ceil(D/(γ_c·occ)) · x[c]
-        overflow_rollout:   r[c,d,h] ≥ rollout_fraction · (b[c,d,h] + spares · x[c])
-        overflow_share:     Σ_h y[w,d,h] ≤ max_share · Σ_h D[w,d,h]   (a share of the day's tokens)
-        gpus[c,d,h] = f_c · (b + spares·x + r)    (MIG: an integer q ≥ that, packing slices onto GPUs)
-    """
-    pol = prog.plan.policy
-    for w in _workloads(prog, kind="interactive", overflow=True):
-        assert w.api is not None
-        demand = prog.cands.demand[w.name]
-        wid = _wid(prog, w)
-        for d in prog.plan.day_type_days():
-            for h in range(24):
-                dem = demand[(d, h)]
-                y = pulp.LpVariable(names("api_rate", wid, d, h), lowBound=0, upBound=dem)
-                prog.api_rate[(w.name, d, h)] = y
-                served = []
-                for c in _gpu_cands(prog, w):
-                    x = prog.choice[c.key]
-                    cid = _cid(prog, c)
-                    bmax = c.replicas[(d, h)].base
-                    b = pulp.LpVariable(names("b", cid, d, h), lowBound=0, upBound=bmax, cat=pulp.LpInteger)
-                    prog.base_replicas[(c.key, d, h)] = b
-                    if isinstance(x, pulp.LpVariable) and bmax > 0:
-                        prog.add("overflow_base_max", b <= bmax * x, names("overflow_base_max", cid, d, h))
-                    rmax = math.ceil(pol.rollout_fraction * (bmax + pol.spares)) if bmax + pol.spares else 0
-                    r = pulp.LpVariable(names("r", cid, d, h), lowBound=0, upBound=rmax, cat=pulp.LpInteger)
-                    prog.add("overflow_rollout", r >= pol.rollout_fraction * (b + pol.spares * x),
-                             names("overflow_rollout", cid, d, h))
-                    replicas = b + pol.spares * x + r
-                    if c.mig:
-                        q = pulp.LpVariable(names("q", cid, d, h), lowBound=0, cat=pulp.LpInteger)
-                        prog.add("mig_packing", c.gpu_fraction * replicas <= q, names("mig_packing", cid, d, h))
-                        prog.gpu_demand.setdefault(c.key, {})[(d, h)] = 1 * q
-                    else:
-                        prog.gpu_demand.setdefault(c.key, {})[(d, h)] = int(c.gpu_fraction) * replicas
-                    served.append(c.goodput * pol.occupancy * b)
-                if dem > 0:
-                    prog.add("overflow_coverage", pulp.lpSum(served) + y >= dem,
-                             names("overflow_coverage", wid, d, h))
-            if w.api.max_share < 1:
-                total = sum(demand[(d, h)] for h in range(24))
-                prog.add("overflow_share",
-                         pulp.lpSum(prog.api_rate[(w.name, d, h)] for h in range(24)) <= w.api.max_share * total,
-                         names("overflow_share", wid, d))
-
-
 def define_batch_volume(prog: Program, names: Namer) -> None:
-    """Batch workloads, per day type d:
+    """Batch workloads: per config c and day type d
 
-        batch_volume:  Σ_c Σ_{h∈window} 3600·γ_c·n[c,d,h] + Y[w,d] ≥ V[w]
+        batch_volume:  Σ_{h∈window} 3600·γ_c·n[c,d,h] + Y[c,d] ≥ V · x[c]
         batch_max:     n[c,d,h] ≤ ceil(V / (3600·γ_c)) · x[c]
-        Y[w,d] ≤ max_share · V   (a bound; max_share 1 lets the API take the whole job)
-        gpus[c,d,h] = f_c · n[c,d,h] inside the window, 0 outside (MIG: q ≥ that, integer)
+        batch_api:     Y[c,d] ≤ max_share · V · x[c]
+        gpus[c,d,h] = f_c · n[c,d,h] inside the window, 0 outside
 
-    Spot capacity counts at (1 − interruption) in the supply constraints.
+    n counts replica-hours, not servers: a batch replica may run for part of an hour, so n is
+    continuous, while the GPUs that carry it are still bought in whole nodes every hour. Spot
+    capacity counts at (1 − interruption) in the supply constraints. With max_share 1 the
+    API-only config sends all of V to the API at a constant cost (in the objective).
     """
     for w in _workloads(prog, kind="batch"):
         assert w.batch is not None
         vol = w.batch.output_tokens_per_day
         window = w.batch.hours()
-        wid = _wid(prog, w)
+        share = w.api.max_share if w.api is not None else 0.0
         for d in prog.plan.day_type_days():
-            produced = []
+            sent = []
             for c in _gpu_cands(prog, w):
                 x = prog.choice[c.key]
                 cid = _cid(prog, c)
                 nmax = math.ceil(vol / (SECONDS_PER_HOUR * c.goodput) - 1e-9)
                 gd = prog.gpu_demand.setdefault(c.key, {})
+                produced = []
                 for h in range(24):
                     if h not in window:
                         gd[(d, h)] = 0
                         continue
-                    n = pulp.LpVariable(names("n", cid, d, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
+                    n = pulp.LpVariable(names("n", cid, d, h), lowBound=0, upBound=nmax)
                     prog.batch_replicas[(c.key, d, h)] = n
                     if isinstance(x, pulp.LpVariable):
                         prog.add("batch_max", n <= nmax * x, names("batch_max", cid, d, h))
-                    if c.mig:
-                        q = pulp.LpVariable(names("q", cid, d, h), lowBound=0, cat=pulp.LpInteger)
-                        prog.add("mig_packing", c.gpu_fraction * n <= q, names("mig_packing", cid, d, h))
-                        gd[(d, h)] = 1 * q
-                    else:
-                        gd[(d, h)] = int(c.gpu_fraction) * n
+                    gd[(d, h)] = c.gpu_fraction * n
                     produced.append(SECONDS_PER_HOUR * c.goodput * n)
-            if w.api is not None and w.api.max_share > 0:
-                y = pulp.LpVariable(names("api_volume", wid, d), lowBound=0, upBound=w.api.max_share * vol)
-                prog.api_volume[(w.name, d)] = y
-                produced.append(y)
-            prog.add("batch_volume", pulp.lpSum(produced) >= vol, names("batch_volume", wid, d))
+                if share > 0:
+                    y = pulp.LpVariable(names("api_volume", cid, d), lowBound=0, upBound=share * vol)
+                    if isinstance(x, pulp.LpVariable):
+                        prog.add("batch_api", y <= share * vol * x, names("batch_api", cid, d))
+                    produced.append(y)
+                    sent.append(y)
+                prog.add("batch_volume", pulp.lpSum(produced) >= vol * x, names("batch_volume", cid, d))
+            if sent:
+                prog.api_volume[(w.name, d)] = pulp.lpSum(sent)
 
 
 def _pool_demand(prog: Program) -> dict[OfferPoolHour, list]:
@@ -375,6 +309,61 @@ def define_supply(prog: Program, names: Namer) -> None:
                      names("reserved_sharing", o, d, h))
 
 
+def define_node_rounding(prog: Program, names: Namer) -> None:
+    """Valid inequalities: whole nodes carry at least each workload's own GPUs.
+
+    node_rounding[w,o,d,h]:  R_o + od[o,p,d,h] + spot[o,p,d,h] ≥ Σ_{c∈C(w) at o} ceil(G[c,d,h] / m_o) · x[c]
+    batch_rounding[w,o,d]:   Σ_{h∈window} (R_o + od + spot) ≥ Σ_{c at o} ceil(GPUh_min[c] / m_o) · x[c]
+
+    Not new rules: whatever else shares them, the nodes w can draw on (its pool's on-demand and
+    spot nodes, and the reserved nodes it may borrow from) hold w's own GPUs in whole nodes;
+    GPUh_min is a batch day's GPU-hours less what the API may take. They cut off
+    the fractional node counts that make up most of the LP relaxation's gap.
+    """
+    pol = prog.plan.policy
+    days = prog.plan.day_type_days()
+    for w in prog.plan.workloads:
+        if w.kind == "api":
+            continue
+        by_offer: dict[str, list[Candidate]] = {}
+        for c in _gpu_cands(prog, w):
+            by_offer.setdefault(c.offer, []).append(c)  # type: ignore[arg-type]
+        api_share = w.api.max_share if w.api is not None else 0.0
+        for o in sorted(by_offer):
+            m = prog.offers[o].gpus_per_node
+            if m == 1:
+                continue  # whole GPUs are whole nodes: nothing to round
+            cs = by_offer[o]
+            res = [v for (oo, pp, _k), v in prog.reserved.items() if oo == o and (pp is None or pp == w.pool)]
+
+            def nodes_at(d: str, h: int) -> list:
+                out = list(res)
+                for table in (prog.on_demand, prog.spot):
+                    v = table.get((o, w.pool, d, h))
+                    if v is not None:
+                        out.append(v)
+                return out
+
+            for d in days:
+                if w.kind == "batch":
+                    assert w.batch is not None
+                    vol = (1 - api_share) * w.batch.output_tokens_per_day
+                    terms = [(math.ceil(vol * c.gpu_fraction / (SECONDS_PER_HOUR * c.goodput * m) - 1e-9),
+                              prog.choice[c.key]) for c in cs]
+                    if any(n for n, _ in terms):
+                        lhs = [v for h in w.batch.hours() for v in nodes_at(d, h)]
+                        prog.add("batch_rounding", pulp.lpSum(lhs) >= pulp.lpSum(n * x for n, x in terms),
+                                 names("batch_rounding", _wid(prog, w), o, d))
+                    continue
+                for h in range(24):
+                    terms = [(math.ceil(c.gpus[(d, h)] / m - 1e-9), prog.choice[c.key]) for c in cs]
+                    if not any(n for n, _ in terms):
+                        continue
+                    prog.add("node_rounding", pulp.lpSum(nodes_at(d, h)) >= pulp.lpSum(n * x for n, x in terms),
+                             names("node_rounding", _wid(prog, w), o, d, h))
+    del pol
+
+
 def define_caps(prog: Program, names: Namer) -> None:
     """cap[o,k]:  m_o · Σ reserved[o,·,k] ≤ available_gpus[o,k];
     cap[o,k,d,h]: m_o · Σ_p nodes_k[o,p,d,h] ≤ available_gpus[o,k] for on-demand and spot (GPUs in use at once)."""
@@ -421,12 +410,10 @@ def define_objective(prog: Program) -> None:
                     for (o, _p, d, _h), v in prog.on_demand.items())
     spot = pulp.lpSum(days[d] * prog.offers[o].gpus_per_node * prog.offers[o].price("spot") * v  # type: ignore[operator]
                       for (o, _p, d, _h), v in prog.spot.items())
-    api_terms = []
+    api_terms = [c.api_cost * prog.choice[c.key] for c in prog.cands.all() if c.api_cost]
     by_name = {w.name: w for w in plan.workloads}
-    for (wn, d, _h), y in prog.api_rate.items():
-        api_terms.append(days[d] * SECONDS_PER_HOUR * _api_price_per_output_token(by_name[wn]) * y)
     for (wn, d), y in prog.api_volume.items():
-        api_terms.append(days[d] * _api_price_per_output_token(by_name[wn]) * y)
+        api_terms.append(days[d] * api_price_per_output_token(by_name[wn]) * y)
     prog.cost_terms = {"reserved": reserved, "on_demand": od, "spot": spot, "api": pulp.lpSum(api_terms)}
     penalty = pulp.lpSum(EXCESS_PENALTY * v for v in prog.cap_excess.values())
     prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + penalty

@@ -9,7 +9,7 @@ from typing import Any
 import pulp
 
 from . import sizing
-from .candidates import Candidate, CandidateSet, Dropped
+from .candidates import Candidate, CandidateSet, Dropped, api_price_per_output_token
 from .model import RESERVED_TIERS, SECONDS_PER_HOUR, Program
 from .solve import SolveInfo
 
@@ -366,21 +366,23 @@ def _add_purchase(purchases: list[Purchase], offer, tier: str, gpus: int, gpu_ho
 
 def _api(prog: Program, w, c: Candidate, days: dict[str, int]) -> tuple[float, float, dict[str, list[float]]]:
     """API cost, share of tokens, and API output tokens/s per hour for one workload."""
-    from .model import _api_price_per_output_token
-
     if w.api is None:
         return 0.0, 0.0, {}
-    price = _api_price_per_output_token(w)
+    price = api_price_per_output_token(w)
     rates: dict[str, list[float]] = {}
     sent = total = 0.0
     if w.kind == "interactive":
         dem = prog.cands.demand[w.name]
+        occ = prog.plan.policy.occupancy
         for d, n in days.items():
             row = []
             for h in range(24):
-                y = _val(prog.api_rate.get((w.name, d, h), 0.0))
                 if c.kind == "api":
                     y = dem[(d, h)]
+                elif c.ceiling_replicas is not None:
+                    y = max(0.0, dem[(d, h)] - c.ceiling_replicas * c.goodput * occ)
+                else:
+                    y = 0.0
                 row.append(y)
                 sent += n * SECONDS_PER_HOUR * y
                 total += n * SECONDS_PER_HOUR * dem[(d, h)]
@@ -388,9 +390,7 @@ def _api(prog: Program, w, c: Candidate, days: dict[str, int]) -> tuple[float, f
     elif w.kind == "batch":
         assert w.batch is not None
         for d, n in days.items():
-            y = _val(prog.api_volume.get((w.name, d), 0.0))
-            if c.kind == "api":
-                y = w.batch.output_tokens_per_day
+            y = w.batch.output_tokens_per_day if c.kind == "api" else _val(prog.api_volume.get((w.name, d), 0.0))
             sent += n * y
             total += n * w.batch.output_tokens_per_day
     share = sent / total if total > 0 else 0.0
@@ -435,10 +435,6 @@ def _replicas_at(prog: Program, w, c: Candidate, d: str, h: int) -> sizing.Repli
     pol = prog.plan.policy
     if c.kind == "api":
         return sizing.Replicas(0, 0, 0, 0)
-    if (c.key, d, h) in prog.base_replicas:
-        b = _int(prog.base_replicas[(c.key, d, h)])
-        rollout = sizing.ceil_tol(pol.rollout_fraction * (b + pol.spares))
-        return sizing.Replicas(b, pol.spares, rollout, b + pol.spares + rollout)
     if c.kind == "batch":
         n = _int(prog.batch_replicas.get((c.key, d, h), 0))
         return sizing.Replicas(n, 0, 0, n)

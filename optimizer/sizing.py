@@ -195,6 +195,11 @@ def replicas(
         raise ValueError("goodput must be > 0 to serve a positive demand")
     else:
         base = ceil_tol(demand_output_tokens_per_s / (goodput * occupancy))
+    return replicas_from_base(base, spares, rollout_fraction)
+
+
+def replicas_from_base(base: int, spares: int, rollout_fraction: float) -> Replicas:
+    """Spares and rollout on top of a given base: rollout = ceil(rollout_fraction × (base + spares))."""
     rollout = ceil_tol(rollout_fraction * (base + spares))
     return Replicas(base=base, spares=spares, rollout=rollout, total=base + spares + rollout)
 
