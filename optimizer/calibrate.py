@@ -165,11 +165,19 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
     cal.workloads = [_old(w) for w in plan.workloads]
     by_name = {w.name: w for w in cal.workloads}
     if options.usage:
+        seen: set[Path] = set()
+        files = []
+        for p in options.usage:
+            key = Path(p).resolve()
+            if key in seen:
+                cal.notes.append(f"{p} was given twice; read once")
+                continue
+            seen.add(key)
+            files.append(Path(p))
         rename, routes = usage_mod.parse_maps(list(options.maps))
         matcher = _matcher(loaded, routes)
-        agg = usage_mod.aggregate([Path(p) for p in options.usage], matcher, rename=rename,
-                                  shown=[str(p) for p in options.usage], max_bad_rows=options.max_bad_rows,
-                                  progress=progress)
+        agg = usage_mod.aggregate(files, matcher, rename=rename, shown=[str(p) for p in files],
+                                  max_bad_rows=options.max_bad_rows, progress=progress)
         cal.usage = agg
         _check_ambiguous(agg, matcher)
         _usage_notes(cal, agg, plan)

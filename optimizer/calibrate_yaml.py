@@ -60,33 +60,46 @@ def _edit_workload(node: CommentedMap, w, wc: "WorkloadCalibration", cal: "Calib
                    changes: list["Change"]) -> None:
     from .calibrate import Change
 
-    if w.demand is not None and wc.new_peak is not None:
+    notes: dict[str, list[str]] = {}
+    """Comments for the workload's own keys (a flow-style map cannot hold comments inside)."""
+
+    def note(parent: CommentedMap, parent_key: str, key: str, text: str) -> None:
+        if parent.fa.flow_style():
+            notes.setdefault(parent_key, []).append(text)
+        else:
+            _eol(parent, key, text)
+
+    if w.demand is not None and (wc.new_peak is not None or wc.new_profile is not None):
         demand = node["demand"]
-        demand["peak_output_tokens_per_s"] = _num(wc.new_peak)
-        _eol(demand, "peak_output_tokens_per_s",
-             f"calibrated: {q} over {wc.peak_days} {wc.peak_day_type} days of each day's busiest hour")
-        changes.append(Change(w.name, "peak output tok/s", _fmt(wc.old_peak), _fmt(wc.new_peak),
-                              _ratio(wc.old_peak, wc.new_peak)))
-    if w.demand is not None and wc.new_profile is not None:
-        demand = node["demand"]
-        single = len(types) == 1 and not isinstance(w.demand.profile, dict)
-        value: Any = _flow(wc.new_profile[types[0]]) if single else _profile_map(demand.get("profile"), wc.new_profile)
-        demand["profile"] = value
-        period = f"{cal.period[0]} to {cal.period[1]}" if cal.period else ""
-        _eol(demand, "profile", f"calibrated: {q} of each hour ÷ peak; log {period} ({cal.timezone})")
-        for t in types:
-            old, new = wc.old_profile.get(t), wc.new_profile[t]
-            if old is not None and [round(v, 3) for v in old] != new:
-                changes.append(Change(w.name, f"profile {t}", _shape(old), _shape(new)))
+        if wc.new_profile is not None and demand.fa.flow_style():
+            demand.fa.set_block_style()  # a 24-hour profile per day type does not fit on one line
+        if wc.new_peak is not None:
+            demand["peak_output_tokens_per_s"] = _num(wc.new_peak)
+            note(demand, "demand", "peak_output_tokens_per_s",
+                 f"calibrated: {q} over {wc.peak_days} {wc.peak_day_type} days of each day's busiest hour")
+            changes.append(Change(w.name, "peak output tok/s", _fmt(wc.old_peak), _fmt(wc.new_peak),
+                                  _ratio(wc.old_peak, wc.new_peak)))
+        if wc.new_profile is not None:
+            single = len(types) == 1 and not isinstance(w.demand.profile, dict)
+            value: Any = (_flow(wc.new_profile[types[0]]) if single
+                          else _profile_map(demand.get("profile"), wc.new_profile))
+            demand["profile"] = value
+            period = f"{cal.period[0]} to {cal.period[1]}" if cal.period else ""
+            note(demand, "demand", "profile", f"calibrated: {q} of each hour ÷ peak; log {period} ({cal.timezone})")
+            for t in types:
+                old, new = wc.old_profile.get(t), wc.new_profile[t]
+                if old is not None and [round(v, 3) for v in old] != new:
+                    changes.append(Change(w.name, f"profile {t}", _shape(old), _shape(new)))
+    if w.batch is not None and wc.new_batch is not None:
+        node["batch"]["output_tokens_per_day"] = _num(wc.new_batch)
+        note(node["batch"], "batch", "output_tokens_per_day", f"calibrated: {q} of {wc.peak_days} full days")
+        changes.append(Change(w.name, "output tokens/day", _fmt(wc.old_batch), _fmt(wc.new_batch),
+                              _ratio(wc.old_batch, wc.new_batch)))
     if wc.tenants and (w.demand is not None or w.batch is not None):
         shown = ", ".join(f"{t} {s:.0%}" for t, s, _ in wc.tenants[:6])
         more = f", {len(wc.tenants) - 6} more" if len(wc.tenants) > 6 else ""
-        _eol(node, "demand" if w.demand is not None else "batch", f"tenants by output tokens: {shown}{more}")
-    if w.batch is not None and wc.new_batch is not None:
-        node["batch"]["output_tokens_per_day"] = _num(wc.new_batch)
-        _eol(node["batch"], "output_tokens_per_day", f"calibrated: {q} of {wc.peak_days} full days")
-        changes.append(Change(w.name, "output tokens/day", _fmt(wc.old_batch), _fmt(wc.new_batch),
-                              _ratio(wc.old_batch, wc.new_batch)))
+        notes.setdefault("demand" if w.demand is not None else "batch", []).insert(
+            0, f"tenants by output tokens: {shown}{more}")
     if w.tokens is not None and wc.new_tokens is not None:
         tok = node["tokens"]
         for j, key in enumerate(("input", "output")):
@@ -94,13 +107,18 @@ def _edit_workload(node: CommentedMap, w, wc: "WorkloadCalibration", cal: "Calib
             tok[key] = _num(new_v)
             if old_v is not None and not sig_equal(old_v, new_v):
                 changes.append(Change(w.name, f"mean {key} tokens", _fmt(old_v), _fmt(new_v), _ratio(old_v, new_v)))
-        _eol(node, "tokens", f"calibrated: mean of {wc.requests:,} requests")
+        if tok.fa.flow_style():
+            notes.setdefault("tokens", []).append(f"calibrated: mean of {wc.requests:,} requests")
+        else:
+            _eol(tok, "output", f"calibrated: mean of {wc.requests:,} requests")
         ctx = w.context_tokens
         if ctx is not None and ctx < wc.new_tokens[0] + wc.new_tokens[1]:
             new_ctx = int(math.ceil((wc.new_tokens[0] + wc.new_tokens[1]) / 1024.0) * 1024)
             node["context_tokens"] = new_ctx
             changes.append(Change(w.name, "context tokens", f"{ctx:,}", f"{new_ctx:,}", _ratio(ctx, new_ctx)))
             wc.notes.append(f"context_tokens raised to {new_ctx:,}: the mean request no longer fitted")
+    for key, texts in notes.items():
+        _eol(node, key, "; ".join(texts), keep_user=key in ("demand", "batch"))
 
 
 # --- comments and the blank lines that hang on them ----------------------------------------------
@@ -113,14 +131,25 @@ def _token(text: str):
     return CommentToken(text, CommentMark(0), None)
 
 
-def _eol(node: CommentedMap, key: Any, text: str) -> None:
-    """Set the end-of-line comment of `key`, keeping any blank lines or comments that followed it."""
+OURS = ("calibrated", "tenants by output tokens")
+
+
+def _eol(node: CommentedMap, key: Any, text: str, keep_user: bool = False) -> None:
+    """Set the end-of-line comment of `key`, keeping any blank lines or comments that followed it.
+
+    `keep_user` keeps a comment the user wrote there (ours from an earlier calibration are replaced).
+    """
     old = node.ca.items.get(key)
     tail = ""
     if old and len(old) > 2 and old[2] is not None:
         value = old[2].value
         cut = value.find("\n")
         tail = value[cut + 1:] if cut >= 0 else ""
+        mine = (value[:cut] if cut >= 0 else value).strip().lstrip("#").strip()
+        if keep_user and mine:
+            kept = "; ".join(part for part in mine.split("; ") if not part.startswith(OURS))
+            if kept:
+                text = f"{kept}; {text}"
     node.yaml_add_eol_comment("# " + text, key, column=0)
     tok = node.ca.items[key][2]
     tok.value = " " + tok.value.lstrip(" ").rstrip("\n") + "\n" + tail
@@ -303,7 +332,7 @@ def _yaml(text: str) -> YAML:
     return y
 
 
-_LIST = re.compile(r"^(?P<head>[^#\[]*?:\s\[)(?P<body>[-+0-9.eE, ]+)\](?P<tail>.*)$")
+_LIST = re.compile(r"^(?P<head>[^#\[{]*?:\s\[)(?P<body>[-+0-9.eE, ]+)\](?P<tail>.*)$")
 
 
 def _tidy(text: str) -> str:
@@ -312,7 +341,7 @@ def _tidy(text: str) -> str:
     for line in text.splitlines():
         line = line.rstrip()
         m = _LIST.match(line)
-        if m and len(line) > WIDTH:
+        if m and len(line) > WIDTH and m["body"].count(",") >= 11:
             items = [s.strip() for s in m["body"].split(",")]
             half = (len(items) + 1) // 2
             pad = " " * len(m["head"])

@@ -100,6 +100,9 @@ class Source:
     fmt: str
     columns: dict[str, tuple[Column, ...]]
     bytes: int
+    delim: str | None = None
+    header: tuple[str, ...] | None = None
+    """CSV only, when the sniffer could not read the file: its header, read as written."""
 
 
 @dataclass(frozen=True)
@@ -188,10 +191,15 @@ def _lit(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _reader(fmt: str, path: Path, json_columns: dict[str, str] | None = None) -> str:
+def _reader(fmt: str, path: Path, json_columns: dict[str, str] | None = None, delim: str | None = None,
+            header: tuple[str, ...] | None = None) -> str:
     p = _lit(str(path))
     if fmt == "csv":
         # Every column as text: bad values are then found and reported by row, not guessed at.
+        if header:
+            cols = ", ".join(f"{_lit(h)}: 'VARCHAR'" for h in header)
+            return (f"read_csv({p}, header = true, auto_detect = false, delim = {_lit(delim or ',')}, quote = '\"', "
+                    f"escape = '\"', columns = {{{cols}}}, ignore_errors = false)")
         return f"read_csv({p}, header = true, all_varchar = true, ignore_errors = false)"
     if fmt == "json":
         if json_columns is None:
@@ -215,11 +223,22 @@ def inspect(con, path: Path, shown: str, rename: dict[str, str]) -> Source:
     if size == 0:
         raise PlanError(Problem("the file is empty", "export the gateway's usage log with a header row and events",
                                 file=shown))
+    header: tuple[str, ...] | None = None
+    delim = None
     try:
         rel = con.execute(f"DESCRIBE SELECT * FROM {_reader(fmt, path)}").fetchall()
+        sniffed = True
     except Exception as exc:  # duckdb raises several error classes; all mean "cannot read this file"
-        raise PlanError(Problem(f"cannot read as {fmt.upper()}: {_first_line(exc)}",
-                                "check the file's format and encoding (UTF-8)", file=shown)) from None
+        rel, sniffed, first_error = [], False, exc
+    if fmt == "csv" and (not sniffed or len(rel) == 1):
+        # The sniffer gives up on files whose rows disagree: take the header as written, so the
+        # scan names the row that does not fit.
+        header, delim = _csv_header(path)
+        if header is not None and len(header) > 1:
+            rel = [(h, "VARCHAR") for h in header]
+            sniffed = True
+    if not sniffed:
+        _raise_duckdb(first_error, {str(path): shown}, default_file=shown)
     types = {r[0]: str(r[1]) for r in rel}
     lower = {name.lower(): name for name in types}
     columns: dict[str, tuple[Column, ...]] = {}
@@ -254,7 +273,24 @@ def inspect(con, path: Path, shown: str, rename: dict[str, str]) -> Source:
                                 "pass --map COLUMN=model (or COLUMN=workload)", file=shown))
     if problems:
         raise PlanError(problems)
-    return Source(path, shown, fmt, columns, size)
+    return Source(path, shown, fmt, columns, size, delim, header)
+
+
+def _csv_header(path: Path) -> tuple[tuple[str, ...] | None, str | None]:
+    import csv
+    import gzip
+
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as f:  # type: ignore[operator]
+            line = f.readline()
+    except (OSError, UnicodeDecodeError):
+        return None, None
+    delim = max((",", "\t", ";", "|"), key=line.count)
+    if not line.count(delim):
+        return None, None
+    row = next(csv.reader([line], delimiter=delim))
+    return tuple(h.strip() for h in row), delim
 
 
 def _resolve(alias: str, lower: dict[str, str], types: dict[str, str], fmt: str) -> Column | None:
@@ -330,7 +366,7 @@ def _file_select(fid: int, src: Source) -> str:
             f"{_number(src, c['completion_tokens'][0])} AS c, {_text(src, c['completion_tokens'][0])} AS c_text, "
             f"{_first_text(src, c.get('model'))} AS model, {_first_text(src, c.get('workload'))} AS wlcol, "
             f"{_first_text(src, c.get('tenant'))} AS tenant, coalesce({failed}, false) AS failed "
-            f"FROM {_reader(src.fmt, src.path, json_cols)}")
+            f"FROM {_reader(src.fmt, src.path, json_cols, src.delim, src.header)}")
 
 
 PROBLEM_SQL = f"""CASE
@@ -406,7 +442,14 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
         FROM ev3
         GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, quarter), (wl, tenant))
         """
-        rows = _run_with_progress(con, query, sum(s.bytes for s in sources), progress)
+        names = {str(src.path): src.shown for src in sources}
+        try:
+            rows = _run_with_progress(con, query, sum(src.bytes for src in sources), progress)
+        except PlanError:
+            raise
+        except Exception as exc:
+            _raise_duckdb(exc, names)
+            raise
         agg = _collect(rows, sources, matcher)
         bad_total = sum(sum(f.bad.values()) for f in agg.files)
         if bad_total > max_bad_rows:
@@ -471,28 +514,45 @@ def _run_with_progress(con, query: str, total_bytes: int, progress: Callable[[fl
         worker.join()
         raise
     if "error" in box:
-        _raise_duckdb(box["error"])  # type: ignore[arg-type]
+        raise box["error"]  # type: ignore[misc]
     progress(1.0)
     return box["rows"]  # type: ignore[return-value]
 
 
 def _execute(con, query: str) -> list[tuple]:
-    try:
-        return con.execute(query).fetchall()
-    except Exception as exc:
-        _raise_duckdb(exc)
-        raise
+    return con.execute(query).fetchall()
 
 
-def _raise_duckdb(exc: BaseException) -> None:
+def _raise_duckdb(exc: BaseException, shown: dict[str, str] | None = None, default_file: str | None = None) -> None:
+    """DuckDB's reader errors as `FILE:LINE: what — fix` (it names the file and line in its text)."""
+    import re
+
     if isinstance(exc, (PlanError, KeyboardInterrupt)):
         raise exc
+    text = str(exc)
     msg = _first_line(exc)
-    file = None
-    if 'file "' in msg:
-        file = msg.split('file "', 1)[1].split('"', 1)[0]
+    file, line = default_file, None
+    m = re.search(r'file = (.+)$', text, re.M) or re.search(r'file "([^"]+)"', text)
+    if m:
+        file = m.group(1).strip()
+        for path, name in (shown or {}).items():
+            if file in (path, Path(path).name) or Path(file).resolve() == Path(path).resolve():
+                file = name
+    m = re.search(r"Line: (\d+)", text) or re.search(r"in line (\d+)", text)
+    if m:
+        line = int(m.group(1))
+    m = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
+    if m:
+        raise PlanError(Problem(f"the row does not have the header's {m.group(1)} columns",
+                                "fix the row; quote fields that contain the delimiter", file=file, line=line)) from None
+    if "not utf-8 encoded" in text.lower() or "invalid unicode" in text.lower():
+        raise PlanError(Problem("the file is not UTF-8 text", "save or export it as UTF-8", file=file,
+                                line=line)) from None
+    msg = re.sub(r'^[A-Za-z ]*Error: ', "", msg)
+    msg = re.sub(r'in file "[^"]*",?\s*', "", msg).strip()
     raise PlanError(Problem(f"cannot read the usage log: {msg}",
-                            "fix the row DuckDB names (quotes, column count, encoding UTF-8)", file=file)) from None
+                            "check the file's format and encoding (UTF-8); fix the row named", file=file,
+                            line=line)) from None
 
 
 def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> UsageAggregate:
@@ -544,11 +604,9 @@ def _bad_row_problems(con, sources: list[Source], files: list[FileSummary], tota
             more = f" ({count:,} rows like this)" if count > len(examples) else ""
             for rn, value in examples:
                 shown = "empty" if value is None or str(value).strip() == "" else repr(str(value)[:40])
-                if src.fmt == "parquet":
-                    problems.append(Problem(f"row {rn}: {col} {shown} {what}{more}", fix, file=src.shown, path=str(col)))
-                else:
-                    line = rn + 1 if src.fmt == "csv" else rn
-                    problems.append(Problem(f"{col} {shown} {what}{more}", fix, file=src.shown, line=line))
+                # Lines assume one line per row (true unless a quoted field holds a line break).
+                line = None if src.fmt == "parquet" else (rn + 1 if src.fmt == "csv" else rn)
+                problems.append(Problem(f"row {rn:,}: {col} {shown} {what}{more}", fix, file=src.shown, line=line))
                 more = ""
     if allowed:
         problems.append(Problem(f"{total:,} bad rows, more than --max-bad-rows {allowed:,}",

@@ -287,16 +287,18 @@ GOOD = "2026-07-06T10:00:00Z,chat,a,100,20\n"
     ("missing.csv", "timestamp,model,prompt_tokens\n2026-07-06T10:00:00Z,chat,100\n",
      ["missing.csv: no completion_tokens column", "--map COLUMN=completion_tokens"]),
     ("badtime.csv", HEADER + GOOD + "yesterday at noon,chat,a,100,20\n",
-     ["badtime.csv:3: timestamp 'yesterday at noon' is not a timestamp", "ISO 8601"]),
+     ["badtime.csv:3: row 2: timestamp 'yesterday at noon' is not a timestamp", "ISO 8601"]),
     ("negative.csv", HEADER + GOOD + GOOD + "2026-07-06T11:00:00Z,chat,a,100,-5\n",
-     ["negative.csv:4: completion_tokens '-5' is negative", "token counts are ≥ 0"]),
+     ["negative.csv:4: row 3: completion_tokens '-5' is negative", "token counts are ≥ 0"]),
     ("text.csv", HEADER + "2026-07-06T11:00:00Z,chat,a,lots,5\n",
-     ["text.csv:2: prompt_tokens 'lots' is not a number"]),
+     ["text.csv:2: row 1: prompt_tokens 'lots' is not a number"]),
+    ("ragged.csv", HEADER + GOOD + "2026-07-06T11:00:00Z,chat,a,1,2,3\n" + GOOD,
+     ["ragged.csv:3: the row does not have the header's 5 columns"]),
     ("empty.csv", "", ["empty.csv: the file is empty"]),
     ("header.csv", HEADER, ["header.csv: has no events"]),
     ("bad.jsonl", '{"timestamp": "2026-07-06T10:00:00Z", "model": "chat", "prompt_tokens": 1, "completion_tokens": 2}\n'
                   '{"timestamp": 17, "model": "chat", "prompt_tokens": 1, "completion_tokens": 2}\n',
-     ["bad.jsonl:2: timestamp '17' is outside 2000–2100"]),
+     ["bad.jsonl:2: row 2: timestamp '17' is outside 2000–2100"]),
     ("usage.xlsx", "x", ["unknown usage file type '.xlsx'"]),
 ])
 def test_bad_usage_files_exit_2(tmp_path, name, content, expect):
@@ -310,6 +312,14 @@ def test_bad_usage_files_exit_2(tmp_path, name, content, expect):
         assert e in text, text
     assert "Traceback" not in r.output
     assert not out.exists() and not out.with_suffix(".html").exists()
+
+
+def test_not_utf8_exits_2(tmp_path):
+    log = tmp_path / "u16.csv"
+    log.write_bytes((HEADER + GOOD).encode("utf-16"))
+    r = invoke("calibrate", PLAN, "--usage", log, "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 2
+    assert "u16.csv:1: the file is not UTF-8 text — save or export it as UTF-8" in " ".join(r.output.split())
 
 
 def test_max_bad_rows_leaves_a_few_out(tmp_path):

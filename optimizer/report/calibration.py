@@ -198,7 +198,7 @@ def chart_svg(w: "WorkloadCalibration") -> str:
     rc = {"svg.hashsalt": "planopt-calibrate", "svg.fonttype": "none", "font.size": 8,
           "axes.spines.top": False, "axes.spines.right": False}
     with matplotlib.rc_context(rc):
-        fig = Figure(figsize=(3.4 * max(1, len(types)), 2.4))
+        fig = Figure(figsize=(3.4 * max(1, len(types)), 2.7))
         axes = fig.subplots(1, max(1, len(types)), sharey=True, squeeze=False)[0]
         hours = list(range(24))
         for ax, t in zip(axes, types):
@@ -219,8 +219,9 @@ def chart_svg(w: "WorkloadCalibration") -> str:
             ax.set_xticks([0, 6, 12, 18, 23])
             ax.set_xlabel("hour")
         axes[0].set_ylabel("output tokens/s")
-        axes[-1].legend(loc="upper left", fontsize=7, frameon=False)
-        fig.tight_layout()
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=7, frameon=False)
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None})
     svg = buf.getvalue()
