@@ -135,12 +135,13 @@ def build_candidates(loaded: LoadedPlan) -> CandidateSet:
     demand: dict[str, dict[DayHour, float]] = {}
     pruned = 0
     problems: list[Problem] = []
+    cache: dict = {}
     for i, w in enumerate(plan.workloads):
         if w.kind == "interactive":
             demand[w.name] = demand_profile(plan, w)
-        cands, drops = _workload_candidates(plan, catalog, w, demand.get(w.name, {}))
+        cands, drops = _workload_candidates(plan, catalog, w, demand.get(w.name, {}), cache)
         if w.kind == "interactive" and _has_overflow(w):
-            cands = [v for c in cands for v in overflow_levels(plan, w, c, demand[w.name])]
+            cands = [v for c in cands for v in overflow_levels(plan, w, c, demand[w.name], cache)]
         kept, dominated = prune_dominated(cands, w, plan, demand.get(w.name))
         pruned += len(dominated)
         drops += [Dropped(w.name, c.label, "dominated", f"dominated by {by.label}: needs no fewer GPUs at any hour")
@@ -186,7 +187,8 @@ def api_price_per_output_token(w: Workload) -> float:
 MAX_CEILING_LEVELS = 64
 
 
-def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float]) -> list[Candidate]:
+def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float],
+                    cache: dict | None = None) -> list[Candidate]:
     """The config at every fleet ceiling the API share allows.
 
     The fleet is sized for at most B base replicas; above B·γ·occupancy the gateway sends the
@@ -194,13 +196,23 @@ def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour,
     no-overflow peak while each day type's spilled tokens stay within api.max_share of its
     tokens. Each level is a config with constant hourly GPUs and a constant API cost.
     """
+    cache = {} if cache is None else cache
+    key = ("levels", w.name, c.goodput, c.gpu_fraction)
+    if key not in cache:
+        cache[key] = _levels(plan, w, c, demand)
+    return [c] + [replace(c, key=f"{c.key}/cap{b}", replicas=reps, gpus=gpus, ceiling_replicas=b,
+                          api_output_tokens_per_day=spill, api_cost=cost)
+                  for b, reps, gpus, spill, cost in cache[key]]
+
+
+def _levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float]) -> list[tuple]:
     assert w.api is not None
     pol = plan.policy
     days = plan.day_type_days()
     cap_per_replica = c.goodput * pol.occupancy
     top = max(r.base for r in c.replicas.values())
     price = api_price_per_output_token(w)
-    out = [c]
+    out = []
     floor = max(-1, top - MAX_CEILING_LEVELS)
     for b in range(top - 1, floor, -1):
         spill: dict[str, float] = {}
@@ -220,8 +232,7 @@ def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour,
             reps[dh] = rr
             gpus[dh] = sizing.ceil_tol(rr.total * c.gpu_fraction)
         cost = sum(days[d] * spill[d] for d in days) * price
-        out.append(replace(c, key=f"{c.key}/cap{b}", replicas=reps, gpus=gpus, ceiling_replicas=b,
-                           api_output_tokens_per_day=spill, api_cost=cost))
+        out.append((b, reps, gpus, spill, cost))
     return out
 
 
@@ -241,26 +252,87 @@ def _api_candidate(plan: Plan, w: Workload, demand: dict[DayHour, float]) -> Can
         api_output_tokens_per_day=per_day, api_cost=cost)
 
 
-def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped]) -> list[Offer]:
-    out = []
+def _filter_reason(plan: Plan, catalog: Catalog, w: Workload, offer: Offer) -> str | None:
+    """Why the plan's filters keep workload w off this offer (None: w may use it)."""
+    acc = catalog.accelerators.get(offer.accelerator)
+    if acc is None:
+        return "unknown accelerator"
     allowed_accs = None
     if w.reserve_gpus is not None and w.reserve_gpus.accelerators:
-        allowed_accs = set(w.reserve_gpus.accelerators)
+        allowed_accs = w.reserve_gpus.accelerators
     elif w.accelerators:
-        allowed_accs = set(w.accelerators)
+        allowed_accs = w.accelerators
+    if allowed_accs is not None and offer.accelerator not in allowed_accs:
+        return "accelerator"
+    if w.regions and offer.region not in w.regions and offer.region != "any":
+        return "region"
+    if w.offers and offer.id not in w.offers:
+        return "offer"
+    if plan.policy.providers is not None and offer.provider not in plan.policy.providers:
+        return "provider"
+    return None
+
+
+def dominated_offers(plan: Plan, catalog: Catalog) -> dict[str, str]:
+    """Offers that another offer beats for every workload: dropped before enumeration (exact).
+
+    o1 dominates o2 when they sell the same accelerator, o1's node size divides o2's, o1 sells
+    machines at least as large, every tier o2 sells (that the policy allows) o1 sells no dearer
+    and without a cap, o1 is interrupted no more often, and every workload that may use o2 may
+    use o1. Then moving all of o2's GPUs to o1 never costs more: nodes of o2 split into whole
+    nodes of o1, and adding demand to o1's existing nodes never needs more nodes than keeping
+    it apart. Offers named by a commitment are never dropped.
+    """
+    tiers = plan.policy.tiers
+    committed = {c.offer for c in plan.commitments}
+    ids = sorted(o for o in catalog.offers if catalog.offers[o].accelerator in catalog.accelerators)
+    usable = {o: {w.name for w in plan.workloads if _filter_reason(plan, catalog, w, catalog.offers[o]) is None}
+              for o in ids}
+    out: dict[str, str] = {}
+    for o2 in ids:
+        b = catalog.offers[o2]
+        if o2 in committed or not usable[o2]:
+            continue
+        sold = [t for t in tiers if b.price(t) is not None]
+        for o1 in ids:
+            a = catalog.offers[o1]
+            if o1 == o2 or o1 in out or a.accelerator != b.accelerator:
+                continue
+            if b.gpus_per_node % a.gpus_per_node or a.max_tp < b.max_tp:
+                continue
+            if a.spot_interruption > b.spot_interruption and "spot" in sold:
+                continue
+            if not all(a.price(t) is not None and a.price(t) <= b.price(t) and t not in a.available_gpus  # type: ignore[operator]
+                       for t in sold):
+                continue
+            if not usable[o2] <= usable[o1]:
+                continue
+            # Identical offers dominate each other: keep the first id.
+            mutual = (a.gpus_per_node == b.gpus_per_node and a.max_tp == b.max_tp
+                      and all(a.price(t) == b.price(t) for t in tiers)
+                      and a.spot_interruption == b.spot_interruption and usable[o1] == usable[o2]
+                      and not b.available_gpus)
+            if mutual and o1 > o2:
+                continue
+            out[o2] = o1
+            break
+    return out
+
+
+def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped],
+                dominated: dict[str, str]) -> list[Offer]:
+    out = []
+    filtered = {"accelerator", "region", "offer", "provider"}
+    reasons: set[str] = set()
     for oid in sorted(catalog.offers):
         offer = catalog.offers[oid]
-        acc = catalog.accelerators.get(offer.accelerator)
-        if acc is None:
+        why = _filter_reason(plan, catalog, w, offer)
+        if why == "unknown accelerator":
             continue
-        if allowed_accs is not None and offer.accelerator not in allowed_accs:
+        if why in filtered:
+            reasons.add(why)
             continue  # filtered by the plan: not worth a line per offer
-        if w.regions and offer.region not in w.regions and offer.region != "any":
-            continue
-        if w.offers and oid not in w.offers:
-            continue
-        if plan.policy.providers is not None and offer.provider not in plan.policy.providers:
-            continue
+        acc = catalog.accelerators[offer.accelerator]
         if acc.needs_liquid_cooling and not plan.facility.liquid_cooling:
             drops.append(Dropped(w.name, f"offer {oid}", "cooling",
                                  f"{acc.id} needs liquid-cooled racks; the facility has none "
@@ -271,30 +343,39 @@ def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped])
             drops.append(Dropped(w.name, f"offer {oid}", "tier",
                                  f"sells {sold}; the policy allows none of them for pool '{w.pool}'"))
             continue
+        if oid in dominated:
+            drops.append(Dropped(w.name, f"offer {oid}", "dominated",
+                                 f"{dominated[oid]} sells the same accelerator for no more, without a cap"))
+            continue
         out.append(offer)
     if not out and not any(d.family in ("cooling", "tier") for d in drops):
         what = []
-        if allowed_accs is not None:
-            what.append(f"accelerators {sorted(allowed_accs)}")
+        if w.reserve_gpus is not None and w.reserve_gpus.accelerators:
+            what.append(f"accelerators {sorted(w.reserve_gpus.accelerators)}")
+        elif w.accelerators:
+            what.append(f"accelerators {sorted(w.accelerators)}")
         if w.regions:
             what.append(f"regions {w.regions}")
         if w.offers:
             what.append(f"offers {w.offers}")
+        if plan.policy.providers is not None:
+            what.append(f"providers {plan.policy.providers}")
         drops.append(Dropped(w.name, "offers", "filter",
                              f"no offer matches {' and '.join(what) if what else 'the catalog'}"))
     return out
 
 
-def _workload_candidates(plan: Plan, catalog: Catalog, w: Workload,
-                         demand: dict[DayHour, float]) -> tuple[list[Candidate], list[Dropped]]:
+def _workload_candidates(plan: Plan, catalog: Catalog, w: Workload, demand: dict[DayHour, float],
+                         cache: dict) -> tuple[list[Candidate], list[Dropped]]:
     drops: list[Dropped] = []
-    offers = _offers_for(plan, catalog, w, drops)
+    if "dominated_offers" not in cache:
+        cache["dominated_offers"] = dominated_offers(plan, catalog)
+    offers = _offers_for(plan, catalog, w, drops, cache["dominated_offers"])
     if w.kind == "reserve":
         return [_reserve_candidate(plan, w, o) for o in offers], drops
     cands: list[Candidate] = []
     model = catalog.models[w.model]  # type: ignore[index]
     seen_drop: set[tuple[str, str]] = set()
-    cache: dict = {}
     for offer in offers:
         acc = catalog.accelerators[offer.accelerator]
         for prec_id in w.precisions:
@@ -378,11 +459,7 @@ def _config(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int, mig
     gpus: dict[DayHour, int] = {}
     reps: dict[DayHour, sizing.Replicas] = {}
     if w.kind == "interactive":
-        pol = plan.policy
-        for dh, dem in demand.items():
-            r = sizing.replicas(dem, sized.goodput, pol.occupancy, pol.spares, pol.rollout_fraction)
-            reps[dh] = r
-            gpus[dh] = sizing.ceil_tol(r.total * fraction)
+        reps, gpus = _hourly(plan, w, sized.goodput, fraction, demand, cache)
     f = sized.fit
     return Candidate(
         key=key, workload=w.name, pool=w.pool, kind=w.kind, offer=offer.id, accelerator=acc.id,
@@ -391,6 +468,24 @@ def _config(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int, mig
         kv_gb_per_seq=f.kv_gb_per_seq, kv_concurrency=f.kv_concurrency, needed_concurrency=sized.needed,
         total_gb=f.total_gb, reserve_gb=f.reserve_gb, free_gb=f.free_gb, batch=sized.batch,
         ttft_ms=sized.ttft_ms, tpot_ms=sized.tpot_ms, gpus=gpus, replicas=reps)
+
+
+def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: dict[DayHour, float],
+            cache: dict) -> tuple[dict[DayHour, sizing.Replicas], dict[DayHour, int]]:
+    """Replicas and GPUs at every hour; shared by every offer of the same accelerator."""
+    key = ("hourly", w.name, goodput, fraction)
+    if key not in cache:
+        pol = plan.policy
+        reps: dict[DayHour, sizing.Replicas] = {}
+        gpus: dict[DayHour, int] = {}
+        by_demand: dict[float, tuple[sizing.Replicas, int]] = {}
+        for dh, dem in demand.items():
+            if dem not in by_demand:
+                r = sizing.replicas(dem, goodput, pol.occupancy, pol.spares, pol.rollout_fraction)
+                by_demand[dem] = (r, sizing.ceil_tol(r.total * fraction))
+            reps[dh], gpus[dh] = by_demand[dem]
+        cache[key] = (reps, gpus)
+    return cache[key]
 
 
 def _size(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int, mig: MigProfile | None,

@@ -248,7 +248,8 @@ def validate(doc: Document, cls: type, data: Any = None, base: tuple[Any, ...] =
     try:
         return cls.model_validate(payload), []
     except ValidationError as exc:
-        problems = [_pydantic_problem(doc, cls, err, base) for err in exc.errors(include_url=False)]
+        errors = _prefer_specific(exc.errors(include_url=False))
+        problems = [_pydantic_problem(doc, cls, err, base) for err in errors]
         return None, problems
 
 
@@ -299,8 +300,25 @@ def _pydantic_problem(doc: Document, cls: type, err: dict, base: tuple[Any, ...]
 def _is_branch_label(part: Any) -> bool:
     if not isinstance(part, str):
         return False
-    return (part[:1].isupper() or part.startswith(("list[", "dict[", "tuple[", "function-"))
+    return (part[:1].isupper() or part.startswith(("list[", "dict[", "tuple[", "function-", "constrained-"))
             or part in {"int", "float", "str", "bool", "none", "date"})
+
+
+def _prefer_specific(errors: list[dict]) -> list[dict]:
+    """For a value that matched no branch of a union, keep the branch that says most.
+
+    A negative price fails both 'a number ≥ 0' and 'a {price: …} mapping'; the range error is
+    the useful one. Type mismatches are dropped where another error names the same key.
+    """
+    by_loc: dict[tuple, list[dict]] = {}
+    for err in errors:
+        loc = tuple(p for p in err["loc"] if not _is_branch_label(p))
+        by_loc.setdefault(loc, []).append(err)
+    out = []
+    for errs in by_loc.values():
+        specific = [e for e in errs if not e["type"].endswith("_type") and e["type"] != "model_attributes_type"]
+        out.extend(specific if specific and len(errs) > 1 else errs)
+    return out
 
 
 def _fields_at(cls: type, loc: tuple[Any, ...]) -> list[str]:

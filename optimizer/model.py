@@ -151,7 +151,6 @@ def define_batch_volume(prog: Program, names: Namer) -> None:
     """Batch workloads: per config c and day type d
 
         batch_volume:  Σ_{h∈window} 3600·γ_c·n[c,d,h] + Y[c,d] ≥ V · x[c]
-        batch_max:     n[c,d,h] ≤ ceil(V / (3600·γ_c)) · x[c]
         batch_api:     Y[c,d] ≤ max_share · V · x[c]
         gpus[c,d,h] = f_c · n[c,d,h] inside the window, 0 outside
 
@@ -177,10 +176,10 @@ def define_batch_volume(prog: Program, names: Namer) -> None:
                     if h not in window:
                         gd[(d, h)] = 0
                         continue
+                    # No n ≤ nmax·x row: replica-hours of a config that is not chosen count toward
+                    # no volume and only cost GPUs, so the program leaves them at zero anyway.
                     n = pulp.LpVariable(names("n", cid, d, h), lowBound=0, upBound=nmax)
                     prog.batch_replicas[(c.key, d, h)] = n
-                    if isinstance(x, pulp.LpVariable):
-                        prog.add("batch_max", n <= nmax * x, names("batch_max", cid, d, h))
                     gd[(d, h)] = c.gpu_fraction * n
                     produced.append(SECONDS_PER_HOUR * c.goodput * n)
                 if share > 0:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -173,7 +173,7 @@ class Offer(Sourced):
     max_gpus_per_instance: int | None = Field(default=None, ge=1)
     """Largest single machine sold (NVLink-connected), when it exceeds the purchase unit; a
     tensor-parallel replica must fit in one machine. Default: gpus_per_node."""
-    price_per_gpu_hour: dict[Tier, float | TierPrice]
+    price_per_gpu_hour: dict[Tier, Annotated[float, Field(ge=0)] | TierPrice]
     """Price per GPU-hour by tier; a tier that is not listed is not sold."""
     available_gpus: dict[Tier, int] = Field(default_factory=dict)
     """What can really be obtained: reserved caps the reserved GPUs, on-demand and spot
