@@ -286,45 +286,86 @@ def api(out_per_m: float, max_share: float) -> dict:
     return {"usd_per_m_input": 0.0, "usd_per_m_output": out_per_m, "max_share": max_share}
 
 
-def test_overflow_capped_at_max_share_of_the_days_tokens(tmp_path):
-    """1000 tok/s all day = 10 GPUs × 24 h. A nearly free API may take 5% of the day's tokens:
-    0.05 × 24 000 = 1 200 tok/s·h = 12 replica-hours. GPUs 240 − 12 = 228 h at 1.00; the API
-    1 200 × 3 600 tokens at $0.01/M = 0.0432."""
-    r = solve(tmp_path, plan([interactive("chat", 1000, api=api(0.01, 0.05))], [offer("o", on_demand=1.0)]))
+# Overflow is "when the fleet is full": the fleet is sized for a ceiling of B base replicas and the
+# gateway sends each hour's demand above B·γ·occupancy to the API; B is as low as keeps each day
+# type's spilled tokens within api.max_share of its tokens (candidates.overflow_levels).
+
+PEAKY = [0.5] * 12 + [1.0] * 2 + [0.5] * 10
+"""500 tok/s for 22 hours, 1000 at 12:00 and 13:00: 13 000 tok/s·h a day."""
+
+
+@pytest.mark.parametrize("share, ceiling, gpu_hours, api_tok_s_h", [
+    (0.0, 10, 22 * 5 + 2 * 10, 0),
+    (0.05, 7, 22 * 5 + 2 * 7, 600),    # 650 allowed: B 7 spills 2 × 300 = 600; B 6 would spill 800
+    (0.1, 5, 24 * 5, 1000),            # 1 300 allowed: B 5 spills 2 × 500; B 4 would spill 3 400
+])
+def test_overflow_capped_at_max_share_of_the_days_tokens(tmp_path, share, ceiling, gpu_hours, api_tok_s_h):
+    """A nearly free API ($0.01/M output tokens) takes as much as the share allows."""
+    r = solve(tmp_path, plan([interactive("chat", 1000, PEAKY, api=api(0.01, share))], [offer("o", on_demand=1.0)]))
     w = r.workload("chat")
     assert w.offer == "o"
-    assert w.api_share == pytest.approx(0.05)
-    assert r.cost_by_tier["on_demand"] == pytest.approx(228.0)
-    assert r.cost_by_tier["api"] == pytest.approx(0.0432)
-    assert r.cost_total == pytest.approx(228.0432)
-    assert any(b.family == "overflow_share" for b in r.binding)
+    assert max(w.hourly_gpus["all"]) == ceiling
+    assert r.cost_by_tier["on_demand"] == pytest.approx(gpu_hours)
+    assert r.cost_by_tier["api"] == pytest.approx(api_tok_s_h * 3600 * 0.01 / 1e6)
+    assert w.api_share == pytest.approx(api_tok_s_h / 13000)
+    assert w.api_share <= share + 1e-12
 
 
-@pytest.mark.parametrize("rollout, cost", [
-    # base 10 + 1 spare + ceil(0.5 × 11) = 6 → 17 GPUs; at base 9: 9 + 1 + 5 = 15. The 1 200 tok/s·h
-    # the API may take buy 12 hours at base 9: 24 × 17 − 12 × 2 = 384 GPU-hours.
-    (0.5, 384.0 + 0.0432),
-    # base 10 + 1 + ceil(0.25 × 11) = 3 → 14; base 9 → 13, 8 → 12, 7 → 1 + ceil(2.0) = 2 → 10: three
-    # replicas to the API save 4 GPUs. 1 200 / 300 = 4 hours at base 7: 24 × 14 − 4 × 4 = 320.
-    (0.25, 320.0 + 0.0432),
-])
-def test_overflow_saves_spares_and_rollout_too(tmp_path, rollout, cost):
-    """Sending replicas' worth of tokens to the API shrinks the rollout share with them (ceil per hour)."""
-    r = solve(tmp_path, plan([interactive("chat", 1000, api=api(0.01, 0.05))], [offer("o", on_demand=1.0)],
-                             spares=1, rollout_fraction=rollout))
-    assert r.workload("chat").api_share == pytest.approx(0.05)
-    assert r.cost_total == pytest.approx(cost)
+def test_overflow_of_a_flat_load(tmp_path):
+    """1000 tok/s all day: a ceiling of 9 replicas spills 100 of 1000 every hour, 10% > 5%: no overflow
+    at 5%; at 10%, 9 replicas (216 GPU-hours) and 2 400 tok/s·h to the API."""
+    r = solve(tmp_path, plan([interactive("chat", 1000, api=api(0.01, 0.05))], [offer("o", on_demand=1.0)]))
+    assert r.workload("chat").api_share == 0
+    assert r.cost_total == pytest.approx(240.0)
+    r = solve(tmp_path, plan([interactive("chat", 1000, api=api(0.01, 0.1))], [offer("o", on_demand=1.0)]))
+    assert r.workload("chat").api_share == pytest.approx(0.1)
+    assert r.cost_total == pytest.approx(216.0 + 2400 * 3600 * 0.01 / 1e6)
 
 
 def test_overflow_share_is_per_day_not_per_hour(tmp_path):
     """Peak 1000 tok/s for 2 hours, 100 otherwise: the day has 2×1000 + 22×100 = 4 200 tok/s·h;
-    10% = 420 may go to the API, in whichever hours: 4 whole replica-hours (400 tok/s·h) are saved.
-    GPUs: 22 × 1 + 2 × 10 − 4 = 38, plus 400 × 3600 tokens at $0.01/M (the last 20 save nothing).
-    Read per hour, 10% of each hour would save only 1 replica at each peak hour: 40."""
+    10% = 420 may go to the API: a ceiling of 8 replicas spills 2 × 200 = 400 at the peak hours.
+    GPUs: 22 × 1 + 2 × 8 = 38, plus 400 × 3600 tokens at $0.01/M. Read per hour, 10% of each
+    peak hour would allow a ceiling of 9 only: 40."""
     profile = [0.1] * 22 + [1.0] * 2
     r = solve(tmp_path, plan([interactive("chat", 1000, profile, api=api(0.01, 0.1))], [offer("o", on_demand=1.0)]))
     assert r.cost_by_tier["on_demand"] == pytest.approx(38.0)
     assert r.cost_total == pytest.approx(38.0 + 400 * 3600 * 0.01 / 1e6)
+
+
+def test_overflow_share_per_day_type(tmp_path):
+    """Weekday as PEAKY, weekend 500 flat; 5% of each day type: the weekday ceiling of 7 spills
+    nothing at the weekend. GPU-hours 5 × (22 × 5 + 2 × 7) + 2 × 24 × 5 = 860; API 5 × 600 tok/s·h."""
+    data = plan([interactive("chat", 1000, api=api(0.01, 0.05))], [offer("o", on_demand=1.0)])
+    data["workloads"][0]["demand"]["profile"] = {"weekday": PEAKY, "weekend": [0.5] * 24}
+    data.update(horizon_days=7, day_types={"weekday": 5, "weekend": 2})
+    r = solve(tmp_path, data)
+    assert r.cost_by_tier["on_demand"] == pytest.approx(860.0)
+    assert r.cost_by_tier["api"] == pytest.approx(5 * 600 * 3600 * 0.01 / 1e6)
+
+
+def test_overflow_shrinks_the_rollout_share_too(tmp_path):
+    """1 spare, rollout 0.5: 500 tok/s needs 5 + 1 + ceil(3) = 9 GPUs; the peak 10 + 1 + 6 = 17, at a
+    ceiling of 7 only 7 + 1 + 4 = 12. 5% overflow: 22 × 9 + 2 × 12 = 222 GPU-hours instead of 232."""
+    data = plan([interactive("chat", 1000, PEAKY, api=api(0.01, 0.05))], [offer("o", on_demand=1.0)],
+                spares=1, rollout_fraction=0.5)
+    r = solve(tmp_path, data)
+    assert r.cost_by_tier["on_demand"] == pytest.approx(222.0)
+    w = r.workload("chat")
+    assert max(w.hourly_gpus["all"]) == 12
+    assert w.api_share == pytest.approx(600 / 13000)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "candidates.overflow_levels stops MAX_CEILING_LEVELS = 64 ceilings below the peak: a 100-replica "
+    "workload whose share allows a ceiling of 5 is offered ceilings 99..37 only, so the plan reported "
+    "optimal keeps 37 replicas: 893.44 (888 GPU-hours + 5.44 API) instead of 128.21"))
+def test_overflow_ceiling_as_low_as_the_share_allows(tmp_path):
+    """10 000 tok/s all day, a nearly free API, max_share 0.95: a ceiling of 5 replicas spills 95%."""
+    r = solve(tmp_path, plan([interactive("chat", 10000, api=api(0.01, 0.95))], [offer("o", on_demand=1.0)]))
+    assert r.cost_by_tier["on_demand"] == pytest.approx(5 * 24)
+    assert r.workload("chat").api_share == pytest.approx(0.95)
+    assert r.cost_total == pytest.approx(120 + 0.95 * 10000 * 3600 * 24 * 0.01 / 1e6)
 
 
 @pytest.mark.parametrize("price, served_by", [(0.01, "api"), (1000.0, "o")])
