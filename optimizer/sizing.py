@@ -128,7 +128,9 @@ def fit(
     kv_concurrency = floor(free / kv_gb_per_seq) (DESIGN.md "Sizing physics").
     Seed golden case: 70 B at 1 byte, 1.6 GB/seq, 2 × 80 GB → 70 of 160 GB, free 74, 46 sequences.
     For a MIG slice pass the slice's memory and gpus=1. `kv_bytes_per_elem` defaults to the
-    precision's KV element size.
+    precision's KV element size. `kv_gb_per_seq` is what the replica spends per sequence: with
+    tensor parallelism, KV that cannot be split across the GPUs is stored on each of them
+    (kv_replication).
     """
     if gpus < 1:
         raise ValueError("gpus must be ≥ 1")
@@ -136,7 +138,7 @@ def fit(
         raise ValueError("memory_reserve must be in [0, 1)")
     kvb = precision.kv_bytes_per_elem if kv_bytes_per_elem is None else kv_bytes_per_elem
     w = weights_gb(model, precision)
-    kv = kv_gb_per_seq(model, context_tokens, kvb)
+    kv = kv_gb_per_seq(model, context_tokens, kvb) * kv_replication(model, gpus)
     total = gpus * memory_gb_per_gpu
     usable = total * (1 - memory_reserve)
     free = usable - w
@@ -150,6 +152,23 @@ def fit(
         free_gb=free,
         kv_concurrency=max(concurrency, 0),
     )
+
+
+def kv_replication(model: Model, tp: int) -> float:
+    """How many copies of each sequence's KV a TP group stores.
+
+    GQA/MHA shard KV heads across the GPUs; past one head per GPU (TP > kv_heads) each head is
+    copied on TP / kv_heads GPUs. MLA's compressed latent is not split by head: every GPU keeps
+    the whole latent (as vLLM and SGLang do without data-parallel attention). A model that gives
+    kv_gb_per_seq directly is taken as measured for its replica: no copies added.
+    """
+    if model.kv_gb_per_seq is not None or tp <= 1:
+        return 1.0
+    if model.attention == "mla":
+        return float(tp)
+    if model.kv_heads is not None and tp > model.kv_heads:
+        return tp / model.kv_heads
+    return 1.0
 
 
 def needed_concurrency(goodput_output_tokens_per_s: float, tpot_ms: float | None) -> int:
