@@ -6,7 +6,6 @@ sees the aggregates (a few thousand rows per workload and quarter).
 
 from __future__ import annotations
 
-import os
 import tempfile
 import threading
 import time
@@ -15,8 +14,8 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import PlanError, Problem
-from .usage_files import (  # noqa: F401  (parse_maps and Route are part of this module's interface)
-    Column, Route, Source, _first_line, _lit, _q, _raise_duckdb, _reader, inspect, parse_maps, total_bytes)
+from .usage_files import Column, Route, Source, _lit, _q, _raise_duckdb, _reader, inspect
+from .usage_files import parse_maps, total_bytes  # noqa: F401  (re-exported: the CLI and calibrate use them)
 
 QUARTER_S = 900
 FAILED_STATUS = ("failure", "failed", "error")
@@ -252,7 +251,7 @@ def _read_bytes_so_far() -> int | None:
     return None
 
 
-def _run_with_progress(con, query: str, total_bytes: int, progress: Callable[[float], None] | None) -> list[tuple]:
+def _run_with_progress(con, query: str, size_bytes: int, progress: Callable[[float], None] | None) -> list[tuple]:
     """Run the query; meanwhile report a fraction done (bytes read, or DuckDB's own estimate)."""
     if progress is None:
         return _execute(con, query)
@@ -274,8 +273,8 @@ def _run_with_progress(con, query: str, total_bytes: int, progress: Callable[[fl
             worker.join(0.1)
             done = max(0.0, con.query_progress() / 100.0)
             now = _read_bytes_so_far()
-            if start is not None and now is not None and total_bytes > 0:
-                done = max(done, (now - start) / total_bytes)
+            if start is not None and now is not None and size_bytes > 0:
+                done = max(done, (now - start) / size_bytes)
             progress(min(done, 0.99))
     except KeyboardInterrupt:
         con.interrupt()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import PlanError, Problem
+from .errors import PlanError, Problem, did_you_mean
 
 FIELDS = ("timestamp", "model", "workload", "tenant", "prompt_tokens", "completion_tokens", "status")
 FIELD_ALIASES = {"input_tokens": "prompt_tokens", "output_tokens": "completion_tokens", "team": "tenant"}
@@ -93,8 +95,6 @@ def parse_maps(maps: list[str]) -> tuple[dict[str, str], list[Route]]:
         col, fld = (s.strip() for s in text.split("=", 1))
         fld = FIELD_ALIASES.get(fld, fld)
         if fld not in FIELDS or not col:
-            from .errors import did_you_mean
-
             guess = did_you_mean(fld, list(FIELDS))
             problems.append(Problem(f"--map {raw}: unknown field '{fld}'",
                                     f"did you mean '{guess}'?" if guess else f"fields: {', '.join(FIELDS)}"))
@@ -247,8 +247,6 @@ def _first_line(exc: BaseException) -> str:
 
 def _raise_duckdb(exc: BaseException, shown: dict[str, str] | None = None, default_file: str | None = None) -> None:
     """DuckDB's reader errors as `FILE:LINE: what — fix` (it names the file and line in its text)."""
-    import re
-
     if isinstance(exc, (PlanError, KeyboardInterrupt)):
         raise exc
     text = str(exc)

@@ -15,7 +15,8 @@ import pytest
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
-from optimizer.calibrate import CalibrateOptions, calibrate, occupancy, serving_replicas, sig, slots
+from optimizer.calibrate import CalibrateOptions, calibrate, sig, slots
+from optimizer.occupancy import occupancy, serving_replicas
 from optimizer.cli import app
 from optimizer.errors import PlanError
 from optimizer.loadtests import Flags, read_runs
