@@ -180,7 +180,9 @@ def _vllm(doc: dict[str, Any], shown: str, index: int, percentile: float, p: str
     elif (doc.get("completed") or 0) <= 0 and "completed" in doc:
         problem = "no request completed"
     have = sorted({k.split("_", 1)[0] for k in doc if k.startswith("p") and k.endswith("_ttft_ms")})
-    if problem is None and (ttft is None or tpot is None):
+    if problem is None and not any(k.endswith("_tpot_ms") for k in doc):
+        problem = "no TPOT in the file — rerun with --percentile-metrics ttft,tpot,itl"
+    elif problem is None and (ttft is None or tpot is None):
         problem = (f"no p{p} TTFT/TPOT in the file (it has {', '.join(have) or 'none'}) — rerun with "
                    f"--metric-percentiles {p}, or pass --percentile")
     load = []

@@ -256,6 +256,27 @@ def test_unmatched_events_are_counted_and_reported(tmp_path):
     assert "5 events for 'gpt-4o' match no workload" in r.output
 
 
+def test_html_escapes_what_the_log_says(tmp_path):
+    log = tmp_path / "u.csv"
+    log.write_text("timestamp,model,prompt_tokens,completion_tokens\n"
+                   + "".join(f"2026-07-06T{h:02d}:10:00Z,chat,100,50\n" for h in range(24))
+                   + "2026-07-06T05:00:00Z,<script>alert(1)</script>,1,1\n")
+    out = tmp_path / "o.yaml"
+    r = invoke("calibrate", PLAN, "--usage", log, "-o", out)
+    assert r.exit_code == 0, r.output
+    html = out.with_suffix(".html").read_text()
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_result_file_must_be_a_result(logs, tmp_path):
+    bad = tmp_path / "r.json"
+    bad.write_text('{"plan": "x"}')
+    r = invoke("calibrate", PLAN, "--usage", logs.files["openai-csv"], "--result", bad, "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 2 and "not a planopt result JSON" in r.output
+    r = invoke("calibrate", PLAN, "--result", bad, "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 2 and "--result needs --usage" in r.output
+
+
 def test_map_renames_columns(tmp_path):
     log = tmp_path / "custom.csv"
     log.write_text("when,llm,team,in_tok,out_tok\n" +
