@@ -90,7 +90,16 @@ def _random_plan(rng: random.Random, seed: int) -> dict:
         for t in prices:
             if rng.random() < 0.35:
                 caps[t] = rng.randint(1, 12)
-        offers.append({"id": f"off{i}", "accelerator": f"acc{i % n_acc}", "provider": f"prov{i}",
+        acc_id = f"acc{i % n_acc}"
+        if offers and rng.random() < 0.35:
+            # A near copy of the previous offer (same accelerator, a multiple of its node, no cheaper
+            # or a little dearer): offer dominance and ties between offers get exercised.
+            prev = offers[-1]
+            acc_id = prev["accelerator"]
+            m = min(4, prev["gpus_per_node"] * rng.choice([1, 2]))
+            prices = {t: round(p * rng.choice([1.0, 1.0, 1.15, 0.9]), 2) for t, p in prev["price_per_gpu_hour"].items()}
+            caps = {t: c for t, c in prev["available_gpus"].items() if rng.random() < 0.5}
+        offers.append({"id": f"off{i}", "accelerator": acc_id, "provider": f"prov{i}",
                        "gpus_per_node": m, "price_per_gpu_hour": prices, "available_gpus": caps})
 
     occupancy = rng.choice([0.5, 0.6, 0.8])
@@ -383,8 +392,24 @@ def test_the_random_plans_cover_the_cases() -> None:
         "spot": any("spot" in p["policy"]["tiers"] and p["policy"]["spot_pools"] for p in solvable),
         "reservation workload": any(any("reserve_gpus" in w for w in p["workloads"]) for p in solvable),
         "day types": any("day_types" in p for p in solvable),
+        "same accelerator at two offers": any(len({o["accelerator"] for o in p["offers"]}) < len(p["offers"])
+                                              for p in solvable),
     }
     assert all(feats.values()), feats
+
+
+def test_some_random_plans_have_a_dominated_offer(tmp_path) -> None:
+    """The optimizer drops offers another offer dominates: the cross-check must see that happen."""
+    from optimizer.candidates import build_candidates
+    from optimizer.plan import load_plan
+
+    hits = 0
+    for seed in SEEDS:
+        path = tmp_path / f"p{seed}.yaml"
+        path.write_text(json.dumps(expected(seed)[0]), encoding="utf-8")
+        dropped = build_candidates(load_plan(path)).dropped
+        hits += any(d.family == "dominated" and d.option.startswith("offer ") for d in dropped)
+    assert hits >= 3
 
 
 def test_enumerator_on_a_hand_sized_case() -> None:
