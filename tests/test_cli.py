@@ -182,6 +182,17 @@ def test_exit_1_no_plan_meets_the_caps(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_json_stdout_stays_clean_when_no_plan_meets_the_caps(tmp_path):
+    """With --json, stdout holds the JSON object or nothing: never the reasons (they go to stderr)."""
+    path = tmp_path / "tight.yaml"
+    path.write_text(INFEASIBLE, encoding="utf-8")
+    res = planopt("solve", path, "--json", "-o", tmp_path / "out", cwd=tmp_path)
+    assert res.returncode == 1, res.stderr
+    if res.stdout:
+        assert json.loads(res.stdout)["status"] == "infeasible"
+    assert "can supply 2" in res.stderr and "Traceback" not in res.stderr
+
+
 def test_exit_2_invalid_input(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text(INFEASIBLE.replace("horizon_days: 1", "horizon_dayz: 1"), encoding="utf-8")
@@ -393,6 +404,13 @@ def test_explain_lists_alternatives_and_dropped(tmp_path):
     assert text.exit_code == 0, text.output
     assert "Next best configs" in text.output and "Dropped before solving" in text.output
     assert "scale-up domain" in text.output
+
+
+def test_explain_json_prints_exactly_one_object(tmp_path):
+    res = planopt("explain", _explain_plan(tmp_path), "--workload", "chat", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    d = json.loads(res.stdout)
+    assert d["workload"] == "chat" and len(d["alternatives"]) >= 5
 
 
 def test_explain_unknown_workload(tmp_path):
