@@ -184,9 +184,6 @@ def api_price_per_output_token(w: Workload) -> float:
     return (w.api.usd_per_m_output + w.api.usd_per_m_input * ratio) / 1e6
 
 
-MAX_CEILING_LEVELS = 64
-
-
 def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float],
                     cache: dict | None = None) -> list[Candidate]:
     """The config at every fleet ceiling the API share allows.
@@ -213,8 +210,7 @@ def _levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float])
     top = max(r.base for r in c.replicas.values())
     price = api_price_per_output_token(w)
     out = []
-    floor = max(-1, top - MAX_CEILING_LEVELS)
-    for b in range(top - 1, floor, -1):
+    for b in range(top - 1, -1, -1):
         spill: dict[str, float] = {}
         ok = True
         for d in days:

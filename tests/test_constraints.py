@@ -356,10 +356,6 @@ def test_overflow_shrinks_the_rollout_share_too(tmp_path):
     assert w.api_share == pytest.approx(600 / 13000)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "candidates.overflow_levels stops MAX_CEILING_LEVELS = 64 ceilings below the peak: a 100-replica "
-    "workload whose share allows a ceiling of 5 is offered ceilings 99..37 only, so the plan reported "
-    "optimal keeps 37 replicas: 893.44 (888 GPU-hours + 5.44 API) instead of 128.21"))
 def test_overflow_ceiling_as_low_as_the_share_allows(tmp_path):
     """10 000 tok/s all day, a nearly free API, max_share 0.95: a ceiling of 5 replicas spills 95%."""
     r = solve(tmp_path, plan([interactive("chat", 10000, api=api(0.01, 0.95))], [offer("o", on_demand=1.0)]))
