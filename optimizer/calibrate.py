@@ -131,9 +131,9 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
     from . import calibrate_yaml
 
     plan_path, out_path = Path(plan_path), Path(out_path)
+    _check_options(options, plan_path, out_path)
     loaded = load_plan(plan_path, list(extra_catalogs))
     plan = loaded.plan
-    _check_options(options, plan_path, out_path)
     zone = _zone(loaded)
     q = options.peak_percentile
     cal = Calibration(plan_file=loaded.file, plan_name=plan.plan, out_file=str(out_path), yaml_text="",
@@ -143,6 +143,19 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
                                   f"hour across days ÷ that peak"))
     cal.workloads = [_old(w) for w in plan.workloads]
     by_name = {w.name: w for w in cal.workloads}
+    # The small inputs first, so a mistake in them does not wait for a long scan.
+    result = read_result(Path(options.result)) if options.result is not None else None
+    if options.bench:
+        runs = []
+        problems = []
+        for p in options.bench:
+            try:
+                runs.extend(read_runs(Path(p), str(p), options.slo_percentile))
+            except PlanError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise PlanError(problems)
+        cal.verdicts, cal.points = judge(runs, plan, loaded.catalog, options.flags)
     if options.usage:
         seen: set[Path] = set()
         files = []
@@ -164,21 +177,9 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
             _demand(cal, agg, loaded, zone, by_name)
     elif options.maps:
         cal.notes.append("--map applies to usage files; none were given")
-    if options.bench:
-        runs = []
-        problems = []
-        for p in options.bench:
-            try:
-                runs.extend(read_runs(Path(p), str(p), options.slo_percentile))
-            except PlanError as exc:
-                problems.extend(exc.problems)
-        if problems:
-            raise PlanError(problems)
-        cal.verdicts, cal.points = judge(runs, plan, loaded.catalog, options.flags)
-    if options.result is not None:
+    if result is not None:
         cal.result_file = str(options.result)
-        cal.occupancy = occupancy(read_result(Path(options.result)), cal.workloads, _calendar(loaded),
-                                  plan.policy.occupancy)
+        cal.occupancy = occupancy(result, cal.workloads, _calendar(loaded), plan.policy.occupancy)
     cal.yaml_text, cal.changes = calibrate_yaml.rewrite(loaded, cal, out_path)
     return cal
 
