@@ -137,8 +137,8 @@ def print_comparison(c: "Comparison", out: Console) -> None:
     rows = [("total", c.total), ("per day", c.per_day)] + [(labels[k], v) for k, v in c.by_tier.items()]
     for name, d in rows:
         pct = d.change_pct
-        sign = "+" if d.change > 0 else ""
-        t.add_row(name, money(d.a, cur), money(d.b, cur), sign + money(d.change, cur),
+        sign = "+" if d.change > 0.5 else "-" if d.change < -0.5 else ""
+        t.add_row(name, money(d.a, cur), money(d.b, cur), sign + money(abs(d.change), cur),
                   "–" if pct is None else f"{pct:+.1f}%", style="bold" if name == "total" else None)
     out.print(t)
     w = Table(title="Workloads", title_justify="left", show_edge=False)
