@@ -68,29 +68,36 @@ def diagnose(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions) -> 
     from .results import chosen_candidates
 
     chosen = chosen_candidates(prog)
-    reasons = []
-    for (o, tier, d, h), v in sorted(prog.cap_excess.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2]), kv[0][3] or 0)):
+    # Group the excess by offer, tier and day type; name the worst hour and every hour affected.
+    groups: dict[tuple[str, str, str | None], list[tuple[int | None, float]]] = {}
+    for (o, tier, d, h), v in prog.cap_excess.items():
         excess = pulp.value(v) or 0.0
-        if excess < 0.5:
-            continue
+        if excess >= 0.5:
+            groups.setdefault((o, tier, d), []).append((h, excess))
+    reasons = []
+    for (o, tier, d), hours in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2]))):
         offer = prog.offers[o]
         cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
-        acc = offer.accelerator
+        worst_h, worst = max(hours, key=lambda he: (he[1], -(he[0] or 0)))
         users = []
         for w in plan.workloads:
             c = chosen[w.name]
             if c.offer != o:
                 continue
-            g = pulp.value(prog.gpu_demand.get(c.key, {}).get((d, h), 0)) if h is not None else None
-            if h is None or (g or 0) > 0:
+            g = pulp.value(prog.gpu_demand.get(c.key, {}).get((d, worst_h), 0)) if worst_h is not None else None
+            if worst_h is None or (g or 0) > 0:
                 users.append(f"{w.name} ({int(round(g))} GPUs)" if g else w.name)
-        need = int(round(cap + excess))
+        need = int(round(cap + worst))
         who = " and ".join(users) if users else "the plan"
-        when = f" at {h:02d}:00 on {d}" + ("s" if d in ("weekday",) else " days" if d not in ("all",) else "") if h is not None else ""
-        reasons.append(f"{who} need{'s' if len(users) == 1 else ''} {need} {tier} {acc} GPUs{when}; "
-                       f"{o} ({offer.provider}) can supply {cap}")
-        if len(reasons) >= 8:
-            break
+        verb = "needs" if len(users) == 1 else "need"
+        if worst_h is None:
+            reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs for the horizon; "
+                           f"{o} ({offer.provider}) can supply {cap}")
+            continue
+        span = _hour_ranges(sorted(h for h, _ in hours if h is not None))
+        day = {"weekday": "weekdays", "weekend": "weekends", "all": "every day"}.get(d or "", f"{d} days")
+        reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs at {worst_h:02d}:00 on {day}; "
+                       f"{o} ({offer.provider}) can supply {cap} (short at {span})")
     if not reasons:
         reasons.append("no plan meets the constraints")
     return reasons
@@ -156,3 +163,16 @@ def _standalone_cost(loaded: LoadedPlan, c) -> float:
     prices = [p for t in loaded.plan.policy.tiers if (p := offer.price(t)) is not None]
     gpu_hours = sum(c.gpus.values()) if c.gpus else c.gpu_fraction / max(c.goodput, 1e-9)
     return gpu_hours * (min(prices) if prices else 0.0)
+
+
+def _hour_ranges(hours: list[int]) -> str:
+    """[13, 14, 15, 18] -> '13:00–16:00, 18:00–19:00'."""
+    out, start, prev = [], None, None
+    for h in hours + [None]:  # type: ignore[list-item]
+        if h is not None and prev is not None and h == prev + 1:
+            prev = h
+            continue
+        if start is not None:
+            out.append(f"{start:02d}:00–{(prev + 1) % 24:02d}:00")
+        start = prev = h
+    return ", ".join(out)

@@ -86,6 +86,22 @@ def _escape(s: str) -> str:
     return escape(s)
 
 
+def _failure_json(plan_path: Path, exc: Exception) -> dict:
+    """What `solve --json` prints when no plan is returned (exit 1 or 3)."""
+    name, currency, horizon = plan_path.stem, "USD", None
+    try:
+        from .plan import load_plan
+
+        loaded = load_plan(plan_path)
+        name, currency, horizon = loaded.plan.plan, loaded.plan.currency, loaded.plan.horizon_days
+    except PlanError:
+        pass
+    infeasible = isinstance(exc, InfeasiblePlan)
+    return {"plan": name, "status": "infeasible" if infeasible else "error", "currency": currency,
+            "horizon_days": horizon, "cost": None, "workloads": [], "purchases": [],
+            "solver": None, "reasons": exc.reasons if infeasible else [str(exc)]}  # type: ignore[attr-defined]
+
+
 def _slug(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-") or "plan"
 
@@ -115,7 +131,13 @@ def solve(
         if time_limit is not None and time_limit <= 0:
             raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
         opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
-        result = solve_plan(plan, opts, list(catalog or []))
+        try:
+            result = solve_plan(plan, opts, list(catalog or []))
+        except (InfeasiblePlan, SolverError) as exc:
+            if as_json:  # the contract's "infeasible" / "error" object; the exit code follows
+                sys.stdout.write(json.dumps(_failure_json(plan, exc), indent=2, ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+            raise
         text = dumps(result)
         written = _write_reports(result, outdir, _slug(plan), text)
         if as_json:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import pulp
@@ -360,6 +360,11 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
 
 def _add_purchase(purchases: list[Purchase], offer, tier: str, gpus: int, gpu_hours: float, price: float,
                   cost: float) -> None:
+    """One row per (offer, tier): reservations held per pool (not shared) add up."""
+    for i, p in enumerate(purchases):
+        if p.offer == offer.id and p.tier == tier:
+            purchases[i] = replace(p, gpus=p.gpus + gpus, gpu_hours=p.gpu_hours + gpu_hours, cost=p.cost + cost)
+            return
     purchases.append(Purchase(offer.id, offer.accelerator, offer.provider, offer.region, tier, gpus, gpu_hours,
                               price, offer.estimated(tier), cost, offer.gpus_per_node))
 
