@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pulp
 
 from .candidates import CandidateSet, build_candidates
 from .errors import InfeasiblePlan, SolverError
-from .model import Program, build_model
+from .model import Program, add_cuts, build_model
 from .plan import LoadedPlan, load_plan
 from .results import PlanResult, extract
 from .solve import SolveInfo, solve
@@ -37,24 +40,106 @@ def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptio
 
 def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
                      fix: dict[str, str] | None = None) -> tuple[Program, SolveInfo]:
-    """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain)."""
+    """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain).
+
+    Three steps, each exact about what it proves:
+      1. the LP relaxation: a lower bound, and each workload's most-chosen config;
+      2. those configs fixed, the node counts solved as an integer program: a feasible plan —
+         when it is within mip_gap of the bound, the plan is proven optimal and we stop;
+      3. otherwise the whole integer program with the valid inequalities added, started from
+         that plan, within the time left. The proven gap is always the distance to the best bound.
+    """
     pol = loaded.plan.policy
-    prog = build_model(loaded, cands)
+    solver = options.solver or pol.solver
+    limit = options.time_limit_s or pol.time_limit_s
+    gap_target = pol.mip_gap if options.mip_gap is None else options.mip_gap
+    started = time.perf_counter()
+
+    def left() -> float:
+        return limit - (time.perf_counter() - started)
+
+    prog = build_model(loaded, cands, cuts=False)
     if fix:
         for w, key in fix.items():
             x = prog.choice[key]
             if isinstance(x, pulp.LpVariable):
                 prog.add("fixed_choice", x == 1, f"fixed_choice_w{prog.workload_index[w]}")
-    info = solve(prog.prob, options.solver or pol.solver,
-                 time_limit_s=options.time_limit_s or pol.time_limit_s,
-                 mip_gap=pol.mip_gap if options.mip_gap is None else options.mip_gap)
-    if info.status == "infeasible":
+    note = None
+    bound, incumbent, values = None, None, None
+    relaxed = solve(prog.prob, solver, time_limit_s=left(), relax=True)
+    note = relaxed.fallback_note
+    solver = relaxed.name
+    if relaxed.status == "infeasible":
         raise InfeasiblePlan(diagnose(loaded, cands, options))
-    if info.status == "error":
-        raise SolverError(f"{info.name} stopped after {info.seconds:.1f} s without a feasible plan "
-                          f"(time limit {options.time_limit_s or pol.time_limit_s:g} s); "
-                          "raise policy.time_limit_s or --time-limit")
-    return prog, info
+    if relaxed.status == "optimal" and left() > 0:
+        bound = relaxed.objective
+        with _choices_fixed(prog):
+            rounded = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target)
+        if rounded.status in ("optimal", "feasible"):
+            incumbent = rounded.objective
+            values = {v.name: v.varValue for v in prog.prob.variables()}
+            gap = _gap(incumbent, bound)
+            if gap is not None and gap <= gap_target + 1e-12:
+                return prog, _info(solver, "optimal", started, gap, incumbent, bound, note)
+    if left() <= 0 and incumbent is None:
+        raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible "
+                          f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
+    full = None
+    if left() > 0:
+        add_cuts(prog)
+        full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=values)
+        if full.status == "infeasible":
+            raise InfeasiblePlan(diagnose(loaded, cands, options))
+    best_bound = max(b for b in (bound, full.bound if full else None, ) if b is not None) if (
+        bound is not None or (full and full.bound is not None)) else None
+    if full is not None and full.status in ("optimal", "feasible") and (
+            incumbent is None or full.objective <= incumbent + 1e-9):
+        status = full.status
+        gap = _gap(full.objective, best_bound) if best_bound is not None else full.gap
+        if status == "feasible" and gap is not None and gap <= gap_target + 1e-12:
+            status = "optimal"
+        return prog, _info(solver, status, started, gap, full.objective, best_bound, note)
+    if incumbent is not None and values is not None:
+        for v in prog.prob.variables():  # the solver found nothing better: go back to the rounded plan
+            v.varValue = values.get(v.name)
+        gap = _gap(incumbent, best_bound)
+        status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "feasible"
+        return prog, _info(solver, status, started, gap, incumbent, best_bound, note)
+    raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible plan "
+                      f"(time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
+
+
+def _gap(objective: float | None, bound: float | None) -> float | None:
+    if objective is None or bound is None:
+        return None
+    if abs(objective) < 1e-9:
+        return 0.0 if abs(bound) < 1e-9 else None
+    return max(0.0, (objective - bound) / abs(objective))
+
+
+def _info(solver: str, status: str, started: float, gap: float | None, objective: float | None,
+          bound: float | None, note: str | None) -> SolveInfo:
+    return SolveInfo(solver, status, time.perf_counter() - started, gap, objective, bound, note)  # type: ignore[arg-type]
+
+
+@contextmanager
+def _choices_fixed(prog: Program) -> Iterator[None]:
+    """Fix every choice to the relaxation's most-chosen config (ties: the first key), then undo."""
+    saved = []
+    for w in prog.plan.workloads:
+        cs = [c for c in prog.cands.by_workload[w.name] if isinstance(prog.choice[c.key], pulp.LpVariable)]
+        if not cs:
+            continue
+        best = max(cs, key=lambda c: (round(prog.choice[c.key].varValue or 0.0, 9), [-ord(ch) for ch in c.key]))
+        for c in cs:
+            x = prog.choice[c.key]
+            saved.append((x, x.lowBound, x.upBound))
+            x.lowBound = x.upBound = 1 if c is best else 0
+    try:
+        yield
+    finally:
+        for x, lo, up in saved:
+            x.lowBound, x.upBound = lo, up
 
 
 def diagnose(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions) -> list[str]:

@@ -68,26 +68,34 @@ class Program:
     elastic: bool = False
     """Diagnosis mode: caps may be exceeded at a large penalty, so the excess shows what cannot be met."""
     cap_excess: dict[tuple[str, str, str | None, int | None], pulp.LpVariable] = field(default_factory=dict)
+    names: "Namer | None" = None
+    has_cuts: bool = False
 
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
         self.prob += constraint, name
         self.constraint_families.setdefault(family, []).append(name)
 
 
-def build_model(loaded: LoadedPlan, cands: CandidateSet, *, elastic: bool = False) -> Program:
-    """min horizon cost  s.t. choice, demand, batch volume, supply, sharing, caps."""
+def build_model(loaded: LoadedPlan, cands: CandidateSet, *, elastic: bool = False, cuts: bool = True) -> Program:
+    """min horizon cost  s.t. choice, demand, batch volume, supply, sharing, caps.
+
+    `cuts` adds the node-rounding valid inequalities now; without, add_cuts() adds them later
+    (they tighten branch and bound but make the LP relaxation slower to solve).
+    """
     plan = loaded.plan
     offers = {o: loaded.catalog.offers[o] for o in sorted({c.offer for c in cands.all() if c.offer})}
     prog = Program(pulp.LpProblem("planopt", pulp.LpMinimize), plan, cands, offers,
                    {w.name: i for i, w in enumerate(plan.workloads)}, elastic=elastic)
     names = Namer()
+    prog.names = names
     define_choice(prog, names)
     define_interactive_demand(prog, names)
     define_batch_volume(prog, names)
     define_reservations(prog, names)
     define_supply(prog, names)
     define_caps(prog, names)
-    define_node_rounding(prog, names)
+    if cuts:
+        add_cuts(prog)
     define_objective(prog)
     return prog
 
@@ -306,6 +314,14 @@ def define_supply(prog: Program, names: Namer) -> None:
             res = [v for (oo, _, _k), v in prog.reserved.items() if oo == o]
             prog.add("reserved_sharing", pulp.lpSum(lent) <= m * pulp.lpSum(res),
                      names("reserved_sharing", o, d, h))
+
+
+def add_cuts(prog: Program) -> None:
+    """Add the valid inequalities (once)."""
+    if not prog.has_cuts:
+        assert prog.names is not None
+        define_node_rounding(prog, prog.names)
+        prog.has_cuts = True
 
 
 def define_node_rounding(prog: Program, names: Namer) -> None:

@@ -85,8 +85,13 @@ def quiet_stdout(msg: bool) -> Iterator[None]:
 
 
 def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 60,
-          mip_gap: float = 0.001, msg: bool = False) -> SolveInfo:
-    """Solve in place; HiGHS falls back to CBC (with a note) when it is not installed."""
+          mip_gap: float = 0.001, msg: bool = False, relax: bool = False,
+          warm_start: dict[str, float] | None = None) -> SolveInfo:
+    """Solve in place; HiGHS falls back to CBC (with a note) when it is not installed.
+
+    `relax` solves the LP relaxation (integer variables taken as continuous); `warm_start`
+    maps variable names to a feasible solution the solver starts from.
+    """
     note = None
     if solver == "highs" and not _highs_available():
         note = "HiGHS is not available (pip install highspy); solved with CBC instead"
@@ -96,49 +101,62 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
     if solver == "cbc" and not _cbc_cmd().available():
         raise SolverError("CBC is not available; install PuLP with its bundled CBC or use --solver highs")
     started = time.perf_counter()
+    time_limit_s = max(time_limit_s, 0.01)
     if solver == "highs":
-        info = _solve_highs(prob, time_limit_s, mip_gap, msg)
+        info = _solve_highs(prob, time_limit_s, mip_gap, msg, relax, warm_start)
     else:
-        info = _solve_cbc(prob, time_limit_s, mip_gap, msg)
+        info = _solve_cbc(prob, time_limit_s, mip_gap, msg, relax, warm_start)
     seconds = time.perf_counter() - started
     return SolveInfo(solver, info[0], seconds, info[1], info[2], info[3], note)
 
 
-def _has_integers(prob: pulp.LpProblem) -> bool:
-    return any(v.cat == pulp.LpInteger for v in prob.variables())
+class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
+    """PuLP's in-process HiGHS, handing HiGHS a starting solution before it runs."""
+
+    warm: dict[str, float] | None = None
+
+    def callSolver(self, lp):  # noqa: N802 - PuLP's name
+        if self.warm:
+            import highspy
+
+            sol = highspy.HighsSolution()
+            sol.col_value = [float(self.warm.get(v.name, 0.0)) for v in lp.variables()]
+            sol.value_valid = True
+            lp.solverModel.setSolution(sol)
+        super().callSolver(lp)
 
 
-def _solve_highs(prob, time_limit_s, mip_gap, msg) -> tuple[Status, float | None, float | None, float | None]:
-    cmd = pulp.HiGHS(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=THREADS)
+def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
+                 ) -> tuple[Status, float | None, float | None, float | None]:
+    cmd = _WarmHiGHS(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=THREADS, mip=not relax)
+    cmd.warm = warm
     with quiet_stdout(msg):
         try:
             prob.solve(cmd)
         except pulp.PulpSolverError as exc:
             raise SolverError(f"HiGHS failed: {exc}") from None
     model = getattr(prob, "solverModel", None)
-    obj = bound = gap = None
-    if model is not None:
-        info = model.getInfo()
-        model_status = model.getModelStatus()
-        status_text = model.modelStatusToString(model_status)
-        if _has_integers(prob):
-            obj = info.objective_function_value
-            bound = info.mip_dual_bound
-            gap = info.mip_gap
-        else:
-            obj = info.objective_function_value
-            bound, gap = obj, 0.0
-        if "Infeasible" in status_text:
-            return "infeasible", None, None, None
-        has_solution = info.primal_solution_status == 2
-        if status_text == "Optimal" and has_solution:
-            return "optimal", _clean_gap(gap, obj, bound), obj, bound
-        if has_solution:
-            return "feasible", _clean_gap(gap, obj, bound), obj, bound
-        if "time limit" in status_text.lower() or "limit" in status_text.lower():
-            return "error", None, None, None
-        return "error", None, None, None
-    return _from_pulp_status(prob)
+    if model is None:
+        return _from_pulp_status(prob)
+    info = model.getInfo()
+    status_text = model.modelStatusToString(model.getModelStatus())
+    obj = info.objective_function_value
+    if _has_integers(prob) and not relax:
+        bound, gap = info.mip_dual_bound, info.mip_gap
+    else:
+        bound, gap = obj, 0.0
+    if "Infeasible" in status_text:
+        return "infeasible", None, None, None
+    has_solution = info.primal_solution_status == 2
+    if status_text == "Optimal" and has_solution:
+        return "optimal", _clean_gap(gap, obj, bound), obj, bound
+    if has_solution and not relax:
+        return "feasible", _clean_gap(gap, obj, bound), obj, bound
+    return "error", None, None, None
+
+
+def _has_integers(prob: pulp.LpProblem) -> bool:
+    return any(v.cat == pulp.LpInteger for v in prob.variables())
 
 
 def _clean_gap(gap: float | None, obj: float | None, bound: float | None) -> float | None:
@@ -149,11 +167,17 @@ def _clean_gap(gap: float | None, obj: float | None, bound: float | None) -> flo
     return max(0.0, gap)
 
 
-def _solve_cbc(prob, time_limit_s, mip_gap, msg) -> tuple[Status, float | None, float | None, float | None]:
+def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
+               ) -> tuple[Status, float | None, float | None, float | None]:
     tmp = Path(tempfile.mkdtemp(prefix="planopt-cbc-"))
     log = tmp / "cbc.log"
+    if warm:
+        for v in prob.variables():
+            if v.name in warm:
+                v.setInitialValue(warm[v.name])
     try:
-        cmd = _cbc_cmd(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=THREADS, logPath=str(log))
+        cmd = _cbc_cmd(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=THREADS, logPath=str(log),
+                       mip=not relax, warmStart=bool(warm))
         cmd.tmpDir = str(tmp)
         with quiet_stdout(msg):
             try:
@@ -170,6 +194,8 @@ def _solve_cbc(prob, time_limit_s, mip_gap, msg) -> tuple[Status, float | None, 
         if status == "Not Solved" or prob.sol_status not in (1, 2):
             return "error", None, None, None
     obj = pulp.value(prob.objective)
+    if relax:
+        return "optimal", 0.0, obj, obj
     stopped = prob.sol_status == 2 or "Stopped on time" in text or "Stopped on iterations" in text
     bound = _parse_float(r"Lower bound:\s*([-0-9.eE+]+)", text)
     if stopped:
