@@ -89,7 +89,7 @@ class CandidateSet:
     demand: dict[str, dict[DayHour, float]]
     """Output tokens/s per workload at each (day type, hour); empty for batch and reserve."""
     pruned: int
-    """Candidates removed as dominated (a subset of `dropped`)."""
+    """Options removed as dominated — configs and whole offers (a subset of `dropped`)."""
 
     def all(self) -> list[Candidate]:
         return [c for w in sorted(self.by_workload) for c in self.by_workload[w]]
@@ -133,7 +133,6 @@ def build_candidates(loaded: LoadedPlan) -> CandidateSet:
     by_workload: dict[str, list[Candidate]] = {}
     dropped: list[Dropped] = []
     demand: dict[str, dict[DayHour, float]] = {}
-    pruned = 0
     problems: list[Problem] = []
     cache: dict = {}
     for i, w in enumerate(plan.workloads):
@@ -143,7 +142,6 @@ def build_candidates(loaded: LoadedPlan) -> CandidateSet:
         if w.kind == "interactive" and _has_overflow(w):
             cands = [v for c in cands for v in overflow_levels(plan, w, c, demand[w.name], cache)]
         kept, dominated = prune_dominated(cands, w, plan, demand.get(w.name))
-        pruned += len(dominated)
         drops += [Dropped(w.name, c.label, "dominated", f"dominated by {by.label}: needs no fewer GPUs at any hour")
                   for c, by in dominated]
         if w.api is not None and w.api.max_share >= 1:
@@ -154,6 +152,7 @@ def build_candidates(loaded: LoadedPlan) -> CandidateSet:
         dropped += drops
     if problems:
         raise PlanError(problems)
+    pruned = sum(1 for d in dropped if d.family == "dominated")
     return CandidateSet(by_workload, dropped, demand, pruned)
 
 
@@ -373,40 +372,79 @@ def _workload_candidates(plan: Plan, catalog: Catalog, w: Workload, demand: dict
     model = catalog.models[w.model]  # type: ignore[index]
     seen_drop: set[tuple[str, str]] = set()
     for offer in offers:
-        acc = catalog.accelerators[offer.accelerator]
-        for prec_id in w.precisions:
-            prec = catalog.precisions[catalog.precision_id(prec_id)]
-            # An accelerator of unknown generation runs what the workload lists (a measurement shows it).
-            reason = None if acc.generation == "other" else sizing.why_not_native(prec, acc)
-            if reason:
-                _drop_once(drops, seen_drop, w, f"{acc.id} · {prec.id}", "native", reason)
+        cands.extend(_with_hourly(plan, w, _offer_configs(plan, w, model, offer, catalog, demand, cache, drops,
+                                                          seen_drop), demand, cache, drops))
+    return cands, drops
+
+
+def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict[DayHour, float], cache: dict,
+                 drops: list[Dropped]) -> list[Candidate]:
+    """Keep the configs no other config of the offer beats on both GPUs per replica and goodput
+    (exact: fewer GPUs a replica and more goodput never need more GPUs at any hour, nor GPU-hours
+    for a batch day), then give the survivors their hourly replicas and GPUs."""
+    kept, dominated = pareto_configs(configs)
+    drops.extend(Dropped(w.name, c.label, "dominated",
+                         f"dominated by {by.label}: no more GPUs per replica, no less goodput")
+                 for c, by in dominated)
+    if w.kind != "interactive":
+        return kept
+    out = []
+    for c in kept:
+        reps, gpus = _hourly(plan, w, c.goodput, c.gpu_fraction, demand, cache)
+        out.append(replace(c, replicas=reps, gpus=gpus))
+    return out
+
+
+def pareto_configs(configs: list[Candidate]) -> tuple[list[Candidate], list[tuple[Candidate, Candidate]]]:
+    """Configs of one offer that no other beats on both GPUs per replica and goodput."""
+    kept: list[Candidate] = []
+    dominated: list[tuple[Candidate, Candidate]] = []
+    for c in sorted(configs, key=lambda c: (c.gpu_fraction, -c.goodput, c.key)):
+        by = next((k for k in kept if k.gpu_fraction <= c.gpu_fraction and k.goodput >= c.goodput), None)
+        if by is None:
+            kept.append(c)
+        else:
+            dominated.append((c, by))
+    return kept, dominated
+
+
+def _offer_configs(plan: Plan, w: Workload, model, offer: Offer, catalog: Catalog, demand: dict[DayHour, float],
+                   cache: dict, drops: list[Dropped], seen_drop: set[tuple[str, str]]) -> list[Candidate]:
+    cands: list[Candidate] = []
+    acc = catalog.accelerators[offer.accelerator]
+    for prec_id in w.precisions:
+        prec = catalog.precisions[catalog.precision_id(prec_id)]
+        # An accelerator of unknown generation runs what the workload lists (a measurement shows it).
+        reason = None if acc.generation == "other" else sizing.why_not_native(prec, acc)
+        if reason:
+            _drop_once(drops, seen_drop, w, f"{acc.id} · {prec.id}", "native", reason)
+            continue
+        tps = w.tp or default_tps(acc, offer)
+        for tp in tps:
+            option = f"{acc.id} · {prec.id} · tp{tp}"
+            if tp > acc.scale_up_gpus:
+                _drop_once(drops, seen_drop, w, option, "scale-up",
+                           f"TP {tp} is beyond the scale-up domain of {acc.id} ({acc.scale_up_gpus} GPUs)")
                 continue
-            tps = w.tp or default_tps(acc, offer)
-            for tp in tps:
-                option = f"{acc.id} · {prec.id} · tp{tp}"
-                if tp > acc.scale_up_gpus:
-                    _drop_once(drops, seen_drop, w, option, "scale-up",
-                               f"TP {tp} is beyond the scale-up domain of {acc.id} ({acc.scale_up_gpus} GPUs)")
-                    continue
-                if tp > offer.max_tp:
-                    drops.append(Dropped(w.name, f"{offer.id} · {prec.id} · tp{tp}", "scale-up",
-                                         f"TP {tp} exceeds the largest machine the offer sells ({offer.max_tp} GPUs)"))
-                    continue
-                c = _config(plan, w, model, acc, prec, tp, None, offer, demand, cache)
+            if tp > offer.max_tp:
+                drops.append(Dropped(w.name, f"{offer.id} · {prec.id} · tp{tp}", "scale-up",
+                                     f"TP {tp} exceeds the largest machine the offer sells ({offer.max_tp} GPUs)"))
+                continue
+            c = _config(plan, w, model, acc, prec, tp, None, offer, demand, cache)
+            if isinstance(c, Dropped):
+                _drop_once(drops, seen_drop, w, c.option, c.family, c.reason)
+            else:
+                cands.append(c)
+        if w.pool in plan.policy.mig_pools and (w.tp is None or 1 in w.tp):
+            for mig in acc.mig_profiles:
+                if mig.instances_per_gpu < 2:
+                    continue  # a whole-GPU profile is the tp1 config
+                c = _config(plan, w, model, acc, prec, 1, mig, offer, demand, cache)
                 if isinstance(c, Dropped):
                     _drop_once(drops, seen_drop, w, c.option, c.family, c.reason)
                 else:
                     cands.append(c)
-            if w.pool in plan.policy.mig_pools and (w.tp is None or 1 in w.tp):
-                for mig in acc.mig_profiles:
-                    if mig.instances_per_gpu < 2:
-                        continue  # a whole-GPU profile is the tp1 config
-                    c = _config(plan, w, model, acc, prec, 1, mig, offer, demand, cache)
-                    if isinstance(c, Dropped):
-                        _drop_once(drops, seen_drop, w, c.option, c.family, c.reason)
-                    else:
-                        cands.append(c)
-    return cands, drops
+    return cands
 
 
 def _drop_once(drops: list[Dropped], seen: set[tuple[str, str]], w: Workload, option: str,
@@ -452,10 +490,6 @@ def _config(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int, mig
         return Dropped(w.name, option, sized.family, sized.reason)
     fraction = (1.0 / mig.instances_per_gpu) if mig else float(tp)
     key = f"{w.name}/{offer.id}/{prec.id}/tp{tp}" + (f"/{mig_name}" if mig else "")
-    gpus: dict[DayHour, int] = {}
-    reps: dict[DayHour, sizing.Replicas] = {}
-    if w.kind == "interactive":
-        reps, gpus = _hourly(plan, w, sized.goodput, fraction, demand, cache)
     f = sized.fit
     return Candidate(
         key=key, workload=w.name, pool=w.pool, kind=w.kind, offer=offer.id, accelerator=acc.id,
@@ -463,7 +497,7 @@ def _config(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int, mig
         goodput_source=sized.source, bound=sized.bound, weights_gb=f.weights_gb,
         kv_gb_per_seq=f.kv_gb_per_seq, kv_concurrency=f.kv_concurrency, needed_concurrency=sized.needed,
         total_gb=f.total_gb, reserve_gb=f.reserve_gb, free_gb=f.free_gb, batch=sized.batch,
-        ttft_ms=sized.ttft_ms, tpot_ms=sized.tpot_ms, gpus=gpus, replicas=reps)
+        ttft_ms=sized.ttft_ms, tpot_ms=sized.tpot_ms)
 
 
 def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: dict[DayHour, float],

@@ -19,14 +19,14 @@ TOL = 1e-9
 
 def ceil_tol(x: float, tol: float = TOL) -> int:
     """ceil(x), except that x within `tol` of an integer is that integer (forgives float noise)."""
-    r = round(x)
-    return int(r) if abs(x - r) <= tol else math.ceil(x)
+    c = math.ceil(x)
+    return c - 1 if c - x >= 1 - tol else c
 
 
 def floor_tol(x: float, tol: float = TOL) -> int:
     """floor(x), except that x within `tol` of an integer is that integer (forgives float noise)."""
-    r = round(x)
-    return int(r) if abs(x - r) <= tol else math.floor(x)
+    f = math.floor(x)
+    return f + 1 if x - f >= 1 - tol else f
 
 
 # --- memory -----------------------------------------------------------------------------------

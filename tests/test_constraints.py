@@ -605,6 +605,7 @@ def _unpruned(loaded, monkeypatch):
     """Every candidate: neither dominated configs nor dominated offers dropped."""
     with monkeypatch.context() as mp:
         mp.setattr(candidates_mod, "prune_dominated", lambda cands, *a, **k: (sorted(cands, key=lambda c: c.key), []))
+        mp.setattr(candidates_mod, "pareto_configs", lambda cands: (list(cands), []))
         if hasattr(candidates_mod, "dominated_offers"):
             mp.setattr(candidates_mod, "dominated_offers", lambda *a, **k: {})
         return build_candidates(loaded)
