@@ -86,8 +86,10 @@ def load_catalog_file(path: Path, shown_as: str | None = None, errors: Collector
     errors = errors if errors is not None else Collector()
     data = doc.data
     if not isinstance(data, dict):
+        lc = getattr(doc.tree, "lc", None)
         errors.add("a catalog file is a mapping with accelerators:, models:, precisions: or offers:",
-                   "start the file with e.g. `accelerators:`", file=doc.file, line=1)
+                   "start the file with e.g. `accelerators:`", file=doc.file,
+                   line=lc.line + 1 if lc is not None and lc.line is not None else 1)
         if own:
             errors.raise_if_any()
         return doc, None

@@ -81,9 +81,25 @@ def did_you_mean(name: str, known: list[str] | set[str]) -> str | None:
     import difflib
 
     known = sorted(known)
+    if not name or not known:
+        return None
+    low = name.lower()
+    # A truncated id ('coreweave-h100' for 'coreweave-h100-sxm') is the likeliest slip; difflib
+    # alone would prefer a same-length neighbour ('coreweave-gh200').
+    prefixed = [k for k in known if k.lower().startswith(low) or low.startswith(k.lower())]
+    if prefixed:
+        return max(prefixed, key=lambda k: (difflib.SequenceMatcher(None, low, k.lower()).ratio(), -len(k), k))
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     if not close:
-        close = [k for k in known if name.lower() in k.lower() or k.lower() in name.lower()][:1]
+        # Separators and case are the usual slips: 'h100sxm', 'H100_SXM', 'llama3.1-70b'.
+        def squash(s: str) -> str:
+            return "".join(ch for ch in s.lower() if ch.isalnum())
+
+        by_squash = {squash(k): k for k in known}
+        close = difflib.get_close_matches(squash(name), list(by_squash), n=1, cutoff=0.75)
+        close = [by_squash[c] for c in close]
+    if not close:
+        close = [k for k in known if low in k.lower() or k.lower() in low][:1]
     return close[0] if close else None
 
 

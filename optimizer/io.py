@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -86,12 +87,21 @@ class _PlainConstructor(RoundTripConstructor):
         except ValueError as exc:
             value = str(getattr(node, "value", ""))
             shown = value if len(value) <= 40 else value[:37] + "..."
-            raise ConstructorError(None, None, f"cannot read '{shown}': {exc} — write a plain number, "
+            why = str(exc)
+            if "integer string conversion" in why:  # Python's guard against quadratic int parsing
+                why = f"a number of {len(value):,} digits"
+            raise ConstructorError(None, None, f"cannot read '{shown}': {why} — write a plain number, "
                                    "string or date (YYYY-MM-DD)", node.start_mark) from None
 
     def _refuse_tag(self, node: Any) -> Any:
-        raise ConstructorError(None, None, f"YAML tag '{node.tag}' is not allowed — remove the tag; "
+        raise ConstructorError(None, None, f"YAML tag '{short_tag(node.tag)}' is not allowed — remove the tag; "
                                "plans hold plain data", node.start_mark)
+
+
+def short_tag(tag: Any) -> str:
+    """'tag:yaml.org,2002:python/name:os.system' -> '!!python/name:os.system', as it was written."""
+    text = str(getattr(tag, "value", tag))
+    return "!!" + text.removeprefix("tag:yaml.org,2002:") if text.startswith("tag:yaml.org,2002:") else text
 
 
 for _tag in ("set", "omap", "pairs", "binary"):
@@ -128,6 +138,7 @@ def load_yaml(path: Path | str, *, shown_as: str | None = None, what: str = "fil
 def parse_yaml(raw: bytes, shown: str, path: Path | None = None) -> Document:
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
+    _check_encoding(raw, shown)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -138,21 +149,9 @@ def parse_yaml(raw: bytes, shown: str, path: Path | None = None) -> Document:
     try:
         tree = _yaml().load(text)
     except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        what = (exc.problem or exc.context or "invalid YAML").strip()
-        fix = "fix the YAML syntax"
-        if " — " in what:
-            what, fix = what.split(" — ", 1)
-        elif "\t" in what or "'\\t'" in what:
-            fix = "indent with spaces, not tabs"
-        elif "duplicate key" in what or "duplicate key" in str(exc):
-            key = str(exc).split('duplicate key "', 1)[-1].split('"', 1)[0]
-            what = f"duplicate key '{key}'"
-            fix = "remove or rename one of the two entries"
-        raise PlanError(Problem(what, fix, file=shown, line=line)) from None
+        raise PlanError(_syntax_problem(exc, shown)) from None
     except YAMLError as exc:
-        raise PlanError(Problem(f"invalid YAML: {exc}", "fix the YAML syntax", file=shown)) from None
+        raise PlanError(_reader_problem(exc, text, shown)) from None
     except RecursionError:
         raise PlanError(Problem("YAML nesting is too deep", "flatten the document", file=shown)) from None
     except ValueError as exc:  # a scalar ruamel could not build, outside construct_object
@@ -162,6 +161,70 @@ def parse_yaml(raw: bytes, shown: str, path: Path | None = None) -> Document:
     data = _to_plain(tree, (), tree, shown, errors, budget)
     errors.raise_if_any()
     return Document(shown, path or Path(shown), tree, data)
+
+
+def _check_encoding(raw: bytes, shown: str) -> None:
+    """UTF-16 and UTF-32 files decode as garbage or fail deep inside the parser: say so up front."""
+    for bom, name in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+                      (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16")):
+        if raw.startswith(bom):
+            raise PlanError(Problem(f"the file is {name} (it starts with a {name} byte-order mark); plans are UTF-8",
+                                    "save the file as UTF-8", file=shown, line=1))
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        raise PlanError(Problem(f"the file has a NUL byte at offset {nul}: it is not UTF-8 text (UTF-16? binary?)",
+                                "save the file as UTF-8", file=shown, line=raw[:nul].count(b"\n") + 1))
+
+
+def _syntax_problem(exc: MarkedYAMLError, shown: str) -> Problem:
+    """A YAML syntax error in words a plan author acts on, at the line where the mistake is."""
+    problem = (exc.problem or "").strip()
+    context = (exc.context or "").strip()
+    at = exc.problem_mark or exc.context_mark
+    line = at.line + 1 if at is not None else None
+    opened = exc.context_mark.line + 1 if exc.context_mark is not None else None
+    if " — " in problem:  # planopt's own constructor errors carry their fix
+        what, fix = problem.split(" — ", 1)
+        return Problem(what, fix, file=shown, line=line)
+    if "duplicate key" in problem or "duplicate key" in str(exc):
+        key = str(exc).split('duplicate key "', 1)[-1].split('"', 1)[0]
+        return Problem(f"duplicate key '{key}'", "remove or rename one of the two entries", file=shown, line=line)
+    if "\t" in problem or "'\\t'" in problem:
+        return Problem("a tab character where YAML expects spaces", "indent with spaces, not tabs",
+                       file=shown, line=line)
+    if context == "while scanning a quoted scalar" and opened is not None:
+        return Problem("a quoted string starts here and is never closed",
+                       "close the quote on the same line (or remove it)", file=shown, line=opened)
+    if context in ("while parsing a flow sequence", "while parsing a flow mapping") and opened is not None:
+        bracket, close = ("[", "]") if "sequence" in context else ("{", "}")
+        return Problem(f"the '{bracket}' opened here is not closed ({problem} on line {line})",
+                       f"close it with '{close}' on the same line, or write the entries as a block",
+                       file=shown, line=opened)
+    if problem == "mapping values are not allowed here":
+        return Problem("unexpected ':' here", "check the indentation (keys of one mapping line up) and the "
+                       "space after '-'; quote a value that contains ': '", file=shown, line=line)
+    if problem.startswith("expected <block end>") or problem.startswith("expected <block"):
+        return Problem("this line's indentation does not match the lines above",
+                       "indent it like the other keys at its level (spaces only)", file=shown, line=line)
+    if problem.startswith("found undefined alias"):
+        name = problem.split("'")[1] if "'" in problem else "?"
+        return Problem(f"alias *{name} names no anchor", f"define &{name} on an earlier value, or write the value out",
+                       file=shown, line=line)
+    return Problem(problem or context or "invalid YAML", "fix the YAML syntax", file=shown, line=line)
+
+
+def _reader_problem(exc: YAMLError, text: str, shown: str) -> Problem:
+    """Errors without a mark (ruamel's reader): control characters, mostly."""
+    msg = str(exc).splitlines()[0].strip() if str(exc).strip() else "invalid YAML"
+    line = None
+    m = re.search(r"position (\d+)", str(exc))
+    if m:
+        line = text[: int(m.group(1))].count("\n") + 1
+    m = re.search(r"unacceptable character #x([0-9a-fA-F]+)", msg)
+    if m:
+        return Problem(f"character U+{int(m.group(1), 16):04X} is not allowed in YAML",
+                       "remove the control character (or save the file as UTF-8 text)", file=shown, line=line)
+    return Problem(f"invalid YAML: {msg}", "fix the YAML syntax", file=shown, line=line)
 
 
 def _tag_of(node: Any) -> str | None:
@@ -183,7 +246,7 @@ def _to_plain(node: Any, loc: tuple[Any, ...], tree: Any, file: str, errors: Col
         return None
     tag = _tag_of(node)
     if tag is not None:
-        errors.add(f"YAML tag '{tag}' is not allowed", "remove the tag; plans hold plain data",
+        errors.add(f"YAML tag '{short_tag(tag)}' is not allowed", "remove the tag; plans hold plain data",
                    file=file, line=line_of(tree, loc), path=format_loc(loc) or None)
         return None
     if isinstance(node, TaggedScalar):
@@ -249,23 +312,73 @@ def validate(doc: Document, cls: type, data: Any = None, base: tuple[Any, ...] =
         return cls.model_validate(payload), []
     except ValidationError as exc:
         errors = _prefer_specific(exc.errors(include_url=False))
+        errors = _drop_missing_keys_that_were_misspelt(cls, errors)
         problems = [_pydantic_problem(doc, cls, err, base) for err in errors]
         return None, problems
+
+
+_TYPE_WORDS = {
+    "int_type": "a whole number", "int_parsing": "a whole number", "int_from_float": "a whole number",
+    "float_type": "a number", "float_parsing": "a number",
+    "bool_type": "true or false", "bool_parsing": "true or false",
+    "string_type": "text", "list_type": "a list", "tuple_type": "a list", "set_type": "a list",
+    "dict_type": "a mapping (key: value)", "model_type": "a mapping (key: value)",
+    "model_attributes_type": "a mapping (key: value)",
+    "date_type": "a date (YYYY-MM-DD)", "date_parsing": "a date (YYYY-MM-DD)",
+    "date_from_datetime_parsing": "a date (YYYY-MM-DD)",
+}
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _guess_key(cls: type, loc: tuple[Any, ...]) -> tuple[str | None, list[str]]:
+    """For an unknown key at `loc`: the closest allowed key, and the allowed keys."""
+    from .errors import did_you_mean
+
+    allowed = _fields_at(cls, loc[:-1])
+    key = str(loc[-1]) if loc else "?"
+    return (did_you_mean(key, allowed) if allowed else None), allowed
+
+
+def _drop_missing_keys_that_were_misspelt(cls: type, errors: list[dict]) -> list[dict]:
+    """`horizon: 30` is one mistake, not two: the 'unknown key' already says 'did you mean horizon_days'."""
+    guessed = set()
+    for err in errors:
+        if err["type"] == "extra_forbidden":
+            loc = tuple(p for p in err["loc"] if not _is_branch_label(p))
+            guess, _ = _guess_key(cls, loc)
+            if guess:
+                guessed.add(loc[:-1] + (guess,))
+    return [e for e in errors if not (e["type"] == "missing" and
+                                      tuple(p for p in e["loc"] if not _is_branch_label(p)) in guessed)]
 
 
 def _pydantic_problem(doc: Document, cls: type, err: dict, base: tuple[Any, ...]) -> Problem:
     # Pydantic adds union-branch names ('int', 'DayType', 'list[float]') to loc: drop them.
     loc = tuple(p for p in err["loc"] if not _is_branch_label(p))
+    bad_key = bool(loc) and loc[-1] == "[key]"  # a mapping key (not its value) is wrong
+    loc = tuple(p for p in loc if p != "[key]")
     full = base + loc
     kind = err["type"]
     msg = err["msg"]
     fix = None
-    if kind == "extra_forbidden":
-        key = loc[-1] if loc else "?"
-        allowed = _fields_at(cls, loc[:-1])
+    value = err.get("input")
+    if kind == "literal_error":
         from .errors import did_you_mean
 
-        guess = did_you_mean(str(key), allowed) if allowed else None
+        allowed = re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", "")))
+        guess = did_you_mean(str(value), allowed) if allowed and isinstance(value, str) else None
+        fix = f"did you mean '{guess}'?" if guess else "use one of the listed values"
+        if bad_key:
+            return doc.problem(full, f"unknown key {_shown(value)}: {msg.lower().replace('input should be', 'keys are')}",
+                               fix)
+        return doc.problem(full, f"{_shown(value)}: {msg.lower()}", fix)
+    if kind == "extra_forbidden":
+        key = loc[-1] if loc else "?"
+        guess, allowed = _guess_key(cls, loc)
         msg = f"unknown key '{key}'"
         fix = f"did you mean '{guess}'?" if guess else (
             f"allowed keys: {', '.join(sorted(allowed))}" if allowed else "remove it")
@@ -281,19 +394,30 @@ def _pydantic_problem(doc: Document, cls: type, err: dict, base: tuple[Any, ...]
         elif "; " in msg:
             msg, fix = msg.split("; ", 1)
     elif kind in {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}:
-        msg = f"{err.get('input')!r} is out of range: {msg.lower()}"
-        fix = "use a value in range"
-    elif kind in {"int_type", "int_parsing", "int_from_float", "float_type", "float_parsing",
-                  "bool_type", "bool_parsing", "string_type", "list_type", "dict_type",
-                  "model_type", "model_attributes_type", "date_type", "date_from_datetime_parsing",
-                  "date_parsing"}:
-        msg = f"{err.get('input')!r}: {msg.lower()}"
-        fix = "write a value of that type"
-    elif kind == "literal_error":
-        msg = f"{err.get('input')!r}: {msg.lower()}"
-        fix = "use one of the listed values"
+        msg = f"{_shown(value)} is out of range: {msg.lower()}"
+        limit = next(iter((err.get("ctx") or {}).values()), None)
+        if kind.startswith("less") and isinstance(limit, (int, float)) and limit >= 1000:
+            fix = "check the value and its units; the limit is far beyond any real fleet"
+        else:
+            fix = "use a value in range"
+    elif kind in _TYPE_WORDS or kind == "union_type":
+        words = err["words"] if kind == "union_type" else _TYPE_WORDS[kind]
+        if value is None:
+            msg, fix = f"no value given; expected {words}", f"write {words} after the colon"
+        else:
+            integer = " (an integer)" if kind in ("int_type", "int_parsing", "int_from_float") else ""
+            msg, fix = f"{_shown(value)} is not {words}{integer}", f"write {words}"
     elif kind in {"too_short", "too_long"}:
-        fix = "check the list"
+        ctx = err.get("ctx") or {}
+        actual = ctx.get("actual_length")
+        if loc and loc[-1] == "window_hours":
+            msg, fix = f"has {actual} values; a window is two hours", "write [start, end], e.g. [22, 6]"
+        elif kind == "too_short" and actual == 0:
+            msg, fix = "is empty", "list at least one entry"
+        else:
+            bound = ctx.get("max_length") if kind == "too_long" else ctx.get("min_length")
+            msg = f"has {actual} entries; {'at most' if kind == 'too_long' else 'at least'} {bound} allowed"
+            fix = "check the list"
     return doc.problem(full, msg, fix)
 
 
@@ -317,7 +441,14 @@ def _prefer_specific(errors: list[dict]) -> list[dict]:
     out = []
     for errs in by_loc.values():
         specific = [e for e in errs if not e["type"].endswith("_type") and e["type"] != "model_attributes_type"]
-        out.extend(specific if specific and len(errs) > 1 else errs)
+        if specific and len(errs) > 1:
+            out.extend(specific)
+        elif len(errs) > 1 and all(e["type"] in _TYPE_WORDS for e in errs):
+            # No branch of a union took the value: one message naming every shape it could have.
+            words = list(dict.fromkeys(_TYPE_WORDS[e["type"]] for e in errs))
+            out.append(dict(errs[0], type="union_type", words=" or ".join(words)))
+        else:
+            out.extend(errs)
     return out
 
 

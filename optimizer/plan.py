@@ -29,8 +29,10 @@ def load_plan(path: Path | str, extra_catalogs: list[Path | str] = ()) -> Loaded
     doc = load_yaml(path, what="plan file")
     errors = Collector()
     if not isinstance(doc.data, dict):
+        lc = getattr(doc.tree, "lc", None)
+        line = lc.line + 1 if lc is not None and lc.line is not None else 1
         raise PlanError(Problem("a plan is a mapping of keys (plan:, horizon_days:, workloads:, …)",
-                                "see plans/q4.yaml for an example", file=doc.file, line=1))
+                                "see plans/q4.yaml for an example", file=doc.file, line=line))
     plan, problems = validate(doc, Plan)
     errors.extend(problems)
     if plan is None:
@@ -61,8 +63,14 @@ def _resolve_catalogs(plan: Plan, doc: Document, extra: list[Path | str], errors
                                            "keep catalogs beside the plan, or give an absolute path")])
                 continue
         if not path.exists():
+            guess = _sibling_guess(path, name)
             errors.extend([doc.problem(("catalogs", i), f"catalog file '{name}' does not exist",
+                                       f"did you mean '{guess}'?" if guess else
                                        f"looked for {path}; fix the path or write `builtin`")])
+            continue
+        if path.is_dir():
+            errors.extend([doc.problem(("catalogs", i), f"catalog path '{name}' is a folder",
+                                       "name a .yaml file in it, or write `builtin`")])
             continue
         try:
             cdoc, cat = load_catalog_file(path, shown_as=_shown(path), errors=errors)
@@ -100,10 +108,22 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _shown(path: Path) -> str:
+    """A catalog's path in messages: relative when it is under the current folder, else absolute."""
     try:
-        return os.path.relpath(path)
+        rel = os.path.relpath(path)
     except ValueError:
         return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def _sibling_guess(path: Path, name: str) -> str | None:
+    """A file beside the missing one with a close name ('extra.yml' for 'extra.yaml')."""
+    try:
+        names = [p.name for p in path.parent.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()]
+    except OSError:
+        return None
+    guess = did_you_mean(path.name, names)
+    return str(Path(name).with_name(guess)) if guess else None
 
 
 def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) -> None:
@@ -164,12 +184,14 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
                     err(base + ("reserve_gpus", "accelerators", j), f"unknown accelerator '{a}'",
                         unknown_id_fix("accelerators", a, list(catalog.accelerators)))
         if isinstance(w.demand and w.demand.profile, dict):
-            for dt_name in w.demand.profile:  # type: ignore[union-attr]
-                if dt_name not in days:
-                    err(base + ("demand", "profile", dt_name), f"unknown day type '{dt_name}'",
-                        unknown_id_fix("day types", dt_name, list(days)))
+            unknown = [d for d in w.demand.profile if d not in days]  # type: ignore[union-attr]
+            for dt_name in unknown:
+                fix = (f"the plan has no day_types: add day_types: {{weekday: …, weekend: …}} (days adding up "
+                       f"to horizon_days), or give one plain list of 24 values" if not plan.day_types
+                       else unknown_id_fix("day types", dt_name, list(days)))
+                err(base + ("demand", "profile", dt_name), f"unknown day type '{dt_name}'", fix)
             missing = [d for d in days if d not in w.demand.profile]  # type: ignore[union-attr,operator]
-            if missing:
+            if missing and not (unknown and not plan.day_types):
                 err(base + ("demand", "profile"), f"no profile for day type {', '.join(missing)}",
                     "give a 24-value profile for every day type, or one plain list for all")
         if w.tokens is not None and w.context_tokens is not None and w.context_tokens < w.tokens.input:

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+import typing
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.]*(-[a-z0-9.]+)*$")
 
 TIERS = ("reserved-1y", "reserved-3y", "on-demand", "spot")
 Tier = Literal["reserved-1y", "reserved-3y", "on-demand", "spot"]
 RESERVED_TERM_DAYS = {"reserved-1y": 365, "reserved-3y": 1095}
+
+MAX_GPUS = 1_000_000
+"""Sanity bound on any GPU count a plan or catalog states (caps, reservations, commitments)."""
+MAX_PRICE = 1_000_000.0
+"""Sanity bound on a price per GPU-hour or per million tokens, in any currency."""
+MAX_NODE_GPUS = 1024
+"""Sanity bound on GPUs per node, machine or scale-up domain (NVL576 racks fit)."""
 
 Generation = Literal[
     "ampere", "hopper", "ada", "blackwell", "rubin", "cdna3", "cdna4", "gaudi3", "tpu", "other"
@@ -20,15 +28,46 @@ ComputeDtype = Literal["bf16", "fp16", "fp8", "int8", "fp4"]
 
 
 class Strict(BaseModel):
-    """Base for every schema model: unknown keys are errors, values are immutable."""
+    """Base for every schema model: unknown keys are errors, values are immutable, and a
+    yes/no is never a number (pydantic would read `occupancy: true` as 1.0)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        field = cls.model_fields.get(info.field_name or "")
+        if field is None or not _numbers_only(field.annotation):
+            return value
+        items = value if isinstance(value, list) else list(value.values()) if isinstance(value, dict) else [value]
+        items = [x for item in items for x in (item if isinstance(item, list) else [item])]
+        for item in items:
+            if isinstance(item, bool):
+                raise ValueError(f"{str(item).lower()} is a yes/no value, not a number — write a number")
+        return value
+
+
+def _numbers_only(annotation: Any) -> bool:
+    """Whether the annotation holds int or float values and never a bool (nested models aside)."""
+    kinds: set[type] = set()
+
+    def walk(tp: Any) -> None:
+        if tp in (int, float, bool):
+            kinds.add(tp)
+            return
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            return
+        for arg in typing.get_args(tp):
+            walk(arg)
+
+    walk(annotation)
+    return bool(kinds) and bool not in kinds
 
 
 def check_id(value: str) -> str:
     if not ID_PATTERN.match(value):
         fixed = re.sub(r"[^a-z0-9.]+", "-", value.lower()).strip("-")
-        raise ValueError(f"ids are lower-case and hyphenated, e.g. '{fixed}'")
+        raise ValueError(f"'{value}' is not a valid id: ids are lower-case and hyphenated — write '{fixed}'")
     return value
 
 
@@ -45,7 +84,7 @@ class MigProfile(Strict):
 
     name: str
     """Vendor name, e.g. '1g.10gb'."""
-    instances_per_gpu: int = Field(ge=1)
+    instances_per_gpu: int = Field(ge=1, le=64)
     """How many of these fit on one GPU; a replica on it uses 1/instances_per_gpu of a GPU."""
     memory_gb: float = Field(gt=0)
     compute_fraction: float = Field(gt=0, le=1)
@@ -63,7 +102,7 @@ class Accelerator(Sourced):
     """Memory bandwidth per GPU, TB/s = 1e12 bytes/s."""
     tflops_dense: dict[ComputeDtype, float] = Field(default_factory=dict)
     """Dense (not sparse) tensor TFLOPS per GPU by compute datatype."""
-    scale_up_gpus: int = Field(default=8, ge=1)
+    scale_up_gpus: int = Field(default=8, ge=1, le=MAX_NODE_GPUS)
     """GPUs in one NVLink / Infinity Fabric domain; TP never exceeds it."""
     scale_up_bandwidth_gb_s: float | None = Field(default=None, gt=0)
     """Per-GPU scale-up bandwidth, GB/s (one direction)."""
@@ -124,9 +163,9 @@ class Model(Sourced):
                     f"needs {', '.join(missing)} to compute the KV cache — or give kv_gb_per_seq"
                 )
         if self.sliding_window_layers and self.layers and self.sliding_window_layers > self.layers:
-            raise ValueError("sliding_window_layers exceeds layers")
+            raise ValueError("sliding_window_layers exceeds layers — it counts the layers that use the window")
         if self.sliding_window_layers and self.sliding_window is None:
-            raise ValueError("sliding_window_layers needs sliding_window (tokens)")
+            raise ValueError("sliding_window_layers needs sliding_window — add sliding_window: <tokens>")
         return self
 
     @property
@@ -155,7 +194,7 @@ class Precision(Sourced):
 class TierPrice(Strict):
     """A price with provenance, for tiers that are estimates rather than list prices."""
 
-    price: float = Field(ge=0)
+    price: float = Field(ge=0, le=MAX_PRICE)
     estimated: bool = False
     basis: str | None = None
     """How the estimate was made, e.g. 'on-demand x (1 - 0.33), published 1-year discount'."""
@@ -168,28 +207,20 @@ class Offer(Sourced):
     accelerator: str
     provider: str
     region: str = "any"
-    gpus_per_node: int = Field(default=8, ge=1)
+    gpus_per_node: int = Field(default=8, ge=1, le=MAX_NODE_GPUS)
     """The purchase unit: every tier is bought in whole multiples of it."""
-    max_gpus_per_instance: int | None = Field(default=None, ge=1)
+    max_gpus_per_instance: int | None = Field(default=None, ge=1, le=MAX_NODE_GPUS)
     """Largest single machine sold (NVLink-connected), when it exceeds the purchase unit; a
     tensor-parallel replica must fit in one machine. Default: gpus_per_node."""
-    price_per_gpu_hour: dict[Tier, Annotated[float, Field(ge=0)] | TierPrice]
+    price_per_gpu_hour: dict[Tier, Annotated[float, Field(ge=0, le=MAX_PRICE)] | TierPrice]
     """Price per GPU-hour by tier; a tier that is not listed is not sold."""
-    available_gpus: dict[Tier, int] = Field(default_factory=dict)
+    available_gpus: dict[Tier, Annotated[int, Field(ge=0, le=MAX_GPUS)]] = Field(default_factory=dict)
     """What can really be obtained: reserved caps the reserved GPUs, on-demand and spot
     the GPUs in use at any one hour. A missing tier is unlimited."""
     spot_interruption: float = Field(default=0.0, ge=0, lt=1)
     """Share of spot capacity lost to interruptions; batch counts spot at (1 - this)."""
 
     _id = field_validator("id")(check_id)
-
-    @field_validator("available_gpus")
-    @classmethod
-    def _caps_non_negative(cls, caps: dict[str, int]) -> dict[str, int]:
-        for tier, n in caps.items():
-            if n < 0:
-                raise ValueError(f"available_gpus.{tier} must be ≥ 0")
-        return caps
 
     @property
     def max_tp(self) -> int:

@@ -7,12 +7,21 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .catalog import TIERS, Accelerator, Model, Offer, Strict, Tier, check_id
+from ..errors import did_you_mean
+from .catalog import MAX_GPUS, MAX_PRICE, TIERS, Accelerator, Model, Offer, Strict, Tier, check_id
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 BUILTIN_DAY_TYPES = {"weekday": WEEKDAYS[:5], "weekend": WEEKDAYS[5:], "all": WEEKDAYS}
 PRECISION_IDS = ("bf16", "fp16", "fp8", "int8", "int4-awq", "fp4")
 PRECISION_ALIASES = {"nvfp4": "fp4", "mxfp4": "fp4", "awq": "int4-awq", "int4": "int4-awq"}
+
+# Sanity bounds: far beyond any real fleet, low enough that a unit slip (tokens per day written as
+# tokens per second, a price in cents) is an input error rather than a solver failure.
+MAX_HORIZON_DAYS = 3660
+"""Ten years."""
+MAX_TOKENS_PER_S = 1e9
+"""Output tokens per second of one workload (a billion)."""
+MAX_TOKENS_PER_REQUEST = 100_000_000
 
 
 def _is_power_of_two(n: int) -> bool:
@@ -22,7 +31,7 @@ def _is_power_of_two(n: int) -> bool:
 class DayType(Strict):
     """A day type other than weekday/weekend/all: how many days, and which days of the week."""
 
-    days: int = Field(ge=0)
+    days: int = Field(ge=0, le=MAX_HORIZON_DAYS)
     days_of_week: list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]] = Field(min_length=1)
 
 
@@ -32,13 +41,14 @@ class Facility(Strict):
 
 
 class Policy(Strict):
-    occupancy: float = Field(default=0.6, gt=0, le=1)
-    """Target share of goodput used at the peak; the rest is burst headroom."""
+    occupancy: float = Field(default=0.6, ge=0.01, le=1)
+    """Target share of goodput used at the peak; the rest is burst headroom (at least 1%:
+    below that the fleet is sized for over 100× the demand)."""
     memory_reserve: float = Field(default=0.10, ge=0, lt=1)
     """Share of GPU memory kept for activations, engine buffers and fragmentation."""
-    spares: int = Field(default=1, ge=0)
+    spares: int = Field(default=1, ge=0, le=1000)
     """Replicas kept for a lost replica (N+spares)."""
-    rollout_fraction: float = Field(default=0.25, ge=0)
+    rollout_fraction: float = Field(default=0.25, ge=0, le=10)
     """Extra replicas during a rollout, as a share of base + spares."""
     tiers: list[Tier] = Field(default_factory=lambda: list(TIERS))
     """Purchase tiers the plan may use."""
@@ -66,9 +76,9 @@ class Policy(Strict):
 
 
 class Tokens(Strict):
-    input: float = Field(gt=0)
+    input: float = Field(gt=0, le=MAX_TOKENS_PER_REQUEST)
     """Mean input (prompt) tokens per request."""
-    output: float = Field(gt=0)
+    output: float = Field(gt=0, le=MAX_TOKENS_PER_REQUEST)
     """Mean output (completion) tokens per request."""
 
 
@@ -81,7 +91,7 @@ Profile = list[float]
 
 
 class Demand(Strict):
-    peak_output_tokens_per_s: float = Field(gt=0)
+    peak_output_tokens_per_s: float = Field(gt=0, le=MAX_TOKENS_PER_S)
     profile: Profile | dict[str, Profile] | None = None
     """24 fractions of the peak per hour; one list for every day type, or one per day type."""
 
@@ -106,19 +116,19 @@ class Measured(Strict):
     tp: int = Field(default=1, ge=1)
     mig: str | None = None
     """MIG profile name when measured on a slice."""
-    goodput_output_tokens_per_s: float = Field(gt=0)
+    goodput_output_tokens_per_s: float = Field(ge=0.01, le=MAX_TOKENS_PER_S)
     source: str | None = None
 
 
 class Api(Strict):
-    usd_per_m_input: float = Field(ge=0)
-    usd_per_m_output: float = Field(ge=0)
+    usd_per_m_input: float = Field(ge=0, le=MAX_PRICE)
+    usd_per_m_output: float = Field(ge=0, le=MAX_PRICE)
     max_share: float = Field(default=0.0, ge=0, le=1)
     """Share of the workload's tokens the gateway may send to the API; 1 allows all (build vs buy)."""
 
 
 class Batch(Strict):
-    output_tokens_per_day: float = Field(gt=0)
+    output_tokens_per_day: float = Field(gt=0, le=MAX_TOKENS_PER_S * 86400)
     window_hours: tuple[int, int] = (0, 0)
     """[start, end): hours the job may run; wraps past midnight; equal ends mean all day."""
 
@@ -140,7 +150,7 @@ class Batch(Strict):
 
 
 class ReserveGpus(Strict):
-    count: int = Field(ge=1)
+    count: int = Field(ge=1, le=MAX_GPUS)
     accelerators: list[str] | None = None
 
 
@@ -156,7 +166,7 @@ class Workload(Strict):
     regions: list[str] | None = None
     offers: list[str] | None = None
     tokens: Tokens | None = None
-    context_tokens: int | None = Field(default=None, ge=1)
+    context_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS_PER_REQUEST)
     """Working context for KV sizing; default input + output tokens."""
     kv_precision: Literal["bf16", "fp16", "fp8", "int8"] | None = None
     """KV-cache datatype; default the precision's usual pairing."""
@@ -187,7 +197,9 @@ class Workload(Strict):
         for p in ps:
             p = PRECISION_ALIASES.get(p, p)
             if p not in PRECISION_IDS:
-                raise ValueError(f"unknown precision '{p}'; known: {', '.join(PRECISION_IDS)}")
+                guess = did_you_mean(p, list(PRECISION_IDS) + list(PRECISION_ALIASES))
+                known = f"known: {', '.join(PRECISION_IDS)}"
+                raise ValueError(f"unknown precision '{p}' — " + (f"did you mean '{guess}'? ({known})" if guess else known))
             if p not in out:
                 out.append(p)
         return out
@@ -197,13 +209,14 @@ class Workload(Strict):
         kinds = [k for k in ("demand", "batch", "reserve_gpus") if getattr(self, k) is not None]
         if len(kinds) != 1:
             got = " and ".join(kinds) if kinds else "none of them"
+            fix = "keep the one that describes it" if kinds else "add demand: …, batch: … or reserve_gpus: …"
             raise ValueError(
-                f"a workload has exactly one of demand (interactive), batch or reserve_gpus; got {got}")
+                f"a workload has exactly one of demand (interactive), batch or reserve_gpus; got {got} — {fix}")
         if self.reserve_gpus is None:
             if self.model is None:
-                raise ValueError("needs a model (or reserve_gpus for a fixed reservation)")
+                raise ValueError("needs a model — add model: <id>, or use reserve_gpus: for a fixed reservation")
             if self.tokens is None:
-                raise ValueError("needs tokens: {input: …, output: …} (mean per request)")
+                raise ValueError("needs tokens (mean per request) — add tokens: {input: …, output: …}")
         return self
 
     @property
@@ -225,7 +238,7 @@ class Workload(Strict):
 class Commitment(Strict):
     offer: str
     tier: Literal["reserved-1y", "reserved-3y"]
-    gpus: int = Field(ge=1)
+    gpus: int = Field(ge=1, le=MAX_GPUS)
     start: dt.date
     end: dt.date
 
@@ -239,7 +252,7 @@ class Commitment(Strict):
 class Plan(Strict):
     plan: str = Field(min_length=1)
     currency: str = "USD"
-    horizon_days: int = Field(ge=1)
+    horizon_days: int = Field(ge=1, le=MAX_HORIZON_DAYS)
     start_date: dt.date | None = None
     timezone: str = "UTC"
     commitments: list[Commitment] = Field(default_factory=list)
@@ -260,12 +273,14 @@ class Plan(Strict):
                 raise ValueError("is empty; omit it for one day type of horizon_days days")
             for name, v in dts.items():
                 check_id(name)
-                if isinstance(v, int) and v < 0:
-                    raise ValueError(f"{name}: days must be ≥ 0 — give a number of days, 0 or more")
+                if isinstance(v, int) and not 0 <= v <= MAX_HORIZON_DAYS:
+                    raise ValueError(f"{name}: {v} days is out of range — give a number of days, "
+                                     f"0 to {MAX_HORIZON_DAYS}")
                 if isinstance(v, int) and name not in BUILTIN_DAY_TYPES:
                     raise ValueError(
-                        f"{name}: only weekday, weekend and all have built-in calendars; "
-                        f"write {name}: {{days: {v}, days_of_week: [sat, sun]}}")
+                        f"{name}: only weekday, weekend and all have built-in calendars — "
+                        f"write {name}: {{days: {v}, days_of_week: [...]}} with the days it covers "
+                        f"({', '.join(WEEKDAYS)})")
         return dts
 
     def day_type_days(self) -> dict[str, int]:
