@@ -1,0 +1,85 @@
+"""How planopt's solve scales: generated plans of 10, 100 and 1,000 workloads over the full catalog.
+
+    python benchmarks/solve_scaling.py [--sizes 10 100 1000] [--solvers highs cbc] [--seed 0]
+
+Prints one row per (size, solver): candidates enumerated and kept after exact pruning, the
+program's variables and rows, seconds to enumerate candidates, to build the program, and to
+solve it to the plan's 1% target (the gap it proved), then the seconds to a proven 0.1%.
+Solve seconds include rebuilding the program inside the solve. A script, not a test: numbers
+depend on the machine (this one: 2 cores, HiGHS and CBC with one thread).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.generate import generate  # noqa: E402
+from optimizer.api import SolveOptions, solve_candidates  # noqa: E402
+from optimizer.candidates import build_candidates  # noqa: E402
+from optimizer.errors import SolverError  # noqa: E402
+from optimizer.model import build_model  # noqa: E402
+from optimizer.plan import load_plan  # noqa: E402
+from optimizer.solve import available_solvers  # noqa: E402
+
+
+def run(size: int, solver: str, seed: int, limit: float) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"p{size}.yaml"
+        path.write_text(generate(size, seed, mip_gap=0.01, time_limit_s=limit), encoding="utf-8")
+        loaded = load_plan(path)
+        t0 = time.perf_counter()
+        cands = build_candidates(loaded)
+        t1 = time.perf_counter()
+        prog = build_model(loaded, cands, cuts=False)
+        t2 = time.perf_counter()
+        row = {"size": size, "solver": solver, "enumerated": len(cands.all()) + cands.pruned,
+               "kept": len(cands.all()), "vars": len(prog.prob.variables()), "rows": len(prog.prob.constraints),
+               "cand_s": t1 - t0, "build_s": t2 - t1}
+        del prog
+        for target, key in ((0.01, "1%"), (0.001, "0.1%")):
+            try:
+                _, info = solve_candidates(loaded, cands, SolveOptions(solver=solver, time_limit_s=limit,
+                                                                       mip_gap=target))
+                row[f"solve_{key}"] = info.seconds
+                row[f"gap_{key}"] = info.gap
+                row[f"status_{key}"] = info.status
+            except SolverError:
+                row[f"solve_{key}"] = None
+                row[f"gap_{key}"] = None
+                row[f"status_{key}"] = "no plan"
+        return row
+
+
+def fmt_gap(g: float | None) -> str:
+    return "–" if g is None else f"{g:.2%}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
+    ap.add_argument("--solvers", nargs="+", default=[s for s in ("highs", "cbc") if s in available_solvers()])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--time-limit", type=float, default=300, help="per solve, seconds")
+    args = ap.parse_args()
+    head = (f"{'workloads':>9} {'solver':<6} {'configs':>8} {'kept':>7} {'vars':>7} {'rows':>7} "
+            f"{'cand s':>7} {'build s':>8} {'solve s':>8} {'gap':>7} {'to 0.1% s':>10} {'gap':>7}")
+    print(head)
+    print("-" * len(head))
+    for size in args.sizes:
+        for solver in args.solvers:
+            r = run(size, solver, args.seed, args.time_limit)
+            s1 = "–" if r["solve_1%"] is None else f"{r['solve_1%']:.1f}"
+            s2 = "–" if r["solve_0.1%"] is None else f"{r['solve_0.1%']:.1f}"
+            print(f"{r['size']:>9} {r['solver']:<6} {r['enumerated']:>8} {r['kept']:>7} {r['vars']:>7} {r['rows']:>7} "
+                  f"{r['cand_s']:>7.1f} {r['build_s']:>8.1f} {s1:>8} {fmt_gap(r['gap_1%']):>7} {s2:>10} "
+                  f"{fmt_gap(r['gap_0.1%']):>7}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
