@@ -127,8 +127,12 @@ def default_tps(acc: Accelerator, offer: Offer) -> list[int]:
     return out
 
 
-def build_candidates(loaded: LoadedPlan) -> CandidateSet:
-    """Every config that can serve each workload; raise PlanError if a workload has none."""
+def build_candidates(loaded: LoadedPlan, keep_dominated: frozenset[str] = frozenset()) -> CandidateSet:
+    """Every config that can serve each workload; raise PlanError if a workload has none.
+
+    Dominated configs and offers are pruned, except for the workloads in `keep_dominated`
+    (`planopt explain` prices every alternative of the workload it explains).
+    """
     plan, catalog = loaded.plan, loaded.catalog
     by_workload: dict[str, list[Candidate]] = {}
     dropped: list[Dropped] = []
@@ -138,10 +142,11 @@ def build_candidates(loaded: LoadedPlan) -> CandidateSet:
     for i, w in enumerate(plan.workloads):
         if w.kind == "interactive":
             demand[w.name] = demand_profile(plan, w)
-        cands, drops = _workload_candidates(plan, catalog, w, demand.get(w.name, {}), cache)
+        prune = w.name not in keep_dominated
+        cands, drops = _workload_candidates(plan, catalog, w, demand.get(w.name, {}), cache, prune)
         if w.kind == "interactive" and _has_overflow(w):
             cands = [v for c in cands for v in overflow_levels(plan, w, c, demand[w.name], cache)]
-        kept, dominated = prune_dominated(cands, w, plan, demand.get(w.name))
+        kept, dominated = prune_dominated(cands, w, plan, demand.get(w.name)) if prune else (cands, [])
         drops += [Dropped(w.name, c.label, "dominated", f"dominated by {by.label}: needs no fewer GPUs at any hour")
                   for c, by in dominated]
         if w.api is not None and w.api.max_share >= 1:
@@ -361,11 +366,11 @@ def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped],
 
 
 def _workload_candidates(plan: Plan, catalog: Catalog, w: Workload, demand: dict[DayHour, float],
-                         cache: dict) -> tuple[list[Candidate], list[Dropped]]:
+                         cache: dict, prune: bool = True) -> tuple[list[Candidate], list[Dropped]]:
     drops: list[Dropped] = []
     if "dominated_offers" not in cache:
         cache["dominated_offers"] = dominated_offers(plan, catalog)
-    offers = _offers_for(plan, catalog, w, drops, cache["dominated_offers"])
+    offers = _offers_for(plan, catalog, w, drops, cache["dominated_offers"] if prune else {})
     if w.kind == "reserve":
         return [_reserve_candidate(plan, w, o) for o in offers], drops
     cands: list[Candidate] = []
@@ -373,16 +378,16 @@ def _workload_candidates(plan: Plan, catalog: Catalog, w: Workload, demand: dict
     seen_drop: set[tuple[str, str]] = set()
     for offer in offers:
         cands.extend(_with_hourly(plan, w, _offer_configs(plan, w, model, offer, catalog, demand, cache, drops,
-                                                          seen_drop), demand, cache, drops))
+                                                          seen_drop), demand, cache, drops, prune))
     return cands, drops
 
 
 def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict[DayHour, float], cache: dict,
-                 drops: list[Dropped]) -> list[Candidate]:
+                 drops: list[Dropped], prune: bool = True) -> list[Candidate]:
     """Keep the configs no other config of the offer beats on both GPUs per replica and goodput
     (exact: fewer GPUs a replica and more goodput never need more GPUs at any hour, nor GPU-hours
     for a batch day), then give the survivors their hourly replicas and GPUs."""
-    kept, dominated = pareto_configs(configs)
+    kept, dominated = pareto_configs(configs) if prune else (configs, [])
     drops.extend(Dropped(w.name, c.label, "dominated",
                          f"dominated by {by.label}: no more GPUs per replica, no less goodput")
                  for c, by in dominated)
