@@ -1,0 +1,47 @@
+"""The Python API for notebooks: load, solve, and read the PlanResult as DataFrames."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from optimizer.api import SolveOptions, solve_plan
+from optimizer.plan import load_plan
+
+SEED = Path(__file__).resolve().parent.parent / "plans" / "seed-fleet.yaml"
+
+
+@pytest.fixture(scope="module")
+def result():
+    return solve_plan(load_plan(SEED))
+
+
+def test_result_numbers(result):
+    w = result.workload("chat-70b")
+    assert (w.replicas.base, w.replicas.spares, w.replicas.rollout, w.replicas.total) == (11, 1, 3, 15)
+    assert w.gpus_at_peak == 30 and w.kv_concurrency == 46
+    assert result.cost_per_day == pytest.approx(1800.0)
+    assert result.status == "optimal" and result.solver.gap == pytest.approx(0.0, abs=1e-9)
+
+
+def test_dataframe_views(result):
+    wl = result.workloads_df()
+    assert list(wl["name"]) == ["chat-70b"]
+    assert wl.loc[0, "replicas_total"] == 15 and wl.loc[0, "goodput_source"] == "measured"
+    pur = result.purchases_df()
+    assert pur[["offer", "tier", "gpus"]].values.tolist() == [["seed-cloud-80gb", "on-demand", 30]]
+    assert pur["cost"].sum() == pytest.approx(result.cost_total)
+    hourly = result.hourly_df()
+    assert len(hourly) == 24 and set(hourly["on_demand_gpus"]) == {30}
+    assert (hourly["demand_gpus"] <= hourly["reserved_gpus"] + hourly["on_demand_gpus"] + hourly["spot_gpus"]).all()
+    cands = result.candidates_df()
+    assert cands["chosen"].sum() == 1
+    dropped = result.dropped_df()
+    assert set(dropped.columns) >= {"workload", "option", "family", "reason"}
+
+
+def test_solve_options_override_the_policy(result):
+    cbc = solve_plan(SEED, SolveOptions(solver="cbc", time_limit_s=30))
+    assert cbc.solver.name == "cbc"
+    assert cbc.cost_total == pytest.approx(result.cost_total)
