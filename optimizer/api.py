@@ -6,7 +6,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pulp
 
@@ -17,6 +17,9 @@ from .plan import LoadedPlan, load_plan
 from .results import PlanResult, extract
 from .solve import SolveInfo, solve
 
+if TYPE_CHECKING:
+    from .baseline import Baseline
+
 
 @dataclass(frozen=True)
 class SolveOptions:
@@ -26,21 +29,29 @@ class SolveOptions:
 
 
 def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptions(),
-               extra_catalogs: list[Path | str] = ()) -> PlanResult:
+               extra_catalogs: list[Path | str] = (), baseline: "Baseline | None" = None) -> PlanResult:
     """Plan → candidates → integer program → solved PlanResult.
 
+    With a `baseline` (the last result, baseline.load_baseline) each workload keeps its last
+    choice unless moving saves more than policy.change_threshold of its cost.
     Raises PlanError (bad input), InfeasiblePlan (constraints cannot all be met, with reasons)
     or SolverError (solver failure, or a time limit with no feasible plan).
     """
     loaded = plan if isinstance(plan, LoadedPlan) else load_plan(plan, list(extra_catalogs))
     cands = build_candidates(loaded)
+    if baseline is not None:
+        from .baseline import solve_with_baseline
+
+        return solve_with_baseline(loaded, cands, options, baseline)
     prog, info = solve_candidates(loaded, cands, options)
     return extract(prog, info, loaded.catalog.offers, loaded.file)
 
 
 def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
-                     fix: dict[str, str] | None = None) -> tuple[Program, SolveInfo]:
-    """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain).
+                     fix: dict[str, str] | None = None,
+                     baseline: dict[str, tuple[str, float]] | None = None) -> tuple[Program, SolveInfo]:
+    """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain);
+    `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline).
 
     Three steps, each exact about what it proves:
       1. the LP relaxation: a lower bound, and each workload's most-chosen config;
@@ -58,7 +69,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     def left() -> float:
         return limit - (time.perf_counter() - started)
 
-    prog = build_model(loaded, cands, cuts=False)
+    prog = build_model(loaded, cands, cuts=False, baseline=baseline)
     if fix:
         for w, key in fix.items():
             x = prog.choice[key]

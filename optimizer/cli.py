@@ -115,6 +115,9 @@ def solve(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, nothing else.")] = False,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
     time_limit: Annotated[Optional[float], typer.Option("--time-limit", help="Seconds; overrides policy.time_limit_s.")] = None,
+    baseline: Annotated[Optional[Path], typer.Option(
+        "--baseline", metavar="LAST_RESULT.json",
+        help="Last plan's result: keep each workload's choice unless moving saves more than policy.change_threshold.")] = None,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
@@ -131,8 +134,13 @@ def solve(
         if time_limit is not None and time_limit <= 0:
             raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
         opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
+        last = None
+        if baseline is not None:
+            from .baseline import load_baseline
+
+            last = load_baseline(baseline)
         try:
-            result = solve_plan(plan, opts, list(catalog or []))
+            result = solve_plan(plan, opts, list(catalog or []), baseline=last)
         except (InfeasiblePlan, SolverError) as exc:
             if as_json:  # the contract's "infeasible" / "error" object; the exit code follows
                 sys.stdout.write(json.dumps(_failure_json(plan, exc), indent=2, ensure_ascii=False) + "\n")
@@ -146,7 +154,7 @@ def solve(
         else:
             print_result(result, out)
             out.print(f"\nwrote {', '.join(str(p) for p in written)}", style="dim")
-        for note in result.notes:
+        for note in result.notes + (result.baseline.notes if result.baseline else []):
             err.print(f"[yellow]warning:[/yellow] {_escape(note)}")
         return 0
 

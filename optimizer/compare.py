@@ -60,6 +60,10 @@ class WorkloadDiff:
     peak_a: float | None
     peak_b: float | None
     what_changed: list[str] = field(default_factory=list)
+    saving: float | None = None
+    """cost_a − cost_b when the workload is in both (positive: B is cheaper)."""
+    reason: str = ""
+    """Why B moved it, when B was solved against a baseline (`solve --baseline`)."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         def wl(w: WorkloadDiff) -> dict[str, Any]:
             d = asdict(w)
-            for k in ("cost_a", "cost_b", "peak_a", "peak_b"):
+            for k in ("cost_a", "cost_b", "peak_a", "peak_b", "saving"):
                 d[k] = None if d[k] is None else round(d[k], 6)
             return d
 
@@ -159,6 +163,7 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
     by_tier = {t: Delta(a.cost_by_tier.get(t, 0.0), b.cost_by_tier.get(t, 0.0)) for t in TIERS}
     wa = {w.name: w for w in a.workloads}
     wb = {w.name: w for w in b.workloads}
+    reasons = {c.workload: c.reason for c in b.baseline.changes} if b.baseline is not None else {}
     names = [w.name for w in a.workloads] + [w.name for w in b.workloads if w.name not in wa]
     rows = []
     for n in names:
@@ -178,7 +183,7 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
                 what.append("cost")
             rows.append(WorkloadDiff(n, "changed" if what else "same", ca, cb, x.replicas.total, y.replicas.total,
                                      x.gpus_at_peak, y.gpus_at_peak, x.cost, y.cost,
-                                     _peak(x), _peak(y), what))
+                                     _peak(x), _peak(y), what, x.cost - y.cost, reasons.get(n, "")))
         elif x is not None:
             rows.append(WorkloadDiff(n, "removed", choice_label(x), None, x.replicas.total, None, x.gpus_at_peak, None,
                                      x.cost, None, _peak(x), None))

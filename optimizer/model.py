@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pulp
 
 from .candidates import Candidate, CandidateSet, DayHour, allowed_tiers, api_price_per_output_token
+from .commitments import Calendar, calendar
 from .plan import LoadedPlan
 from .schema.catalog import Offer
 from .schema.plan import Plan, Workload
@@ -70,17 +71,32 @@ class Program:
     cap_excess: dict[tuple[str, str, str | None, int | None], pulp.LpVariable] = field(default_factory=dict)
     names: "Namer | None" = None
     has_cuts: bool = False
+    calendar: Calendar | None = None
+    """Contract periods of the horizon (commitments.calendar)."""
+    segments: dict[str, tuple[str, float, int | None]] = field(default_factory=dict)
+    """Segment → (day type, days, contract period or None). A segment is a day type, or — on an offer
+    whose committed GPUs change inside the horizon — a day type within one contract period."""
+    offer_segments: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """Offers whose committed GPUs change inside the horizon → their (segment, day type) pairs."""
+    committed: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(offer, segment) → GPUs already under contract (plan `commitments`), for offers that have any."""
+    committed_split: dict[tuple[str, str, int | None], pulp.LpVariable] = field(default_factory=dict)
+    """Reservations not shared across pools: (offer, pool, period) → committed GPUs the pool holds."""
+    baseline_penalty: dict[str, tuple[str, float]] = field(default_factory=dict)
+    """Workload → (last plan's candidate key, switching cost) from --baseline (define_baseline)."""
 
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
         self.prob += constraint, name
         self.constraint_families.setdefault(family, []).append(name)
 
 
-def build_model(loaded: LoadedPlan, cands: CandidateSet, *, elastic: bool = False, cuts: bool = True) -> Program:
+def build_model(loaded: LoadedPlan, cands: CandidateSet, *, elastic: bool = False, cuts: bool = True,
+                baseline: dict[str, tuple[str, float]] | None = None) -> Program:
     """min horizon cost  s.t. choice, demand, batch volume, supply, sharing, caps.
 
     `cuts` adds the node-rounding valid inequalities now; without, add_cuts() adds them later
-    (they tighten branch and bound but make the LP relaxation slower to solve).
+    (they tighten branch and bound but make the LP relaxation slower to solve). `baseline` maps a
+    workload to its last plan's candidate key and the cost of moving it (define_baseline).
     """
     plan = loaded.plan
     offers = {o: loaded.catalog.offers[o] for o in sorted({c.offer for c in cands.all() if c.offer})}
@@ -89,6 +105,7 @@ def build_model(loaded: LoadedPlan, cands: CandidateSet, *, elastic: bool = Fals
     names = Namer()
     prog.names = names
     define_choice(prog, names)
+    define_commitments(prog, names)
     define_interactive_demand(prog, names)
     define_batch_volume(prog, names)
     define_reservations(prog, names)
@@ -97,6 +114,7 @@ def build_model(loaded: LoadedPlan, cands: CandidateSet, *, elastic: bool = Fals
     if cuts:
         add_cuts(prog)
     define_objective(prog)
+    define_baseline(prog, baseline or {})
     return prog
 
 
@@ -114,6 +132,19 @@ def _gpu_cands(prog: Program, w: Workload) -> list[Candidate]:
 def _wid(prog: Program, w: Workload | str) -> str:
     name = w if isinstance(w, str) else w.name
     return f"w{prog.workload_index[name]}"
+
+
+def _segs(prog: Program, offer: str | None) -> list[tuple[str, str]]:
+    """(segment, day type) pairs an offer's supply is planned in: its day types, or day types × periods."""
+    segs = prog.offer_segments.get(offer or "")
+    if segs is not None:
+        return segs
+    return [(d, d) for d in prog.plan.day_type_days()]
+
+
+def _committed(prog: Program, offer: str, seg: str) -> int:
+    """GPUs already under contract at the offer during the segment (0 without a commitment)."""
+    return prog.committed.get((offer, seg), 0) if prog.committed else 0
 
 
 def _cid(prog: Program, c: Candidate) -> str:
@@ -139,6 +170,74 @@ def define_choice(prog: Program, names: Namer) -> None:
         prog.add("choice", pulp.lpSum(xs) == 1, names("choice", _wid(prog, w)))
 
 
+def define_commitments(prog: Program, names: Namer) -> None:
+    """Contracts already signed (plan `commitments`): capacity used first, its cost sunk (not in the objective).
+
+    K[o,s] = GPUs under contract at offer o during segment s, whole GPUs (not nodes). They join the
+    offer's reserved GPUs: in the supply row of a pool that has the offer to itself, in the
+    sharing row when pools share reservations. Pools that do not share split them per contract period π:
+        committed_split[o,π]:  Σ_p a[o,p,π] ≤ K[o,π]     (a integer)
+    A contract that starts or ends inside the horizon cuts it into periods (commitments.calendar);
+    only offers whose K changes get their supply, demand and node variables per period × day type
+    (segments), so the model is unchanged without commitments or with contracts covering the horizon.
+    """
+    plan = prog.plan
+    for d, n in plan.day_type_days().items():
+        prog.segments[d] = (d, n, None)
+    if not plan.commitments:
+        return
+    cal = calendar(plan)
+    prog.calendar = cal
+    varying = cal.varying_offers() & set(prog.offers)
+    for o in sorted(varying):
+        segs = []
+        for per in cal.periods:
+            for d, n in per.day_types.items():
+                if n <= 0:
+                    continue
+                s = f"{d}@p{per.index + 1}"
+                prog.segments[s] = (d, n, per.index)
+                segs.append((s, d))
+                if per.committed.get(o):
+                    prog.committed[(o, s)] = per.committed[o]
+        prog.offer_segments[o] = segs
+    for o in sorted(set(prog.offers) - varying):
+        if cal.constant(o):
+            for d in plan.day_type_days():
+                prog.committed[(o, d)] = cal.constant(o)
+    if plan.policy.share_reserved_across_pools:
+        return
+    held = {o for o, _s in prog.committed}
+    pools: dict[str, set[str]] = {}
+    for c in prog.cands.all():
+        if c.offer in held:
+            pools.setdefault(c.offer, set()).add(c.pool)  # type: ignore[arg-type]
+    for o, ps in sorted(pools.items()):
+        if len(ps) < 2:
+            continue
+        levels = [(per.index, per.committed.get(o, 0)) for per in cal.periods] if o in varying \
+            else [(None, cal.constant(o))]
+        for pi, k in levels:
+            if not k:
+                continue
+            tag = "all" if pi is None else f"p{pi + 1}"
+            vs = []
+            for p in sorted(ps):
+                v = pulp.LpVariable(names("committed", o, p, tag), lowBound=0, upBound=k, cat=pulp.LpInteger)
+                prog.committed_split[(o, p, pi)] = v
+                vs.append(v)
+            prog.add("committed_split", pulp.lpSum(vs) <= k, names("committed_split", o, tag))
+
+
+def _committed_supply(prog: Program, o: str, p: str, seg: str):
+    """Committed GPUs pool p may use at offer o in a segment when it borrows none from other pools."""
+    k = _committed(prog, o, seg)
+    if not k:
+        return 0
+    v = prog.committed_split.get((o, p, prog.segments[seg][2]))
+    return k if v is None else v
+
+
 def define_interactive_demand(prog: Program, names: Namer) -> None:
     """gpus[c,d,h] = G[c,d,h] · x[c] — replicas for the peak + spares + rollout, as constants.
 
@@ -152,7 +251,11 @@ def define_interactive_demand(prog: Program, names: Namer) -> None:
             continue
         for c in _gpu_cands(prog, w):
             x = prog.choice[c.key]
-            prog.gpu_demand[c.key] = {dh: g * x for dh, g in c.gpus.items()}
+            if c.offer in prog.offer_segments:  # per contract period: the same GPUs in each
+                prog.gpu_demand[c.key] = {(s, h): c.gpus[(d, h)] * x for s, d in _segs(prog, c.offer)
+                                          for h in range(24)}
+            else:
+                prog.gpu_demand[c.key] = {dh: g * x for dh, g in c.gpus.items()}
 
 
 def define_batch_volume(prog: Program, names: Namer) -> None:
@@ -172,9 +275,13 @@ def define_batch_volume(prog: Program, names: Namer) -> None:
         vol = w.batch.output_tokens_per_day
         window = w.batch.hours()
         share = w.api.max_share if w.api is not None else 0.0
-        for d in prog.plan.day_type_days():
+        cands = _gpu_cands(prog, w)
+        segs = {c.key: {s for s, _d in _segs(prog, c.offer)} for c in cands}
+        for d in dict.fromkeys(s for c in cands for s, _d in _segs(prog, c.offer)):  # segments (day types)
             sent = []
-            for c in _gpu_cands(prog, w):
+            for c in cands:
+                if d not in segs[c.key]:
+                    continue
                 x = prog.choice[c.key]
                 cid = _cid(prog, c)
                 nmax = math.ceil(vol / (SECONDS_PER_HOUR * c.goodput) - 1e-9)
@@ -219,10 +326,10 @@ def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
     for w in prog.plan.workloads:
         best: dict[tuple[str, str, int], int] = {}
         for c in _gpu_cands(prog, w):
-            for d in prog.plan.day_type_days():
+            for d, dtype in _segs(prog, c.offer):
                 for h in range(24):
                     if c.gpus:
-                        g = c.gpus[(d, h)]
+                        g = c.gpus[(dtype, h)]
                     elif c.kind == "batch":
                         assert w.batch is not None
                         if h not in w.batch.hours():
@@ -279,13 +386,13 @@ def define_supply(prog: Program, names: Namer) -> None:
         supply = []
         res_nodes = [v for (oo, pp, k), v in prog.reserved.items()
                      if oo == o and (pp is None or pp == p) and k in tiers]
-        if res_nodes:
+        if res_nodes or _committed(prog, o, d):
             if shared and len(pools_of_offer[o]) > 1:
                 lent = pulp.LpVariable(names("lent", o, p, d, h), lowBound=0, upBound=bound)
                 prog.lent[(o, p, d, h)] = lent
                 supply.append(lent)
             else:
-                supply.append(m * pulp.lpSum(res_nodes))
+                supply.append(m * pulp.lpSum(res_nodes) + _committed_supply(prog, o, p, d))
         if "on-demand" in tiers:
             nmax = math.ceil(bound / m)
             cap = None if prog.elastic else offer.available_gpus.get("on-demand")
@@ -312,7 +419,7 @@ def define_supply(prog: Program, names: Namer) -> None:
         for (o, d, h), lent in sorted(by_offer_hour.items()):
             m = prog.offers[o].gpus_per_node
             res = [v for (oo, _, _k), v in prog.reserved.items() if oo == o]
-            prog.add("reserved_sharing", pulp.lpSum(lent) <= m * pulp.lpSum(res),
+            prog.add("reserved_sharing", pulp.lpSum(lent) <= m * pulp.lpSum(res) + _committed(prog, o, d),
                      names("reserved_sharing", o, d, h))
 
 
@@ -336,7 +443,6 @@ def define_node_rounding(prog: Program, names: Namer) -> None:
     the fractional node counts that make up most of the LP relaxation's gap.
     """
     pol = prog.plan.policy
-    days = prog.plan.day_type_days()
     for w in prog.plan.workloads:
         if w.kind == "api":
             continue
@@ -359,19 +465,21 @@ def define_node_rounding(prog: Program, names: Namer) -> None:
                         out.append(v)
                 return out
 
-            for d in days:
+            for d, dtype in _segs(prog, o):
+                k = _committed(prog, o, d)  # GPUs under contract need no node
                 if w.kind == "batch":
                     assert w.batch is not None
                     vol = (1 - api_share) * w.batch.output_tokens_per_day
-                    terms = [(math.ceil(vol * c.gpu_fraction / (SECONDS_PER_HOUR * c.goodput * m) - 1e-9),
-                              prog.choice[c.key]) for c in cs]
+                    held = k * len(w.batch.hours())
+                    terms = [(math.ceil(max(0.0, vol * c.gpu_fraction / (SECONDS_PER_HOUR * c.goodput * m) - held / m)
+                                        - 1e-9), prog.choice[c.key]) for c in cs]
                     if any(n for n, _ in terms):
                         lhs = [v for h in w.batch.hours() for v in nodes_at(d, h)]
                         prog.add("batch_rounding", pulp.lpSum(lhs) >= pulp.lpSum(n * x for n, x in terms),
                                  names("batch_rounding", _wid(prog, w), o, d))
                     continue
                 for h in range(24):
-                    terms = [(math.ceil(c.gpus[(d, h)] / m - 1e-9), prog.choice[c.key]) for c in cs]
+                    terms = [(math.ceil(max(0, c.gpus[(dtype, h)] - k) / m - 1e-9), prog.choice[c.key]) for c in cs]
                     if not any(n for n, _ in terms):
                         continue
                     prog.add("node_rounding", pulp.lpSum(nodes_at(d, h)) >= pulp.lpSum(n * x for n, x in terms),
@@ -415,9 +523,13 @@ def _excess(prog: Program, names: Namer, o: str, tier: str, d: str | None, h: in
 
 
 def define_objective(prog: Program) -> None:
-    """min  Σ m·reserved·price_k·24·H  +  Σ_d n_d Σ_h m·(od·price_od + spot·price_spot)  +  API tokens × price."""
+    """min  Σ m·reserved·price_k·24·H  +  Σ_d n_d Σ_h m·(od·price_od + spot·price_spot)  +  API tokens × price.
+
+    d runs over segments (day types, or day types within a contract period), n_d their days.
+    Contracts already signed are sunk: not here.
+    """
     plan = prog.plan
-    days = plan.day_type_days()
+    days = {s: n for s, (_d, n, _p) in prog.segments.items()}
     H = plan.horizon_days
     reserved = pulp.lpSum(prog.offers[o].gpus_per_node * v * prog.offers[o].price(k) * 24 * H  # type: ignore[operator]
                           for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0] + str(kv[0][1]) + kv[0][2]))
@@ -432,3 +544,27 @@ def define_objective(prog: Program) -> None:
     prog.cost_terms = {"reserved": reserved, "on_demand": od, "spot": spot, "api": pulp.lpSum(api_terms)}
     penalty = pulp.lpSum(EXCESS_PENALTY * v for v in prog.cap_excess.values())
     prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + penalty
+
+
+def define_baseline(prog: Program, baseline: dict[str, tuple[str, float]]) -> None:
+    """Stable re-plans (--baseline): keep a workload's last choice b_w unless moving saves more.
+
+    objective += Σ_w τ · C_w · (1 − x[b_w])    τ = policy.change_threshold, C_w = w's cost in the last plan
+
+    So a workload moves only when the plan saves more than τ·C_w by it. A last choice that is no
+    longer a candidate (it no longer fits, or its offer is gone) costs nothing to leave. The
+    penalty is not a cost: results.py recomputes costs from the solved purchases.
+    """
+    tau = prog.plan.policy.change_threshold
+    terms = []
+    for w in prog.plan.workloads:
+        if w.name not in baseline:
+            continue
+        key, cost = baseline[w.name]
+        x = prog.choice.get(key)
+        if not isinstance(x, pulp.LpVariable) or tau * cost <= 0:
+            continue  # gone, or the only config left: nothing to keep
+        prog.baseline_penalty[w.name] = (key, tau * cost)
+        terms.append(tau * cost * (1 - x))
+    if terms:
+        prog.prob.setObjective(prog.prob.objective + pulp.lpSum(terms))

@@ -211,6 +211,9 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
         if c.offer not in catalog.offers:
             err(("commitments", j, "offer"), f"unknown offer '{c.offer}'",
                 unknown_id_fix("offers", c.offer, list(catalog.offers)))
+        elif c.price_per_gpu_hour is None and catalog.offers[c.offer].price(c.tier) is None:
+            err(("commitments", j, "tier"), f"offer '{c.offer}' has no {c.tier} price to cost this contract",
+                f"give the contract's price: price_per_gpu_hour: … (per GPU-hour, {plan.currency})")
     if plan.commitments and plan.start_date is None:
         err(("commitments",), "commitments have dates, the plan has no start_date",
             "add start_date: YYYY-MM-DD (the horizon's first day)")

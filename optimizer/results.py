@@ -8,8 +8,11 @@ from typing import Any
 
 import pulp
 
+from . import commitments as cm
 from . import sizing
+from .baseline import BaselineInfo
 from .candidates import Candidate, CandidateSet, Dropped, api_price_per_output_token
+from .commitments import ContractRow, ExpiryRow, NewReservation, PeriodRow
 from .model import RESERVED_TIERS, SECONDS_PER_HOUR, Program
 from .solve import SolveInfo
 
@@ -92,6 +95,10 @@ class HourlySupply:
     reserved_gpus: int
     on_demand_gpus: int
     spot_gpus: int
+    committed_gpus: int = 0
+    """GPUs of contracts signed before this plan in use (plan `commitments`); not in reserved_gpus."""
+    period: str = ""
+    """The contract period (PlanResult.periods) this row covers; empty: the whole horizon."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +174,25 @@ class PlanResult:
     pruned: int = 0
     notes: list[str] = field(default_factory=list)
     alternatives: list[AlternativeRow] = field(default_factory=list)
+    start_date: str | None = None
+    cost_committed: float = 0.0
+    """Contracts signed before this plan: their cost for the days they overlap the horizon (sunk;
+    not in cost_total, which is new spend)."""
+    commitments: list[ContractRow] = field(default_factory=list)
+    new_commitments: list[NewReservation] = field(default_factory=list)
+    """Every new reservation over its whole term (cost_total counts the horizon's share)."""
+    expiry: list[ExpiryRow] = field(default_factory=list)
+    periods: list[PeriodRow] = field(default_factory=list)
+    """Contract periods, when a contract starts or ends inside the horizon (hourly rows name them)."""
+    baseline: BaselineInfo | None = None
+
+    def period_days(self, h: HourlySupply) -> float:
+        """Days an hourly row stands for: its day type's days, or their share in its period."""
+        if h.period:
+            for p in self.periods:
+                if p.label == h.period:
+                    return p.day_types.get(h.day_type, 0.0)
+        return float(self.day_types.get(h.day_type, 0))
 
     @property
     def cost_per_day(self) -> float:
@@ -243,25 +269,30 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
     plan = prog.plan
     pol = plan.policy
     days = plan.day_type_days()
+    seg_days = {s: n for s, (_d, n, _p) in prog.segments.items()} or dict(days)
     H = plan.horizon_days
     chosen = chosen_candidates(prog)
 
-    # GPUs in use per candidate and hour, and per (offer, pool, d, h)
+    # GPUs in use per candidate and hour, and per (offer, pool, segment, h); a segment is a day
+    # type, or a day type within a contract period on an offer whose committed GPUs change
     hourly_gpus: dict[str, dict[str, list[int]]] = {}
+    workload_gh: dict[str, float] = {}
     offer_pool_demand: dict[tuple[str, str, str, int], int] = {}
     for w in plan.workloads:
         c = chosen[w.name]
-        per: dict[str, list[int]] = {}
-        for d in days:
-            row = []
+        per: dict[str, list[int]] = {d: [0] * 24 for d in days}
+        gh = 0.0
+        for s, d in segments_of(prog, c.offer):
+            row = per[d]
             for h in range(24):
-                g = _int(prog.gpu_demand.get(c.key, {}).get((d, h), 0)) if c.kind != "api" else 0
-                row.append(g)
+                g = _int(prog.gpu_demand.get(c.key, {}).get((s, h), 0)) if c.kind != "api" else 0
+                row[h] = max(row[h], g)
+                gh += seg_days[s] * g
                 if g and c.offer:
-                    k = (c.offer, c.pool, d, h)
+                    k = (c.offer, c.pool, s, h)
                     offer_pool_demand[k] = offer_pool_demand.get(k, 0) + g
-            per[d] = row
         hourly_gpus[w.name] = per
+        workload_gh[w.name] = gh
 
     # Purchases and their costs
     purchases: list[Purchase] = []
@@ -290,41 +321,57 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
         for o in sorted(per_offer):
             offer = prog.offers[o]
             price = offer.price(tier) or 0.0
-            gpu_hours = sum(days[d] * g for (d, _h), g in per_offer[o].items())
+            gpu_hours = sum(seg_days[d] * g for (d, _h), g in per_offer[o].items())
             cost = gpu_hours * price
             cost_by_tier[TIER_KEYS[tier]] += cost
             offer_cost[o] = offer_cost.get(o, 0.0) + cost
             _add_purchase(purchases, offer, tier, max(per_offer[o].values()), gpu_hours, price, cost)
     purchases.sort(key=lambda p: (p.offer, ["reserved-1y", "reserved-3y", "on-demand", "spot"].index(p.tier)))
 
-    # Hourly supply by tier per (offer, pool)
+    # Hourly supply by tier per (offer, pool); contracts signed before the plan are used first
+    cal = prog.calendar
+    periods = cm.period_rows(cal) if cal is not None else []
     hourly: list[HourlySupply] = []
     keys = sorted(set(offer_pool_demand) | {k for k in prog.on_demand} | {k for k in prog.spot})
+    committed_left: dict[tuple[str, str, int], float] = {}
+    committed_used: dict[tuple[str, int | None], float] = {}
     for o, p, d, h in keys:
         m = prog.offers[o].gpus_per_node
         od = _int(prog.on_demand.get((o, p, d, h), 0)) * m
         sp = _int(prog.spot.get((o, p, d, h), 0)) * m
         dem = offer_pool_demand.get((o, p, d, h), 0)
+        k = prog.committed.get((o, d), 0)
         if (o, p, d, h) in prog.lent:
-            res = min(dem, int(math.floor(_val(prog.lent[(o, p, d, h)]) + 1e-6)))
+            lent = min(dem, int(math.floor(_val(prog.lent[(o, p, d, h)]) + 1e-6)))
+            left = committed_left.setdefault((o, d, h), k)
+            com = int(min(dem, left))  # signed GPUs serve first, pool by pool
+            committed_left[(o, d, h)] = left - com
+            res = max(0, lent - com)
         else:
             res = reserved_gpus.get((o, None), 0) + reserved_gpus.get((o, p), 0)
-        if dem == 0 and od == 0 and sp == 0 and res == 0:
+            com = 0
+            if k:
+                v = prog.committed_split.get((o, p, prog.segments[d][2]))
+                com = min(dem, _int(v) if v is not None else k)
+        if dem == 0 and od == 0 and sp == 0 and res == 0 and com == 0:
             continue
-        hourly.append(HourlySupply(o, p, d, h, dem, res, od, sp))
+        dtype, _n, pi = prog.segments.get(d, (d, 0, None))
+        if com:
+            committed_used[(o, pi)] = committed_used.get((o, pi), 0.0) + com * seg_days[d]
+        hourly.append(HourlySupply(o, p, dtype, h, dem, res, od, sp, com,
+                                   periods[pi].label if pi is not None and periods else ""))
 
     # Per-workload results, costs allocated by GPU-hours on each offer
     offer_gpu_hours: dict[str, float] = {}
     for w in plan.workloads:
         c = chosen[w.name]
         if c.offer:
-            offer_gpu_hours[c.offer] = offer_gpu_hours.get(c.offer, 0.0) + sum(
-                days[d] * sum(row) for d, row in hourly_gpus[w.name].items())
+            offer_gpu_hours[c.offer] = offer_gpu_hours.get(c.offer, 0.0) + workload_gh[w.name]
     results: list[WorkloadResult] = []
     by_name = {w.name: w for w in plan.workloads}
     for w in plan.workloads:
         c = chosen[w.name]
-        gh = sum(days[d] * sum(row) for d, row in hourly_gpus[w.name].items())
+        gh = workload_gh[w.name]
         share_of_offer = (gh / offer_gpu_hours[c.offer]) if c.offer and offer_gpu_hours.get(c.offer) else 0.0
         api_cost, api_share, api_rates = _api(prog, w, c, days)
         cost_by_tier["api"] += api_cost
@@ -349,13 +396,31 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
                      "output_tokens_per_request": w.tokens.output if w.tokens else 0.0}
             for w in plan.workloads if w.api is not None}
     notes = [info.fallback_note] if info.fallback_note else []
+    contracts, new, exp = [], [], []
+    if cal is not None:
+        notes += cal.notes
+        contracts = cm.contract_rows(plan, catalog_offers, committed_used, cal)
+        idle = sorted({c.offer for _i, c in cal.active} - {o for o, _s in prog.committed})
+        if idle:
+            notes.append(f"committed GPUs at {', '.join(idle)} serve no workload: no candidate config runs there")
+    new = cm.new_reservations(plan, purchases)
+    exp = cm.expiry(plan, contracts, new)
     return PlanResult(
         plan=plan.plan, file=file, status=info.status, currency=plan.currency, horizon_days=H,
         day_types=dict(days), policy=pol.model_dump(mode="json"), cost_total=total,
         cost_by_tier=cost_by_tier, workloads=results, purchases=purchases, hourly=hourly,
         candidates=cands_rows, dropped=list(prog.cands.dropped), binding=binding, solver=info,
         offers=offers_used, apis=apis, pruned=prog.cands.pruned, notes=notes,
-        alternatives=_alternatives(prog, chosen))
+        alternatives=_alternatives(prog, chosen),
+        start_date=plan.start_date.isoformat() if plan.start_date else None,
+        cost_committed=sum(c.spend_in_horizon for c in contracts), commitments=contracts, new_commitments=new,
+        expiry=exp, periods=periods)
+
+
+def segments_of(prog: Program, offer: str | None) -> list[tuple[str, str]]:
+    """(segment, day type) pairs the program plans an offer's supply in (model.define_commitments)."""
+    segs = prog.offer_segments.get(offer or "")
+    return segs if segs is not None else [(d, d) for d in prog.plan.day_type_days()]
 
 
 def _add_purchase(purchases: list[Purchase], offer, tier: str, gpus: int, gpu_hours: float, price: float,
@@ -394,10 +459,15 @@ def _api(prog: Program, w, c: Candidate, days: dict[str, int]) -> tuple[float, f
             rates[d] = row
     elif w.kind == "batch":
         assert w.batch is not None
-        for d, n in days.items():
-            y = w.batch.output_tokens_per_day if c.kind == "api" else _val(prog.api_volume.get((w.name, d), 0.0))
-            sent += n * y
-            total += n * w.batch.output_tokens_per_day
+        if c.offer in prog.offer_segments:
+            for s, _d in segments_of(prog, c.offer):
+                sent += prog.segments[s][1] * _val(prog.api_volume.get((w.name, s), 0.0))
+            total = sum(n * w.batch.output_tokens_per_day for n in days.values())
+        else:
+            for d, n in days.items():
+                y = w.batch.output_tokens_per_day if c.kind == "api" else _val(prog.api_volume.get((w.name, d), 0.0))
+                sent += n * y
+                total += n * w.batch.output_tokens_per_day
     share = sent / total if total > 0 else 0.0
     return sent * price, share, rates
 
@@ -441,7 +511,8 @@ def _replicas_at(prog: Program, w, c: Candidate, d: str, h: int) -> sizing.Repli
     if c.kind == "api":
         return sizing.Replicas(0, 0, 0, 0)
     if c.kind == "batch":
-        n = _int(prog.batch_replicas.get((c.key, d, h), 0))
+        n = max((_int(prog.batch_replicas.get((c.key, s, h), 0)) for s, dd in segments_of(prog, c.offer) if dd == d),
+                default=0)
         return sizing.Replicas(n, 0, 0, n)
     return c.replicas[(d, h)]
 
@@ -501,14 +572,14 @@ def _binding(prog: Program, results: list[WorkloadResult], purchases: list[Purch
             cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
             if cap is None:
                 continue
-            use: dict[tuple[str, int], int] = {}
+            use: dict[tuple[str, str, int], int] = {}
             for hs in hourly:
                 if hs.offer == o:
-                    use[(hs.day_type, hs.hour)] = use.get((hs.day_type, hs.hour), 0) + (
-                        hs.on_demand_gpus if tier == "on-demand" else hs.spot_gpus)
+                    at = (hs.day_type, hs.period, hs.hour)
+                    use[at] = use.get(at, 0) + (hs.on_demand_gpus if tier == "on-demand" else hs.spot_gpus)
             if not use:
                 continue
-            (d, h), top = max(use.items(), key=lambda kv: (kv[1], kv[0][0], -kv[0][1]))
+            (d, _period, h), top = max(use.items(), key=lambda kv: (kv[1], kv[0][0], kv[0][1], -kv[0][2]))
             if cap - top < offer.gpus_per_node:
                 out.append(Binding(f"cap_{tier.replace('-', '_')}", f"{o} {tier}",
                                    f"{top} of {cap} GPUs in use at {h:02d}:00 ({d}); no node left to add"))

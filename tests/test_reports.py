@@ -93,6 +93,8 @@ def results(tmp_path_factory) -> dict:
         # q4 need not be optimal here: the workbook must agree with whatever fleet it shows
         "q4": solve_plan(ROOT / "plans" / "q4.yaml", SolveOptions(time_limit_s=10)),
         "inject": solve_plan(plan),
+        # contracts signed before the plan, one ending mid-quarter (periods), new reservations
+        "commitments": solve_plan(ROOT / "plans" / "q1-with-commitments.yaml"),
     }
 
 
@@ -157,7 +159,7 @@ def recalculated(books, doubled, tmp_path_factory) -> dict[str, Path]:
 
 # --- the workbook -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["q4", "seed-fleet", "inject"])
+@pytest.mark.parametrize("name", ["q4", "seed-fleet", "inject", "commitments"])
 def test_every_formula_recalculates_to_the_value_stored_with_it(name, books, recalculated, results):
     formulas = openpyxl.load_workbook(books[name])
     stored = openpyxl.load_workbook(books[name], data_only=True)
@@ -235,6 +237,33 @@ def test_workbook_bytes_are_the_same_for_the_same_result(results, tmp_path):
     assert a.read_bytes() == b.read_bytes()
 
 
+def test_commitments_sheet_totals_are_live_formulas(books, recalculated, results):
+    """Signed contracts' committed spend and new reservations' full-term totals: formulas that
+    recalculate to the JSON's numbers; the expiry calendar adds up what ends each quarter."""
+    d = to_dict(results["commitments"])
+    assert d["commitments"] and d["new_commitments"] and d["periods"]
+    formulas = openpyxl.load_workbook(books["commitments"])
+    again = openpyxl.load_workbook(recalculated["commitments"], data_only=True)
+    assert _name_cell(formulas, "committed_spend").value.startswith("=SUM(")
+    assert _name_cell(formulas, "new_commitments_total").value.startswith("=SUM(")
+    assert math.isclose(_name_cell(again, "committed_spend").value, d["cost"]["committed"], rel_tol=1e-9)
+    full_term = sum(n["total_committed"] for n in d["new_commitments"])
+    assert math.isclose(_name_cell(again, "new_commitments_total").value, full_term, rel_tol=1e-9)
+    ws, vals = formulas["Commitments"], again["Commitments"]
+    rows = {ws.cell(r, 1).value: r for r in range(1, ws.max_row + 1)}
+    section = next(r for r in range(1, ws.max_row + 1) if ws.cell(r, 1).value == "New reservations over their full term")
+    for n in d["new_commitments"]:
+        r = next(r for r in range(section, ws.max_row + 1)
+                 if ws.cell(r, 1).value == n["offer"] and ws.cell(r, 2).value == n["tier"])
+        assert ws.cell(r, 10).value == f"=C{r}*D{r}*24*E{r}"  # total committed = GPUs × price × 24 × term
+        assert math.isclose(vals.cell(r, 10).value, n["total_committed"], rel_tol=1e-9)
+        assert math.isclose(vals.cell(r, 11).value, n["monthly"], rel_tol=1e-9)
+    quarters = [e["quarter"] for e in d["expiry"]]
+    assert quarters and all(q in rows for q in quarters)
+    ending = sum(vals.cell(rows[q], 4).value + vals.cell(rows[q], 5).value for q in quarters)
+    assert ending == sum(c["gpus"] for c in d["commitments"]) + sum(n["gpus"] for n in d["new_commitments"])
+
+
 def test_plan_text_stays_text_in_the_workbook(books, recalculated):
     wb = openpyxl.load_workbook(books["inject"])
     found = {HYPERLINK: 0, SCRIPT: 0}
@@ -292,7 +321,7 @@ def pages(results) -> dict[str, str]:
     return {name: html.render_html(r) for name, r in results.items()}
 
 
-@pytest.mark.parametrize("name", ["q4", "seed-fleet", "inject"])
+@pytest.mark.parametrize("name", ["q4", "seed-fleet", "inject", "commitments"])
 def test_html_is_self_contained_with_inline_svg(name, pages):
     page = pages[name]
     s = _scan(page)

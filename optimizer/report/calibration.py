@@ -142,8 +142,9 @@ def print_comparison(c: "Comparison", out: Console) -> None:
                   "–" if pct is None else f"{pct:+.1f}%", style="bold" if name == "total" else None)
     out.print(t)
     w = Table(title="Workloads", title_justify="left", show_edge=False)
-    for col in ("workload", "status", "A choice", "B choice", "replicas", "GPUs at peak", "cost A", "cost B", "what"):
-        w.add_column(col, justify="right" if col in ("replicas", "GPUs at peak", "cost A", "cost B") else "left")
+    for col in ("workload", "status", "A choice", "B choice", "replicas", "GPUs at peak", "cost A", "cost B", "saving",
+                "what"):
+        w.add_column(col, justify="right" if col in ("replicas", "GPUs at peak", "cost A", "cost B", "saving") else "left")
     style = {"new": "green", "removed": "red", "changed": "yellow", "same": "dim"}
     for r in c.workloads:
         reps = f"{_i(r.replicas_a)} → {_i(r.replicas_b)}" if r.replicas_a != r.replicas_b else _i(r.replicas_a)
@@ -151,7 +152,9 @@ def print_comparison(c: "Comparison", out: Console) -> None:
         w.add_row(escape(r.name), f"[{style[r.status]}]{r.status}[/{style[r.status]}]", escape(r.choice_a or "–"),
                   escape(r.choice_b or "–") if r.choice_b != r.choice_a else "same", reps, gpus,
                   money(r.cost_a, cur) if r.cost_a is not None else "–",
-                  money(r.cost_b, cur) if r.cost_b is not None else "–", ", ".join(r.what_changed))
+                  money(r.cost_b, cur) if r.cost_b is not None else "–",
+                  _saving(r.saving, cur) if r.status == "changed" and r.saving is not None else "",
+                  ", ".join(r.what_changed) + (f" ({escape(r.reason)})" if r.reason else ""))
     out.print(w)
     changed = [p for p in c.purchases if p.gpus_a != p.gpus_b or round(p.cost_a, 2) != round(p.cost_b, 2)]
     if changed:
@@ -161,6 +164,12 @@ def print_comparison(c: "Comparison", out: Console) -> None:
         for x in changed:
             p.add_row(escape(x.offer), x.tier, str(x.gpus_a), str(x.gpus_b), money(x.cost_a, cur), money(x.cost_b, cur))
         out.print(p)
+
+
+def _saving(x: float, cur: str) -> str:
+    """B saves (+) or costs more (−) than A, signed before the currency symbol."""
+    sign = "+" if x > 0.5 else "-" if x < -0.5 else ""
+    return sign + money(abs(x), cur)
 
 
 def _i(x: int | None) -> str:

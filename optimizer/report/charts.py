@@ -75,11 +75,13 @@ class Charts:
             series = pool_series(result, pool)
             level = max((v for d in days for v in series[d]["reserved"]), default=0)
             hours = list(range(24))
+            tiers = ((("committed", "committed (signed before)"),) if result.commitments else ()) + TIERS
             for ax, d in zip(axes, days):
                 s = series[d]
                 bottom = [0.0] * 24
-                for key, label in TIERS:
-                    ax.bar(hours, s[key], bottom=bottom, width=0.85, color=L.TIER_COLORS[key], label=label)
+                for key, label in tiers:
+                    color = L.COMMITTED_COLOR if key == "committed" else L.TIER_COLORS[key]
+                    ax.bar(hours, s[key], bottom=bottom, width=0.85, color=color, label=label)
                     bottom = [b + v for b, v in zip(bottom, s[key])]
                 ax.step(hours, s["demand"], where="mid", color=L.DEMAND_COLOR, linewidth=1.8, label="demand")
                 if level:
@@ -121,15 +123,21 @@ class Charts:
 
 
 def pool_series(result: PlanResult, pool: str) -> dict[str, dict[str, list[float]]]:
-    out = {d: {k: [0.0] * 24 for k in ("demand", "reserved", "on_demand", "spot")} for d in result.day_types}
+    """GPUs per tier and demanded, per day type and hour; with contract periods, the day type's
+    average (each period's rows weighted by its share of the day type's days)."""
+    out = {d: {k: [0.0] * 24 for k in ("demand", "committed", "reserved", "on_demand", "spot")}
+           for d in result.day_types}
     for h in result.hourly:
         if h.pool != pool or h.day_type not in out:
             continue
+        n = result.day_types[h.day_type]
+        wt = result.period_days(h) / n if h.period and n else 1.0
         s = out[h.day_type]
-        s["demand"][h.hour] += h.demand_gpus
-        s["reserved"][h.hour] += h.reserved_gpus
-        s["on_demand"][h.hour] += h.on_demand_gpus
-        s["spot"][h.hour] += h.spot_gpus
+        s["demand"][h.hour] += wt * h.demand_gpus
+        s["committed"][h.hour] += wt * h.committed_gpus
+        s["reserved"][h.hour] += wt * h.reserved_gpus
+        s["on_demand"][h.hour] += wt * h.on_demand_gpus
+        s["spot"][h.hour] += wt * h.spot_gpus
     return out
 
 

@@ -27,6 +27,9 @@ def render_result(result: PlanResult) -> Group:
     gap_txt = "gap unknown" if gap is None else f"gap {gap:.2%}"
     head.append(f"\nstatus {result.status} ({result.solver.name}, {result.solver.seconds:.1f} s, {gap_txt})",
                 style="dim")
+    if result.commitments:
+        head.append(f"\n+ {money(result.cost_committed, cur)} already committed (contracts signed before this plan, "
+                    f"for the days they overlap the horizon; not in the total above)")
     for note in result.notes:
         head.append(f"\nnote: {note}", style="yellow")
 
@@ -68,6 +71,8 @@ def render_result(result: PlanResult) -> Group:
     parts: list = [head, Text(""), tiers, Text(""), wl, Text(""), pur]
     if any(p.price_estimated for p in result.purchases):
         parts.append(Text("* estimated price (published discount policy), see the catalog", style="dim"))
+    parts += _commitments(result)
+    parts += _changes(result)
     if result.binding:
         parts.append(Text(""))
         parts.append(Text("What binds", style="bold"))
@@ -77,6 +82,57 @@ def render_result(result: PlanResult) -> Group:
                       f"{len(result.dropped) - result.pruned} options dropped; "
                       "`planopt explain PLAN --workload NAME` shows why", style="dim"))
     return Group(*parts)
+
+
+def _commitments(result: PlanResult) -> list:
+    """Committed vs new spend: contracts already signed, new reservations over their full term, expiries."""
+    cur = result.currency
+    parts: list = []
+    if result.commitments:
+        t = Table(title="Contracts already signed (sunk: used first, not in the plan's cost)", title_justify="left",
+                  show_edge=False)
+        for col in ("offer", "tier", "GPUs", "from", "to", "days in horizon", "spend in horizon", "used"):
+            t.add_column(col, justify="right" if col in ("GPUs", "days in horizon", "spend in horizon", "used")
+                         else "left")
+        for c in result.commitments:
+            used = c.gpu_hours_used / c.gpu_hours_in_horizon if c.gpu_hours_in_horizon else 0.0
+            t.add_row(c.offer, c.tier, str(c.gpus), c.start, c.end, str(c.days_in_horizon),
+                      money(c.spend_in_horizon, cur), f"{used:.0%}")
+        parts += [Text(""), t]
+    if result.new_commitments:
+        t = Table(title="New reservations over their full term (the plan's cost counts this horizon's share)",
+                  title_justify="left", show_edge=False)
+        for col in ("offer", "tier", "GPUs", "term", "ends", "total committed", "per month", "this horizon"):
+            t.add_column(col, justify="right" if col in ("GPUs", "total committed", "per month", "this horizon")
+                         else "left")
+        for n in result.new_commitments:
+            t.add_row(n.offer, n.tier, str(n.gpus), f"{n.term_days} days", n.end_text, money(n.total_committed, cur),
+                      money(n.monthly, cur), money(n.horizon_share, cur))
+        parts += [Text(""), t]
+    ending = [e for e in result.expiry if e.committed_gpus_ending or e.new_gpus_ending]
+    if ending:
+        line = Text("Reserved GPUs ending: ", style="dim")
+        line.append("; ".join(f"{e.quarter} {e.committed_gpus_ending + e.new_gpus_ending} "
+                              f"({money(e.monthly_ending, cur)}/month)" for e in ending), style="dim")
+        parts.append(line)
+    return parts
+
+
+def _changes(result: PlanResult) -> list:
+    b = result.baseline
+    if b is None:
+        return []
+    cur = result.currency
+    title = f"Changes against the baseline {b.file} (threshold {b.change_threshold:.1%} of a workload's cost)"
+    if not b.changes:
+        return [Text(""), Text(f"{title}: none; {len(b.kept)} workloads kept their choice", style="bold")]
+    t = Table(title=title, title_justify="left", show_edge=False)
+    for col in ("workload", "from", "to", "cost before", "cost after", "saving", "why"):
+        t.add_column(col, justify="right" if col in ("cost before", "cost after", "saving") else "left")
+    for c in b.changes:
+        t.add_row(c.workload, c.from_label, c.to_label, money(c.cost_before, cur), money(c.cost_after, cur),
+                  money(c.saving, cur), c.reason)
+    return [Text(""), t, Text(f"{len(b.kept)} workloads kept their choice", style="dim")]
 
 
 def print_result(result: PlanResult, console: Console) -> None:

@@ -16,11 +16,12 @@ import xlsxwriter
 from ..io import atomic_write
 from ..results import PlanResult
 from . import labels as L
-from . import xlsx_sheets, xlsx_summary
+from . import xlsx_commitments, xlsx_sheets, xlsx_summary
 from .jsonio import from_dict, to_dict
 from .xlsx_cells import Book, Sheet, defined_name, ref, rng
 
-SHEETS = ("Summary", "Assumptions", "Workloads", "Purchases", "Supply", "Hourly", "Alternatives", "Dropped")
+SHEETS = ("Summary", "Assumptions", "Workloads", "Purchases", "Commitments", "Supply", "Hourly", "Alternatives",
+          "Dropped")
 FIXED_DATE = dt.datetime(2026, 1, 1)  # document properties: fixed so the same result gives the same bytes
 
 
@@ -43,6 +44,14 @@ class Refs:
     """workload → (cell with its API cost, value)."""
     api_total: tuple[str, float] | None = None
     tier_cost: dict[str, float] = field(default_factory=dict)
+    signed: dict[str, str] = field(default_factory=dict)
+    """Column ranges of the contracts already signed (Commitments)."""
+    new: dict[str, str] = field(default_factory=dict)
+    """Column ranges of the new reservations over their full term (Commitments)."""
+    committed: tuple[str, float] | None = None
+    """Cell with the committed (sunk) spend in the horizon, and its value."""
+    new_total: tuple[str, float] | None = None
+    """Cell with what the new reservations commit over their full terms, and its value."""
 
 
 def write_workbook(result: PlanResult, path: Path) -> None:
@@ -69,6 +78,7 @@ def build_workbook(result: PlanResult, target: Path) -> None:
         write_assumptions(sheets["Assumptions"], result, refs)
         xlsx_sheets.write_hourly(sheets["Hourly"], result, refs)
         write_purchases(sheets["Purchases"], result, refs)
+        xlsx_commitments.write_commitments(sheets["Commitments"], result, refs)
         xlsx_sheets.write_workloads(sheets["Workloads"], result, refs)
         xlsx_sheets.write_supply(sheets["Supply"], result, refs)
         xlsx_summary.write_summary(sheets["Summary"], result, refs)
@@ -267,7 +277,7 @@ def _sum_rows(result: PlanResult, offer: str, tier: str) -> float:
     for h in xlsx_sheets.hourly_rows(result):
         if h.offer == offer:
             g = h.on_demand_gpus if tier == "on-demand" else h.spot_gpus
-            total += g * result.day_types.get(h.day_type, 0)
+            total += g * xlsx_sheets.row_days(result, h)
     return total
 
 

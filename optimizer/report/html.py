@@ -72,7 +72,45 @@ def context(result: PlanResult) -> dict[str, Any]:
         "dropped": result.dropped,
         "assumptions": _assumptions(result, money),
         "command": f"planopt solve {result.file}" if result.file else "planopt solve PLAN.yaml",
+        "commitments": _commitments(result, money),
+        "changes": _changes(result, money),
     }
+
+
+def _commitments(result: PlanResult, money) -> dict[str, Any] | None:
+    """Committed vs new spend, signed contracts, new reservations over their term, the expiry calendar."""
+    if not (result.commitments or result.new_commitments):
+        return None
+    new_spend = result.cost_total
+    contracts = [{"offer": c.offer, "tier": c.tier, "gpus": f"{c.gpus:,}", "start": c.start, "end": c.end,
+                  "price": money(c.price_per_gpu_hour, 2), "days": f"{c.days_in_horizon:,}",
+                  "spend": money(c.spend_in_horizon), "total": money(c.total_committed), "monthly": money(c.monthly),
+                  "used": f"{c.gpu_hours_used / c.gpu_hours_in_horizon:.0%}" if c.gpu_hours_in_horizon else "–"}
+                 for c in result.commitments]
+    new = [{"offer": n.offer, "tier": n.tier, "gpus": f"{n.gpus:,}", "price": money(n.price_per_gpu_hour, 2),
+            "term": f"{n.term_days:,} days", "end": n.end_text, "share": money(n.horizon_share),
+            "total": money(n.total_committed), "monthly": money(n.monthly), "beyond": money(n.beyond_horizon)}
+           for n in result.new_commitments]
+    expiry = [{"quarter": e.quarter, "signed": f"{e.committed_gpus_ending:,}", "new": f"{e.new_gpus_ending:,}",
+               "monthly": money(e.monthly_ending), "after": f"{e.gpus_after:,}",
+               "ending": bool(e.committed_gpus_ending or e.new_gpus_ending)} for e in result.expiry]
+    return {"committed": money(result.cost_committed), "new": money(new_spend),
+            "all_in": money(new_spend + result.cost_committed),
+            "full_term": money(sum(n.total_committed for n in result.new_commitments)),
+            "contracts": contracts, "new_rows": new, "expiry": expiry,
+            "periods": [{"label": p.label, "days": f"{p.days:,}",
+                         "committed": ", ".join(f"{o} {g:,}" for o, g in p.committed.items()) or "none"}
+                        for p in result.periods]}
+
+
+def _changes(result: PlanResult, money) -> dict[str, Any] | None:
+    b = result.baseline
+    if b is None:
+        return None
+    return {"file": b.file, "threshold": f"{b.change_threshold:.1%}", "kept": len(b.kept), "notes": b.notes,
+            "rows": [{"workload": c.workload, "from": c.from_label, "to": c.to_label, "before": money(c.cost_before),
+                      "after": money(c.cost_after), "saving": money(c.saving), "reason": c.reason}
+                     for c in b.changes]}
 
 
 def _pools(result: PlanResult) -> list[str]:
@@ -86,9 +124,17 @@ def _pools(result: PlanResult) -> list[str]:
 
 def _fleet_peak(result: PlanResult) -> int:
     at: Counter = Counter()
+    whole: Counter = Counter()  # rows that hold in every contract period
     for h in result.hourly:
-        at[(h.day_type, h.hour)] += h.reserved_gpus + h.on_demand_gpus + h.spot_gpus
-    return max(at.values(), default=0)
+        gpus = h.reserved_gpus + h.on_demand_gpus + h.spot_gpus + h.committed_gpus
+        if h.period:
+            at[(h.period, h.day_type, h.hour)] += gpus
+        else:
+            whole[(h.day_type, h.hour)] += gpus
+    if not result.periods:
+        return max(whole.values(), default=0)
+    return max((at[(p.label, d, hh)] + whole[(d, hh)] for p in result.periods for d in result.day_types
+                for hh in range(24)), default=0)
 
 
 def _peak_of(series: dict[str, dict[str, list[float]]], days: list[str]) -> tuple[str, int]:
@@ -111,13 +157,14 @@ def _pool(result: PlanResult, pool: str, charts: Charts) -> dict[str, Any]:
             "workloads": [w.name for w in result.workloads if w.pool == pool],
             "offers": offers, "level": f"{level:,.0f}", "held": f"{held:,}",
             "peak": {"at": f"{d} {h:02d}:00", **{k: f"{s[d][k][h]:,.0f}" if d else "0"
-                                                 for k in ("demand", "reserved", "on_demand", "spot")}}}
+                                                 for k in ("demand", "committed", "reserved", "on_demand", "spot")}}}
 
 
 def _pool_risk(result: PlanResult, pool: str) -> dict[str, Any]:
     s = pool_series(result, pool)
     d, h = _peak_of(s, list(result.day_types))
     res, od, sp = (s[d][k][h] if d else 0.0 for k in ("reserved", "on_demand", "spot"))
+    res += s[d]["committed"][h] if d else 0.0
     supply = res + od + sp
     share = (od + sp) / supply if supply else 0.0
     return {"pool": pool, "at": f"{d} {h:02d}:00", "demand": f"{s[d]['demand'][h]:,.0f}" if d else "0",
@@ -130,9 +177,9 @@ def _caps(result: PlanResult) -> list[dict[str, Any]]:
     use: dict[tuple[str, str], float] = {}
     at: Counter = Counter()
     for h in result.hourly:
-        at[(h.offer, "on-demand", h.day_type, h.hour)] += h.on_demand_gpus
-        at[(h.offer, "spot", h.day_type, h.hour)] += h.spot_gpus
-    for (o, t, _d, _h), v in at.items():
+        at[(h.offer, "on-demand", h.period, h.day_type, h.hour)] += h.on_demand_gpus
+        at[(h.offer, "spot", h.period, h.day_type, h.hour)] += h.spot_gpus
+    for (o, t, _p, _d, _h), v in at.items():
         use[(o, t)] = max(use.get((o, t), 0.0), v)
     for p in result.purchases:
         if p.tier in L.RESERVED_TIERS:

@@ -6,7 +6,9 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from .. import baseline as bl
 from ..candidates import Dropped
+from ..commitments import ContractRow, ExpiryRow, NewReservation, PeriodRow
 from ..results import (
     AlternativeRow,
     Binding,
@@ -38,6 +40,7 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
             "total": _r(result.cost_total),
             "per_day": _r(result.cost_per_day),
             "by_tier": {k: _r(v) for k, v in result.cost_by_tier.items()},
+            "committed": _r(result.cost_committed),
         },
         "workloads": [_workload(w) for w in result.workloads],
         "purchases": [{
@@ -56,7 +59,7 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
         "policy": result.policy,
         "offers": result.offers,
         "apis": result.apis,
-        "hourly": [asdict(h) for h in result.hourly],
+        "hourly": [_hourly(h) for h in result.hourly],
         "candidates": [{**asdict(c), "goodput_output_tokens_per_s": _r(c.goodput_output_tokens_per_s, 3),
                         "gpus_per_replica": _r(c.gpus_per_replica)} for c in result.candidates],
         "dropped": [asdict(d) for d in result.dropped],
@@ -67,7 +70,36 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
         "notes": result.notes,
         "file": result.file,
         "format": FORMAT_VERSION,
+        **_commitments(result),
     }
+
+
+def _hourly(h: HourlySupply) -> dict[str, Any]:
+    d = asdict(h)
+    for k in ("committed_gpus", "period"):  # only with commitments: older results read the same
+        if not d[k]:
+            del d[k]
+    return d
+
+
+def _commitments(result: PlanResult) -> dict[str, Any]:
+    """Contracts signed before the plan, new reservations over their full term, what expires when."""
+    out: dict[str, Any] = {
+        "start_date": result.start_date,
+        "commitments": [_rounded(asdict(c)) for c in result.commitments],
+        "new_commitments": [_rounded(asdict(n)) for n in result.new_commitments],
+        "expiry": [_rounded(asdict(e)) for e in result.expiry],
+    }
+    if result.periods:
+        out["periods"] = [_rounded(asdict(p)) for p in result.periods]
+    if result.baseline is not None:
+        out["baseline"] = bl.to_dict(result.baseline)
+    return out
+
+
+def _rounded(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: (_r(v) if isinstance(v, float) else {kk: _r(vv) if isinstance(vv, float) else vv for kk, vv in v.items()}
+                if isinstance(v, dict) else v) for k, v in d.items()}
 
 
 def _workload(w: WorkloadResult) -> dict[str, Any]:
@@ -133,4 +165,9 @@ def from_dict(d: dict[str, Any]) -> PlanResult:
         dropped=[Dropped(**x) for x in d.get("dropped", [])], binding=[Binding(**b) for b in d.get("binding", [])],
         solver=SolveInfo(s["name"], s.get("status", d["status"]), s["seconds"], s["gap"], None, None),
         offers=d.get("offers", {}), apis=d.get("apis", {}), pruned=d.get("pruned", 0), notes=d.get("notes", []),
-        alternatives=[AlternativeRow(**a) for a in d.get("alternatives", [])])
+        alternatives=[AlternativeRow(**a) for a in d.get("alternatives", [])],
+        start_date=d.get("start_date"), cost_committed=d.get("cost", {}).get("committed", 0.0) or 0.0,
+        commitments=[ContractRow(**c) for c in d.get("commitments", [])],
+        new_commitments=[NewReservation(**n) for n in d.get("new_commitments", [])],
+        expiry=[ExpiryRow(**e) for e in d.get("expiry", [])], periods=[PeriodRow(**p) for p in d.get("periods", [])],
+        baseline=bl.from_dict(d.get("baseline")))

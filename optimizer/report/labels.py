@@ -11,6 +11,8 @@ RESERVED_TIERS = ("reserved-1y", "reserved-3y")
 TIER_GROUP = {"reserved-1y": "reserved", "reserved-3y": "reserved", "on-demand": "on_demand", "spot": "spot"}
 TIER_COLORS = {"reserved": "#2f5d8a", "on_demand": "#e39b2d", "spot": "#7fae5a", "api": "#9b6fb0"}
 DEMAND_COLOR = "#c0392b"
+COMMITTED_COLOR = "#5b6770"
+"""Contracts signed before the plan (plan `commitments`)."""
 POLICY_LABELS = {
     "occupancy": "Target occupancy", "memory_reserve": "Memory reserve", "spares": "Spare replicas",
     "rollout_fraction": "Rollout headroom", "tiers": "Purchase tiers allowed", "spot_pools": "Pools that may use spot",

@@ -16,7 +16,31 @@ if TYPE_CHECKING:
 
 def hourly_rows(result: PlanResult) -> list[HourlySupply]:
     order = {d: i for i, d in enumerate(result.day_types)}
-    return sorted(result.hourly, key=lambda h: (h.offer, h.pool, order.get(h.day_type, 99), h.day_type, h.hour))
+    periods = {p.label: i for i, p in enumerate(result.periods)}
+    return sorted(result.hourly, key=lambda h: (h.offer, h.pool, periods.get(h.period, -1), order.get(h.day_type, 99),
+                                                h.day_type, h.hour))
+
+
+WHOLE_HORIZON = "whole horizon"
+"""Period of an hourly row on an offer whose committed GPUs do not change inside the horizon."""
+
+
+def _days_share(result: PlanResult, h: HourlySupply) -> tuple[float, float] | None:
+    """A contract period's share of a day type's days, as (numerator, denominator); None: all of them."""
+    for p in result.periods:
+        if p.label == h.period:
+            total = sum(q.calendar_days.get(h.day_type, 0) for q in result.periods)
+            if total:
+                return p.calendar_days.get(h.day_type, 0), total
+            return p.days, result.horizon_days
+    return None
+
+
+def row_days(result: PlanResult, h: HourlySupply) -> float:
+    """Days an hourly row stands for, computed as its Days formula computes them."""
+    n = result.day_types.get(h.day_type, 0)
+    share = _days_share(result, h)
+    return n if share is None else n * share[0] / share[1]
 
 
 # --- Hourly: GPUs per offer, pool, day type and hour ------------------------------------------
@@ -31,19 +55,30 @@ def write_hourly(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
     sh.intro(1, "Reserved in use = reserved GPUs lent to the pool at that hour. GPU-hours = GPUs × 1 hour × "
                   "the days of the day type (Assumptions). Filter with the header arrows.", 10, 2)
     head = 3
+    committed = bool(result.commitments)
+    cols = HOURLY_COLS + (("committed", "period") if committed else ())
     sh.header(head, 0, ["Offer", "Pool", "Day type", "Hour", "Days", "GPUs demanded", "Reserved in use",
-                        "On-demand GPUs", "Spot GPUs", "On-demand GPU-hours", "Spot GPU-hours"])
+                        "On-demand GPUs", "Spot GPUs", "On-demand GPU-hours", "Spot GPU-hours"]
+              + (["Committed in use (signed before)", "Contract period"] if committed else []))
+    if committed:
+        ws.set_column(11, 11, 13)
+        ws.set_column(12, 12, 24)
     ws.set_row(head, 30)
     rows = hourly_rows(result)
     r = head
     for h in rows:
         r += 1
-        n = result.day_types.get(h.day_type, 0)
+        n = row_days(result, h)
         sh.text(r, 0, h.offer)
         sh.text(r, 1, h.pool)
         sh.text(r, 2, h.day_type)
         sh.num(r, 3, h.hour, "value", "center", num="hour")
-        sh.calc(r, 4, refs.days[h.day_type], n, num="int")
+        share = _days_share(result, h)
+        days_f = refs.days[h.day_type] if share is None else f"{refs.days[h.day_type]}*{share[0]:g}/{share[1]:g}"
+        sh.calc(r, 4, days_f, n, num="int" if share is None else "dec2")
+        if committed:
+            sh.num(r, 11, h.committed_gpus, num="int")
+            sh.text(r, 12, h.period or WHOLE_HORIZON)
         sh.num(r, 5, h.demand_gpus, num="int")
         sh.num(r, 6, h.reserved_gpus, num="int")
         sh.num(r, 7, h.on_demand_gpus, num="int")
@@ -51,11 +86,11 @@ def write_hourly(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
         sh.calc(r, 9, f"H{r + 1}*E{r + 1}", h.on_demand_gpus * n, num="int")
         sh.calc(r, 10, f"I{r + 1}*E{r + 1}", h.spot_gpus * n, num="int")
     last = max(r, head + 1)
-    for i, key in enumerate(HOURLY_COLS):
+    for i, key in enumerate(cols):
         refs.hourly[key] = rng(sh.name, head + 1, last, i)
     ws.freeze_panes(head + 1, 0)
-    ws.autofilter(head, 0, last, len(HOURLY_COLS) - 1)
-    sh.page(last, len(HOURLY_COLS) - 1, header_rows=(head, head), landscape=False)
+    ws.autofilter(head, 0, last, len(cols) - 1)
+    sh.page(last, len(cols) - 1, header_rows=(head, head), landscape=False)
 
 
 # --- Workloads: the choice, memory, and the replica arithmetic as formulas -----------------------
@@ -234,36 +269,60 @@ def write_supply(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
     sh.calc(2, 4, held_f, held_v, "big", num="int")
     held = ref(sh.name, 2, 4)
     rows = hourly_rows(result)
+    committed = bool(result.commitments)
+    if committed:
+        ws.set_column(6, 6, 12)
     r = 4
-    for d, n in result.day_types.items():
+    # With contracts that start or end inside the horizon: one section per day type and period
+    # (rows of offers whose committed GPUs never change apply to every period).
+    sections = [(d, n, None) for d, n in result.day_types.items()] if not result.periods else \
+        [(d, p.day_types[d], p.label) for p in result.periods for d in result.day_types if p.day_types.get(d)]
+    for d, n, period in sections:
         title_row = r
         sh.text(r, 0, d, "h2")
-        sh.text(r, 1, f"{n} days in the plan; GPUs in use at each hour", "subtitle")
+        days_txt = f"{n:g} days in the plan" if period is None else f"{period}: {n:,.2f} {d} days".replace(".00 ", " ")
+        sh.text(r, 1, f"{days_txt}; GPUs in use at each hour", "subtitle")
+        if period is not None:
+            sh.text(r, 6, period, "value")
         r += 1
-        sh.header(r, 0, ["Hour", "GPUs demanded", "Reserved in use", "On-demand", "Spot", "Reserved held"])
+        sh.header(r, 0, ["Hour", "GPUs demanded", "Reserved in use", "On-demand", "Spot", "Reserved held"]
+                  + (["Committed in use"] if committed else []))
         ws.set_row(r, 30)
         first = r + 1
         day = f"$A${title_row + 1}"
         for hour in range(24):
             r += 1
             sh.num(r, 0, hour, "value", "center", num="hour")
-            at = [h for h in rows if h.day_type == d and h.hour == hour]
+            at = [h for h in rows if h.day_type == d and h.hour == hour and h.period in ("", period)]
             for c, key, attr in ((1, "demand", "demand_gpus"), (2, "reserved", "reserved_gpus"),
-                                 (3, "od", "on_demand_gpus"), (4, "spot", "spot_gpus")):
-                v = sum(getattr(h, attr) for h in at)
-                sh.calc(r, c, f'SUMIFS({refs.hourly[key]},{refs.hourly["day_type"]},"="&{day},'
-                              f'{refs.hourly["hour"]},$A{r + 1})', v, num="int")
+                                 (3, "od", "on_demand_gpus"), (4, "spot", "spot_gpus"),
+                                 (6, "committed", "committed_gpus")):
+                if c == 6 and not committed:
+                    continue
+                if period is None:
+                    v = sum(getattr(h, attr) for h in at)
+                    f = f'SUMIFS({refs.hourly[key]},{refs.hourly["day_type"]},"="&{day},{refs.hourly["hour"]},$A{r + 1})'
+                else:  # this period's rows, then those that hold all horizon (added in the formula's order)
+                    v = sum(getattr(h, attr) for h in at if h.period) + sum(getattr(h, attr) for h in at if not h.period)
+                    f = "+".join(f'SUMIFS({refs.hourly[key]},{refs.hourly["day_type"]},"="&{day},'
+                                 f'{refs.hourly["hour"]},$A{r + 1},{refs.hourly["period"]},"="&{p})'
+                                 for p in (f"$G${title_row + 1}", f'"{WHOLE_HORIZON}"'))
+                sh.calc(r, c, f, v, num="int")
             sh.calc(r, 5, held, held_v, num="int")
-        _supply_chart(sh, wb, title_row, first, r, with_held=held_v > 0)
+        _supply_chart(sh, wb, title_row, first, r, with_held=held_v > 0, committed=committed)
         r += 3
     ws.freeze_panes(3, 0)
     sh.page(r, 20)
 
 
-def _supply_chart(sh: Sheet, wb, title_row: int, first: int, last: int, with_held: bool) -> None:
+def _supply_chart(sh: Sheet, wb, title_row: int, first: int, last: int, with_held: bool,
+                  committed: bool = False) -> None:
     name = sh.name
     cats = [name, first, 0, last, 0]
     col = wb.add_chart({"type": "column", "subtype": "stacked"})
+    if committed:
+        col.add_series({"name": [name, first - 1, 6], "categories": cats, "values": [name, first, 6, last, 6],
+                        "fill": {"color": L.COMMITTED_COLOR}, "border": {"none": True}, "gap": 30})
     for i, (_, label, color) in enumerate(SUPPLY_SERIES, start=2):
         col.add_series({"name": [name, first - 1, i], "categories": cats, "values": [name, first, i, last, i],
                         "fill": {"color": color}, "border": {"none": True}, "gap": 30})

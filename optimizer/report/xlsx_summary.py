@@ -74,6 +74,8 @@ def write_summary(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
     r = _gpus_by_accelerator(sh, refs, tier_head + 14)
     r = _policy(sh, result, refs, r + 2)
     r = _binding(sh, result, r + 2)
+    r = _commitments(sh, result, refs, r + 2)
+    r = _changes(sh, result, r + 2)
     ws.hide_gridlines(2)
     sh.page(r, 8, landscape=False)
 
@@ -197,3 +199,52 @@ def _binding(sh: Sheet, result: PlanResult, r: int) -> int:
         sh.text(r, 1, note, "note")
     return r
 
+
+
+def _commitments(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
+    """Committed (sunk) spend next to new spend, and what new reservations commit over their terms."""
+    sh.text(r, 0, "Committed and new spend (see Commitments)", "h2")
+    committed = refs.committed or ("0", 0.0)
+    new_total = refs.new_total or ("0", 0.0)
+    total_v = sum(refs.tier_cost.get(k, 0.0) for k in ("reserved", "on_demand", "spot")) + \
+        (refs.api_total[1] if refs.api_total else 0.0)
+    rows = [("New spend in the horizon (the plan's total)", "total_cost", total_v),
+            ("Already committed: contracts signed before this plan, for the days they overlap the horizon "
+             "(sunk, not in the total)", committed[0], committed[1])]
+    for label, f, v in rows:
+        r += 1
+        sh.text(r, 0, label, "wrap")
+        sh.fit_row(r, label, 38)
+        sh.calc(r, 1, f, v, num="money0")
+    r += 1
+    sh.text(r, 0, "New and committed spend in the horizon", "total")
+    sh.calc(r, 1, f"B{r - 1}+B{r}", total_v + committed[1], "total", num="money0")
+    r += 1
+    label = "New reservations commit over their full terms"
+    sh.text(r, 0, label)
+    sh.calc(r, 1, new_total[0], new_total[1], num="money0")
+    return r
+
+
+def _changes(sh: Sheet, result: PlanResult, r: int) -> int:
+    """With --baseline: every workload whose choice moved, with its saving."""
+    b = result.baseline
+    if b is None:
+        return r
+    sh.text(r, 0, f"Changes against the baseline (threshold {b.change_threshold:.1%} of a workload's cost)", "h2")
+    r += 1
+    if not b.changes:
+        sh.text(r, 0, f"None: all {len(b.kept)} workloads kept their choice.", "note")
+        return r
+    sh.header(r, 0, ["Workload", "From", "To", "Cost before", "Cost after", "Saving", "Why"])
+    for c in b.changes:
+        r += 1
+        sh.text(r, 0, c.workload)
+        sh.text(r, 1, c.from_label, "wrap")
+        sh.text(r, 2, c.to_label, "wrap")
+        sh.num(r, 3, c.cost_before, num="money0")
+        sh.num(r, 4, c.cost_after, num="money0")
+        sh.calc(r, 5, f"D{r + 1}-E{r + 1}", c.cost_before - c.cost_after, num="money0")
+        sh.text(r, 6, c.reason, "wrap")
+        sh.fit_row(r, c.reason, 14)
+    return r

@@ -236,11 +236,17 @@ class Workload(Strict):
 
 
 class Commitment(Strict):
+    """Reserved capacity signed before this plan: used first, its cost sunk (reported apart)."""
+
     offer: str
     tier: Literal["reserved-1y", "reserved-3y"]
     gpus: int = Field(ge=1, le=MAX_GPUS)
     start: dt.date
+    """First day of service."""
     end: dt.date
+    """Last day of service (inclusive)."""
+    price_per_gpu_hour: float | None = Field(default=None, ge=0)
+    """The contract's price; default the offer's price for the tier."""
 
     @model_validator(mode="after")
     def _order(self) -> "Commitment":
