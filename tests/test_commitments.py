@@ -110,8 +110,7 @@ def test_new_reservations_show_their_full_term(tmp_path):
     assert [e.gpus_after for e in r.expiry] == [96, 32, 32, 0]
     d = json.loads(dumps(r))
     assert d["new_commitments"][0]["total_committed"] == pytest.approx(1_289_472)
-    assert from_dict(d).new_commitments == r.new_commitments or \
-        from_dict(d).new_commitments[0].total_committed == pytest.approx(1_289_472)
+    assert from_dict(d).new_commitments[0].total_committed == pytest.approx(1_289_472)
 
 
 def test_a_3_year_reservation_commits_three_years(tmp_path):
