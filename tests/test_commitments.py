@@ -306,3 +306,56 @@ def test_console_shows_committed_apart_from_new_spend(tmp_path):
     assert "2027-10-01" in res.output
     page = (tmp_path / "out" / "plan.html").read_text(encoding="utf-8")
     assert 'id="commitments"' in page and "$1,289,472" in page and "$650,035" in page
+
+
+# --- cross-check: with every choice fixed and no reservations, the periods are independent plans -------
+
+def _random_plan(seed: int) -> tuple[dict, int]:
+    """Two offers (nodes of 1–8 GPUs), two pools, interactive and batch work, each workload with one
+    config; on-demand and spot only — so the quarter is exactly its periods solved apart."""
+    import random
+
+    rng = random.Random(seed)
+    offers = [offer("oa", "gpu-a", m=rng.choice([1, 2, 4, 8]), on_demand=round(rng.uniform(1, 3), 2),
+                    spot=round(rng.uniform(0.4, 0.9), 2)),
+              offer("ob", "gpu-b", m=rng.choice([1, 2, 4]), on_demand=round(rng.uniform(1, 3), 2))]
+    offers[0]["spot_interruption"] = rng.choice([0.0, 0.1])
+
+    def profile() -> list[float]:
+        return [round(rng.choice([0.2, 0.5, 1.0]), 2) for _ in range(6) for _ in range(4)]
+
+    ws = [interactive("chat", rng.randint(3, 20) * 100, {"weekday": profile(), "weekend": profile()},
+                      accs=("gpu-a",)),
+          interactive("tools", rng.randint(1, 9) * 100, profile(), pool="small", accs=("gpu-a",)),
+          interactive("search", rng.randint(1, 9) * 100, profile(), pool="small", accs=("gpu-b",)),
+          batch("nightly", rng.randint(4, 40) * 100 * 3600, [22, 6], accs=("gpu-a",))]
+    data = small_plan(ws, offers, tiers=["on-demand", "spot"], share_reserved_across_pools=rng.random() < 0.5)
+    data.update(horizon_days=92, start_date="2026-10-01", day_types={"weekday": 66, "weekend": 26})
+    day = rng.randint(5, 85)
+    gpus = rng.randint(1, 24)
+    data["commitments"] = [{"offer": "oa", "tier": "reserved-1y", "gpus": gpus, "start": "2026-01-01",
+                            "end": f"{__import__('datetime').date(2026, 10, 1) + __import__('datetime').timedelta(days=day - 1)}",
+                            "price_per_gpu_hour": 1.0}]
+    data["offers"][0]["price_per_gpu_hour"]["reserved-1y"] = 1.0
+    return data, day
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_split_quarter_costs_what_its_periods_cost_apart(tmp_path, seed):
+    import datetime as dt
+
+    data, day = _random_plan(seed)
+    whole = solve_plan(write(tmp_path, data, "whole.yaml"))
+    assert len(whole.periods) == 2
+    first, second = copy.deepcopy(data), copy.deepcopy(data)
+    (p1, p2) = whole.periods
+    first.update(horizon_days=day, day_types={k: int(v) for k, v in p1.day_types.items()})
+    second.update(horizon_days=92 - day, start_date=str(dt.date(2026, 10, 1) + dt.timedelta(days=day)),
+                  day_types={k: int(v) for k, v in p2.day_types.items()}, commitments=[])
+    a = solve_plan(write(tmp_path, first, "first.yaml"))
+    b = solve_plan(write(tmp_path, second, "second.yaml"))
+    assert a.periods == [] and a.commitments[0].days_in_horizon == day
+    assert whole.cost_total == pytest.approx(a.cost_total + b.cost_total, rel=1e-9, abs=1e-6)
+    assert whole.cost_committed == pytest.approx(a.cost_committed)
+    for tier in ("on-demand", "spot"):
+        assert gpu_hours(whole, tier) == pytest.approx(gpu_hours(a, tier) + gpu_hours(b, tier))
