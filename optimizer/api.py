@@ -191,7 +191,10 @@ def diagnose(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions) -> 
                            f"{o} ({offer.provider}) can supply {cap}")
             continue
         span = _hour_ranges(sorted(h for h, _ in hours if h is not None))
-        day = {"weekday": "weekdays", "weekend": "weekends", "all": "every day"}.get(d or "", f"{d} days")
+        dtype, _n, period = prog.segments.get(d or "", (d, 0, None))  # a day type, or one in a contract period
+        day = {"weekday": "weekdays", "weekend": "weekends", "all": "every day"}.get(dtype or "", f"{dtype} days")
+        if period is not None and prog.calendar is not None:
+            day += f" from {prog.calendar.periods[period].label}"
         reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs at {worst_h:02d}:00 on {day}; "
                        f"{o} ({offer.provider}) can supply {cap} (short at {span})")
     if not reasons:

@@ -579,10 +579,11 @@ def _binding(prog: Program, results: list[WorkloadResult], purchases: list[Purch
                     use[at] = use.get(at, 0) + (hs.on_demand_gpus if tier == "on-demand" else hs.spot_gpus)
             if not use:
                 continue
-            (d, _period, h), top = max(use.items(), key=lambda kv: (kv[1], kv[0][0], kv[0][1], -kv[0][2]))
+            (d, period, h), top = max(use.items(), key=lambda kv: (kv[1], kv[0][0], kv[0][1], -kv[0][2]))
             if cap - top < offer.gpus_per_node:
+                when = f"{d}, {period}" if period else d
                 out.append(Binding(f"cap_{tier.replace('-', '_')}", f"{o} {tier}",
-                                   f"{top} of {cap} GPUs in use at {h:02d}:00 ({d}); no node left to add"))
+                                   f"{top} of {cap} GPUs in use at {h:02d}:00 ({when}); no node left to add"))
         for tier in RESERVED_TIERS:
             cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
             held = sum(p.gpus for p in purchases if p.offer == o and p.tier == tier)

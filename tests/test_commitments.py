@@ -359,3 +359,13 @@ def test_a_split_quarter_costs_what_its_periods_cost_apart(tmp_path, seed):
     assert whole.cost_committed == pytest.approx(a.cost_committed)
     for tier in ("on-demand", "spot"):
         assert gpu_hours(whole, tier) == pytest.approx(gpu_hours(a, tier) + gpu_hours(b, tier))
+
+
+def test_when_a_cap_cannot_replace_an_ending_contract_the_reason_names_the_period(tmp_path):
+    from optimizer.errors import InfeasiblePlan
+
+    data = quarter([chat(64)], commitments=[contract(64, "2026-02-01", "2026-10-30")], tiers=["on-demand"])
+    data["offers"][0]["available_gpus"] = {"on-demand": 32}
+    with pytest.raises(InfeasiblePlan) as exc:
+        solve_plan(write(tmp_path, data))
+    assert any("on weekdays from 2026-10-31 to 2026-12-31" in r and "can supply 32" in r for r in exc.value.reasons)
