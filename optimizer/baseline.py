@@ -166,6 +166,9 @@ def describe(baseline: Baseline, result: "PlanResult", cands: "CandidateSet", th
         gone = not any(c.key == b.key for c in cands.by_workload.get(w.name, []))
         if gone:
             reason = "the last choice is no longer possible: " + _why_gone(b, cands)
+        elif saving <= 0:
+            reason = (f"costs {_money(-saving, cur)} more on its own, but moving it lets the plan as a whole "
+                      f"save more than the workloads' thresholds")
         elif b.cost > 0:
             reason = (f"saves {_money(saving, cur)} ({saving / b.cost:.1%} of its cost; "
                       f"the threshold is {threshold:.1%})")

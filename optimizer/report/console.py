@@ -130,8 +130,9 @@ def _changes(result: PlanResult) -> list:
     for col in ("workload", "from", "to", "cost before", "cost after", "saving", "why"):
         t.add_column(col, justify="right" if col in ("cost before", "cost after", "saving") else "left")
     for c in b.changes:
+        saving = ("-" if c.saving < -0.5 else "") + money(abs(c.saving), cur)
         t.add_row(c.workload, c.from_label, c.to_label, money(c.cost_before, cur), money(c.cost_after, cur),
-                  money(c.saving, cur), c.reason)
+                  saving, c.reason)
     return [Text(""), t, Text(f"{len(b.kept)} workloads kept their choice", style="dim")]
 
 
