@@ -136,6 +136,7 @@ def solve_with_baseline(loaded: "LoadedPlan", cands: "CandidateSet", options: "S
     result = extract(prog, info, loaded.catalog.offers, loaded.file)
     gap = loaded.plan.policy.mip_gap if options.mip_gap is None else options.mip_gap
     moved = [w for w, (key, _c) in pen.items() if result.workload(w).key != key]
+    notes = []
     if moved and (gap > 0 or info.status != "optimal"):
         try:
             kprog, kinfo = solve_candidates(loaded, cands, options, fix={w: k for w, (k, _c) in pen.items()})
@@ -145,8 +146,11 @@ def solve_with_baseline(loaded: "LoadedPlan", cands: "CandidateSet", options: "S
             kept = extract(kprog, kinfo, loaded.catalog.offers, loaded.file)
             charged = result.cost_total + sum(prog.baseline_penalty.get(w, ("", 0.0))[1] for w in moved)
             if charged >= kept.cost_total - 1e-6:
+                notes.append(f"the solve (within its {gap:.2%} gap) moved {', '.join(moved)} for less than the "
+                             "threshold; every last choice is kept instead (the status is that plan's)")
                 result = kept
-    return replace(result, baseline=describe(baseline, result, cands, loaded.plan.policy.change_threshold))
+    info = describe(baseline, result, cands, loaded.plan.policy.change_threshold)
+    return replace(result, baseline=replace(info, notes=notes + info.notes))
 
 
 def describe(baseline: Baseline, result: "PlanResult", cands: "CandidateSet", threshold: float) -> BaselineInfo:
