@@ -369,3 +369,12 @@ def test_when_a_cap_cannot_replace_an_ending_contract_the_reason_names_the_perio
     with pytest.raises(InfeasiblePlan) as exc:
         solve_plan(write(tmp_path, data))
     assert any("on weekdays from 2026-10-31 to 2026-12-31" in r and "can supply 32" in r for r in exc.value.reasons)
+
+
+def test_a_contract_starting_inside_the_horizon_supplies_from_its_first_day(tmp_path):
+    """Signed, starting 2026-11-30 (day 61): on demand for the first 60 days, then the contract."""
+    data = quarter([chat(64)], commitments=[contract(64, "2026-11-30", "2027-11-29")], tiers=["on-demand"])
+    r = solve_plan(write(tmp_path, data))
+    assert gpu_hours(r, "on-demand") == 64 * 24 * 60
+    assert r.cost_committed == pytest.approx(64 * R1Y * 24 * 32)
+    assert [p.days for p in r.periods] == [60, 32]
