@@ -180,7 +180,7 @@ def diagnose(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions) -> 
             c = chosen[w.name]
             if c.offer != o:
                 continue
-            g = pulp.value(prog.gpu_demand.get(c.key, {}).get((d, worst_h), 0)) if worst_h is not None else None
+            g = prog.gpus(c.key, (d, worst_h)) if worst_h is not None else None
             if worst_h is None or (g or 0) > 0:
                 users.append(f"{w.name} ({int(round(g))} GPUs)" if g else w.name)
         need = int(round(cap + worst))
@@ -232,7 +232,7 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     names = [w.name for w in loaded.plan.workloads]
     if workload not in names:
         raise PlanError(f"unknown workload '{workload}' — {unknown_id_fix('workloads', workload, names)}")
-    cands = build_candidates(loaded)
+    cands = build_candidates(loaded, frozenset({workload}))
     prog, info = solve_candidates(loaded, cands, options)
     result = extract(prog, info, loaded.catalog.offers, loaded.file)
     chosen = result.workload(workload).key

@@ -238,14 +238,19 @@ def explain(
                       money(a.total_cost, cur) if a.total_cost is not None else "no plan",
                       ("+" + money(a.difference, cur)) if a.difference is not None else _escape(a.note[:60]))
         out.print(t)
-        if ex.dropped:
+        shown = [x for x in ex.dropped if x.family != "dominated"]
+        if shown:
             d = Table(title="Dropped before solving", title_justify="left", show_edge=False)
             d.add_column("option")
             d.add_column("why")
             d.add_column("detail")
-            for x in ex.dropped:
+            for x in shown:
                 d.add_row(_escape(x.option), x.family, _escape(x.reason))
             out.print(d)
+        dominated = len(ex.dropped) - len(shown)
+        if dominated:
+            out.print(f"{dominated} dominated options (another config or offer is never worse) are not listed; "
+                      "--json lists every one", style="dim")
         return 0
 
     _run(body, debug)

@@ -54,7 +54,9 @@ class Program:
     workload_index: dict[str, int]
     choice: dict[str, pulp.LpVariable | int] = field(default_factory=dict)
     """candidate key -> binary (or 1 when the workload has one candidate)."""
-    gpu_demand: dict[str, dict[DayHour, pulp.LpAffineExpression | int]] = field(default_factory=dict)
+    gpu_demand: dict[str, dict[DayHour, tuple[float, pulp.LpVariable | None]]] = field(default_factory=dict)
+    """candidate key -> (d, h) -> (coefficient, variable): the config's GPUs are coefficient ×
+    variable (its choice x, or batch replica-hours n), or the coefficient alone (a sole config)."""
     batch_replicas: dict[tuple[str, str, int], pulp.LpVariable] = field(default_factory=dict)
     api_volume: dict[tuple[str, str], pulp.LpAffineExpression] = field(default_factory=dict)
     """Batch overflow: output tokens per day sent to the API."""
@@ -84,6 +86,11 @@ class Program:
     """Reservations not shared across pools: (offer, pool, period) → committed GPUs the pool holds."""
     baseline_penalty: dict[str, tuple[str, float]] = field(default_factory=dict)
     """Workload → (last plan's candidate key, switching cost) from --baseline (define_baseline)."""
+
+    def gpus(self, key: str, dh: DayHour) -> float:
+        """GPUs a config uses at (d, h) in the solved program."""
+        coef, var = self.gpu_demand.get(key, {}).get(dh, (0.0, None))
+        return coef * (var.varValue or 0.0) if var is not None else coef
 
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
         self.prob += constraint, name
@@ -251,11 +258,12 @@ def define_interactive_demand(prog: Program, names: Namer) -> None:
             continue
         for c in _gpu_cands(prog, w):
             x = prog.choice[c.key]
+            var = x if isinstance(x, pulp.LpVariable) else None
             if c.offer in prog.offer_segments:  # per contract period: the same GPUs in each
-                prog.gpu_demand[c.key] = {(s, h): c.gpus[(d, h)] * x for s, d in _segs(prog, c.offer)
-                                          for h in range(24)}
+                prog.gpu_demand[c.key] = {(s, h): (c.gpus[(d, h)], var) for s, d in _segs(prog, c.offer)
+                                          for h in range(24) if c.gpus[(d, h)]}
             else:
-                prog.gpu_demand[c.key] = {dh: g * x for dh, g in c.gpus.items()}
+                prog.gpu_demand[c.key] = {dh: (g, var) for dh, g in c.gpus.items() if g}
 
 
 def define_batch_volume(prog: Program, names: Namer) -> None:
@@ -289,13 +297,12 @@ def define_batch_volume(prog: Program, names: Namer) -> None:
                 produced = []
                 for h in range(24):
                     if h not in window:
-                        gd[(d, h)] = 0
                         continue
                     # No n ≤ nmax·x row: replica-hours of a config that is not chosen count toward
                     # no volume and only cost GPUs, so the program leaves them at zero anyway.
                     n = pulp.LpVariable(names("n", cid, d, h), lowBound=0, upBound=nmax)
                     prog.batch_replicas[(c.key, d, h)] = n
-                    gd[(d, h)] = c.gpu_fraction * n
+                    gd[(d, h)] = (c.gpu_fraction, n)
                     produced.append(SECONDS_PER_HOUR * c.goodput * n)
                 if share > 0:
                     y = pulp.LpVariable(names("api_volume", cid, d), lowBound=0, upBound=share * vol)
@@ -308,16 +315,21 @@ def define_batch_volume(prog: Program, names: Namer) -> None:
                 prog.api_volume[(w.name, d)] = pulp.lpSum(sent)
 
 
-def _pool_demand(prog: Program) -> dict[OfferPoolHour, list]:
-    """GPU demand expressions grouped by (offer, pool, day type, hour)."""
-    out: dict[OfferPoolHour, list] = {}
+def _pool_demand(prog: Program) -> dict[OfferPoolHour, pulp.LpAffineExpression]:
+    """GPU demand grouped by (offer, pool, day type, hour), built term by term (fast)."""
+    terms: dict[OfferPoolHour, dict] = {}
+    consts: dict[OfferPoolHour, float] = {}
     for w in prog.plan.workloads:
         for c in _gpu_cands(prog, w):
-            for (d, h), expr in prog.gpu_demand.get(c.key, {}).items():
-                if isinstance(expr, (int, float)) and expr == 0:
-                    continue
-                out.setdefault((c.offer, c.pool, d, h), []).append(expr)  # type: ignore[arg-type]
-    return out
+            for (d, h), (coef, var) in prog.gpu_demand.get(c.key, {}).items():
+                k = (c.offer, c.pool, d, h)  # type: ignore[assignment]
+                if var is None:
+                    consts[k] = consts.get(k, 0.0) + coef
+                    terms.setdefault(k, {})
+                else:
+                    t = terms.setdefault(k, {})
+                    t[var] = t.get(var, 0.0) + coef
+    return {k: pulp.LpAffineExpression(list(t.items()), constant=consts.get(k, 0.0)) for k, t in terms.items()}
 
 
 def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
@@ -410,8 +422,7 @@ def define_supply(prog: Program, names: Namer) -> None:
             v = pulp.LpVariable(names("spot", o, p, d, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
             prog.spot[(o, p, d, h)] = v
             supply.append(keep * m * v)
-        prog.add("supply", pulp.lpSum(supply) >= pulp.lpSum(demand[(o, p, d, h)]),
-                 names("supply", o, p, d, h))
+        prog.add("supply", pulp.lpSum(supply) >= demand[(o, p, d, h)], names("supply", o, p, d, h))
     if shared:
         by_offer_hour: dict[tuple[str, str, int], list] = {}
         for (o, p, d, h), v in prog.lent.items():

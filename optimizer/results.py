@@ -285,7 +285,7 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
         for s, d in segments_of(prog, c.offer):
             row = per[d]
             for h in range(24):
-                g = _int(prog.gpu_demand.get(c.key, {}).get((s, h), 0)) if c.kind != "api" else 0
+                g = int(round(prog.gpus(c.key, (s, h)))) if c.kind != "api" else 0
                 row[h] = max(row[h], g)
                 gh += seg_days[s] * g
                 if g and c.offer:
