@@ -14,7 +14,7 @@ from .candidates import CandidateSet, build_candidates
 from .errors import InfeasiblePlan, SolverError
 from .model import Program, add_cuts, build_model
 from .plan import LoadedPlan, load_plan
-from .results import PlanResult, extract
+from .results import PlanResult, extract, standalone_cost
 from .solve import SolveInfo, solve
 
 if TYPE_CHECKING:
@@ -175,28 +175,35 @@ def diagnose(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions) -> 
         offer = prog.offers[o]
         cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
         worst_h, worst = max(hours, key=lambda he: (he[1], -(he[0] or 0)))
-        users = []
-        for w in plan.workloads:
-            c = chosen[w.name]
-            if c.offer != o:
-                continue
-            g = prog.gpus(c.key, (d, worst_h)) if worst_h is not None else None
-            if worst_h is None or (g or 0) > 0:
-                users.append(f"{w.name} ({int(round(g))} GPUs)" if g else w.name)
-        need = int(round(cap + worst))
-        who = " and ".join(users) if users else "the plan"
-        verb = "needs" if len(users) == 1 else "need"
+        at_offer = [w for w in plan.workloads if chosen[w.name].offer == o]
+        short_hours = sorted(h for h, _ in hours if h is not None)
         if worst_h is None:
-            reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs for the horizon; "
-                           f"{o} ({offer.provider}) can supply {cap}")
+            who = " and ".join(w.name for w in at_offer) or "the plan"
+            reasons.append(f"{who} {'needs' if len(at_offer) == 1 else 'need'} {int(round(cap + worst))} {tier} "
+                           f"{offer.accelerator} GPUs for the horizon; {o} ({offer.provider}) can supply {cap}")
             continue
-        span = _hour_ranges(sorted(h for h, _ in hours if h is not None))
+        busy = [w for w in at_offer if any(prog.gpus(chosen[w.name].key, (d, h)) > 0 for h in short_hours)]
         dtype, _n, period = prog.segments.get(d or "", (d, 0, None))  # a day type, or one in a contract period
         day = {"weekday": "weekdays", "weekend": "weekends", "all": "every day"}.get(dtype or "", f"{dtype} days")
         if period is not None and prog.calendar is not None:
             day += f" from {prog.calendar.periods[period].label}"
-        reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs at {worst_h:02d}:00 on {day}; "
-                       f"{o} ({offer.provider}) can supply {cap} (short at {span})")
+        if busy and all(w.kind == "batch" for w in busy):
+            # A batch job can move within its window: say what the window holds, not one hour.
+            for w in busy:
+                reasons.append(_batch_shortfall(w, chosen[w.name], offer, tier, cap, day))
+            continue
+        users = [f"{w.name} ({int(round(prog.gpus(chosen[w.name].key, (d, worst_h))))} GPUs)" for w in busy
+                 if prog.gpus(chosen[w.name].key, (d, worst_h)) > 0]
+        who = " and ".join(users) if users else "the plan"
+        verb = "needs" if len(users) == 1 else "need"
+        need = int(round(cap + worst))
+        if len(short_hours) == 24:
+            when = f"all day on {day}"
+        else:
+            when = f"at {worst_h:02d}:00 on {day}"
+        tail = "" if len(short_hours) == 24 else f" (short at {_hour_ranges(short_hours)})"
+        reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs {when}; "
+                       f"{o} ({offer.provider}) can supply {cap}{tail}")
     if not reasons:
         reasons.append("no plan meets the constraints")
     return reasons
@@ -238,7 +245,7 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     chosen = result.workload(workload).key
     others = [c for c in cands.by_workload[workload] if c.key != chosen]
     # Re-solving is exact but costs a solve each: try the configs that look cheapest on their own first.
-    others.sort(key=lambda c: (_standalone_cost(loaded, c), c.key))
+    others.sort(key=lambda c: (standalone_cost(prog, c), c.key))
     alts = []
     for c in others[:count]:
         try:
@@ -254,14 +261,17 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     return Explanation(result, workload, alts, dropped)
 
 
-def _standalone_cost(loaded: LoadedPlan, c) -> float:
-    """A quick ranking key: the config's GPU-hours at its offer's cheapest allowed tier."""
-    if c.offer is None:
-        return float("inf")
-    offer = loaded.catalog.offers[c.offer]
-    prices = [p for t in loaded.plan.policy.tiers if (p := offer.price(t)) is not None]
-    gpu_hours = sum(c.gpus.values()) if c.gpus else c.gpu_fraction / max(c.goodput, 1e-9)
-    return gpu_hours * (min(prices) if prices else 0.0)
+def _batch_shortfall(w, c, offer, tier: str, cap: int, day: str) -> str:
+    """'nightly needs 16 GPU-hours a day in its window 22:00–06:00 …; the cap of 1 GPU gives at most 8'."""
+    assert w.batch is not None
+    share = w.api.max_share if w.api is not None else 0.0
+    need = (1 - share) * w.batch.output_tokens_per_day * c.gpu_fraction / (3600.0 * c.goodput)
+    window = w.batch.hours()
+    start, end = w.batch.window_hours
+    span = "all day" if len(window) == 24 else f"{start:02d}:00–{end:02d}:00"
+    return (f"{w.name} needs {need:,.0f} GPU-hours a day in its window {span} on {day} ({c.label}); "
+            f"{offer.id} ({offer.provider}) caps {tier} at {cap} {offer.accelerator} GPUs, "
+            f"at most {cap * len(window):,} GPU-hours in the window")
 
 
 def _hour_ranges(hours: list[int]) -> str:
