@@ -171,7 +171,7 @@ def define_choice(prog: Program, names: Namer) -> None:
             continue
         xs = []
         for c in cs:
-            x = pulp.LpVariable(names("x", _cid(prog, c)), cat=pulp.LpBinary)
+            x = prog.prob.add_variable(names("x", _cid(prog, c)), cat=pulp.LpBinary)
             prog.choice[c.key] = x
             xs.append(x)
         prog.add("choice", pulp.lpSum(xs) == 1, names("choice", _wid(prog, w)))
@@ -230,7 +230,7 @@ def define_commitments(prog: Program, names: Namer) -> None:
             tag = "all" if pi is None else f"p{pi + 1}"
             vs = []
             for p in sorted(ps):
-                v = pulp.LpVariable(names("committed", o, p, tag), lowBound=0, upBound=k, cat=pulp.LpInteger)
+                v = prog.prob.add_variable(names("committed", o, p, tag), lowBound=0, upBound=k, cat=pulp.LpInteger)
                 prog.committed_split[(o, p, pi)] = v
                 vs.append(v)
             prog.add("committed_split", pulp.lpSum(vs) <= k, names("committed_split", o, tag))
@@ -300,12 +300,12 @@ def define_batch_volume(prog: Program, names: Namer) -> None:
                         continue
                     # No n ≤ nmax·x row: replica-hours of a config that is not chosen count toward
                     # no volume and only cost GPUs, so the program leaves them at zero anyway.
-                    n = pulp.LpVariable(names("n", cid, d, h), lowBound=0, upBound=nmax)
+                    n = prog.prob.add_variable(names("n", cid, d, h), lowBound=0, upBound=nmax)
                     prog.batch_replicas[(c.key, d, h)] = n
                     gd[(d, h)] = (c.gpu_fraction, n)
                     produced.append(SECONDS_PER_HOUR * c.goodput * n)
                 if share > 0:
-                    y = pulp.LpVariable(names("api_volume", cid, d), lowBound=0, upBound=share * vol)
+                    y = prog.prob.add_variable(names("api_volume", cid, d), lowBound=0, upBound=share * vol)
                     if isinstance(x, pulp.LpVariable):
                         prog.add("batch_api", y <= share * vol * x, names("batch_api", cid, d))
                     produced.append(y)
@@ -374,7 +374,7 @@ def define_reservations(prog: Program, names: Namer) -> None:
                 continue
             cap = None if prog.elastic else offer.available_gpus.get(k)  # type: ignore[call-overload]
             ub = cap // offer.gpus_per_node if cap is not None else None
-            prog.reserved[key] = pulp.LpVariable(
+            prog.reserved[key] = prog.prob.add_variable(
                 names("reserved", o, p if not shared else "all", k), lowBound=0, upBound=ub, cat=pulp.LpInteger)
 
 
@@ -400,7 +400,7 @@ def define_supply(prog: Program, names: Namer) -> None:
                      if oo == o and (pp is None or pp == p) and k in tiers]
         if res_nodes or _committed(prog, o, d):
             if shared and len(pools_of_offer[o]) > 1:
-                lent = pulp.LpVariable(names("lent", o, p, d, h), lowBound=0, upBound=bound)
+                lent = prog.prob.add_variable(names("lent", o, p, d, h), lowBound=0, upBound=bound)
                 prog.lent[(o, p, d, h)] = lent
                 supply.append(lent)
             else:
@@ -410,7 +410,7 @@ def define_supply(prog: Program, names: Namer) -> None:
             cap = None if prog.elastic else offer.available_gpus.get("on-demand")
             if cap is not None:
                 nmax = min(nmax, cap // m)
-            v = pulp.LpVariable(names("od", o, p, d, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
+            v = prog.prob.add_variable(names("od", o, p, d, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
             prog.on_demand[(o, p, d, h)] = v
             supply.append(m * v)
         if "spot" in tiers:
@@ -419,7 +419,7 @@ def define_supply(prog: Program, names: Namer) -> None:
             cap = None if prog.elastic else offer.available_gpus.get("spot")
             if cap is not None:
                 nmax = min(nmax, cap // m)
-            v = pulp.LpVariable(names("spot", o, p, d, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
+            v = prog.prob.add_variable(names("spot", o, p, d, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
             prog.spot[(o, p, d, h)] = v
             supply.append(keep * m * v)
         prog.add("supply", pulp.lpSum(supply) >= demand[(o, p, d, h)], names("supply", o, p, d, h))
@@ -528,7 +528,7 @@ def _excess(prog: Program, names: Namer, o: str, tier: str, d: str | None, h: in
     """In diagnosis mode, GPUs beyond the cap (penalised); otherwise nothing."""
     if not prog.elastic:
         return 0
-    v = pulp.LpVariable(names("excess", o, tier, d or "all", "all" if h is None else h), lowBound=0)
+    v = prog.prob.add_variable(names("excess", o, tier, d or "all", "all" if h is None else h), lowBound=0)
     prog.cap_excess[(o, tier, d, h)] = v
     return v
 
