@@ -163,6 +163,7 @@ class PlanResult:
     hourly: list[HourlySupply]
     candidates: list[CandidateRow]
     dropped: list[Dropped]
+    """Options that cannot work, with the reason (dominated ones are only counted, in `pruned`)."""
     binding: list[Binding]
     solver: SolveInfo
     offers: dict[str, dict[str, Any]]
@@ -409,7 +410,7 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
         plan=plan.plan, file=file, status=info.status, currency=plan.currency, horizon_days=H,
         day_types=dict(days), policy=pol.model_dump(mode="json"), cost_total=total,
         cost_by_tier=cost_by_tier, workloads=results, purchases=purchases, hourly=hourly,
-        candidates=cands_rows, dropped=list(prog.cands.dropped), binding=binding, solver=info,
+        candidates=cands_rows, dropped=[d for d in prog.cands.dropped if d.family != "dominated"], binding=binding, solver=info,
         offers=offers_used, apis=apis, pruned=prog.cands.pruned, notes=notes,
         alternatives=_alternatives(prog, chosen),
         start_date=plan.start_date.isoformat() if plan.start_date else None,
