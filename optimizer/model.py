@@ -453,10 +453,7 @@ def define_node_rounding(prog: Program, names: Namer) -> None:
     GPUh_min is a batch day's GPU-hours less what the API may take. They cut off
     the fractional node counts that make up most of the LP relaxation's gap.
     """
-    pol = prog.plan.policy
     for w in prog.plan.workloads:
-        if w.kind == "api":
-            continue
         by_offer: dict[str, list[Candidate]] = {}
         for c in _gpu_cands(prog, w):
             by_offer.setdefault(c.offer, []).append(c)  # type: ignore[arg-type]
@@ -495,7 +492,6 @@ def define_node_rounding(prog: Program, names: Namer) -> None:
                         continue
                     prog.add("node_rounding", pulp.lpSum(nodes_at(d, h)) >= pulp.lpSum(n * x for n, x in terms),
                              names("node_rounding", _wid(prog, w), o, d, h))
-    del pol
 
 
 def define_caps(prog: Program, names: Namer) -> None:

@@ -186,8 +186,8 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
         if isinstance(w.demand and w.demand.profile, dict):
             unknown = [d for d in w.demand.profile if d not in days]  # type: ignore[union-attr]
             for dt_name in unknown:
-                fix = (f"the plan has no day_types: add day_types: {{weekday: …, weekend: …}} (days adding up "
-                       f"to horizon_days), or give one plain list of 24 values" if not plan.day_types
+                fix = ("the plan has no day_types: add day_types: {weekday: …, weekend: …} (days adding up "
+                       "to horizon_days), or give one plain list of 24 values" if not plan.day_types
                        else unknown_id_fix("day types", dt_name, list(days)))
                 err(base + ("demand", "profile", dt_name), f"unknown day type '{dt_name}'", fix)
             missing = [d for d in days if d not in w.demand.profile]  # type: ignore[union-attr,operator]

@@ -11,7 +11,7 @@ import pulp
 from . import commitments as cm
 from . import sizing
 from .baseline import BaselineInfo
-from .candidates import Candidate, CandidateSet, Dropped, api_price_per_output_token
+from .candidates import Candidate, Dropped, api_price_per_output_token
 from .commitments import ContractRow, ExpiryRow, NewReservation, PeriodRow
 from .model import RESERVED_TIERS, SECONDS_PER_HOUR, Program
 from .solve import SolveInfo
@@ -475,7 +475,6 @@ def _api(prog: Program, w, c: Candidate, days: dict[str, int]) -> tuple[float, f
 
 def _workload_result(prog: Program, w, c: Candidate, gpus_by_day: dict[str, list[int]], gpu_hours: float,
                      cost: float, api_cost: float, api_share: float, api_rates: dict[str, list[float]]) -> WorkloadResult:
-    pol = prog.plan.policy
     days = prog.plan.day_type_days()
     demand = prog.cands.demand.get(w.name, {})
     reps_by_day: dict[str, list[int]] = {}
@@ -490,9 +489,8 @@ def _workload_result(prog: Program, w, c: Candidate, gpus_by_day: dict[str, list
         peak_d, peak_h = max(((d, h) for d in days for h in range(24)),
                              key=lambda dh: (gpus_by_day[dh[0]][dh[1]], -list(days).index(dh[0]), -dh[1]))
     r = _replicas_at(prog, w, c, peak_d, peak_h)
-    model = w.model
     return WorkloadResult(
-        name=w.name, pool=w.pool, kind=w.kind, model=model, offer=c.offer, accelerator=c.accelerator,
+        name=w.name, pool=w.pool, kind=w.kind, model=w.model, offer=c.offer, accelerator=c.accelerator,
         provider=prog.offers[c.offer].provider if c.offer else None, precision=c.precision, tp=c.tp, mig=c.mig,
         gpus_per_replica=c.gpu_fraction, goodput_output_tokens_per_s=c.goodput, goodput_source=c.goodput_source,
         bound=c.bound, weights_gb=c.weights_gb, kv_gb_per_seq=c.kv_gb_per_seq, kv_concurrency=c.kv_concurrency,
@@ -504,11 +502,9 @@ def _workload_result(prog: Program, w, c: Candidate, gpus_by_day: dict[str, list
         hourly_replicas=reps_by_day,
         hourly_demand={d: [demand.get((d, h), 0.0) for h in range(24)] for d in days} if demand else {},
         hourly_api_tokens_per_s=api_rates, key=c.key)
-    del pol
 
 
 def _replicas_at(prog: Program, w, c: Candidate, d: str, h: int) -> sizing.Replicas:
-    pol = prog.plan.policy
     if c.kind == "api":
         return sizing.Replicas(0, 0, 0, 0)
     if c.kind == "batch":

@@ -183,8 +183,8 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
     con = duckdb.connect(config={"temp_directory": tmp})
     try:
         con.execute("SET TimeZone = 'UTC'")
-        con.execute(f"CREATE TEMP MACRO epoch_any(v) AS CASE WHEN abs(v) >= 1e14 THEN v / 1e6 "
-                    f"WHEN abs(v) >= 1e11 THEN v / 1e3 ELSE v END")
+        con.execute("CREATE TEMP MACRO epoch_any(v) AS CASE WHEN abs(v) >= 1e14 THEN v / 1e6 "
+                    "WHEN abs(v) >= 1e11 THEN v / 1e3 ELSE v END")
         sources, problems = [], []
         for p, s in zip(paths, shown):
             try:
