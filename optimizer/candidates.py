@@ -165,20 +165,35 @@ def _has_overflow(w: Workload) -> bool:
     return w.api is not None and w.api.max_share > 0
 
 
+_FAMILY_FIXES = {
+    "fit": "quantize (add fp8 or int4-awq to precisions), allow more GPUs per replica, or shorten context_tokens",
+    "native": "list a precision the accelerators run natively, or a weight-only one (int4-awq)",
+    "scale-up": "use TP degrees within the scale-up domain and the machines the offers sell",
+    "cooling": "set facility.liquid_cooling: true if the facility has liquid-cooled racks, or allow air-cooled accelerators",
+    "tier": "allow the offers' tiers in policy.tiers, or add the pool to policy.spot_pools",
+    "slo": "loosen the TTFT/TPOT targets, or allow faster accelerators or more GPUs per replica",
+    "goodput": "add a measured goodput for the accelerator, or give it bandwidth_tb_s and tflops_dense",
+    "filter": "widen the workload's accelerators/regions/offers filters or policy.providers",
+}
+_FAMILY_ORDER = ["filter", "tier", "cooling", "native", "scale-up", "fit", "slo", "goodput"]
+
+
 def _no_candidate_problem(loaded: LoadedPlan, i: int, w: Workload, drops: list[Dropped]) -> Problem:
+    """Why every option of a workload was dropped, one line per family, and what to change."""
     families: dict[str, list[Dropped]] = {}
     for d in drops:
-        families.setdefault(d.family, []).append(d)
+        if d.family != "dominated":  # never the reason nothing is left
+            families.setdefault(d.family, []).append(d)
+    order = sorted(families, key=lambda f: (_FAMILY_ORDER.index(f) if f in _FAMILY_ORDER else 99, f))
     lines = []
-    for fam in sorted(families):
+    for fam in order:
         ds = families[fam]
-        example = ds[0]
         more = f" (and {len(ds) - 1} more)" if len(ds) > 1 else ""
-        lines.append(f"{fam}: {example.option}: {example.reason}{more}")
+        lines.append(f"{fam}: {ds[0].option}: {ds[0].reason}{more}")
     detail = "; ".join(lines) if lines else "no offer matches its filters"
+    fixes = [_FAMILY_FIXES[f] for f in order if f in _FAMILY_FIXES] or [_FAMILY_FIXES["filter"]]
     return loaded.doc.problem(("workloads", i), f"workload '{w.name}' has no candidate config — {detail}",
-                              "allow more precisions or TP degrees, another accelerator or offer, "
-                              "or a looser SLO")
+                              "; or ".join(fixes[:3]))
 
 
 def api_price_per_output_token(w: Workload) -> float:

@@ -20,8 +20,6 @@ from .schema.plan import Plan, Workload
 
 RESERVED_TIERS = ("reserved-1y", "reserved-3y")
 SECONDS_PER_HOUR = 3600.0
-EXCESS_PENALTY = 1e7
-"""Cost of one GPU beyond a cap in diagnosis mode: dearer than any real plan."""
 
 OfferPoolHour = tuple[str, str, str, int]
 
@@ -549,8 +547,16 @@ def define_objective(prog: Program) -> None:
     for (wn, d), y in prog.api_volume.items():
         api_terms.append(days[d] * api_price_per_output_token(by_name[wn]) * y)
     prog.cost_terms = {"reserved": reserved, "on_demand": od, "spot": spot, "api": pulp.lpSum(api_terms)}
-    penalty = pulp.lpSum(EXCESS_PENALTY * v for v in prog.cap_excess.values())
+    penalty = pulp.lpSum(_excess_penalty(prog) * v for v in prog.cap_excess.values())
     prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + penalty
+
+
+def _excess_penalty(prog: Program) -> float:
+    """Cost of one GPU beyond a cap in diagnosis mode: more than a whole node of the dearest offer
+    over the horizon, ten times over, so the program exceeds caps only where it must."""
+    prices = [p for o in prog.offers.values() for t in o.price_per_gpu_hour if (p := o.price(t))]
+    nodes = max((o.gpus_per_node for o in prog.offers.values()), default=1)
+    return 10.0 * max(prices, default=1.0) * nodes * 24 * prog.plan.horizon_days + 1.0
 
 
 def define_baseline(prog: Program, baseline: dict[str, tuple[str, float]]) -> None:

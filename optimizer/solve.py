@@ -133,8 +133,8 @@ def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
     with quiet_stdout(msg):
         try:
             prob.solve(cmd)
-        except pulp.PulpSolverError as exc:
-            raise SolverError(f"HiGHS failed: {exc}") from None
+        except Exception as exc:  # anything from the solver or PuLP reading it back is a solver failure
+            raise SolverError(f"HiGHS failed: {type(exc).__name__}: {exc}") from None
     model = getattr(prob, "solverModel", None)
     if model is None:
         return _from_pulp_status(prob)
@@ -182,8 +182,8 @@ def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
         with quiet_stdout(msg):
             try:
                 prob.solve(cmd)
-            except pulp.PulpSolverError as exc:
-                raise SolverError(f"CBC failed: {exc}") from None
+            except Exception as exc:  # anything from the solver or PuLP reading it back is a solver failure
+                raise SolverError(f"CBC failed: {type(exc).__name__}: {exc}") from None
         text = log.read_text(errors="replace") if log.exists() else ""
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""Write a result's files together: OUTDIR/<name>.json, .xlsx and .html, all or none."""
+"""Write a result's files together: OUTDIR/<name>.json, .xlsx and .html."""
 
 from __future__ import annotations
 
@@ -16,12 +16,17 @@ def write_reports(result: PlanResult, outdir: Path, name: str, json_text: str | 
     """Render everything to temporary files beside the targets, then rename them into place.
 
     A failure while rendering leaves no partial file and no new file at all (earlier versions of
-    the files stay as they were).
+    the files stay as they were). Each file is replaced by an atomic rename; the three renames
+    follow one another at the very end, so only a kill in that instant can leave a new JSON
+    beside an old workbook. Temporary files a killed run left behind are removed first.
     """
     from .excel import build_workbook
     from .html import render_html
 
     outdir = Path(outdir)
+    for ext in ("json", "xlsx", "html"):
+        for stale in outdir.glob(f".{name}.{ext}.*.tmp"):
+            stale.unlink(missing_ok=True)
     html_text = render_html(result)
     targets = []
     with ExitStack() as stack:
