@@ -202,7 +202,8 @@ def diagnose(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions) -> 
         else:
             when = f"at {worst_h:02d}:00 on {day}"
         tail = "" if len(short_hours) == 24 else f" (short at {_hour_ranges(short_hours)})"
-        reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs {when}; "
+        unit = f" in {offer.gpus_per_node}-GPU nodes" if offer.gpus_per_node > 1 else ""
+        reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs{unit} {when}; "
                        f"{o} ({offer.provider}) can supply {cap}{tail}")
     if not reasons:
         reasons.append("no plan meets the constraints")
