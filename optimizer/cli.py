@@ -274,15 +274,10 @@ def fit(
 
     def body() -> int:
         from . import sizing
-        from .catalog import load_catalog
 
         _check_sizing_flags(tp, context_tokens, memory_reserve, concurrency)
-        cat = load_catalog(catalog or [])
-        m, a, p = cat.model(model), cat.accelerator(accelerator), cat.precision(precision)
+        m, a, p = _lookup(catalog, model, accelerator, precision, tp)
         kv_elem = _kv_elem(kv_precision)
-        if tp > a.scale_up_gpus:
-            raise PlanError(Problem(f"--tp {tp} is beyond the scale-up domain of {a.id} ({a.scale_up_gpus} GPUs)",
-                                    f"use --tp {a.scale_up_gpus} or less"))
         f = sizing.fit(m, p, a.memory_gb, tp, context_tokens, memory_reserve, kv_elem)
         need = concurrency or 1
         ok = f.fits(need)
@@ -337,7 +332,6 @@ def estimate(
 
     def body() -> int:
         from . import sizing
-        from .catalog import load_catalog
 
         ctx = context_tokens or (input_tokens + output_tokens)
         _check_sizing_flags(tp, ctx, memory_reserve, None)
@@ -346,11 +340,7 @@ def estimate(
         for name, v in (("--ttft-ms", ttft_ms), ("--tpot-ms", tpot_ms)):
             if v is not None and v <= 0:
                 raise PlanError(Problem(f"{name} must be > 0", "give milliseconds, e.g. 50"))
-        cat = load_catalog(catalog or [])
-        m, a, p = cat.model(model), cat.accelerator(accelerator), cat.precision(precision)
-        if tp > a.scale_up_gpus:
-            raise PlanError(Problem(f"--tp {tp} is beyond the scale-up domain of {a.id} ({a.scale_up_gpus} GPUs)",
-                                    f"use --tp {a.scale_up_gpus} or less"))
+        m, a, p = _lookup(catalog, model, accelerator, precision, tp)
         why = sizing.why_not_native(p, a)
         if why:
             raise PlanError(Problem(why, "choose a precision the accelerator runs natively, or a weight-only one"))
@@ -454,6 +444,18 @@ def _cell(entry, path: str) -> str:
     if isinstance(v, float):
         return f"{v:g}"
     return _escape(str(v))
+
+
+def _lookup(catalog: list[Path] | None, model: str, accelerator: str, precision: str, tp: int):
+    """Model, accelerator and precision from the catalogs; TP within the scale-up domain."""
+    from .catalog import load_catalog
+
+    cat = load_catalog(catalog or [])
+    m, a, p = cat.model(model), cat.accelerator(accelerator), cat.precision(precision)
+    if tp > a.scale_up_gpus:
+        raise PlanError(Problem(f"--tp {tp} is beyond the scale-up domain of {a.id} ({a.scale_up_gpus} GPUs)",
+                                f"use --tp {a.scale_up_gpus} or less"))
+    return m, a, p
 
 
 def _kv_elem(kv_precision: str | None) -> float | None:
