@@ -138,7 +138,7 @@ def build_candidates(loaded: LoadedPlan, keep_dominated: frozenset[str] = frozen
     dropped: list[Dropped] = []
     demand: dict[str, dict[DayHour, float]] = {}
     problems: list[Problem] = []
-    cache: dict = {}
+    cache: dict = {"estimator": catalog.estimator}
     for i, w in enumerate(plan.workloads):
         if w.kind == "interactive":
             demand[w.name] = demand_profile(plan, w)
@@ -543,12 +543,12 @@ def _size(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int, mig: 
     """Memory fit and goodput of a config; cached per build, since offers repeat accelerators."""
     key = (w.name, acc.id, prec.id, tp, mig.name if mig else None)
     if key not in cache:
-        cache[key] = _size_uncached(plan, w, model, acc, prec, tp, mig)
+        cache[key] = _size_uncached(plan, w, model, acc, prec, tp, mig, cache.get("estimator"))
     return cache[key]
 
 
 def _size_uncached(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int,
-                   mig: MigProfile | None) -> _Sized | Dropped:
+                   mig: MigProfile | None, params=None) -> _Sized | Dropped:
     reserve = plan.policy.memory_reserve
     option = ""
     kv_elem = _kv_bytes(w, prec)
@@ -574,7 +574,7 @@ def _size_uncached(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: i
     try:
         est = sizing.estimate(model, prec, acc, tp, int(round(tokens.input)), int(round(tokens.output)),
                               ttft_ms=w.slo.ttft_ms, tpot_ms=w.slo.tpot_ms,
-                              max_batch=fit.kv_concurrency, mig=mig)
+                              max_batch=fit.kv_concurrency, mig=mig, params=params)
     except ValueError as exc:
         return Dropped(w.name, option, "goodput",
                        f"no measured goodput and no estimate ({exc}); add a `measured` entry")

@@ -9,7 +9,9 @@ from typing import Any, Iterable
 from .errors import Collector, PlanError, Problem, unknown_id_fix
 from .io import Document, load_yaml, validate
 from .resources import catalogs_dir
+from .estimator_params import load_estimator_params
 from .schema.catalog import Accelerator, CatalogFile, Model, Offer, Precision
+from .schema.estimator import EstimatorParams
 
 SECTIONS = ("accelerators", "models", "precisions", "offers")
 BUILTIN_FILES = ("precisions.yaml", "accelerators.yaml", "models.yaml", "offers.yaml")
@@ -32,6 +34,8 @@ class Catalog:
     origins: dict[tuple[str, str], Origin] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     """Precision aliases (nvfp4 -> fp4)."""
+    estimator: EstimatorParams = field(default_factory=EstimatorParams)
+    """The goodput estimator's efficiencies (catalogs/estimator.yaml)."""
 
     def add(self, section: str, entry: Any, origin: Origin) -> None:
         getattr(self, section)[entry.id] = entry
@@ -66,7 +70,7 @@ class Catalog:
 
     def copy(self) -> "Catalog":
         return Catalog(dict(self.accelerators), dict(self.models), dict(self.precisions),
-                       dict(self.offers), dict(self.origins), dict(self.aliases))
+                       dict(self.offers), dict(self.origins), dict(self.aliases), self.estimator)
 
     def check_references(self, errors: Collector) -> None:
         """Every offer names a known accelerator."""
@@ -134,6 +138,9 @@ def builtin_catalog(*, include_data: bool = True) -> Catalog:
         if cat is not None:
             merge_file(catalog, doc, cat)
     errors.raise_if_any()
+    estimator = root / "estimator.yaml"
+    if estimator.exists():
+        catalog.estimator = load_estimator_params(estimator)
     return catalog
 
 

@@ -276,7 +276,7 @@ def fit(
         from . import sizing
 
         _check_sizing_flags(tp, context_tokens, memory_reserve, concurrency)
-        m, a, p = _lookup(catalog, model, accelerator, precision, tp)
+        m, a, p, _ = _lookup(catalog, model, accelerator, precision, tp)
         kv_elem = _kv_elem(kv_precision)
         f = sizing.fit(m, p, a.memory_gb, tp, context_tokens, memory_reserve, kv_elem)
         need = concurrency or 1
@@ -340,7 +340,7 @@ def estimate(
         for name, v in (("--ttft-ms", ttft_ms), ("--tpot-ms", tpot_ms)):
             if v is not None and v <= 0:
                 raise PlanError(Problem(f"{name} must be > 0", "give milliseconds, e.g. 50"))
-        m, a, p = _lookup(catalog, model, accelerator, precision, tp)
+        m, a, p, estimator = _lookup(catalog, model, accelerator, precision, tp)
         why = sizing.why_not_native(p, a)
         if why:
             raise PlanError(Problem(why, "choose a precision the accelerator runs natively, or a weight-only one"))
@@ -350,6 +350,7 @@ def estimate(
                                     "quantize or raise --tp"))
         try:
             e = sizing.estimate(m, p, a, tp, input_tokens, output_tokens, ttft_ms=ttft_ms, tpot_ms=tpot_ms,
+                                params=estimator,
                                 max_batch=f.kv_concurrency)
         except ValueError as exc:
             raise PlanError(Problem(str(exc), "give the accelerator bandwidth_tb_s and tflops_dense")) from None
@@ -447,7 +448,8 @@ def _cell(entry, path: str) -> str:
 
 
 def _lookup(catalog: list[Path] | None, model: str, accelerator: str, precision: str, tp: int):
-    """Model, accelerator and precision from the catalogs; TP within the scale-up domain."""
+    """Model, accelerator, precision and estimator efficiencies from the catalogs; TP within the
+    scale-up domain."""
     from .catalog import load_catalog
 
     cat = load_catalog(catalog or [])
@@ -455,7 +457,7 @@ def _lookup(catalog: list[Path] | None, model: str, accelerator: str, precision:
     if tp > a.scale_up_gpus:
         raise PlanError(Problem(f"--tp {tp} is beyond the scale-up domain of {a.id} ({a.scale_up_gpus} GPUs)",
                                 f"use --tp {a.scale_up_gpus} or less"))
-    return m, a, p
+    return m, a, p, cat.estimator
 
 
 def _kv_elem(kv_precision: str | None) -> float | None:

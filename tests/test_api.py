@@ -45,3 +45,21 @@ def test_solve_options_override_the_policy(result):
     cbc = solve_plan(SEED, SolveOptions(solver="cbc", time_limit_s=30))
     assert cbc.solver.name == "cbc"
     assert cbc.cost_total == pytest.approx(result.cost_total)
+
+
+def test_the_planner_uses_the_catalogs_estimator_efficiencies():
+    """catalogs/estimator.yaml is data the planner reads, not a copy of code defaults: halving the
+    memory efficiency there halves a bandwidth-bound estimate."""
+    import dataclasses
+
+    from optimizer.candidates import build_candidates
+
+    plan = Path(__file__).resolve().parent.parent / "plans" / "q4.yaml"
+    loaded = load_plan(plan)
+    est = build_candidates(loaded).by_workload["support-bot"][0]
+    slow = loaded.catalog.copy()
+    slow.estimator = slow.estimator.model_copy(update={"eta_memory": slow.estimator.eta_memory / 2})
+    est_slow = build_candidates(dataclasses.replace(loaded, catalog=slow)).by_workload["support-bot"]
+    same = next(c for c in est_slow if (c.offer, c.precision, c.tp) == (est.offer, est.precision, est.tp))
+    assert est.goodput_source == "estimated"
+    assert same.goodput < 0.75 * est.goodput
