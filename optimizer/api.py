@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
-
-import pulp
+from typing import TYPE_CHECKING
 
 from .candidates import CandidateSet, build_candidates
 from .errors import InfeasiblePlan, SolverError
@@ -70,12 +67,8 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
         return limit - (time.perf_counter() - started)
 
     prog = build_model(loaded, cands, cuts=False, baseline=baseline)
-    if fix:
-        for w, key in fix.items():
-            x = prog.choice[key]
-            if isinstance(x, pulp.LpVariable):
-                prog.add("fixed_choice", x == 1, f"fixed_choice_w{prog.workload_index[w]}")
-    note = None
+    for w, key in (fix or {}).items():
+        prog.fix_choice(w, key)
     bound, incumbent, values = None, None, None
     relaxed = solve(prog.prob, solver, time_limit_s=left(), relax=True)
     note = relaxed.fallback_note
@@ -84,11 +77,11 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
         raise InfeasiblePlan(diagnose(loaded, cands, options))
     if relaxed.status == "optimal" and left() > 0:
         bound = relaxed.objective
-        with _choices_fixed(prog):
+        with prog.choices_fixed_to_relaxation():
             rounded = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target)
         if rounded.status in ("optimal", "feasible"):
             incumbent = rounded.objective
-            values = {v.name: v.varValue for v in prog.prob.variables()}
+            values = prog.values()
             gap = _gap(incumbent, bound)
             if gap is not None and gap <= gap_target + 1e-12:
                 return prog, _info(solver, "optimal", started, gap, incumbent, bound, note)
@@ -101,8 +94,8 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
         full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=values)
         if full.status == "infeasible":
             raise InfeasiblePlan(diagnose(loaded, cands, options))
-    best_bound = max(b for b in (bound, full.bound if full else None, ) if b is not None) if (
-        bound is not None or (full and full.bound is not None)) else None
+    bounds = [b for b in (bound, full.bound if full else None) if b is not None]
+    best_bound = max(bounds) if bounds else None
     if full is not None and full.status in ("optimal", "feasible") and (
             incumbent is None or full.objective <= incumbent + 1e-9):
         status = full.status
@@ -111,8 +104,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
             status = "optimal"
         return prog, _info(solver, status, started, gap, full.objective, best_bound, note)
     if incumbent is not None and values is not None:
-        for v in prog.prob.variables():  # the solver found nothing better: go back to the rounded plan
-            v.varValue = values.get(v.name)
+        prog.restore(values)  # the solver found nothing better: go back to the rounded plan
         gap = _gap(incumbent, best_bound)
         status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "feasible"
         return prog, _info(solver, status, started, gap, incumbent, best_bound, note)
@@ -133,26 +125,6 @@ def _info(solver: str, status: str, started: float, gap: float | None, objective
     return SolveInfo(solver, status, time.perf_counter() - started, gap, objective, bound, note)  # type: ignore[arg-type]
 
 
-@contextmanager
-def _choices_fixed(prog: Program) -> Iterator[None]:
-    """Fix every choice to the relaxation's most-chosen config (ties: the first key), then undo."""
-    saved = []
-    for w in prog.plan.workloads:
-        cs = [c for c in prog.cands.by_workload[w.name] if isinstance(prog.choice[c.key], pulp.LpVariable)]
-        if not cs:
-            continue
-        best = max(cs, key=lambda c: (round(prog.choice[c.key].varValue or 0.0, 9), [-ord(ch) for ch in c.key]))
-        for c in cs:
-            x = prog.choice[c.key]
-            saved.append((x, x.lowBound, x.upBound))
-            x.lowBound = x.upBound = 1 if c is best else 0
-    try:
-        yield
-    finally:
-        for x, lo, up in saved:
-            x.lowBound, x.upBound = lo, up
-
-
 def diagnose(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions) -> list[str]:
     """Say in words why no plan meets the caps: re-solve with caps made elastic and read the excess."""
     plan = loaded.plan
@@ -166,8 +138,7 @@ def diagnose(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions) -> 
     chosen = chosen_candidates(prog)
     # Group the excess by offer, tier and day type; name the worst hour and every hour affected.
     groups: dict[tuple[str, str, str | None], list[tuple[int | None, float]]] = {}
-    for (o, tier, d, h), v in prog.cap_excess.items():
-        excess = pulp.value(v) or 0.0
+    for (o, tier, d, h), excess in prog.excess().items():
         if excess >= 0.5:
             groups.setdefault((o, tier, d), []).append((h, excess))
     reasons = []

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import pulp
 
@@ -89,6 +91,43 @@ class Program:
         """GPUs a config uses at (d, h) in the solved program."""
         coef, var = self.gpu_demand.get(key, {}).get(dh, (0.0, None))
         return coef * (var.varValue or 0.0) if var is not None else coef
+
+    def fix_choice(self, workload: str, key: str) -> None:
+        """Force a workload onto one config (explain's alternatives)."""
+        x = self.choice[key]
+        if isinstance(x, pulp.LpVariable):
+            self.add("fixed_choice", x == 1, f"fixed_choice_w{self.workload_index[workload]}")
+
+    @contextmanager
+    def choices_fixed_to_relaxation(self) -> Iterator[None]:
+        """Fix every choice to the config the solved relaxation chose most (ties: the first key), then undo."""
+        saved = []
+        for w in self.plan.workloads:
+            xs = [(c.key, x) for c in self.cands.by_workload[w.name]
+                  if isinstance(x := self.choice[c.key], pulp.LpVariable)]
+            if not xs:
+                continue
+            best = max(xs, key=lambda kx: (round(kx[1].varValue or 0.0, 9), [-ord(ch) for ch in kx[0]]))[0]
+            for key, x in xs:
+                saved.append((x, x.lowBound, x.upBound))
+                x.lowBound = x.upBound = 1 if key == best else 0
+        try:
+            yield
+        finally:
+            for x, lo, up in saved:
+                x.lowBound, x.upBound = lo, up
+
+    def values(self) -> dict[str, float | None]:
+        """The solved value of every variable, by name (a warm start, or a plan to go back to)."""
+        return {v.name: v.varValue for v in self.prob.variables()}
+
+    def restore(self, values: dict[str, float | None]) -> None:
+        for v in self.prob.variables():
+            v.varValue = values.get(v.name)
+
+    def excess(self) -> dict[tuple[str, str, str | None, int | None], float]:
+        """Diagnosis mode: GPUs beyond each cap in the solved program."""
+        return {k: v.varValue or 0.0 for k, v in self.cap_excess.items()}
 
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
         self.prob += constraint, name
