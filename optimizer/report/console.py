@@ -79,7 +79,7 @@ def render_result(result: PlanResult) -> Group:
         for b in result.binding:
             parts.append(Text(f"  {b.family}: {b.what} — {b.detail}"))
     parts.append(Text(f"\n{len(result.candidates)} candidate configs ({result.pruned} dominated pruned), "
-                      f"{len(result.dropped) - result.pruned} options dropped; "
+                      f"{len(result.dropped)} options dropped; "
                       "`planopt explain PLAN --workload NAME` shows why", style="dim"))
     return Group(*parts)
 
