@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import duckdb
 import numpy as np
+import pandas as pd
 
 CHAT_WEEKDAY = [0.22, 0.18, 0.15, 0.14, 0.15, 0.20, 0.32, 0.50, 0.70, 0.85, 0.93, 0.97,
                 0.95, 0.98, 1.00, 0.98, 0.93, 0.85, 0.72, 0.62, 0.55, 0.48, 0.38, 0.29]
@@ -157,8 +159,6 @@ def _iso(epoch_s: np.ndarray, *, zulu: bool = True) -> np.ndarray:
 
 def write(events: Events, path: Path, *, style: str = "openai", fmt: str | None = None) -> Path:
     """Write the log as CSV, JSON Lines or Parquet (by suffix), in OpenAI-usage or LiteLLM columns."""
-    import pyarrow as pa
-
     path = Path(path)
     fmt = fmt or {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}[path.suffix]
     n = len(events.epoch_s)
@@ -195,21 +195,22 @@ def write(events: Events, path: Path, *, style: str = "openai", fmt: str | None 
         }
     else:
         raise ValueError(f"unknown style {style!r}")
-    table = pa.table({k: pa.array(v.tolist() if v.dtype == object else v) for k, v in cols.items()})
+    frame = pd.DataFrame({k: (v.tolist() if v.dtype == object else v) for k, v in cols.items()})
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
-        import pyarrow.csv as pacsv
-
-        pacsv.write_csv(table, path, pacsv.WriteOptions(quoting_style="needed"))
+        frame.to_csv(path, index=False)
     elif fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        pq.write_table(table, path)
+        # DuckDB (a runtime dependency: planopt reads logs with it) writes the Parquet file.
+        con = duckdb.connect()
+        try:
+            con.register("events", frame)
+            con.execute(f"COPY events TO '{str(path).replace(chr(39), chr(39) * 2)}' (FORMAT parquet)")
+        finally:
+            con.close()
     elif fmt == "jsonl":
         with path.open("w", encoding="utf-8") as f:
-            names = table.column_names
-            for row in zip(*(table.column(c).to_pylist() for c in names)):
-                f.write(json.dumps(dict(zip(names, row))) + "\n")
+            for row in frame.to_dict(orient="records"):
+                f.write(json.dumps({k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}) + "\n")
     else:
         raise ValueError(f"unknown format {fmt!r}")
     return path
