@@ -23,11 +23,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
-import usage_synth  # noqa: E402
+from optimizer.synth import usage as usage_synth  # noqa: E402
 
-from optimizer.calibrate import CalibrateOptions, calibrate  # noqa: E402
+from optimizer.calibrate.run import CalibrateOptions, calibrate  # noqa: E402
 
 PLAN = ROOT / "tests" / "data" / "calibrate" / "plan.yaml"
 

@@ -32,12 +32,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from optimizer.api import SolveOptions, solve_candidates  # noqa: E402
-from optimizer.candidates import Candidate, build_candidates, day_hours  # noqa: E402
+from optimizer.pipeline import SolveOptions, solve_candidates  # noqa: E402
+from optimizer.candidates.build import Candidate, build_candidates, day_hours  # noqa: E402
 from optimizer.errors import InfeasiblePlan, PlanError, SolverError  # noqa: E402
-from optimizer.plan import LoadedPlan, load_plan  # noqa: E402
-from optimizer.results import extract  # noqa: E402
-from optimizer.schema.catalog import RESERVED_TERM_DAYS  # noqa: E402
+from optimizer.inputs.loading import LoadedPlan, load_plan  # noqa: E402
+from optimizer.results.extract import extract  # noqa: E402
+from optimizer.inputs.schema.catalog import RESERVED_TERM_DAYS  # noqa: E402
 
 RESERVED = tuple(RESERVED_TERM_DAYS)
 

@@ -19,13 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.generate import generate  # noqa: E402
-from optimizer.api import SolveOptions, solve_candidates  # noqa: E402
-from optimizer.candidates import build_candidates  # noqa: E402
+from optimizer.synth.plans import generate  # noqa: E402
+from optimizer.pipeline import SolveOptions, solve_candidates  # noqa: E402
+from optimizer.candidates.build import build_candidates  # noqa: E402
 from optimizer.errors import SolverError  # noqa: E402
-from optimizer.model import build_model  # noqa: E402
-from optimizer.plan import load_plan  # noqa: E402
-from optimizer.solve import available_solvers  # noqa: E402
+from optimizer.optimize.model import build_model  # noqa: E402
+from optimizer.inputs.loading import load_plan  # noqa: E402
+from optimizer.optimize.solver import available_solvers  # noqa: E402
 
 
 def run(size: int, solver: str, seed: int, limit: float) -> dict:

@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .errors import InfeasiblePlan, PlanError, Problem, SolverError
+from optimizer.errors import InfeasiblePlan, PlanError, Problem, SolverError
 
 app = typer.Typer(
     name="planopt",
@@ -90,7 +90,7 @@ def _failure_json(plan_path: Path, exc: Exception) -> dict:
     """What `solve --json` prints when no plan is returned (exit 1 or 3)."""
     name, currency, horizon = plan_path.stem, "USD", None
     try:
-        from .plan import load_plan
+        from optimizer.inputs.loading import load_plan
 
         loaded = load_plan(plan_path)
         name, currency, horizon = loaded.plan.plan, loaded.plan.currency, loaded.plan.horizon_days
@@ -127,16 +127,16 @@ def solve(
     """
 
     def body() -> int:
-        from .api import SolveOptions, solve_plan
-        from .report.console import print_result
-        from .report.jsonio import dumps
+        from optimizer.pipeline import SolveOptions, solve_plan
+        from optimizer.report.console import print_result
+        from optimizer.results.jsonio import dumps
 
         if time_limit is not None and time_limit <= 0:
             raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
         opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
         last = None
         if baseline is not None:
-            from .baseline import load_baseline
+            from optimizer.results.baseline import load_baseline
 
             last = load_baseline(baseline)
         try:
@@ -162,7 +162,7 @@ def solve(
 
 
 def _write_reports(result, outdir: Path, name: str, json_text: str | None) -> list[Path]:
-    from .report.files import write_reports
+    from optimizer.report.files import write_reports
 
     try:
         return write_reports(result, outdir, name, json_text)
@@ -180,7 +180,7 @@ def report(
     """Re-render the workbook and the HTML report from a saved result, without solving again."""
 
     def body() -> int:
-        from .report.files import load_result
+        from optimizer.report.files import load_result
 
         result = load_result(result_file)
         written = _write_reports(result, outdir if outdir is not None else result_file.parent, _slug(result_file), None)
@@ -204,9 +204,9 @@ def explain(
     """Why this config: the choice, the next best alternatives with their cost difference, and what was dropped."""
 
     def body() -> int:
-        from .api import SolveOptions
-        from .api import explain as do_explain
-        from .report.console import money
+        from optimizer.pipeline import SolveOptions
+        from optimizer.pipeline import explain as do_explain
+        from optimizer.report.console import money
 
         opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
         ex = do_explain(plan, workload, opts, count, list(catalog or []))
@@ -273,7 +273,7 @@ def fit(
     """Does the model fit: weights + KV cache for the concurrency + reserve."""
 
     def body() -> int:
-        from . import sizing
+        from optimizer.physics import sizing
 
         _check_sizing_flags(tp, context_tokens, memory_reserve, concurrency)
         m, a, p, _ = _lookup(catalog, model, accelerator, precision, tp)
@@ -331,7 +331,7 @@ def estimate(
     """Estimated goodput at an SLO (without SLO flags: the maximum throughput), and what bounds it."""
 
     def body() -> int:
-        from . import sizing
+        from optimizer.physics import sizing
 
         ctx = context_tokens or (input_tokens + output_tokens)
         _check_sizing_flags(tp, ctx, memory_reserve, None)
@@ -390,7 +390,7 @@ def catalog_cmd(
     """List the catalog: what planopt knows about accelerators, models, precisions and offers."""
 
     def body() -> int:
-        from .catalog import load_catalog
+        from optimizer.inputs.catalog import load_catalog
 
         cat = load_catalog(catalog or [])
         entries = [getattr(cat, section.value)[k] for k in sorted(getattr(cat, section.value))]
@@ -450,7 +450,7 @@ def _cell(entry, path: str) -> str:
 def _lookup(catalog: list[Path] | None, model: str, accelerator: str, precision: str, tp: int):
     """Model, accelerator, precision and estimator efficiencies from the catalogs; TP within the
     scale-up domain."""
-    from .catalog import load_catalog
+    from optimizer.inputs.catalog import load_catalog
 
     cat = load_catalog(catalog or [])
     m, a, p = cat.model(model), cat.accelerator(accelerator), cat.precision(precision)
@@ -510,11 +510,11 @@ def calibrate(
     """Feed real usage and load tests back into the plan: demand, token means and measured goodput."""
 
     def body() -> int:
-        from .calibrate import CalibrateOptions, write_outputs
-        from .calibrate import calibrate as do_calibrate
-        from .loadtests import Flags
-        from .report.calibration import print_calibration, render_html
-        from .usage import total_bytes
+        from optimizer.calibrate.run import CalibrateOptions, write_outputs
+        from optimizer.calibrate.run import calibrate as do_calibrate
+        from optimizer.calibrate.loadtests import Flags
+        from optimizer.report.calibration import print_calibration, render_html
+        from optimizer.calibrate.usage import total_bytes
 
         opts = CalibrateOptions(
             usage=tuple(usage or ()), bench=tuple(bench or ()), result=result, maps=tuple(maps or ()),
@@ -551,10 +551,10 @@ def compare(
     """Two plans or two results side by side: cost by tier, each workload's choice and replicas, new and removed."""
 
     def body() -> int:
-        from .api import SolveOptions
-        from .compare import compare as do_compare
-        from .compare import load_side
-        from .report.calibration import print_comparison
+        from optimizer.pipeline import SolveOptions
+        from optimizer.results.compare import compare as do_compare
+        from optimizer.results.compare import load_side
+        from optimizer.report.calibration import print_comparison
 
         if time_limit is not None and time_limit <= 0:
             raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))

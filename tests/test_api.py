@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.api import SolveOptions, solve_plan
-from optimizer.plan import load_plan
+from optimizer.pipeline import SolveOptions, solve_plan
+from optimizer.inputs.loading import load_plan
 
 SEED = Path(__file__).resolve().parent.parent / "plans" / "seed-fleet.yaml"
 
@@ -52,7 +52,7 @@ def test_the_planner_uses_the_catalogs_estimator_efficiencies():
     memory efficiency there halves a bandwidth-bound estimate."""
     import dataclasses
 
-    from optimizer.candidates import build_candidates
+    from optimizer.candidates.build import build_candidates
 
     plan = Path(__file__).resolve().parent.parent / "plans" / "q4.yaml"
     loaded = load_plan(plan)

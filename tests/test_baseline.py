@@ -13,12 +13,12 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from optimizer.api import SolveOptions, solve_plan
-from optimizer.baseline import load_baseline
+from optimizer.pipeline import SolveOptions, solve_plan
+from optimizer.results.baseline import load_baseline
 from optimizer.cli import app
-from optimizer.compare import compare
+from optimizer.results.compare import compare
 from optimizer.errors import PlanError
-from optimizer.report.jsonio import dumps, from_dict
+from optimizer.results.jsonio import dumps, from_dict
 from test_constraints import interactive, offer, plan, write
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.api import SolveOptions, solve_plan
+from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.errors import InfeasiblePlan
-from optimizer.solve import available_solvers
+from optimizer.optimize.solver import available_solvers
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
 
@@ -400,8 +400,8 @@ def test_the_random_plans_cover_the_cases() -> None:
 
 def test_some_random_plans_have_a_dominated_offer(tmp_path) -> None:
     """The optimizer drops offers another offer dominates: the cross-check must see that happen."""
-    from optimizer.candidates import build_candidates
-    from optimizer.plan import load_plan
+    from optimizer.candidates.build import build_candidates
+    from optimizer.inputs.loading import load_plan
 
     hits = 0
     for seed in SEEDS:

@@ -6,7 +6,6 @@ import datetime as dt
 import hashlib
 import json
 import shutil
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,16 +14,15 @@ import pytest
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
-from optimizer.calibrate import CalibrateOptions, calibrate, sig, slots
-from optimizer.occupancy import occupancy, serving_replicas
+from optimizer.calibrate.run import CalibrateOptions, calibrate, sig, slots
+from optimizer.calibrate.occupancy import occupancy, serving_replicas
 from optimizer.cli import app
 from optimizer.errors import PlanError
-from optimizer.loadtests import Flags, read_runs
-from optimizer.plan import load_plan
-from optimizer.usage import Matcher, aggregate, parse_maps
+from optimizer.calibrate.loadtests import Flags, read_runs
+from optimizer.inputs.loading import load_plan
+from optimizer.calibrate.usage import Matcher, aggregate, parse_maps
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import usage_synth  # noqa: E402
+from optimizer.synth import usage as usage_synth
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
 
@@ -420,7 +418,7 @@ def test_serving_replicas_inverts_the_headroom():
 
 
 def test_occupancy_flags_hours_above_the_policy():
-    from optimizer.calibrate import WorkloadCalibration
+    from optimizer.calibrate.run import WorkloadCalibration
 
     wc = WorkloadCalibration("chat", "interactive")
     d = dt.date(2026, 7, 6)  # a Monday
@@ -437,8 +435,8 @@ def test_occupancy_flags_hours_above_the_policy():
 
 
 def test_result_gives_occupancy_table(logs, tmp_path):
-    from optimizer.api import solve_plan
-    from optimizer.report.jsonio import dumps
+    from optimizer.pipeline import solve_plan
+    from optimizer.results.jsonio import dumps
 
     # A plan sized for the log (calibrated, then solved with tiny goodputs) and the same log against it.
     text = PLAN.read_text()

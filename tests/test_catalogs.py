@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from optimizer.schema.catalog import CatalogFile
+from optimizer.inputs.schema.catalog import CatalogFile
 
 CATALOGS = Path(__file__).resolve().parent.parent / "catalogs"
 FILES = {

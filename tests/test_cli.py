@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from optimizer.cli import app
-from optimizer.solve import available_solvers
+from optimizer.optimize.solver import available_solvers
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
 
@@ -226,8 +226,8 @@ def test_exit_3_time_limit_without_a_feasible_plan(tmp_path):
 
 
 def test_exit_3_solver_failure_in_process(tmp_path, monkeypatch):
-    import optimizer.api as api_mod
-    from optimizer.solve import SolveInfo
+    import optimizer.pipeline as api_mod
+    from optimizer.optimize.solver import SolveInfo
 
     monkeypatch.setattr(api_mod, "solve", lambda *a, **k: SolveInfo("highs", "error", 0.5, None, None, None))
     res = invoke("solve", SEED, "--json", "-o", tmp_path / "out")

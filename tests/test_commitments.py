@@ -15,14 +15,14 @@ import pulp
 import pytest
 from typer.testing import CliRunner
 
-from optimizer.api import solve_plan
-from optimizer.candidates import build_candidates
+from optimizer.pipeline import solve_plan
+from optimizer.candidates.build import build_candidates
 from optimizer.cli import app
-from optimizer.commitments import calendar
+from optimizer.optimize.calendar import calendar
 from optimizer.errors import PlanError
-from optimizer.model import build_model
-from optimizer.plan import load_plan
-from optimizer.report.jsonio import dumps, from_dict, to_dict
+from optimizer.optimize.model import build_model
+from optimizer.inputs.loading import load_plan
+from optimizer.results.jsonio import dumps, from_dict, to_dict
 from test_constraints import batch, interactive, offer, write
 from test_constraints import plan as small_plan
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from optimizer.api import solve_plan
+from optimizer.pipeline import solve_plan
 from optimizer.cli import app
-from optimizer.compare import compare
-from optimizer.report.jsonio import dumps
+from optimizer.results.compare import compare
+from optimizer.results.jsonio import dumps
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from optimizer import candidates as candidates_mod
-from optimizer.api import SolveOptions, solve_candidates, solve_plan
-from optimizer.candidates import build_candidates
+from optimizer.candidates import build as candidates_mod
+from optimizer.pipeline import SolveOptions, solve_candidates, solve_plan
+from optimizer.candidates.build import build_candidates
 from optimizer.cli import app
 from optimizer.errors import InfeasiblePlan, PlanError
-from optimizer.plan import load_plan
-from optimizer.solve import available_solvers
+from optimizer.inputs.loading import load_plan
+from optimizer.optimize.solver import available_solvers
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
 

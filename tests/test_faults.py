@@ -22,7 +22,7 @@ import openpyxl
 import pytest
 from typer.testing import CliRunner
 
-from optimizer.api import SolveOptions, solve_plan
+from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.cli import app
 from optimizer.errors import InfeasiblePlan, PlanError, SolverError
 from test_constraints import batch, interactive, offer, plan, write
@@ -35,12 +35,9 @@ runner = CliRunner()
 
 
 def _generator():
-    import importlib.util
+    from optimizer.synth.plans import generate
 
-    spec = importlib.util.spec_from_file_location("planopt_generate", ROOT / "benchmarks" / "generate.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module.generate
+    return generate
 
 
 def refused(path: Path, tmp_path: Path, code: int) -> str:
@@ -195,7 +192,7 @@ def test_no_plan_within_the_time_limit_exits_3(hard_plan, tmp_path):
 
 
 def test_missing_highs_falls_back_to_cbc_with_a_warning(tmp_path, monkeypatch):
-    import optimizer.solve as solve_mod
+    import optimizer.optimize.solver as solve_mod
 
     if not solve_mod._cbc_cmd().available():
         pytest.skip("CBC is not installed")

@@ -36,12 +36,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from optimizer.api import SolveOptions, solve_plan
-from optimizer.candidates import build_candidates
+from optimizer.pipeline import SolveOptions, solve_plan
+from optimizer.candidates.build import build_candidates
 from optimizer.cli import app
 from optimizer.errors import InfeasiblePlan
-from optimizer.plan import load_plan
-from optimizer.solve import available_solvers
+from optimizer.inputs.loading import load_plan
+from optimizer.optimize.solver import available_solvers
 from test_bruteforce import random_plan
 from test_constraints import batch, interactive, offer, plan, write
 
@@ -240,13 +240,10 @@ def test_raising_demand_at_a_quiet_hour_can_lower_the_total_with_overflow(tmp_pa
 
 
 def _generated_plan(tmp_path: Path) -> Path:
-    import importlib.util
+    from optimizer.synth.plans import generate
 
-    spec = importlib.util.spec_from_file_location("planopt_generate", ROOT / "benchmarks" / "generate.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
     path = tmp_path / "generated.yaml"
-    path.write_text(module.generate(8, seed=2, mip_gap=0.0, time_limit_s=120), encoding="utf-8")
+    path.write_text(generate(8, seed=2, mip_gap=0.0, time_limit_s=120), encoding="utf-8")
     return path
 
 

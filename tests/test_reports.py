@@ -20,10 +20,12 @@ import openpyxl
 import pytest
 from typer.testing import CliRunner
 
-from optimizer.api import SolveOptions, solve_plan
+from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.cli import app
-from optimizer.report import excel, files, html
-from optimizer.report.jsonio import dumps, from_dict, to_dict
+from optimizer.report.xlsx import workbook as excel
+from optimizer.report import files
+from optimizer.report import html
+from optimizer.results.jsonio import dumps, from_dict, to_dict
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning",
                                         "ignore:Data Validation extension:UserWarning")
@@ -378,7 +380,7 @@ def test_a_failure_midway_leaves_no_partial_file(results, tmp_path, monkeypatch)
     def boom(*_a, **_k):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("optimizer.report.xlsx_sheets.write_workloads", boom)
+    monkeypatch.setattr("optimizer.report.xlsx.sheets.write_workloads", boom)
     with pytest.raises(RuntimeError):
         files.write_reports(r, tmp_path / "out", "seed", dumps(r))
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []

@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from optimizer import sizing
-from optimizer.estimator_params import load_estimator_params
+from optimizer.physics import sizing
+from optimizer.inputs.estimator_params import load_estimator_params
 from optimizer.resources import catalogs_dir
-from optimizer.schema.catalog import Accelerator, CatalogFile, MigProfile, Model, Precision
-from optimizer.schema.estimator import EstimatorParams
+from optimizer.inputs.schema.catalog import Accelerator, CatalogFile, MigProfile, Model, Precision
+from optimizer.inputs.schema.estimator import EstimatorParams
 
 
 def _load(name: str) -> dict:

@@ -10,11 +10,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .console import money
+from optimizer.report.console import money
 
 if TYPE_CHECKING:
-    from ..calibrate import Calibration, WorkloadCalibration
-    from ..compare import Comparison
+    from optimizer.calibrate.run import Calibration, WorkloadCalibration
+    from optimizer.results.compare import Comparison
 
 TEMPLATE = "calibrate.html.j2"
 
@@ -184,7 +184,7 @@ def render_html(cal: "Calibration") -> str:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
     from markupsafe import Markup
 
-    from ..resources import templates_dir
+    from optimizer.resources import templates_dir
 
     env = Environment(loader=FileSystemLoader(str(templates_dir())), autoescape=select_autoescape(["html", "j2"]),
                       undefined=StrictUndefined, keep_trailing_newline=True)

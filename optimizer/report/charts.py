@@ -9,8 +9,8 @@ from itertools import count
 import matplotlib
 from matplotlib.figure import Figure
 
-from ..results import PlanResult
-from . import labels as L
+from optimizer.results.extract import PlanResult
+from optimizer.report import labels as L
 
 RC = {
     "svg.hashsalt": "planopt",

@@ -6,10 +6,10 @@ import json
 from contextlib import ExitStack
 from pathlib import Path
 
-from ..errors import PlanError, Problem
-from ..io import atomic_write
-from ..results import PlanResult
-from .jsonio import FORMAT_VERSION, from_dict
+from optimizer.errors import PlanError, Problem
+from optimizer.inputs.document import atomic_write
+from optimizer.results.extract import PlanResult
+from optimizer.results.jsonio import FORMAT_VERSION, from_dict
 
 
 def write_reports(result: PlanResult, outdir: Path, name: str, json_text: str | None = None) -> list[Path]:
@@ -20,8 +20,8 @@ def write_reports(result: PlanResult, outdir: Path, name: str, json_text: str | 
     follow one another at the very end, so only a kill in that instant can leave a new JSON
     beside an old workbook. Temporary files a killed run left behind are removed first.
     """
-    from .excel import build_workbook
-    from .html import render_html
+    from optimizer.report.xlsx.workbook import build_workbook
+    from optimizer.report.html import render_html
 
     outdir = Path(outdir)
     for ext in ("json", "xlsx", "html"):

@@ -14,12 +14,12 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from ..io import atomic_write
-from ..resources import templates_dir
-from ..results import PlanResult, WorkloadResult
-from . import labels as L
-from .charts import Charts, pool_series
-from .jsonio import from_dict, to_dict
+from optimizer.inputs.document import atomic_write
+from optimizer.resources import templates_dir
+from optimizer.results.extract import PlanResult, WorkloadResult
+from optimizer.report import labels as L
+from optimizer.report.charts import Charts, pool_series
+from optimizer.results.jsonio import from_dict, to_dict
 
 TEMPLATE = "report.html.j2"
 

@@ -1,0 +1,1 @@
+"""The planning loop: usage logs, load tests and occupancy fed back into the plan."""

@@ -1,0 +1,415 @@
+"""Load-test results (vllm bench serve, GenAI-Perf, AIPerf) → measured goodput at a workload's SLO.
+
+A run counts as a measurement only if its TTFT and TPOT at the chosen percentile meet the
+workload's targets; the best such run per (workload, accelerator, precision, TP) becomes the
+workload's `measured` point. Runs that miss are kept, with the reason, for the report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from optimizer.errors import PlanError, Problem, did_you_mean
+from optimizer.inputs.schema.plan import PRECISION_ALIASES, PRECISION_IDS
+
+MAX_FILE_BYTES = 50_000_000
+
+PRECISION_NAMES = {
+    **PRECISION_ALIASES, "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "auto": "bf16",
+    "fp8_e4m3": "fp8", "fp8-dynamic": "fp8", "w8a8": "int8", "int8": "int8", "awq_marlin": "int4-awq",
+}
+UNIT_TO_MS = {"ms": 1.0, "millisecond": 1.0, "milliseconds": 1.0, "ns": 1e-6, "us": 1e-3, "µs": 1e-3,
+              "s": 1000.0, "sec": 1000.0, "second": 1000.0, "seconds": 1000.0}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One load-test run, reduced to what planopt needs."""
+
+    file: str
+    index: int
+    """Position of the run in its file (files may hold several), 0-based."""
+    tool: str
+    model: str | None
+    output_tokens_per_s: float
+    ttft_ms: float | None
+    """At the chosen percentile."""
+    tpot_ms: float | None
+    percentile: float
+    load: str
+    """What drove the run: 'concurrency 64', 'rate 8/s', … (for the report)."""
+    metadata: dict[str, str] = field(default_factory=dict)
+    problem: str | None = None
+    """Why this run cannot be judged (no percentile, cancelled, no requests)."""
+
+    @property
+    def where(self) -> str:
+        return Path(self.file).name + (f" #{self.index + 1}" if self.index else "")
+
+    @property
+    def label(self) -> str:
+        where = f"{Path(self.file).name}" + (f"#{self.index + 1}" if self.index else "")
+        return f"{self.tool} {where} ({self.load})" if self.load else f"{self.tool} {where}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    run: Run
+    workload: str | None
+    accelerator: str | None
+    precision: str | None
+    tp: int | None
+    meets_slo: bool
+    reasons: list[str]
+    """Why the run misses the SLO or cannot be used; empty when it is usable."""
+    used: bool = False
+
+
+@dataclass(frozen=True)
+class Point:
+    workload: str
+    accelerator: str
+    precision: str
+    tp: int
+    goodput_output_tokens_per_s: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Flags:
+    accelerator: str | None = None
+    precision: str | None = None
+    tp: int | None = None
+    workload: str | None = None
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def read_runs(path: Path, shown: str, percentile: float) -> list[Run]:
+    """Every run in one file: a JSON object, a JSON list of objects, or JSON Lines (--append-result)."""
+    path = Path(path)
+    if not path.exists():
+        raise PlanError(Problem("load-test file not found", "check the path", file=shown))
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise PlanError(Problem(f"load-test file is over {MAX_FILE_BYTES // 1_000_000} MB",
+                                "save the summary JSON (without per-request detail)", file=shown))
+    text = path.read_text(encoding="utf-8-sig", errors="replace").strip()
+    if not text:
+        raise PlanError(Problem("the file is empty", "give a vllm bench serve, GenAI-Perf or AIPerf JSON", file=shown))
+    docs: list[Any]
+    try:
+        data = json.loads(text, parse_constant=_no_constant)
+        docs = data if isinstance(data, list) else [data]
+    except json.JSONDecodeError as exc:
+        docs = []
+        for i, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                docs.append(json.loads(line, parse_constant=_no_constant))
+            except json.JSONDecodeError:
+                raise PlanError(Problem(f"not JSON: {exc.msg}", "give the tool's JSON output file",
+                                        file=shown, line=exc.lineno if i == 1 else i)) from None
+    runs = []
+    for i, doc in enumerate(docs):
+        if not isinstance(doc, dict):
+            raise PlanError(Problem(f"run {i + 1} is not a JSON object", "give the tool's JSON output file",
+                                    file=shown))
+        runs.append(parse_run(doc, shown, i, percentile))
+    return runs
+
+
+def _no_constant(name: str) -> float:
+    return math.nan
+
+
+def parse_run(doc: dict[str, Any], shown: str, index: int, percentile: float) -> Run:
+    """Recognise the tool by its field names and read throughput, TTFT and TPOT at `percentile`."""
+    p = _pword(percentile)
+    if "output_throughput" in doc and any(k.endswith("_ttft_ms") for k in doc):
+        return _vllm(doc, shown, index, percentile, p)
+    if isinstance(doc.get("output_token_throughput"), dict) and isinstance(doc.get("time_to_first_token"), dict):
+        tool = "AIPerf" if ("aiperf_version" in doc or "schema_version" in doc or "benchmark_id" in doc) else "GenAI-Perf"
+        return _genai(doc, shown, index, percentile, p, tool)
+    raise PlanError(Problem(
+        "not a vllm bench serve, GenAI-Perf or AIPerf result (no output_throughput / output_token_throughput)",
+        "give `vllm bench serve --save-result` JSON, GenAI-Perf *_genai_perf.json or AIPerf profile_export_aiperf.json",
+        file=shown))
+
+
+def _pword(percentile: float) -> str:
+    return str(int(percentile)) if float(percentile).is_integer() else f"{percentile:g}"
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _meta(doc: dict[str, Any]) -> dict[str, str]:
+    """--metadata k=v pairs (vLLM writes them at the top level) and a `metadata` object, if any."""
+    keys = ("accelerator", "gpu", "gpu_type", "hardware", "precision", "quantization", "dtype", "tp",
+            "tensor_parallel_size", "tensor_parallel", "workload")
+    out = {}
+    nested = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    for src in (doc, nested):
+        for k in keys:
+            v = src.get(k)
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v).strip():
+                out[k] = str(v).strip()
+    return out
+
+
+def _vllm(doc: dict[str, Any], shown: str, index: int, percentile: float, p: str) -> Run:
+    thr = _num(doc.get("output_throughput"))
+    ttft = _num(doc.get(f"p{p}_ttft_ms"))
+    tpot = _num(doc.get(f"p{p}_tpot_ms"))
+    problem = None
+    if thr is None:
+        problem = "output_throughput is missing — give the JSON that --save-result wrote"
+    elif (doc.get("completed") or 0) <= 0 and "completed" in doc:
+        problem = "no request completed"
+    have = sorted({k.split("_", 1)[0] for k in doc if k.startswith("p") and k.endswith("_ttft_ms")})
+    if problem is None and not any(k.endswith("_tpot_ms") for k in doc):
+        problem = "no TPOT in the file — rerun with --percentile-metrics ttft,tpot,itl"
+    elif problem is None and (ttft is None or tpot is None):
+        problem = (f"no p{p} TTFT/TPOT in the file (it has {', '.join(have) or 'none'}) — rerun with "
+                   f"--metric-percentiles {p}, or pass --percentile")
+    load = []
+    if doc.get("max_concurrency") not in (None, "None"):
+        load.append(f"concurrency {doc['max_concurrency']}")
+    rate = doc.get("request_rate")
+    if rate not in (None, "inf", float("inf")):
+        load.append(f"rate {rate}/s")
+    return Run(shown, index, "vllm bench serve", _str(doc.get("model_id")), thr or 0.0, ttft, tpot, percentile,
+               ", ".join(load), _meta(doc), problem)
+
+
+def _stat(doc: dict[str, Any], metric: str, key: str) -> float | None:
+    block = doc.get(metric)
+    if not isinstance(block, dict):
+        return None
+    v = _num(block.get(key))
+    if v is None:
+        return None
+    unit = str(block.get("unit", "ms")).strip().lower()
+    if metric in ("time_to_first_token", "inter_token_latency", "time_per_output_token"):
+        return v * UNIT_TO_MS.get(unit, 1.0)
+    return v
+
+
+def _genai(doc: dict[str, Any], shown: str, index: int, percentile: float, p: str, tool: str) -> Run:
+    thr = _stat(doc, "output_token_throughput", "avg")
+    ttft = _stat(doc, "time_to_first_token", f"p{p}")
+    tpot_metric = "inter_token_latency" if isinstance(doc.get("inter_token_latency"), dict) else "time_per_output_token"
+    tpot = _stat(doc, tpot_metric, f"p{p}")
+    problem = None
+    if thr is None:
+        problem = "output_token_throughput.avg is missing — give the tool's summary JSON"
+    elif doc.get("was_cancelled") is True:
+        problem = "the run was cancelled"
+    elif ttft is None or tpot is None:
+        have = sorted(k for k in (doc.get("time_to_first_token") or {}) if k.startswith("p"))
+        problem = (f"no p{p} for time_to_first_token/inter_token_latency (the file has {', '.join(have) or 'none'})"
+                   " — pass --percentile with one of those")
+    cfg = doc.get("input_config") if isinstance(doc.get("input_config"), dict) else {}
+    model = _model_of(cfg)
+    load = []
+    conc = _find(cfg, ("concurrency",))
+    rate = _find(cfg, ("request_rate",))
+    if conc not in (None, 0):
+        load.append(f"concurrency {conc}")
+    if rate not in (None, 0):
+        load.append(f"rate {rate}/s")
+    meta = _meta(doc)
+    for k, v in _meta(cfg).items():
+        meta.setdefault(k, v)
+    return Run(shown, index, tool, model, thr or 0.0, ttft, tpot, percentile, ", ".join(load), meta, problem)
+
+
+def _model_of(cfg: dict[str, Any]) -> str | None:
+    for path in (("model",), ("model_names",), ("endpoint", "model_names"), ("models", "items")):
+        v: Any = cfg
+        for part in path:
+            v = v.get(part) if isinstance(v, dict) else None
+        if isinstance(v, list) and v:
+            v = v[0]
+        if isinstance(v, dict):
+            v = v.get("name")
+        if isinstance(v, str) and v:
+            return v
+    return None
+
+
+def _find(d: Any, keys: tuple[str, ...], depth: int = 0) -> Any:
+    """The first value under one of `keys`, searching nested input_config objects."""
+    if not isinstance(d, dict) or depth > 4:
+        return None
+    for k in keys:
+        if k in d and isinstance(d[k], (int, float)) and not isinstance(d[k], bool):
+            return d[k]
+    for v in d.values():
+        found = _find(v, keys, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _str(v: Any) -> str | None:
+    return str(v) if isinstance(v, str) and v else None
+
+
+# --- judging -------------------------------------------------------------------------------------
+
+
+def judge(runs: list[Run], plan, catalog, flags: Flags) -> tuple[list[Verdict], list[Point]]:
+    """Each run against its workload's SLO; the best passing run per config becomes a measured Point.
+
+    A run planopt cannot place (which workload, accelerator, precision, TP) is an input error,
+    raised for all runs at once; a run that misses the SLO is only listed.
+    """
+    workloads = {w.name: w for w in plan.workloads}
+    by_model: dict[str, list[str]] = {}
+    for w in plan.workloads:
+        if w.model:
+            by_model.setdefault(w.model, []).append(w.name)
+    verdicts = []
+    problems: list[Problem] = []
+    for run in runs:
+        errors: list[str] = []
+        meta = run.metadata
+        wname = meta.get("workload") or flags.workload
+        if wname is None and run.model is not None:
+            if run.model in workloads:
+                wname = run.model
+            elif len(by_model.get(run.model, [])) == 1:
+                wname = by_model[run.model][0]
+        if wname is None:
+            errors.append(f"which workload? the run's model is {run.model or 'not named'} — "
+                          "pass --workload NAME or record --metadata workload=NAME")
+        elif wname not in workloads:
+            guess = did_you_mean(wname, list(workloads))
+            errors.append(f"unknown workload '{wname}' — " + (f"did you mean '{guess}'?" if guess else
+                                                              f"workloads: {', '.join(workloads)}"))
+            wname = None
+        missing = []
+        acc_v = meta.get("accelerator") or meta.get("gpu") or meta.get("gpu_type") or meta.get("hardware") \
+            or flags.accelerator
+        prec_v = meta.get("precision") or meta.get("quantization") or meta.get("dtype") or flags.precision
+        if acc_v is None:
+            missing.append("accelerator")
+        if prec_v is None:
+            missing.append("precision")
+        if missing:
+            errors.append(f"the file does not say its {' and '.join(missing)} — pass "
+                          + " ".join(f"--{m} …" for m in missing)
+                          + " or record them with --metadata " + " ".join(f"{m}=…" for m in missing))
+        acc = _accelerator(acc_v, catalog, errors) if acc_v is not None else None
+        prec = _precision(prec_v, errors) if prec_v is not None else None
+        tp = _tp(meta.get("tp") or meta.get("tensor_parallel_size") or meta.get("tensor_parallel")
+                 or (str(flags.tp) if flags.tp is not None else None), errors)
+        w = workloads.get(wname) if wname else None
+        if w is not None and prec is not None and prec not in w.precisions:
+            errors.append(f"measured at {prec}, which {w.name} does not accept ({', '.join(w.precisions)}) — "
+                          f"add {prec} to its precisions or leave this run out")
+        if w is not None and w.reserve_gpus is not None:
+            errors.append(f"{w.name} is a reserve_gpus workload; it has no goodput to measure — leave this run out")
+        if run.problem and " — " in run.problem:
+            errors.append(run.problem)
+        if errors:
+            for e in errors:
+                msg, _, fix = e.partition(" — ")
+                problems.append(Problem(f"{_where(run)}{msg}", fix or None, file=run.file))
+            continue
+        reasons = [run.problem] if run.problem else _misses(run, w)
+        verdicts.append(Verdict(run, wname, acc, prec, tp, not reasons, reasons))
+    if problems:
+        raise PlanError(problems)
+    best: dict[tuple[str, str, str, int], int] = {}
+    for i, v in enumerate(verdicts):
+        if v.reasons:
+            continue
+        key = (v.workload, v.accelerator, v.precision, v.tp)
+        j = best.get(key)  # type: ignore[arg-type]
+        if j is None or v.run.output_tokens_per_s > verdicts[j].run.output_tokens_per_s:
+            best[key] = i  # type: ignore[index]
+    points = []
+    for key, i in sorted(best.items()):
+        v = verdicts[i]
+        verdicts[i] = Verdict(v.run, v.workload, v.accelerator, v.precision, v.tp, True, [], used=True)
+        points.append(Point(key[0], key[1], key[2], key[3], v.run.output_tokens_per_s, _source(v.run, workloads[key[0]])))
+    return verdicts, points
+
+
+def _where(run: Run) -> str:
+    return f"run {run.index + 1}: " if run.index else ""
+
+
+def _misses(run: Run, w) -> list[str]:
+    p = _pword(run.percentile)
+    out = []
+    if w.slo.ttft_ms is not None and run.ttft_ms is not None and run.ttft_ms > w.slo.ttft_ms:
+        out.append(f"p{p} TTFT {run.ttft_ms:,.0f} ms > {w.slo.ttft_ms:g} ms target")
+    if w.slo.tpot_ms is not None and run.tpot_ms is not None and run.tpot_ms > w.slo.tpot_ms:
+        out.append(f"p{p} TPOT {run.tpot_ms:,.1f} ms > {w.slo.tpot_ms:g} ms target")
+    return out
+
+
+def _source(run: Run, w) -> str:
+    p = _pword(run.percentile)
+    parts = []
+    if run.ttft_ms is not None:
+        parts.append(f"TTFT {run.ttft_ms:,.0f}" + (f"/{w.slo.ttft_ms:g}" if w.slo.ttft_ms else "") + " ms")
+    if run.tpot_ms is not None:
+        parts.append(f"TPOT {run.tpot_ms:,.1f}" + (f"/{w.slo.tpot_ms:g}" if w.slo.tpot_ms else "") + " ms")
+    return f"{run.label}; p{p} " + ", ".join(parts)
+
+
+def _accelerator(value: str, catalog, reasons: list[str]) -> str | None:
+    v = value.strip()
+    known = catalog.accelerators
+    if v in known:
+        return v
+    low = v.lower().replace("_", "-").replace(" ", "-")
+    if low in known:
+        return low
+    by_name = [a.id for a in known.values() if (a.name or "").lower() == v.lower()]
+    if len(by_name) == 1:
+        return by_name[0]
+    guess = did_you_mean(low, list(known))
+    reasons.append(f"unknown accelerator '{v}' — " + (f"did you mean '{guess}'?" if guess else
+                                                       "use a catalog id (planopt catalog accelerators)"))
+    return None
+
+
+def _precision(value: str, reasons: list[str]) -> str | None:
+    v = value.strip().lower()
+    v = PRECISION_NAMES.get(v, v)
+    if v not in PRECISION_IDS:
+        reasons.append(f"unknown precision '{value}' — use one of {', '.join(PRECISION_IDS)}")
+        return None
+    return v
+
+
+def _tp(value: str | None, reasons: list[str]) -> int | None:
+    if value is None:
+        return 1
+    try:
+        tp = int(float(value))
+    except ValueError:
+        reasons.append(f"tp '{value}' is not a whole number — give GPUs per replica, e.g. 2")
+        return None
+    if tp < 1 or tp & (tp - 1):
+        reasons.append(f"tp {tp} is not a power of two — use 1, 2, 4 or 8")
+        return None
+    return tp

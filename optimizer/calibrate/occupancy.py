@@ -1,0 +1,109 @@
+"""Occupancy: actual output tokens/s against a solved fleet (serving replicas × goodput), hour by hour."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+
+from optimizer.errors import PlanError, Problem
+
+if TYPE_CHECKING:
+    from optimizer.calibrate.run import WorkloadCalibration
+
+HOURS = range(24)
+
+
+@dataclass(frozen=True)
+class OccupancyHour:
+    workload: str
+    date: dt.date
+    day_type: str
+    hour: int
+    actual_output_tokens_per_s: float
+    serving_replicas: int
+    goodput_output_tokens_per_s: float
+    occupancy: float
+
+
+@dataclass(frozen=True)
+class OccupancyReport:
+    workload: str
+    target: float
+    hours: int
+    above: list[OccupancyHour]
+    highest: OccupancyHour | None
+    mean_at_busiest: float | None
+
+
+def read_result(path: Path):
+    """A result JSON that `planopt solve` wrote, as a PlanResult; PlanError when it is not one."""
+    from optimizer.results.jsonio import from_dict
+
+    shown = str(path)
+    if not path.exists():
+        raise PlanError(Problem("result file not found", "run `planopt solve PLAN -o DIR` and give DIR/<plan>.json",
+                                file=shown))
+    try:
+        return from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise PlanError(Problem(f"not a planopt result JSON ({type(exc).__name__}: {exc})",
+                                "give the JSON that `planopt solve PLAN -o DIR` wrote", file=shown)) from None
+
+
+def serving_replicas(total: int, spares: int, rollout_fraction: float) -> int:
+    """Invert total = base + spares + ceil(rollout × (base + spares)): the replicas that carry traffic."""
+    from optimizer.physics.sizing import ceil_tol
+
+    base = 0
+    while base + 1 + spares + ceil_tol(rollout_fraction * (base + 1 + spares)) <= total:
+        base += 1
+    return base
+
+
+def occupancy(result, workloads: list["WorkloadCalibration"], day_type: Callable[[dt.date], str | None],
+              default_target: float) -> list[OccupancyReport]:
+    """Actual output tokens/s ÷ (serving replicas × goodput), per workload and hour of the log.
+
+    Serving replicas exclude the spares and rollout headroom (the policy's occupancy applies to
+    them); tokens the plan sends to an API at that hour are taken off the actual first.
+    """
+    pol = result.policy or {}
+    target = float(pol.get("occupancy", default_target))
+    spares = int(pol.get("spares", 1))
+    rollout = float(pol.get("rollout_fraction", 0.25))
+    mine = {w.name: w for w in workloads}
+    reports = []
+    for wr in result.workloads:
+        wc = mine.get(wr.name)
+        if wc is None or not wc.rates or wr.kind != "interactive" or not wr.hourly_replicas \
+                or wr.goodput_output_tokens_per_s <= 0:
+            continue
+        hours = []
+        for (d, h), rate in sorted(wc.rates.items()):
+            t = day_type(d)
+            reps = wr.hourly_replicas.get(t) if t else None
+            if reps is None and len(wr.hourly_replicas) == 1:
+                t, reps = next(iter(wr.hourly_replicas.items()))
+            if reps is None:
+                continue
+            api = (wr.hourly_api_tokens_per_s.get(t) or [0.0] * 24)[h]
+            base = serving_replicas(int(reps[h]), spares, rollout)
+            fleet = max(0.0, rate - api)
+            cap = base * wr.goodput_output_tokens_per_s
+            occ = fleet / cap if cap > 0 else (math.inf if fleet > 0 else 0.0)
+            hours.append(OccupancyHour(wr.name, d, t, h, rate, base, wr.goodput_output_tokens_per_s, occ))
+        if not hours:
+            continue
+        above = sorted((x for x in hours if x.occupancy > target + 1e-9), key=lambda x: (-x.occupancy, x.date, x.hour))
+        highest = max(hours, key=lambda x: (x.occupancy, x.date, x.hour))
+        busiest_hour = max(HOURS, key=lambda h: sum(x.actual_output_tokens_per_s for x in hours if x.hour == h))
+        at = [x.occupancy for x in hours if x.hour == busiest_hour and math.isfinite(x.occupancy)]
+        reports.append(OccupancyReport(wr.name, target, len(hours), above, highest,
+                                       float(np.mean(at)) if at else None))
+    return reports

@@ -1,0 +1,477 @@
+"""`planopt calibrate`: usage events, load tests and a solved result → the plan with measured demand and goodput.
+
+Definitions (stated in the output too):
+- hourly rate: output tokens completed in an hour of the plan's time zone ÷ 3600 s;
+- peak (`demand.peak_output_tokens_per_s`): for each day type, the P-th percentile (default 95)
+  across full days of that day's busiest hour; the highest of the day types;
+- profile: for each day type and hour, the same percentile across days of that hour's rate,
+  divided by the one peak (a quieter weekend stays below 1);
+- batch (`batch.output_tokens_per_day`): the same percentile of the output tokens of full days.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+
+from optimizer.calibrate import usage as usage_mod
+from optimizer.errors import PlanError, Problem, unknown_id_fix
+from optimizer.calibrate.loadtests import Flags, Point, Verdict, judge, read_runs
+from optimizer.calibrate.occupancy import OccupancyReport, occupancy, read_result
+from optimizer.inputs.loading import LoadedPlan, load_plan
+from optimizer.inputs.schema.plan import WEEKDAYS
+from optimizer.calibrate.usage import UsageAggregate
+
+HOURS = range(24)
+
+
+@dataclass(frozen=True)
+class CalibrateOptions:
+    usage: tuple[Path, ...] = ()
+    bench: tuple[Path, ...] = ()
+    result: Path | None = None
+    maps: tuple[str, ...] = ()
+    peak_percentile: float = 95.0
+    slo_percentile: float = 99.0
+    flags: Flags = Flags()
+    max_bad_rows: int = 0
+
+
+@dataclass(frozen=True)
+class HourStats:
+    """Actual output tokens/s of one workload and day type, hour by hour, across the log's days."""
+
+    days: int
+    mean: list[float | None]
+    low: list[float | None]
+    high: list[float | None]
+    pct: list[float | None]
+
+
+@dataclass
+class WorkloadCalibration:
+    name: str
+    kind: str
+    requests: int = 0
+    output_tokens: float = 0.0
+    old_peak: float | None = None
+    new_peak: float | None = None
+    peak_day_type: str | None = None
+    peak_days: int = 0
+    old_profile: dict[str, list[float]] = field(default_factory=dict)
+    new_profile: dict[str, list[float]] | None = None
+    actual: dict[str, HourStats] = field(default_factory=dict)
+    old_tokens: tuple[float, float] | None = None
+    new_tokens: tuple[float, float] | None = None
+    old_batch: float | None = None
+    new_batch: float | None = None
+    tenants: list[tuple[str, float, int]] = field(default_factory=list)
+    """(tenant, share of output tokens, requests), largest first."""
+    rates: dict[tuple[dt.date, int], float] = field(default_factory=dict, repr=False)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Change:
+    workload: str
+    what: str
+    old: str
+    new: str
+    ratio: float | None = None
+
+
+@dataclass
+class Calibration:
+    plan_file: str
+    plan_name: str
+    out_file: str
+    yaml_text: str
+    timezone: str
+    peak_percentile: float
+    slo_percentile: float
+    definition: str
+    period: tuple[str, str] | None = None
+    full_days: dict[str, int] = field(default_factory=dict)
+    usage: UsageAggregate | None = None
+    workloads: list[WorkloadCalibration] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    points: list[Point] = field(default_factory=list)
+    occupancy: list[OccupancyReport] = field(default_factory=list)
+    result_file: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def sig(x: float, digits: int = 4) -> float | int:
+    """Round to `digits` significant digits; whole numbers come back as int (readable, stable YAML)."""
+    if x == 0 or not math.isfinite(x):
+        return 0
+    r = round(x, digits - 1 - int(math.floor(math.log10(abs(x)))))
+    return int(r) if float(r).is_integer() else r
+
+
+def pword(q: float) -> str:
+    return f"p{q:g}"
+
+
+# --- the whole command -------------------------------------------------------------------------
+
+
+def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path | str,
+              progress: Callable[[float], None] | None = None,
+              extra_catalogs: list[Path | str] = ()) -> Calibration:
+    """Read everything, compute the new numbers and the new plan text; write nothing."""
+    from optimizer.calibrate import rewrite as calibrate_yaml
+
+    plan_path, out_path = Path(plan_path), Path(out_path)
+    _check_options(options, plan_path, out_path)
+    loaded = load_plan(plan_path, list(extra_catalogs))
+    plan = loaded.plan
+    zone = _zone(loaded)
+    q = options.peak_percentile
+    cal = Calibration(plan_file=loaded.file, plan_name=plan.plan, out_file=str(out_path), yaml_text="",
+                      timezone=plan.timezone, peak_percentile=q, slo_percentile=options.slo_percentile,
+                      definition=(f"peak = {pword(q)} across full days of each day's busiest hour (output tokens/s, "
+                                  f"{plan.timezone}), for the day type with the highest; profile = {pword(q)} of each "
+                                  f"hour across days ÷ that peak"))
+    cal.workloads = [_old(w) for w in plan.workloads]
+    by_name = {w.name: w for w in cal.workloads}
+    # The small inputs first, so a mistake in them does not wait for a long scan.
+    result = read_result(Path(options.result)) if options.result is not None else None
+    if options.bench:
+        runs = []
+        problems = []
+        for p in options.bench:
+            try:
+                runs.extend(read_runs(Path(p), str(p), options.slo_percentile))
+            except PlanError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise PlanError(problems)
+        cal.verdicts, cal.points = judge(runs, plan, loaded.catalog, options.flags)
+    if options.usage:
+        seen: set[Path] = set()
+        files = []
+        for p in options.usage:
+            key = Path(p).resolve()
+            if key in seen:
+                cal.notes.append(f"{p} was given twice; read once")
+                continue
+            seen.add(key)
+            files.append(Path(p))
+        rename, routes = usage_mod.parse_maps(list(options.maps))
+        matcher = _matcher(loaded, routes)
+        agg = usage_mod.aggregate(files, matcher, rename=rename, shown=[str(p) for p in files],
+                                  max_bad_rows=options.max_bad_rows, progress=progress)
+        cal.usage = agg
+        _check_ambiguous(agg, matcher)
+        _usage_notes(cal, agg, plan)
+        if agg.events:
+            _demand(cal, agg, loaded, zone, by_name)
+    elif options.maps:
+        cal.notes.append("--map applies to usage files; none were given")
+    if result is not None:
+        cal.result_file = str(options.result)
+        cal.occupancy = occupancy(result, cal.workloads, _calendar(loaded), plan.policy.occupancy)
+    cal.yaml_text, cal.changes = calibrate_yaml.rewrite(loaded, cal, out_path)
+    return cal
+
+
+def _check_options(options: CalibrateOptions, plan_path: Path, out_path: Path) -> None:
+    problems = []
+    if not options.usage and not options.bench:
+        problems.append(Problem("nothing to calibrate from",
+                                "give --usage FILE (gateway log) and/or --bench FILE (load test)"))
+    if options.result is not None and not options.usage:
+        problems.append(Problem("--result needs --usage", "occupancy compares the result with actual usage"))
+    if not 50 <= options.peak_percentile <= 100:
+        problems.append(Problem(f"--peak-percentile {options.peak_percentile:g} is outside 50–100", "e.g. 95"))
+    if not 0 < options.slo_percentile <= 100:
+        problems.append(Problem(f"--percentile {options.slo_percentile:g} is outside (0, 100]", "e.g. 99"))
+    if options.max_bad_rows < 0:
+        problems.append(Problem("--max-bad-rows must be ≥ 0", None))
+    if out_path.suffix.lower() not in (".yaml", ".yml"):
+        problems.append(Problem(f"-o {out_path}: the calibrated plan is YAML", "name it OUT.yaml"))
+    try:
+        same = out_path.resolve() == plan_path.resolve()
+    except OSError:
+        same = False
+    if same:
+        problems.append(Problem(f"-o {out_path} is the plan itself; calibrate never changes its input",
+                                "write the calibrated plan to a new file, e.g. plans/q4-calibrated.yaml"))
+    if problems:
+        raise PlanError(problems)
+
+
+def _zone(loaded: LoadedPlan) -> ZoneInfo:
+    try:
+        return ZoneInfo(loaded.plan.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise PlanError(loaded.doc.problem(("timezone",), f"unknown time zone '{loaded.plan.timezone}'",
+                                           "use an IANA name like UTC, Europe/Berlin or America/New_York")) from None
+
+
+def _old(w) -> WorkloadCalibration:
+    wc = WorkloadCalibration(w.name, w.kind)
+    if w.tokens is not None:
+        wc.old_tokens = (w.tokens.input, w.tokens.output)
+    if w.demand is not None:
+        wc.old_peak = w.demand.peak_output_tokens_per_s
+    if w.batch is not None:
+        wc.old_batch = w.batch.output_tokens_per_day
+    return wc
+
+
+def _matcher(loaded: LoadedPlan, routes: list) -> usage_mod.Matcher:
+    base = usage_mod.workloads_for(loaded.plan)
+    names = [w.name for w in loaded.plan.workloads]
+    problems = []
+    for r in routes:
+        if r.workload not in names:
+            problems.append(Problem(f"--map {r}: unknown workload '{r.workload}'",
+                                    unknown_id_fix("workloads", r.workload, names)))
+    if problems:
+        raise PlanError(problems)
+    return usage_mod.Matcher(base.names, base.by_model, tuple(routes))
+
+
+def _check_ambiguous(agg: UsageAggregate, matcher: usage_mod.Matcher) -> None:
+    amb = matcher.ambiguous_models()
+    problems = []
+    for model, n in agg.ambiguous.items():
+        ws = amb[model]
+        problems.append(Problem(
+            f"{n:,} events for model '{model}' do not say which workload they belong to: "
+            f"{' and '.join(ws)} both serve it",
+            f"map them: --map model={model}:workload={ws[0]}, or by tenant: --map tenant=TEAM:workload={ws[-1]}"))
+    if problems:
+        raise PlanError(problems)
+
+
+def _usage_notes(cal: Calibration, agg: UsageAggregate, plan) -> None:
+    for model, n in agg.unmatched.items():
+        cal.notes.append(f"{n:,} events for '{model or '(no model)'}' match no workload; not counted "
+                         f"(add --map model={model or 'NAME'}:workload=NAME to count them)")
+    failed = sum(f.failed for f in agg.files)
+    if failed:
+        cal.notes.append(f"{failed:,} failed requests (status failure) left out")
+    if agg.excluded_bad:
+        cal.notes.append(f"{agg.excluded_bad:,} bad rows left out (--max-bad-rows)")
+    reserve = {w.name for w in plan.workloads if w.reserve_gpus is not None}
+    for name in sorted(reserve & set(agg.quarters)):
+        cal.notes.append(f"events for {name} are counted but not used: a reserve_gpus workload has no demand")
+
+
+# --- demand ------------------------------------------------------------------------------------
+
+
+def _calendar(loaded: LoadedPlan) -> Callable[[dt.date], str | None]:
+    """Date → the plan's first day type whose days of the week include it."""
+    weekdays = loaded.plan.day_type_weekdays()
+
+    def day_type(d: dt.date) -> str | None:
+        name = WEEKDAYS[d.weekday()]
+        for k, days in weekdays.items():
+            if name in days:
+                return k
+        return None
+
+    return day_type
+
+
+@dataclass(frozen=True)
+class Slots:
+    """The log's period cut into hours of the plan's time zone."""
+
+    of_quarter: dict[int, tuple[dt.date, int]]
+    hours: dict[tuple[dt.date, int], float]
+    """(local date, hour) → hours of real time it covers (1; 2 when clocks go back; less at the edges)."""
+    full_days: set[dt.date]
+
+
+def slots(first_epoch_s: float, last_epoch_s: float, zone: ZoneInfo) -> Slots:
+    q = usage_mod.QUARTER_S
+    start = int(first_epoch_s // q) * q
+    end = (int(last_epoch_s // q) + 1) * q
+    # Widen to whole local hours (zone offsets are whole quarters).
+    lt = dt.datetime.fromtimestamp(start, zone)
+    start -= lt.minute * 60
+    lt = dt.datetime.fromtimestamp(end, zone)
+    if lt.minute:
+        end += 3600 - lt.minute * 60
+    of_quarter: dict[int, tuple[dt.date, int]] = {}
+    hours: dict[tuple[dt.date, int], float] = {}
+    per_date: dict[dt.date, int] = {}
+    for t in range(start, end, q):
+        local = dt.datetime.fromtimestamp(t, zone)
+        key = (local.date(), local.hour)
+        of_quarter[t // q] = key
+        hours[key] = hours.get(key, 0.0) + 0.25
+        per_date[key[0]] = per_date.get(key[0], 0) + 1
+    full = set()
+    for d, n in per_date.items():
+        a = dt.datetime(d.year, d.month, d.day, tzinfo=zone).timestamp()
+        nd = d + dt.timedelta(days=1)
+        b = dt.datetime(nd.year, nd.month, nd.day, tzinfo=zone).timestamp()
+        if n == round((b - a) / q):
+            full.add(d)
+    return Slots(of_quarter, hours, full)
+
+
+def _demand(cal: Calibration, agg: UsageAggregate, loaded: LoadedPlan, zone: ZoneInfo,
+            by_name: dict[str, WorkloadCalibration]) -> None:
+    plan = loaded.plan
+    day_type = _calendar(loaded)
+    s = slots(agg.first_epoch_s, agg.last_epoch_s, zone)  # type: ignore[arg-type]
+    dates = sorted({d for d, _ in s.hours})
+    cal.period = (dt.datetime.fromtimestamp(agg.first_epoch_s, zone).strftime("%Y-%m-%d %H:%M"),  # type: ignore[arg-type]
+                  dt.datetime.fromtimestamp(agg.last_epoch_s, zone).strftime("%Y-%m-%d %H:%M"))  # type: ignore[arg-type]
+    types = list(plan.day_type_days())
+    cal.full_days = {t: sum(1 for d in s.full_days if day_type(d) == t) for t in types}
+    orphan = sorted({WEEKDAYS[d.weekday()] for d in dates if day_type(d) is None}, key=WEEKDAYS.index)
+    if orphan:
+        cal.notes.append(f"days on {', '.join(orphan)} fall in none of the plan's day types; left out of the shape")
+    q = cal.peak_percentile
+    for w in plan.workloads:
+        wc = by_name[w.name]
+        quarters = agg.quarters.get(w.name)
+        if not quarters:
+            if w.demand is not None or w.batch is not None:
+                wc.notes.append("no events; kept as it was")
+            continue
+        tokens: dict[tuple[dt.date, int], float] = {}
+        requests = 0
+        prompt = completion = 0.0
+        for qi, (n, p, c) in quarters.items():
+            key = s.of_quarter[qi]
+            tokens[key] = tokens.get(key, 0.0) + c
+            requests += n
+            prompt += p
+            completion += c
+        wc.requests, wc.output_tokens = requests, completion
+        if requests:
+            wc.new_tokens = (sig(prompt / requests), sig(completion / requests))
+            if wc.new_tokens[1] == 0:
+                wc.new_tokens = None
+                wc.notes.append("events have no completion tokens; token means kept")
+        ten = agg.tenants.get(w.name, {})
+        total_c = sum(c for _, c in ten.values()) or 1.0
+        wc.tenants = sorted(((t, c / total_c, n) for t, (n, c) in ten.items()), key=lambda x: (-x[1], x[0]))
+        wc.rates = {k: tokens.get(k, 0.0) / (3600.0 * h) for k, h in s.hours.items() if h > 0}
+        by_type = {t: [d for d in dates if day_type(d) == t] for t in types}
+        for t, ds in by_type.items():
+            wc.actual[t] = _hour_stats(wc.rates, ds, q)
+        if w.demand is not None:
+            _interactive(wc, w, by_type, s, types, q)
+        elif w.batch is not None:
+            full = [d for d in dates if d in s.full_days and day_type(d) is not None]
+            if full:
+                per_day = [sum(tokens.get((d, h), 0.0) for h in HOURS) for d in full]
+                value = float(np.percentile(per_day, q))
+                if value > 0:
+                    wc.new_batch = sig(value)
+                    wc.peak_days = len(full)
+            else:
+                wc.notes.append("no full day in the log; output_tokens_per_day kept")
+
+
+def _hour_stats(rates: dict[tuple[dt.date, int], float], days: list[dt.date], q: float) -> HourStats:
+    mean, low, high, pct = [], [], [], []
+    for h in HOURS:
+        vals = [rates[(d, h)] for d in days if (d, h) in rates]
+        if vals:
+            mean.append(float(np.mean(vals)))
+            low.append(float(min(vals)))
+            high.append(float(max(vals)))
+            pct.append(float(np.percentile(vals, q)))
+        else:
+            mean.append(None)
+            low.append(None)
+            high.append(None)
+            pct.append(None)
+    return HourStats(len(days), mean, low, high, pct)
+
+
+def _interactive(wc: WorkloadCalibration, w, by_type: dict[str, list[dt.date]], s: Slots, types: list[str],
+                 q: float) -> None:
+    old = w.demand
+    flat = [1.0] * 24
+    if old.profile is None:
+        wc.old_profile = {t: list(flat) for t in types}
+    elif isinstance(old.profile, list):
+        wc.old_profile = {t: list(old.profile) for t in types}
+    else:
+        wc.old_profile = {t: list(old.profile.get(t, flat)) for t in types}
+    peaks: dict[str, tuple[float, int]] = {}
+    for t, ds in by_type.items():
+        full = [d for d in ds if d in s.full_days]
+        if not full:
+            continue
+        maxes = [max(wc.rates.get((d, h), 0.0) for h in HOURS if (d, h) in wc.rates) for d in full]
+        peaks[t] = (float(np.percentile(maxes, q)), len(full))
+    if not peaks:
+        for t, ds in by_type.items():
+            if ds:
+                maxes = [max(wc.rates.get((d, h), 0.0) for h in HOURS if (d, h) in wc.rates) for d in ds]
+                peaks[t] = (float(np.percentile(maxes, q)), len(ds))
+        if peaks:
+            wc.notes.append("no full day in the log; the peak uses partial days")
+    if not peaks or max(v for v, _ in peaks.values()) <= 0:
+        wc.notes.append("no output tokens in the period; demand kept")
+        return
+    top = max(peaks, key=lambda t: (peaks[t][0], -types.index(t)))
+    peak = sig(peaks[top][0])
+    wc.new_peak, wc.peak_day_type, wc.peak_days = float(peak), top, peaks[top][1]
+    profile = {}
+    for t in types:
+        stats = wc.actual.get(t)
+        if stats is None or stats.days == 0:
+            # No day of this type in the log: keep its old demand in tokens/s.
+            old_abs = [v * (wc.old_peak or 0.0) for v in wc.old_profile[t]]
+            profile[t] = [min(1.0, round(v / peak, 3)) for v in old_abs]
+            wc.notes.append(f"no {t} in the log; {t} demand kept in tokens/s")
+            continue
+        profile[t] = [min(1.0, round((v or 0.0) / peak, 3)) for v in stats.pct]
+    wc.new_profile = profile
+
+
+def out_dir_catalogs(catalogs: list[str], plan_dir: Path, out_dir: Path) -> list[str]:
+    """Relative catalog paths rewritten so they still resolve from the calibrated plan's folder."""
+    if plan_dir.resolve() == out_dir.resolve():
+        return list(catalogs)
+    out = []
+    for c in catalogs:
+        if c == "builtin" or Path(c).is_absolute():
+            out.append(c)
+            continue
+        target = (plan_dir / c).resolve()
+        try:
+            out.append(os.path.relpath(target, out_dir.resolve()))
+        except ValueError:
+            out.append(str(target))
+    return out
+
+
+def write_outputs(cal: Calibration, out_path: Path | str, html: str,
+                  extra_catalogs: list[Path | str] = ()) -> Path:
+    """Write OUT.yaml (only if it loads as a plan) and OUT.html beside it; nothing on failure."""
+    from optimizer.inputs.document import atomic_write, write_text_atomic
+
+    out_path = Path(out_path)
+    html_path = out_path.with_suffix(".html")
+    with atomic_write(out_path) as tmp:
+        tmp.write_text(cal.yaml_text, encoding="utf-8")
+        try:
+            load_plan(tmp, list(extra_catalogs))
+        except PlanError as exc:
+            raise PlanError([Problem(f"the calibrated plan would not load: {p.message}", p.fix, file=str(out_path),
+                                     line=p.line, path=p.path) for p in exc.problems]) from None
+        write_text_atomic(html_path, html)
+    return html_path

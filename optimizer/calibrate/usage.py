@@ -1,0 +1,360 @@
+"""Usage events (a gateway's log: CSV, JSON Lines or Parquet) → token sums per workload and 15 minutes, via DuckDB.
+
+DuckDB streams the files, so logs far larger than memory aggregate in one pass; Python only
+sees the aggregates (a few thousand rows per workload and quarter).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from optimizer.errors import PlanError, Problem
+from optimizer.calibrate.usage_files import Column, Route, Source, _lit, _q, _raise_duckdb, _reader, inspect
+from optimizer.calibrate.usage_files import parse_maps, total_bytes  # noqa: F401  (re-exported: the CLI and calibrate use them)
+
+QUARTER_S = 900
+FAILED_STATUS = ("failure", "failed", "error")
+EPOCH_MIN, EPOCH_MAX = 946_684_800, 4_102_444_800  # 2000-01-01 .. 2100-01-01 UTC
+
+PROBLEMS = {
+    # code: (field, what, fix)
+    "timestamp-missing": ("timestamp", "has no timestamp", "every event needs a time"),
+    "timestamp-unparseable": ("timestamp", "is not a timestamp",
+                              "write ISO 8601 (2026-10-01T14:03:00Z; no offset means UTC) or epoch seconds/milliseconds"),
+    "timestamp-range": ("timestamp", "is outside 2000–2100",
+                        "check the column: epoch values are read as seconds below 1e11, milliseconds below 1e14, "
+                        "microseconds above"),
+    "prompt-bad": ("prompt_tokens", "is not a number", "write the request's prompt tokens as a whole number"),
+    "prompt-negative": ("prompt_tokens", "is negative", "token counts are ≥ 0; fix or drop the row"),
+    "completion-bad": ("completion_tokens", "is not a number",
+                       "write the request's completion tokens as a whole number"),
+    "completion-negative": ("completion_tokens", "is negative", "token counts are ≥ 0; fix or drop the row"),
+}
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """How an event finds its workload: its workload field, a route, its model = a name, else a model id."""
+
+    names: tuple[str, ...]
+    by_model: dict[str, tuple[str, ...]]
+    routes: tuple[Route, ...] = ()
+
+    def ambiguous_models(self) -> dict[str, tuple[str, ...]]:
+        return {m: ws for m, ws in self.by_model.items() if len(ws) > 1 and m not in self.names}
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    file: str
+    fmt: str
+    columns: dict[str, str]
+    """field → column(s) used, as shown to the user."""
+    events: int
+    failed: int
+    bad: dict[str, int]
+
+
+@dataclass
+class UsageAggregate:
+    files: list[FileSummary]
+    quarters: dict[str, dict[int, tuple[int, float, float]]]
+    """workload → 15-minute index (epoch // 900) → (requests, prompt tokens, completion tokens)."""
+    tenants: dict[str, dict[str, tuple[int, float]]]
+    """workload → tenant → (requests, completion tokens)."""
+    unmatched: dict[str, int]
+    """model (or workload) value → events that match no workload."""
+    ambiguous: dict[str, int]
+    first_epoch_s: float | None
+    last_epoch_s: float | None
+    events: int
+    excluded_bad: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+# --- the query -------------------------------------------------------------------------------------
+
+
+def _text(src: Source, col: Column) -> str:
+    if col.json_path is not None:
+        return f"({_q(col.name)} ->> {_lit('$.' + col.json_path)})"
+    if src.fmt == "parquet" and col.type.upper() != "VARCHAR":
+        return f"CAST({_q(col.name)} AS VARCHAR)"
+    return _q(col.name)
+
+
+def _epoch(src: Source, col: Column) -> str:
+    """Seconds since 1970 (UTC) from ISO 8601 text, epoch s/ms/µs, or a typed timestamp."""
+    t = col.type.upper()
+    if src.fmt == "parquet" and col.json_path is None:
+        if t.startswith("TIMESTAMP") or t == "DATE":
+            return f"epoch(CAST({_q(col.name)} AS {'TIMESTAMPTZ' if 'TIME ZONE' in t else 'TIMESTAMP'}))"
+        if any(k in t for k in ("INT", "DOUBLE", "FLOAT", "DECIMAL")):
+            return f"epoch_any(CAST({_q(col.name)} AS DOUBLE))"
+    x = _text(src, col)
+    return (f"CASE WHEN TRY_CAST(trim({x}) AS DOUBLE) IS NOT NULL THEN epoch_any(TRY_CAST(trim({x}) AS DOUBLE)) "
+            f"ELSE epoch(TRY_CAST({x} AS TIMESTAMPTZ)) END")
+
+
+def _number(src: Source, col: Column) -> str:
+    t = col.type.upper()
+    if src.fmt == "parquet" and col.json_path is None and any(k in t for k in ("INT", "DOUBLE", "FLOAT", "DECIMAL")):
+        return f"CAST({_q(col.name)} AS DOUBLE)"
+    return f"TRY_CAST(trim({_text(src, col)}) AS DOUBLE)"
+
+
+def _first_text(src: Source, cols: tuple[Column, ...] | None) -> str:
+    if not cols:
+        return "CAST(NULL AS VARCHAR)"
+    parts = [f"NULLIF(trim({_text(src, c)}), '')" for c in cols]
+    return parts[0] if len(parts) == 1 else f"COALESCE({', '.join(parts)})"
+
+
+def _file_select(fid: int, src: Source) -> str:
+    c = src.columns
+    ts = c["timestamp"][0]
+    json_cols = None
+    if src.fmt.startswith("json"):
+        json_cols = {}
+        for cols in c.values():
+            for col in cols:
+                json_cols[col.name] = "JSON" if col.json_path else "VARCHAR"
+    status = c.get("status")
+    failed = (f"lower({_first_text(src, status)}) IN ({', '.join(_lit(s) for s in FAILED_STATUS)})"
+              if status else "false")
+    return (f"SELECT {fid} AS fid, {_epoch(src, ts)} AS epoch_s, {_text(src, ts)} AS ts_text, "
+            f"{_number(src, c['prompt_tokens'][0])} AS p, {_text(src, c['prompt_tokens'][0])} AS p_text, "
+            f"{_number(src, c['completion_tokens'][0])} AS c, {_text(src, c['completion_tokens'][0])} AS c_text, "
+            f"{_first_text(src, c.get('model'))} AS model, {_first_text(src, c.get('workload'))} AS wlcol, "
+            f"{_first_text(src, c.get('tenant'))} AS tenant, coalesce({failed}, false) AS failed "
+            f"FROM {_reader(src.fmt, src.path, json_cols, src.delim, src.header)}")
+
+
+PROBLEM_SQL = f"""CASE
+  WHEN failed THEN 'failed'
+  WHEN ts_text IS NULL OR trim(ts_text) = '' THEN 'timestamp-missing'
+  WHEN epoch_s IS NULL OR NOT isfinite(epoch_s) THEN 'timestamp-unparseable'
+  WHEN epoch_s < {EPOCH_MIN} OR epoch_s >= {EPOCH_MAX} THEN 'timestamp-range'
+  WHEN p IS NULL OR NOT isfinite(p) THEN 'prompt-bad'
+  WHEN p < 0 THEN 'prompt-negative'
+  WHEN c IS NULL OR NOT isfinite(c) THEN 'completion-bad'
+  WHEN c < 0 THEN 'completion-negative'
+END"""
+
+
+def _workload_sql(m: Matcher) -> str:
+    """The SQL CASE that names an event's workload (NULL when none or ambiguous)."""
+    names = ", ".join(_lit(n) for n in m.names)
+    whens = []
+    if names:
+        whens.append(f"WHEN wlcol IN ({names}) THEN wlcol")
+    for r in m.routes:
+        conds = []
+        if r.model is not None:
+            conds.append(f"model = {_lit(r.model)}")
+        if r.tenant is not None:
+            conds.append(f"tenant = {_lit(r.tenant)}")
+        whens.append(f"WHEN {' AND '.join(conds)} THEN {_lit(r.workload)}")
+    if names:
+        whens.append(f"WHEN model IN ({names}) THEN model")
+    for model, ws in sorted(m.by_model.items()):
+        if len(ws) == 1:
+            whens.append(f"WHEN model = {_lit(model)} THEN {_lit(ws[0])}")
+    if not whens:
+        return "CAST(NULL AS VARCHAR)"
+    return "CASE " + " ".join(whens) + " END"
+
+
+def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | None = None,
+              shown: list[str] | None = None, max_bad_rows: int = 0,
+              progress: Callable[[float], None] | None = None) -> UsageAggregate:
+    """Scan every usage file once; sum tokens per workload and quarter-hour, per workload and tenant."""
+    import duckdb
+
+    started = time.perf_counter()
+    shown = shown or [str(p) for p in paths]
+    tmp = tempfile.mkdtemp(prefix="planopt-duckdb-")
+    con = duckdb.connect(config={"temp_directory": tmp})
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        con.execute("CREATE TEMP MACRO epoch_any(v) AS CASE WHEN abs(v) >= 1e14 THEN v / 1e6 "
+                    "WHEN abs(v) >= 1e11 THEN v / 1e3 ELSE v END")
+        sources, problems = [], []
+        for p, s in zip(paths, shown):
+            try:
+                sources.append(inspect(con, Path(p), s, rename or {}))
+            except PlanError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise PlanError(problems)
+        union = " UNION ALL ".join(_file_select(i, s) for i, s in enumerate(sources))
+        query = f"""
+        WITH ev AS (SELECT *, {PROBLEM_SQL} AS problem FROM ({union})),
+        ev2 AS (SELECT *, CASE WHEN problem IS NULL THEN {_workload_sql(matcher)} END AS wl FROM ev),
+        ev3 AS (
+          SELECT fid, problem, epoch_s, p, c, wl,
+                 CASE WHEN problem IS NULL AND wl IS NULL THEN coalesce(wlcol, model, '') END AS umodel,
+                 CASE WHEN wl IS NOT NULL THEN coalesce(tenant, '(none)') END AS tenant,
+                 CASE WHEN wl IS NOT NULL THEN CAST(floor(epoch_s / {QUARTER_S}) AS BIGINT) END AS quarter
+          FROM ev2)
+        SELECT GROUPING(fid, problem) = 0 AS by_file, GROUPING(wl, umodel, quarter) = 0 AS by_quarter,
+               fid, problem, wl, umodel, quarter, tenant, count(*) AS n, sum(p) AS p, sum(c) AS c,
+               min(epoch_s) FILTER (WHERE problem IS NULL) AS t0, max(epoch_s) FILTER (WHERE problem IS NULL) AS t1
+        FROM ev3
+        GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, quarter), (wl, tenant))
+        """
+        names = {str(src.path): src.shown for src in sources}
+        try:
+            rows = _run_with_progress(con, query, sum(src.bytes for src in sources), progress)
+        except PlanError:
+            raise
+        except Exception as exc:
+            _raise_duckdb(exc, names)
+            raise
+        agg = _collect(rows, sources, matcher)
+        bad_total = sum(sum(f.bad.values()) for f in agg.files)
+        if bad_total > max_bad_rows:
+            raise PlanError(_bad_row_problems(con, sources, agg.files, bad_total, max_bad_rows))
+        agg.excluded_bad = bad_total
+        empty = [f for f in agg.files if f.events == 0 and f.failed == 0 and not f.bad]
+        if empty:
+            raise PlanError([Problem("has no events (a header and no rows?)",
+                                     "export a period with traffic, or leave this file out", file=f.file)
+                             for f in empty])
+        agg.seconds = time.perf_counter() - started
+        return agg
+    finally:
+        con.close()
+        _rmtree(tmp)
+
+
+def _rmtree(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _read_bytes_so_far() -> int | None:
+    try:
+        with open("/proc/self/io", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("rchar:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def _run_with_progress(con, query: str, size_bytes: int, progress: Callable[[float], None] | None) -> list[tuple]:
+    """Run the query; meanwhile report a fraction done (bytes read, or DuckDB's own estimate)."""
+    if progress is None:
+        return _execute(con, query)
+    con.execute("SET enable_progress_bar = true")
+    con.execute("SET enable_progress_bar_print = false")
+    box: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            box["rows"] = con.execute(query).fetchall()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    start = _read_bytes_so_far()
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+            done = max(0.0, con.query_progress() / 100.0)
+            now = _read_bytes_so_far()
+            if start is not None and now is not None and size_bytes > 0:
+                done = max(done, (now - start) / size_bytes)
+            progress(min(done, 0.99))
+    except KeyboardInterrupt:
+        con.interrupt()
+        worker.join()
+        raise
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    progress(1.0)
+    return box["rows"]  # type: ignore[return-value]
+
+
+def _execute(con, query: str) -> list[tuple]:
+    return con.execute(query).fetchall()
+
+
+def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> UsageAggregate:
+    per_file: dict[int, dict[str | None, int]] = {i: {} for i in range(len(sources))}
+    quarters: dict[str, dict[int, tuple[int, float, float]]] = {}
+    tenants: dict[str, dict[str, tuple[int, float]]] = {}
+    unmatched: dict[str, int] = {}
+    ambiguous: dict[str, int] = {}
+    amb = matcher.ambiguous_models()
+    first = last = None
+    for by_file, by_quarter, fid, problem, wl, umodel, quarter, tenant, n, p, c, t0, t1 in rows:
+        if by_file:
+            per_file[fid][problem] = n
+            if problem is None and t0 is not None:
+                first = t0 if first is None else min(first, t0)
+                last = t1 if last is None else max(last, t1)
+        elif by_quarter:
+            if wl is not None and quarter is not None:
+                quarters.setdefault(wl, {})[int(quarter)] = (int(n), float(p or 0.0), float(c or 0.0))
+            elif wl is None and umodel is not None:
+                (ambiguous if umodel in amb else unmatched)[umodel] = int(n)
+        elif wl is not None:
+            tenants.setdefault(wl, {})[tenant] = (int(n), float(c or 0.0))
+    files = []
+    for i, s in enumerate(sources):
+        counts = per_file[i]
+        files.append(FileSummary(
+            file=s.shown, fmt=s.fmt,
+            columns={k: " or ".join(str(c) for c in v) for k, v in s.columns.items()},
+            events=counts.get(None, 0), failed=counts.get("failed", 0),
+            bad={k: v for k, v in sorted(counts.items(), key=lambda kv: str(kv[0]))
+                 if k is not None and k != "failed"}))
+    events = sum(f.events for f in files)
+    return UsageAggregate(files, quarters, tenants, dict(sorted(unmatched.items())), dict(sorted(ambiguous.items())),
+                          first, last, events)
+
+
+def _bad_row_problems(con, sources: list[Source], files: list[FileSummary], total: int, allowed: int) -> list[Problem]:
+    """The first few bad rows of each kind, by line (CSV, JSON Lines) or row (Parquet)."""
+    problems = []
+    for fid, (src, summary) in enumerate(zip(sources, files)):
+        for code, count in summary.bad.items():
+            fld, what, fix = PROBLEMS[code]
+            col = src.columns[fld][0]
+            raw = {"timestamp": "ts_text", "prompt_tokens": "p_text", "completion_tokens": "c_text"}[fld]
+            query = (f"SELECT rn, {raw} FROM (SELECT row_number() OVER () AS rn, *, {PROBLEM_SQL} AS problem "
+                     f"FROM ({_file_select(fid, src)})) WHERE problem = {_lit(code)} ORDER BY rn LIMIT 3")
+            examples = _execute(con, query)
+            more = f" ({count:,} rows like this)" if count > len(examples) else ""
+            for rn, value in examples:
+                shown = "empty" if value is None or str(value).strip() == "" else repr(str(value)[:40])
+                # Lines assume one line per row (true unless a quoted field holds a line break).
+                line = {"csv": rn + 1, "json": rn}.get(src.fmt)
+                problems.append(Problem(f"row {rn:,}: {col} {shown} {what}{more}", fix, file=src.shown, line=line))
+                more = ""
+    if allowed:
+        problems.append(Problem(f"{total:,} bad rows, more than --max-bad-rows {allowed:,}",
+                                "fix the rows, or raise --max-bad-rows to leave them out"))
+    return problems
+
+
+def workloads_for(plan) -> Matcher:
+    """The plan's workloads as a Matcher (reserve_gpus workloads have no model)."""
+    by_model: dict[str, list[str]] = {}
+    for w in plan.workloads:
+        if w.model is not None and w.reserve_gpus is None:
+            by_model.setdefault(w.model, []).append(w.name)
+    return Matcher(tuple(w.name for w in plan.workloads), {k: tuple(v) for k, v in by_model.items()})
+
+

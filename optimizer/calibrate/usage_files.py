@@ -1,0 +1,285 @@
+"""Usage files: their formats, which column holds which field (OpenAI usage, LiteLLM spend logs, --map), read errors."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from optimizer.errors import PlanError, Problem, did_you_mean
+
+FIELDS = ("timestamp", "model", "workload", "tenant", "prompt_tokens", "completion_tokens", "status")
+FIELD_ALIASES = {"input_tokens": "prompt_tokens", "output_tokens": "completion_tokens", "team": "tenant"}
+
+AUTO_COLUMNS: dict[str, tuple[str, ...]] = {
+    # OpenAI-style usage logs and LiteLLM's LiteLLM_SpendLogs, in order of preference.
+    "timestamp": ("timestamp", "starttime", "start_time", "created_at", "created", "request_time", "time", "ts"),
+    "workload": ("workload",),
+    "model": ("model_group", "model", "model_id", "model_name"),
+    "tenant": ("tenant", "team_id", "team", "user", "user_id", "end_user"),
+    "prompt_tokens": ("prompt_tokens", "input_tokens", "usage.prompt_tokens", "usage.input_tokens"),
+    "completion_tokens": ("completion_tokens", "output_tokens", "usage.completion_tokens", "usage.output_tokens"),
+    "status": ("status",),
+}
+COALESCED = {"model", "tenant"}
+"""Fields filled from the first non-empty of several columns (LiteLLM: model_group, else model)."""
+
+FORMATS = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json-array",
+           ".parquet": "parquet", ".pq": "parquet"}
+COMPRESSED = (".gz", ".zst")
+
+
+
+@dataclass(frozen=True)
+class Route:
+    """`--map model=M:tenant=T:workload=W`: events with this model (and tenant) belong to W."""
+
+    workload: str
+    model: str | None = None
+    tenant: str | None = None
+
+    def __str__(self) -> str:
+        parts = [f"model={self.model}"] if self.model is not None else []
+        parts += [f"tenant={self.tenant}"] if self.tenant is not None else []
+        return ":".join(parts + [f"workload={self.workload}"])
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    json_path: str | None = None
+    """For a nested JSON key like usage.prompt_tokens: the path inside column `name`."""
+    type: str = "VARCHAR"
+
+    def __str__(self) -> str:
+        return f"{self.name}.{self.json_path}" if self.json_path else self.name
+
+
+@dataclass(frozen=True)
+class Source:
+    path: Path
+    shown: str
+    fmt: str
+    columns: dict[str, tuple[Column, ...]]
+    bytes: int
+    delim: str | None = None
+    header: tuple[str, ...] | None = None
+    """CSV only, when the sniffer could not read the file: its header, read as written."""
+
+
+# --- parsing the --map options -------------------------------------------------------------------
+
+
+def parse_maps(maps: list[str]) -> tuple[dict[str, str], list[Route]]:
+    """`column=field` renames and `model=M[:tenant=T]:workload=W` routes; PlanError on anything else."""
+    columns: dict[str, str] = {}
+    routes: list[Route] = []
+    problems = []
+    for raw in maps:
+        text = raw.strip()
+        if ":" in text:
+            parts = dict(p.split("=", 1) for p in text.split(":") if "=" in p)
+            bad = [p for p in text.split(":") if "=" not in p]
+            unknown = sorted(set(parts) - {"model", "tenant", "workload"})
+            if bad or unknown or "workload" not in parts or not ({"model", "tenant"} & set(parts)):
+                problems.append(Problem(f"--map {raw}: not a route",
+                                        "write --map model=NAME:workload=NAME or --map tenant=NAME:workload=NAME"))
+                continue
+            routes.append(Route(parts["workload"], parts.get("model"), parts.get("tenant")))
+            continue
+        if "=" not in text:
+            problems.append(Problem(f"--map {raw}: expected COLUMN=FIELD",
+                                    f"e.g. --map ts=timestamp; fields: {', '.join(FIELDS)}"))
+            continue
+        col, fld = (s.strip() for s in text.split("=", 1))
+        fld = FIELD_ALIASES.get(fld, fld)
+        if fld not in FIELDS or not col:
+            guess = did_you_mean(fld, list(FIELDS))
+            problems.append(Problem(f"--map {raw}: unknown field '{fld}'",
+                                    f"did you mean '{guess}'?" if guess else f"fields: {', '.join(FIELDS)}"))
+            continue
+        columns[fld] = col
+    if problems:
+        raise PlanError(problems)
+    return columns, routes
+
+
+# --- finding the columns -------------------------------------------------------------------------
+
+
+def detect_format(path: Path) -> str | None:
+    suffixes = [s.lower() for s in path.suffixes]
+    while suffixes and suffixes[-1] in COMPRESSED:
+        suffixes.pop()
+    return FORMATS.get(suffixes[-1]) if suffixes else None
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _lit(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _reader(fmt: str, path: Path, json_columns: dict[str, str] | None = None, delim: str | None = None,
+            header: tuple[str, ...] | None = None) -> str:
+    p = _lit(str(path))
+    if fmt == "csv":
+        # Every column as text: bad values are then found and reported by row, not guessed at.
+        if header:
+            cols = ", ".join(f"{_lit(h)}: 'VARCHAR'" for h in header)
+            return (f"read_csv({p}, header = true, auto_detect = false, delim = {_lit(delim or ',')}, quote = '\"', "
+                    f"escape = '\"', columns = {{{cols}}}, ignore_errors = false)")
+        return f"read_csv({p}, header = true, all_varchar = true, ignore_errors = false)"
+    if fmt in ("json", "json-array"):
+        # .jsonl: one event per line; .json: an array of events (or lines; DuckDB tells them apart).
+        form = "'newline_delimited'" if fmt == "json" else "'auto'"
+        if json_columns is None:
+            return f"read_json({p}, format = {form})"
+        cols = ", ".join(f"{_lit(k)}: {_lit(v)}" for k, v in json_columns.items())
+        return f"read_json({p}, format = {form}, columns = {{{cols}}})"
+    return f"read_parquet({p})"
+
+
+def inspect(con, path: Path, shown: str, rename: dict[str, str]) -> Source:
+    """Which columns of this file hold which field; PlanError when a required one is missing."""
+    fmt = detect_format(path)
+    if not path.exists():
+        raise PlanError(Problem("usage file not found", "check the path", file=shown))
+    if path.is_dir():
+        raise PlanError(Problem("is a directory", "give a .csv, .jsonl or .parquet file", file=shown))
+    if fmt is None:
+        raise PlanError(Problem(f"unknown usage file type '{path.suffix}'",
+                                "name it .csv, .jsonl or .parquet (optionally .gz)", file=shown))
+    size = path.stat().st_size
+    if size == 0:
+        raise PlanError(Problem("the file is empty", "export the gateway's usage log with a header row and events",
+                                file=shown))
+    header: tuple[str, ...] | None = None
+    delim = None
+    try:
+        rel = con.execute(f"DESCRIBE SELECT * FROM {_reader(fmt, path)}").fetchall()
+        sniffed = True
+    except Exception as exc:  # duckdb raises several error classes; all mean "cannot read this file"
+        rel, sniffed, first_error = [], False, exc
+    if fmt == "csv" and (not sniffed or len(rel) == 1):
+        # The sniffer gives up on files whose rows disagree: take the header as written, so the
+        # scan names the row that does not fit.
+        header, delim = _csv_header(path)
+        if header is not None and len(header) > 1:
+            rel = [(h, "VARCHAR") for h in header]
+            sniffed = True
+    if not sniffed:
+        _raise_duckdb(first_error, {str(path): shown}, default_file=shown)
+    types = {r[0]: str(r[1]) for r in rel}
+    lower = {name.lower(): name for name in types}
+    columns: dict[str, tuple[Column, ...]] = {}
+    for fld, aliases in AUTO_COLUMNS.items():
+        wanted = [rename[fld]] if fld in rename else list(aliases)
+        found: list[Column] = []
+        for alias in wanted:
+            col = _resolve(alias, lower, types, fmt)
+            if col is not None:
+                found.append(col)
+                if fld not in COALESCED:
+                    break
+        if not found and fld in rename and fld in AUTO_COLUMNS:
+            # The renamed column is not in this file: fall back to the usual names.
+            for alias in aliases:
+                col = _resolve(alias, lower, types, fmt)
+                if col is not None:
+                    found.append(col)
+                    if fld not in COALESCED:
+                        break
+        if found:
+            columns[fld] = tuple(found)
+    problems = []
+    have = ", ".join(types) or "none"
+    for fld in ("timestamp", "prompt_tokens", "completion_tokens"):
+        if fld not in columns:
+            looked = rename.get(fld) or ", ".join(AUTO_COLUMNS[fld])
+            problems.append(Problem(f"no {fld} column (looked for {looked}; the file has {have})",
+                                    f"rename the column or pass --map COLUMN={fld}", file=shown))
+    if "model" not in columns and "workload" not in columns:
+        problems.append(Problem(f"no model or workload column (the file has {have})",
+                                "pass --map COLUMN=model (or COLUMN=workload)", file=shown))
+    if problems:
+        raise PlanError(problems)
+    return Source(path, shown, fmt, columns, size, delim, header)
+
+
+def _csv_header(path: Path) -> tuple[tuple[str, ...] | None, str | None]:
+    import csv
+    import gzip
+
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as f:  # type: ignore[operator]
+            line = f.readline()
+    except (OSError, UnicodeDecodeError):
+        return None, None
+    delim = max((",", "\t", ";", "|"), key=line.count)
+    if not line.count(delim):
+        return None, None
+    row = next(csv.reader([line], delimiter=delim))
+    return tuple(h.strip() for h in row), delim
+
+
+def _resolve(alias: str, lower: dict[str, str], types: dict[str, str], fmt: str) -> Column | None:
+    if alias.lower() in lower:
+        name = lower[alias.lower()]
+        return Column(name, None, types[name])
+    if "." in alias and fmt.startswith("json"):
+        head, path = alias.split(".", 1)
+        if head.lower() in lower:
+            name = lower[head.lower()]
+            if types[name].upper().startswith(("STRUCT", "JSON", "MAP")) and path.lower() in types[name].lower():
+                return Column(name, path, "JSON")
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _raise_duckdb(exc: BaseException, shown: dict[str, str] | None = None, default_file: str | None = None) -> None:
+    """DuckDB's reader errors as `FILE:LINE: what — fix` (it names the file and line in its text)."""
+    if isinstance(exc, (PlanError, KeyboardInterrupt)):
+        raise exc
+    text = str(exc)
+    msg = _first_line(exc)
+    file, line = default_file, None
+    m = re.search(r'file = (.+)$', text, re.M) or re.search(r'file "([^"]+)"', text)
+    if m:
+        file = m.group(1).strip()
+        for path, name in (shown or {}).items():
+            if file in (path, Path(path).name) or Path(file).resolve() == Path(path).resolve():
+                file = name
+    m = re.search(r"Line: (\d+)", text) or re.search(r"in line (\d+)", text)
+    if m:
+        line = int(m.group(1))
+    m = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
+    if m:
+        raise PlanError(Problem(f"the row does not have the header's {m.group(1)} columns",
+                                "fix the row; quote fields that contain the delimiter", file=file, line=line)) from None
+    if "not utf-8 encoded" in text.lower() or "invalid unicode" in text.lower():
+        raise PlanError(Problem("the file is not UTF-8 text", "save or export it as UTF-8", file=file,
+                                line=line)) from None
+    msg = re.sub(r'^[A-Za-z ]*Error: ', "", msg)
+    msg = re.sub(r'in file "[^"]*",?\s*', "", msg).strip()
+    raise PlanError(Problem(f"cannot read the usage log: {msg}",
+                            "check the file's format and encoding (UTF-8); fix the row named", file=file,
+                            line=line)) from None
+
+
+def total_bytes(paths: list[Path]) -> int:
+    total = 0
+    for p in paths:
+        try:
+            total += os.path.getsize(p)
+        except OSError:
+            pass
+    return total

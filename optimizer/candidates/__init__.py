@@ -1,0 +1,1 @@
+"""Candidates: every workload × offer × precision × parallelism config, the dropped ones with reasons."""

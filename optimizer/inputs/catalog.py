@@ -1,0 +1,157 @@
+"""Catalogs merged from files and plan-local entries, with lookups by id and 'did you mean'."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from optimizer.errors import Collector, PlanError, Problem, unknown_id_fix
+from optimizer.inputs.document import Document, load_yaml, validate
+from optimizer.resources import catalogs_dir
+from optimizer.inputs.estimator_params import load_estimator_params
+from optimizer.inputs.schema.catalog import Accelerator, CatalogFile, Model, Offer, Precision
+from optimizer.inputs.schema.estimator import EstimatorParams
+
+SECTIONS = ("accelerators", "models", "precisions", "offers")
+BUILTIN_FILES = ("precisions.yaml", "accelerators.yaml", "models.yaml", "offers.yaml")
+
+
+@dataclass(frozen=True)
+class Origin:
+    file: str
+    line: int | None
+
+
+@dataclass
+class Catalog:
+    """Every known accelerator, model, precision and offer, by id (later entries override)."""
+
+    accelerators: dict[str, Accelerator] = field(default_factory=dict)
+    models: dict[str, Model] = field(default_factory=dict)
+    precisions: dict[str, Precision] = field(default_factory=dict)
+    offers: dict[str, Offer] = field(default_factory=dict)
+    origins: dict[tuple[str, str], Origin] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+    """Precision aliases (nvfp4 -> fp4)."""
+    estimator: EstimatorParams = field(default_factory=EstimatorParams)
+    """The goodput estimator's efficiencies (catalogs/estimator.yaml)."""
+
+    def add(self, section: str, entry: Any, origin: Origin) -> None:
+        getattr(self, section)[entry.id] = entry
+        self.origins[(section, entry.id)] = origin
+        if section == "precisions":
+            for alias in entry.aliases:
+                self.aliases[alias] = entry.id
+
+    def precision_id(self, name: str) -> str:
+        return self.aliases.get(name, name)
+
+    def get(self, section: str, name: str) -> Any:
+        """Look up by id; raise PlanError with 'did you mean' when unknown."""
+        table = getattr(self, section)
+        key = self.precision_id(name) if section == "precisions" else name
+        if key in table:
+            return table[key]
+        raise PlanError(Problem(f"unknown {section[:-1]} '{name}'",
+                                unknown_id_fix(section, name, list(table))))
+
+    def accelerator(self, name: str) -> Accelerator:
+        return self.get("accelerators", name)
+
+    def model(self, name: str) -> Model:
+        return self.get("models", name)
+
+    def precision(self, name: str) -> Precision:
+        return self.get("precisions", name)
+
+    def offer(self, name: str) -> Offer:
+        return self.get("offers", name)
+
+    def copy(self) -> "Catalog":
+        return Catalog(dict(self.accelerators), dict(self.models), dict(self.precisions),
+                       dict(self.offers), dict(self.origins), dict(self.aliases), self.estimator)
+
+    def check_references(self, errors: Collector) -> None:
+        """Every offer names a known accelerator."""
+        for oid in sorted(self.offers):
+            offer = self.offers[oid]
+            if offer.accelerator not in self.accelerators:
+                origin = self.origins.get(("offers", oid), Origin("catalog", None))
+                errors.add(f"offer '{oid}' names unknown accelerator '{offer.accelerator}'",
+                           unknown_id_fix("accelerators", offer.accelerator, list(self.accelerators)),
+                           file=origin.file, line=origin.line, path=f"offers.{oid}.accelerator")
+
+
+def load_catalog_file(path: Path, shown_as: str | None = None, errors: Collector | None = None,
+                      *, only: Iterable[str] = SECTIONS) -> tuple[Document, CatalogFile | None]:
+    doc = load_yaml(path, shown_as=shown_as, what="catalog file")
+    own = errors is None
+    errors = errors if errors is not None else Collector()
+    data = doc.data
+    if not isinstance(data, dict):
+        lc = getattr(doc.tree, "lc", None)
+        errors.add("a catalog file is a mapping with accelerators:, models:, precisions: or offers:",
+                   "start the file with e.g. `accelerators:`", file=doc.file,
+                   line=lc.line + 1 if lc is not None and lc.line is not None else 1)
+        if own:
+            errors.raise_if_any()
+        return doc, None
+    data = {k: v for k, v in data.items() if k in set(only) or k not in SECTIONS}
+    cat, problems = validate(doc, CatalogFile, data)
+    errors.extend(problems)
+    if cat is not None:
+        _check_unique(doc, cat, errors)
+    if own:
+        errors.raise_if_any()
+    return doc, cat
+
+
+def _check_unique(doc: Document, cat: CatalogFile, errors: Collector) -> None:
+    for section in SECTIONS:
+        seen: dict[str, int] = {}
+        for i, entry in enumerate(getattr(cat, section)):
+            if entry.id in seen:
+                errors.extend([doc.problem((section, i, "id"),
+                                           f"duplicate id '{entry.id}' (also {section}[{seen[entry.id]}])",
+                                           "give each entry its own id")])
+            seen.setdefault(entry.id, i)
+
+
+def merge_file(catalog: Catalog, doc: Document, cat: CatalogFile) -> None:
+    for section in SECTIONS:
+        for i, entry in enumerate(getattr(cat, section)):
+            catalog.add(section, entry, Origin(doc.file, doc.line((section, i))))
+
+
+def builtin_catalog(*, include_data: bool = True) -> Catalog:
+    """The shipped catalogs (precisions always; accelerators, models, offers when asked)."""
+    catalog = Catalog()
+    errors = Collector()
+    root = catalogs_dir()
+    files = BUILTIN_FILES if include_data else ("precisions.yaml",)
+    for name in files:
+        path = root / name
+        if not path.exists():
+            continue
+        doc, cat = load_catalog_file(path, shown_as=f"<builtin>/{name}", errors=errors)
+        if cat is not None:
+            merge_file(catalog, doc, cat)
+    errors.raise_if_any()
+    estimator = root / "estimator.yaml"
+    if estimator.exists():
+        catalog.estimator = load_estimator_params(estimator)
+    return catalog
+
+
+def load_catalog(extra: Iterable[Path | str] = (), *, builtin: bool = True) -> Catalog:
+    """Built-in catalogs, then each extra file in order (same id overrides)."""
+    catalog = builtin_catalog(include_data=builtin)
+    errors = Collector()
+    for p in extra:
+        doc, cat = load_catalog_file(Path(p), shown_as=str(p), errors=errors)
+        if cat is not None:
+            merge_file(catalog, doc, cat)
+    catalog.check_references(errors)
+    errors.raise_if_any()
+    return catalog

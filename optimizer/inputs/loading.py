@@ -1,0 +1,222 @@
+"""Load a plan file: validate it, resolve its catalogs, check every cross-reference."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from optimizer.inputs.catalog import Catalog, Origin, builtin_catalog, load_catalog_file, merge_file
+from optimizer.errors import Collector, PlanError, Problem, did_you_mean, unknown_id_fix
+from optimizer.inputs.document import Document, load_yaml, validate
+from optimizer.inputs.schema.catalog import TIERS
+from optimizer.inputs.schema.plan import Plan
+
+
+@dataclass(frozen=True)
+class LoadedPlan:
+    plan: Plan
+    catalog: Catalog
+    doc: Document
+
+    @property
+    def file(self) -> str:
+        return self.doc.file
+
+
+def load_plan(path: Path | str, extra_catalogs: list[Path | str] = ()) -> LoadedPlan:
+    """Read and validate a plan; raise PlanError listing every problem at once."""
+    doc = load_yaml(path, what="plan file")
+    errors = Collector()
+    if not isinstance(doc.data, dict):
+        lc = getattr(doc.tree, "lc", None)
+        line = lc.line + 1 if lc is not None and lc.line is not None else 1
+        raise PlanError(Problem("a plan is a mapping of keys (plan:, horizon_days:, workloads:, …)",
+                                "see plans/q4.yaml for an example", file=doc.file, line=line))
+    plan, problems = validate(doc, Plan)
+    errors.extend(problems)
+    if plan is None:
+        errors.raise_if_any()
+    assert plan is not None
+    catalog = _resolve_catalogs(plan, doc, list(extra_catalogs), errors)
+    _check_plan(plan, doc, catalog, errors)
+    errors.raise_if_any()
+    return LoadedPlan(plan, catalog, doc)
+
+
+def _resolve_catalogs(plan: Plan, doc: Document, extra: list[Path | str], errors: Collector) -> Catalog:
+    names = list(plan.catalogs)
+    catalog = builtin_catalog(include_data="builtin" in names)
+    plan_dir = doc.path.resolve().parent
+    cwd = Path.cwd().resolve()
+    for i, name in enumerate(names):
+        if name == "builtin":
+            continue
+        raw = Path(name)
+        if raw.is_absolute():
+            path = raw
+        else:
+            path = (plan_dir / raw).resolve()
+            if not (_inside(path, plan_dir) or _inside(path, cwd)):
+                errors.extend([doc.problem(("catalogs", i),
+                                           f"catalog path '{name}' leaves the plan's folder and the current folder",
+                                           "keep catalogs beside the plan, or give an absolute path")])
+                continue
+        if not path.exists():
+            guess = _sibling_guess(path, name)
+            errors.extend([doc.problem(("catalogs", i), f"catalog file '{name}' does not exist",
+                                       f"did you mean '{guess}'?" if guess else
+                                       f"looked for {path}; fix the path or write `builtin`")])
+            continue
+        if path.is_dir():
+            errors.extend([doc.problem(("catalogs", i), f"catalog path '{name}' is a folder",
+                                       "name a .yaml file in it, or write `builtin`")])
+            continue
+        try:
+            cdoc, cat = load_catalog_file(path, shown_as=_shown(path), errors=errors)
+        except PlanError as exc:
+            errors.extend(exc.problems)
+            continue
+        if cat is not None:
+            merge_file(catalog, cdoc, cat)
+    for p in extra:
+        try:
+            cdoc, cat = load_catalog_file(Path(p), shown_as=str(p), errors=errors)
+        except PlanError as exc:
+            errors.extend(exc.problems)
+            continue
+        if cat is not None:
+            merge_file(catalog, cdoc, cat)
+    # Plan-local entries come last and override.
+    for section in ("accelerators", "models", "offers"):
+        seen: dict[str, int] = {}
+        for i, entry in enumerate(getattr(plan, section)):
+            if entry.id in seen:
+                errors.extend([doc.problem((section, i, "id"), f"duplicate id '{entry.id}'",
+                                           f"{section}[{seen[entry.id]}] has the same id; rename one")])
+            seen.setdefault(entry.id, i)
+            catalog.add(section, entry, Origin(doc.file, doc.line((section, i))))
+    return catalog
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def _shown(path: Path) -> str:
+    """A catalog's path in messages: relative when it is under the current folder, else absolute."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def _sibling_guess(path: Path, name: str) -> str | None:
+    """A file beside the missing one with a close name ('extra.yml' for 'extra.yaml')."""
+    try:
+        names = [p.name for p in path.parent.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()]
+    except OSError:
+        return None
+    guess = did_you_mean(path.name, names)
+    return str(Path(name).with_name(guess)) if guess else None
+
+
+def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) -> None:
+    def err(loc: tuple, msg: str, fix: str | None = None) -> None:
+        errors.extend([doc.problem(loc, msg, fix)])
+
+    days = plan.day_type_days()
+    if plan.day_types and sum(days.values()) != plan.horizon_days:
+        err(("day_types",), f"day types add up to {sum(days.values())} days, horizon_days is {plan.horizon_days}",
+            "make the days of the day types add up to horizon_days")
+
+    catalog.check_references(errors)
+    names: dict[str, int] = {}
+    pools = sorted({w.pool for w in plan.workloads})
+    for i, w in enumerate(plan.workloads):
+        base = ("workloads", i)
+        if w.name in names:
+            err(base + ("name",), f"duplicate workload name '{w.name}'",
+                f"workloads[{names[w.name]}] has the same name; names are unique")
+        names.setdefault(w.name, i)
+        if w.model is not None and w.model not in catalog.models:
+            err(base + ("model",), f"unknown model '{w.model}'",
+                unknown_id_fix("models", w.model, list(catalog.models)))
+        for j, p in enumerate(w.precisions):
+            if catalog.precision_id(p) not in catalog.precisions:
+                err(base + ("precisions", j), f"precision '{p}' is not in the catalog",
+                    unknown_id_fix("precisions", p, list(catalog.precisions)))
+        for j, a in enumerate(w.accelerators or []):
+            if a not in catalog.accelerators:
+                err(base + ("accelerators", j), f"unknown accelerator '{a}'",
+                    unknown_id_fix("accelerators", a, list(catalog.accelerators)))
+        for j, o in enumerate(w.offers or []):
+            if o not in catalog.offers:
+                err(base + ("offers", j), f"unknown offer '{o}'", unknown_id_fix("offers", o, list(catalog.offers)))
+        regions = sorted({o.region for o in catalog.offers.values()} - {"any"})
+        for j, r in enumerate(w.regions or []):
+            if r not in regions:
+                err(base + ("regions", j), f"no offer is in region '{r}'", unknown_id_fix("regions", r, regions))
+        for j, m in enumerate(w.measured):
+            loc = base + ("measured", j)
+            if m.accelerator not in catalog.accelerators:
+                err(loc + ("accelerator",), f"unknown accelerator '{m.accelerator}'",
+                    unknown_id_fix("accelerators", m.accelerator, list(catalog.accelerators)))
+            if catalog.precision_id(m.precision) not in catalog.precisions:
+                err(loc + ("precision",), f"unknown precision '{m.precision}'",
+                    unknown_id_fix("precisions", m.precision, list(catalog.precisions)))
+            elif catalog.precision_id(m.precision) not in w.precisions:
+                err(loc + ("precision",), f"measured at {m.precision}, which the workload does not accept",
+                    f"add {m.precision} to workloads[{i}].precisions or remove this measurement")
+            if m.mig is not None and m.accelerator in catalog.accelerators:
+                profiles = [p.name for p in catalog.accelerators[m.accelerator].mig_profiles]
+                if m.mig not in profiles:
+                    err(loc + ("mig",), f"{m.accelerator} has no MIG profile '{m.mig}'",
+                        unknown_id_fix("MIG profiles", m.mig, profiles))
+        if w.reserve_gpus is not None:
+            for j, a in enumerate(w.reserve_gpus.accelerators or []):
+                if a not in catalog.accelerators:
+                    err(base + ("reserve_gpus", "accelerators", j), f"unknown accelerator '{a}'",
+                        unknown_id_fix("accelerators", a, list(catalog.accelerators)))
+        if isinstance(w.demand and w.demand.profile, dict):
+            unknown = [d for d in w.demand.profile if d not in days]  # type: ignore[union-attr]
+            for dt_name in unknown:
+                fix = ("the plan has no day_types: add day_types: {weekday: …, weekend: …} (days adding up "
+                       "to horizon_days), or give one plain list of 24 values" if not plan.day_types
+                       else unknown_id_fix("day types", dt_name, list(days)))
+                err(base + ("demand", "profile", dt_name), f"unknown day type '{dt_name}'", fix)
+            missing = [d for d in days if d not in w.demand.profile]  # type: ignore[union-attr,operator]
+            if missing and not (unknown and not plan.day_types):
+                err(base + ("demand", "profile"), f"no profile for day type {', '.join(missing)}",
+                    "give a 24-value profile for every day type, or one plain list for all")
+        if w.tokens is not None and w.context_tokens is not None and w.context_tokens < w.tokens.input:
+            err(base + ("context_tokens",), f"context_tokens {w.context_tokens} is below the mean input "
+                f"{w.tokens.input:g}", "the working context is at least input + output tokens")
+    for j, pool in enumerate(plan.policy.spot_pools):
+        if pool not in pools and pool not in ("batch", "experiments"):
+            guess = did_you_mean(pool, pools)
+            err(("policy", "spot_pools", j), f"no workload is in pool '{pool}'",
+                f"did you mean '{guess}'?" if guess else f"pools in this plan: {', '.join(pools)}")
+    providers = sorted({o.provider for o in catalog.offers.values()})
+    for j, prov in enumerate(plan.policy.providers or []):
+        if prov not in providers:
+            err(("policy", "providers", j), f"no offer is from provider '{prov}'",
+                unknown_id_fix("providers", prov, providers))
+    for j, c in enumerate(plan.commitments):
+        if c.offer not in catalog.offers:
+            err(("commitments", j, "offer"), f"unknown offer '{c.offer}'",
+                unknown_id_fix("offers", c.offer, list(catalog.offers)))
+        elif c.price_per_gpu_hour is None and catalog.offers[c.offer].price(c.tier) is None:
+            err(("commitments", j, "tier"), f"offer '{c.offer}' has no {c.tier} price to cost this contract",
+                f"give the contract's price: price_per_gpu_hour: … (per GPU-hour, {plan.currency})")
+    if plan.commitments and plan.start_date is None:
+        err(("commitments",), "commitments have dates, the plan has no start_date",
+            "add start_date: YYYY-MM-DD (the horizon's first day)")
+    unknown_tiers = [t for t in plan.policy.tiers if t not in TIERS]
+    if unknown_tiers:
+        err(("policy", "tiers"), f"unknown tier {unknown_tiers[0]}", f"tiers are {', '.join(TIERS)}")

@@ -1,0 +1,301 @@
+"""The plan file, version 1 (see DESIGN.md → "Plan file, version 1")."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from optimizer.errors import did_you_mean
+from optimizer.inputs.schema.catalog import MAX_GPUS, MAX_PRICE, TIERS, Accelerator, Model, Offer, Strict, Tier, check_id
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+BUILTIN_DAY_TYPES = {"weekday": WEEKDAYS[:5], "weekend": WEEKDAYS[5:], "all": WEEKDAYS}
+PRECISION_IDS = ("bf16", "fp16", "fp8", "int8", "int4-awq", "fp4")
+PRECISION_ALIASES = {"nvfp4": "fp4", "mxfp4": "fp4", "awq": "int4-awq", "int4": "int4-awq"}
+
+# Sanity bounds: far beyond any real fleet, low enough that a unit slip (tokens per day written as
+# tokens per second, a price in cents) is an input error rather than a solver failure.
+MAX_HORIZON_DAYS = 3660
+"""Ten years."""
+MAX_TOKENS_PER_S = 1e9
+"""Output tokens per second of one workload (a billion)."""
+MAX_TOKENS_PER_REQUEST = 100_000_000
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n >= 1 and (n & (n - 1)) == 0
+
+
+class DayType(Strict):
+    """A day type other than weekday/weekend/all: how many days, and which days of the week."""
+
+    days: int = Field(ge=0, le=MAX_HORIZON_DAYS)
+    days_of_week: list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]] = Field(min_length=1)
+
+
+class Facility(Strict):
+    liquid_cooling: bool = False
+    """Whether the facility has liquid-cooled racks (GB200/GB300 NVL72, MI355X, Rubin need them)."""
+
+
+class Policy(Strict):
+    occupancy: float = Field(default=0.6, ge=0.01, le=1)
+    """Target share of goodput used at the peak; the rest is burst headroom (at least 1%:
+    below that the fleet is sized for over 100× the demand)."""
+    memory_reserve: float = Field(default=0.10, ge=0, lt=1)
+    """Share of GPU memory kept for activations, engine buffers and fragmentation."""
+    spares: int = Field(default=1, ge=0, le=1000)
+    """Replicas kept for a lost replica (N+spares)."""
+    rollout_fraction: float = Field(default=0.25, ge=0, le=10)
+    """Extra replicas during a rollout, as a share of base + spares."""
+    tiers: list[Tier] = Field(default_factory=lambda: list(TIERS))
+    """Purchase tiers the plan may use."""
+    spot_pools: list[str] = Field(default_factory=lambda: ["batch", "experiments"])
+    """Pools that may run on spot capacity."""
+    mig_pools: list[str] = Field(default_factory=lambda: ["small"])
+    """Pools whose workloads may run on MIG slices of a GPU."""
+    providers: list[str] | None = None
+    """Only offers from these providers (the accounts you have); default: every offer."""
+    share_reserved_across_pools: bool = True
+    solver: Literal["highs", "cbc"] = "highs"
+    time_limit_s: float = Field(default=60, gt=0)
+    mip_gap: float = Field(default=0.001, ge=0, lt=1)
+    change_threshold: float = Field(default=0.02, ge=0)
+    """With --baseline: keep a workload's last choice unless changing it saves more than this."""
+
+    @field_validator("tiers")
+    @classmethod
+    def _tiers_unique(cls, tiers: list[str]) -> list[str]:
+        if len(set(tiers)) != len(tiers):
+            raise ValueError("lists a tier twice — list each tier once")
+        if not tiers:
+            raise ValueError("allows no tier; list at least one of " + ", ".join(TIERS))
+        return tiers
+
+
+class Tokens(Strict):
+    input: float = Field(gt=0, le=MAX_TOKENS_PER_REQUEST)
+    """Mean input (prompt) tokens per request."""
+    output: float = Field(gt=0, le=MAX_TOKENS_PER_REQUEST)
+    """Mean output (completion) tokens per request."""
+
+
+class Slo(Strict):
+    ttft_ms: float | None = Field(default=None, gt=0)
+    tpot_ms: float | None = Field(default=None, gt=0)
+
+
+Profile = list[float]
+
+
+class Demand(Strict):
+    peak_output_tokens_per_s: float = Field(gt=0, le=MAX_TOKENS_PER_S)
+    profile: Profile | dict[str, Profile] | None = None
+    """24 fractions of the peak per hour; one list for every day type, or one per day type."""
+
+    @field_validator("profile")
+    @classmethod
+    def _profile_shape(cls, profile: Profile | dict[str, Profile] | None):
+        lists = [profile] if isinstance(profile, list) else list((profile or {}).values())
+        for values in lists:
+            if len(values) != 24:
+                raise ValueError(f"has {len(values)} values; give exactly 24, one per hour 0–23")
+            bad = [v for v in values if not 0 <= v <= 1]
+            if bad:
+                raise ValueError(f"value {bad[0]} is outside [0, 1]; profiles are fractions of the peak")
+        return profile
+
+
+class Measured(Strict):
+    """A load-test result at this workload's SLO: wins over the estimate."""
+
+    accelerator: str
+    precision: str
+    tp: int = Field(default=1, ge=1)
+    mig: str | None = None
+    """MIG profile name when measured on a slice."""
+    goodput_output_tokens_per_s: float = Field(ge=0.01, le=MAX_TOKENS_PER_S)
+    source: str | None = None
+
+
+class Api(Strict):
+    usd_per_m_input: float = Field(ge=0, le=MAX_PRICE)
+    usd_per_m_output: float = Field(ge=0, le=MAX_PRICE)
+    max_share: float = Field(default=0.0, ge=0, le=1)
+    """Share of the workload's tokens the gateway may send to the API; 1 allows all (build vs buy)."""
+
+
+class Batch(Strict):
+    output_tokens_per_day: float = Field(gt=0, le=MAX_TOKENS_PER_S * 86400)
+    window_hours: tuple[int, int] = (0, 0)
+    """[start, end): hours the job may run; wraps past midnight; equal ends mean all day."""
+
+    @field_validator("window_hours")
+    @classmethod
+    def _hours(cls, w: tuple[int, int]) -> tuple[int, int]:
+        for h in w:
+            if not 0 <= h <= 23:
+                raise ValueError(f"hour {h} is outside 0–23 — hours run 0–23; midnight is 0")
+        return w
+
+    def hours(self) -> list[int]:
+        start, end = self.window_hours
+        if start == end:
+            return list(range(24))
+        if start < end:
+            return list(range(start, end))
+        return list(range(start, 24)) + list(range(0, end))
+
+
+class ReserveGpus(Strict):
+    count: int = Field(ge=1, le=MAX_GPUS)
+    accelerators: list[str] | None = None
+
+
+class Workload(Strict):
+    name: str = Field(min_length=1)
+    model: str | None = None
+    pool: str = "interactive"
+    precisions: list[str] = Field(default_factory=lambda: ["bf16"])
+    """Precisions the evaluation suite accepted for this model."""
+    tp: list[int] | None = None
+    """Tensor-parallel degrees to consider; default: powers of two within the scale-up domain."""
+    accelerators: list[str] | None = None
+    regions: list[str] | None = None
+    offers: list[str] | None = None
+    tokens: Tokens | None = None
+    context_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS_PER_REQUEST)
+    """Working context for KV sizing; default input + output tokens."""
+    kv_precision: Literal["bf16", "fp16", "fp8", "int8"] | None = None
+    """KV-cache datatype; default the precision's usual pairing."""
+    slo: Slo = Field(default_factory=Slo)
+    demand: Demand | None = None
+    measured: list[Measured] = Field(default_factory=list)
+    api: Api | None = None
+    batch: Batch | None = None
+    reserve_gpus: ReserveGpus | None = None
+
+    @field_validator("tp")
+    @classmethod
+    def _tp_powers(cls, tp: list[int] | None) -> list[int] | None:
+        if tp is not None:
+            if not tp:
+                raise ValueError("is empty; omit it for the default or list degrees like [1, 2, 4, 8]")
+            for t in tp:
+                if not _is_power_of_two(t):
+                    raise ValueError(f"{t} is not a power of two; use 1, 2, 4, 8, …")
+        return tp
+
+    @field_validator("precisions")
+    @classmethod
+    def _precisions(cls, ps: list[str]) -> list[str]:
+        if not ps:
+            raise ValueError("is empty; list the precisions your evaluation accepted, e.g. [bf16, fp8]")
+        out = []
+        for p in ps:
+            p = PRECISION_ALIASES.get(p, p)
+            if p not in PRECISION_IDS:
+                guess = did_you_mean(p, list(PRECISION_IDS) + list(PRECISION_ALIASES))
+                known = f"known: {', '.join(PRECISION_IDS)}"
+                raise ValueError(f"unknown precision '{p}' — " + (f"did you mean '{guess}'? ({known})" if guess else known))
+            if p not in out:
+                out.append(p)
+        return out
+
+    @model_validator(mode="after")
+    def _kind(self) -> "Workload":
+        kinds = [k for k in ("demand", "batch", "reserve_gpus") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            got = " and ".join(kinds) if kinds else "none of them"
+            fix = "keep the one that describes it" if kinds else "add demand: …, batch: … or reserve_gpus: …"
+            raise ValueError(
+                f"a workload has exactly one of demand (interactive), batch or reserve_gpus; got {got} — {fix}")
+        if self.reserve_gpus is None:
+            if self.model is None:
+                raise ValueError("needs a model — add model: <id>, or use reserve_gpus: for a fixed reservation")
+            if self.tokens is None:
+                raise ValueError("needs tokens (mean per request) — add tokens: {input: …, output: …}")
+        return self
+
+    @property
+    def kind(self) -> Literal["interactive", "batch", "reserve"]:
+        if self.batch is not None:
+            return "batch"
+        if self.reserve_gpus is not None:
+            return "reserve"
+        return "interactive"
+
+    @property
+    def context(self) -> int:
+        if self.context_tokens is not None:
+            return self.context_tokens
+        assert self.tokens is not None
+        return int(round(self.tokens.input + self.tokens.output))
+
+
+class Commitment(Strict):
+    """Reserved capacity signed before this plan: used first, its cost sunk (reported apart)."""
+
+    offer: str
+    tier: Literal["reserved-1y", "reserved-3y"]
+    gpus: int = Field(ge=1, le=MAX_GPUS)
+    start: dt.date
+    """First day of service."""
+    end: dt.date
+    """Last day of service (inclusive)."""
+    price_per_gpu_hour: float | None = Field(default=None, ge=0)
+    """The contract's price; default the offer's price for the tier."""
+
+    @model_validator(mode="after")
+    def _order(self) -> "Commitment":
+        if self.end < self.start:
+            raise ValueError("end is before start — swap start and end")
+        return self
+
+
+class Plan(Strict):
+    plan: str = Field(min_length=1)
+    currency: str = "USD"
+    horizon_days: int = Field(ge=1, le=MAX_HORIZON_DAYS)
+    start_date: dt.date | None = None
+    timezone: str = "UTC"
+    commitments: list[Commitment] = Field(default_factory=list)
+    catalogs: list[str] = Field(default_factory=lambda: ["builtin"])
+    day_types: dict[str, int | DayType] | None = None
+    facility: Facility = Field(default_factory=Facility)
+    policy: Policy = Field(default_factory=Policy)
+    models: list[Model] = Field(default_factory=list)
+    accelerators: list[Accelerator] = Field(default_factory=list)
+    offers: list[Offer] = Field(default_factory=list)
+    workloads: list[Workload] = Field(min_length=1)
+
+    @field_validator("day_types")
+    @classmethod
+    def _day_types(cls, dts: dict[str, int | DayType] | None):
+        if dts is not None:
+            if not dts:
+                raise ValueError("is empty; omit it for one day type of horizon_days days")
+            for name, v in dts.items():
+                check_id(name)
+                if isinstance(v, int) and not 0 <= v <= MAX_HORIZON_DAYS:
+                    raise ValueError(f"{name}: {v} days is out of range — give a number of days, "
+                                     f"0 to {MAX_HORIZON_DAYS}")
+                if isinstance(v, int) and name not in BUILTIN_DAY_TYPES:
+                    raise ValueError(
+                        f"{name}: only weekday, weekend and all have built-in calendars — "
+                        f"write {name}: {{days: {v}, days_of_week: [...]}} with the days it covers "
+                        f"({', '.join(WEEKDAYS)})")
+        return dts
+
+    def day_type_days(self) -> dict[str, int]:
+        if not self.day_types:
+            return {"all": self.horizon_days}
+        return {k: (v if isinstance(v, int) else v.days) for k, v in self.day_types.items()}
+
+    def day_type_weekdays(self) -> dict[str, tuple[str, ...]]:
+        if not self.day_types:
+            return {"all": WEEKDAYS}
+        return {k: (BUILTIN_DAY_TYPES[k] if isinstance(v, int) else tuple(v.days_of_week))
+                for k, v in self.day_types.items()}

@@ -1,0 +1,226 @@
+"""The solver is a name: highs (in-process, default) or cbc (bundled with PuLP); status → planopt's enum."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Literal
+
+import pulp
+
+from optimizer.errors import SolverError
+
+Status = Literal["optimal", "feasible", "infeasible", "error"]
+SOLVERS = ("highs", "cbc")
+THREADS = 1
+"""One thread: repeatable results, and HiGHS fixes its thread count per process anyway."""
+
+
+@dataclass(frozen=True)
+class SolveInfo:
+    name: str
+    status: Status
+    seconds: float
+    gap: float | None
+    """Proven relative gap between the plan found and the best bound (0 when optimal)."""
+    objective: float | None
+    bound: float | None
+    fallback_note: str | None = None
+
+
+def available_solvers() -> list[str]:
+    out = []
+    if _highs_available():
+        out.append("highs")
+    if _cbc_cmd().available():
+        out.append("cbc")
+    return out
+
+
+def _highs_available() -> bool:
+    try:
+        import highspy  # noqa: F401
+    except ImportError:
+        return False
+    return pulp.HiGHS().available()
+
+
+def _cbc_cmd(**kwargs) -> pulp.LpSolver:
+    from pulp.apis import coin_api
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pulp.COIN_CMD(path=coin_api.pulp_cbc_path, **kwargs)
+
+
+@contextmanager
+def quiet_stdout(msg: bool) -> Iterator[None]:
+    """HiGHS prints its banner to the C-level stdout even with msg=False: keep `--json` clean.
+
+    With msg the solver log goes to stderr; without, to /dev/null.
+    """
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:
+        yield
+        return
+    target = os.dup(2) if msg else os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(target, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(target)
+
+
+def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 60,
+          mip_gap: float = 0.001, msg: bool = False, relax: bool = False,
+          warm_start: dict[str, float] | None = None) -> SolveInfo:
+    """Solve in place; HiGHS falls back to CBC (with a note) when it is not installed.
+
+    `relax` solves the LP relaxation (integer variables taken as continuous); `warm_start`
+    maps variable names to a feasible solution the solver starts from.
+    """
+    note = None
+    if solver == "highs" and not _highs_available():
+        note = "HiGHS is not available (pip install highspy); solved with CBC instead"
+        solver = "cbc"
+    if solver not in SOLVERS:
+        raise SolverError(f"unknown solver '{solver}'; choose one of {', '.join(SOLVERS)}")
+    if solver == "cbc" and not _cbc_cmd().available():
+        raise SolverError("CBC is not available; install PuLP with its bundled CBC or use --solver highs")
+    started = time.perf_counter()
+    time_limit_s = max(time_limit_s, 0.01)
+    if solver == "highs":
+        info = _solve_highs(prob, time_limit_s, mip_gap, msg, relax, warm_start)
+    else:
+        info = _solve_cbc(prob, time_limit_s, mip_gap, msg, relax, warm_start)
+    seconds = time.perf_counter() - started
+    return SolveInfo(solver, info[0], seconds, info[1], info[2], info[3], note)
+
+
+class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
+    """PuLP's in-process HiGHS, handing HiGHS a starting solution before it runs."""
+
+    warm: dict[str, float] | None = None
+
+    def callSolver(self, lp):  # noqa: N802 - PuLP's name
+        if self.warm:
+            import highspy
+
+            sol = highspy.HighsSolution()
+            sol.col_value = [float(self.warm.get(v.name, 0.0)) for v in lp.variables()]
+            sol.value_valid = True
+            lp.solverModel.setSolution(sol)
+        super().callSolver(lp)
+
+
+def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
+                 ) -> tuple[Status, float | None, float | None, float | None]:
+    cmd = _WarmHiGHS(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=THREADS, mip=not relax)
+    cmd.warm = warm
+    with quiet_stdout(msg):
+        try:
+            prob.solve(cmd)
+        except Exception as exc:  # anything from the solver or PuLP reading it back is a solver failure
+            raise SolverError(f"HiGHS failed: {type(exc).__name__}: {exc}") from None
+    model = getattr(prob, "solverModel", None)
+    if model is None:
+        return _from_pulp_status(prob)
+    info = model.getInfo()
+    status_text = model.modelStatusToString(model.getModelStatus())
+    obj = info.objective_function_value
+    if _has_integers(prob) and not relax:
+        bound, gap = info.mip_dual_bound, info.mip_gap
+    else:
+        bound, gap = obj, 0.0
+    if "Infeasible" in status_text:
+        return "infeasible", None, None, None
+    has_solution = info.primal_solution_status == 2
+    if status_text == "Optimal" and has_solution:
+        return "optimal", _clean_gap(gap, obj, bound), obj, bound
+    if has_solution and not relax:
+        return "feasible", _clean_gap(gap, obj, bound), obj, bound
+    return "error", None, None, None
+
+
+def _has_integers(prob: pulp.LpProblem) -> bool:
+    return any(v.cat == pulp.LpInteger for v in prob.variables())
+
+
+def _clean_gap(gap: float | None, obj: float | None, bound: float | None) -> float | None:
+    if obj is not None and bound is not None and abs(obj) > 1e-9:
+        return max(0.0, (obj - bound) / abs(obj))
+    if gap is None or gap != gap or gap == float("inf"):
+        return 0.0 if obj is not None and bound is not None and abs(obj - bound) < 1e-9 else None
+    return max(0.0, gap)
+
+
+def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
+               ) -> tuple[Status, float | None, float | None, float | None]:
+    tmp = Path(tempfile.mkdtemp(prefix="planopt-cbc-"))
+    log = tmp / "cbc.log"
+    if warm:
+        for v in prob.variables():
+            if v.name in warm:
+                v.setInitialValue(warm[v.name])
+    try:
+        cmd = _cbc_cmd(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=THREADS, logPath=str(log),
+                       mip=not relax, warmStart=bool(warm))
+        cmd.tmpDir = str(tmp)
+        with quiet_stdout(msg):
+            try:
+                prob.solve(cmd)
+            except Exception as exc:  # anything from the solver or PuLP reading it back is a solver failure
+                raise SolverError(f"CBC failed: {type(exc).__name__}: {exc}") from None
+        text = log.read_text(errors="replace") if log.exists() else ""
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    status = pulp.LpStatus.get(prob.status, "Undefined")
+    if status == "Infeasible":
+        return "infeasible", None, None, None
+    if status not in ("Optimal",):
+        if status == "Not Solved" or prob.sol_status not in (1, 2):
+            return "error", None, None, None
+    obj = pulp.value(prob.objective)
+    if relax:
+        return "optimal", 0.0, obj, obj
+    stopped = prob.sol_status == 2 or "Stopped on time" in text or "Stopped on iterations" in text
+    bound = _parse_float(r"Lower bound:\s*([-0-9.eE+]+)", text)
+    if stopped:
+        gap = _clean_gap(None, obj, bound) if bound is not None else None
+        return "feasible", gap, obj, bound
+    if bound is None:
+        bound = obj
+    return "optimal", _clean_gap(None, obj, bound), obj, bound
+
+
+def _parse_float(pattern: str, text: str) -> float | None:
+    m = re.search(pattern, text)
+    if not m:
+        return None
+    try:
+        return float(m.group(1))
+    except ValueError:
+        return None
+
+
+def _from_pulp_status(prob) -> tuple[Status, float | None, float | None, float | None]:
+    status = pulp.LpStatus.get(prob.status, "Undefined")
+    if status == "Optimal":
+        obj = pulp.value(prob.objective)
+        return ("feasible" if prob.sol_status == 2 else "optimal"), None, obj, None
+    if status == "Infeasible":
+        return "infeasible", None, None, None
+    return "error", None, None, None

@@ -1,0 +1,1 @@
+"""Physics: memory fit, KV cache, replicas and goodput at an SLO. Pure: no solver, no files."""

@@ -1,0 +1,187 @@
+"""The workbook's Commitments sheet: contracts already signed, new reservations over their full term,
+and an expiry calendar — all formulas over the GPUs, prices and dates on the sheet."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+from optimizer.results.extract import PlanResult
+from optimizer.report.xlsx.cells import Sheet, ref, rng
+
+if TYPE_CHECKING:
+    from optimizer.report.xlsx.workbook import Refs
+
+DATE = "yyyy-mm-dd"
+EPOCH = dt.date(1899, 12, 30)  # Excel's (and LibreOffice's) day 0 in the 1900 date system
+
+
+def serial(iso: str) -> int:
+    return (dt.date.fromisoformat(iso) - EPOCH).days
+
+
+def write_commitments(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
+    ws = sh.ws
+    sh.widths([28, 12, 9, 12, 12, 12, 12, 14, 16, 14, 16, 14, 14, 12])
+    sh.text(0, 0, "Commitments: contracts already signed, new reservations over their full term", "title")
+    sh.intro(1, "Contracts signed before this plan are used first; their cost is sunk, so it is not in the plan's "
+                "total (shown here as committed spend). A new reservation commits GPUs × price × 24 × its term; "
+                "the plan's cost counts only this horizon's share.", 12, 2)
+    r = _signed(sh, result, refs, 3)
+    r = _new(sh, result, refs, r + 2)
+    r = _expiry(sh, result, refs, r + 2)
+    ws.freeze_panes(3, 1)
+    sh.page(r, 13)
+
+
+def _signed(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
+    sh.text(r, 0, "Contracts already signed (sunk: used first, not in the plan's cost)", "h2")
+    r += 1
+    head = r
+    sh.header(r, 0, ["Offer", "Tier", "GPUs", "Start", "End (last day)", "Price per GPU-hour", "Days in the horizon",
+                     "GPU-hours in the horizon", "Committed spend in the horizon", "Contract days",
+                     "Contract total", "Per month", "GPU-hours used", "Used"])
+    sh.ws.set_row(r, 30)
+    spend = total = monthly = 0.0
+    for c in result.commitments:
+        r += 1
+        n = r + 1
+        sh.text(r, 0, c.offer)
+        sh.text(r, 1, c.tier)
+        sh.num(r, 2, c.gpus, num="int")
+        sh.num(r, 3, serial(c.start), num=DATE)
+        sh.num(r, 4, serial(c.end), num=DATE)
+        sh.inp(r, 5, c.price_per_gpu_hour, "money2")
+        sh.num(r, 6, c.days_in_horizon, num="int")
+        gh = c.gpus * 24 * c.days_in_horizon
+        sh.calc(r, 7, f"C{n}*24*G{n}", gh, num="int")
+        v = gh * c.price_per_gpu_hour
+        sh.calc(r, 8, f"H{n}*F{n}", v, num="money0")
+        spend += v
+        days = serial(c.end) - serial(c.start) + 1
+        sh.calc(r, 9, f"E{n}-D{n}+1", days, num="int")
+        t = c.gpus * c.price_per_gpu_hour * 24 * days
+        sh.calc(r, 10, f"C{n}*F{n}*24*J{n}", t, num="money0")
+        total += t
+        m = c.gpus * c.price_per_gpu_hour * 24 * 365 / 12
+        sh.calc(r, 11, f"C{n}*F{n}*24*365/12", m, num="money0")
+        monthly += m
+        sh.num(r, 12, c.gpu_hours_used, num="int")
+        sh.calc(r, 13, f"IF(H{n}=0,0,M{n}/H{n})", c.gpu_hours_used / gh if gh else 0.0, num="pct")
+    if not result.commitments:
+        r += 1
+        sh.text(r, 0, "None: the plan lists no contract that overlaps its horizon.", "note")
+    first, last = head + 1, max(r, head + 1)
+    refs.signed = {"gpus": rng(sh.name, first, last, 2), "end": rng(sh.name, first, last, 4),
+                   "monthly": rng(sh.name, first, last, 11)}
+    r += 1
+    sh.text(r, 0, "Total", "total")
+    for col, v in ((8, spend), (10, total), (11, monthly)):
+        f = f"SUM({rng(sh.name, first, last, col)})" if result.commitments else "0"
+        sh.calc(r, col, f, v, "total", num="money0")
+    sh.book.name("committed_spend", sh.name, r, 8)
+    refs.committed = (ref(sh.name, r, 8), spend)
+    return r
+
+
+def _new(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
+    sh.text(r, 0, "New reservations over their full term", "h2")
+    r += 1
+    head = r
+    sh.header(r, 0, ["Offer", "Tier", "GPUs", "Price per GPU-hour", "Term (days)", "Term (months)", "Start",
+                     "End (start + term)", "This horizon's share", "Total committed", "Per month",
+                     "Beyond the horizon", "Last day of service"])
+    sh.ws.set_row(r, 30)
+    P = refs.purchases
+    dated = result.start_date is not None
+    share_t = total_t = monthly_t = beyond_t = 0.0
+    for x in result.new_commitments:
+        r += 1
+        n = r + 1
+        sh.text(r, 0, x.offer)
+        sh.text(r, 1, x.tier)
+        sh.calc(r, 2, f'SUMIFS({P["gpus"]},{P["offer"]},"="&A{n},{P["tier"]},"="&B{n})', x.gpus, num="int")
+        price = refs.price.get((x.offer, x.tier))
+        if price:
+            sh.calc(r, 3, price, x.price_per_gpu_hour, num="money2")
+        else:
+            sh.num(r, 3, x.price_per_gpu_hour, num="money2")
+        sh.num(r, 4, x.term_days, num="int")
+        sh.num(r, 5, x.term_months, num="int")
+        if dated:
+            start = serial(x.start)  # type: ignore[arg-type]
+            sh.num(r, 6, start, num=DATE)
+            sh.calc(r, 7, f"G{n}+E{n}", start + x.term_days, num=DATE)
+            sh.calc(r, 12, f"H{n}-1", start + x.term_days - 1, num=DATE)
+        else:
+            sh.text(r, 6, "plan start")
+            sh.text(r, 7, x.end_text)
+            sh.text(r, 12, "–", "na")
+        share = x.gpus * x.price_per_gpu_hour * 24 * refs.horizon_days
+        sh.calc(r, 8, f"C{n}*D{n}*24*{refs.horizon}", share, num="money0")
+        total = x.gpus * x.price_per_gpu_hour * 24 * x.term_days
+        sh.calc(r, 9, f"C{n}*D{n}*24*E{n}", total, num="money0")
+        sh.calc(r, 10, f"J{n}/F{n}", total / x.term_months, num="money0")
+        sh.calc(r, 11, f"J{n}-I{n}", total - share, num="money0")
+        share_t += share
+        total_t += total
+        monthly_t += total / x.term_months
+        beyond_t += total - share
+    if not result.new_commitments:
+        r += 1
+        sh.text(r, 0, "None: the plan buys no reserved capacity.", "note")
+    first, last = head + 1, max(r, head + 1)
+    refs.new = {"gpus": rng(sh.name, first, last, 2), "last": rng(sh.name, first, last, 12),
+                "monthly": rng(sh.name, first, last, 10)}
+    r += 1
+    sh.text(r, 0, "Total", "total")
+    for col, v in ((8, share_t), (9, total_t), (10, monthly_t), (11, beyond_t)):
+        f = f"SUM({rng(sh.name, first, last, col)})" if result.new_commitments else "0"
+        sh.calc(r, col, f, v, "total", num="money0")
+    sh.book.name("new_commitments_total", sh.name, r, 9)
+    refs.new_total = (ref(sh.name, r, 9), total_t)
+    return r
+
+
+def _expiry(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
+    sh.text(r, 0, "Expiry calendar: reserved GPUs whose last day of service falls in each quarter", "h2")
+    if not result.expiry:
+        r += 1
+        why = "the plan has no start_date" if result.start_date is None else "no reserved capacity"
+        sh.text(r, 0, f"No calendar: {why}.", "note")
+        return r
+    r += 1
+    sh.header(r, 0, ["Quarter", "First day", "Last day", "Signed GPUs ending", "New GPUs ending",
+                     "Monthly amount ending", "Reserved GPUs after the quarter"])
+    sh.ws.set_row(r, 30)
+    S, N = refs.signed, refs.new
+    has_s, has_n = bool(result.commitments), bool(result.new_commitments)
+    for e in result.expiry:
+        r += 1
+        n = r + 1
+        sh.text(r, 0, e.quarter)
+        sh.num(r, 1, serial(e.first_day), num=DATE)
+        sh.num(r, 2, serial(e.last_day), num=DATE)
+        within_s = f'SUMIFS({{v}},{S["end"]},">="&B{n},{S["end"]},"<="&C{n})'
+        within_n = f'SUMIFS({{v}},{N["last"]},">="&B{n},{N["last"]},"<="&C{n})'
+        sh.calc(r, 3, within_s.format(v=S["gpus"]) if has_s else "0", e.committed_gpus_ending, num="int")
+        sh.calc(r, 4, within_n.format(v=N["gpus"]) if has_n else "0", e.new_gpus_ending, num="int")
+        parts = ([within_s.format(v=S["monthly"])] if has_s else []) + ([within_n.format(v=N["monthly"])] if has_n else [])
+        sh.calc(r, 5, "+".join(parts) or "0", _monthly_ending(result, e.first_day, e.last_day), num="money0")
+        after = ([f'SUMIFS({S["gpus"]},{S["end"]},">"&C{n})'] if has_s else []) + \
+            ([f'SUMIFS({N["gpus"]},{N["last"]},">"&C{n})'] if has_n else [])
+        sh.calc(r, 6, "+".join(after) or "0", e.gpus_after, num="int")
+    return r
+
+
+def _monthly_ending(result: PlanResult, first: str, last: str) -> float:
+    """As the formula adds it: signed contracts' monthly amounts, then new reservations'."""
+    s = sum(c.gpus * c.price_per_gpu_hour * 24 * 365 / 12 for c in result.commitments if first <= c.end <= last)
+    n = 0.0
+    for x in result.new_commitments:
+        end = (dt.date.fromisoformat(x.end) - dt.timedelta(days=1)).isoformat() if x.end else None
+        if end is not None and first <= end <= last:
+            n += x.gpus * x.price_per_gpu_hour * 24 * x.term_days / x.term_months
+    if result.commitments and result.new_commitments:
+        return s + n
+    return s if result.commitments else n

@@ -1,0 +1,250 @@
+"""The workbook's Summary sheet: the headline, cost by tier, GPUs by accelerator, policy, what binds."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from optimizer.results.extract import PlanResult
+from optimizer.report import labels as L
+from optimizer.report.xlsx.cells import Sheet
+
+if TYPE_CHECKING:
+    from optimizer.report.xlsx.workbook import Refs
+
+TIER_NAMES = {"reserved": "cost_reserved", "on_demand": "cost_on_demand", "spot": "cost_spot", "api": "cost_api"}
+
+
+def write_summary(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
+    ws, book = sh.ws, sh.book
+    sh.widths([38, 18, 16, 16, 16, 18, 14, 14, 14])
+    sh.text(0, 0, result.plan, "title")
+    sh.text(1, 0, f"Inference capacity plan by planopt · {result.currency} · {L.days_text(result.horizon_days)}", "subtitle")
+    sh.text(2, 0, "input (on Assumptions)", "input")
+    sh.text(2, 1, "formula", "calc")
+    sh.text(2, 2, "planopt result", "value")
+
+    tier_v = {k: refs.tier_cost.get(k, 0.0) for k in L.TIER_KEYS}
+    tier_v["api"] = refs.api_total[1] if refs.api_total else 0.0
+    total_v = tier_v["reserved"] + tier_v["on_demand"] + tier_v["spot"] + tier_v["api"]
+    r = 4
+    sh.text(r, 0, "Headline", "h2")
+    sh.text(r + 1, 0, "Total cost over the horizon", "big")
+    sh.calc(r + 1, 1, "cost_reserved+cost_on_demand+cost_spot+cost_api", total_v, "big", num="money0")
+    book.name("total_cost", sh.name, r + 1, 1)
+    sh.text(r + 2, 0, "Cost per day")
+    sh.calc(r + 2, 1, f"total_cost/{refs.horizon}", total_v / refs.horizon_days, "total", num="money0")
+    book.name("cost_per_day", sh.name, r + 2, 1)
+    sh.text(r + 3, 0, "Horizon")
+    sh.calc(r + 3, 1, refs.horizon, refs.horizon_days, num="days")
+    sh.text(r + 4, 0, "Solver status")
+    sh.text(r + 4, 1, _status(result), "value")
+    sh.text(r + 5, 0, "Plan file")
+    sh.text(r + 5, 1, result.file or "–", "value")
+
+    r += 7
+    cmd = f"planopt solve {result.file}" if result.file else "planopt solve PLAN.yaml"
+    ws.merge_range(r, 0, r + 2, 5, "", sh.fmt("box"))
+    sh.text(r, 0, "Changing an input on Assumptions (prices, days, occupancy, spares, rollout) recomputes the "
+                  "costs of THIS fleet: the same GPU counts at the new prices and day counts. It does not "
+                  "re-optimise; a different input may make another fleet cheaper. To re-optimise, change the "
+                  f"plan file and run:  {cmd}", "box")
+    ws.set_row(r, 22)
+
+    r += 4
+    sh.text(r, 0, "Cost by tier", "h2")
+    r += 1
+    tier_head = r
+    sh.header(r, 0, ["Tier", "Over the horizon", "Per day", "Share"])
+    formulas = _tier_formulas(refs)
+    for k in L.TIER_KEYS:
+        r += 1
+        sh.text(r, 0, L.TIER_LABELS[k])
+        sh.calc(r, 1, formulas[k], tier_v[k], num="money0")
+        book.name(TIER_NAMES[k], sh.name, r, 1)
+        sh.calc(r, 2, f"B{r + 1}/{refs.horizon}", tier_v[k] / refs.horizon_days, num="money0")
+        sh.calc(r, 3, f"IF(total_cost=0,0,B{r + 1}/total_cost)", tier_v[k] / total_v if total_v else 0.0,
+                num="pct")
+    r += 1
+    sh.text(r, 0, "Total", "total")
+    sh.calc(r, 1, "total_cost", total_v, "total", num="money0")
+    sh.calc(r, 2, f"B{r + 1}/{refs.horizon}", total_v / refs.horizon_days, "total", num="money0")
+    sh.calc(r, 3, "IF(total_cost=0,0,1)", 1.0 if total_v else 0.0, "total", num="pct")
+    _tier_chart(sh, tier_head, r - 1)
+
+    r = _gpus_by_accelerator(sh, refs, tier_head + 14)
+    r = _policy(sh, result, refs, r + 2)
+    r = _binding(sh, result, r + 2)
+    r = _commitments(sh, result, refs, r + 2)
+    r = _changes(sh, result, r + 2)
+    ws.hide_gridlines(2)
+    sh.page(r, 8, landscape=False)
+
+
+def _status(result: PlanResult) -> str:
+    gap = result.solver.gap
+    gap_txt = "gap unknown" if gap is None else f"proven gap {gap:.2%}"
+    s = f"{result.status} ({result.solver.name}, {gap_txt})"
+    mip_gap = result.policy.get("mip_gap")
+    if gap is not None and mip_gap is not None and gap > float(mip_gap) + 1e-12:
+        s += ": stopped at the time limit; a cheaper plan may exist"
+    return s
+
+
+def _tier_formulas(refs: "Refs") -> dict[str, str]:
+    cost, tier = refs.purchases["cost"], refs.purchases["tier"]
+
+    def sumifs(*tiers: str) -> str:
+        return "+".join(f'SUMIFS({cost},{tier},"{t}")' for t in tiers)
+
+    return {"reserved": sumifs(*L.RESERVED_TIERS), "on_demand": sumifs("on-demand"), "spot": sumifs("spot"),
+            "api": refs.api_total[0] if refs.api_total else "0"}
+
+
+def _tier_chart(sh: Sheet, head: int, last: int) -> None:
+    chart = sh.book.wb.add_chart({"type": "column"})
+    chart.add_series({
+        "name": "Cost over the horizon", "categories": [sh.name, head + 1, 0, last, 0],
+        "values": [sh.name, head + 1, 1, last, 1],
+        "points": [{"fill": {"color": L.TIER_COLORS[k]}} for k in L.TIER_KEYS],
+        "data_labels": {"value": True, "num_format": sh.book.nf["money0"], "font": {"size": 8}},
+        "gap": 50})
+    chart.set_title({"name": "Cost by tier over the horizon", "name_font": {"size": 11}})
+    chart.set_legend({"none": True})
+    chart.set_y_axis({"num_format": sh.book.nf["money0"], "num_font": {"size": 8},
+                      "major_gridlines": {"visible": True, "line": {"color": "#E0E0E0"}}})
+    chart.set_size({"width": 470, "height": 250})
+    sh.ws.insert_chart(head - 1, 4, chart, {"x_offset": 25, "y_offset": 0})
+
+
+def _gpus_by_accelerator(sh: Sheet, refs: "Refs", r: int) -> int:
+    P = refs.purchases
+    sh.text(r, 0, "GPUs by accelerator and tier", "h2")
+    r += 1
+    sh.header(r, 0, ["Accelerator", "Reserved GPUs", "On-demand GPUs (peak hour)", "Spot GPUs (peak hour)",
+                     "GPU-hours", "Cost over the horizon"])
+    sh.ws.set_row(r, 30)
+    rows = refs.purchase_rows
+    for acc in sorted({p["accelerator"] for p in rows}):
+        r += 1
+        sh.text(r, 0, acc)
+        a = f'"="&A{r + 1}'
+        mine = [p for p in rows if p["accelerator"] == acc]
+        for c, tiers in ((1, L.RESERVED_TIERS), (2, ("on-demand",)), (3, ("spot",))):
+            f = "+".join(f'SUMIFS({P["gpus"]},{P["accelerator"]},{a},{P["tier"]},"{t}")' for t in tiers)
+            sh.calc(r, c, f, sum(p["gpus"] for p in mine if p["tier"] in tiers), num="int")
+        sh.calc(r, 4, f'SUMIFS({P["gpu_hours"]},{P["accelerator"]},{a})', _sum_in_order(rows, acc, "gh", refs),
+                num="int")
+        sh.calc(r, 5, f'SUMIFS({P["cost"]},{P["accelerator"]},{a})', _sum_in_order(rows, acc, "cost", refs),
+                num="money0")
+    r += 1
+    sh.text(r, 0, "On-demand and spot: the most in use at one hour on each offer, added up over offers.", "note")
+    return r
+
+
+def _sum_in_order(rows: list[dict], acc: str, what: str, refs: "Refs") -> float:
+    total = 0.0
+    for p in rows:
+        if p["accelerator"] != acc:
+            continue
+        if what == "cost":
+            total += p["cost_value"]
+        else:
+            total += p["gpus"] * 24 * refs.horizon_days if p["tier"] in L.RESERVED_TIERS else p["hourly_gpu_hours"]
+    return total
+
+
+
+
+def _policy(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
+    sh.text(r, 0, "Policy in force", "h2")
+    pct = {"occupancy", "memory_reserve", "rollout_fraction", "mip_gap", "change_threshold"}
+    for k, v in result.policy.items():
+        r += 1
+        sh.text(r, 0, L.POLICY_LABELS.get(k, k))
+        num = "pct2" if k == "mip_gap" else ("pct" if k in pct else "#,##0.##")
+        if k in refs.policy:
+            sh.calc(r, 1, refs.policy[k], float(v), "left", num=num)
+        else:
+            _policy_value(sh, r, v, num)
+    return r
+
+
+def _policy_value(sh: Sheet, r: int, v: Any, num: str) -> None:
+    if isinstance(v, bool):
+        sh.text(r, 1, "yes" if v else "no", "value")
+    elif isinstance(v, (int, float)):
+        sh.num(r, 1, float(v), "value", "left", num=num)
+    elif isinstance(v, (list, tuple)):
+        sh.text(r, 1, ", ".join(str(x) for x in v) or "none", "value")
+    elif v is None:
+        sh.text(r, 1, "any", "value")
+    else:
+        sh.text(r, 1, str(v), "value")
+
+
+def _binding(sh: Sheet, result: PlanResult, r: int) -> int:
+    sh.text(r, 0, "What binds", "h2")
+    if not result.binding and not result.notes:
+        r += 1
+        sh.text(r, 0, "No cap or share limit is reached.", "note")
+    for b in result.binding:
+        r += 1
+        sh.text(r, 0, b.what)
+        sh.ws.merge_range(r, 1, r, 5, "", sh.fmt("value"))
+        sh.text(r, 1, f"{b.detail} ({b.family})", "value")
+    for note in result.notes:
+        r += 1
+        sh.text(r, 0, "Note", "total")
+        sh.ws.merge_range(r, 1, r, 5, "", sh.fmt("note"))
+        sh.text(r, 1, note, "note")
+    return r
+
+
+
+def _commitments(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
+    """Committed (sunk) spend next to new spend, and what new reservations commit over their terms."""
+    sh.text(r, 0, "Committed and new spend (see Commitments)", "h2")
+    committed = refs.committed or ("0", 0.0)
+    new_total = refs.new_total or ("0", 0.0)
+    total_v = sum(refs.tier_cost.get(k, 0.0) for k in ("reserved", "on_demand", "spot")) + \
+        (refs.api_total[1] if refs.api_total else 0.0)
+    rows = [("New spend in the horizon (the plan's total)", "total_cost", total_v),
+            ("Already committed: contracts signed before this plan, for the days they overlap the horizon "
+             "(sunk, not in the total)", committed[0], committed[1])]
+    for label, f, v in rows:
+        r += 1
+        sh.text(r, 0, label, "wrap")
+        sh.fit_row(r, label, 38)
+        sh.calc(r, 1, f, v, num="money0")
+    r += 1
+    sh.text(r, 0, "New and committed spend in the horizon", "total")
+    sh.calc(r, 1, f"B{r - 1}+B{r}", total_v + committed[1], "total", num="money0")
+    r += 1
+    label = "New reservations commit over their full terms"
+    sh.text(r, 0, label)
+    sh.calc(r, 1, new_total[0], new_total[1], num="money0")
+    return r
+
+
+def _changes(sh: Sheet, result: PlanResult, r: int) -> int:
+    """With --baseline: every workload whose choice moved, with its saving."""
+    b = result.baseline
+    if b is None:
+        return r
+    sh.text(r, 0, f"Changes against the baseline (threshold {b.change_threshold:.1%} of a workload's cost)", "h2")
+    r += 1
+    if not b.changes:
+        sh.text(r, 0, f"None: all {len(b.kept)} workloads kept their choice.", "note")
+        return r
+    sh.header(r, 0, ["Workload", "From", "To", "Cost before", "Cost after", "Saving", "Why"])
+    for c in b.changes:
+        r += 1
+        sh.text(r, 0, c.workload)
+        sh.text(r, 1, c.from_label, "wrap")
+        sh.text(r, 2, c.to_label, "wrap")
+        sh.num(r, 3, c.cost_before, num="money0")
+        sh.num(r, 4, c.cost_after, num="money0")
+        sh.calc(r, 5, f"D{r + 1}-E{r + 1}", c.cost_before - c.cost_after, num="money0")
+        sh.text(r, 6, c.reason, "wrap")
+        sh.fit_row(r, c.reason, 14)
+    return r

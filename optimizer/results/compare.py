@@ -1,0 +1,208 @@
+"""`planopt compare A B`: two plans or two solved results, side by side (cost, choices, replicas)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from optimizer.errors import PlanError, Problem
+from optimizer.results.extract import PlanResult, WorkloadResult
+
+TIERS = ("reserved", "on_demand", "spot", "api")
+
+
+@dataclass(frozen=True)
+class Delta:
+    a: float
+    b: float
+
+    @property
+    def change(self) -> float:
+        return self.b - self.a
+
+    @property
+    def change_pct(self) -> float | None:
+        return None if self.a == 0 else 100.0 * (self.b - self.a) / self.a
+
+    def as_dict(self) -> dict[str, Any]:
+        pct = self.change_pct
+        return {"a": round(self.a, 6), "b": round(self.b, 6), "change": round(self.change, 6),
+                "change_pct": None if pct is None else round(pct, 4)}
+
+
+@dataclass(frozen=True)
+class Side:
+    label: str
+    """What the user gave (a file path)."""
+    kind: str
+    """'plan' (solved here) or 'result' (read from JSON)."""
+    plan: str
+    status: str
+    horizon_days: int
+    currency: str
+
+
+@dataclass(frozen=True)
+class WorkloadDiff:
+    name: str
+    status: str
+    """'changed', 'same', 'new' (only in B) or 'removed' (only in A)."""
+    choice_a: str | None
+    choice_b: str | None
+    replicas_a: int | None
+    replicas_b: int | None
+    gpus_a: int | None
+    gpus_b: int | None
+    cost_a: float | None
+    cost_b: float | None
+    peak_a: float | None
+    peak_b: float | None
+    what_changed: list[str] = field(default_factory=list)
+    saving: float | None = None
+    """cost_a − cost_b when the workload is in both (positive: B is cheaper)."""
+    reason: str = ""
+    """Why B moved it, when B was solved against a baseline (`solve --baseline`)."""
+
+
+@dataclass(frozen=True)
+class PurchaseDiff:
+    offer: str
+    tier: str
+    gpus_a: int
+    gpus_b: int
+    cost_a: float
+    cost_b: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: Side
+    b: Side
+    total: Delta
+    per_day: Delta
+    by_tier: dict[str, Delta]
+    workloads: list[WorkloadDiff]
+    purchases: list[PurchaseDiff]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def added(self) -> list[str]:
+        return [w.name for w in self.workloads if w.status == "new"]
+
+    @property
+    def removed(self) -> list[str]:
+        return [w.name for w in self.workloads if w.status == "removed"]
+
+    def to_dict(self) -> dict[str, Any]:
+        def wl(w: WorkloadDiff) -> dict[str, Any]:
+            d = asdict(w)
+            for k in ("cost_a", "cost_b", "peak_a", "peak_b", "saving"):
+                d[k] = None if d[k] is None else round(d[k], 6)
+            return d
+
+        return {
+            "a": asdict(self.a), "b": asdict(self.b), "currency": self.b.currency,
+            "cost": {"total": self.total.as_dict(), "per_day": self.per_day.as_dict(),
+                     "by_tier": {k: v.as_dict() for k, v in self.by_tier.items()}},
+            "workloads": [wl(w) for w in self.workloads],
+            "added": self.added, "removed": self.removed,
+            "purchases": [{**asdict(p), "cost_a": round(p.cost_a, 6), "cost_b": round(p.cost_b, 6)}
+                          for p in self.purchases],
+            "notes": self.notes,
+        }
+
+
+def load_side(path: Path | str, options=None, extra_catalogs: list[Path | str] = ()) -> tuple[PlanResult, str]:
+    """A result JSON as saved by `planopt solve`, or a plan YAML solved now."""
+    path = Path(path)
+    if not path.exists():
+        raise PlanError(Problem("file not found", "give a plan YAML or a result JSON from `planopt solve`",
+                                file=str(path)))
+    if path.suffix.lower() == ".json":
+        from optimizer.results.jsonio import from_dict
+
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return from_dict(data), "result"
+        except json.JSONDecodeError as exc:
+            raise PlanError(Problem(f"not JSON: {exc.msg}", "give the JSON `planopt solve` wrote",
+                                    file=str(path), line=exc.lineno)) from None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise PlanError(Problem(f"not a planopt result ({type(exc).__name__}: {exc})",
+                                    "give the JSON `planopt solve PLAN -o DIR` wrote (DIR/<plan>.json)",
+                                    file=str(path))) from None
+    from optimizer.pipeline import SolveOptions, solve_plan
+
+    return solve_plan(path, options or SolveOptions(), list(extra_catalogs)), "plan"
+
+
+def choice_label(w: WorkloadResult) -> str:
+    if w.kind == "reserve":
+        return f"{w.offer} · reserve" if w.offer else "reserve"
+    if w.offer is None:
+        return "API"
+    conf = f"MIG {w.mig}" if w.mig else f"tp{w.tp}"
+    label = f"{w.offer} · {w.precision} · {conf}"
+    if w.api_share and w.api_share > 0:
+        label += f" + API {w.api_share:.0%}"
+    return label
+
+
+def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B",
+            kind_a: str = "result", kind_b: str = "result") -> Comparison:
+    notes = []
+    if a.currency != b.currency:
+        notes.append(f"A is in {a.currency}, B in {b.currency}: cost differences mix currencies")
+    if a.horizon_days != b.horizon_days:
+        notes.append(f"horizons differ (A {a.horizon_days} days, B {b.horizon_days}); compare per day too")
+    for side, r in (("A", a), ("B", b)):
+        if r.status not in ("optimal",):
+            notes.append(f"{side} is {r.status}" + (f" (gap {r.solver.gap:.2%})" if r.solver.gap else ""))
+    by_tier = {t: Delta(a.cost_by_tier.get(t, 0.0), b.cost_by_tier.get(t, 0.0)) for t in TIERS}
+    wa = {w.name: w for w in a.workloads}
+    wb = {w.name: w for w in b.workloads}
+    reasons = {c.workload: c.reason for c in b.baseline.changes} if b.baseline is not None else {}
+    names = [w.name for w in a.workloads] + [w.name for w in b.workloads if w.name not in wa]
+    rows = []
+    for n in names:
+        x, y = wa.get(n), wb.get(n)
+        if x is not None and y is not None:
+            what = []
+            ca, cb = choice_label(x), choice_label(y)
+            if (x.offer, x.precision, x.tp, x.mig) != (y.offer, y.precision, y.tp, y.mig):
+                what.append("choice")
+            if x.replicas.total != y.replicas.total:
+                what.append("replicas")
+            if round(x.peak_output_tokens_per_s, 6) != round(y.peak_output_tokens_per_s, 6):
+                what.append("demand")
+            if round(x.goodput_output_tokens_per_s, 3) != round(y.goodput_output_tokens_per_s, 3) and "choice" not in what:
+                what.append("goodput")
+            if round(x.cost, 2) != round(y.cost, 2) and not what:
+                what.append("cost")
+            rows.append(WorkloadDiff(n, "changed" if what else "same", ca, cb, x.replicas.total, y.replicas.total,
+                                     x.gpus_at_peak, y.gpus_at_peak, x.cost, y.cost,
+                                     _peak(x), _peak(y), what, x.cost - y.cost, reasons.get(n, "")))
+        elif x is not None:
+            rows.append(WorkloadDiff(n, "removed", choice_label(x), None, x.replicas.total, None, x.gpus_at_peak, None,
+                                     x.cost, None, _peak(x), None))
+        else:
+            assert y is not None
+            rows.append(WorkloadDiff(n, "new", None, choice_label(y), None, y.replicas.total, None, y.gpus_at_peak,
+                                     None, y.cost, None, _peak(y)))
+    pa = {(p.offer, p.tier): p for p in a.purchases}
+    pb = {(p.offer, p.tier): p for p in b.purchases}
+    purchases = []
+    for key in sorted(set(pa) | set(pb)):
+        x, y = pa.get(key), pb.get(key)
+        purchases.append(PurchaseDiff(key[0], key[1], x.gpus if x else 0, y.gpus if y else 0,
+                                      x.cost if x else 0.0, y.cost if y else 0.0))
+    return Comparison(
+        Side(label_a, kind_a, a.plan, a.status, a.horizon_days, a.currency),
+        Side(label_b, kind_b, b.plan, b.status, b.horizon_days, b.currency),
+        Delta(a.cost_total, b.cost_total), Delta(a.cost_per_day, b.cost_per_day), by_tier, rows, purchases, notes)
+
+
+def _peak(w: WorkloadResult) -> float | None:
+    return w.peak_output_tokens_per_s if w.kind == "interactive" else None

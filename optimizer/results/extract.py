@@ -1,0 +1,595 @@
+"""Solved values → PlanResult: plain, frozen data that every view (console, JSON, Excel, HTML) reads."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import pulp
+
+from optimizer.optimize import calendar as cm
+from optimizer.physics import sizing
+from optimizer.results.baseline import BaselineInfo
+from optimizer.candidates.build import Candidate, Dropped, api_price_per_output_token
+from optimizer.optimize.calendar import ContractRow, ExpiryRow, NewReservation, PeriodRow
+from optimizer.optimize.model import RESERVED_TIERS, SECONDS_PER_HOUR, Program
+from optimizer.optimize.solver import SolveInfo
+
+TIER_KEYS = {"reserved-1y": "reserved", "reserved-3y": "reserved", "on-demand": "on_demand", "spot": "spot"}
+
+
+@dataclass(frozen=True)
+class ReplicaCount:
+    base: int
+    spares: int
+    rollout: int
+    total: int
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    name: str
+    pool: str
+    kind: str
+    model: str | None
+    offer: str | None
+    accelerator: str | None
+    provider: str | None
+    precision: str | None
+    tp: int
+    mig: str | None
+    gpus_per_replica: float
+    goodput_output_tokens_per_s: float
+    goodput_source: str
+    bound: str | None
+    weights_gb: float
+    kv_gb_per_seq: float
+    kv_concurrency: int
+    needed_concurrency: int
+    total_gb: float
+    reserve_gb: float
+    free_gb: float
+    peak_day_type: str
+    peak_hour: int
+    peak_output_tokens_per_s: float
+    replicas: ReplicaCount
+    gpus_at_peak: int
+    cost: float
+    api_share: float
+    """Share of the workload's tokens sent to the API over the horizon."""
+    api_cost: float
+    gpu_hours: float
+    candidates: int
+    hourly_gpus: dict[str, list[int]] = field(default_factory=dict)
+    """GPUs in use per day type, 24 values."""
+    hourly_replicas: dict[str, list[int]] = field(default_factory=dict)
+    hourly_demand: dict[str, list[float]] = field(default_factory=dict)
+    hourly_api_tokens_per_s: dict[str, list[float]] = field(default_factory=dict)
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class Purchase:
+    offer: str
+    accelerator: str
+    provider: str
+    region: str
+    tier: str
+    gpus: int
+    """Reserved: the level held all horizon. On-demand and spot: the most in use at one hour."""
+    gpu_hours: float
+    price_per_gpu_hour: float
+    price_estimated: bool
+    cost: float
+    gpus_per_node: int
+
+
+@dataclass(frozen=True)
+class HourlySupply:
+    offer: str
+    pool: str
+    day_type: str
+    hour: int
+    demand_gpus: int
+    reserved_gpus: int
+    on_demand_gpus: int
+    spot_gpus: int
+    committed_gpus: int = 0
+    """GPUs of contracts signed before this plan in use (plan `commitments`); not in reserved_gpus."""
+    period: str = ""
+    """The contract period (PlanResult.periods) this row covers; empty: the whole horizon."""
+
+
+@dataclass(frozen=True)
+class Binding:
+    family: str
+    what: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    workload: str
+    key: str
+    label: str
+    offer: str | None
+    accelerator: str | None
+    precision: str | None
+    tp: int
+    mig: str | None
+    gpus_per_replica: float
+    goodput_output_tokens_per_s: float
+    goodput_source: str
+    bound: str | None
+    kv_concurrency: int
+    gpus_at_peak: int
+    chosen: bool
+
+
+@dataclass(frozen=True)
+class AlternativeRow:
+    """A config the optimizer did not choose, with a quick standalone cost comparison.
+
+    `standalone_cost` prices the config's GPU-hours at its offer's cheapest allowed hourly tier
+    (on-demand, else spot, else reserved), the same way for the chosen config, so `difference`
+    compares like with like; `planopt explain` re-solves the whole plan for exact differences.
+    """
+
+    workload: str
+    rank: int
+    key: str
+    label: str
+    goodput_output_tokens_per_s: float
+    goodput_source: str
+    gpus_at_peak: int
+    standalone_cost: float
+    difference: float
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    plan: str
+    file: str
+    status: str
+    currency: str
+    horizon_days: int
+    day_types: dict[str, int]
+    policy: dict[str, Any]
+    cost_total: float
+    cost_by_tier: dict[str, float]
+    workloads: list[WorkloadResult]
+    purchases: list[Purchase]
+    hourly: list[HourlySupply]
+    candidates: list[CandidateRow]
+    dropped: list[Dropped]
+    """Options that cannot work, with the reason (dominated ones are only counted, in `pruned`)."""
+    binding: list[Binding]
+    solver: SolveInfo
+    offers: dict[str, dict[str, Any]]
+    """Every offer the plan used: provider, region, accelerator, gpus_per_node, prices and
+    estimated flags per tier, available_gpus (caps per tier) and spot_interruption."""
+    apis: dict[str, dict[str, float]]
+    """Per workload that has an API: usd_per_m_input, usd_per_m_output, max_share, and the mean
+    input_tokens_per_request / output_tokens_per_request that price an output token."""
+    pruned: int = 0
+    notes: list[str] = field(default_factory=list)
+    alternatives: list[AlternativeRow] = field(default_factory=list)
+    start_date: str | None = None
+    cost_committed: float = 0.0
+    """Contracts signed before this plan: their cost for the days they overlap the horizon (sunk;
+    not in cost_total, which is new spend)."""
+    commitments: list[ContractRow] = field(default_factory=list)
+    new_commitments: list[NewReservation] = field(default_factory=list)
+    """Every new reservation over its whole term (cost_total counts the horizon's share)."""
+    expiry: list[ExpiryRow] = field(default_factory=list)
+    periods: list[PeriodRow] = field(default_factory=list)
+    """Contract periods, when a contract starts or ends inside the horizon (hourly rows name them)."""
+    baseline: BaselineInfo | None = None
+
+    def period_days(self, h: HourlySupply) -> float:
+        """Days an hourly row stands for: its day type's days, or their share in its period."""
+        if h.period:
+            for p in self.periods:
+                if p.label == h.period:
+                    return p.day_types.get(h.day_type, 0.0)
+        return float(self.day_types.get(h.day_type, 0))
+
+    @property
+    def cost_per_day(self) -> float:
+        return self.cost_total / self.horizon_days
+
+    def workload(self, name: str) -> WorkloadResult:
+        for w in self.workloads:
+            if w.name == name:
+                return w
+        raise KeyError(name)
+
+    # pandas views for notebooks -------------------------------------------------------------
+    def workloads_df(self):
+        import pandas as pd
+
+        rows = []
+        for w in self.workloads:
+            d = asdict(w)
+            for k in ("hourly_gpus", "hourly_replicas", "hourly_demand", "hourly_api_tokens_per_s"):
+                d.pop(k)
+            reps = d.pop("replicas")
+            d.update({f"replicas_{k}": v for k, v in reps.items()})
+            rows.append(d)
+        return pd.DataFrame(rows)
+
+    def purchases_df(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(p) for p in self.purchases])
+
+    def hourly_df(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(h) for h in self.hourly])
+
+    def candidates_df(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(c) for c in self.candidates])
+
+    def alternatives_df(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(a) for a in self.alternatives])
+
+    def dropped_df(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(d) for d in self.dropped])
+
+
+def _val(v: Any) -> float:
+    if isinstance(v, (int, float)):
+        return float(v)
+    x = pulp.value(v)
+    return float(x) if x is not None else 0.0
+
+
+def _int(v: Any) -> int:
+    return int(round(_val(v)))
+
+
+def chosen_candidates(prog: Program) -> dict[str, Candidate]:
+    out = {}
+    for w in prog.plan.workloads:
+        cs = prog.cands.by_workload[w.name]
+        best = max(cs, key=lambda c: (_val(prog.choice[c.key]), c.key == cs[0].key))
+        out[w.name] = best
+    return out
+
+
+def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> PlanResult:
+    """Read the solved program into a PlanResult; costs recomputed from integer values."""
+    plan = prog.plan
+    pol = plan.policy
+    days = plan.day_type_days()
+    seg_days = {s: n for s, (_d, n, _p) in prog.segments.items()} or dict(days)
+    H = plan.horizon_days
+    chosen = chosen_candidates(prog)
+
+    # GPUs in use per candidate and hour, and per (offer, pool, segment, h); a segment is a day
+    # type, or a day type within a contract period on an offer whose committed GPUs change
+    hourly_gpus: dict[str, dict[str, list[int]]] = {}
+    workload_gh: dict[str, float] = {}
+    offer_pool_demand: dict[tuple[str, str, str, int], int] = {}
+    for w in plan.workloads:
+        c = chosen[w.name]
+        per: dict[str, list[int]] = {d: [0] * 24 for d in days}
+        gh = 0.0
+        for s, d in segments_of(prog, c.offer):
+            row = per[d]
+            for h in range(24):
+                g = int(round(prog.gpus(c.key, (s, h)))) if c.kind != "api" else 0
+                row[h] = max(row[h], g)
+                gh += seg_days[s] * g
+                if g and c.offer:
+                    k = (c.offer, c.pool, s, h)
+                    offer_pool_demand[k] = offer_pool_demand.get(k, 0) + g
+        hourly_gpus[w.name] = per
+        workload_gh[w.name] = gh
+
+    # Purchases and their costs
+    purchases: list[Purchase] = []
+    offer_cost: dict[str, float] = {}
+    cost_by_tier = {"reserved": 0.0, "on_demand": 0.0, "spot": 0.0, "api": 0.0}
+    reserved_gpus: dict[tuple[str, str | None], int] = {}
+    for (o, p, k), v in sorted(prog.reserved.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
+        nodes = _int(v)
+        if nodes <= 0:
+            continue
+        offer = prog.offers[o]
+        gpus = nodes * offer.gpus_per_node
+        reserved_gpus[(o, p)] = reserved_gpus.get((o, p), 0) + gpus
+        price = offer.price(k) or 0.0
+        cost = gpus * price * 24 * H
+        cost_by_tier["reserved"] += cost
+        offer_cost[o] = offer_cost.get(o, 0.0) + cost
+        _add_purchase(purchases, offer, k, gpus, gpus * 24.0 * H, price, cost)
+    for tier, table in (("on-demand", prog.on_demand), ("spot", prog.spot)):
+        per_offer: dict[str, dict[tuple[str, int], int]] = {}
+        for (o, _p, d, h), v in table.items():
+            g = _int(v) * prog.offers[o].gpus_per_node
+            if g:
+                per_offer.setdefault(o, {})
+                per_offer[o][(d, h)] = per_offer[o].get((d, h), 0) + g
+        for o in sorted(per_offer):
+            offer = prog.offers[o]
+            price = offer.price(tier) or 0.0
+            gpu_hours = sum(seg_days[d] * g for (d, _h), g in per_offer[o].items())
+            cost = gpu_hours * price
+            cost_by_tier[TIER_KEYS[tier]] += cost
+            offer_cost[o] = offer_cost.get(o, 0.0) + cost
+            _add_purchase(purchases, offer, tier, max(per_offer[o].values()), gpu_hours, price, cost)
+    purchases.sort(key=lambda p: (p.offer, ["reserved-1y", "reserved-3y", "on-demand", "spot"].index(p.tier)))
+
+    # Hourly supply by tier per (offer, pool); contracts signed before the plan are used first
+    cal = prog.calendar
+    periods = cm.period_rows(cal) if cal is not None else []
+    hourly: list[HourlySupply] = []
+    keys = sorted(set(offer_pool_demand) | {k for k in prog.on_demand} | {k for k in prog.spot})
+    committed_left: dict[tuple[str, str, int], float] = {}
+    committed_used: dict[tuple[str, int | None], float] = {}
+    for o, p, d, h in keys:
+        m = prog.offers[o].gpus_per_node
+        od = _int(prog.on_demand.get((o, p, d, h), 0)) * m
+        sp = _int(prog.spot.get((o, p, d, h), 0)) * m
+        dem = offer_pool_demand.get((o, p, d, h), 0)
+        k = prog.committed.get((o, d), 0)
+        if (o, p, d, h) in prog.lent:
+            lent = min(dem, int(math.floor(_val(prog.lent[(o, p, d, h)]) + 1e-6)))
+            left = committed_left.setdefault((o, d, h), k)
+            com = int(min(dem, left))  # signed GPUs serve first, pool by pool
+            committed_left[(o, d, h)] = left - com
+            res = max(0, lent - com)
+        else:
+            res = reserved_gpus.get((o, None), 0) + reserved_gpus.get((o, p), 0)
+            com = 0
+            if k:
+                v = prog.committed_split.get((o, p, prog.segments[d][2]))
+                com = min(dem, _int(v) if v is not None else k)
+        if dem == 0 and od == 0 and sp == 0 and res == 0 and com == 0:
+            continue
+        dtype, _n, pi = prog.segments.get(d, (d, 0, None))
+        if com:
+            committed_used[(o, pi)] = committed_used.get((o, pi), 0.0) + com * seg_days[d]
+        hourly.append(HourlySupply(o, p, dtype, h, dem, res, od, sp, com,
+                                   periods[pi].label if pi is not None and periods else ""))
+
+    # Per-workload results, costs allocated by GPU-hours on each offer
+    offer_gpu_hours: dict[str, float] = {}
+    for w in plan.workloads:
+        c = chosen[w.name]
+        if c.offer:
+            offer_gpu_hours[c.offer] = offer_gpu_hours.get(c.offer, 0.0) + workload_gh[w.name]
+    results: list[WorkloadResult] = []
+    by_name = {w.name: w for w in plan.workloads}
+    for w in plan.workloads:
+        c = chosen[w.name]
+        gh = workload_gh[w.name]
+        share_of_offer = (gh / offer_gpu_hours[c.offer]) if c.offer and offer_gpu_hours.get(c.offer) else 0.0
+        api_cost, api_share, api_rates = _api(prog, w, c, days)
+        cost_by_tier["api"] += api_cost
+        cost = share_of_offer * offer_cost.get(c.offer or "", 0.0) + api_cost
+        results.append(_workload_result(prog, by_name[w.name], c, hourly_gpus[w.name], gh, cost, api_cost,
+                                        api_share, api_rates))
+
+    total = sum(cost_by_tier.values())
+    cands_rows = _candidate_rows(prog, chosen)
+    binding = _binding(prog, results, purchases, hourly, offer_pool_demand)
+    offers_used = {o: {"provider": off.provider, "region": off.region, "accelerator": off.accelerator,
+                       "gpus_per_node": off.gpus_per_node,
+                       "prices": {t: off.price(t) for t in off.price_per_gpu_hour},
+                       "estimated": {t: off.estimated(t) for t in off.price_per_gpu_hour},
+                       "available_gpus": dict(off.available_gpus), "spot_interruption": off.spot_interruption}
+                   for o, off in sorted(prog.offers.items())
+                   if any(p.offer == o for p in purchases) or any(r.offer == o for r in results)}
+    apis = {w.name: {"usd_per_m_input": w.api.usd_per_m_input, "usd_per_m_output": w.api.usd_per_m_output,
+                     "max_share": w.api.max_share,
+                     # mean tokens per request: the API bills the input tokens of the requests it takes
+                     "input_tokens_per_request": w.tokens.input if w.tokens else 0.0,
+                     "output_tokens_per_request": w.tokens.output if w.tokens else 0.0}
+            for w in plan.workloads if w.api is not None}
+    notes = [info.fallback_note] if info.fallback_note else []
+    contracts, new, exp = [], [], []
+    if cal is not None:
+        notes += cal.notes
+        contracts = cm.contract_rows(plan, catalog_offers, committed_used, cal)
+        idle = sorted({c.offer for _i, c in cal.active} - {o for o, _s in prog.committed})
+        if idle:
+            notes.append(f"committed GPUs at {', '.join(idle)} serve no workload: no candidate config runs there")
+    new = cm.new_reservations(plan, purchases)
+    exp = cm.expiry(plan, contracts, new)
+    return PlanResult(
+        plan=plan.plan, file=file, status=info.status, currency=plan.currency, horizon_days=H,
+        day_types=dict(days), policy=pol.model_dump(mode="json"), cost_total=total,
+        cost_by_tier=cost_by_tier, workloads=results, purchases=purchases, hourly=hourly,
+        candidates=cands_rows, dropped=[d for d in prog.cands.dropped if d.family != "dominated"], binding=binding, solver=info,
+        offers=offers_used, apis=apis, pruned=prog.cands.pruned, notes=notes,
+        alternatives=_alternatives(prog, chosen),
+        start_date=plan.start_date.isoformat() if plan.start_date else None,
+        cost_committed=sum(c.spend_in_horizon for c in contracts), commitments=contracts, new_commitments=new,
+        expiry=exp, periods=periods)
+
+
+def segments_of(prog: Program, offer: str | None) -> list[tuple[str, str]]:
+    """(segment, day type) pairs the program plans an offer's supply in (model.define_commitments)."""
+    segs = prog.offer_segments.get(offer or "")
+    return segs if segs is not None else [(d, d) for d in prog.plan.day_type_days()]
+
+
+def _add_purchase(purchases: list[Purchase], offer, tier: str, gpus: int, gpu_hours: float, price: float,
+                  cost: float) -> None:
+    """One row per (offer, tier): reservations held per pool (not shared) add up."""
+    for i, p in enumerate(purchases):
+        if p.offer == offer.id and p.tier == tier:
+            purchases[i] = replace(p, gpus=p.gpus + gpus, gpu_hours=p.gpu_hours + gpu_hours, cost=p.cost + cost)
+            return
+    purchases.append(Purchase(offer.id, offer.accelerator, offer.provider, offer.region, tier, gpus, gpu_hours,
+                              price, offer.estimated(tier), cost, offer.gpus_per_node))
+
+
+def _api(prog: Program, w, c: Candidate, days: dict[str, int]) -> tuple[float, float, dict[str, list[float]]]:
+    """API cost, share of tokens, and API output tokens/s per hour for one workload."""
+    if w.api is None:
+        return 0.0, 0.0, {}
+    price = api_price_per_output_token(w)
+    rates: dict[str, list[float]] = {}
+    sent = total = 0.0
+    if w.kind == "interactive":
+        dem = prog.cands.demand[w.name]
+        occ = prog.plan.policy.occupancy
+        for d, n in days.items():
+            row = []
+            for h in range(24):
+                if c.kind == "api":
+                    y = dem[(d, h)]
+                elif c.ceiling_replicas is not None:
+                    y = max(0.0, dem[(d, h)] - c.ceiling_replicas * c.goodput * occ)
+                else:
+                    y = 0.0
+                row.append(y)
+                sent += n * SECONDS_PER_HOUR * y
+                total += n * SECONDS_PER_HOUR * dem[(d, h)]
+            rates[d] = row
+    elif w.kind == "batch":
+        assert w.batch is not None
+        if c.offer in prog.offer_segments:
+            for s, _d in segments_of(prog, c.offer):
+                sent += prog.segments[s][1] * _val(prog.api_volume.get((w.name, s), 0.0))
+            total = sum(n * w.batch.output_tokens_per_day for n in days.values())
+        else:
+            for d, n in days.items():
+                y = w.batch.output_tokens_per_day if c.kind == "api" else _val(prog.api_volume.get((w.name, d), 0.0))
+                sent += n * y
+                total += n * w.batch.output_tokens_per_day
+    share = sent / total if total > 0 else 0.0
+    return sent * price, share, rates
+
+
+def _workload_result(prog: Program, w, c: Candidate, gpus_by_day: dict[str, list[int]], gpu_hours: float,
+                     cost: float, api_cost: float, api_share: float, api_rates: dict[str, list[float]]) -> WorkloadResult:
+    days = prog.plan.day_type_days()
+    demand = prog.cands.demand.get(w.name, {})
+    reps_by_day: dict[str, list[int]] = {}
+    for d in days:
+        row = []
+        for h in range(24):
+            row.append(_replicas_at(prog, w, c, d, h).total)
+        reps_by_day[d] = row
+    if demand:
+        peak_d, peak_h = max(demand, key=lambda dh: (demand[dh], -list(days).index(dh[0]), -dh[1]))
+    else:
+        peak_d, peak_h = max(((d, h) for d in days for h in range(24)),
+                             key=lambda dh: (gpus_by_day[dh[0]][dh[1]], -list(days).index(dh[0]), -dh[1]))
+    r = _replicas_at(prog, w, c, peak_d, peak_h)
+    return WorkloadResult(
+        name=w.name, pool=w.pool, kind=w.kind, model=w.model, offer=c.offer, accelerator=c.accelerator,
+        provider=prog.offers[c.offer].provider if c.offer else None, precision=c.precision, tp=c.tp, mig=c.mig,
+        gpus_per_replica=c.gpu_fraction, goodput_output_tokens_per_s=c.goodput, goodput_source=c.goodput_source,
+        bound=c.bound, weights_gb=c.weights_gb, kv_gb_per_seq=c.kv_gb_per_seq, kv_concurrency=c.kv_concurrency,
+        needed_concurrency=c.needed_concurrency, total_gb=c.total_gb, reserve_gb=c.reserve_gb, free_gb=c.free_gb,
+        peak_day_type=peak_d, peak_hour=peak_h, peak_output_tokens_per_s=demand.get((peak_d, peak_h), 0.0),
+        replicas=ReplicaCount(r.base, r.spares, r.rollout, r.total),
+        gpus_at_peak=gpus_by_day[peak_d][peak_h], cost=cost, api_share=api_share, api_cost=api_cost,
+        gpu_hours=gpu_hours, candidates=len(prog.cands.by_workload[w.name]), hourly_gpus=gpus_by_day,
+        hourly_replicas=reps_by_day,
+        hourly_demand={d: [demand.get((d, h), 0.0) for h in range(24)] for d in days} if demand else {},
+        hourly_api_tokens_per_s=api_rates, key=c.key)
+
+
+def _replicas_at(prog: Program, w, c: Candidate, d: str, h: int) -> sizing.Replicas:
+    if c.kind == "api":
+        return sizing.Replicas(0, 0, 0, 0)
+    if c.kind == "batch":
+        n = max((_int(prog.batch_replicas.get((c.key, s, h), 0)) for s, dd in segments_of(prog, c.offer) if dd == d),
+                default=0)
+        return sizing.Replicas(n, 0, 0, n)
+    return c.replicas[(d, h)]
+
+
+def _candidate_rows(prog: Program, chosen: dict[str, Candidate]) -> list[CandidateRow]:
+    rows = []
+    for w in prog.plan.workloads:
+        for c in prog.cands.by_workload[w.name]:
+            peak = max(c.gpus.values()) if c.gpus else 0
+            rows.append(CandidateRow(w.name, c.key, c.label, c.offer, c.accelerator, c.precision, c.tp, c.mig,
+                                     c.gpu_fraction, c.goodput, c.goodput_source, c.bound, c.kv_concurrency,
+                                     peak, chosen[w.name].key == c.key))
+    return rows
+
+
+def standalone_cost(prog: Program, c: Candidate) -> float:
+    """GPU-hours of a config over the horizon at its offer's cheapest hourly tier (a ranking key)."""
+    if c.offer is None:
+        return float("inf")
+    offer = prog.offers[c.offer]
+    tiers = [t for t in ("on-demand", "spot", "reserved-1y", "reserved-3y")
+             if t in prog.plan.policy.tiers and offer.price(t) is not None]
+    if c.pool not in prog.plan.policy.spot_pools:
+        tiers = [t for t in tiers if t != "spot"]
+    price = offer.price(tiers[0]) if tiers else 0.0
+    days = prog.plan.day_type_days()
+    if c.gpus:
+        gpu_hours = sum(days[d] * g for (d, _h), g in c.gpus.items())
+    else:  # batch: GPU-hours to produce the day's volume
+        w = next(w for w in prog.plan.workloads if w.name == c.workload)
+        assert w.batch is not None
+        gpu_hours = sum(days.values()) * w.batch.output_tokens_per_day / (SECONDS_PER_HOUR * c.goodput) * c.gpu_fraction
+    return gpu_hours * (price or 0.0)
+
+
+def _alternatives(prog: Program, chosen: dict[str, Candidate], per_workload: int = 5) -> list[AlternativeRow]:
+    rows = []
+    for w in prog.plan.workloads:
+        c0 = chosen[w.name]
+        base = standalone_cost(prog, c0) if c0.kind != "api" else 0.0
+        others = [c for c in prog.cands.by_workload[w.name] if c.key != c0.key and c.kind != "api"]
+        ranked = sorted(others, key=lambda c: (standalone_cost(prog, c), c.key))[:per_workload]
+        for i, c in enumerate(ranked, 1):
+            cost = standalone_cost(prog, c)
+            rows.append(AlternativeRow(w.name, i, c.key, c.label, c.goodput, c.goodput_source,
+                                       max(c.gpus.values()) if c.gpus else 0, cost, cost - base))
+    return rows
+
+
+def _binding(prog: Program, results: list[WorkloadResult], purchases: list[Purchase],
+             hourly: list[HourlySupply], demand: dict) -> list[Binding]:
+    """What limits this plan: caps reached, overflow at its share, what bounds goodput."""
+    out: list[Binding] = []
+    plan = prog.plan
+    for o, offer in sorted(prog.offers.items()):
+        for tier in ("on-demand", "spot"):
+            cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
+            if cap is None:
+                continue
+            use: dict[tuple[str, str, int], int] = {}
+            for hs in hourly:
+                if hs.offer == o:
+                    at = (hs.day_type, hs.period, hs.hour)
+                    use[at] = use.get(at, 0) + (hs.on_demand_gpus if tier == "on-demand" else hs.spot_gpus)
+            if not use:
+                continue
+            (d, period, h), top = max(use.items(), key=lambda kv: (kv[1], kv[0][0], kv[0][1], -kv[0][2]))
+            if cap - top < offer.gpus_per_node:
+                when = f"{d}, {period}" if period else d
+                out.append(Binding(f"cap_{tier.replace('-', '_')}", f"{o} {tier}",
+                                   f"{top} of {cap} GPUs in use at {h:02d}:00 ({when}); no node left to add"))
+        for tier in RESERVED_TIERS:
+            cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
+            held = sum(p.gpus for p in purchases if p.offer == o and p.tier == tier)
+            if cap is not None and held and cap - held < offer.gpus_per_node:
+                out.append(Binding("cap_reserved", f"{o} {tier}", f"{held} of {cap} GPUs reserved"))
+    for r in results:
+        w = next(w for w in plan.workloads if w.name == r.name)
+        if w.api is not None and 0 < w.api.max_share < 1 and r.api_share >= w.api.max_share - 1e-6:
+            out.append(Binding("overflow_share", r.name, f"sends its maximum {w.api.max_share:.0%} of tokens to the API"))
+        if r.goodput_source == "estimated" and r.bound:
+            out.append(Binding("goodput", r.name, f"goodput limited by {r.bound}"))
+    return out

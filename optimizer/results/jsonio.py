@@ -1,0 +1,173 @@
+"""PlanResult ⇄ JSON: the `--json` contract (DESIGN.md → Output contract) plus the detail reports need."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from optimizer.results import baseline as bl
+from optimizer.candidates.build import Dropped
+from optimizer.optimize.calendar import ContractRow, ExpiryRow, NewReservation, PeriodRow
+from optimizer.results.extract import (
+    AlternativeRow,
+    Binding,
+    CandidateRow,
+    HourlySupply,
+    PlanResult,
+    Purchase,
+    ReplicaCount,
+    WorkloadResult,
+)
+from optimizer.optimize.solver import SolveInfo
+
+FORMAT_VERSION = 1
+
+
+def _r(x: float, nd: int = 6) -> float:
+    """Round for stable output: the same plan gives the same bytes."""
+    v = round(float(x), nd)
+    return 0.0 if v == 0 else v
+
+
+def to_dict(result: PlanResult) -> dict[str, Any]:
+    return {
+        "plan": result.plan,
+        "status": result.status,
+        "currency": result.currency,
+        "horizon_days": result.horizon_days,
+        "cost": {
+            "total": _r(result.cost_total),
+            "per_day": _r(result.cost_per_day),
+            "by_tier": {k: _r(v) for k, v in result.cost_by_tier.items()},
+            "committed": _r(result.cost_committed),
+        },
+        "workloads": [_workload(w) for w in result.workloads],
+        "purchases": [{
+            "offer": p.offer, "accelerator": p.accelerator, "tier": p.tier, "gpus": p.gpus,
+            "gpu_hours": _r(p.gpu_hours), "provider": p.provider, "region": p.region,
+            "price_per_gpu_hour": _r(p.price_per_gpu_hour), "price_estimated": p.price_estimated,
+            "cost": _r(p.cost), "gpus_per_node": p.gpus_per_node,
+        } for p in result.purchases],
+        "solver": {
+            "name": result.solver.name, "seconds": round(result.solver.seconds, 3),
+            "gap": None if result.solver.gap is None else _r(result.solver.gap, 9),
+            "status": result.solver.status,
+        },
+        "binding": [asdict(b) for b in result.binding],
+        "day_types": result.day_types,
+        "policy": result.policy,
+        "offers": result.offers,
+        "apis": result.apis,
+        "hourly": [_hourly(h) for h in result.hourly],
+        "candidates": [{**asdict(c), "goodput_output_tokens_per_s": _r(c.goodput_output_tokens_per_s, 3),
+                        "gpus_per_replica": _r(c.gpus_per_replica)} for c in result.candidates],
+        "dropped": [asdict(d) for d in result.dropped],
+        "alternatives": [{**asdict(a), "standalone_cost": _r(a.standalone_cost), "difference": _r(a.difference),
+                          "goodput_output_tokens_per_s": _r(a.goodput_output_tokens_per_s, 3)}
+                         for a in result.alternatives],
+        "pruned": result.pruned,
+        "notes": result.notes,
+        "file": result.file,
+        "format": FORMAT_VERSION,
+        **_commitments(result),
+    }
+
+
+def _hourly(h: HourlySupply) -> dict[str, Any]:
+    d = asdict(h)
+    for k in ("committed_gpus", "period"):  # only with commitments: older results read the same
+        if not d[k]:
+            del d[k]
+    return d
+
+
+def _commitments(result: PlanResult) -> dict[str, Any]:
+    """Contracts signed before the plan, new reservations over their full term, what expires when."""
+    out: dict[str, Any] = {
+        "start_date": result.start_date,
+        "commitments": [_rounded(asdict(c)) for c in result.commitments],
+        "new_commitments": [_rounded(asdict(n)) for n in result.new_commitments],
+        "expiry": [_rounded(asdict(e)) for e in result.expiry],
+    }
+    if result.periods:
+        out["periods"] = [_rounded(asdict(p)) for p in result.periods]
+    if result.baseline is not None:
+        out["baseline"] = bl.to_dict(result.baseline)
+    return out
+
+
+def _rounded(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: (_r(v) if isinstance(v, float) else {kk: _r(vv) if isinstance(vv, float) else vv for kk, vv in v.items()}
+                if isinstance(v, dict) else v) for k, v in d.items()}
+
+
+def _workload(w: WorkloadResult) -> dict[str, Any]:
+    return {
+        "name": w.name, "pool": w.pool, "model": w.model, "offer": w.offer, "accelerator": w.accelerator,
+        "precision": w.precision, "tp": w.tp, "gpus_per_replica": _r(w.gpus_per_replica),
+        "goodput_output_tokens_per_s": _r(w.goodput_output_tokens_per_s, 3),
+        "goodput_source": w.goodput_source, "weights_gb": _r(w.weights_gb), "kv_gb_per_seq": _r(w.kv_gb_per_seq),
+        "kv_concurrency": w.kv_concurrency, "replicas": asdict(w.replicas), "gpus_at_peak": w.gpus_at_peak,
+        "cost": _r(w.cost),
+        # beyond the contract
+        "kind": w.kind, "provider": w.provider, "mig": w.mig, "bound": w.bound,
+        "needed_concurrency": w.needed_concurrency, "total_gb": _r(w.total_gb), "reserve_gb": _r(w.reserve_gb),
+        "free_gb": _r(w.free_gb), "peak": {"day_type": w.peak_day_type, "hour": w.peak_hour,
+                                          "output_tokens_per_s": _r(w.peak_output_tokens_per_s)},
+        "api_share": _r(w.api_share), "api_cost": _r(w.api_cost), "gpu_hours": _r(w.gpu_hours),
+        "candidates": w.candidates, "key": w.key,
+        "hourly_gpus": w.hourly_gpus, "hourly_replicas": w.hourly_replicas,
+        "hourly_demand": {d: [_r(v, 3) for v in row] for d, row in w.hourly_demand.items()},
+        "hourly_api_tokens_per_s": {d: [_r(v, 3) for v in row] for d, row in w.hourly_api_tokens_per_s.items()},
+    }
+
+
+def dumps(result: PlanResult, *, stable: bool = False) -> str:
+    """JSON text; `stable` zeroes solver.seconds so two solves compare byte for byte."""
+    d = to_dict(result)
+    if stable:
+        d["solver"]["seconds"] = 0.0
+    return json.dumps(d, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def from_dict(d: dict[str, Any]) -> PlanResult:
+    """Rebuild a PlanResult from saved JSON (for `planopt report` and `compare`)."""
+    s = d["solver"]
+    workloads = []
+    for w in d["workloads"]:
+        workloads.append(WorkloadResult(
+            name=w["name"], pool=w["pool"], kind=w.get("kind", "interactive"), model=w.get("model"),
+            offer=w.get("offer"), accelerator=w.get("accelerator"), provider=w.get("provider"),
+            precision=w.get("precision"), tp=w.get("tp", 0), mig=w.get("mig"),
+            gpus_per_replica=w.get("gpus_per_replica", 0.0),
+            goodput_output_tokens_per_s=w.get("goodput_output_tokens_per_s", 0.0),
+            goodput_source=w.get("goodput_source", ""), bound=w.get("bound"), weights_gb=w.get("weights_gb", 0.0),
+            kv_gb_per_seq=w.get("kv_gb_per_seq", 0.0), kv_concurrency=w.get("kv_concurrency", 0),
+            needed_concurrency=w.get("needed_concurrency", 0), total_gb=w.get("total_gb", 0.0),
+            reserve_gb=w.get("reserve_gb", 0.0), free_gb=w.get("free_gb", 0.0),
+            peak_day_type=w.get("peak", {}).get("day_type", ""), peak_hour=w.get("peak", {}).get("hour", 0),
+            peak_output_tokens_per_s=w.get("peak", {}).get("output_tokens_per_s", 0.0),
+            replicas=ReplicaCount(**w["replicas"]), gpus_at_peak=w.get("gpus_at_peak", 0), cost=w.get("cost", 0.0),
+            api_share=w.get("api_share", 0.0), api_cost=w.get("api_cost", 0.0), gpu_hours=w.get("gpu_hours", 0.0),
+            candidates=w.get("candidates", 0), hourly_gpus=w.get("hourly_gpus", {}),
+            hourly_replicas=w.get("hourly_replicas", {}), hourly_demand=w.get("hourly_demand", {}),
+            hourly_api_tokens_per_s=w.get("hourly_api_tokens_per_s", {}), key=w.get("key", "")))
+    purchases = [Purchase(p["offer"], p["accelerator"], p.get("provider", ""), p.get("region", ""), p["tier"],
+                          p["gpus"], p["gpu_hours"], p.get("price_per_gpu_hour", 0.0), p.get("price_estimated", False),
+                          p.get("cost", 0.0), p.get("gpus_per_node", 1)) for p in d["purchases"]]
+    return PlanResult(
+        plan=d["plan"], file=d.get("file", ""), status=d["status"], currency=d["currency"],
+        horizon_days=d["horizon_days"], day_types=d.get("day_types", {"all": d["horizon_days"]}),
+        policy=d.get("policy", {}), cost_total=d["cost"]["total"], cost_by_tier=d["cost"]["by_tier"],
+        workloads=workloads, purchases=purchases, hourly=[HourlySupply(**h) for h in d.get("hourly", [])],
+        candidates=[CandidateRow(**c) for c in d.get("candidates", [])],
+        dropped=[Dropped(**x) for x in d.get("dropped", [])], binding=[Binding(**b) for b in d.get("binding", [])],
+        solver=SolveInfo(s["name"], s.get("status", d["status"]), s["seconds"], s["gap"], None, None),
+        offers=d.get("offers", {}), apis=d.get("apis", {}), pruned=d.get("pruned", 0), notes=d.get("notes", []),
+        alternatives=[AlternativeRow(**a) for a in d.get("alternatives", [])],
+        start_date=d.get("start_date"), cost_committed=d.get("cost", {}).get("committed", 0.0) or 0.0,
+        commitments=[ContractRow(**c) for c in d.get("commitments", [])],
+        new_commitments=[NewReservation(**n) for n in d.get("new_commitments", [])],
+        expiry=[ExpiryRow(**e) for e in d.get("expiry", [])], periods=[PeriodRow(**p) for p in d.get("periods", [])],
+        baseline=bl.from_dict(d.get("baseline")))

@@ -1,0 +1,1 @@
+"""Seeded synthetic plans and usage logs, for tests, benchmarks and trying planopt without data."""
