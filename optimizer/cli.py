@@ -273,12 +273,12 @@ def fit(
     """Does the model fit: weights + KV cache for the concurrency + reserve."""
 
     def body() -> int:
-        from optimizer.physics import sizing
+        from optimizer.physics import memory
 
         _check_sizing_flags(tp, context_tokens, memory_reserve, concurrency)
         m, a, p, _ = _lookup(catalog, model, accelerator, precision, tp)
         kv_elem = _kv_elem(kv_precision)
-        f = sizing.fit(m, p, a.memory_gb, tp, context_tokens, memory_reserve, kv_elem)
+        f = memory.fit(m, p, a.memory_gb, tp, context_tokens, memory_reserve, kv_elem)
         need = concurrency or 1
         ok = f.fits(need)
         if as_json:
@@ -331,7 +331,7 @@ def estimate(
     """Estimated goodput at an SLO (without SLO flags: the maximum throughput), and what bounds it."""
 
     def body() -> int:
-        from optimizer.physics import sizing
+        from optimizer.physics import memory, roofline
 
         ctx = context_tokens or (input_tokens + output_tokens)
         _check_sizing_flags(tp, ctx, memory_reserve, None)
@@ -341,15 +341,15 @@ def estimate(
             if v is not None and v <= 0:
                 raise PlanError(Problem(f"{name} must be > 0", "give milliseconds, e.g. 50"))
         m, a, p, estimator = _lookup(catalog, model, accelerator, precision, tp)
-        why = sizing.why_not_native(p, a)
+        why = roofline.why_not_native(p, a)
         if why:
             raise PlanError(Problem(why, "choose a precision the accelerator runs natively, or a weight-only one"))
-        f = sizing.fit(m, p, a.memory_gb, tp, ctx, memory_reserve)
+        f = memory.fit(m, p, a.memory_gb, tp, ctx, memory_reserve)
         if f.kv_concurrency < 1:
             raise PlanError(Problem(f"does not fit: weights {f.weights_gb:.1f} GB, usable {f.usable_gb:.1f} GB",
                                     "quantize or raise --tp"))
         try:
-            e = sizing.estimate(m, p, a, tp, input_tokens, output_tokens, ttft_ms=ttft_ms, tpot_ms=tpot_ms,
+            e = roofline.estimate(m, p, a, tp, input_tokens, output_tokens, ttft_ms=ttft_ms, tpot_ms=tpot_ms,
                                 params=estimator,
                                 max_batch=f.kv_concurrency)
         except ValueError as exc:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from optimizer.candidates.build import CandidateSet, build_candidates
+from optimizer.candidates.build import build_candidates
+from optimizer.candidates.types import CandidateSet
 from optimizer.errors import InfeasiblePlan, SolverError
 from optimizer.optimize.model import Program, add_cuts, build_model
 from optimizer.inputs.loading import LoadedPlan, load_plan

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from optimizer.physics import sizing
+from optimizer.physics import memory, replicas, roofline
+from optimizer import vocab
 from optimizer.inputs.estimator_params import load_estimator_params
 from optimizer.resources import catalogs_dir
 from optimizer.inputs.schema.catalog import Accelerator, CatalogFile, MigProfile, Model, Precision
@@ -35,7 +36,7 @@ TWO_BYTES = Precision(id="bf16", bytes_per_param=2.0, compute_dtype="bf16")
 
 
 def test_seed_fit_at_one_byte():
-    f = sizing.fit(SEED_MODEL, ONE_BYTE, memory_gb_per_gpu=80, gpus=2, context_tokens=8192)
+    f = memory.fit(SEED_MODEL, ONE_BYTE, memory_gb_per_gpu=80, gpus=2, context_tokens=8192)
     assert f.weights_gb == pytest.approx(70)
     assert f.total_gb == pytest.approx(160)
     assert f.reserve_gb == pytest.approx(16)
@@ -47,7 +48,7 @@ def test_seed_fit_at_one_byte():
 
 
 def test_seed_fit_at_two_bytes_serves_almost_nobody():
-    f = sizing.fit(SEED_MODEL, TWO_BYTES, 80, 2, 8192)
+    f = memory.fit(SEED_MODEL, TWO_BYTES, 80, 2, 8192)
     assert f.weights_gb == pytest.approx(140)
     assert f.free_gb == pytest.approx(4)
     assert f.kv_concurrency == 2
@@ -55,44 +56,44 @@ def test_seed_fit_at_two_bytes_serves_almost_nobody():
 
 
 def test_seed_replicas():
-    assert sizing.replicas(9000, 1400, 0.6, 1, 0.25) == sizing.Replicas(11, 1, 3, 15)
-    assert sizing.replicas(9000, 1400, 0.9, 1, 0.25).base == 8
+    assert replicas.replicas(9000, 1400, 0.6, 1, 0.25) == replicas.Replicas(11, 1, 3, 15)
+    assert replicas.replicas(9000, 1400, 0.9, 1, 0.25).base == 8
 
 
 def test_replicas_at_zero_demand_keep_spares():
-    assert sizing.replicas(0, 1400, 0.6, 1, 0.25) == sizing.Replicas(0, 1, 1, 2)
-    assert sizing.replicas(0, 1400, 0.6, 0, 0.25) == sizing.Replicas(0, 0, 0, 0)
+    assert replicas.replicas(0, 1400, 0.6, 1, 0.25) == replicas.Replicas(0, 1, 1, 2)
+    assert replicas.replicas(0, 1400, 0.6, 0, 0.25) == replicas.Replicas(0, 0, 0, 0)
 
 
 def test_replicas_refuse_nonsense():
     with pytest.raises(ValueError):
-        sizing.replicas(100, 0, 0.6, 1, 0.25)
+        replicas.replicas(100, 0, 0.6, 1, 0.25)
     with pytest.raises(ValueError):
-        sizing.replicas(100, 1400, 0, 1, 0.25)
+        replicas.replicas(100, 1400, 0, 1, 0.25)
 
 
 def test_ceil_and_floor_forgive_float_noise():
     assert 2.1 / 0.7 != 3  # the noise is real
-    assert sizing.ceil_tol(2.1 / 0.7) == 3
-    assert sizing.replicas(2.1, 1.0, 0.7, 0, 0).base == 3
-    assert sizing.ceil_tol(3.00001) == 4
-    assert sizing.floor_tol(2.99999) == 2
-    assert sizing.floor_tol(2.9999999999999996) == 3
+    assert vocab.ceil_tol(2.1 / 0.7) == 3
+    assert replicas.replicas(2.1, 1.0, 0.7, 0, 0).base == 3
+    assert vocab.ceil_tol(3.00001) == 4
+    assert vocab.floor_tol(2.99999) == 2
+    assert vocab.floor_tol(2.9999999999999996) == 3
     # 40 GB × 0.9 − 3 GB = 33 GB of KV at 1.1 GB/seq: 29.999999999999996 in floats, 30 sequences
-    f = sizing.fit(Model(id="m", params_b=3, kv_gb_per_seq=1.1), ONE_BYTE, 40, 1, 4096)
+    f = memory.fit(Model(id="m", params_b=3, kv_gb_per_seq=1.1), ONE_BYTE, 40, 1, 4096)
     assert f.free_gb / f.kv_gb_per_seq < 30
     assert f.kv_concurrency == 30
 
 
 def test_needed_concurrency():
-    assert sizing.needed_concurrency(1400, 50) == 70
-    assert sizing.needed_concurrency(1401, 50) == 71
-    assert sizing.needed_concurrency(1400, None) == 1
-    assert sizing.needed_concurrency(0, 50) == 1
+    assert replicas.needed_concurrency(1400, 50) == 70
+    assert replicas.needed_concurrency(1401, 50) == 71
+    assert replicas.needed_concurrency(1400, None) == 1
+    assert replicas.needed_concurrency(0, 50) == 1
 
 
 def test_nothing_free_means_zero_concurrency():
-    f = sizing.fit(SEED_MODEL, TWO_BYTES, 80, 1, 8192)
+    f = memory.fit(SEED_MODEL, TWO_BYTES, 80, 1, 8192)
     assert f.free_gb < 0 and f.kv_concurrency == 0 and not f.fits(1)
 
 
@@ -101,52 +102,52 @@ def test_nothing_free_means_zero_concurrency():
 
 def test_kv_llama_70b_gqa():
     m = MOD["llama-3.1-70b"]
-    assert sizing.kv_bytes_per_token(m, 2.0) == 327_680
-    assert sizing.kv_bytes_per_token(m, 1.0) == 163_840
-    assert sizing.kv_gb_per_seq(m, 8192, 2.0) == pytest.approx(327_680 * 8192 / 1e9)
+    assert memory.kv_bytes_per_token(m, 2.0) == 327_680
+    assert memory.kv_bytes_per_token(m, 1.0) == 163_840
+    assert memory.kv_gb_per_seq(m, 8192, 2.0) == pytest.approx(327_680 * 8192 / 1e9)
 
 
 def test_kv_deepseek_v3_mla():
-    assert sizing.kv_bytes_per_token(MOD["deepseek-v3"], 2.0) == 70_272
+    assert memory.kv_bytes_per_token(MOD["deepseek-v3"], 2.0) == 70_272
 
 
 def test_kv_sliding_window_capped_at_the_window():
     m = Model(id="sw", params_b=1, layers=36, kv_heads=8, head_dim=64, sliding_window=128,
               sliding_window_layers=18)
     per_layer = 2 * 8 * 64 * 2
-    assert sizing.kv_bytes_per_token(m, 2.0) == 36 * per_layer  # uncapped without a context
-    assert sizing.kv_bytes_per_token(m, 2.0, 128) == 36 * per_layer  # window not reached
-    at_8k = sizing.kv_bytes_per_token(m, 2.0, 8192)
+    assert memory.kv_bytes_per_token(m, 2.0) == 36 * per_layer  # uncapped without a context
+    assert memory.kv_bytes_per_token(m, 2.0, 128) == 36 * per_layer  # window not reached
+    at_8k = memory.kv_bytes_per_token(m, 2.0, 8192)
     assert at_8k == pytest.approx(18 * per_layer + 18 * per_layer * 128 / 8192)
     # per sequence: full layers grow with the context, window layers stop at 128 tokens
-    assert sizing.kv_gb_per_seq(m, 8192, 2.0) * 1e9 == pytest.approx(
+    assert memory.kv_gb_per_seq(m, 8192, 2.0) * 1e9 == pytest.approx(
         18 * per_layer * 8192 + 18 * per_layer * 128)
 
 
 def test_kv_given_directly_wins():
-    assert sizing.kv_gb_per_seq(SEED_MODEL, 100, 1.0) == 1.6
-    assert sizing.kv_gb_per_seq(SEED_MODEL, 100_000, 2.0) == 1.6
+    assert memory.kv_gb_per_seq(SEED_MODEL, 100, 1.0) == 1.6
+    assert memory.kv_gb_per_seq(SEED_MODEL, 100_000, 2.0) == 1.6
 
 
 def test_weights_moe_all_experts_resident():
-    assert sizing.weights_gb(MOD["mixtral-8x7b"], PREC["fp8"]) == pytest.approx(46.7)
+    assert memory.weights_gb(MOD["mixtral-8x7b"], PREC["fp8"]) == pytest.approx(46.7)
 
 
 # --- datatypes ------------------------------------------------------------------------------------
 
 
 def test_compute_dtype_and_why_not_native():
-    assert sizing.compute_dtype_on(PREC["fp8"], ACC["h100-sxm"]) == "fp8"
-    assert sizing.compute_dtype_on(PREC["fp8"], ACC["a100-80gb"]) is None
-    assert sizing.compute_dtype_on(PREC["int4-awq"], ACC["a100-80gb"]) == "bf16"
-    assert sizing.compute_dtype_on(PREC["bf16"], ACC["a100-80gb"]) == "bf16"
+    assert roofline.compute_dtype_on(PREC["fp8"], ACC["h100-sxm"]) == "fp8"
+    assert roofline.compute_dtype_on(PREC["fp8"], ACC["a100-80gb"]) is None
+    assert roofline.compute_dtype_on(PREC["int4-awq"], ACC["a100-80gb"]) == "bf16"
+    assert roofline.compute_dtype_on(PREC["bf16"], ACC["a100-80gb"]) == "bf16"
     plan_local = Accelerator(id="lab-gpu", memory_gb=80)  # generation "other": the plan decides
-    assert sizing.compute_dtype_on(PREC["fp8"], plan_local) == "fp8"
-    why = sizing.why_not_native(PREC["fp8"], ACC["a100-80gb"])
+    assert roofline.compute_dtype_on(PREC["fp8"], plan_local) == "fp8"
+    why = roofline.why_not_native(PREC["fp8"], ACC["a100-80gb"])
     assert why is not None and why.startswith("fp8 is not native on ampere") and "hopper" in why
-    assert sizing.why_not_native(PREC["fp8"], ACC["h100-sxm"]) is None
+    assert roofline.why_not_native(PREC["fp8"], ACC["h100-sxm"]) is None
     with pytest.raises(ValueError, match="not native"):
-        sizing.estimate(MOD["llama-3.1-8b"], PREC["fp8"], ACC["a100-80gb"], 1, 1000, 200)
+        roofline.estimate(MOD["llama-3.1-8b"], PREC["fp8"], ACC["a100-80gb"], 1, 1000, 200)
 
 
 # --- the estimator --------------------------------------------------------------------------------
@@ -160,53 +161,53 @@ def test_estimator_catalog_matches_the_defaults():
 def test_estimate_needs_bandwidth_and_tflops():
     memory_only = Accelerator(id="lab-gpu", memory_gb=80)
     with pytest.raises(ValueError, match="bandwidth"):
-        sizing.estimate(MOD["llama-3.1-8b"], PREC["bf16"], memory_only, 1, 1000, 200)
+        roofline.estimate(MOD["llama-3.1-8b"], PREC["bf16"], memory_only, 1, 1000, 200)
     no_flops = Accelerator(id="lab-gpu", memory_gb=80, bandwidth_tb_s=2.0)
     with pytest.raises(ValueError, match="TFLOPS"):
-        sizing.estimate(MOD["llama-3.1-8b"], PREC["bf16"], no_flops, 1, 1000, 200)
+        roofline.estimate(MOD["llama-3.1-8b"], PREC["bf16"], no_flops, 1, 1000, 200)
 
 
 def test_estimate_reports_what_binds():
     m, p, a = MOD["llama-3.1-70b"], PREC["fp8"], ACC["h100-sxm"]
-    assert sizing.estimate(m, p, a, 2, 2000, 400, max_batch=8).bound == "kv-memory"
-    slo = sizing.estimate(m, p, a, 2, 2000, 400, tpot_ms=50, max_batch=500)
+    assert roofline.estimate(m, p, a, 2, 2000, 400, max_batch=8).bound == "kv-memory"
+    slo = roofline.estimate(m, p, a, 2, 2000, 400, tpot_ms=50, max_batch=500)
     assert slo.bound == "tpot" and 1 <= slo.batch < 500 and slo.tpot_ms <= 50
-    ttft = sizing.estimate(m, p, a, 2, 20000, 400, ttft_ms=1500, max_batch=500)
+    ttft = roofline.estimate(m, p, a, 2, 20000, 400, ttft_ms=1500, max_batch=500)
     assert ttft.bound == "ttft" and ttft.ttft_ms <= 1500
-    free = sizing.estimate(m, p, a, 2, 200, 2000)
+    free = roofline.estimate(m, p, a, 2, 200, 2000)
     assert free.bound in ("bandwidth", "compute") and free.batch == EstimatorParams().max_batch
 
 
 def test_estimate_returns_zero_when_batch_one_misses_the_slo():
     m, p, a = MOD["llama-3.1-70b"], PREC["fp8"], ACC["h100-sxm"]
-    e = sizing.estimate(m, p, a, 2, 2000, 400, tpot_ms=1.0, max_batch=100)
+    e = roofline.estimate(m, p, a, 2, 2000, 400, tpot_ms=1.0, max_batch=100)
     assert (e.batch, e.goodput_output_tokens_per_s, e.bound) == (0, 0.0, "tpot")
-    e = sizing.estimate(m, p, a, 2, 2000, 400, ttft_ms=1.0, max_batch=100)
+    e = roofline.estimate(m, p, a, 2, 2000, 400, ttft_ms=1.0, max_batch=100)
     assert (e.batch, e.goodput_output_tokens_per_s, e.bound) == (0, 0.0, "ttft")
-    assert sizing.estimate(m, p, a, 2, 2000, 400, max_batch=0).bound == "kv-memory"
+    assert roofline.estimate(m, p, a, 2, 2000, 400, max_batch=0).bound == "kv-memory"
 
 
 def test_mig_slice_is_slower_than_the_whole_gpu():
     m, p, a = MOD["llama-3.1-8b"], PREC["int4-awq"], ACC["a100-80gb"]
     slice_ = MigProfile(name="3g.40gb", instances_per_gpu=2, memory_gb=40, compute_fraction=0.4286)
-    whole = sizing.estimate(m, p, a, 1, 1000, 200, max_batch=64)
-    part = sizing.estimate(m, p, a, 1, 1000, 200, max_batch=64, mig=slice_)
+    whole = roofline.estimate(m, p, a, 1, 1000, 200, max_batch=64)
+    part = roofline.estimate(m, p, a, 1, 1000, 200, max_batch=64, mig=slice_)
     assert part.goodput_output_tokens_per_s < 0.5 * whole.goodput_output_tokens_per_s
     with pytest.raises(ValueError, match="tp must be 1"):
-        sizing.estimate(m, p, a, 2, 1000, 200, mig=slice_)
+        roofline.estimate(m, p, a, 2, 1000, 200, mig=slice_)
 
 
 def test_estimator_on_published_rows():
     """Two rows of ../shared/reference/benchmarks.csv, predicted as the planner would."""
     # TensorRT-LLM v0.17 perf overview: Llama 3.1 70B FP8, 1x H200, 128/2048 -> 4,165.68 tok/s
     m, p, a = MOD["llama-3.1-70b"], PREC["fp8"], ACC["h200-sxm"]
-    f = sizing.fit(m, p, a.memory_gb, 1, 128 + 2048)
-    e = sizing.estimate(m, p, a, 1, 128, 2048, max_batch=f.kv_concurrency)
+    f = memory.fit(m, p, a.memory_gb, 1, 128 + 2048)
+    e = roofline.estimate(m, p, a, 1, 128, 2048, max_batch=f.kv_concurrency)
     assert e.goodput_output_tokens_per_s == pytest.approx(4165.68, rel=0.25)
     # TensorRT-LLM v0.14 online: Llama 3.1 8B BF16, 1x H100, 202/214 at QPS=8 (1,589 output
     # tok/s): mean TPOT 9 ms
     m, p, a = MOD["llama-3.1-8b"], PREC["bf16"], ACC["h100-sxm"]
-    rl = sizing.roofline(m, p, a, 1, 202, 214)
+    rl = roofline.roofline(m, p, a, 1, 202, 214)
     b = rl.batch_at_throughput(1589, 4096)
     assert rl.tpot_s(b) * 1e3 == pytest.approx(9, rel=0.30)
 
@@ -215,7 +216,7 @@ def test_estimate_is_fast():
     m, p, a = MOD["llama-3.1-70b"], PREC["fp8"], ACC["h100-sxm"]
     start = time.perf_counter()
     for i in range(500):
-        sizing.estimate(m, p, a, 2, 1000 + i, 300, tpot_ms=40, ttft_ms=800, max_batch=400 + i)
+        roofline.estimate(m, p, a, 2, 1000 + i, 300, tpot_ms=40, ttft_ms=800, max_batch=400 + i)
     assert (time.perf_counter() - start) / 500 < 1e-3
 
 
@@ -226,7 +227,7 @@ NATIVE = sorted(
     for mid in ("llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b", "deepseek-v3", "gpt-oss-120b")
     for pid in ("bf16", "fp8", "int4-awq", "fp4")
     for aid in ("a100-80gb", "h100-sxm", "h200-sxm", "l40s", "b200", "mi300x")
-    if mid in MOD and aid in ACC and sizing.compute_dtype_on(PREC[pid], ACC[aid]) is not None
+    if mid in MOD and aid in ACC and roofline.compute_dtype_on(PREC[pid], ACC[aid]) is not None
 )
 combos = st.sampled_from(NATIVE)
 tps = st.sampled_from([1, 2, 4, 8])
@@ -238,8 +239,8 @@ FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 @given(combos, st.floats(10, 300), st.floats(0.1, 200), st.integers(1, 8), st.integers(256, 131_072))
 def test_more_memory_never_reduces_concurrency(combo, mem, extra, gpus, ctx):
     m, p, _ = (MOD[combo[0]], PREC[combo[1]], ACC[combo[2]])
-    less = sizing.fit(m, p, mem, gpus, ctx)
-    more = sizing.fit(m, p, mem + extra, gpus, ctx)
+    less = memory.fit(m, p, mem, gpus, ctx)
+    more = memory.fit(m, p, mem + extra, gpus, ctx)
     assert more.kv_concurrency >= less.kv_concurrency
 
 
@@ -247,8 +248,8 @@ def test_more_memory_never_reduces_concurrency(combo, mem, extra, gpus, ctx):
 @given(combos, st.integers(1, 7), st.integers(256, 131_072))
 def test_more_gpus_never_reduce_concurrency(combo, gpus, ctx):
     m, p, a = (MOD[combo[0]], PREC[combo[1]], ACC[combo[2]])
-    assert (sizing.fit(m, p, a.memory_gb, gpus + 1, ctx).kv_concurrency
-            >= sizing.fit(m, p, a.memory_gb, gpus, ctx).kv_concurrency)
+    assert (memory.fit(m, p, a.memory_gb, gpus + 1, ctx).kv_concurrency
+            >= memory.fit(m, p, a.memory_gb, gpus, ctx).kv_concurrency)
 
 
 @FAST
@@ -256,8 +257,8 @@ def test_more_gpus_never_reduce_concurrency(combo, gpus, ctx):
        st.integers(0, 5000))
 def test_looser_tpot_never_reduces_goodput(combo, tp, isl, osl, tpot, looser, max_batch):
     m, p, a = (MOD[combo[0]], PREC[combo[1]], ACC[combo[2]])
-    tight = sizing.estimate(m, p, a, tp, isl, osl, tpot_ms=tpot, max_batch=max_batch)
-    loose = sizing.estimate(m, p, a, tp, isl, osl, tpot_ms=tpot + looser, max_batch=max_batch)
+    tight = roofline.estimate(m, p, a, tp, isl, osl, tpot_ms=tpot, max_batch=max_batch)
+    loose = roofline.estimate(m, p, a, tp, isl, osl, tpot_ms=tpot + looser, max_batch=max_batch)
     assert loose.goodput_output_tokens_per_s >= tight.goodput_output_tokens_per_s
     assert loose.batch >= tight.batch
 
@@ -267,9 +268,9 @@ def test_looser_tpot_never_reduces_goodput(combo, tp, isl, osl, tpot, looser, ma
        st.one_of(st.none(), st.floats(10, 20_000)), st.integers(0, 10_000))
 def test_estimate_respects_max_batch_and_slo(combo, tp, isl, osl, tpot, ttft, max_batch):
     m, p, a = (MOD[combo[0]], PREC[combo[1]], ACC[combo[2]])
-    e = sizing.estimate(m, p, a, tp, isl, osl, tpot_ms=tpot, ttft_ms=ttft, max_batch=max_batch)
+    e = roofline.estimate(m, p, a, tp, isl, osl, tpot_ms=tpot, ttft_ms=ttft, max_batch=max_batch)
     assert 0 <= e.batch <= min(max_batch, EstimatorParams().max_batch)
-    assert e.bound in sizing.BOUNDS
+    assert e.bound in roofline.BOUNDS
     if e.batch > 0:
         assert tpot is None or e.tpot_ms <= tpot * (1 + 1e-12)
         assert ttft is None or e.ttft_ms <= ttft * (1 + 1e-12)
@@ -282,7 +283,7 @@ def test_estimate_respects_max_batch_and_slo(combo, tp, isl, osl, tpot, ttft, ma
 @given(combos, tps, tokens, st.integers(1, 4000), st.integers(1, 4000), st.integers(1, 4000))
 def test_goodput_grows_with_batch(combo, tp, isl, osl, b1, b2):
     m, p, a = (MOD[combo[0]], PREC[combo[1]], ACC[combo[2]])
-    rl = sizing.roofline(m, p, a, tp, isl, osl)
+    rl = roofline.roofline(m, p, a, tp, isl, osl)
     lo, hi = sorted((b1, b2))
     assert rl.goodput(hi) >= rl.goodput(lo) * (1 - 1e-12)
     assert rl.tpot_s(hi) >= rl.tpot_s(lo) and rl.ttft_s(hi) >= rl.ttft_s(lo)

@@ -58,7 +58,7 @@ def read_result(path: Path):
 
 def serving_replicas(total: int, spares: int, rollout_fraction: float) -> int:
     """Invert total = base + spares + ceil(rollout × (base + spares)): the replicas that carry traffic."""
-    from optimizer.physics.sizing import ceil_tol
+    from optimizer.vocab import ceil_tol
 
     base = 0
     while base + 1 + spares + ceil_tol(rollout_fraction * (base + 1 + spares)) <= total:

@@ -462,7 +462,7 @@ def out_dir_catalogs(catalogs: list[str], plan_dir: Path, out_dir: Path) -> list
 def write_outputs(cal: Calibration, out_path: Path | str, html: str,
                   extra_catalogs: list[Path | str] = ()) -> Path:
     """Write OUT.yaml (only if it loads as a plan) and OUT.html beside it; nothing on failure."""
-    from optimizer.inputs.document import atomic_write, write_text_atomic
+    from optimizer.atomic import atomic_write, write_text_atomic
 
     out_path = Path(out_path)
     html_path = out_path.with_suffix(".html")

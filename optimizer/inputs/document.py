@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import math
-import os
 import re
-import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
@@ -276,28 +273,6 @@ def _to_plain(node: Any, loc: tuple[Any, ...], tree: Any, file: str, errors: Col
         return str(node)
     # dates and other YAML 1.2 scalars ruamel constructs
     return node
-
-
-@contextmanager
-def atomic_write(path: Path) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; rename it over `path` only if the block succeeds."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        yield tmp_path
-        os.chmod(tmp_path, 0o644)
-        os.replace(tmp_path, path)
-    finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    with atomic_write(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
 
 
 def validate(doc: Document, cls: type, data: Any = None, base: tuple[Any, ...] = ()) -> tuple[Any, list[Problem]]:

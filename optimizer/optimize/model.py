@@ -14,7 +14,9 @@ from typing import Iterator
 
 import pulp
 
-from optimizer.candidates.build import Candidate, CandidateSet, DayHour, allowed_tiers, api_price_per_output_token
+from optimizer.candidates.build import allowed_tiers
+from optimizer.candidates.overflow import api_price_per_output_token
+from optimizer.candidates.types import Candidate, CandidateSet, DayHour
 from optimizer.optimize.calendar import Calendar, calendar
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.schema.catalog import Offer

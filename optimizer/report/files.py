@@ -7,7 +7,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from optimizer.errors import PlanError, Problem
-from optimizer.inputs.document import atomic_write
+from optimizer.atomic import atomic_write
 from optimizer.results.extract import PlanResult
 from optimizer.results.jsonio import FORMAT_VERSION, from_dict
 

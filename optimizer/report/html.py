@@ -14,7 +14,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from optimizer.inputs.document import atomic_write
+from optimizer.atomic import atomic_write
 from optimizer.resources import templates_dir
 from optimizer.results.extract import PlanResult, WorkloadResult
 from optimizer.report import labels as L

@@ -16,7 +16,7 @@ from optimizer.errors import PlanError, Problem
 
 if TYPE_CHECKING:
     from optimizer.pipeline import SolveOptions
-    from optimizer.candidates.build import CandidateSet
+    from optimizer.candidates.types import CandidateSet
     from optimizer.inputs.loading import LoadedPlan
     from optimizer.results.extract import PlanResult
 

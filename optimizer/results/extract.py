@@ -9,9 +9,10 @@ from typing import Any
 import pulp
 
 from optimizer.optimize import calendar as cm
-from optimizer.physics import sizing
+from optimizer.physics import replicas as rep
 from optimizer.results.baseline import BaselineInfo
-from optimizer.candidates.build import Candidate, Dropped, api_price_per_output_token
+from optimizer.candidates.overflow import api_price_per_output_token
+from optimizer.candidates.types import Candidate, Dropped
 from optimizer.optimize.calendar import ContractRow, ExpiryRow, NewReservation, PeriodRow
 from optimizer.optimize.model import RESERVED_TIERS, SECONDS_PER_HOUR, Program
 from optimizer.optimize.solver import SolveInfo
@@ -504,13 +505,13 @@ def _workload_result(prog: Program, w, c: Candidate, gpus_by_day: dict[str, list
         hourly_api_tokens_per_s=api_rates, key=c.key)
 
 
-def _replicas_at(prog: Program, w, c: Candidate, d: str, h: int) -> sizing.Replicas:
+def _replicas_at(prog: Program, w, c: Candidate, d: str, h: int) -> rep.Replicas:
     if c.kind == "api":
-        return sizing.Replicas(0, 0, 0, 0)
+        return rep.Replicas(0, 0, 0, 0)
     if c.kind == "batch":
         n = max((_int(prog.batch_replicas.get((c.key, s, h), 0)) for s, dd in segments_of(prog, c.offer) if dd == d),
                 default=0)
-        return sizing.Replicas(n, 0, 0, n)
+        return rep.Replicas(n, 0, 0, n)
     return c.replicas[(d, h)]
 
 

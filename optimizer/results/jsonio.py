@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from optimizer.results import baseline as bl
-from optimizer.candidates.build import Dropped
+from optimizer.candidates.types import Dropped
 from optimizer.optimize.calendar import ContractRow, ExpiryRow, NewReservation, PeriodRow
 from optimizer.results.extract import (
     AlternativeRow,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import xlsxwriter
 
-from optimizer.inputs.document import atomic_write
+from optimizer.atomic import atomic_write
 from optimizer.results.extract import PlanResult
 from optimizer.report import labels as L
 from optimizer.report.xlsx import commitments as xlsx_commitments

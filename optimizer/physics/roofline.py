@@ -1,7 +1,6 @@
-"""Pure sizing physics: memory fit, KV cache, replicas, and goodput at an SLO. No I/O, no PuLP.
+"""Goodput at an SLO: a roofline of continuous batching with fitted efficiencies (catalogs/estimator.yaml).
 
-Units: GB = 1e9 bytes, TB/s = 1e12 bytes/s, TFLOPS = 1e12 FLOP/s, throughput in output tokens/s.
-Formulas follow ../shared/DESIGN.md ("Sizing physics", "Precise semantics").
+Units: TB/s = 1e12 bytes/s, TFLOPS = 1e12 FLOP/s, throughput in output tokens/s.
 """
 
 from __future__ import annotations
@@ -11,217 +10,8 @@ from dataclasses import dataclass
 
 from optimizer.inputs.schema.catalog import Accelerator, MigProfile, Model, Precision
 from optimizer.inputs.schema.estimator import EstimatorParams
-
-GB = 1e9
-TOL = 1e-9
-"""A quotient within TOL of an integer is that integer (DESIGN.md, "Precise semantics")."""
-
-
-def ceil_tol(x: float, tol: float = TOL) -> int:
-    """ceil(x), except that x within `tol` of an integer is that integer (forgives float noise)."""
-    c = math.ceil(x)
-    return c - 1 if c - x >= 1 - tol else c
-
-
-def floor_tol(x: float, tol: float = TOL) -> int:
-    """floor(x), except that x within `tol` of an integer is that integer (forgives float noise)."""
-    f = math.floor(x)
-    return f + 1 if x - f >= 1 - tol else f
-
-
-# --- memory -----------------------------------------------------------------------------------
-
-
-def weights_gb(model: Model, precision: Precision) -> float:
-    """Resident weights, GB = params_b × bytes_per_param (MoE: all experts are resident)."""
-    return model.params_b * precision.bytes_per_param
-
-
-def _head_dim(model: Model) -> int | None:
-    if model.head_dim is not None:
-        return model.head_dim
-    if model.hidden_size and model.attention_heads:
-        return model.hidden_size // model.attention_heads
-    return None
-
-
-def kv_bytes_per_token(
-    model: Model, kv_bytes_per_elem: float = 2.0, context_tokens: int | None = None
-) -> float:
-    """KV cache bytes per token, from the architecture.
-
-    GQA/MHA: 2 (K and V) × layers × kv_heads × head_dim × bytes.
-    MLA (DeepSeek-V2/V3): layers × (kv_lora_rank + qk_rope_head_dim) × bytes — one latent
-    shared by all heads plus the decoupled RoPE key (DeepSeek-V3 config_671B.json).
-
-    Sliding-window layers hold at most `sliding_window` tokens. With `context_tokens` the
-    result is the average per token of a sequence of that length: window layers contribute
-    min(context, window) / context of a full layer. Without it, every layer counts in full
-    (the uncapped value, an upper bound): a per-token figure cannot be capped without a length.
-    """
-    if model.attention == "mla":
-        if model.layers is None or model.kv_lora_rank is None:
-            raise ValueError(f"model '{model.id}': MLA needs layers and kv_lora_rank")
-        per_layer = (model.kv_lora_rank + (model.qk_rope_head_dim or 0)) * kv_bytes_per_elem
-    else:
-        hd = _head_dim(model)
-        if model.layers is None or model.kv_heads is None or hd is None:
-            raise ValueError(
-                f"model '{model.id}' gives no layers/kv_heads/head_dim to compute its KV cache"
-            )
-        per_layer = 2 * model.kv_heads * hd * kv_bytes_per_elem
-    layers = model.layers
-    window_layers = min(model.sliding_window_layers, layers) if model.sliding_window else 0
-    full_layers = layers - window_layers
-    if context_tokens is None or window_layers == 0:
-        return layers * per_layer
-    if context_tokens <= 0:
-        raise ValueError("context_tokens must be positive")
-    share = min(context_tokens, model.sliding_window) / context_tokens  # type: ignore[type-var]
-    return per_layer * (full_layers + window_layers * share)
-
-
-def kv_gb_per_seq(model: Model, context_tokens: int, kv_bytes_per_elem: float = 2.0) -> float:
-    """KV cache of one sequence at `context_tokens`, GB.
-
-    A model that states `kv_gb_per_seq` (the seed: 1.6 GB) is taken at its word, whatever the
-    context and element size; otherwise kv_bytes_per_token(model, bytes, context) × context.
-    """
-    if model.kv_gb_per_seq is not None:
-        return model.kv_gb_per_seq
-    return kv_bytes_per_token(model, kv_bytes_per_elem, context_tokens) * context_tokens / GB
-
-
-@dataclass(frozen=True)
-class Fit:
-    """Memory of one replica: weights + KV cache for `kv_concurrency` sequences + reserve."""
-
-    weights_gb: float
-    kv_gb_per_seq: float
-    total_gb: float
-    """GPUs × memory per GPU."""
-    reserve_gb: float
-    """total × memory_reserve, kept for activations, engine buffers and fragmentation."""
-    usable_gb: float
-    free_gb: float
-    """usable − weights: what is left for the KV cache."""
-    kv_concurrency: int
-    """floor(free / kv_gb_per_seq); 0 when nothing is free."""
-
-    def fits(self, needed_concurrency: int) -> bool:
-        """KV concurrency ≥ the concurrency needed (and at least one sequence)."""
-        return self.kv_concurrency >= max(1, needed_concurrency)
-
-
-def fit(
-    model: Model,
-    precision: Precision,
-    memory_gb_per_gpu: float,
-    gpus: int,
-    context_tokens: int,
-    memory_reserve: float = 0.10,
-    kv_bytes_per_elem: float | None = None,
-) -> Fit:
-    """Does the model fit, and for how many sequences?
-
-    usable = gpus × memory × (1 − reserve); free = usable − weights;
-    kv_concurrency = floor(free / kv_gb_per_seq) (DESIGN.md "Sizing physics").
-    Seed golden case: 70 B at 1 byte, 1.6 GB/seq, 2 × 80 GB → 70 of 160 GB, free 74, 46 sequences.
-    For a MIG slice pass the slice's memory and gpus=1. `kv_bytes_per_elem` defaults to the
-    precision's KV element size. `kv_gb_per_seq` is what the replica spends per sequence: with
-    tensor parallelism, KV that cannot be split across the GPUs is stored on each of them
-    (kv_replication).
-    """
-    if gpus < 1:
-        raise ValueError("gpus must be ≥ 1")
-    if not 0 <= memory_reserve < 1:
-        raise ValueError("memory_reserve must be in [0, 1)")
-    kvb = precision.kv_bytes_per_elem if kv_bytes_per_elem is None else kv_bytes_per_elem
-    w = weights_gb(model, precision)
-    kv = kv_gb_per_seq(model, context_tokens, kvb) * kv_replication(model, gpus)
-    total = gpus * memory_gb_per_gpu
-    usable = total * (1 - memory_reserve)
-    free = usable - w
-    concurrency = floor_tol(free / kv) if free > 0 else 0
-    return Fit(
-        weights_gb=w,
-        kv_gb_per_seq=kv,
-        total_gb=total,
-        reserve_gb=total - usable,
-        usable_gb=usable,
-        free_gb=free,
-        kv_concurrency=max(concurrency, 0),
-    )
-
-
-def kv_replication(model: Model, tp: int) -> float:
-    """How many copies of each sequence's KV a TP group stores.
-
-    GQA/MHA shard KV heads across the GPUs; past one head per GPU (TP > kv_heads) each head is
-    copied on TP / kv_heads GPUs. MLA's compressed latent is not split by head: every GPU keeps
-    the whole latent (as vLLM and SGLang do without data-parallel attention). A model that gives
-    kv_gb_per_seq directly is taken as measured for its replica: no copies added.
-    """
-    if model.kv_gb_per_seq is not None or tp <= 1:
-        return 1.0
-    if model.attention == "mla":
-        return float(tp)
-    if model.kv_heads is not None and tp > model.kv_heads:
-        return tp / model.kv_heads
-    return 1.0
-
-
-def needed_concurrency(goodput_output_tokens_per_s: float, tpot_ms: float | None) -> int:
-    """Sequences in flight to deliver the goodput: ceil(goodput × tpot_ms / 1000), else 1.
-
-    Each running sequence emits one token per TPOT (Little's law). Never less than 1.
-    """
-    if tpot_ms is None:
-        return 1
-    return max(1, ceil_tol(goodput_output_tokens_per_s * tpot_ms / 1000.0))
-
-
-@dataclass(frozen=True)
-class Replicas:
-    base: int
-    spares: int
-    rollout: int
-    total: int
-
-
-def replicas(
-    demand_output_tokens_per_s: float,
-    goodput: float,
-    occupancy: float,
-    spares: int,
-    rollout_fraction: float,
-) -> Replicas:
-    """Replicas for one hour (DESIGN.md "Precise semantics").
-
-    base = ceil(D / (goodput × occupancy)); rollout = ceil(rollout_fraction × (base + spares));
-    total = base + spares + rollout. Zero demand keeps the spares (and their rollout share).
-    Golden: 9000, 1400, 0.6, 1, 0.25 → 11 + 1 + 3 = 15; at occupancy 0.9 base = 8.
-    """
-    if demand_output_tokens_per_s < 0:
-        raise ValueError("demand must be ≥ 0")
-    if not 0 < occupancy <= 1:
-        raise ValueError("occupancy must be in (0, 1]")
-    if spares < 0 or rollout_fraction < 0:
-        raise ValueError("spares and rollout_fraction must be ≥ 0")
-    if demand_output_tokens_per_s == 0:
-        base = 0
-    elif goodput <= 0:
-        raise ValueError("goodput must be > 0 to serve a positive demand")
-    else:
-        base = ceil_tol(demand_output_tokens_per_s / (goodput * occupancy))
-    return replicas_from_base(base, spares, rollout_fraction)
-
-
-def replicas_from_base(base: int, spares: int, rollout_fraction: float) -> Replicas:
-    """Spares and rollout on top of a given base: rollout = ceil(rollout_fraction × (base + spares))."""
-    rollout = ceil_tol(rollout_fraction * (base + spares))
-    return Replicas(base=base, spares=spares, rollout=rollout, total=base + spares + rollout)
-
+from optimizer.physics.memory import head_dim_of, kv_bytes_per_token
+from optimizer.vocab import GB
 
 # --- datatypes --------------------------------------------------------------------------------
 
@@ -433,7 +223,7 @@ def roofline(
     kv_per_gpu = kv_seq / shards
 
     layers = model.layers or 80
-    hd = _head_dim(model)
+    hd = head_dim_of(model)
     heads = model.attention_heads
     if heads and model.attention == "mla" and model.kv_lora_rank:
         per_ctx = 2 * heads * (2 * model.kv_lora_rank + (model.qk_rope_head_dim or 0))

@@ -1,0 +1,85 @@
+"""API overflow: a fleet ceiling per config above which the gateway sends the hour's excess to the API,
+and the API-only config (build vs buy)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from optimizer import vocab
+from optimizer.candidates.types import Candidate, DayHour
+from optimizer.inputs.schema.plan import Plan, Workload
+from optimizer.physics import replicas as rep
+
+def has_overflow(w: Workload) -> bool:
+    return w.api is not None and w.api.max_share > 0
+
+
+def api_price_per_output_token(w: Workload) -> float:
+    """USD per output token sent to the API, input tokens of the same requests included."""
+    assert w.api is not None and w.tokens is not None
+    ratio = w.tokens.input / w.tokens.output
+    return (w.api.usd_per_m_output + w.api.usd_per_m_input * ratio) / 1e6
+
+
+def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float],
+                    cache: dict | None = None) -> list[Candidate]:
+    """The config at every fleet ceiling the API share allows.
+
+    The fleet is sized for at most B base replicas; above B·γ·occupancy the gateway sends the
+    hour's excess to the API ("overflow when everything is full"). B runs down from the
+    no-overflow peak while each day type's spilled tokens stay within api.max_share of its
+    tokens. Each level is a config with constant hourly GPUs and a constant API cost.
+    """
+    cache = {} if cache is None else cache
+    key = ("levels", w.name, c.goodput, c.gpu_fraction)
+    if key not in cache:
+        cache[key] = _levels(plan, w, c, demand)
+    return [c] + [replace(c, key=f"{c.key}/cap{b}", replicas=reps, gpus=gpus, ceiling_replicas=b,
+                          api_output_tokens_per_day=spill, api_cost=cost)
+                  for b, reps, gpus, spill, cost in cache[key]]
+
+
+def _levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float]) -> list[tuple]:
+    assert w.api is not None
+    pol = plan.policy
+    days = plan.day_type_days()
+    cap_per_replica = c.goodput * pol.occupancy
+    top = max(r.base for r in c.replicas.values())
+    price = api_price_per_output_token(w)
+    out = []
+    for b in range(top - 1, -1, -1):
+        spill: dict[str, float] = {}
+        ok = True
+        for d in days:
+            tokens = sum(demand[(d, h)] for h in range(24))
+            over = sum(max(0.0, demand[(d, h)] - b * cap_per_replica) for h in range(24))
+            if over > w.api.max_share * tokens * (1 + 1e-9):
+                ok = False
+                break
+            spill[d] = over * 3600.0
+        if not ok:
+            break
+        reps, gpus = {}, {}
+        for dh, r in c.replicas.items():
+            rr = rep.replicas_from_base(min(r.base, b), pol.spares, pol.rollout_fraction)
+            reps[dh] = rr
+            gpus[dh] = vocab.ceil_tol(rr.total * c.gpu_fraction)
+        cost = sum(days[d] * spill[d] for d in days) * price
+        out.append((b, reps, gpus, spill, cost))
+    return out
+
+
+def api_candidate(plan: Plan, w: Workload, demand: dict[DayHour, float]) -> Candidate:
+    days = plan.day_type_days()
+    if w.kind == "batch":
+        assert w.batch is not None
+        per_day = {d: w.batch.output_tokens_per_day for d in days}
+    else:
+        per_day = {d: 3600.0 * sum(demand[(d, h)] for h in range(24)) for d in days}
+    cost = sum(days[d] * per_day[d] for d in days) * api_price_per_output_token(w)
+    return Candidate(
+        key=f"{w.name}/api", workload=w.name, pool=w.pool, kind="api", offer=None, accelerator=None,
+        precision=None, tp=0, mig=None, gpu_fraction=0.0, goodput=0.0, goodput_source="api", bound=None,
+        weights_gb=0.0, kv_gb_per_seq=0.0, kv_concurrency=0, needed_concurrency=0, total_gb=0.0,
+        reserve_gb=0.0, free_gb=0.0, batch=None, ttft_ms=None, tpot_ms=None,
+        api_output_tokens_per_day=per_day, api_cost=cost)

@@ -1,0 +1,89 @@
+"""What the candidate builder hands the program: configs with their constants, and what was dropped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from optimizer import vocab
+from optimizer.physics.replicas import Replicas
+
+DayHour = tuple[str, int]
+
+
+GoodputSource = Literal["measured", "estimated", "api"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to serve one workload, with everything the integer program needs as constants."""
+
+    key: str
+    workload: str
+    pool: str
+    kind: Literal["interactive", "batch", "reserve", "api"]
+    offer: str | None
+    accelerator: str | None
+    precision: str | None
+    tp: int
+    mig: str | None
+    gpu_fraction: float
+    """GPUs per replica: the TP degree, or 1/instances_per_gpu on a MIG slice."""
+    goodput: float
+    goodput_source: GoodputSource
+    bound: str | None
+    weights_gb: float
+    kv_gb_per_seq: float
+    kv_concurrency: int
+    needed_concurrency: int
+    total_gb: float
+    reserve_gb: float
+    free_gb: float
+    batch: int | None
+    ttft_ms: float | None
+    tpot_ms: float | None
+    api_output_tokens_per_day: dict[str, float] = field(default_factory=dict, compare=False)
+    """Output tokens a day (per day type) the gateway sends to the API above this config's ceiling."""
+    api_cost: float = 0.0
+    """Horizon cost of those API tokens (input tokens of the same requests included)."""
+    ceiling_replicas: int | None = None
+    """With overflow: the base replicas the fleet is sized for; demand above spills to the API."""
+    gpus: dict[DayHour, int] = field(default_factory=dict, compare=False)
+    """GPUs needed at each (day type, hour) with spares and rollout (interactive, reserve)."""
+    replicas: dict[DayHour, Replicas] = field(default_factory=dict, compare=False)
+
+    @property
+    def gpus_per_replica(self) -> float:
+        return self.gpu_fraction
+
+    def gpus_for(self, replicas: int) -> int:
+        """Whole GPUs that `replicas` replicas occupy (MIG slices pack onto GPUs)."""
+        return vocab.ceil_tol(replicas * self.gpu_fraction)
+
+    @property
+    def label(self) -> str:
+        return vocab.config_label(self.offer, self.precision, self.tp, self.mig, api=self.kind == "api",
+                                  ceiling=self.ceiling_replicas)
+
+
+@dataclass(frozen=True)
+class Dropped:
+    workload: str
+    option: str
+    """What was considered, e.g. 'h100-sxm · bf16 · tp1' or 'offer aws-h100-sxm-us-east-1'."""
+    family: str
+    """Why, in one word: fit, native, scale-up, cooling, filter, tier, slo, goodput, dominated."""
+    reason: str
+
+
+@dataclass(frozen=True)
+class CandidateSet:
+    by_workload: dict[str, list[Candidate]]
+    dropped: list[Dropped]
+    demand: dict[str, dict[DayHour, float]]
+    """Output tokens/s per workload at each (day type, hour); empty for batch and reserve."""
+    pruned: int
+    """Options removed as dominated — configs and whole offers (a subset of `dropped`)."""
+
+    def all(self) -> list[Candidate]:
+        return [c for w in sorted(self.by_workload) for c in self.by_workload[w]]
