@@ -31,7 +31,6 @@ from estimator_accuracy import (  # noqa: E402
     load_catalog,
     parse_rows,
     predict,
-    published,
     summarize,
     table,
 )
@@ -138,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     x, params = fit(fitted_cases, cat)
     print(f"# fitted on {len(fitted_cases)} of {len(cases)} rows in {time.perf_counter() - t:.0f} s")
-    print(f"# parameter: value ± standard error (from the Jacobian; bounds ignored)")
+    print("# parameter: value ± standard error (from the Jacobian; bounds ignored)")
     for (name, *_), v, se in zip(FREE, x, STDERR):
         print(f"{name}: {v:.4g}  ± {se:.2g}")
     df = table([predict(c, cat, params) for c in cases])

@@ -20,7 +20,6 @@ they can only look cheaper than a plan that respects them. Savings are in percen
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 import sys
 import tempfile
@@ -32,22 +31,21 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from optimizer.pipeline import SolveOptions, solve_candidates  # noqa: E402
+from optimizer.optimize.strategy import SolveOptions, solve_candidates  # noqa: E402
 from optimizer.candidates.build import build_candidates, day_hours  # noqa: E402
 from optimizer.candidates.types import Candidate  # noqa: E402
 from optimizer.errors import InfeasiblePlan, PlanError, SolverError  # noqa: E402
 from optimizer.inputs.loading import LoadedPlan, load_plan  # noqa: E402
 from optimizer.results.extract import extract  # noqa: E402
-from optimizer.inputs.schema.catalog import RESERVED_TERM_DAYS  # noqa: E402
+from optimizer.vocab import RESERVED_TERM_DAYS  # noqa: E402
 
 RESERVED = tuple(RESERVED_TERM_DAYS)
 
 
 def _generate():
-    spec = importlib.util.spec_from_file_location("planopt_generate", Path(__file__).with_name("generate.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module.generate
+    from optimizer.synth.plans import generate
+
+    return generate
 
 
 # --- hand-made baselines from the candidates -----------------------------------------------------------
@@ -133,8 +131,8 @@ class Solved:
 def solve(loaded: LoadedPlan, options: SolveOptions, cands=None) -> Solved:
     started = time.perf_counter()
     cands = cands if cands is not None else build_candidates(loaded)
-    prog, info = solve_candidates(loaded, cands, options)
-    result = extract(prog, info, loaded.catalog.offers, loaded.file)
+    sol, info = solve_candidates(loaded, cands, options)
+    result = extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file)
     return Solved(result.cost_total, result.solver.gap, time.perf_counter() - started)
 
 

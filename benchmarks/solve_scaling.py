@@ -20,9 +20,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from optimizer.synth.plans import generate  # noqa: E402
-from optimizer.pipeline import SolveOptions, solve_candidates  # noqa: E402
+from optimizer.optimize.strategy import SolveOptions, solve_candidates  # noqa: E402
 from optimizer.candidates.build import build_candidates  # noqa: E402
 from optimizer.errors import SolverError  # noqa: E402
+from optimizer.optimize.calendar import segment  # noqa: E402
 from optimizer.optimize.model import build_model  # noqa: E402
 from optimizer.inputs.loading import load_plan  # noqa: E402
 from optimizer.optimize.solver import available_solvers  # noqa: E402
@@ -36,7 +37,7 @@ def run(size: int, solver: str, seed: int, limit: float) -> dict:
         t0 = time.perf_counter()
         cands = build_candidates(loaded)
         t1 = time.perf_counter()
-        prog = build_model(loaded, cands, cuts=False)
+        prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()), cuts=False)
         t2 = time.perf_counter()
         row = {"size": size, "solver": solver, "enumerated": len(cands.all()) + cands.pruned,
                "kept": len(cands.all()), "vars": len(prog.prob.variables()), "rows": len(prog.prob.constraints),

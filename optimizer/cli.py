@@ -180,9 +180,9 @@ def report(
     """Re-render the workbook and the HTML report from a saved result, without solving again."""
 
     def body() -> int:
-        from optimizer.report.files import load_result
+        from optimizer.results.jsonio import read_result
 
-        result = load_result(result_file)
+        result = read_result(result_file)
         written = _write_reports(result, outdir if outdir is not None else result_file.parent, _slug(result_file), None)
         out.print(f"wrote {', '.join(str(p) for p in written)}", style="dim")
         return 0
@@ -551,9 +551,8 @@ def compare(
     """Two plans or two results side by side: cost by tier, each workload's choice and replicas, new and removed."""
 
     def body() -> int:
-        from optimizer.pipeline import SolveOptions
+        from optimizer.pipeline import SolveOptions, load_side
         from optimizer.results.compare import compare as do_compare
-        from optimizer.results.compare import load_side
         from optimizer.report.calibration import print_comparison
 
         if time_limit is not None and time_limit <= 0:

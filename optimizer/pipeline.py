@@ -1,185 +1,79 @@
-"""The Python API: load a plan, solve it, get a PlanResult. The CLI is a thin layer over this."""
+"""The Python API: plan → candidates → integer program → PlanResult. The CLI is a thin layer over this.
+
+    from optimizer.pipeline import solve_plan
+    result = solve_plan("plans/q4.yaml")
+    result.cost_total, result.workloads_df(), result.purchases_df(), result.hourly_df()
+"""
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from optimizer.candidates.build import build_candidates
-from optimizer.candidates.types import CandidateSet
-from optimizer.errors import InfeasiblePlan, SolverError
-from optimizer.optimize.model import Program, add_cuts, build_model
+from optimizer.candidates.types import CandidateSet, Dropped
+from optimizer.errors import InfeasiblePlan, PlanError, Problem, SolverError, unknown_id_fix
 from optimizer.inputs.loading import LoadedPlan, load_plan
-from optimizer.results.extract import PlanResult, extract, standalone_cost
-from optimizer.optimize.solver import SolveInfo, solve
+from optimizer.optimize.strategy import SolveOptions, solve_candidates
+from optimizer.results.baseline import Baseline, describe, penalties
+from optimizer.results.extract import Solved, extract, standalone_cost
+from optimizer.results.jsonio import read_result
+from optimizer.results.types import PlanResult
 
-if TYPE_CHECKING:
-    from optimizer.results.baseline import Baseline
+__all__ = ["SolveOptions", "solve_plan", "explain", "load_side", "Explanation", "Alternative"]
 
 
-@dataclass(frozen=True)
-class SolveOptions:
-    solver: str | None = None
-    time_limit_s: float | None = None
-    mip_gap: float | None = None
+def _loaded(plan: LoadedPlan | Path | str, extra_catalogs: list[Path | str]) -> LoadedPlan:
+    return plan if isinstance(plan, LoadedPlan) else load_plan(plan, list(extra_catalogs))
 
 
 def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptions(),
-               extra_catalogs: list[Path | str] = (), baseline: "Baseline | None" = None) -> PlanResult:
+               extra_catalogs: list[Path | str] = (), baseline: Baseline | None = None) -> PlanResult:
     """Plan → candidates → integer program → solved PlanResult.
 
-    With a `baseline` (the last result, baseline.load_baseline) each workload keeps its last
+    With a `baseline` (the last result, results.baseline.load_baseline) each workload keeps its last
     choice unless moving saves more than policy.change_threshold of its cost.
     Raises PlanError (bad input), InfeasiblePlan (constraints cannot all be met, with reasons)
     or SolverError (solver failure, or a time limit with no feasible plan).
     """
-    loaded = plan if isinstance(plan, LoadedPlan) else load_plan(plan, list(extra_catalogs))
+    loaded = _loaded(plan, list(extra_catalogs))
     cands = build_candidates(loaded)
     if baseline is not None:
-        from optimizer.results.baseline import solve_with_baseline
-
         return solve_with_baseline(loaded, cands, options, baseline)
-    prog, info = solve_candidates(loaded, cands, options)
-    return extract(prog, info, loaded.catalog.offers, loaded.file)
+    sol, info = solve_candidates(loaded, cands, options)
+    return extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file)
 
 
-def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
-                     fix: dict[str, str] | None = None,
-                     baseline: dict[str, tuple[str, float]] | None = None) -> tuple[Program, SolveInfo]:
-    """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain);
-    `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline).
+def solve_with_baseline(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions,
+                        baseline: Baseline) -> PlanResult:
+    """Solve with the switching costs; keep the baseline's choices outright unless that is dearer.
 
-    Three steps, each exact about what it proves:
-      1. the LP relaxation: a lower bound, and each workload's most-chosen config;
-      2. those configs fixed, the node counts solved as an integer program: a feasible plan —
-         when it is within mip_gap of the bound, the plan is proven optimal and we stop;
-      3. otherwise the whole integer program with the valid inequalities added, started from
-         that plan, within the time left. The proven gap is always the distance to the best bound.
+    A solve stopped within mip_gap may return a plan up to that gap above the best: it could move a
+    workload for less than its threshold. So when the solve is not exact, the plan with every last
+    choice kept (a fast solve: the choices are fixed) is solved too, and the moves are taken only
+    if, even charged their switching costs, they beat it.
     """
-    pol = loaded.plan.policy
-    solver = options.solver or pol.solver
-    limit = options.time_limit_s or pol.time_limit_s
-    gap_target = pol.mip_gap if options.mip_gap is None else options.mip_gap
-    started = time.perf_counter()
-
-    def left() -> float:
-        return limit - (time.perf_counter() - started)
-
-    prog = build_model(loaded, cands, cuts=False, baseline=baseline)
-    for w, key in (fix or {}).items():
-        prog.fix_choice(w, key)
-    bound, incumbent, values = None, None, None
-    relaxed = solve(prog.prob, solver, time_limit_s=left(), relax=True)
-    note = relaxed.fallback_note
-    solver = relaxed.name
-    if relaxed.status == "infeasible":
-        raise InfeasiblePlan(diagnose(loaded, cands, options))
-    if relaxed.status == "optimal" and left() > 0:
-        bound = relaxed.objective
-        with prog.choices_fixed_to_relaxation():
-            rounded = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target)
-        if rounded.status in ("optimal", "feasible"):
-            incumbent = rounded.objective
-            values = prog.values()
-            gap = _gap(incumbent, bound)
-            if gap is not None and gap <= gap_target + 1e-12:
-                return prog, _info(solver, "optimal", started, gap, incumbent, bound, note)
-    if left() <= 0 and incumbent is None:
-        raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible "
-                          f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
-    full = None
-    if left() > 0:
-        add_cuts(prog)
-        full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=values)
-        if full.status == "infeasible":
-            raise InfeasiblePlan(diagnose(loaded, cands, options))
-    bounds = [b for b in (bound, full.bound if full else None) if b is not None]
-    best_bound = max(bounds) if bounds else None
-    if full is not None and full.status in ("optimal", "feasible") and (
-            incumbent is None or full.objective <= incumbent + 1e-9):
-        status = full.status
-        gap = _gap(full.objective, best_bound) if best_bound is not None else full.gap
-        if status == "feasible" and gap is not None and gap <= gap_target + 1e-12:
-            status = "optimal"
-        return prog, _info(solver, status, started, gap, full.objective, best_bound, note)
-    if incumbent is not None and values is not None:
-        prog.restore(values)  # the solver found nothing better: go back to the rounded plan
-        gap = _gap(incumbent, best_bound)
-        status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "feasible"
-        return prog, _info(solver, status, started, gap, incumbent, best_bound, note)
-    raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible plan "
-                      f"(time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
-
-
-def _gap(objective: float | None, bound: float | None) -> float | None:
-    if objective is None or bound is None:
-        return None
-    if abs(objective) < 1e-9:
-        return 0.0 if abs(bound) < 1e-9 else None
-    return max(0.0, (objective - bound) / abs(objective))
-
-
-def _info(solver: str, status: str, started: float, gap: float | None, objective: float | None,
-          bound: float | None, note: str | None) -> SolveInfo:
-    return SolveInfo(solver, status, time.perf_counter() - started, gap, objective, bound, note)  # type: ignore[arg-type]
-
-
-def diagnose(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions) -> list[str]:
-    """Say in words why no plan meets the caps: re-solve with caps made elastic and read the excess."""
     plan = loaded.plan
-    prog = build_model(loaded, cands, elastic=True)
-    info = solve(prog.prob, options.solver or plan.policy.solver,
-                 time_limit_s=options.time_limit_s or plan.policy.time_limit_s, mip_gap=0.0)
-    if info.status not in ("optimal", "feasible"):
-        return ["no plan meets the constraints, and the diagnosis solve found no reason either"]
-    from optimizer.results.extract import chosen_candidates
-
-    chosen = chosen_candidates(prog)
-    # Group the excess by offer, tier and day type; name the worst hour and every hour affected.
-    groups: dict[tuple[str, str, str | None], list[tuple[int | None, float]]] = {}
-    for (o, tier, d, h), excess in prog.excess().items():
-        if excess >= 0.5:
-            groups.setdefault((o, tier, d), []).append((h, excess))
-    reasons = []
-    for (o, tier, d), hours in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2]))):
-        offer = prog.offers[o]
-        cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
-        worst_h, worst = max(hours, key=lambda he: (he[1], -(he[0] or 0)))
-        at_offer = [w for w in plan.workloads if chosen[w.name].offer == o]
-        short_hours = sorted(h for h, _ in hours if h is not None)
-        if worst_h is None:
-            who = " and ".join(w.name for w in at_offer) or "the plan"
-            reasons.append(f"{who} {'needs' if len(at_offer) == 1 else 'need'} {int(round(cap + worst))} {tier} "
-                           f"{offer.accelerator} GPUs for the horizon; {o} ({offer.provider}) can supply {cap}")
-            continue
-        busy = [w for w in at_offer if any(prog.gpus(chosen[w.name].key, (d, h)) > 0 for h in short_hours)]
-        dtype, _n, period = prog.segments.get(d or "", (d, 0, None))  # a day type, or one in a contract period
-        day = {"weekday": "weekdays", "weekend": "weekends", "all": "every day"}.get(dtype or "", f"{dtype} days")
-        if period is not None and prog.calendar is not None:
-            day += f" from {prog.calendar.periods[period].label}"
-        if busy and all(w.kind == "batch" for w in busy):
-            # A batch job can move within its window: say what the window holds, not one hour.
-            for w in busy:
-                reasons.append(_batch_shortfall(w, chosen[w.name], offer, tier, cap, day))
-            continue
-        users = [f"{w.name} ({int(round(prog.gpus(chosen[w.name].key, (d, worst_h))))} GPUs)" for w in busy
-                 if prog.gpus(chosen[w.name].key, (d, worst_h)) > 0]
-        who = " and ".join(users) if users else "the plan"
-        verb = "needs" if len(users) == 1 else "need"
-        need = int(round(cap + worst))
-        if len(short_hours) == 24:
-            when = f"all day on {day}"
-        else:
-            when = f"at {worst_h:02d}:00 on {day}"
-        tail = "" if len(short_hours) == 24 else f" (short at {_hour_ranges(short_hours)})"
-        unit = f" in {offer.gpus_per_node}-GPU nodes" if offer.gpus_per_node > 1 else ""
-        reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs{unit} {when}; "
-                       f"{o} ({offer.provider}) can supply {cap}{tail}")
-    if not reasons:
-        reasons.append("no plan meets the constraints")
-    return reasons
+    pen = penalties(baseline, cands)
+    sol, info = solve_candidates(loaded, cands, options, baseline=pen)
+    result = extract(plan, cands, sol, info, loaded.catalog.offers, loaded.file)
+    gap = plan.policy.mip_gap if options.mip_gap is None else options.mip_gap
+    moved = [w for w, (key, _c) in pen.items() if result.workload(w).key != key]
+    notes = []
+    if moved and (gap > 0 or info.status != "optimal"):
+        try:
+            ksol, kinfo = solve_candidates(loaded, cands, options, fix={w: k for w, (k, _c) in pen.items()})
+        except (InfeasiblePlan, SolverError):
+            ksol = None
+        if ksol is not None:
+            kept = extract(plan, cands, ksol, kinfo, loaded.catalog.offers, loaded.file)
+            charged = result.cost_total + sum(sol.switching_cost.get(w, 0.0) for w in moved)
+            if charged >= kept.cost_total - 1e-6:
+                notes.append(f"the solve (within its {gap:.2%} gap) moved {', '.join(moved)} for less than the "
+                             "threshold; every last choice is kept instead (the status is that plan's)")
+                result = kept
+    info_b = describe(baseline, result, cands, plan.policy.change_threshold)
+    return replace(result, baseline=replace(info_b, notes=notes + info_b.notes))
 
 
 @dataclass(frozen=True)
@@ -200,30 +94,29 @@ class Explanation:
     result: PlanResult
     workload: str
     alternatives: list[Alternative]
-    dropped: list
+    dropped: list[Dropped]
 
 
 def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions = SolveOptions(),
             count: int = 6, extra_catalogs: list[Path | str] = ()) -> Explanation:
     """The chosen config of one workload and the next best ones, each re-solved with that config forced."""
-    from optimizer.errors import PlanError, unknown_id_fix
-
-    loaded = plan if isinstance(plan, LoadedPlan) else load_plan(plan, list(extra_catalogs))
+    loaded = _loaded(plan, list(extra_catalogs))
     names = [w.name for w in loaded.plan.workloads]
     if workload not in names:
         raise PlanError(f"unknown workload '{workload}' — {unknown_id_fix('workloads', workload, names)}")
     cands = build_candidates(loaded, frozenset({workload}))
-    prog, info = solve_candidates(loaded, cands, options)
-    result = extract(prog, info, loaded.catalog.offers, loaded.file)
+    sol, info = solve_candidates(loaded, cands, options)
+    result = extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file)
+    solved = Solved.of(loaded.plan, cands, sol, loaded.catalog.offers)
     chosen = result.workload(workload).key
     others = [c for c in cands.by_workload[workload] if c.key != chosen]
     # Re-solving is exact but costs a solve each: try the configs that look cheapest on their own first.
-    others.sort(key=lambda c: (standalone_cost(prog, c), c.key))
+    others.sort(key=lambda c: (standalone_cost(solved, c), c.key))
     alts = []
     for c in others[:count]:
         try:
-            p2, i2 = solve_candidates(loaded, cands, options, fix={workload: c.key})
-            total = extract(p2, i2, loaded.catalog.offers, loaded.file).cost_total
+            s2, i2 = solve_candidates(loaded, cands, options, fix={workload: c.key})
+            total = extract(loaded.plan, cands, s2, i2, loaded.catalog.offers, loaded.file).cost_total
             alts.append(Alternative(c.key, c.label, total, total - result.cost_total, c.goodput,
                                     c.goodput_source, max(c.gpus.values()) if c.gpus else 0))
         except (InfeasiblePlan, SolverError) as exc:
@@ -234,27 +127,13 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     return Explanation(result, workload, alts, dropped)
 
 
-def _batch_shortfall(w, c, offer, tier: str, cap: int, day: str) -> str:
-    """'nightly needs 16 GPU-hours a day in its window 22:00–06:00 …; the cap of 1 GPU gives at most 8'."""
-    assert w.batch is not None
-    share = w.api.max_share if w.api is not None else 0.0
-    need = (1 - share) * w.batch.output_tokens_per_day * c.gpu_fraction / (3600.0 * c.goodput)
-    window = w.batch.hours()
-    start, end = w.batch.window_hours
-    span = "all day" if len(window) == 24 else f"{start:02d}:00–{end:02d}:00"
-    return (f"{w.name} needs {need:,.0f} GPU-hours a day in its window {span} on {day} ({c.label}); "
-            f"{offer.id} ({offer.provider}) caps {tier} at {cap} {offer.accelerator} GPUs, "
-            f"at most {cap * len(window):,} GPU-hours in the window")
-
-
-def _hour_ranges(hours: list[int]) -> str:
-    """[13, 14, 15, 18] -> '13:00–16:00, 18:00–19:00'."""
-    out, start, prev = [], None, None
-    for h in hours + [None]:  # type: ignore[list-item]
-        if h is not None and prev is not None and h == prev + 1:
-            prev = h
-            continue
-        if start is not None:
-            out.append(f"{start:02d}:00–{(prev + 1) % 24:02d}:00")
-        start = prev = h
-    return ", ".join(out)
+def load_side(path: Path | str, options: SolveOptions | None = None,
+              extra_catalogs: list[Path | str] = ()) -> tuple[PlanResult, str]:
+    """One side of `planopt compare`: a result JSON as saved by `planopt solve`, or a plan YAML solved now."""
+    path = Path(path)
+    if not path.exists():
+        raise PlanError(Problem("file not found", "give a plan YAML or a result JSON from `planopt solve`",
+                                file=str(path)))
+    if path.suffix.lower() == ".json":
+        return read_result(path), "result"
+    return solve_plan(path, options or SolveOptions(), list(extra_catalogs)), "plan"

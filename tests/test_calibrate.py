@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,7 +17,7 @@ from optimizer.calibrate.run import CalibrateOptions, calibrate, sig, slots
 from optimizer.calibrate.occupancy import occupancy, serving_replicas
 from optimizer.cli import app
 from optimizer.errors import PlanError
-from optimizer.calibrate.loadtests import Flags, read_runs
+from optimizer.calibrate.loadtests import read_runs
 from optimizer.inputs.loading import load_plan
 from optimizer.calibrate.usage import Matcher, aggregate, parse_maps
 

@@ -226,10 +226,10 @@ def test_exit_3_time_limit_without_a_feasible_plan(tmp_path):
 
 
 def test_exit_3_solver_failure_in_process(tmp_path, monkeypatch):
-    import optimizer.pipeline as api_mod
-    from optimizer.optimize.solver import SolveInfo
+    import optimizer.optimize.strategy as strategy
+    from optimizer.optimize.solution import SolveInfo
 
-    monkeypatch.setattr(api_mod, "solve", lambda *a, **k: SolveInfo("highs", "error", 0.5, None, None, None))
+    monkeypatch.setattr(strategy, "solve", lambda *a, **k: SolveInfo("highs", "error", 0.5, None, None, None))
     res = invoke("solve", SEED, "--json", "-o", tmp_path / "out")
     assert res.exit_code == 3, res.output
     assert '"status": "error"' in res.stdout

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from optimizer.pipeline import solve_plan
 from optimizer.candidates.build import build_candidates
 from optimizer.cli import app
-from optimizer.optimize.calendar import calendar
+from optimizer.optimize.calendar import calendar, segment
 from optimizer.errors import PlanError
 from optimizer.optimize.model import build_model
 from optimizer.inputs.loading import load_plan
@@ -211,7 +211,8 @@ def test_pools_after_a_contract_ends(tmp_path, shared):
 
 def _size(tmp_path, data, name, cuts=False):
     loaded = load_plan(write(tmp_path, data, name))
-    prog = build_model(loaded, build_candidates(loaded), cuts=cuts)
+    cands = build_candidates(loaded)
+    prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()), cuts=cuts)
     return len(prog.prob.variables()), len(prog.prob.constraints()), prog
 
 
@@ -223,11 +224,11 @@ def test_the_model_is_the_same_size_unless_a_contract_starts_or_ends_inside(tmp_
     outside = quarter(ws, commitments=[contract(64, "2025-01-01", "2025-12-31")])
     ending = quarter(ws, commitments=[contract(64, "2026-01-01", "2026-10-30")])
     v0, c0, p0 = _size(tmp_path, base, "a.yaml")
-    assert p0.calendar is None and p0.offer_segments == {}
+    assert p0.segments.calendar is None and p0.segments.offer_segments == {}
     assert _size(tmp_path, covering, "b.yaml")[:2] == (v0, c0)
     assert _size(tmp_path, outside, "c.yaml")[:2] == (v0, c0)
     v3, c3, p3 = _size(tmp_path, ending, "d.yaml")
-    assert v3 > v0 and c3 > c0 and set(p3.offer_segments) == {H100}
+    assert v3 > v0 and c3 > c0 and set(p3.segments.offer_segments) == {H100}
     # the node-rounding cuts only lose rows where signed GPUs already cover a workload
     with_cuts = _size(tmp_path, base, "a.yaml", cuts=True)[1]
     assert _size(tmp_path, covering, "b.yaml", cuts=True)[1] <= with_cuts

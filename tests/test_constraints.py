@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from optimizer.candidates import build as candidates_mod
-from optimizer.pipeline import SolveOptions, solve_candidates, solve_plan
+from optimizer.optimize.strategy import solve_candidates
+from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.candidates.build import build_candidates
 from optimizer.cli import app
 from optimizer.errors import InfeasiblePlan, PlanError

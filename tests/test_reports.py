@@ -408,7 +408,7 @@ def test_report_command_rerenders_the_same_files(tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    (None, "no such file"),
+    (None, "result file not found"),
     ("{not json", "not JSON"),
     ('{"hello": 1}', "not a planopt result"),
     ('{"plan": "x", "workloads": [], "format": 99}', "newer"),

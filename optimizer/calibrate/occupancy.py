@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from optimizer.errors import PlanError, Problem
 
 if TYPE_CHECKING:
     from optimizer.calibrate.run import WorkloadCalibration
@@ -39,21 +36,6 @@ class OccupancyReport:
     above: list[OccupancyHour]
     highest: OccupancyHour | None
     mean_at_busiest: float | None
-
-
-def read_result(path: Path):
-    """A result JSON that `planopt solve` wrote, as a PlanResult; PlanError when it is not one."""
-    from optimizer.results.jsonio import from_dict
-
-    shown = str(path)
-    if not path.exists():
-        raise PlanError(Problem("result file not found", "run `planopt solve PLAN -o DIR` and give DIR/<plan>.json",
-                                file=shown))
-    try:
-        return from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise PlanError(Problem(f"not a planopt result JSON ({type(exc).__name__}: {exc})",
-                                "give the JSON that `planopt solve PLAN -o DIR` wrote", file=shown)) from None
 
 
 def serving_replicas(total: int, spares: int, rollout_fraction: float) -> int:

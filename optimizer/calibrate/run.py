@@ -24,9 +24,10 @@ import numpy as np
 from optimizer.calibrate import usage as usage_mod
 from optimizer.errors import PlanError, Problem, unknown_id_fix
 from optimizer.calibrate.loadtests import Flags, Point, Verdict, judge, read_runs
-from optimizer.calibrate.occupancy import OccupancyReport, occupancy, read_result
+from optimizer.calibrate.occupancy import OccupancyReport, occupancy
+from optimizer.results.jsonio import read_result
 from optimizer.inputs.loading import LoadedPlan, load_plan
-from optimizer.inputs.schema.plan import WEEKDAYS
+from optimizer.vocab import WEEKDAYS
 from optimizer.calibrate.usage import UsageAggregate
 
 HOURS = range(24)

@@ -87,3 +87,11 @@ class CandidateSet:
 
     def all(self) -> list[Candidate]:
         return [c for w in sorted(self.by_workload) for c in self.by_workload[w]]
+
+    def offer_ids(self) -> list[str]:
+        """Every offer some candidate runs on, sorted."""
+        return sorted({c.offer for c in self.all() if c.offer})
+
+    def chosen(self, choice: dict[str, str]) -> dict[str, Candidate]:
+        """Workload → its candidate, from workload → candidate key."""
+        return {w: next(c for c in self.by_workload[w] if c.key == key) for w, key in choice.items()}

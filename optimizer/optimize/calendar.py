@@ -1,22 +1,17 @@
-"""Contracts already signed and new reservations over their full term: calendar arithmetic only.
+"""How the program cuts time: contract periods of the horizon, and the segments supply is planned in.
 
 No PuLP, no I/O. `calendar()` splits the horizon into periods at the dates where committed capacity
-changes; `full_term()` and `expiry()` turn reservations into what finance signs for.
+changes; `segment()` turns that into the program's segments, once, before the model is built.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import Iterable
 
-from optimizer.inputs.schema.catalog import RESERVED_TERM_DAYS, Offer
 from optimizer.inputs.schema.plan import Commitment, Plan
-
-TERM_MONTHS = {"reserved-1y": 12, "reserved-3y": 36}
-HOURS_PER_DAY = 24
-DAYS_PER_MONTH = 365 / 12
-"""An average month: a contract's monthly amount is its yearly amount / 12."""
-_WEEKDAY_IDS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+from optimizer.vocab import day_type_of
 
 
 @dataclass(frozen=True)
@@ -114,10 +109,9 @@ def calendar(plan: Plan) -> Calendar:
     for a, b in zip(bounds, bounds[1:]):
         cal = {d: 0 for d in days}
         for k in range(a, b):
-            wd = _WEEKDAY_IDS[(start + dt.timedelta(days=k)).weekday()]
-            for d in days:
-                if wd in weekdays[d]:
-                    cal[d] += 1
+            d = day_type_of(start + dt.timedelta(days=k), weekdays)
+            if d is not None:
+                cal[d] += 1
         for d in days:
             cal_total[d] += cal[d]
         spans.append((a, b, cal))
@@ -138,197 +132,63 @@ def calendar(plan: Plan) -> Calendar:
     return Calendar(periods, active, notes)
 
 
-# --- full-term figures ---------------------------------------------------------------------------
-
-def term_days(tier: str) -> int:
-    return RESERVED_TERM_DAYS[tier]
-
-
-def contract_price(c: Commitment, offer: Offer | None) -> float:
-    """The contract's own price, else the offer's price for its tier (0 when neither is known)."""
-    if c.price_per_gpu_hour is not None:
-        return float(c.price_per_gpu_hour)
-    p = offer.price(c.tier) if offer is not None else None
-    return float(p) if p is not None else 0.0
-
-
-def full_term(gpus: int, price: float, tier: str) -> tuple[float, float]:
-    """(total committed over the whole term, monthly amount) of a reservation."""
-    total = gpus * price * HOURS_PER_DAY * term_days(tier)
-    return total, total / TERM_MONTHS[tier]
-
-
-def quarter_of(day: dt.date) -> tuple[int, int]:
-    return day.year, (day.month - 1) // 3 + 1
-
-
-def quarter_bounds(year: int, q: int) -> tuple[dt.date, dt.date]:
-    first = dt.date(year, 3 * (q - 1) + 1, 1)
-    nxt = dt.date(year + (q == 4), (3 * q) % 12 + 1, 1)
-    return first, nxt - dt.timedelta(days=1)
-
-
-def quarters(first: dt.date, last: dt.date) -> list[tuple[str, dt.date, dt.date]]:
-    """Calendar quarters from the one holding `first` to the one holding `last`: (label, first day, last day)."""
-    out = []
-    y, q = quarter_of(first)
-    end = quarter_of(last)
-    while (y, q) <= end:
-        a, b = quarter_bounds(y, q)
-        out.append((f"{y}-Q{q}", a, b))
-        y, q = (y + 1, 1) if q == 4 else (y, q + 1)
-    return out
-
-
-# --- what the result reports ---------------------------------------------------------------------
-
 @dataclass(frozen=True)
-class ContractRow:
-    """A contract signed before this plan: what it costs inside the horizon and over its life."""
+class Segments:
+    """The time cut supply is planned in. A segment is a day type, or — on an offer whose committed
+    GPUs change inside the horizon — a day type within one contract period (`weekday@p2`). Without
+    commitments, or with contracts covering the whole horizon, the segments are the day types."""
 
-    offer: str
-    accelerator: str
-    provider: str
-    tier: str
-    gpus: int
-    start: str
-    end: str
-    """Last day of service (inclusive), ISO date."""
-    price_per_gpu_hour: float
-    days_in_horizon: int
-    spend_in_horizon: float
-    """GPUs × price × 24 × days in the horizon: committed (sunk) spend, not in the plan's cost."""
-    contract_days: int
-    total_committed: float
-    """GPUs × price × 24 × the contract's days."""
-    monthly: float
-    """GPUs × price × 24 × 365 / 12."""
-    gpu_hours_in_horizon: float
-    gpu_hours_used: float
-    """Committed GPU-hours the plan's workloads use (shared pro rata among an offer's contracts)."""
+    calendar: Calendar | None
+    """Contract periods of the horizon (None: the plan has no commitments)."""
+    segments: dict[str, tuple[str, float, int | None]]
+    """Segment → (day type, days, contract period index or None)."""
+    offer_segments: dict[str, list[tuple[str, str]]]
+    """Offers whose committed GPUs change inside the horizon → their (segment, day type) pairs."""
+    committed: dict[tuple[str, str], int]
+    """(offer, segment) → GPUs already under contract, for offers that have any."""
+    day_types: tuple[str, ...]
 
+    def of_offer(self, offer: str | None) -> list[tuple[str, str]]:
+        """(segment, day type) pairs an offer's supply is planned in."""
+        segs = self.offer_segments.get(offer or "")
+        return segs if segs is not None else [(d, d) for d in self.day_types]
 
-@dataclass(frozen=True)
-class NewReservation:
-    """A reservation this plan buys, over its whole term (the plan's cost counts the horizon's share)."""
+    def committed_at(self, offer: str, segment: str) -> int:
+        """GPUs under contract at the offer during the segment (0 without a commitment)."""
+        return self.committed.get((offer, segment), 0)
 
-    offer: str
-    accelerator: str
-    provider: str
-    tier: str
-    gpus: int
-    price_per_gpu_hour: float
-    term_days: int
-    term_months: int
-    start: str | None
-    end: str | None
-    """start_date + term days (None without a start_date)."""
-    end_text: str
-    total_committed: float
-    """GPUs × price × 24 × term days."""
-    monthly: float
-    """total / term months."""
-    horizon_share: float
-    """GPUs × price × 24 × horizon days: what the plan's cost counts."""
-    beyond_horizon: float
+    def days(self) -> dict[str, float]:
+        return {s: n for s, (_d, n, _p) in self.segments.items()}
+
+    def period_of(self, segment: str) -> int | None:
+        return self.segments[segment][2]
 
 
-@dataclass(frozen=True)
-class ExpiryRow:
-    """One calendar quarter: reserved GPUs whose last day of service falls in it."""
-
-    quarter: str
-    first_day: str
-    last_day: str
-    committed_gpus_ending: int
-    new_gpus_ending: int
-    monthly_ending: float
-    gpus_after: int
-    """Reserved GPUs (signed and new) still under contract after the quarter's last day."""
-
-
-@dataclass(frozen=True)
-class PeriodRow:
-    """A stretch of the horizon with the same committed GPUs at every offer (hourly rows name it)."""
-
-    label: str
-    start: str | None
-    end: str | None
-    days: int
-    day_types: dict[str, float]
-    calendar_days: dict[str, int]
-    committed: dict[str, int]
-
-
-def contract_rows(plan: Plan, offers: dict[str, Offer], used: dict[tuple[str, int | None], float],
-                  cal: Calendar) -> list[ContractRow]:
-    """Every contract that overlaps the horizon. `used` maps (offer, period or None) → committed
-    GPU-hours in use; a period's use is shared among the contracts active in it by their GPUs."""
-    rows = []
-    for _i, c in cal.active:
-        offer = offers.get(c.offer)
-        price = contract_price(c, offer)
-        days = overlap_days(plan, c)
-        contract_days = (c.end - c.start).days + 1
-        gh = c.gpus * HOURS_PER_DAY * days
-        use = 0.0
-        for (o, pi), v in used.items():
-            if o != c.offer:
-                continue
-            if pi is None:  # level constant over the horizon: share by GPU-hours in the horizon
-                mates = [m for _j, m in cal.active if m.offer == o]
-                total = sum(m.gpus * overlap_days(plan, m) for m in mates)
-                use += v * (c.gpus * days / total if total else 0.0)
-            else:
-                per = cal.periods[pi]
-                mates = [m for _j, m in cal.active if m.offer == o and m.start <= per.start and m.end >= per.end]  # type: ignore[operator]
-                if c in mates:
-                    use += v * c.gpus / sum(m.gpus for m in mates)
-        rows.append(ContractRow(
-            c.offer, offer.accelerator if offer else "", offer.provider if offer else "", c.tier, c.gpus,
-            c.start.isoformat(), c.end.isoformat(), price, days, gh * price, contract_days,
-            c.gpus * price * HOURS_PER_DAY * contract_days, c.gpus * price * HOURS_PER_DAY * 365 / 12, gh, use))
-    return rows
-
-
-def new_reservations(plan: Plan, purchases: list) -> list[NewReservation]:
-    """Full-term figures of every reserved purchase (Purchase rows of a reserved tier)."""
-    out = []
-    for p in purchases:
-        if p.tier not in RESERVED_TERM_DAYS or p.gpus <= 0:
-            continue
-        term = term_days(p.tier)
-        total, monthly = full_term(p.gpus, p.price_per_gpu_hour, p.tier)
-        if plan.start_date is not None:
-            end = plan.start_date + dt.timedelta(days=term)
-            start_s, end_s, text = plan.start_date.isoformat(), end.isoformat(), end.isoformat()
-        else:
-            start_s, end_s, text = None, None, f"start + {term} days"
-        share = p.gpus * p.price_per_gpu_hour * HOURS_PER_DAY * plan.horizon_days
-        out.append(NewReservation(p.offer, p.accelerator, p.provider, p.tier, p.gpus, p.price_per_gpu_hour, term,
-                                  TERM_MONTHS[p.tier], start_s, end_s, text, total, monthly, share, total - share))
-    return out
-
-
-def expiry(plan: Plan, contracts: list[ContractRow], new: list[NewReservation]) -> list[ExpiryRow]:
-    """Quarter by quarter from the horizon's first, what stops (by last day of service) until all has."""
-    if plan.start_date is None or not (contracts or new):
-        return []
-    ends = [(dt.date.fromisoformat(c.end), c.gpus, c.monthly, True) for c in contracts]
-    ends += [(dt.date.fromisoformat(n.end) - dt.timedelta(days=1), n.gpus, n.monthly, False)  # type: ignore[arg-type]
-             for n in new]
-    last = max(e for e, *_ in ends)
-    rows = []
-    for label, a, b in quarters(plan.start_date, max(last, plan.start_date)):
-        inside = [e for e in ends if a <= e[0] <= b]
-        rows.append(ExpiryRow(label, a.isoformat(), b.isoformat(),
-                              sum(g for _e, g, _m, old in inside if old), sum(g for _e, g, _m, old in inside if not old),
-                              sum(m for _e, _g, m, _old in inside), sum(g for e, g, _m, _old in ends if e > b)))
-    return rows
-
-
-def period_rows(cal: Calendar) -> list[PeriodRow]:
-    if not cal.split:
-        return []
-    return [PeriodRow(p.label, p.start.isoformat() if p.start else None, p.end.isoformat() if p.end else None,
-                      p.days, dict(p.day_types), dict(p.calendar), dict(p.committed)) for p in cal.periods]
+def segment(plan: Plan, offers: Iterable[str]) -> Segments:
+    """The segments of a plan whose candidates use `offers` (model.define_committed_split)."""
+    days = plan.day_type_days()
+    segments: dict[str, tuple[str, float, int | None]] = {d: (d, n, None) for d, n in days.items()}
+    offer_segments: dict[str, list[tuple[str, str]]] = {}
+    committed: dict[tuple[str, str], int] = {}
+    if not plan.commitments:
+        return Segments(None, segments, offer_segments, committed, tuple(days))
+    cal = calendar(plan)
+    used = set(offers)
+    varying = cal.varying_offers() & used
+    for o in sorted(varying):
+        segs = []
+        for per in cal.periods:
+            for d, n in per.day_types.items():
+                if n <= 0:
+                    continue
+                s = f"{d}@p{per.index + 1}"
+                segments[s] = (d, n, per.index)
+                segs.append((s, d))
+                if per.committed.get(o):
+                    committed[(o, s)] = per.committed[o]
+        offer_segments[o] = segs
+    for o in sorted(used - varying):
+        if cal.constant(o):
+            for d in days:
+                committed[(o, d)] = cal.constant(o)
+    return Segments(cal, segments, offer_segments, committed, tuple(days))

@@ -10,30 +10,17 @@ import tempfile
 import time
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Iterator
 
 import pulp
 
 from optimizer.errors import SolverError
+from optimizer.optimize.solution import SolveInfo, Status
 
-Status = Literal["optimal", "feasible", "infeasible", "error"]
 SOLVERS = ("highs", "cbc")
 THREADS = 1
 """One thread: repeatable results, and HiGHS fixes its thread count per process anyway."""
-
-
-@dataclass(frozen=True)
-class SolveInfo:
-    name: str
-    status: Status
-    seconds: float
-    gap: float | None
-    """Proven relative gap between the plan found and the best bound (0 when optimal)."""
-    objective: float | None
-    bound: float | None
-    fallback_note: str | None = None
 
 
 def available_solvers() -> list[str]:

@@ -9,7 +9,7 @@ from itertools import count
 import matplotlib
 from matplotlib.figure import Figure
 
-from optimizer.results.extract import PlanResult
+from optimizer.results.types import PlanResult
 from optimizer.report import labels as L
 
 RC = {

@@ -6,7 +6,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from optimizer.results.extract import PlanResult
+from optimizer.results.types import PlanResult
 
 TIER_LABELS = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot", "api": "API"}
 

@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from optimizer.atomic import atomic_write
 from optimizer.resources import templates_dir
-from optimizer.results.extract import PlanResult, WorkloadResult
+from optimizer.results.types import PlanResult, WorkloadResult
 from optimizer.report import labels as L
 from optimizer.report.charts import Charts, pool_series
 from optimizer.results.jsonio import from_dict, to_dict

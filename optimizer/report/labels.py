@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from optimizer.results.extract import PlanResult, WorkloadResult
+from optimizer.results.types import PlanResult, WorkloadResult
 
 TIER_KEYS = ("reserved", "on_demand", "spot", "api")
 TIER_LABELS = {"reserved": "Reserved", "on_demand": "On-demand", "spot": "Spot", "api": "API"}

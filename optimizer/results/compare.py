@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from optimizer.errors import PlanError, Problem
-from optimizer.results.extract import PlanResult, WorkloadResult
+from optimizer import vocab
+from optimizer.results.types import PlanResult, WorkloadResult
 
-TIERS = ("reserved", "on_demand", "spot", "api")
+TIERS = vocab.COST_KEYS
 
 
 @dataclass(frozen=True)
@@ -114,42 +112,6 @@ class Comparison:
         }
 
 
-def load_side(path: Path | str, options=None, extra_catalogs: list[Path | str] = ()) -> tuple[PlanResult, str]:
-    """A result JSON as saved by `planopt solve`, or a plan YAML solved now."""
-    path = Path(path)
-    if not path.exists():
-        raise PlanError(Problem("file not found", "give a plan YAML or a result JSON from `planopt solve`",
-                                file=str(path)))
-    if path.suffix.lower() == ".json":
-        from optimizer.results.jsonio import from_dict
-
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return from_dict(data), "result"
-        except json.JSONDecodeError as exc:
-            raise PlanError(Problem(f"not JSON: {exc.msg}", "give the JSON `planopt solve` wrote",
-                                    file=str(path), line=exc.lineno)) from None
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise PlanError(Problem(f"not a planopt result ({type(exc).__name__}: {exc})",
-                                    "give the JSON `planopt solve PLAN -o DIR` wrote (DIR/<plan>.json)",
-                                    file=str(path))) from None
-    from optimizer.pipeline import SolveOptions, solve_plan
-
-    return solve_plan(path, options or SolveOptions(), list(extra_catalogs)), "plan"
-
-
-def choice_label(w: WorkloadResult) -> str:
-    if w.kind == "reserve":
-        return f"{w.offer} · reserve" if w.offer else "reserve"
-    if w.offer is None:
-        return "API"
-    conf = f"MIG {w.mig}" if w.mig else f"tp{w.tp}"
-    label = f"{w.offer} · {w.precision} · {conf}"
-    if w.api_share and w.api_share > 0:
-        label += f" + API {w.api_share:.0%}"
-    return label
-
-
 def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B",
             kind_a: str = "result", kind_b: str = "result") -> Comparison:
     notes = []
@@ -170,7 +132,7 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
         x, y = wa.get(n), wb.get(n)
         if x is not None and y is not None:
             what = []
-            ca, cb = choice_label(x), choice_label(y)
+            ca, cb = _choice(x), _choice(y)
             if (x.offer, x.precision, x.tp, x.mig) != (y.offer, y.precision, y.tp, y.mig):
                 what.append("choice")
             if x.replicas.total != y.replicas.total:
@@ -185,11 +147,11 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
                                      x.gpus_at_peak, y.gpus_at_peak, x.cost, y.cost,
                                      _peak(x), _peak(y), what, x.cost - y.cost, reasons.get(n, "")))
         elif x is not None:
-            rows.append(WorkloadDiff(n, "removed", choice_label(x), None, x.replicas.total, None, x.gpus_at_peak, None,
+            rows.append(WorkloadDiff(n, "removed", _choice(x), None, x.replicas.total, None, x.gpus_at_peak, None,
                                      x.cost, None, _peak(x), None))
         else:
             assert y is not None
-            rows.append(WorkloadDiff(n, "new", None, choice_label(y), None, y.replicas.total, None, y.gpus_at_peak,
+            rows.append(WorkloadDiff(n, "new", None, _choice(y), None, y.replicas.total, None, y.gpus_at_peak,
                                      None, y.cost, None, _peak(y)))
     pa = {(p.offer, p.tier): p for p in a.purchases}
     pb = {(p.offer, p.tier): p for p in b.purchases}
@@ -206,3 +168,7 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
 
 def _peak(w: WorkloadResult) -> float | None:
     return w.peak_output_tokens_per_s if w.kind == "interactive" else None
+
+
+def _choice(w: WorkloadResult) -> str:
+    return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, api_share=w.api_share)

@@ -1,279 +1,58 @@
-"""Solved values → PlanResult: plain, frozen data that every view (console, JSON, Excel, HTML) reads."""
+"""Solved values → PlanResult: the plan, its candidates and the Solution read into plain data. No PuLP."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, replace
 
-import pulp
-
-from optimizer.optimize import calendar as cm
-from optimizer.physics import replicas as rep
-from optimizer.results.baseline import BaselineInfo
+from optimizer import vocab
 from optimizer.candidates.overflow import api_price_per_output_token
-from optimizer.candidates.types import Candidate, Dropped
-from optimizer.optimize.calendar import ContractRow, ExpiryRow, NewReservation, PeriodRow
-from optimizer.optimize.model import RESERVED_TIERS, SECONDS_PER_HOUR, Program
-from optimizer.optimize.solver import SolveInfo
-
-TIER_KEYS = {"reserved-1y": "reserved", "reserved-3y": "reserved", "on-demand": "on_demand", "spot": "spot"}
-
-
-@dataclass(frozen=True)
-class ReplicaCount:
-    base: int
-    spares: int
-    rollout: int
-    total: int
-
-
-@dataclass(frozen=True)
-class WorkloadResult:
-    name: str
-    pool: str
-    kind: str
-    model: str | None
-    offer: str | None
-    accelerator: str | None
-    provider: str | None
-    precision: str | None
-    tp: int
-    mig: str | None
-    gpus_per_replica: float
-    goodput_output_tokens_per_s: float
-    goodput_source: str
-    bound: str | None
-    weights_gb: float
-    kv_gb_per_seq: float
-    kv_concurrency: int
-    needed_concurrency: int
-    total_gb: float
-    reserve_gb: float
-    free_gb: float
-    peak_day_type: str
-    peak_hour: int
-    peak_output_tokens_per_s: float
-    replicas: ReplicaCount
-    gpus_at_peak: int
-    cost: float
-    api_share: float
-    """Share of the workload's tokens sent to the API over the horizon."""
-    api_cost: float
-    gpu_hours: float
-    candidates: int
-    hourly_gpus: dict[str, list[int]] = field(default_factory=dict)
-    """GPUs in use per day type, 24 values."""
-    hourly_replicas: dict[str, list[int]] = field(default_factory=dict)
-    hourly_demand: dict[str, list[float]] = field(default_factory=dict)
-    hourly_api_tokens_per_s: dict[str, list[float]] = field(default_factory=dict)
-    key: str = ""
+from optimizer.candidates.types import Candidate, CandidateSet
+from optimizer.inputs.schema.catalog import Offer
+from optimizer.inputs.schema.plan import Plan
+from optimizer.optimize.solution import Solution, SolveInfo
+from optimizer.physics import replicas as rep
+from optimizer.results import contracts as cm
+from optimizer.results.types import (
+    AlternativeRow,
+    Binding,
+    CandidateRow,
+    HourlySupply,
+    PlanResult,
+    Purchase,
+    ReplicaCount,
+    WorkloadResult,
+)
+from optimizer.vocab import RESERVED_TIERS, SECONDS_PER_HOUR, TIER_GROUP
 
 
 @dataclass(frozen=True)
-class Purchase:
-    offer: str
-    accelerator: str
-    provider: str
-    region: str
-    tier: str
-    gpus: int
-    """Reserved: the level held all horizon. On-demand and spot: the most in use at one hour."""
-    gpu_hours: float
-    price_per_gpu_hour: float
-    price_estimated: bool
-    cost: float
-    gpus_per_node: int
+class Solved:
+    """A plan, its candidates, the offers they run on and what the solve decided."""
+
+    plan: Plan
+    cands: CandidateSet
+    sol: Solution
+    offers: dict[str, Offer]
+
+    @classmethod
+    def of(cls, plan: Plan, cands: CandidateSet, sol: Solution, catalog_offers: dict[str, Offer]) -> "Solved":
+        return cls(plan, cands, sol, {o: catalog_offers[o] for o in cands.offer_ids()})
 
 
-@dataclass(frozen=True)
-class HourlySupply:
-    offer: str
-    pool: str
-    day_type: str
-    hour: int
-    demand_gpus: int
-    reserved_gpus: int
-    on_demand_gpus: int
-    spot_gpus: int
-    committed_gpus: int = 0
-    """GPUs of contracts signed before this plan in use (plan `commitments`); not in reserved_gpus."""
-    period: str = ""
-    """The contract period (PlanResult.periods) this row covers; empty: the whole horizon."""
+def _int(v: float) -> int:
+    return int(round(v))
 
 
-@dataclass(frozen=True)
-class Binding:
-    family: str
-    what: str
-    detail: str
-
-
-@dataclass(frozen=True)
-class CandidateRow:
-    workload: str
-    key: str
-    label: str
-    offer: str | None
-    accelerator: str | None
-    precision: str | None
-    tp: int
-    mig: str | None
-    gpus_per_replica: float
-    goodput_output_tokens_per_s: float
-    goodput_source: str
-    bound: str | None
-    kv_concurrency: int
-    gpus_at_peak: int
-    chosen: bool
-
-
-@dataclass(frozen=True)
-class AlternativeRow:
-    """A config the optimizer did not choose, with a quick standalone cost comparison.
-
-    `standalone_cost` prices the config's GPU-hours at its offer's cheapest allowed hourly tier
-    (on-demand, else spot, else reserved), the same way for the chosen config, so `difference`
-    compares like with like; `planopt explain` re-solves the whole plan for exact differences.
-    """
-
-    workload: str
-    rank: int
-    key: str
-    label: str
-    goodput_output_tokens_per_s: float
-    goodput_source: str
-    gpus_at_peak: int
-    standalone_cost: float
-    difference: float
-
-
-@dataclass(frozen=True)
-class PlanResult:
-    plan: str
-    file: str
-    status: str
-    currency: str
-    horizon_days: int
-    day_types: dict[str, int]
-    policy: dict[str, Any]
-    cost_total: float
-    cost_by_tier: dict[str, float]
-    workloads: list[WorkloadResult]
-    purchases: list[Purchase]
-    hourly: list[HourlySupply]
-    candidates: list[CandidateRow]
-    dropped: list[Dropped]
-    """Options that cannot work, with the reason (dominated ones are only counted, in `pruned`)."""
-    binding: list[Binding]
-    solver: SolveInfo
-    offers: dict[str, dict[str, Any]]
-    """Every offer the plan used: provider, region, accelerator, gpus_per_node, prices and
-    estimated flags per tier, available_gpus (caps per tier) and spot_interruption."""
-    apis: dict[str, dict[str, float]]
-    """Per workload that has an API: usd_per_m_input, usd_per_m_output, max_share, and the mean
-    input_tokens_per_request / output_tokens_per_request that price an output token."""
-    pruned: int = 0
-    notes: list[str] = field(default_factory=list)
-    alternatives: list[AlternativeRow] = field(default_factory=list)
-    start_date: str | None = None
-    cost_committed: float = 0.0
-    """Contracts signed before this plan: their cost for the days they overlap the horizon (sunk;
-    not in cost_total, which is new spend)."""
-    commitments: list[ContractRow] = field(default_factory=list)
-    new_commitments: list[NewReservation] = field(default_factory=list)
-    """Every new reservation over its whole term (cost_total counts the horizon's share)."""
-    expiry: list[ExpiryRow] = field(default_factory=list)
-    periods: list[PeriodRow] = field(default_factory=list)
-    """Contract periods, when a contract starts or ends inside the horizon (hourly rows name them)."""
-    baseline: BaselineInfo | None = None
-
-    def period_days(self, h: HourlySupply) -> float:
-        """Days an hourly row stands for: its day type's days, or their share in its period."""
-        if h.period:
-            for p in self.periods:
-                if p.label == h.period:
-                    return p.day_types.get(h.day_type, 0.0)
-        return float(self.day_types.get(h.day_type, 0))
-
-    @property
-    def cost_per_day(self) -> float:
-        return self.cost_total / self.horizon_days
-
-    def workload(self, name: str) -> WorkloadResult:
-        for w in self.workloads:
-            if w.name == name:
-                return w
-        raise KeyError(name)
-
-    # pandas views for notebooks -------------------------------------------------------------
-    def workloads_df(self):
-        import pandas as pd
-
-        rows = []
-        for w in self.workloads:
-            d = asdict(w)
-            for k in ("hourly_gpus", "hourly_replicas", "hourly_demand", "hourly_api_tokens_per_s"):
-                d.pop(k)
-            reps = d.pop("replicas")
-            d.update({f"replicas_{k}": v for k, v in reps.items()})
-            rows.append(d)
-        return pd.DataFrame(rows)
-
-    def purchases_df(self):
-        import pandas as pd
-
-        return pd.DataFrame([asdict(p) for p in self.purchases])
-
-    def hourly_df(self):
-        import pandas as pd
-
-        return pd.DataFrame([asdict(h) for h in self.hourly])
-
-    def candidates_df(self):
-        import pandas as pd
-
-        return pd.DataFrame([asdict(c) for c in self.candidates])
-
-    def alternatives_df(self):
-        import pandas as pd
-
-        return pd.DataFrame([asdict(a) for a in self.alternatives])
-
-    def dropped_df(self):
-        import pandas as pd
-
-        return pd.DataFrame([asdict(d) for d in self.dropped])
-
-
-def _val(v: Any) -> float:
-    if isinstance(v, (int, float)):
-        return float(v)
-    x = pulp.value(v)
-    return float(x) if x is not None else 0.0
-
-
-def _int(v: Any) -> int:
-    return int(round(_val(v)))
-
-
-def chosen_candidates(prog: Program) -> dict[str, Candidate]:
-    out = {}
-    for w in prog.plan.workloads:
-        cs = prog.cands.by_workload[w.name]
-        best = max(cs, key=lambda c: (_val(prog.choice[c.key]), c.key == cs[0].key))
-        out[w.name] = best
-    return out
-
-
-def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> PlanResult:
-    """Read the solved program into a PlanResult; costs recomputed from integer values."""
-    plan = prog.plan
+def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, catalog_offers: dict[str, Offer],
+            file: str) -> PlanResult:
+    """Read a solve into a PlanResult; costs recomputed from the integer values."""
+    prog = Solved.of(plan, cands, sol, catalog_offers)
     pol = plan.policy
     days = plan.day_type_days()
-    seg_days = {s: n for s, (_d, n, _p) in prog.segments.items()} or dict(days)
+    seg_days = sol.segments.days()
     H = plan.horizon_days
-    chosen = chosen_candidates(prog)
+    chosen = cands.chosen(sol.chosen)
 
     # GPUs in use per candidate and hour, and per (offer, pool, segment, h); a segment is a day
     # type, or a day type within a contract period on an offer whose committed GPUs change
@@ -284,10 +63,10 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
         c = chosen[w.name]
         per: dict[str, list[int]] = {d: [0] * 24 for d in days}
         gh = 0.0
-        for s, d in segments_of(prog, c.offer):
+        for s, d in sol.segments.of_offer(c.offer):
             row = per[d]
             for h in range(24):
-                g = int(round(prog.gpus(c.key, (s, h)))) if c.kind != "api" else 0
+                g = int(round(sol.gpus_at(c.key, (s, h)))) if c.kind != "api" else 0
                 row[h] = max(row[h], g)
                 gh += seg_days[s] * g
                 if g and c.offer:
@@ -301,7 +80,7 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
     offer_cost: dict[str, float] = {}
     cost_by_tier = {"reserved": 0.0, "on_demand": 0.0, "spot": 0.0, "api": 0.0}
     reserved_gpus: dict[tuple[str, str | None], int] = {}
-    for (o, p, k), v in sorted(prog.reserved.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
+    for (o, p, k), v in sorted(sol.reserved_nodes.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
         nodes = _int(v)
         if nodes <= 0:
             continue
@@ -313,7 +92,7 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
         cost_by_tier["reserved"] += cost
         offer_cost[o] = offer_cost.get(o, 0.0) + cost
         _add_purchase(purchases, offer, k, gpus, gpus * 24.0 * H, price, cost)
-    for tier, table in (("on-demand", prog.on_demand), ("spot", prog.spot)):
+    for tier, table in (("on-demand", sol.on_demand_nodes), ("spot", sol.spot_nodes)):
         per_offer: dict[str, dict[tuple[str, int], int]] = {}
         for (o, _p, d, h), v in table.items():
             g = _int(v) * prog.offers[o].gpus_per_node
@@ -325,26 +104,26 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
             price = offer.price(tier) or 0.0
             gpu_hours = sum(seg_days[d] * g for (d, _h), g in per_offer[o].items())
             cost = gpu_hours * price
-            cost_by_tier[TIER_KEYS[tier]] += cost
+            cost_by_tier[TIER_GROUP[tier]] += cost
             offer_cost[o] = offer_cost.get(o, 0.0) + cost
             _add_purchase(purchases, offer, tier, max(per_offer[o].values()), gpu_hours, price, cost)
-    purchases.sort(key=lambda p: (p.offer, ["reserved-1y", "reserved-3y", "on-demand", "spot"].index(p.tier)))
+    purchases.sort(key=lambda p: (p.offer, vocab.tier_rank(p.tier)))
 
     # Hourly supply by tier per (offer, pool); contracts signed before the plan are used first
-    cal = prog.calendar
+    cal = sol.segments.calendar
     periods = cm.period_rows(cal) if cal is not None else []
     hourly: list[HourlySupply] = []
-    keys = sorted(set(offer_pool_demand) | {k for k in prog.on_demand} | {k for k in prog.spot})
+    keys = sorted(set(offer_pool_demand) | set(sol.on_demand_nodes) | set(sol.spot_nodes))
     committed_left: dict[tuple[str, str, int], float] = {}
     committed_used: dict[tuple[str, int | None], float] = {}
     for o, p, d, h in keys:
         m = prog.offers[o].gpus_per_node
-        od = _int(prog.on_demand.get((o, p, d, h), 0)) * m
-        sp = _int(prog.spot.get((o, p, d, h), 0)) * m
+        od = _int(sol.on_demand_nodes.get((o, p, d, h), 0)) * m
+        sp = _int(sol.spot_nodes.get((o, p, d, h), 0)) * m
         dem = offer_pool_demand.get((o, p, d, h), 0)
-        k = prog.committed.get((o, d), 0)
-        if (o, p, d, h) in prog.lent:
-            lent = min(dem, int(math.floor(_val(prog.lent[(o, p, d, h)]) + 1e-6)))
+        k = sol.segments.committed_at(o, d)
+        if (o, p, d, h) in sol.lent:
+            lent = min(dem, int(math.floor(sol.lent[(o, p, d, h)] + 1e-6)))
             left = committed_left.setdefault((o, d, h), k)
             com = int(min(dem, left))  # signed GPUs serve first, pool by pool
             committed_left[(o, d, h)] = left - com
@@ -353,11 +132,11 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
             res = reserved_gpus.get((o, None), 0) + reserved_gpus.get((o, p), 0)
             com = 0
             if k:
-                v = prog.committed_split.get((o, p, prog.segments[d][2]))
+                v = sol.committed_split.get((o, p, sol.segments.period_of(d)))
                 com = min(dem, _int(v) if v is not None else k)
         if dem == 0 and od == 0 and sp == 0 and res == 0 and com == 0:
             continue
-        dtype, _n, pi = prog.segments.get(d, (d, 0, None))
+        dtype, _n, pi = sol.segments.segments.get(d, (d, 0, None))
         if com:
             committed_used[(o, pi)] = committed_used.get((o, pi), 0.0) + com * seg_days[d]
         hourly.append(HourlySupply(o, p, dtype, h, dem, res, od, sp, com,
@@ -402,7 +181,7 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
     if cal is not None:
         notes += cal.notes
         contracts = cm.contract_rows(plan, catalog_offers, committed_used, cal)
-        idle = sorted({c.offer for _i, c in cal.active} - {o for o, _s in prog.committed})
+        idle = sorted({c.offer for _i, c in cal.active} - {o for o, _s in sol.segments.committed})
         if idle:
             notes.append(f"committed GPUs at {', '.join(idle)} serve no workload: no candidate config runs there")
     new = cm.new_reservations(plan, purchases)
@@ -419,12 +198,6 @@ def extract(prog: Program, info: SolveInfo, catalog_offers: dict, file: str) -> 
         expiry=exp, periods=periods)
 
 
-def segments_of(prog: Program, offer: str | None) -> list[tuple[str, str]]:
-    """(segment, day type) pairs the program plans an offer's supply in (model.define_commitments)."""
-    segs = prog.offer_segments.get(offer or "")
-    return segs if segs is not None else [(d, d) for d in prog.plan.day_type_days()]
-
-
 def _add_purchase(purchases: list[Purchase], offer, tier: str, gpus: int, gpu_hours: float, price: float,
                   cost: float) -> None:
     """One row per (offer, tier): reservations held per pool (not shared) add up."""
@@ -436,7 +209,7 @@ def _add_purchase(purchases: list[Purchase], offer, tier: str, gpus: int, gpu_ho
                               price, offer.estimated(tier), cost, offer.gpus_per_node))
 
 
-def _api(prog: Program, w, c: Candidate, days: dict[str, int]) -> tuple[float, float, dict[str, list[float]]]:
+def _api(prog: Solved, w, c: Candidate, days: dict[str, int]) -> tuple[float, float, dict[str, list[float]]]:
     """API cost, share of tokens, and API output tokens/s per hour for one workload."""
     if w.api is None:
         return 0.0, 0.0, {}
@@ -461,20 +234,20 @@ def _api(prog: Program, w, c: Candidate, days: dict[str, int]) -> tuple[float, f
             rates[d] = row
     elif w.kind == "batch":
         assert w.batch is not None
-        if c.offer in prog.offer_segments:
-            for s, _d in segments_of(prog, c.offer):
-                sent += prog.segments[s][1] * _val(prog.api_volume.get((w.name, s), 0.0))
+        if c.offer in prog.sol.segments.offer_segments:
+            for s, _d in prog.sol.segments.of_offer(c.offer):
+                sent += prog.sol.segments.segments[s][1] * prog.sol.api_volume.get((w.name, s), 0.0)
             total = sum(n * w.batch.output_tokens_per_day for n in days.values())
         else:
             for d, n in days.items():
-                y = w.batch.output_tokens_per_day if c.kind == "api" else _val(prog.api_volume.get((w.name, d), 0.0))
+                y = w.batch.output_tokens_per_day if c.kind == "api" else prog.sol.api_volume.get((w.name, d), 0.0)
                 sent += n * y
                 total += n * w.batch.output_tokens_per_day
     share = sent / total if total > 0 else 0.0
     return sent * price, share, rates
 
 
-def _workload_result(prog: Program, w, c: Candidate, gpus_by_day: dict[str, list[int]], gpu_hours: float,
+def _workload_result(prog: Solved, w, c: Candidate, gpus_by_day: dict[str, list[int]], gpu_hours: float,
                      cost: float, api_cost: float, api_share: float, api_rates: dict[str, list[float]]) -> WorkloadResult:
     days = prog.plan.day_type_days()
     demand = prog.cands.demand.get(w.name, {})
@@ -505,17 +278,18 @@ def _workload_result(prog: Program, w, c: Candidate, gpus_by_day: dict[str, list
         hourly_api_tokens_per_s=api_rates, key=c.key)
 
 
-def _replicas_at(prog: Program, w, c: Candidate, d: str, h: int) -> rep.Replicas:
+def _replicas_at(prog: Solved, w, c: Candidate, d: str, h: int) -> rep.Replicas:
     if c.kind == "api":
         return rep.Replicas(0, 0, 0, 0)
     if c.kind == "batch":
-        n = max((_int(prog.batch_replicas.get((c.key, s, h), 0)) for s, dd in segments_of(prog, c.offer) if dd == d),
+        n = max((_int(prog.sol.batch_replica_hours.get((c.key, s, h), 0)) for s, dd in prog.sol.segments.of_offer(c.offer)
+                 if dd == d),
                 default=0)
         return rep.Replicas(n, 0, 0, n)
     return c.replicas[(d, h)]
 
 
-def _candidate_rows(prog: Program, chosen: dict[str, Candidate]) -> list[CandidateRow]:
+def _candidate_rows(prog: Solved, chosen: dict[str, Candidate]) -> list[CandidateRow]:
     rows = []
     for w in prog.plan.workloads:
         for c in prog.cands.by_workload[w.name]:
@@ -526,13 +300,12 @@ def _candidate_rows(prog: Program, chosen: dict[str, Candidate]) -> list[Candida
     return rows
 
 
-def standalone_cost(prog: Program, c: Candidate) -> float:
+def standalone_cost(prog: Solved, c: Candidate) -> float:
     """GPU-hours of a config over the horizon at its offer's cheapest hourly tier (a ranking key)."""
     if c.offer is None:
         return float("inf")
     offer = prog.offers[c.offer]
-    tiers = [t for t in ("on-demand", "spot", "reserved-1y", "reserved-3y")
-             if t in prog.plan.policy.tiers and offer.price(t) is not None]
+    tiers = [t for t in vocab.CHEAPEST_HOURLY_FIRST if t in prog.plan.policy.tiers and offer.price(t) is not None]
     if c.pool not in prog.plan.policy.spot_pools:
         tiers = [t for t in tiers if t != "spot"]
     price = offer.price(tiers[0]) if tiers else 0.0
@@ -546,7 +319,7 @@ def standalone_cost(prog: Program, c: Candidate) -> float:
     return gpu_hours * (price or 0.0)
 
 
-def _alternatives(prog: Program, chosen: dict[str, Candidate], per_workload: int = 5) -> list[AlternativeRow]:
+def _alternatives(prog: Solved, chosen: dict[str, Candidate], per_workload: int = 5) -> list[AlternativeRow]:
     rows = []
     for w in prog.plan.workloads:
         c0 = chosen[w.name]
@@ -560,7 +333,7 @@ def _alternatives(prog: Program, chosen: dict[str, Candidate], per_workload: int
     return rows
 
 
-def _binding(prog: Program, results: list[WorkloadResult], purchases: list[Purchase],
+def _binding(prog: Solved, results: list[WorkloadResult], purchases: list[Purchase],
              hourly: list[HourlySupply], demand: dict) -> list[Binding]:
     """What limits this plan: caps reached, overflow at its share, what bounds goodput."""
     out: list[Binding] = []

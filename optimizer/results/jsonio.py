@@ -1,16 +1,21 @@
-"""PlanResult ⇄ JSON: the `--json` contract (DESIGN.md → Output contract) plus the detail reports need."""
+"""PlanResult ⇄ JSON: the `--json` contract (DESIGN.md → Output contract) plus the detail reports need,
+and the one reader of a saved result (it checks the format version)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
-from optimizer.results import baseline as bl
 from optimizer.candidates.types import Dropped
-from optimizer.optimize.calendar import ContractRow, ExpiryRow, NewReservation, PeriodRow
-from optimizer.results.extract import (
+from optimizer.errors import PlanError, Problem
+from optimizer.optimize.solution import SolveInfo
+from optimizer.results.contracts import ContractRow, ExpiryRow, NewReservation, PeriodRow
+from optimizer.results.types import (
     AlternativeRow,
+    BaselineChange,
+    BaselineInfo,
     Binding,
     CandidateRow,
     HourlySupply,
@@ -19,7 +24,6 @@ from optimizer.results.extract import (
     ReplicaCount,
     WorkloadResult,
 )
-from optimizer.optimize.solver import SolveInfo
 
 FORMAT_VERSION = 1
 
@@ -93,7 +97,7 @@ def _commitments(result: PlanResult) -> dict[str, Any]:
     if result.periods:
         out["periods"] = [_rounded(asdict(p)) for p in result.periods]
     if result.baseline is not None:
-        out["baseline"] = bl.to_dict(result.baseline)
+        out["baseline"] = baseline_to_dict(result.baseline)
     return out
 
 
@@ -170,4 +174,54 @@ def from_dict(d: dict[str, Any]) -> PlanResult:
         commitments=[ContractRow(**c) for c in d.get("commitments", [])],
         new_commitments=[NewReservation(**n) for n in d.get("new_commitments", [])],
         expiry=[ExpiryRow(**e) for e in d.get("expiry", [])], periods=[PeriodRow(**p) for p in d.get("periods", [])],
-        baseline=bl.from_dict(d.get("baseline")))
+        baseline=baseline_from_dict(d.get("baseline")))
+
+
+def baseline_to_dict(info: BaselineInfo) -> dict[str, Any]:
+    return {"file": info.file, "change_threshold": info.change_threshold, "kept": info.kept,
+            "changes": [{"workload": c.workload, "from": c.from_label, "to": c.to_label, "from_key": c.from_key,
+                         "to_key": c.to_key, "cost_before": round(c.cost_before, 6),
+                         "cost_after": round(c.cost_after, 6), "saving": round(c.saving, 6), "reason": c.reason}
+                        for c in info.changes],
+            "new": info.new, "notes": info.notes}
+
+
+def baseline_from_dict(d: dict[str, Any] | None) -> BaselineInfo | None:
+    if not d:
+        return None
+    return BaselineInfo(d.get("file", ""), float(d.get("change_threshold", 0.0)), list(d.get("kept", [])),
+                        [BaselineChange(c["workload"], c.get("from_key", ""), c.get("to_key", ""), c.get("from", ""),
+                                c.get("to", ""), c.get("cost_before", 0.0), c.get("cost_after", 0.0),
+                                c.get("saving", 0.0), c.get("reason", "")) for c in d.get("changes", [])],
+                        list(d.get("new", [])), list(d.get("notes", [])))
+
+
+def read_result(path: Path | str, what: str = "result") -> PlanResult:
+    """A result JSON that `planopt solve` wrote, as a PlanResult; PlanError (exit 2) when it is not one.
+
+    The one reader of saved results (`planopt report`, `compare`, `--baseline`, `calibrate --result`):
+    it refuses a file written by a newer planopt instead of misreading it.
+    """
+    path = Path(path)
+    shown = str(path)
+    fix = "give the JSON that `planopt solve PLAN -o DIR` wrote (DIR/<plan>.json)"
+    if not path.is_file():
+        raise PlanError(Problem(f"{what} file not found", fix, file=shown))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise PlanError(Problem(f"the {what} is not UTF-8 text", fix, file=shown)) from None
+    except OSError as exc:
+        raise PlanError(Problem(f"cannot read the {what}: {exc.strerror or exc}", fix, file=shown)) from None
+    except json.JSONDecodeError as exc:
+        raise PlanError(Problem(f"not JSON: {exc.msg}", fix, file=shown, line=exc.lineno)) from None
+    if not isinstance(data, dict) or "plan" not in data or "workloads" not in data:
+        raise PlanError(Problem("not a planopt result JSON (no 'plan' and 'workloads')", fix, file=shown))
+    version = data.get("format", FORMAT_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
+        raise PlanError(Problem(f"result format {version!r} is newer than this planopt reads ({FORMAT_VERSION})",
+                                "upgrade planopt, or solve the plan again", file=shown))
+    try:
+        return from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise PlanError(Problem(f"not a planopt result JSON ({type(exc).__name__}: {exc})", fix, file=shown)) from None

@@ -8,11 +8,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from optimizer.vocab import Tier
+
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.]*(-[a-z0-9.]+)*$")
 
-TIERS = ("reserved-1y", "reserved-3y", "on-demand", "spot")
-Tier = Literal["reserved-1y", "reserved-3y", "on-demand", "spot"]
-RESERVED_TERM_DAYS = {"reserved-1y": 365, "reserved-3y": 1095}
 
 MAX_GPUS = 1_000_000
 """Sanity bound on any GPU count a plan or catalog states (caps, reservations, commitments)."""

@@ -8,10 +8,9 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from optimizer.errors import did_you_mean
-from optimizer.inputs.schema.catalog import MAX_GPUS, MAX_PRICE, TIERS, Accelerator, Model, Offer, Strict, Tier, check_id
+from optimizer.inputs.schema.catalog import MAX_GPUS, MAX_PRICE, Accelerator, Model, Offer, Strict, check_id
+from optimizer.vocab import BUILTIN_DAY_TYPES, TIERS, WEEKDAYS, Tier
 
-WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-BUILTIN_DAY_TYPES = {"weekday": WEEKDAYS[:5], "weekend": WEEKDAYS[5:], "all": WEEKDAYS}
 PRECISION_IDS = ("bf16", "fp16", "fp8", "int8", "int4-awq", "fp4")
 PRECISION_ALIASES = {"nvfp4": "fp4", "mxfp4": "fp4", "awq": "int4-awq", "int4": "int4-awq"}
 

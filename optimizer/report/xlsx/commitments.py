@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from optimizer.results.extract import PlanResult
+from optimizer.results.types import PlanResult
 from optimizer.report.xlsx.cells import Sheet, ref, rng
 
 if TYPE_CHECKING:

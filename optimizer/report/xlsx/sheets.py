@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from xlsxwriter.utility import xl_col_to_name
 
-from optimizer.results.extract import HourlySupply, PlanResult
+from optimizer.results.types import HourlySupply, PlanResult
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet, ceil_clean, ceil_formula, excel_round, ref, rng
 

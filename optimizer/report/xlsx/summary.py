@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from optimizer.results.extract import PlanResult
+from optimizer.results.types import PlanResult
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import xlsxwriter
 
 from optimizer.atomic import atomic_write
-from optimizer.results.extract import PlanResult
+from optimizer.results.types import PlanResult
 from optimizer.report import labels as L
 from optimizer.report.xlsx import commitments as xlsx_commitments
 from optimizer.report.xlsx import sheets as xlsx_sheets

@@ -1,0 +1,61 @@
+"""What a solve decided, as plain values: the only thing the results layer reads from the optimizer.
+
+No PuLP here: `model.Program.solution()` reads the solver's variables into a `Solution` once, and
+everything downstream (results, reports, JSON) works from these dictionaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from optimizer.optimize.calendar import Segments
+
+Status = Literal["optimal", "feasible", "infeasible", "error"]
+
+OfferPoolHour = tuple[str, str, str, int]
+"""(offer, pool, segment, hour)."""
+DayHour = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class SolveInfo:
+    name: str
+    status: Status
+    seconds: float
+    gap: float | None
+    """Proven relative gap between the plan found and the best bound (0 when optimal)."""
+    objective: float | None
+    bound: float | None
+    fallback_note: str | None = None
+
+
+@dataclass(frozen=True)
+class Solution:
+    """Every value the program decided, keyed like the program's variables (zeros included)."""
+
+    segments: Segments
+    """The time cut the program was built on (segments, contract periods, committed GPUs)."""
+    chosen: dict[str, str]
+    """Workload → the key of its chosen candidate config."""
+    gpus: dict[str, dict[DayHour, float]]
+    """Chosen candidate key → (segment, hour) → GPUs it uses (replicas × GPUs per replica)."""
+    reserved_nodes: dict[tuple[str, str | None, str], float]
+    """(offer, pool or None when pools share, tier) → reserved nodes for the whole horizon."""
+    on_demand_nodes: dict[OfferPoolHour, float]
+    spot_nodes: dict[OfferPoolHour, float]
+    lent: dict[OfferPoolHour, float]
+    """Reserved (and committed) GPUs lent to a pool at an hour, when pools share reservations."""
+    committed_split: dict[tuple[str, str, int | None], float]
+    """(offer, pool, contract period or None) → committed GPUs a pool holds when pools do not share."""
+    batch_replica_hours: dict[tuple[str, str, int], float]
+    """(candidate key, segment, hour) → replica-hours a batch config runs (continuous)."""
+    api_volume: dict[tuple[str, str], float]
+    """(workload, segment) → batch output tokens a day sent to the API."""
+    cap_excess: dict[tuple[str, str, str | None, int | None], float] = field(default_factory=dict)
+    """Diagnosis mode only: GPUs beyond each cap (offer, tier, segment, hour)."""
+    switching_cost: dict[str, float] = field(default_factory=dict)
+    """With a baseline: workload → what leaving its last choice is charged (model.define_baseline)."""
+
+    def gpus_at(self, key: str, dh: DayHour) -> float:
+        return self.gpus.get(key, {}).get(dh, 0.0)

@@ -1,0 +1,185 @@
+"""How a plan is solved: three exact steps (relaxation, rounded plan, full program), and why a plan is
+infeasible in words (the program re-solved with its caps made elastic)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from optimizer import vocab
+from optimizer.candidates.types import Candidate, CandidateSet
+from optimizer.errors import InfeasiblePlan, SolverError
+from optimizer.inputs.loading import LoadedPlan
+from optimizer.optimize.calendar import Segments, segment
+from optimizer.optimize.model import add_cuts, build_model
+from optimizer.optimize.solution import SolveInfo, Solution
+from optimizer.optimize.solver import solve
+
+@dataclass(frozen=True)
+class SolveOptions:
+    solver: str | None = None
+    time_limit_s: float | None = None
+    mip_gap: float | None = None
+
+
+def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
+                     fix: dict[str, str] | None = None,
+                     baseline: dict[str, tuple[str, float]] | None = None) -> tuple[Solution, SolveInfo]:
+    """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain);
+    `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline).
+
+    Three steps, each exact about what it proves:
+      1. the LP relaxation: a lower bound, and each workload's most-chosen config;
+      2. those configs fixed, the node counts solved as an integer program: a feasible plan —
+         when it is within mip_gap of the bound, the plan is proven optimal and we stop;
+      3. otherwise the whole integer program with the valid inequalities added, started from
+         that plan, within the time left. The proven gap is always the distance to the best bound.
+    """
+    pol = loaded.plan.policy
+    solver = options.solver or pol.solver
+    limit = options.time_limit_s or pol.time_limit_s
+    gap_target = pol.mip_gap if options.mip_gap is None else options.mip_gap
+    started = time.perf_counter()
+
+    def left() -> float:
+        return limit - (time.perf_counter() - started)
+
+    segments = segment(loaded.plan, cands.offer_ids())
+    prog = build_model(loaded, cands, segments, cuts=False, baseline=baseline)
+    for w, key in (fix or {}).items():
+        prog.fix_choice(w, key)
+    bound, incumbent, values = None, None, None
+    relaxed = solve(prog.prob, solver, time_limit_s=left(), relax=True)
+    note = relaxed.fallback_note
+    solver = relaxed.name
+    if relaxed.status == "infeasible":
+        raise InfeasiblePlan(diagnose(loaded, cands, segments, options))
+    if relaxed.status == "optimal" and left() > 0:
+        bound = relaxed.objective
+        with prog.choices_fixed_to_relaxation():
+            rounded = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target)
+        if rounded.status in ("optimal", "feasible"):
+            incumbent = rounded.objective
+            values = prog.values()
+            gap = _gap(incumbent, bound)
+            if gap is not None and gap <= gap_target + 1e-12:
+                return prog.solution(), _info(solver, "optimal", started, gap, incumbent, bound, note)
+    if left() <= 0 and incumbent is None:
+        raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible "
+                          f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
+    full = None
+    if left() > 0:
+        add_cuts(prog)
+        full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=values)
+        if full.status == "infeasible":
+            raise InfeasiblePlan(diagnose(loaded, cands, segments, options))
+    bounds = [b for b in (bound, full.bound if full else None) if b is not None]
+    best_bound = max(bounds) if bounds else None
+    if full is not None and full.status in ("optimal", "feasible") and (
+            incumbent is None or full.objective <= incumbent + 1e-9):
+        status = full.status
+        gap = _gap(full.objective, best_bound) if best_bound is not None else full.gap
+        if status == "feasible" and gap is not None and gap <= gap_target + 1e-12:
+            status = "optimal"
+        return prog.solution(), _info(solver, status, started, gap, full.objective, best_bound, note)
+    if incumbent is not None and values is not None:
+        prog.restore(values)  # the solver found nothing better: go back to the rounded plan
+        gap = _gap(incumbent, best_bound)
+        status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "feasible"
+        return prog.solution(), _info(solver, status, started, gap, incumbent, best_bound, note)
+    raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible plan "
+                      f"(time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
+
+
+def _gap(objective: float | None, bound: float | None) -> float | None:
+    if objective is None or bound is None:
+        return None
+    if abs(objective) < 1e-9:
+        return 0.0 if abs(bound) < 1e-9 else None
+    return max(0.0, (objective - bound) / abs(objective))
+
+
+def _info(solver: str, status: str, started: float, gap: float | None, objective: float | None,
+          bound: float | None, note: str | None) -> SolveInfo:
+    return SolveInfo(solver, status, time.perf_counter() - started, gap, objective, bound, note)  # type: ignore[arg-type]
+
+
+def diagnose(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions) -> list[str]:
+    """Say in words why no plan meets the caps: re-solve with caps made elastic and read the excess."""
+    plan = loaded.plan
+    prog = build_model(loaded, cands, segments, elastic=True)
+    info = solve(prog.prob, options.solver or plan.policy.solver,
+                 time_limit_s=options.time_limit_s or plan.policy.time_limit_s, mip_gap=0.0)
+    if info.status not in ("optimal", "feasible"):
+        return ["no plan meets the constraints, and the diagnosis solve found no reason either"]
+    sol = prog.solution()
+    chosen = cands.chosen(sol.chosen)
+    # Group the excess by offer, tier and day type; name the worst hour and every hour affected.
+    groups: dict[tuple[str, str, str | None], list[tuple[int | None, float]]] = {}
+    for (o, tier, d, h), excess in sol.cap_excess.items():
+        if excess >= 0.5:
+            groups.setdefault((o, tier, d), []).append((h, excess))
+    reasons = []
+    for (o, tier, d), hours in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2]))):
+        offer = prog.offers[o]
+        cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
+        worst_h, worst = max(hours, key=lambda he: (he[1], -(he[0] or 0)))
+        at_offer = [w for w in plan.workloads if chosen[w.name].offer == o]
+        short_hours = sorted(h for h, _ in hours if h is not None)
+        if worst_h is None:
+            who = " and ".join(w.name for w in at_offer) or "the plan"
+            reasons.append(f"{who} {'needs' if len(at_offer) == 1 else 'need'} {int(round(cap + worst))} {tier} "
+                           f"{offer.accelerator} GPUs for the horizon; {o} ({offer.provider}) can supply {cap}")
+            continue
+        busy = [w for w in at_offer if any(sol.gpus_at(chosen[w.name].key, (d, h)) > 0 for h in short_hours)]
+        dtype, _n, period = segments.segments.get(d or "", (d, 0, None))  # a day type, or one in a contract period
+        day = vocab.day_type_words(dtype or "")
+        if period is not None and segments.calendar is not None:
+            day += f" from {segments.calendar.periods[period].label}"
+        if busy and all(w.kind == "batch" for w in busy):
+            # A batch job can move within its window: say what the window holds, not one hour.
+            for w in busy:
+                reasons.append(_batch_shortfall(w, chosen[w.name], offer, tier, cap, day))
+            continue
+        users = [f"{w.name} ({int(round(sol.gpus_at(chosen[w.name].key, (d, worst_h))))} GPUs)" for w in busy
+                 if sol.gpus_at(chosen[w.name].key, (d, worst_h)) > 0]
+        who = " and ".join(users) if users else "the plan"
+        verb = "needs" if len(users) == 1 else "need"
+        need = int(round(cap + worst))
+        if len(short_hours) == 24:
+            when = f"all day on {day}"
+        else:
+            when = f"at {worst_h:02d}:00 on {day}"
+        tail = "" if len(short_hours) == 24 else f" (short at {_hour_ranges(short_hours)})"
+        unit = f" in {offer.gpus_per_node}-GPU nodes" if offer.gpus_per_node > 1 else ""
+        reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs{unit} {when}; "
+                       f"{o} ({offer.provider}) can supply {cap}{tail}")
+    if not reasons:
+        reasons.append("no plan meets the constraints")
+    return reasons
+
+
+def _batch_shortfall(w, c: Candidate, offer, tier: str, cap: int, day: str) -> str:
+    """'nightly needs 16 GPU-hours a day in its window 22:00–06:00 …; the cap of 1 GPU gives at most 8'."""
+    assert w.batch is not None
+    share = w.api.max_share if w.api is not None else 0.0
+    need = vocab.batch_gpu_hours((1 - share) * w.batch.output_tokens_per_day, c.goodput, c.gpu_fraction)
+    window = w.batch.hours()
+    start, end = w.batch.window_hours
+    span = "all day" if len(window) == 24 else f"{start:02d}:00–{end:02d}:00"
+    return (f"{w.name} needs {need:,.0f} GPU-hours a day in its window {span} on {day} ({c.label}); "
+            f"{offer.id} ({offer.provider}) caps {tier} at {cap} {offer.accelerator} GPUs, "
+            f"at most {cap * len(window):,} GPU-hours in the window")
+
+
+def _hour_ranges(hours: list[int]) -> str:
+    """[13, 14, 15, 18] -> '13:00–16:00, 18:00–19:00'."""
+    out, start, prev = [], None, None
+    for h in hours + [None]:  # type: ignore[list-item]
+        if h is not None and prev is not None and h == prev + 1:
+            prev = h
+            continue
+        if start is not None:
+            out.append(f"{start:02d}:00–{(prev + 1) % 24:02d}:00")
+        start = prev = h
+    return ", ".join(out)

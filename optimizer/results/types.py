@@ -1,0 +1,264 @@
+"""A solved plan as plain, frozen data: what every view (console, JSON, Excel, HTML) reads."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from optimizer.candidates.types import Dropped
+from optimizer.optimize.solution import SolveInfo
+from optimizer.results.contracts import ContractRow, ExpiryRow, NewReservation, PeriodRow
+
+@dataclass(frozen=True)
+class ReplicaCount:
+    base: int
+    spares: int
+    rollout: int
+    total: int
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    name: str
+    pool: str
+    kind: str
+    model: str | None
+    offer: str | None
+    accelerator: str | None
+    provider: str | None
+    precision: str | None
+    tp: int
+    mig: str | None
+    gpus_per_replica: float
+    goodput_output_tokens_per_s: float
+    goodput_source: str
+    bound: str | None
+    weights_gb: float
+    kv_gb_per_seq: float
+    kv_concurrency: int
+    needed_concurrency: int
+    total_gb: float
+    reserve_gb: float
+    free_gb: float
+    peak_day_type: str
+    peak_hour: int
+    peak_output_tokens_per_s: float
+    replicas: ReplicaCount
+    gpus_at_peak: int
+    cost: float
+    api_share: float
+    """Share of the workload's tokens sent to the API over the horizon."""
+    api_cost: float
+    gpu_hours: float
+    candidates: int
+    hourly_gpus: dict[str, list[int]] = field(default_factory=dict)
+    """GPUs in use per day type, 24 values."""
+    hourly_replicas: dict[str, list[int]] = field(default_factory=dict)
+    hourly_demand: dict[str, list[float]] = field(default_factory=dict)
+    hourly_api_tokens_per_s: dict[str, list[float]] = field(default_factory=dict)
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class Purchase:
+    offer: str
+    accelerator: str
+    provider: str
+    region: str
+    tier: str
+    gpus: int
+    """Reserved: the level held all horizon. On-demand and spot: the most in use at one hour."""
+    gpu_hours: float
+    price_per_gpu_hour: float
+    price_estimated: bool
+    cost: float
+    gpus_per_node: int
+
+
+@dataclass(frozen=True)
+class HourlySupply:
+    offer: str
+    pool: str
+    day_type: str
+    hour: int
+    demand_gpus: int
+    reserved_gpus: int
+    on_demand_gpus: int
+    spot_gpus: int
+    committed_gpus: int = 0
+    """GPUs of contracts signed before this plan in use (plan `commitments`); not in reserved_gpus."""
+    period: str = ""
+    """The contract period (PlanResult.periods) this row covers; empty: the whole horizon."""
+
+
+@dataclass(frozen=True)
+class Binding:
+    family: str
+    what: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    workload: str
+    key: str
+    label: str
+    offer: str | None
+    accelerator: str | None
+    precision: str | None
+    tp: int
+    mig: str | None
+    gpus_per_replica: float
+    goodput_output_tokens_per_s: float
+    goodput_source: str
+    bound: str | None
+    kv_concurrency: int
+    gpus_at_peak: int
+    chosen: bool
+
+
+@dataclass(frozen=True)
+class AlternativeRow:
+    """A config the optimizer did not choose, with a quick standalone cost comparison.
+
+    `standalone_cost` prices the config's GPU-hours at its offer's cheapest allowed hourly tier
+    (on-demand, else spot, else reserved), the same way for the chosen config, so `difference`
+    compares like with like; `planopt explain` re-solves the whole plan for exact differences.
+    """
+
+    workload: str
+    rank: int
+    key: str
+    label: str
+    goodput_output_tokens_per_s: float
+    goodput_source: str
+    gpus_at_peak: int
+    standalone_cost: float
+    difference: float
+
+
+@dataclass(frozen=True)
+class BaselineChange:
+    """A workload whose choice differs from the baseline's."""
+
+    workload: str
+    from_key: str
+    to_key: str
+    from_label: str
+    to_label: str
+    cost_before: float
+    """The workload's cost in the baseline result."""
+    cost_after: float
+    saving: float
+    """cost_before − cost_after (the horizons are assumed equal; see BaselineInfo.notes)."""
+    reason: str
+
+
+@dataclass(frozen=True)
+class BaselineInfo:
+    file: str
+    change_threshold: float
+    kept: list[str]
+    """Workloads that kept their last choice."""
+    changes: list[BaselineChange]
+    new: list[str] = field(default_factory=list)
+    """Workloads the baseline does not have."""
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    plan: str
+    file: str
+    status: str
+    currency: str
+    horizon_days: int
+    day_types: dict[str, int]
+    policy: dict[str, Any]
+    cost_total: float
+    cost_by_tier: dict[str, float]
+    workloads: list[WorkloadResult]
+    purchases: list[Purchase]
+    hourly: list[HourlySupply]
+    candidates: list[CandidateRow]
+    dropped: list[Dropped]
+    """Options that cannot work, with the reason (dominated ones are only counted, in `pruned`)."""
+    binding: list[Binding]
+    solver: SolveInfo
+    offers: dict[str, dict[str, Any]]
+    """Every offer the plan used: provider, region, accelerator, gpus_per_node, prices and
+    estimated flags per tier, available_gpus (caps per tier) and spot_interruption."""
+    apis: dict[str, dict[str, float]]
+    """Per workload that has an API: usd_per_m_input, usd_per_m_output, max_share, and the mean
+    input_tokens_per_request / output_tokens_per_request that price an output token."""
+    pruned: int = 0
+    notes: list[str] = field(default_factory=list)
+    alternatives: list[AlternativeRow] = field(default_factory=list)
+    start_date: str | None = None
+    cost_committed: float = 0.0
+    """Contracts signed before this plan: their cost for the days they overlap the horizon (sunk;
+    not in cost_total, which is new spend)."""
+    commitments: list[ContractRow] = field(default_factory=list)
+    new_commitments: list[NewReservation] = field(default_factory=list)
+    """Every new reservation over its whole term (cost_total counts the horizon's share)."""
+    expiry: list[ExpiryRow] = field(default_factory=list)
+    periods: list[PeriodRow] = field(default_factory=list)
+    """Contract periods, when a contract starts or ends inside the horizon (hourly rows name them)."""
+    baseline: BaselineInfo | None = None
+
+    def period_days(self, h: HourlySupply) -> float:
+        """Days an hourly row stands for: its day type's days, or their share in its period."""
+        if h.period:
+            for p in self.periods:
+                if p.label == h.period:
+                    return p.day_types.get(h.day_type, 0.0)
+        return float(self.day_types.get(h.day_type, 0))
+
+    @property
+    def cost_per_day(self) -> float:
+        return self.cost_total / self.horizon_days
+
+    def workload(self, name: str) -> WorkloadResult:
+        for w in self.workloads:
+            if w.name == name:
+                return w
+        raise KeyError(name)
+
+    # pandas views for notebooks -------------------------------------------------------------
+    def workloads_df(self):
+        import pandas as pd
+
+        rows = []
+        for w in self.workloads:
+            d = asdict(w)
+            for k in ("hourly_gpus", "hourly_replicas", "hourly_demand", "hourly_api_tokens_per_s"):
+                d.pop(k)
+            reps = d.pop("replicas")
+            d.update({f"replicas_{k}": v for k, v in reps.items()})
+            rows.append(d)
+        return pd.DataFrame(rows)
+
+    def purchases_df(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(p) for p in self.purchases])
+
+    def hourly_df(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(h) for h in self.hourly])
+
+    def candidates_df(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(c) for c in self.candidates])
+
+    def alternatives_df(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(a) for a in self.alternatives])
+
+    def dropped_df(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(d) for d in self.dropped])
