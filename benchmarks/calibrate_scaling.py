@@ -24,9 +24,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from optimizer.synth import usage as usage_synth  # noqa: E402
-
 from optimizer.calibrate.run import CalibrateOptions, calibrate  # noqa: E402
+from optimizer.synth import usage as usage_synth  # noqa: E402
 
 PLAN = ROOT / "tests" / "data" / "calibrate" / "plan.yaml"
 

@@ -33,11 +33,11 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from optimizer.inputs.estimator_params import load_estimator_params  # noqa: E402
-from optimizer.resources import catalogs_dir  # noqa: E402
 from optimizer.inputs.schema.catalog import Accelerator, CatalogFile, Model, Precision  # noqa: E402
 from optimizer.inputs.schema.estimator import EstimatorParams  # noqa: E402
 from optimizer.physics.memory import fit  # noqa: E402
 from optimizer.physics.roofline import estimate, roofline  # noqa: E402
+from optimizer.resources import catalogs_dir  # noqa: E402
 
 DEFAULT_CSV = REPO.parent / "shared" / "reference" / "benchmarks.csv"
 MEMORY_RESERVE = 0.10  # the planner's default policy.memory_reserve

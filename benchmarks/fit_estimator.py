@@ -35,8 +35,8 @@ from estimator_accuracy import (  # noqa: E402
     table,
 )
 
-from optimizer.resources import catalogs_dir  # noqa: E402
 from optimizer.inputs.schema.estimator import EstimatorParams  # noqa: E402
+from optimizer.resources import catalogs_dir  # noqa: E402
 
 # name, initial value, lower, upper
 FREE = [

@@ -31,11 +31,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from optimizer.optimize.strategy import SolveOptions, solve_candidates  # noqa: E402
 from optimizer.candidates.build import build_candidates, day_hours  # noqa: E402
 from optimizer.candidates.types import Candidate  # noqa: E402
 from optimizer.errors import InfeasiblePlan, PlanError, SolverError  # noqa: E402
 from optimizer.inputs.loading import LoadedPlan, load_plan  # noqa: E402
+from optimizer.optimize.strategy import SolveOptions, solve_candidates  # noqa: E402
 from optimizer.results.extract import extract  # noqa: E402
 from optimizer.vocab import RESERVED_TERM_DAYS  # noqa: E402
 

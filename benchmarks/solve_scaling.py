@@ -19,14 +19,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from optimizer.synth.plans import generate  # noqa: E402
-from optimizer.optimize.strategy import SolveOptions, solve_candidates  # noqa: E402
 from optimizer.candidates.build import build_candidates  # noqa: E402
 from optimizer.errors import SolverError  # noqa: E402
+from optimizer.inputs.loading import load_plan  # noqa: E402
 from optimizer.optimize.calendar import segment  # noqa: E402
 from optimizer.optimize.model import build_model  # noqa: E402
-from optimizer.inputs.loading import load_plan  # noqa: E402
 from optimizer.optimize.solver import available_solvers  # noqa: E402
+from optimizer.optimize.strategy import SolveOptions, solve_candidates  # noqa: E402
+from optimizer.synth.plans import generate  # noqa: E402
 
 
 def run(size: int, solver: str, seed: int, limit: float) -> dict:

@@ -510,11 +510,11 @@ def calibrate(
     """Feed real usage and load tests back into the plan: demand, token means and measured goodput."""
 
     def body() -> int:
+        from optimizer.calibrate.loadtests import Flags
         from optimizer.calibrate.run import CalibrateOptions, write_outputs
         from optimizer.calibrate.run import calibrate as do_calibrate
-        from optimizer.calibrate.loadtests import Flags
-        from optimizer.report.calibration import print_calibration, render_html
         from optimizer.calibrate.usage import total_bytes
+        from optimizer.report.calibration import print_calibration, render_html
 
         opts = CalibrateOptions(
             usage=tuple(usage or ()), bench=tuple(bench or ()), result=result, maps=tuple(maps or ()),
@@ -552,8 +552,8 @@ def compare(
 
     def body() -> int:
         from optimizer.pipeline import SolveOptions, load_side
-        from optimizer.results.compare import compare as do_compare
         from optimizer.report.calibration import print_comparison
+        from optimizer.results.compare import compare as do_compare
 
         if time_limit is not None and time_limit <= 0:
             raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))

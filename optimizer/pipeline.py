@@ -12,7 +12,13 @@ from pathlib import Path
 
 from optimizer.candidates.build import build_candidates
 from optimizer.candidates.types import CandidateSet, Dropped
-from optimizer.errors import InfeasiblePlan, PlanError, Problem, SolverError, unknown_id_fix
+from optimizer.errors import (
+    InfeasiblePlan,
+    PlanError,
+    Problem,
+    SolverError,
+    unknown_id_fix,
+)
 from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.optimize.strategy import SolveOptions, solve_candidates
 from optimizer.results.baseline import Baseline, describe, penalties

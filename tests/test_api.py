@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.inputs.loading import load_plan
+from optimizer.pipeline import SolveOptions, solve_plan
 
 SEED = Path(__file__).resolve().parent.parent / "plans" / "seed-fleet.yaml"
 

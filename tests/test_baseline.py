@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_constraints import interactive, offer, plan, write
 from typer.testing import CliRunner
 
+from optimizer.cli import app
+from optimizer.errors import PlanError
 from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.baseline import load_baseline
-from optimizer.cli import app
 from optimizer.results.compare import compare
-from optimizer.errors import PlanError
 from optimizer.results.jsonio import dumps, from_dict
-from test_constraints import interactive, offer, plan, write
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.errors import InfeasiblePlan
 from optimizer.optimize.solver import available_solvers
+from optimizer.pipeline import SolveOptions, solve_plan
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
 

@@ -13,14 +13,14 @@ import pytest
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
-from optimizer.calibrate.run import CalibrateOptions, calibrate, sig, slots
+from optimizer.calibrate.loadtests import read_runs
 from optimizer.calibrate.occupancy import occupancy, serving_replicas
+from optimizer.calibrate.run import CalibrateOptions, calibrate, slots
+from optimizer.calibrate.types import sig
+from optimizer.calibrate.usage import Matcher, aggregate, parse_maps
 from optimizer.cli import app
 from optimizer.errors import PlanError
-from optimizer.calibrate.loadtests import read_runs
 from optimizer.inputs.loading import load_plan
-from optimizer.calibrate.usage import Matcher, aggregate, parse_maps
-
 from optimizer.synth import usage as usage_synth
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
@@ -417,7 +417,7 @@ def test_serving_replicas_inverts_the_headroom():
 
 
 def test_occupancy_flags_hours_above_the_policy():
-    from optimizer.calibrate.run import WorkloadCalibration
+    from optimizer.calibrate.types import WorkloadCalibration
 
     wc = WorkloadCalibration("chat", "interactive")
     d = dt.date(2026, 7, 6)  # a Monday

@@ -13,18 +13,18 @@ import json
 
 import pulp
 import pytest
-from typer.testing import CliRunner
-
-from optimizer.pipeline import solve_plan
-from optimizer.candidates.build import build_candidates
-from optimizer.cli import app
-from optimizer.optimize.calendar import calendar, segment
-from optimizer.errors import PlanError
-from optimizer.optimize.model import build_model
-from optimizer.inputs.loading import load_plan
-from optimizer.results.jsonio import dumps, from_dict, to_dict
 from test_constraints import batch, interactive, offer, write
 from test_constraints import plan as small_plan
+from typer.testing import CliRunner
+
+from optimizer.candidates.build import build_candidates
+from optimizer.cli import app
+from optimizer.errors import PlanError
+from optimizer.inputs.loading import load_plan
+from optimizer.optimize.calendar import calendar, segment
+from optimizer.optimize.model import build_model
+from optimizer.pipeline import solve_plan
+from optimizer.results.jsonio import dumps, from_dict, to_dict
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from optimizer.pipeline import solve_plan
 from optimizer.cli import app
+from optimizer.pipeline import solve_plan
 from optimizer.results.compare import compare
 from optimizer.results.jsonio import dumps
 

@@ -14,13 +14,13 @@ import pytest
 from typer.testing import CliRunner
 
 from optimizer.candidates import build as candidates_mod
-from optimizer.optimize.strategy import solve_candidates
-from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.candidates.build import build_candidates
 from optimizer.cli import app
 from optimizer.errors import InfeasiblePlan, PlanError
 from optimizer.inputs.loading import load_plan
 from optimizer.optimize.solver import available_solvers
+from optimizer.optimize.strategy import solve_candidates
+from optimizer.pipeline import SolveOptions, solve_plan
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
 

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from test_constraints import batch, interactive, offer, plan, write
 from typer.testing import CliRunner
 
-from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.cli import app
 from optimizer.errors import InfeasiblePlan, PlanError, SolverError
-from test_constraints import batch, interactive, offer, plan, write
+from optimizer.pipeline import SolveOptions, solve_plan
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from optimizer.pipeline import solve_plan
 from optimizer.cli import app
 from optimizer.errors import PlanError
 from optimizer.inputs.loading import load_plan
+from optimizer.pipeline import solve_plan
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
 

@@ -34,16 +34,16 @@ import openpyxl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_bruteforce import random_plan
+from test_constraints import batch, interactive, offer, plan, write
 from typer.testing import CliRunner
 
-from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.candidates.build import build_candidates
 from optimizer.cli import app
 from optimizer.errors import InfeasiblePlan
 from optimizer.inputs.loading import load_plan
 from optimizer.optimize.solver import available_solvers
-from test_bruteforce import random_plan
-from test_constraints import batch, interactive, offer, plan, write
+from optimizer.pipeline import SolveOptions, solve_plan
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
 

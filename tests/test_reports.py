@@ -20,11 +20,10 @@ import openpyxl
 import pytest
 from typer.testing import CliRunner
 
-from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.cli import app
+from optimizer.pipeline import SolveOptions, solve_plan
+from optimizer.report import files, html
 from optimizer.report.xlsx import workbook as excel
-from optimizer.report import files
-from optimizer.report import html
 from optimizer.results.jsonio import dumps, from_dict, to_dict
 
 pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning",
@@ -380,7 +379,7 @@ def test_a_failure_midway_leaves_no_partial_file(results, tmp_path, monkeypatch)
     def boom(*_a, **_k):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("optimizer.report.xlsx.sheets.write_workloads", boom)
+    monkeypatch.setattr("optimizer.report.xlsx.workbook.write_workloads", boom)
     with pytest.raises(RuntimeError):
         files.write_reports(r, tmp_path / "out", "seed", dumps(r))
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []

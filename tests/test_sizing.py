@@ -10,12 +10,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from optimizer.physics import memory, replicas, roofline
 from optimizer import vocab
 from optimizer.inputs.estimator_params import load_estimator_params
-from optimizer.resources import catalogs_dir
-from optimizer.inputs.schema.catalog import Accelerator, CatalogFile, MigProfile, Model, Precision
+from optimizer.inputs.schema.catalog import (
+    Accelerator,
+    CatalogFile,
+    MigProfile,
+    Model,
+    Precision,
+)
 from optimizer.inputs.schema.estimator import EstimatorParams
+from optimizer.physics import memory, replicas, roofline
+from optimizer.resources import catalogs_dir
 
 
 def _load(name: str) -> dict:

@@ -4,38 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 
-
-if TYPE_CHECKING:
-    from optimizer.calibrate.run import WorkloadCalibration
+from optimizer.calibrate.types import (
+    OccupancyHour,
+    OccupancyReport,
+    WorkloadCalibration,
+)
 
 HOURS = range(24)
-
-
-@dataclass(frozen=True)
-class OccupancyHour:
-    workload: str
-    date: dt.date
-    day_type: str
-    hour: int
-    actual_output_tokens_per_s: float
-    serving_replicas: int
-    goodput_output_tokens_per_s: float
-    occupancy: float
-
-
-@dataclass(frozen=True)
-class OccupancyReport:
-    workload: str
-    target: float
-    hours: int
-    above: list[OccupancyHour]
-    highest: OccupancyHour | None
-    mean_at_busiest: float | None
 
 
 def serving_replicas(total: int, spares: int, rollout_fraction: float) -> int:
@@ -48,7 +27,7 @@ def serving_replicas(total: int, spares: int, rollout_fraction: float) -> int:
     return base
 
 
-def occupancy(result, workloads: list["WorkloadCalibration"], day_type: Callable[[dt.date], str | None],
+def occupancy(result, workloads: list[WorkloadCalibration], day_type: Callable[[dt.date], str | None],
               default_target: float) -> list[OccupancyReport]:
     """Actual output tokens/s ÷ (serving replicas × goodput), per workload and hour of the log.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,17 +17,22 @@ from typing import TYPE_CHECKING, Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from optimizer.calibrate.types import (
+    Calibration,
+    Change,
+    WorkloadCalibration,
+    pword,
+    sig,
+)
 from optimizer.inputs.schema.plan import PRECISION_ALIASES
 
 if TYPE_CHECKING:
-    from optimizer.calibrate.run import Calibration, Change, WorkloadCalibration
     from optimizer.inputs.loading import LoadedPlan
 
 WIDTH = 100
 
 
 def rewrite(loaded: "LoadedPlan", cal: "Calibration", out_path: Path) -> tuple[str, list["Change"]]:
-    from optimizer.calibrate.run import Change, out_dir_catalogs, pword
 
     raw = loaded.doc.path.read_bytes()
     text = raw.decode("utf-8-sig")
@@ -58,7 +64,6 @@ def rewrite(loaded: "LoadedPlan", cal: "Calibration", out_path: Path) -> tuple[s
 
 def _edit_workload(node: CommentedMap, w, wc: "WorkloadCalibration", cal: "Calibration", types: list[str], q: str,
                    changes: list["Change"]) -> None:
-    from optimizer.calibrate.run import Change
 
     notes: dict[str, list[str]] = {}
     """Comments for the workload's own keys (a flow-style map cannot hold comments inside)."""
@@ -215,13 +220,11 @@ def _push_tail(node: Any, tail: str) -> None:
 
 
 def sig_equal(a: float, b: float) -> bool:
-    from optimizer.calibrate.run import sig
 
     return sig(a) == sig(b)
 
 
 def _put_point(node: CommentedMap, p) -> "Change":
-    from optimizer.calibrate.run import Change
 
     def norm(prec: Any) -> str:
         return PRECISION_ALIASES.get(str(prec), str(prec))
@@ -254,7 +257,6 @@ def _put_point(node: CommentedMap, p) -> "Change":
 
 
 def _sig(x: float) -> float | int:
-    from optimizer.calibrate.run import sig
 
     return sig(x)
 
@@ -350,3 +352,20 @@ def _tidy(text: str) -> str:
         else:
             out.append(line)
     return "\n".join(out) + "\n"
+
+
+def out_dir_catalogs(catalogs: list[str], plan_dir: Path, out_dir: Path) -> list[str]:
+    """Relative catalog paths rewritten so they still resolve from the calibrated plan's folder."""
+    if plan_dir.resolve() == out_dir.resolve():
+        return list(catalogs)
+    out = []
+    for c in catalogs:
+        if c == "builtin" or Path(c).is_absolute():
+            out.append(c)
+            continue
+        target = (plan_dir / c).resolve()
+        try:
+            out.append(os.path.relpath(target, out_dir.resolve()))
+        except ValueError:
+            out.append(str(target))
+    return out

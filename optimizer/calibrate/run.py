@@ -12,9 +12,7 @@ Definitions (stated in the output too):
 from __future__ import annotations
 
 import datetime as dt
-import math
-import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -22,13 +20,21 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 
 from optimizer.calibrate import usage as usage_mod
-from optimizer.errors import PlanError, Problem, unknown_id_fix
-from optimizer.calibrate.loadtests import Flags, Point, Verdict, judge, read_runs
-from optimizer.calibrate.occupancy import OccupancyReport, occupancy
-from optimizer.results.jsonio import read_result
-from optimizer.inputs.loading import LoadedPlan, load_plan
-from optimizer.vocab import WEEKDAYS
+from optimizer.calibrate.loadtests import Flags, judge, read_runs
+from optimizer.calibrate.occupancy import occupancy
+from optimizer.calibrate.rewrite import rewrite
+from optimizer.calibrate.types import (
+    Calibration,
+    HourStats,
+    WorkloadCalibration,
+    pword,
+    sig,
+)
 from optimizer.calibrate.usage import UsageAggregate
+from optimizer.errors import PlanError, Problem, unknown_id_fix
+from optimizer.inputs.loading import LoadedPlan, load_plan
+from optimizer.results.jsonio import read_result
+from optimizer.vocab import WEEKDAYS
 
 HOURS = range(24)
 
@@ -45,83 +51,6 @@ class CalibrateOptions:
     max_bad_rows: int = 0
 
 
-@dataclass(frozen=True)
-class HourStats:
-    """Actual output tokens/s of one workload and day type, hour by hour, across the log's days."""
-
-    days: int
-    mean: list[float | None]
-    low: list[float | None]
-    high: list[float | None]
-    pct: list[float | None]
-
-
-@dataclass
-class WorkloadCalibration:
-    name: str
-    kind: str
-    requests: int = 0
-    output_tokens: float = 0.0
-    old_peak: float | None = None
-    new_peak: float | None = None
-    peak_day_type: str | None = None
-    peak_days: int = 0
-    old_profile: dict[str, list[float]] = field(default_factory=dict)
-    new_profile: dict[str, list[float]] | None = None
-    actual: dict[str, HourStats] = field(default_factory=dict)
-    old_tokens: tuple[float, float] | None = None
-    new_tokens: tuple[float, float] | None = None
-    old_batch: float | None = None
-    new_batch: float | None = None
-    tenants: list[tuple[str, float, int]] = field(default_factory=list)
-    """(tenant, share of output tokens, requests), largest first."""
-    rates: dict[tuple[dt.date, int], float] = field(default_factory=dict, repr=False)
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Change:
-    workload: str
-    what: str
-    old: str
-    new: str
-    ratio: float | None = None
-
-
-@dataclass
-class Calibration:
-    plan_file: str
-    plan_name: str
-    out_file: str
-    yaml_text: str
-    timezone: str
-    peak_percentile: float
-    slo_percentile: float
-    definition: str
-    period: tuple[str, str] | None = None
-    full_days: dict[str, int] = field(default_factory=dict)
-    usage: UsageAggregate | None = None
-    workloads: list[WorkloadCalibration] = field(default_factory=list)
-    changes: list[Change] = field(default_factory=list)
-    verdicts: list[Verdict] = field(default_factory=list)
-    points: list[Point] = field(default_factory=list)
-    occupancy: list[OccupancyReport] = field(default_factory=list)
-    result_file: str | None = None
-    notes: list[str] = field(default_factory=list)
-
-
-def sig(x: float, digits: int = 4) -> float | int:
-    """Round to `digits` significant digits; whole numbers come back as int (readable, stable YAML)."""
-    if x == 0 or not math.isfinite(x):
-        return 0
-    r = round(x, digits - 1 - int(math.floor(math.log10(abs(x)))))
-    return int(r) if float(r).is_integer() else r
-
-
-def pword(q: float) -> str:
-    return f"p{q:g}"
-
-
 # --- the whole command -------------------------------------------------------------------------
 
 
@@ -129,7 +58,6 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
               progress: Callable[[float], None] | None = None,
               extra_catalogs: list[Path | str] = ()) -> Calibration:
     """Read everything, compute the new numbers and the new plan text; write nothing."""
-    from optimizer.calibrate import rewrite as calibrate_yaml
 
     plan_path, out_path = Path(plan_path), Path(out_path)
     _check_options(options, plan_path, out_path)
@@ -181,7 +109,7 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
     if result is not None:
         cal.result_file = str(options.result)
         cal.occupancy = occupancy(result, cal.workloads, _calendar(loaded), plan.policy.occupancy)
-    cal.yaml_text, cal.changes = calibrate_yaml.rewrite(loaded, cal, out_path)
+    cal.yaml_text, cal.changes = rewrite(loaded, cal, out_path)
     return cal
 
 
@@ -441,23 +369,6 @@ def _interactive(wc: WorkloadCalibration, w, by_type: dict[str, list[dt.date]], 
             continue
         profile[t] = [min(1.0, round((v or 0.0) / peak, 3)) for v in stats.pct]
     wc.new_profile = profile
-
-
-def out_dir_catalogs(catalogs: list[str], plan_dir: Path, out_dir: Path) -> list[str]:
-    """Relative catalog paths rewritten so they still resolve from the calibrated plan's folder."""
-    if plan_dir.resolve() == out_dir.resolve():
-        return list(catalogs)
-    out = []
-    for c in catalogs:
-        if c == "builtin" or Path(c).is_absolute():
-            out.append(c)
-            continue
-        target = (plan_dir / c).resolve()
-        try:
-            out.append(os.path.relpath(target, out_dir.resolve()))
-        except ValueError:
-            out.append(str(target))
-    return out
 
 
 def write_outputs(cal: Calibration, out_path: Path | str, html: str,

@@ -13,9 +13,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from optimizer.calibrate.usage_files import (  # noqa: F401  (re-exported: the CLI and calibrate use them)
+    Column,
+    Route,
+    Source,
+    _lit,
+    _q,
+    _raise_duckdb,
+    _reader,
+    inspect,
+    parse_maps,
+    total_bytes,
+)
 from optimizer.errors import PlanError, Problem
-from optimizer.calibrate.usage_files import Column, Route, Source, _lit, _q, _raise_duckdb, _reader, inspect
-from optimizer.calibrate.usage_files import parse_maps, total_bytes  # noqa: F401  (re-exported: the CLI and calibrate use them)
 
 QUARTER_S = 900
 FAILED_STATUS = ("failure", "failed", "error")

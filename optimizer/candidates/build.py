@@ -6,8 +6,19 @@ from dataclasses import dataclass, replace
 
 from optimizer import vocab
 from optimizer.candidates.overflow import api_candidate, has_overflow, overflow_levels
-from optimizer.candidates.prune import dominated_offers, filter_reason, pareto_configs, prune_dominated
-from optimizer.candidates.types import Candidate, CandidateSet, DayHour, Dropped, GoodputSource
+from optimizer.candidates.prune import (
+    dominated_offers,
+    filter_reason,
+    pareto_configs,
+    prune_dominated,
+)
+from optimizer.candidates.types import (
+    Candidate,
+    CandidateSet,
+    DayHour,
+    Dropped,
+    GoodputSource,
+)
 from optimizer.errors import PlanError, Problem
 from optimizer.inputs.catalog import Catalog
 from optimizer.inputs.loading import LoadedPlan

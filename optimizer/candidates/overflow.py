@@ -10,6 +10,7 @@ from optimizer.candidates.types import Candidate, DayHour
 from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.physics import replicas as rep
 
+
 def has_overflow(w: Workload) -> bool:
     return w.api is not None and w.api.max_share > 0
 

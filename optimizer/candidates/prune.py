@@ -9,6 +9,7 @@ from optimizer.inputs.catalog import Catalog
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
 
+
 def dominated_offers(plan: Plan, catalog: Catalog) -> dict[str, str]:
     """Offers that another offer beats for every workload: dropped before enumeration (exact).
 

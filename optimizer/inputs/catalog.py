@@ -8,10 +8,16 @@ from typing import Any, Iterable
 
 from optimizer.errors import Collector, PlanError, Problem, unknown_id_fix
 from optimizer.inputs.document import Document, load_yaml, validate
-from optimizer.resources import catalogs_dir
 from optimizer.inputs.estimator_params import load_estimator_params
-from optimizer.inputs.schema.catalog import Accelerator, CatalogFile, Model, Offer, Precision
+from optimizer.inputs.schema.catalog import (
+    Accelerator,
+    CatalogFile,
+    Model,
+    Offer,
+    Precision,
+)
 from optimizer.inputs.schema.estimator import EstimatorParams
+from optimizer.resources import catalogs_dir
 
 SECTIONS = ("accelerators", "models", "precisions", "offers")
 BUILTIN_FILES = ("precisions.yaml", "accelerators.yaml", "models.yaml", "offers.yaml")

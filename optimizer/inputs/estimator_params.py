@@ -6,8 +6,8 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from optimizer.resources import catalogs_dir
 from optimizer.inputs.schema.estimator import EstimatorParams
+from optimizer.resources import catalogs_dir
 
 
 def load_estimator_params(path: str | Path | None = None) -> EstimatorParams:

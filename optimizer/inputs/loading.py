@@ -6,11 +6,17 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from optimizer.inputs.catalog import Catalog, Origin, builtin_catalog, load_catalog_file, merge_file
 from optimizer.errors import Collector, PlanError, Problem, did_you_mean, unknown_id_fix
+from optimizer.inputs.catalog import (
+    Catalog,
+    Origin,
+    builtin_catalog,
+    load_catalog_file,
+    merge_file,
+)
 from optimizer.inputs.document import Document, load_yaml, validate
-from optimizer.vocab import TIERS
 from optimizer.inputs.schema.plan import Plan
+from optimizer.vocab import TIERS
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,13 @@ from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.solution import OfferPoolHour, Solution
-from optimizer.vocab import HOURLY_TIERS, RESERVED_TIERS, SECONDS_PER_HOUR, batch_replica_hours, ceil_tol
+from optimizer.vocab import (
+    HOURLY_TIERS,
+    RESERVED_TIERS,
+    SECONDS_PER_HOUR,
+    batch_replica_hours,
+    ceil_tol,
+)
 
 
 class Namer:

@@ -12,8 +12,9 @@ from optimizer.errors import InfeasiblePlan, SolverError
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.optimize.calendar import Segments, segment
 from optimizer.optimize.model import add_cuts, build_model
-from optimizer.optimize.solution import SolveInfo, Solution
+from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.optimize.solver import solve
+
 
 @dataclass(frozen=True)
 class SolveOptions:

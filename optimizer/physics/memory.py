@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from optimizer.inputs.schema.catalog import Model, Precision
 from optimizer.vocab import GB, floor_tol
 
+
 def weights_gb(model: Model, precision: Precision) -> float:
     """Resident weights, GB = params_b × bytes_per_param (MoE: all experts are resident)."""
     return model.params_b * precision.bytes_per_param

@@ -9,8 +9,8 @@ from itertools import count
 import matplotlib
 from matplotlib.figure import Figure
 
-from optimizer.results.types import PlanResult
 from optimizer.report import labels as L
+from optimizer.results.types import PlanResult
 
 RC = {
     "svg.hashsalt": "planopt",

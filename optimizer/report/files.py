@@ -17,8 +17,8 @@ def write_reports(result: PlanResult, outdir: Path, name: str, json_text: str | 
     follow one another at the very end, so only a kill in that instant can leave a new JSON
     beside an old workbook. Temporary files a killed run left behind are removed first.
     """
-    from optimizer.report.xlsx.workbook import build_workbook
     from optimizer.report.html import render_html
+    from optimizer.report.xlsx.workbook import build_workbook
 
     outdir = Path(outdir)
     for ext in ("json", "xlsx", "html"):

@@ -15,11 +15,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from optimizer.atomic import atomic_write
-from optimizer.resources import templates_dir
-from optimizer.results.types import PlanResult, WorkloadResult
 from optimizer.report import labels as L
 from optimizer.report.charts import Charts, pool_series
+from optimizer.resources import templates_dir
 from optimizer.results.jsonio import from_dict, to_dict
+from optimizer.results.types import PlanResult, WorkloadResult
 
 TEMPLATE = "report.html.j2"
 

@@ -13,7 +13,12 @@ from pathlib import Path
 from optimizer import vocab
 from optimizer.candidates.types import CandidateSet
 from optimizer.results.jsonio import read_result
-from optimizer.results.types import BaselineChange, BaselineInfo, PlanResult, WorkloadResult
+from optimizer.results.types import (
+    BaselineChange,
+    BaselineInfo,
+    PlanResult,
+    WorkloadResult,
+)
 
 
 @dataclass(frozen=True)

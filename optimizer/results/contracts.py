@@ -14,7 +14,6 @@ from optimizer.optimize.calendar import Calendar, overlap_days
 from optimizer.vocab import HOURS_PER_DAY, RESERVED_TERM_DAYS, TERM_MONTHS
 
 
-
 def term_days(tier: str) -> int:
     return RESERVED_TERM_DAYS[tier]
 

@@ -11,7 +11,12 @@ from typing import Any
 from optimizer.candidates.types import Dropped
 from optimizer.errors import PlanError, Problem
 from optimizer.optimize.solution import SolveInfo
-from optimizer.results.contracts import ContractRow, ExpiryRow, NewReservation, PeriodRow
+from optimizer.results.contracts import (
+    ContractRow,
+    ExpiryRow,
+    NewReservation,
+    PeriodRow,
+)
 from optimizer.results.types import (
     AlternativeRow,
     BaselineChange,

@@ -7,7 +7,13 @@ from typing import Any
 
 from optimizer.candidates.types import Dropped
 from optimizer.optimize.solution import SolveInfo
-from optimizer.results.contracts import ContractRow, ExpiryRow, NewReservation, PeriodRow
+from optimizer.results.contracts import (
+    ContractRow,
+    ExpiryRow,
+    NewReservation,
+    PeriodRow,
+)
+
 
 @dataclass(frozen=True)
 class ReplicaCount:

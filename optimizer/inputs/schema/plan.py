@@ -8,7 +8,15 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from optimizer.errors import did_you_mean
-from optimizer.inputs.schema.catalog import MAX_GPUS, MAX_PRICE, Accelerator, Model, Offer, Strict, check_id
+from optimizer.inputs.schema.catalog import (
+    MAX_GPUS,
+    MAX_PRICE,
+    Accelerator,
+    Model,
+    Offer,
+    Strict,
+    check_id,
+)
 from optimizer.vocab import BUILTIN_DAY_TYPES, TIERS, WEEKDAYS, Tier
 
 PRECISION_IDS = ("bf16", "fp16", "fp8", "int8", "int4-awq", "fp4")

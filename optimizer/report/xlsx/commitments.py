@@ -4,13 +4,10 @@ and an expiry calendar — all formulas over the GPUs, prices and dates on the s
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
 
-from optimizer.results.types import PlanResult
 from optimizer.report.xlsx.cells import Sheet, ref, rng
-
-if TYPE_CHECKING:
-    from optimizer.report.xlsx.workbook import Refs
+from optimizer.report.xlsx.refs import Refs
+from optimizer.results.types import PlanResult
 
 DATE = "yyyy-mm-dd"
 EPOCH = dt.date(1899, 12, 30)  # Excel's (and LibreOffice's) day 0 in the 1900 date system
@@ -20,7 +17,7 @@ def serial(iso: str) -> int:
     return (dt.date.fromisoformat(iso) - EPOCH).days
 
 
-def write_commitments(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
+def write_commitments(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws = sh.ws
     sh.widths([28, 12, 9, 12, 12, 12, 12, 14, 16, 14, 16, 14, 14, 12])
     sh.text(0, 0, "Commitments: contracts already signed, new reservations over their full term", "title")
@@ -34,7 +31,7 @@ def write_commitments(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
     sh.page(r, 13)
 
 
-def _signed(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
+def _signed(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     sh.text(r, 0, "Contracts already signed (sunk: used first, not in the plan's cost)", "h2")
     r += 1
     head = r
@@ -84,7 +81,7 @@ def _signed(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
     return r
 
 
-def _new(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
+def _new(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     sh.text(r, 0, "New reservations over their full term", "h2")
     r += 1
     head = r
@@ -143,7 +140,7 @@ def _new(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
     return r
 
 
-def _expiry(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
+def _expiry(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     sh.text(r, 0, "Expiry calendar: reserved GPUs whose last day of service falls in each quarter", "h2")
     if not result.expiry:
         r += 1

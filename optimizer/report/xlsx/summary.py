@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from optimizer.results.types import PlanResult
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet
-
-if TYPE_CHECKING:
-    from optimizer.report.xlsx.workbook import Refs
+from optimizer.report.xlsx.refs import Refs
+from optimizer.results.types import PlanResult
 
 TIER_NAMES = {"reserved": "cost_reserved", "on_demand": "cost_on_demand", "spot": "cost_spot", "api": "cost_api"}
 
 
-def write_summary(sh: Sheet, result: PlanResult, refs: "Refs") -> None:
+def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws, book = sh.ws, sh.book
     sh.widths([38, 18, 16, 16, 16, 18, 14, 14, 14])
     sh.text(0, 0, result.plan, "title")
@@ -90,7 +88,7 @@ def _status(result: PlanResult) -> str:
     return s
 
 
-def _tier_formulas(refs: "Refs") -> dict[str, str]:
+def _tier_formulas(refs: Refs) -> dict[str, str]:
     cost, tier = refs.purchases["cost"], refs.purchases["tier"]
 
     def sumifs(*tiers: str) -> str:
@@ -116,7 +114,7 @@ def _tier_chart(sh: Sheet, head: int, last: int) -> None:
     sh.ws.insert_chart(head - 1, 4, chart, {"x_offset": 25, "y_offset": 0})
 
 
-def _gpus_by_accelerator(sh: Sheet, refs: "Refs", r: int) -> int:
+def _gpus_by_accelerator(sh: Sheet, refs: Refs, r: int) -> int:
     P = refs.purchases
     sh.text(r, 0, "GPUs by accelerator and tier", "h2")
     r += 1
@@ -141,7 +139,7 @@ def _gpus_by_accelerator(sh: Sheet, refs: "Refs", r: int) -> int:
     return r
 
 
-def _sum_in_order(rows: list[dict], acc: str, what: str, refs: "Refs") -> float:
+def _sum_in_order(rows: list[dict], acc: str, what: str, refs: Refs) -> float:
     total = 0.0
     for p in rows:
         if p["accelerator"] != acc:
@@ -155,7 +153,7 @@ def _sum_in_order(rows: list[dict], acc: str, what: str, refs: "Refs") -> float:
 
 
 
-def _policy(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
+def _policy(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     sh.text(r, 0, "Policy in force", "h2")
     pct = {"occupancy", "memory_reserve", "rollout_fraction", "mip_gap", "change_threshold"}
     for k, v in result.policy.items():
@@ -201,7 +199,7 @@ def _binding(sh: Sheet, result: PlanResult, r: int) -> int:
 
 
 
-def _commitments(sh: Sheet, result: PlanResult, refs: "Refs", r: int) -> int:
+def _commitments(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     """Committed (sunk) spend next to new spend, and what new reservations commit over their terms."""
     sh.text(r, 0, "Committed and new spend (see Commitments)", "h2")
     committed = refs.committed or ("0", 0.0)

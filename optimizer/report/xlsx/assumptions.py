@@ -1,0 +1,153 @@
+"""Assumptions: every input finance may change (days, policy, prices, API prices), as defined names."""
+
+from __future__ import annotations
+
+from optimizer.report import labels as L
+from optimizer.report.xlsx.cells import Sheet, defined_name, ref, rng
+from optimizer.report.xlsx.refs import Refs
+from optimizer.results.types import PlanResult
+
+
+def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs) -> None:
+    ws = sh.ws
+    sh.widths([34, 16, 16, 14, 14, 13, 13, 13, 13, 40])
+    sh.text(0, 0, "Assumptions: the inputs you may change", "title")
+    sh.text(1, 0, "input", "input")
+    sh.text(1, 1, "formula", "calc")
+    sh.text(1, 2, "planopt result", "value")
+    sh.text(1, 3, "Edit the blue cells: costs on every sheet follow; the fleet (GPU counts) stays as "
+                  "planopt chose it (see the note on Summary).", "hint")
+    r = 3
+    sh.text(r, 0, "Horizon and calendar", "h2")
+    r += 1
+    sh.text(r, 0, "Horizon")
+    refs.horizon = sh.inp(r, 1, result.horizon_days, "days", name="horizon_days")
+    sh.text(r, 2, "reserved capacity is paid for every day of the horizon", "hint")
+    refs.horizon_days = result.horizon_days
+    r += 1
+    first_day_row = r + 1
+    sh.text(r, 0, "Day type", "head")
+    sh.text(r, 1, "Days", "head")
+    sh.text(r, 2, "on-demand and spot are paid per day of each type", "hint")
+    for d, n in result.day_types.items():
+        r += 1
+        sh.text(r, 0, d)
+        refs.days[d] = sh.inp(r, 1, n, "days", name=defined_name("days", d))
+    r += 1
+    days_sum = sum(result.day_types.values())
+    sh.text(r, 0, "Day types add up to", "total")
+    sum_ref = f"SUM({rng(sh.name, first_day_row, r - 1, 1)})"
+    sh.calc(r, 1, sum_ref, days_sum, "total", num="days")
+    ok = days_sum == result.horizon_days
+    sh.ws.write_formula(r, 2, f'=IF({sum_ref}={refs.horizon},"matches the horizon",'
+                              f'"differs from the horizon: keep them equal")',
+                        sh.fmt("hint"), "matches the horizon" if ok else "differs from the horizon: keep them equal")
+
+    r += 2
+    sh.text(r, 0, "Sizing policy (replica arithmetic on Workloads)", "h2")
+    pol = result.policy
+    for key, label, num in (("occupancy", "Target occupancy of a replica's goodput", "pct"),
+                            ("spares", "Spare replicas per workload", "int"),
+                            ("rollout_fraction", "Rollout headroom (share of base + spares)", "pct")):
+        r += 1
+        sh.text(r, 0, label)
+        refs.policy[key] = sh.inp(r, 1, float(pol.get(key, 0.0)), num, name=key)
+        sh.ws.data_validation(r, 1, r, 1, VALIDATION[key])
+
+    r += 2
+    tiers = L.used_tiers(result)
+    sh.text(r, 0, f"Prices per GPU-hour ({result.currency})", "h2")
+    r += 1
+    sh.header(r, 0, ["Offer", "Provider", "Region", "Accelerator", "GPUs per node", *tiers])
+    sh.text(r, 5 + len(tiers), "Estimated prices", "head")
+    ws.set_row(r, 30)
+    for o, info in result.offers.items():
+        r += 1
+        sh.text(r, 0, o)
+        sh.text(r, 1, info.get("provider", ""))
+        sh.text(r, 2, info.get("region", ""))
+        sh.text(r, 3, info.get("accelerator", ""))
+        sh.num(r, 4, info.get("gpus_per_node", 1), "value", num="int")
+        prices = info.get("prices", {})
+        for i, t in enumerate(tiers):
+            p = prices.get(t)
+            if p is None:
+                sh.text(r, 5 + i, "not sold", "na")
+            else:
+                refs.price[(o, t)] = sh.inp(r, 5 + i, float(p), "money2", name=defined_name("price", o, t))
+        est = [t for t, e in info.get("estimated", {}).items() if e]
+        sh.text(r, 5 + len(tiers), ", ".join(est) and f"estimated: {', '.join(est)}", "hint")
+    if result.apis:
+        r += 2
+        sh.text(r, 0, f"API prices ({result.currency} per million tokens)", "h2")
+        r += 1
+        sh.header(r, 0, ["Workload", "Input tokens", "Output tokens", "Input tokens per request",
+                         "Output tokens per request", "Max share of tokens"])
+        ws.set_row(r, 30)
+        for wname, api in result.apis.items():
+            r += 1
+            sh.text(r, 0, wname)
+            refs.api_price[(wname, "in")] = sh.inp(r, 1, float(api.get("usd_per_m_input", 0.0)), "money2",
+                                                   name=defined_name("api", wname, "per_m_input"))
+            refs.api_price[(wname, "out")] = sh.inp(r, 2, float(api.get("usd_per_m_output", 0.0)), "money2",
+                                                    name=defined_name("api", wname, "per_m_output"))
+            sh.num(r, 3, api.get("input_tokens_per_request"), num="int")
+            sh.num(r, 4, api.get("output_tokens_per_request"), num="int")
+            sh.num(r, 5, api.get("max_share"), num="pct")
+    ws.freeze_panes(3, 0)
+    sh.page(r, 9, landscape=False)
+
+
+# Data validation on the policy inputs: a typo is refused, not silently priced.
+VALIDATION = {
+    "occupancy": {"validate": "decimal", "criteria": "between", "minimum": 0.0001, "maximum": 1,
+                  "error_message": "Occupancy is a share in (0, 1]."},
+    "spares": {"validate": "integer", "criteria": ">=", "value": 0, "error_message": "Spares is a whole number ≥ 0."},
+    "rollout_fraction": {"validate": "decimal", "criteria": ">=", "value": 0,
+                         "error_message": "Rollout headroom is a share ≥ 0."},
+}
+
+
+def api_table(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
+    """API cost = output tokens sent × (price per M output + price per M input × input/output) / 1e6."""
+    if not result.apis:
+        return r
+    sh.text(r, 0, "API overflow: tokens the gateway sends to an API", "h2")
+    r += 1
+    head = r
+    sh.header(r, 0, ["Workload", "Share of tokens sent", "Output tokens sent (horizon)",
+                     "Input tokens per request", "Output tokens per request", "Price per M input",
+                     "Price per M output", "", "", "Cost over the horizon", "Note"])
+    sh.ws.set_row(r, 30)
+    by_name = {w.name: w for w in result.workloads}
+    for wname, api in result.apis.items():
+        w = by_name.get(wname)
+        r += 1
+        api_cost = w.api_cost if w else 0.0
+        sh.text(r, 0, wname)
+        sh.num(r, 1, w.api_share if w else 0.0, num="pct")
+        pin, pout = float(api.get("usd_per_m_input", 0.0)), float(api.get("usd_per_m_output", 0.0))
+        tin, tout = api.get("input_tokens_per_request"), api.get("output_tokens_per_request")
+        sh.calc(r, 5, refs.api_price[(wname, "in")], pin, num="money2")
+        sh.calc(r, 6, refs.api_price[(wname, "out")], pout, num="money2")
+        per_token = (pout + pin * tin / tout) / 1e6 if tin is not None and tout else 0.0
+        if per_token > 0:
+            sent = api_cost / per_token
+            sh.num(r, 2, sent, num="tokens")
+            sh.num(r, 3, tin, num="int")
+            sh.num(r, 4, tout, num="int")
+            value = sent * (pout + pin * tin / tout) / 1e6
+            sh.calc(r, 9, f"C{r + 1}*(G{r + 1}+F{r + 1}*D{r + 1}/E{r + 1})/1000000", value, num="money0")
+            sh.text(r, 10, "", "hint")
+        else:
+            value = api_cost
+            sh.num(r, 2, None)
+            sh.num(r, 9, value, num="money0")
+            sh.text(r, 10, "token counts not in this result: cost as planopt computed it", "hint")
+        refs.api_cost[wname] = (ref(sh.name, r, 9), value)
+    r += 1
+    total = sum(v for _, v in refs.api_cost.values())
+    sh.text(r, 0, "Total API cost", "total")
+    sh.calc(r, 9, f"SUM({rng(sh.name, head + 1, r - 1, 9)})", total, "total", num="money0")
+    refs.api_total = (ref(sh.name, r, 9), total)
+    return r

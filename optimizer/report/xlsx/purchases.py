@@ -1,0 +1,98 @@
+"""Purchases: GPUs and GPU-hours per offer and tier, costed by formulas over Hourly and Assumptions."""
+
+from __future__ import annotations
+
+from optimizer.report import labels as L
+from optimizer.report.xlsx.assumptions import api_table
+from optimizer.report.xlsx.cells import Sheet, rng
+from optimizer.report.xlsx.hourly import hourly_rows, row_days
+from optimizer.report.xlsx.refs import Refs
+from optimizer.results.types import PlanResult
+
+
+def write_purchases(sh: Sheet, result: PlanResult, refs: Refs) -> None:
+    """cost = GPU-hours × price; reserved GPU-hours = GPUs × 24 × horizon days, on-demand and spot
+    GPU-hours = Σ Hourly (GPUs × days) for the offer."""
+    ws = sh.ws
+    sh.widths([28, 12, 12, 13, 12, 11, 10, 14, 13, 16, 40])
+    sh.text(0, 0, "Purchases: GPUs per offer and tier, and what they cost", "title")
+    sh.intro(1, "Reserved GPUs are held all horizon; on-demand and spot GPUs are the most in use at one "
+                  "hour, paid by the GPU-hour (see Hourly). Prices come from Assumptions.", 10, 2)
+    head = 3
+    sh.header(head, 0, ["Offer", "Provider", "Region", "Accelerator", "Tier", "GPUs", "GPUs per node",
+                        "GPU-hours", "Price per GPU-hour", "Cost over the horizon", "Note"])
+    ws.set_row(head, 30)
+    rows = _purchase_rows(result)
+    r = head
+    od_gh, sp_gh = refs.hourly["od_gh"], refs.hourly["spot_gh"]
+    hourly_offer = refs.hourly["offer"]
+    for p in rows:
+        r += 1
+        sh.text(r, 0, p["offer"])
+        sh.text(r, 1, p["provider"])
+        sh.text(r, 2, p["region"])
+        sh.text(r, 3, p["accelerator"])
+        sh.text(r, 4, p["tier"])
+        sh.num(r, 5, p["gpus"], num="int")
+        sh.num(r, 6, p["gpus_per_node"], num="int")
+        a = f"A{r + 1}"
+        if p["tier"] in L.RESERVED_TIERS:
+            gh = p["gpus"] * 24 * refs.horizon_days
+            sh.calc(r, 7, f"F{r + 1}*24*{refs.horizon}", gh, num="int")
+        else:
+            col = od_gh if p["tier"] == "on-demand" else sp_gh
+            gh = p["hourly_gpu_hours"]
+            sh.calc(r, 7, f'SUMIFS({col},{hourly_offer},"="&{a})', gh, num="int")
+        price_ref = refs.price.get((p["offer"], p["tier"]))
+        if price_ref:
+            sh.calc(r, 8, price_ref, p["price"], num="money2")
+        else:
+            sh.num(r, 8, p["price"], num="money2")
+        cost = gh * p["price"]
+        sh.calc(r, 9, f"H{r + 1}*I{r + 1}", cost, num="money0")
+        p["cost_value"] = cost
+        sh.text(r, 10, "estimated price (published discount policy)" if p["estimated"] else "", "hint")
+    first, last = head + 1, max(r, head + 1)
+    for key, col in (("offer", 0), ("accelerator", 3), ("tier", 4), ("gpus", 5), ("gpu_hours", 7),
+                     ("cost", 9)):
+        refs.purchases[key] = rng(sh.name, first, last, col)
+    refs.purchase_rows = rows
+    r += 1
+    total = sum(p["cost_value"] for p in rows)
+    sh.text(r, 0, "Total GPU cost", "total")
+    for c in range(1, 9):
+        sh.text(r, c, "", "total")
+    sh.calc(r, 9, f"SUM({rng(sh.name, first, last, 9)})" if rows else "0", total, "total", num="money0")
+    for t in L.PURCHASE_TIERS:
+        g = L.TIER_GROUP[t]
+        refs.tier_cost[g] = refs.tier_cost.get(g, 0.0) + sum(p["cost_value"] for p in rows if p["tier"] == t)
+    r = api_table(sh, result, refs, r + 3)
+    ws.freeze_panes(head + 1, 1)
+    ws.autofilter(head, 0, max(last, head + 1), 10)
+    sh.page(r, 10, header_rows=(head, head))
+
+
+def _purchase_rows(result: PlanResult) -> list[dict]:
+    """One row per (offer, tier); reserved levels bought per pool add up."""
+    rows: dict[tuple[str, str], dict] = {}
+    for p in result.purchases:
+        k = (p.offer, p.tier)
+        if k in rows:
+            rows[k]["gpus"] += p.gpus
+            continue
+        price = result.offers.get(p.offer, {}).get("prices", {}).get(p.tier, p.price_per_gpu_hour)
+        rows[k] = {"offer": p.offer, "provider": p.provider, "region": p.region, "accelerator": p.accelerator,
+                   "tier": p.tier, "gpus": p.gpus, "gpus_per_node": p.gpus_per_node, "price": float(price),
+                   "estimated": p.price_estimated, "hourly_gpu_hours": _sum_rows(result, p.offer, p.tier)}
+    order = {t: i for i, t in enumerate(L.PURCHASE_TIERS)}
+    return [rows[k] for k in sorted(rows, key=lambda k: (k[0], order.get(k[1], 9)))]
+
+
+def _sum_rows(result: PlanResult, offer: str, tier: str) -> float:
+    """GPU-hours as SUMIFS over Hourly adds them: row by row, in the sheet's order."""
+    total = 0.0
+    for h in hourly_rows(result):
+        if h.offer == offer:
+            g = h.on_demand_gpus if tier == "on-demand" else h.spot_gpus
+            total += g * row_days(result, h)
+    return total

@@ -1,0 +1,34 @@
+"""Where the workbook keeps what other sheets' formulas read, filled sheet by sheet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Refs:
+    """Where the workbook keeps what other sheets' formulas read (filled sheet by sheet)."""
+
+    horizon: str = ""
+    horizon_days: int = 0
+    days: dict[str, str] = field(default_factory=dict)
+    policy: dict[str, str] = field(default_factory=dict)
+    price: dict[tuple[str, str], str] = field(default_factory=dict)
+    api_price: dict[tuple[str, str], str] = field(default_factory=dict)
+    hourly: dict[str, str] = field(default_factory=dict)
+    """Column ranges on Hourly by column key."""
+    purchases: dict[str, str] = field(default_factory=dict)
+    """Column ranges on Purchases by column key."""
+    purchase_rows: list[dict] = field(default_factory=list)
+    api_cost: dict[str, tuple[str, float]] = field(default_factory=dict)
+    """workload → (cell with its API cost, value)."""
+    api_total: tuple[str, float] | None = None
+    tier_cost: dict[str, float] = field(default_factory=dict)
+    signed: dict[str, str] = field(default_factory=dict)
+    """Column ranges of the contracts already signed (Commitments)."""
+    new: dict[str, str] = field(default_factory=dict)
+    """Column ranges of the new reservations over their full term (Commitments)."""
+    committed: tuple[str, float] | None = None
+    """Cell with the committed (sunk) spend in the horizon, and its value."""
+    new_total: tuple[str, float] | None = None
+    """Cell with what the new reservations commit over their full terms, and its value."""

@@ -1,0 +1,174 @@
+"""Workloads: the choice, memory per replica, and the replica arithmetic as formulas."""
+
+from __future__ import annotations
+
+from xlsxwriter.utility import xl_col_to_name
+
+from optimizer.report import labels as L
+from optimizer.report.xlsx.cells import (
+    Sheet,
+    ceil_clean,
+    ceil_formula,
+    excel_round,
+    rng,
+)
+from optimizer.report.xlsx.refs import Refs
+from optimizer.results.types import PlanResult
+
+W_HEAD = ["Workload", "Pool", "Kind", "Model", "Offer", "Accelerator", "Precision", "Config", "GPUs per replica",
+          "Goodput (output tok/s per replica)", "Goodput source", "Goodput bound by",
+          "Memory", "Weights", "KV per sequence", "Reserve", "Free for KV", "Sequences that fit",
+          "Sequences needed",
+          "Peak hour", "Peak demand (output tok/s)", "Sent to API at the peak (tok/s)", "Base replicas", "Spares",
+          "Rollout", "Total replicas", "GPUs needed", "GPUs in the fleet at the peak",
+          "GPU-hours", "Share of tokens to API", "Cost over the horizon", "Cost per day", "Note"]
+
+
+W_GROUPS = [(0, 11, "Choice"), (12, 18, "Memory per replica (GB)"),
+            (19, 27, "Sizing at the peak hour: base = ⌈(peak − API) ÷ (goodput × occupancy)⌉"),
+            (28, 32, "Over the horizon")]
+
+
+C = {name: i for i, name in enumerate(["name", "pool", "kind", "model", "offer", "acc", "prec", "config", "gpr",
+                                       "goodput", "source", "bound", "mem", "weights", "kv", "reserve", "free",
+                                       "fit", "need", "peak_at", "peak", "api", "base", "spares", "rollout",
+                                       "total", "gpus", "fleet", "gh", "share", "cost", "per_day", "note"])}
+
+
+def _col(key: str, row: int) -> str:
+    return f"{xl_col_to_name(C[key])}{row + 1}"
+
+
+def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
+    ws = sh.ws
+    sh.widths([18, 10, 9, 15, 20, 9, 8, 11, 8, 10, 9, 10, 7, 7, 7, 7, 7, 8, 8,
+               14, 11, 11, 8, 7, 7, 8, 8, 9, 12, 9, 14, 11, 44])
+    sh.text(0, 0, "Workloads: what each one runs on, why it fits, and how many replicas", "title")
+    sh.intro(1, "Replicas at each workload's peak hour: base = ⌈(peak − sent to API) ÷ (goodput × occupancy)⌉, "
+                  "rollout = ⌈rollout share × (base + spares)⌉ (quotients rounded to 4 decimals first). They "
+                  "follow occupancy, spares and rollout on Assumptions; the fleet's GPUs (grey) do not. Cost: the "
+                  "offer's cost shared by GPU-hours, plus the workload's API cost.", 18, 3)
+    for a, b, label in W_GROUPS:
+        ws.merge_range(2, a, 2, b, "", sh.fmt("group"))
+        sh.text(2, a, label, "group")
+    head = 3
+    sh.header(head, 0, W_HEAD)
+    ws.set_row(head, 45)
+    occ, spares, roll = refs.policy["occupancy"], refs.policy["spares"], refs.policy["rollout_fraction"]
+    pol = result.policy
+    first = head + 1
+    last = head + max(len(result.workloads), 1)
+    gh_rng, offer_rng = rng(sh.name, first, last, C["gh"]), rng(sh.name, first, last, C["offer"])
+    offer_gh: dict[str, float] = {}
+    for w in result.workloads:
+        if w.offer:
+            offer_gh[w.offer] = offer_gh.get(w.offer, 0.0) + w.gpu_hours
+    offer_cost: dict[str, float] = {}
+    for p in refs.purchase_rows:
+        offer_cost[p["offer"]] = offer_cost.get(p["offer"], 0.0) + p["cost_value"]
+    total_cost = 0.0
+    r = head
+    for w in result.workloads:
+        r += 1
+        sized = w.kind == "interactive" and w.offer is not None and w.goodput_output_tokens_per_s > 0
+        texts = {"name": w.name, "pool": w.pool, "kind": w.kind, "model": w.model or "–", "offer": w.offer or "",
+                 "acc": w.accelerator or "–", "prec": w.precision or "–", "config": L.config_label(w),
+                 "source": w.goodput_source if w.kind != "reserve" else "–", "bound": w.bound or "–",
+                 "peak_at": f"{w.peak_day_type} {w.peak_hour:02d}:00" if sized else "–"}
+        for k, v in texts.items():
+            sh.text(r, C[k], v)
+        sh.num(r, C["gpr"], w.gpus_per_replica, num="dec2")
+        has_mem = w.offer is not None and w.kind != "reserve"
+        sh.num(r, C["goodput"], w.goodput_output_tokens_per_s if has_mem else None, num="int")
+        for k, v, nf in (("mem", w.total_gb, "dec1"), ("weights", w.weights_gb, "dec1"), ("kv", w.kv_gb_per_seq, "dec3"),
+                         ("reserve", w.reserve_gb, "dec1"), ("free", w.free_gb, "dec1"),
+                         ("fit", w.kv_concurrency, "int"), ("need", w.needed_concurrency, "int")):
+            sh.num(r, C[k], v if has_mem else None, num=nf)
+        note = L.sizing_note(w)
+        api_peak = 0.0
+        if sized:
+            api_peak = excel_round(w.hourly_api_tokens_per_s.get(w.peak_day_type, [0.0] * 24)[w.peak_hour], 3) \
+                if w.hourly_api_tokens_per_s else 0.0
+            sh.num(r, C["peak"], w.peak_output_tokens_per_s, num="int")
+            sh.num(r, C["api"], api_peak, num="int")
+            note = _replica_formulas(sh, r, w, api_peak, float(pol.get("occupancy", 1.0)),
+                                     int(pol.get("spares", 0)), float(pol.get("rollout_fraction", 0.0)),
+                                     occ, spares, roll) or note
+        else:
+            sh.num(r, C["peak"], None)
+            sh.num(r, C["api"], None)
+            for k, v in (("base", w.replicas.base), ("spares", w.replicas.spares), ("rollout", w.replicas.rollout),
+                         ("total", w.replicas.total)):
+                sh.num(r, C[k], v if w.offer else None, num="int")
+            sh.num(r, C["gpus"], w.gpus_at_peak if w.offer else None, num="int")
+        sh.num(r, C["fleet"], w.gpus_at_peak, num="int")
+        sh.num(r, C["gh"], w.gpu_hours, num="int")
+        sh.num(r, C["share"], w.api_share, num="pct")
+        # cost: the offer's cost shared by GPU-hours (as planopt allocates it) + the workload's API cost
+        parts, value = [], 0.0
+        if w.offer:
+            o = _col("offer", r)
+            tot = f'SUMIFS({gh_rng},{offer_rng},"="&{o})'
+            parts.append(f'IF({tot}=0,0,{_col("gh", r)}/{tot}*SUMIFS({refs.purchases["cost"]},'
+                         f'{refs.purchases["offer"]},"="&{o}))')
+            tot_v = offer_gh.get(w.offer, 0.0)
+            value = 0.0 if tot_v == 0 else w.gpu_hours / tot_v * offer_cost.get(w.offer, 0.0)
+        if w.name in refs.api_cost:
+            cell, v = refs.api_cost[w.name]
+            parts.append(cell)
+            value += v
+        sh.calc(r, C["cost"], "+".join(parts) or "0", value, num="money0")
+        sh.calc(r, C["per_day"], f'{_col("cost", r)}/{refs.horizon}', value / refs.horizon_days, num="money0")
+        total_cost += value
+        sh.text(r, C["note"], note, "note")
+        sh.fit_row(r, note, 44)
+    # Capacity bought on offers no workload uses has no workload to be charged to: show it.
+    r += 1
+    idle_v = sum(refs.tier_cost.values()) + (refs.api_total[1] if refs.api_total else 0.0) - total_cost
+    sh.text(r, 0, "Not used by any workload")
+    sh.calc(r, C["cost"], f"total_cost-SUM({rng(sh.name, first, last, C['cost'])})", idle_v, num="money0")
+    sh.calc(r, C["per_day"], f"{_col('cost', r)}/{refs.horizon}", idle_v / refs.horizon_days, num="money0")
+    sh.text(r, C["note"], "capacity bought that no chosen config uses at any hour", "note")
+    total_cost += idle_v
+    r += 1
+    sh.text(r, 0, "Total", "total")
+    for c in range(1, C["cost"]):
+        sh.text(r, c, "", "total")
+    sh.calc(r, C["cost"], f"SUM({rng(sh.name, first, r - 1, C['cost'])})", total_cost, "total", num="money0")
+    sh.calc(r, C["per_day"], f"{_col('cost', r)}/{refs.horizon}", total_cost / refs.horizon_days, "total",
+            num="money0")
+    ws.freeze_panes(head + 1, 1)
+    sh.page(r, C["note"], header_rows=(2, head))
+    # two pages wide: the choice and memory, then the sizing and cost, each with the workload names
+    ws.fit_to_pages(0, 0)
+    ws.set_print_scale(52)
+    ws.set_v_pagebreaks([C["peak_at"]])
+    ws.repeat_columns(0, 0)
+
+
+def _replica_formulas(sh: Sheet, r: int, w, api_peak: float, occ_v: float, spares_v: int, roll_v: float,
+                      occ: str, spares: str, roll: str) -> str:
+    """Write base, spares, rollout, total and GPUs needed as formulas; values computed the same way.
+
+    Returns a note when planopt's counts differ from the arithmetic (then its counts are written).
+    """
+    base = ceil_clean((w.peak_output_tokens_per_s - api_peak) / (w.goodput_output_tokens_per_s * occ_v))
+    rollout = ceil_clean(roll_v * (base + spares_v))
+    total = base + spares_v + rollout
+    gpus = ceil_clean(total * w.gpus_per_replica)
+    rep = w.replicas
+    if (base, spares_v, rollout, total) != (rep.base, rep.spares, rep.rollout, rep.total):
+        for k, v in (("base", rep.base), ("spares", rep.spares), ("rollout", rep.rollout), ("total", rep.total),
+                     ("gpus", w.gpus_at_peak)):
+            sh.num(r, C[k], v, num="int")
+        return (f"planopt's counts at the peak: the solver chose {rep.base} base replicas where the arithmetic "
+                f"gives {base}; written as values")
+    sh.calc(r, C["base"], ceil_formula(f'({_col("peak", r)}-{_col("api", r)})/({_col("goodput", r)}*{occ})'),
+            base, num="int")
+    sh.calc(r, C["spares"], spares, spares_v, num="int")
+    sh.calc(r, C["rollout"], ceil_formula(f'{roll}*({_col("base", r)}+{_col("spares", r)})'), rollout, num="int")
+    sh.calc(r, C["total"], f'{_col("base", r)}+{_col("spares", r)}+{_col("rollout", r)}', total, num="int")
+    sh.calc(r, C["gpus"], ceil_formula(f'{_col("total", r)}*{_col("gpr", r)}'), gpus, num="int")
+    if api_peak > 0:
+        return f"{api_peak:,.0f} output tok/s of the peak go to the API"
+    return ""
