@@ -3,7 +3,7 @@
     python benchmarks/estimator_accuracy.py [BENCHMARKS_CSV] [--catalogs DIR] [--params YAML]
                                             [--summary-only] [--markdown]
 
-Every row is predicted with the same physics the planner uses (optimizer.sizing: fit() with the
+Every row is predicted with the same physics the planner uses (optimizer.physics.memory: fit() with the
 10% memory reserve for the batch limit, estimate()/roofline() for the speed):
 
 - offline   max-throughput rows (TensorRT-LLM perf overview, MLPerf Offline, OCI offline):
@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from optimizer.inputs.estimator_params import load_estimator_params  # noqa: E402
+from optimizer.inputs.catalog import load_estimator_params  # noqa: E402
 from optimizer.inputs.schema.catalog import Accelerator, CatalogFile, Model, Precision  # noqa: E402
 from optimizer.inputs.schema.estimator import EstimatorParams  # noqa: E402
 from optimizer.physics.memory import fit  # noqa: E402

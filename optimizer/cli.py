@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from optimizer import vocab
 from optimizer.errors import InfeasiblePlan, PlanError, Problem, SolverError
 
 app = typer.Typer(
@@ -206,7 +207,7 @@ def explain(
     def body() -> int:
         from optimizer.pipeline import SolveOptions
         from optimizer.pipeline import explain as do_explain
-        from optimizer.report.console import money
+        from optimizer.vocab import money
 
         opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
         ex = do_explain(plan, workload, opts, count, list(catalog or []))
@@ -220,7 +221,7 @@ def explain(
                 "alternatives": [asdict(a) for a in ex.alternatives],
                 "dropped": [asdict(d) for d in ex.dropped]}, indent=2, ensure_ascii=False) + "\n")
             return 0
-        choice = "API" if w.offer is None else f"{w.offer} · {w.precision} · " + (f"MIG {w.mig}" if w.mig else f"tp{w.tp}")
+        choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak)
         out.print(f"[bold]{_escape(workload)}[/bold]: {_escape(choice)}")
         if w.kind == "interactive" and w.offer:
             out.print(f"  goodput {w.goodput_output_tokens_per_s:,.0f} tok/s ({w.goodput_source}"

@@ -153,7 +153,7 @@ def choice_label(offer: str | None, precision: str | None, tp: int, mig: str | N
         return f"{offer} · {gpus} GPUs reserved" if gpus else f"{offer} · reserve"
     label = f"{offer} · {precision} · {parallel_label(tp, mig)}"
     if api_share > 0:
-        label += f" + API {api_share:.0%} of its tokens"
+        label += f" + API {percent(api_share)} of its tokens"
     return label
 
 
@@ -172,6 +172,11 @@ def money(x: float, currency: str = "USD", decimals: int = 0) -> str:
     s = f"{abs(x):,.{decimals}f}"
     sign = "-" if x < 0 and round(abs(x), decimals) else ""
     return f"{sign}${s}" if currency == "USD" else f"{sign}{s} {currency}"
+
+
+def percent(x: float) -> str:
+    """'25%', '2.5%', '0.1%': one decimal below 10% so a small share does not read as 0%."""
+    return f"{x:.0%}" if x == 0 or abs(x) >= 0.1 else f"{x:.1%}"
 
 
 def days_text(n: int) -> str:

@@ -29,8 +29,6 @@ from typer.testing import CliRunner
 
 from optimizer.cli import app
 
-pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
-
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "bad_plans"
 GOOD = CORPUS / "good"

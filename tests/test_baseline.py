@@ -21,8 +21,6 @@ from optimizer.results.baseline import load_baseline
 from optimizer.results.compare import compare
 from optimizer.results.jsonio import dumps, from_dict
 
-pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
-
 CHAT = 8 * 24 * 1.00  # $192 on oa
 
 

@@ -23,8 +23,6 @@ from optimizer.errors import PlanError
 from optimizer.inputs.loading import load_plan
 from optimizer.synth import usage as usage_synth
 
-pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
-
 DATA = Path(__file__).resolve().parent / "data"
 PLAN = DATA / "calibrate" / "plan.yaml"
 BENCH = DATA / "loadtests"

@@ -14,8 +14,6 @@ from typer.testing import CliRunner
 from optimizer.cli import app
 from optimizer.optimize.solver import available_solvers
 
-pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
-
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "seed-fleet.yaml"
 Q4 = ROOT / "plans" / "q4.yaml"
@@ -126,6 +124,7 @@ def test_seed_json_identical_twice(tmp_path):
     assert _stable(json.loads(a.stdout)) == _stable(json.loads(b.stdout))
 
 
+@pytest.mark.slow
 def test_q4_json_identical_twice(tmp_path):
     """The realistic plan, solved twice in fresh processes: the same bytes but for solver.seconds.
 

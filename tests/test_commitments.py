@@ -26,8 +26,6 @@ from optimizer.optimize.model import build_model
 from optimizer.pipeline import solve_plan
 from optimizer.results.jsonio import dumps, from_dict, to_dict
 
-pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
-
 OD, R1Y = 6.88, 4.60
 H100 = "cloud-a-h100"
 

@@ -13,8 +13,6 @@ from optimizer.pipeline import solve_plan
 from optimizer.results.compare import compare
 from optimizer.results.jsonio import dumps
 
-pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
-
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "seed-fleet.yaml"
 runner = CliRunner()

@@ -22,8 +22,6 @@ from optimizer.optimize.solver import available_solvers
 from optimizer.optimize.strategy import solve_candidates
 from optimizer.pipeline import SolveOptions, solve_plan
 
-pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
-
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "seed-fleet.yaml"
 
@@ -662,6 +660,7 @@ def test_dominance_pruning_never_changes_the_optimum(tmp_path, monkeypatch, seed
     assert with_pruning.objective == pytest.approx(without.objective, rel=1e-7)
 
 
+@pytest.mark.slow
 def test_dominance_pruning_on_the_brute_force_plans(tmp_path, monkeypatch):
     """The interactive-only random plans of test_bruteforce: same optimum with and without pruning."""
     from test_bruteforce import random_plan

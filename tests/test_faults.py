@@ -27,8 +27,6 @@ from optimizer.cli import app
 from optimizer.errors import InfeasiblePlan, PlanError, SolverError
 from optimizer.pipeline import SolveOptions, solve_plan
 
-pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
-
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "seed-fleet.yaml"
 runner = CliRunner()
@@ -158,6 +156,7 @@ def hard_plan(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_time_limit_returns_the_best_plan_with_its_gap(hard_plan, tmp_path):
     res = runner.invoke(app, ["solve", str(hard_plan), "--json", "-o", str(tmp_path / "out")])
     assert res.exit_code in (0, 3), res.output
@@ -178,6 +177,7 @@ def test_a_time_limit_returns_the_best_plan_with_its_gap(hard_plan, tmp_path):
     assert "status feasible" in console.output and "gap" in console.output, console.output
 
 
+@pytest.mark.slow
 def test_no_plan_within_the_time_limit_exits_3(hard_plan, tmp_path):
     res = runner.invoke(app, ["solve", str(hard_plan), "--time-limit", "0.001", "-o", str(tmp_path / "out")])
     assert res.exit_code == 3, res.output
@@ -229,6 +229,7 @@ def _complete_new(name: str, data: bytes, plan_name: str, peak_gpus: int) -> boo
     return len(wb.sheetnames) > 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 def test_killing_solve_while_it_writes_leaves_the_previous_files_intact(tmp_path):
     plan_path = tmp_path / "fleet.yaml"

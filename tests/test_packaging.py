@@ -31,6 +31,7 @@ def unpacked_wheel(tmp_path_factory) -> Path:
     return site
 
 
+@pytest.mark.slow
 def test_wheel_contains_catalogs_and_templates(unpacked_wheel: Path):
     data = unpacked_wheel / "optimizer" / "_data"
     for name in ("accelerators.yaml", "models.yaml", "precisions.yaml", "offers.yaml", "estimator.yaml"):
@@ -49,3 +50,61 @@ def test_installed_package_lists_the_catalog_from_another_directory(unpacked_whe
     assert Path(first).is_relative_to(unpacked_wheel), first  # not the checkout's catalogs/
     ids = {row["id"] for row in json.loads(rest)}
     assert {"h100-sxm", "b200", "mi300x"} <= ids
+
+
+def _readme_commands() -> list[str]:
+    """The indented block the README opens with (what .ci/run runs in a brand-new environment)."""
+    out: list[str] = []
+    for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("    ") and line.strip():
+            out.append(line.strip())
+        elif out:
+            break
+    return out
+
+
+def test_the_readme_opens_with_install_and_main_job_then_install_and_tests():
+    first, second = _readme_commands()
+    assert first.startswith("pip install . && planopt solve "), first
+    assert second == "pip install '.[test]' && python -m pytest -q", second
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python3 -m venv" in ci and "README.md" in ci
+
+
+def _declared() -> set[str]:
+    import re
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    deps = list(meta["dependencies"]) + [d for ds in meta.get("optional-dependencies", {}).values() for d in ds]
+    return {re.sub(r"[-_.]+", "-", re.split(r"[\s<>=!~\[;]", d, maxsplit=1)[0]).lower() for d in deps}
+
+
+def test_every_import_is_declared_in_pyproject():
+    """A fresh virtual environment has only what pyproject.toml declares (the fresh-machine rule)."""
+    import ast
+    import re
+    from importlib.metadata import packages_distributions
+
+    local = {p.stem for d in ("optimizer", "tests", "benchmarks") for p in (ROOT / d).rglob("*.py")}
+    local |= {"optimizer", "tests", "benchmarks"}
+    dists = packages_distributions()
+    declared = _declared()
+    missing = {}
+    for d in ("optimizer", "tests", "benchmarks"):
+        for path in (ROOT / d).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    top = name.split(".")[0]
+                    if top in sys.stdlib_module_names or top in local or top == "__future__":
+                        continue
+                    provided = {re.sub(r"[-_.]+", "-", x).lower() for x in dists.get(top, [top])}
+                    if not provided & declared:
+                        missing.setdefault(top, str(path.relative_to(ROOT)))
+    assert missing == {}, f"imported but not declared in pyproject.toml: {missing}"

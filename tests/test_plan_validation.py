@@ -19,8 +19,6 @@ from optimizer.errors import PlanError
 from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import solve_plan
 
-pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
-
 BASE = """\
 plan: validation base
 horizon_days: 2

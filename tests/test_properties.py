@@ -45,8 +45,6 @@ from optimizer.inputs.loading import load_plan
 from optimizer.optimize.solver import available_solvers
 from optimizer.pipeline import SolveOptions, solve_plan
 
-pytestmark = pytest.mark.filterwarnings("ignore:Constructing LpVariable:DeprecationWarning")
-
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = int(os.environ.get("PLANOPT_PROPERTY_EXAMPLES", "25"))
 """A fixed, derandomized sample in the suite; PLANOPT_PROPERTY_EXAMPLES=500 PLANOPT_PROPERTY_RANDOM=1 explores."""
@@ -102,6 +100,7 @@ def _interactive(data: dict) -> list[dict]:
 # --- properties --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(seed=SEEDS, data=st.data())
 def test_raising_a_price_never_lowers_the_total(seed, data):
@@ -115,6 +114,7 @@ def test_raising_a_price_never_lowers_the_total(seed, data):
     assert at_least(after, before), (before, after, o["id"], tier)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(seed=SEEDS, data=st.data())
 def test_raising_demand_never_lowers_the_total(seed, data):
@@ -141,6 +141,7 @@ def test_raising_demand_never_lowers_the_total(seed, data):
     assert at_least(after, before), (before, after, mode, w["name"])
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(seed=SEEDS, data=st.data())
 def test_adding_an_offer_never_raises_the_total(seed, data):
@@ -160,6 +161,7 @@ def test_adding_an_offer_never_raises_the_total(seed, data):
     assert at_least(before, after), (before, after)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(seed=SEEDS, data=st.data())
 def test_raising_occupancy_never_raises_gpus_at_a_fixed_choice_nor_the_total(seed, data):
@@ -258,6 +260,7 @@ def _stable_json(text: str) -> dict:
     return d
 
 
+@pytest.mark.slow
 def test_the_same_plan_gives_the_same_json_workbook_and_html(tmp_path):
     """Once in this process, once in a fresh one with another hash seed (set iteration order)."""
     path = _generated_plan(tmp_path)

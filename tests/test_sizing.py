@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from optimizer import vocab
-from optimizer.inputs.estimator_params import load_estimator_params
+from optimizer.inputs.catalog import load_estimator_params
 from optimizer.inputs.schema.catalog import (
     Accelerator,
     CatalogFile,

@@ -34,7 +34,7 @@ from optimizer.calibrate.usage import UsageAggregate
 from optimizer.errors import PlanError, Problem, unknown_id_fix
 from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.results.jsonio import read_result
-from optimizer.vocab import WEEKDAYS
+from optimizer.vocab import WEEKDAYS, day_type_of, profile_for, weekday_id
 
 HOURS = range(24)
 
@@ -202,17 +202,9 @@ def _usage_notes(cal: Calibration, agg: UsageAggregate, plan) -> None:
 
 
 def _calendar(loaded: LoadedPlan) -> Callable[[dt.date], str | None]:
-    """Date → the plan's first day type whose days of the week include it."""
+    """Date → the plan's day type for it (vocab.day_type_of: the first whose days of the week include it)."""
     weekdays = loaded.plan.day_type_weekdays()
-
-    def day_type(d: dt.date) -> str | None:
-        name = WEEKDAYS[d.weekday()]
-        for k, days in weekdays.items():
-            if name in days:
-                return k
-        return None
-
-    return day_type
+    return lambda d: day_type_of(d, weekdays)
 
 
 @dataclass(frozen=True)
@@ -264,7 +256,7 @@ def _demand(cal: Calibration, agg: UsageAggregate, loaded: LoadedPlan, zone: Zon
                   dt.datetime.fromtimestamp(agg.last_epoch_s, zone).strftime("%Y-%m-%d %H:%M"))  # type: ignore[arg-type]
     types = list(plan.day_type_days())
     cal.full_days = {t: sum(1 for d in s.full_days if day_type(d) == t) for t in types}
-    orphan = sorted({WEEKDAYS[d.weekday()] for d in dates if day_type(d) is None}, key=WEEKDAYS.index)
+    orphan = sorted({weekday_id(d) for d in dates if day_type(d) is None}, key=WEEKDAYS.index)
     if orphan:
         cal.notes.append(f"days on {', '.join(orphan)} fall in none of the plan's day types; left out of the shape")
     q = cal.peak_percentile
@@ -331,13 +323,7 @@ def _hour_stats(rates: dict[tuple[dt.date, int], float], days: list[dt.date], q:
 def _interactive(wc: WorkloadCalibration, w, by_type: dict[str, list[dt.date]], s: Slots, types: list[str],
                  q: float) -> None:
     old = w.demand
-    flat = [1.0] * 24
-    if old.profile is None:
-        wc.old_profile = {t: list(flat) for t in types}
-    elif isinstance(old.profile, list):
-        wc.old_profile = {t: list(old.profile) for t in types}
-    else:
-        wc.old_profile = {t: list(old.profile.get(t, flat)) for t in types}
+    wc.old_profile = {t: profile_for(old.profile, t) for t in types}
     peaks: dict[str, tuple[float, int]] = {}
     for t, ds in by_type.items():
         full = [d for d in ds if d in s.full_days]

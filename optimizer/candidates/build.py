@@ -214,17 +214,17 @@ def _offer_configs(plan: Plan, w: Workload, model, offer: Offer, catalog: Catalo
         # An accelerator of unknown generation runs what the workload lists (a measurement shows it).
         reason = None if acc.generation == "other" else roofline.why_not_native(prec, acc)
         if reason:
-            _drop_once(drops, seen_drop, w, f"{acc.id} · {prec.id}", "native", reason)
+            _drop_once(drops, seen_drop, w, vocab.option_label(acc.id, prec.id), "native", reason)
             continue
         tps = w.tp or default_tps(acc, offer)
         for tp in tps:
-            option = f"{acc.id} · {prec.id} · tp{tp}"
+            option = vocab.option_label(acc.id, prec.id, tp)
             if tp > acc.scale_up_gpus:
                 _drop_once(drops, seen_drop, w, option, "scale-up",
                            f"TP {tp} is beyond the scale-up domain of {acc.id} ({acc.scale_up_gpus} GPUs)")
                 continue
             if tp > offer.max_tp:
-                drops.append(Dropped(w.name, f"{offer.id} · {prec.id} · tp{tp}", "scale-up",
+                drops.append(Dropped(w.name, vocab.config_label(offer.id, prec.id, tp), "scale-up",
                                      f"TP {tp} exceeds the largest machine the offer sells ({offer.max_tp} GPUs)"))
                 continue
             c = _config(plan, w, model, acc, prec, tp, None, offer, demand, cache)
@@ -282,7 +282,7 @@ def _config(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int, mig
             offer: Offer, demand: dict[DayHour, float], cache: dict) -> Candidate | Dropped:
     sized = _size(plan, w, model, acc, prec, tp, mig, cache)
     mig_name = mig.name if mig else None
-    option = f"{acc.id} · {prec.id} · " + (f"MIG {mig_name}" if mig else f"tp{tp}")
+    option = vocab.option_label(acc.id, prec.id, tp, mig_name)
     if isinstance(sized, Dropped):
         return Dropped(w.name, option, sized.family, sized.reason)
     fraction = (1.0 / mig.instances_per_gpu) if mig else float(tp)

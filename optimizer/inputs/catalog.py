@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ruamel.yaml import YAML
+
 from optimizer.errors import Collector, PlanError, Problem, unknown_id_fix
 from optimizer.inputs.document import Document, load_yaml, validate
-from optimizer.inputs.estimator_params import load_estimator_params
 from optimizer.inputs.schema.catalog import (
     Accelerator,
     CatalogFile,
@@ -161,3 +162,12 @@ def load_catalog(extra: Iterable[Path | str] = (), *, builtin: bool = True) -> C
     catalog.check_references(errors)
     errors.raise_if_any()
     return catalog
+
+
+def load_estimator_params(path: str | Path | None = None) -> EstimatorParams:
+    """EstimatorParams from `path` (default: the built-in catalogs/estimator.yaml)."""
+    file = Path(path) if path is not None else catalogs_dir() / "estimator.yaml"
+    data = YAML(typ="safe").load(file.read_text(encoding="utf-8-sig"))
+    if not isinstance(data, dict) or "estimator" not in data:
+        raise ValueError(f"{file}: expected a top-level 'estimator:' mapping")
+    return EstimatorParams.model_validate(data["estimator"])

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from optimizer.report.console import money
+from optimizer.vocab import money
 
 if TYPE_CHECKING:
     from optimizer.calibrate.run import Calibration, WorkloadCalibration

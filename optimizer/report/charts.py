@@ -9,6 +9,7 @@ from itertools import count
 import matplotlib
 from matplotlib.figure import Figure
 
+from optimizer import vocab
 from optimizer.report import labels as L
 from optimizer.results.types import PlanResult
 
@@ -86,7 +87,7 @@ class Charts:
                 ax.step(hours, s["demand"], where="mid", color=L.DEMAND_COLOR, linewidth=1.8, label="demand")
                 if level:
                     ax.axhline(level, color="#1f3864", linestyle="--", linewidth=1, label="reserved level")
-                ax.set_title(plain(f"{d} ({L.days_text(result.day_types[d])})"), loc="left")
+                ax.set_title(plain(f"{d} ({vocab.days_text(result.day_types[d])})"), loc="left")
                 ax.set_xticks(range(0, 24, 3), [f"{h:02d}:00" for h in range(0, 24, 3)])
                 ax.set_xlim(-0.6, 23.6)
                 ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
@@ -101,7 +102,7 @@ class Charts:
         accs = sorted({p.accelerator for p in result.purchases})
         cost = {(a, k): 0.0 for a in accs for k, _ in TIERS}
         for p in result.purchases:
-            cost[(p.accelerator, L.TIER_GROUP[p.tier])] += p.cost
+            cost[(p.accelerator, vocab.TIER_GROUP[p.tier])] += p.cost
         with matplotlib.rc_context(RC):
             fig = self._fig(11.0, 0.32 * max(len(accs), 1) + 1.1)
             ax = fig.subplots()

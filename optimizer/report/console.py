@@ -6,29 +6,22 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from optimizer import vocab
 from optimizer.results.types import PlanResult
-
-TIER_LABELS = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot", "api": "API"}
-
-
-def money(x: float, currency: str = "USD") -> str:
-    sym = "$" if currency == "USD" else ""
-    suffix = "" if sym else f" {currency}"
-    return f"{sym}{x:,.0f}{suffix}"
 
 
 def render_result(result: PlanResult) -> Group:
     cur = result.currency
     head = Text()
     head.append(f"{result.plan}\n", style="bold")
-    head.append(f"{money(result.cost_per_day, cur)} per day", style="bold green")
-    head.append(f"  ·  {money(result.cost_total, cur)} over {result.horizon_days} days")
+    head.append(f"{vocab.money(result.cost_per_day, cur)} per day", style="bold green")
+    head.append(f"  ·  {vocab.money(result.cost_total, cur)} over {result.horizon_days} days")
     gap = result.solver.gap
     gap_txt = "gap unknown" if gap is None else f"gap {gap:.2%}"
     head.append(f"\nstatus {result.status} ({result.solver.name}, {result.solver.seconds:.1f} s, {gap_txt})",
                 style="dim")
     if result.commitments:
-        head.append(f"\n+ {money(result.cost_committed, cur)} already committed (contracts signed before this plan, "
+        head.append(f"\n+ {vocab.money(result.cost_committed, cur)} already committed (contracts signed before this plan, "
                     f"for the days they overlap the horizon; not in the total above)")
     for note in result.notes:
         head.append(f"\nnote: {note}", style="yellow")
@@ -40,26 +33,20 @@ def render_result(result: PlanResult) -> Group:
     tiers.add_column("share", justify="right")
     for k, v in result.cost_by_tier.items():
         share = v / result.cost_total if result.cost_total else 0.0
-        tiers.add_row(TIER_LABELS[k], money(v, cur), money(v / result.horizon_days, cur), f"{share:.0%}")
+        tiers.add_row(vocab.COST_LABELS[k], vocab.money(v, cur), vocab.money(v / result.horizon_days, cur), f"{share:.0%}")
 
     wl = Table(title="Workloads (replicas at each workload's peak hour)", title_justify="left", show_edge=False)
     for col in ("workload", "pool", "choice", "goodput tok/s", "source", "base", "spare", "roll", "total",
                 "GPUs", "per day"):
         wl.add_column(col, justify="right" if col not in ("workload", "pool", "choice", "source") else "left")
     for w in result.workloads:
-        if w.offer is None:
-            choice = "API"
-        elif w.kind == "reserve":
-            choice = f"{w.offer} · {w.gpus_at_peak} GPUs"
-        else:
-            choice = f"{w.offer} · {w.precision} · " + (f"MIG {w.mig}" if w.mig else f"tp{w.tp}")
-        if w.api_share > 0 and w.offer is not None:
-            choice += f" · {w.api_share:.1%} to API"
+        choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak,
+                                    api_share=w.api_share)
         r = w.replicas
         wl.add_row(w.name, w.pool, choice,
                    f"{w.goodput_output_tokens_per_s:,.0f}" if w.goodput_output_tokens_per_s else "–",
                    w.goodput_source if w.kind != "reserve" else "–", str(r.base), str(r.spares), str(r.rollout),
-                   str(r.total), str(w.gpus_at_peak), money(w.cost / result.horizon_days, cur))
+                   str(r.total), str(w.gpus_at_peak), vocab.money(w.cost / result.horizon_days, cur))
 
     pur = Table(title="Purchases", title_justify="left", show_edge=False)
     for col in ("offer", "accelerator", "tier", "GPUs", "GPU-hours", "price/GPU-h", "horizon cost"):
@@ -67,7 +54,7 @@ def render_result(result: PlanResult) -> Group:
     for p in result.purchases:
         est = "*" if p.price_estimated else ""
         pur.add_row(p.offer, p.accelerator, p.tier, str(p.gpus), f"{p.gpu_hours:,.0f}",
-                    f"{p.price_per_gpu_hour:,.2f}{est}", money(p.cost, cur))
+                    f"{p.price_per_gpu_hour:,.2f}{est}", vocab.money(p.cost, cur))
     parts: list = [head, Text(""), tiers, Text(""), wl, Text(""), pur]
     if any(p.price_estimated for p in result.purchases):
         parts.append(Text("* estimated price (published discount policy), see the catalog", style="dim"))
@@ -97,7 +84,7 @@ def _commitments(result: PlanResult) -> list:
         for c in result.commitments:
             used = c.gpu_hours_used / c.gpu_hours_in_horizon if c.gpu_hours_in_horizon else 0.0
             t.add_row(c.offer, c.tier, str(c.gpus), c.start, c.end, str(c.days_in_horizon),
-                      money(c.spend_in_horizon, cur), f"{used:.0%}")
+                      vocab.money(c.spend_in_horizon, cur), f"{used:.0%}")
         parts += [Text(""), t]
     if result.new_commitments:
         t = Table(title="New reservations over their full term (the plan's cost counts this horizon's share)",
@@ -106,14 +93,14 @@ def _commitments(result: PlanResult) -> list:
             t.add_column(col, justify="right" if col in ("GPUs", "total committed", "per month", "this horizon")
                          else "left")
         for n in result.new_commitments:
-            t.add_row(n.offer, n.tier, str(n.gpus), f"{n.term_days} days", n.end_text, money(n.total_committed, cur),
-                      money(n.monthly, cur), money(n.horizon_share, cur))
+            t.add_row(n.offer, n.tier, str(n.gpus), f"{n.term_days} days", n.end_text, vocab.money(n.total_committed, cur),
+                      vocab.money(n.monthly, cur), vocab.money(n.horizon_share, cur))
         parts += [Text(""), t]
     ending = [e for e in result.expiry if e.committed_gpus_ending or e.new_gpus_ending]
     if ending:
         line = Text("Reserved GPUs ending: ", style="dim")
         line.append("; ".join(f"{e.quarter} {e.committed_gpus_ending + e.new_gpus_ending} "
-                              f"({money(e.monthly_ending, cur)}/month)" for e in ending), style="dim")
+                              f"({vocab.money(e.monthly_ending, cur)}/month)" for e in ending), style="dim")
         parts.append(line)
     return parts
 
@@ -130,8 +117,8 @@ def _changes(result: PlanResult) -> list:
     for col in ("workload", "from", "to", "cost before", "cost after", "saving", "why"):
         t.add_column(col, justify="right" if col in ("cost before", "cost after", "saving") else "left")
     for c in b.changes:
-        saving = ("-" if c.saving < -0.5 else "") + money(abs(c.saving), cur)
-        t.add_row(c.workload, c.from_label, c.to_label, money(c.cost_before, cur), money(c.cost_after, cur),
+        saving = ("-" if c.saving < -0.5 else "") + vocab.money(abs(c.saving), cur)
+        t.add_row(c.workload, c.from_label, c.to_label, vocab.money(c.cost_before, cur), vocab.money(c.cost_after, cur),
                   saving, c.reason)
     return [Text(""), t, Text(f"{len(b.kept)} workloads kept their choice", style="dim")]
 

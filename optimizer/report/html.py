@@ -14,6 +14,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
+from optimizer import vocab
 from optimizer.atomic import atomic_write
 from optimizer.report import labels as L
 from optimizer.report.charts import Charts, pool_series
@@ -40,17 +41,17 @@ def render_html(result: PlanResult) -> str:
 
 def context(result: PlanResult) -> dict[str, Any]:
     cur = result.currency
-    money = lambda x, d=0: L.money_text(x, cur, d)  # noqa: E731
+    money = lambda x, d=0: vocab.money(x, cur, d)  # noqa: E731
     total = result.cost_total
     charts = Charts()
-    tiers = [{"key": k, "label": L.TIER_LABELS[k], "total": money(v), "per_day": money(v / result.horizon_days),
+    tiers = [{"key": k, "label": vocab.COST_LABELS[k], "total": money(v), "per_day": money(v / result.horizon_days),
               "share": f"{v / total:.1%}" if total else "–", "width": round(100 * v / total, 2) if total else 0,
-              "color": L.TIER_COLORS[k]} for k, v in ((k, result.cost_by_tier.get(k, 0.0)) for k in L.TIER_KEYS)]
+              "color": L.TIER_COLORS[k]} for k, v in ((k, result.cost_by_tier.get(k, 0.0)) for k in vocab.COST_KEYS)]
     gap = result.solver.gap
     mip_gap = result.policy.get("mip_gap")
     return {
         "plan": result.plan, "file": result.file, "currency": cur, "horizon_days": result.horizon_days,
-        "horizon_text": L.days_text(result.horizon_days),
+        "horizon_text": vocab.days_text(result.horizon_days),
         "status": result.status, "solver": result.solver.name,
         "gap": "unknown" if gap is None else f"{gap:.2%}",
         "stopped_early": gap is not None and mip_gap is not None and gap > float(mip_gap) + 1e-12,
@@ -60,7 +61,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "purchases": [{"offer": p.offer, "accelerator": p.accelerator, "provider": p.provider, "region": p.region,
                        "tier": p.tier, "gpus": f"{p.gpus:,}", "gpu_hours": f"{p.gpu_hours:,.0f}",
                        "price": money(p.price_per_gpu_hour, 2), "estimated": p.price_estimated,
-                       "cost": money(p.cost), "color": L.TIER_COLORS[L.TIER_GROUP[p.tier]]}
+                       "cost": money(p.cost), "color": L.TIER_COLORS[vocab.TIER_GROUP[p.tier]]}
                       for p in result.purchases],
         "mix_svg": Markup(charts.purchase_mix(result)) if result.purchases else None,
         "pools": [_pool(result, p, charts) for p in _pools(result)],
@@ -152,7 +153,7 @@ def _pool(result: PlanResult, pool: str, charts: Charts) -> dict[str, Any]:
     d, h = _peak_of(s, list(result.day_types))
     level = max((v for dd in s for v in s[dd]["reserved"]), default=0)
     offers = sorted({x.offer for x in result.hourly if x.pool == pool})
-    held = sum(p.gpus for p in result.purchases if p.tier in L.RESERVED_TIERS and p.offer in offers)
+    held = sum(p.gpus for p in result.purchases if p.tier in vocab.RESERVED_TIERS and p.offer in offers)
     return {"name": pool, "svg": Markup(charts.pool(result, pool)),
             "workloads": [w.name for w in result.workloads if w.pool == pool],
             "offers": offers, "level": f"{level:,.0f}", "held": f"{held:,}",
@@ -182,7 +183,7 @@ def _caps(result: PlanResult) -> list[dict[str, Any]]:
     for (o, t, _p, _d, _h), v in at.items():
         use[(o, t)] = max(use.get((o, t), 0.0), v)
     for p in result.purchases:
-        if p.tier in L.RESERVED_TIERS:
+        if p.tier in vocab.RESERVED_TIERS:
             use[(p.offer, p.tier)] = use.get((p.offer, p.tier), 0.0) + p.gpus
     rows = []
     for (o, t), u in sorted(use.items()):
@@ -304,5 +305,5 @@ def _assumptions(result: PlanResult, money) -> dict[str, Any]:
              "output": money(a.get("usd_per_m_output", 0.0), 2), "max_share": f"{a.get('max_share', 0.0):.0%}"}
             for w, a in result.apis.items()]
     return {"tiers": tiers, "prices": prices, "policy": policy, "apis": apis,
-            "day_types": [(d, L.days_text(n)) for d, n in result.day_types.items()],
+            "day_types": [(d, vocab.days_text(n)) for d, n in result.day_types.items()],
             "estimated": any("*" in c for p in prices for c in p["cells"])}

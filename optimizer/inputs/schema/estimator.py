@@ -11,7 +11,7 @@ DTYPE_FALLBACK: dict[str, str] = {"fp16": "bf16", "int8": "fp8", "fp4": "fp8", "
 
 
 class EstimatorParams(Sourced):
-    """Efficiencies and overheads of the continuous-batching roofline in `optimizer.sizing`.
+    """Efficiencies and overheads of the continuous-batching roofline in `optimizer.physics.roofline`.
 
     The defaults are the values fitted on `shared/reference/benchmarks.csv`; the catalog
     file `catalogs/estimator.yaml` carries the same numbers with their provenance.

@@ -72,6 +72,13 @@ class Policy(Strict):
     change_threshold: float = Field(default=0.02, ge=0)
     """With --baseline: keep a workload's last choice unless changing it saves more than this."""
 
+    @field_validator("spot_pools", "mig_pools")
+    @classmethod
+    def _pool_ids(cls, pools: list[str]) -> list[str]:
+        for p in pools:
+            check_id(p)
+        return pools
+
     @field_validator("tiers")
     @classmethod
     def _tiers_unique(cls, tiers: list[str]) -> list[str]:
@@ -163,6 +170,7 @@ class ReserveGpus(Strict):
 
 class Workload(Strict):
     name: str = Field(min_length=1)
+    """An id (lower-case, hyphenated): it names the workload in every report and result."""
     model: str | None = None
     pool: str = "interactive"
     precisions: list[str] = Field(default_factory=lambda: ["bf16"])
@@ -183,6 +191,8 @@ class Workload(Strict):
     api: Api | None = None
     batch: Batch | None = None
     reserve_gpus: ReserveGpus | None = None
+
+    _ids = field_validator("name", "pool")(check_id)
 
     @field_validator("tp")
     @classmethod

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from optimizer.report import labels as L
+from optimizer import vocab
 from optimizer.report.xlsx.assumptions import api_table
 from optimizer.report.xlsx.cells import Sheet, rng
 from optimizer.report.xlsx.hourly import hourly_rows, row_days
@@ -36,7 +36,7 @@ def write_purchases(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.num(r, 5, p["gpus"], num="int")
         sh.num(r, 6, p["gpus_per_node"], num="int")
         a = f"A{r + 1}"
-        if p["tier"] in L.RESERVED_TIERS:
+        if p["tier"] in vocab.RESERVED_TIERS:
             gh = p["gpus"] * 24 * refs.horizon_days
             sh.calc(r, 7, f"F{r + 1}*24*{refs.horizon}", gh, num="int")
         else:
@@ -63,8 +63,8 @@ def write_purchases(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     for c in range(1, 9):
         sh.text(r, c, "", "total")
     sh.calc(r, 9, f"SUM({rng(sh.name, first, last, 9)})" if rows else "0", total, "total", num="money0")
-    for t in L.PURCHASE_TIERS:
-        g = L.TIER_GROUP[t]
+    for t in vocab.TIERS:
+        g = vocab.TIER_GROUP[t]
         refs.tier_cost[g] = refs.tier_cost.get(g, 0.0) + sum(p["cost_value"] for p in rows if p["tier"] == t)
     r = api_table(sh, result, refs, r + 3)
     ws.freeze_panes(head + 1, 1)
@@ -84,7 +84,7 @@ def _purchase_rows(result: PlanResult) -> list[dict]:
         rows[k] = {"offer": p.offer, "provider": p.provider, "region": p.region, "accelerator": p.accelerator,
                    "tier": p.tier, "gpus": p.gpus, "gpus_per_node": p.gpus_per_node, "price": float(price),
                    "estimated": p.price_estimated, "hourly_gpu_hours": _sum_rows(result, p.offer, p.tier)}
-    order = {t: i for i, t in enumerate(L.PURCHASE_TIERS)}
+    order = {t: i for i, t in enumerate(vocab.TIERS)}
     return [rows[k] for k in sorted(rows, key=lambda k: (k[0], order.get(k[1], 9)))]
 
 

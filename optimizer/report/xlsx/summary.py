@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from optimizer import vocab
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet
 from optimizer.report.xlsx.refs import Refs
@@ -16,12 +17,12 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws, book = sh.ws, sh.book
     sh.widths([38, 18, 16, 16, 16, 18, 14, 14, 14])
     sh.text(0, 0, result.plan, "title")
-    sh.text(1, 0, f"Inference capacity plan by planopt · {result.currency} · {L.days_text(result.horizon_days)}", "subtitle")
+    sh.text(1, 0, f"Inference capacity plan by planopt · {result.currency} · {vocab.days_text(result.horizon_days)}", "subtitle")
     sh.text(2, 0, "input (on Assumptions)", "input")
     sh.text(2, 1, "formula", "calc")
     sh.text(2, 2, "planopt result", "value")
 
-    tier_v = {k: refs.tier_cost.get(k, 0.0) for k in L.TIER_KEYS}
+    tier_v = {k: refs.tier_cost.get(k, 0.0) for k in vocab.COST_KEYS}
     tier_v["api"] = refs.api_total[1] if refs.api_total else 0.0
     total_v = tier_v["reserved"] + tier_v["on_demand"] + tier_v["spot"] + tier_v["api"]
     r = 4
@@ -54,9 +55,9 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     tier_head = r
     sh.header(r, 0, ["Tier", "Over the horizon", "Per day", "Share"])
     formulas = _tier_formulas(refs)
-    for k in L.TIER_KEYS:
+    for k in vocab.COST_KEYS:
         r += 1
-        sh.text(r, 0, L.TIER_LABELS[k])
+        sh.text(r, 0, vocab.COST_LABELS[k])
         sh.calc(r, 1, formulas[k], tier_v[k], num="money0")
         book.name(TIER_NAMES[k], sh.name, r, 1)
         sh.calc(r, 2, f"B{r + 1}/{refs.horizon}", tier_v[k] / refs.horizon_days, num="money0")
@@ -94,7 +95,7 @@ def _tier_formulas(refs: Refs) -> dict[str, str]:
     def sumifs(*tiers: str) -> str:
         return "+".join(f'SUMIFS({cost},{tier},"{t}")' for t in tiers)
 
-    return {"reserved": sumifs(*L.RESERVED_TIERS), "on_demand": sumifs("on-demand"), "spot": sumifs("spot"),
+    return {"reserved": sumifs(*vocab.RESERVED_TIERS), "on_demand": sumifs("on-demand"), "spot": sumifs("spot"),
             "api": refs.api_total[0] if refs.api_total else "0"}
 
 
@@ -103,7 +104,7 @@ def _tier_chart(sh: Sheet, head: int, last: int) -> None:
     chart.add_series({
         "name": "Cost over the horizon", "categories": [sh.name, head + 1, 0, last, 0],
         "values": [sh.name, head + 1, 1, last, 1],
-        "points": [{"fill": {"color": L.TIER_COLORS[k]}} for k in L.TIER_KEYS],
+        "points": [{"fill": {"color": L.TIER_COLORS[k]}} for k in vocab.COST_KEYS],
         "data_labels": {"value": True, "num_format": sh.book.nf["money0"], "font": {"size": 8}},
         "gap": 50})
     chart.set_title({"name": "Cost by tier over the horizon", "name_font": {"size": 11}})
@@ -127,7 +128,7 @@ def _gpus_by_accelerator(sh: Sheet, refs: Refs, r: int) -> int:
         sh.text(r, 0, acc)
         a = f'"="&A{r + 1}'
         mine = [p for p in rows if p["accelerator"] == acc]
-        for c, tiers in ((1, L.RESERVED_TIERS), (2, ("on-demand",)), (3, ("spot",))):
+        for c, tiers in ((1, vocab.RESERVED_TIERS), (2, ("on-demand",)), (3, ("spot",))):
             f = "+".join(f'SUMIFS({P["gpus"]},{P["accelerator"]},{a},{P["tier"]},"{t}")' for t in tiers)
             sh.calc(r, c, f, sum(p["gpus"] for p in mine if p["tier"] in tiers), num="int")
         sh.calc(r, 4, f'SUMIFS({P["gpu_hours"]},{P["accelerator"]},{a})', _sum_in_order(rows, acc, "gh", refs),
@@ -147,7 +148,7 @@ def _sum_in_order(rows: list[dict], acc: str, what: str, refs: Refs) -> float:
         if what == "cost":
             total += p["cost_value"]
         else:
-            total += p["gpus"] * 24 * refs.horizon_days if p["tier"] in L.RESERVED_TIERS else p["hourly_gpu_hours"]
+            total += p["gpus"] * 24 * refs.horizon_days if p["tier"] in vocab.RESERVED_TIERS else p["hourly_gpu_hours"]
     return total
 
 

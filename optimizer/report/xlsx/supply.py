@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from optimizer import vocab
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet, ref
 from optimizer.report.xlsx.hourly import WHOLE_HORIZON, hourly_rows
@@ -20,8 +21,8 @@ def write_supply(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.intro(1, "Sums of Hourly over offers and pools. Spot counts here at full size; batch work plans for its "
                   "interruptions, so spot supply can exceed demand.", 5, 4)
     sh.text(2, 0, "Reserved GPUs held (all offers, every hour)")
-    held_v = sum(p["gpus"] for p in refs.purchase_rows if p["tier"] in L.RESERVED_TIERS)
-    held_f = "+".join(f'SUMIFS({refs.purchases["gpus"]},{refs.purchases["tier"]},"{t}")' for t in L.RESERVED_TIERS)
+    held_v = sum(p["gpus"] for p in refs.purchase_rows if p["tier"] in vocab.RESERVED_TIERS)
+    held_f = "+".join(f'SUMIFS({refs.purchases["gpus"]},{refs.purchases["tier"]},"{t}")' for t in vocab.RESERVED_TIERS)
     sh.calc(2, 4, held_f, held_v, "big", num="int")
     held = ref(sh.name, 2, 4)
     rows = hourly_rows(result)
