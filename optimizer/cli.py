@@ -279,7 +279,7 @@ def fit(
         _check_sizing_flags(tp, context_tokens, memory_reserve, concurrency)
         m, a, p, _ = _lookup(catalog, model, accelerator, precision, tp)
         kv_elem = _kv_elem(kv_precision)
-        f = memory.fit(m, p, a.memory_gb, tp, context_tokens, memory_reserve, kv_elem)
+        f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, tp, context_tokens, memory_reserve, kv_elem)
         need = concurrency or 1
         ok = f.fits(need)
         if as_json:
@@ -345,7 +345,7 @@ def estimate(
         why = roofline.why_not_native(p, a)
         if why:
             raise PlanError(Problem(why, "choose a precision the accelerator runs natively, or a weight-only one"))
-        f = memory.fit(m, p, a.memory_gb, tp, ctx, memory_reserve)
+        f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, tp, ctx, memory_reserve)
         if f.kv_concurrency < 1:
             raise PlanError(Problem(f"does not fit: weights {f.weights_gb:.1f} GB, usable {f.usable_gb:.1f} GB",
                                     "quantize or raise --tp"))

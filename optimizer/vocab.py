@@ -58,6 +58,17 @@ def tier_rank(tier: str) -> int:
     return TIERS.index(tier)
 
 
+# --- precisions and parallelism ------------------------------------------------------------------
+
+PRECISION_IDS = ("bf16", "fp16", "fp8", "int8", "int4-awq", "fp4", "mxfp4", "w8a16")
+"""The built-in weight formats (catalogs/precisions.yaml describes each)."""
+PRECISION_ALIASES = {"nvfp4": "fp4", "awq": "int4-awq", "int4": "int4-awq", "w4a16": "int4-awq", "gptq": "int4-awq",
+                     "int8-weight-only": "w8a16"}
+PARALLELISM = ("tp", "pp", "ep", "disagg")
+"""Candidate families: tensor parallel in a scale-up domain (or over PCIe); pipeline stages across
+nodes; experts spread over GPUs with data-parallel attention (MoE); disaggregated prefill/decode."""
+
+
 # --- day types and the calendar rule -------------------------------------------------------------
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -121,37 +132,39 @@ def parallel_label(tp: int, mig: str | None = None) -> str:
 
 
 def option_label(accelerator: str, precision: str | None = None, tp: int | None = None,
-                 mig: str | None = None) -> str:
+                 mig: str | None = None, layout: str | None = None) -> str:
     """What the candidate builder considered, before an offer: 'h100-sxm · fp8 · tp2'."""
     parts = [accelerator]
     if precision:
         parts.append(precision)
-    if tp is not None or mig:
+    if layout:
+        parts.append(layout)
+    elif tp is not None or mig:
         parts.append(parallel_label(tp or 1, mig))
     return " · ".join(parts)
 
 
 def config_label(offer: str | None, precision: str | None, tp: int, mig: str | None = None, *,
-                 api: bool = False, ceiling: int | None = None) -> str:
-    """A config: 'aws-h100 · fp8 · tp2', with its overflow ceiling when it has one; 'API' for
-    the API-only config."""
+                 api: bool = False, ceiling: int | None = None, layout: str | None = None) -> str:
+    """A config: 'aws-h100 · fp8 · tp2' (or its layout: 'tp8 × pp2', 'ep16 (dp-attention)'), with
+    its overflow ceiling when it has one; 'API' for the API-only config."""
     if api or offer is None:
         return "API"
-    parts = [offer, precision or "", parallel_label(tp, mig)]
+    parts = [offer, precision or "", layout or parallel_label(tp, mig)]
     if ceiling is not None:
         parts.append(f"ceiling {ceiling} replicas")
     return " · ".join(p for p in parts if p)
 
 
 def choice_label(offer: str | None, precision: str | None, tp: int, mig: str | None, kind: str, *,
-                 gpus: int | None = None, api_share: float = 0.0) -> str:
+                 gpus: int | None = None, api_share: float = 0.0, layout: str | None = None) -> str:
     """A workload's chosen config as reports state it: the API, a reservation, or offer · precision ·
     parallelism, with the share of its tokens sent to the API."""
     if offer is None:
         return "served by the API"
     if kind == "reserve":
         return f"{offer} · {gpus} GPUs reserved" if gpus else f"{offer} · reserve"
-    label = f"{offer} · {precision} · {parallel_label(tp, mig)}"
+    label = f"{offer} · {precision} · {layout or parallel_label(tp, mig)}"
     if api_share > 0:
         label += f" + API {percent(api_share)} of its tokens"
     return label

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.errors import PlanError, Problem, did_you_mean
-from optimizer.inputs.schema.plan import PRECISION_ALIASES, PRECISION_IDS
+from optimizer.vocab import PRECISION_ALIASES, PRECISION_IDS
 
 MAX_FILE_BYTES = 50_000_000
 

@@ -24,7 +24,7 @@ from optimizer.calibrate.types import (
     pword,
     sig,
 )
-from optimizer.inputs.schema.plan import PRECISION_ALIASES
+from optimizer.vocab import PRECISION_ALIASES
 
 if TYPE_CHECKING:
     from optimizer.inputs.loading import LoadedPlan

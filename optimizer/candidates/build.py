@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from optimizer import vocab
+from optimizer.candidates import configs
 from optimizer.candidates.overflow import api_candidate, has_overflow, overflow_levels
 from optimizer.candidates.prune import (
     dominated_offers,
@@ -17,15 +18,22 @@ from optimizer.candidates.types import (
     CandidateSet,
     DayHour,
     Dropped,
-    GoodputSource,
 )
 from optimizer.errors import PlanError, Problem
 from optimizer.inputs.catalog import Catalog
 from optimizer.inputs.loading import LoadedPlan
-from optimizer.inputs.schema.catalog import Accelerator, MigProfile, Offer
+from optimizer.inputs.schema.catalog import (
+    Accelerator,
+    MigProfile,
+    Model,
+    Offer,
+    Precision,
+)
+from optimizer.inputs.schema.estimator import EstimatorParams
 from optimizer.inputs.schema.plan import Plan, Workload
-from optimizer.physics import memory, roofline
 from optimizer.physics import replicas as rep
+from optimizer.physics import roofline
+from optimizer.physics.layout import Layout
 
 
 def day_hours(plan: Plan) -> list[DayHour]:
@@ -48,15 +56,6 @@ def allowed_tiers(plan: Plan, offer: Offer, pool: str) -> list[str]:
     if pool not in plan.policy.spot_pools:
         tiers = [t for t in tiers if t != "spot"]
     return tiers
-
-
-def default_tps(acc: Accelerator, offer: Offer) -> list[int]:
-    limit = min(acc.scale_up_gpus, offer.max_tp)
-    out, t = [], 1
-    while t <= limit:
-        out.append(t)
-        t *= 2
-    return out
 
 
 def build_candidates(loaded: LoadedPlan, keep_dominated: frozenset[str] = frozenset()) -> CandidateSet:
@@ -97,13 +96,13 @@ _FAMILY_FIXES = {
     "fit": "quantize (add fp8 or int4-awq to precisions), allow more GPUs per replica, or shorten context_tokens",
     "native": "list a precision the accelerators run natively, or a weight-only one (int4-awq)",
     "scale-up": "use TP degrees within the scale-up domain and the machines the offers sell",
-    "cooling": "set facility.liquid_cooling: true if the facility has liquid-cooled racks, or allow air-cooled accelerators",
+    "network": "choose offers with an inter-node network (scale_out_gb_s), or a precision that fits one machine",
     "tier": "allow the offers' tiers in policy.tiers, or add the pool to policy.spot_pools",
     "slo": "loosen the TTFT/TPOT targets, or allow faster accelerators or more GPUs per replica",
     "goodput": "add a measured goodput for the accelerator, or give it bandwidth_tb_s and tflops_dense",
     "filter": "widen the workload's accelerators/regions/offers filters or policy.providers",
 }
-_FAMILY_ORDER = ["filter", "tier", "cooling", "native", "scale-up", "fit", "slo", "goodput"]
+_FAMILY_ORDER = ["filter", "tier", "native", "scale-up", "network", "fit", "slo", "goodput"]
 
 
 def _no_candidate_problem(loaded: LoadedPlan, i: int, w: Workload, drops: list[Dropped]) -> Problem:
@@ -137,12 +136,7 @@ def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped],
         if why in filtered:
             reasons.add(why)
             continue  # filtered by the plan: not worth a line per offer
-        acc = catalog.accelerators[offer.accelerator]
-        if acc.needs_liquid_cooling and not plan.facility.liquid_cooling:
-            drops.append(Dropped(w.name, f"offer {oid}", "cooling",
-                                 f"{acc.id} needs liquid-cooled racks; the facility has none "
-                                 "(set facility.liquid_cooling: true if it does)"))
-            continue
+        # Rented capacity brings its own cooling: facility.liquid_cooling matters for owned racks only.
         if not allowed_tiers(plan, offer, w.pool):
             sold = ", ".join(t for t in offer.price_per_gpu_hour)
             drops.append(Dropped(w.name, f"offer {oid}", "tier",
@@ -153,7 +147,7 @@ def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped],
                                  f"{dominated[oid]} sells the same accelerator for no more, without a cap"))
             continue
         out.append(offer)
-    if not out and not any(d.family in ("cooling", "tier") for d in drops):
+    if not out and not any(d.family == "tier" for d in drops):
         what = []
         if w.reserve_gpus is not None and w.reserve_gpus.accelerators:
             what.append(f"accelerators {sorted(w.reserve_gpus.accelerators)}")
@@ -205,10 +199,17 @@ def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict
     return out
 
 
-def _offer_configs(plan: Plan, w: Workload, model, offer: Offer, catalog: Catalog, demand: dict[DayHour, float],
-                   cache: dict, drops: list[Dropped], seen_drop: set[tuple[str, str]]) -> list[Candidate]:
+def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog: Catalog,
+                   demand: dict[DayHour, float], cache: dict, drops: list[Dropped],
+                   seen_drop: set[tuple[str, str]]) -> list[Candidate]:
+    """Every layout of every precision the workload accepts on one offer: tensor parallel (in the
+    scale-up domain, or over PCIe), pipeline stages when no tensor-parallel replica fits, experts
+    over GPUs for MoE models, MIG slices for small pools, and disaggregated prefill/decode."""
     cands: list[Candidate] = []
     acc = catalog.accelerators[offer.accelerator]
+    params = catalog.estimator
+    families = set(w.parallelism)
+    tps = w.tp or configs.tp_degrees(acc, offer)
     for prec_id in w.precisions:
         prec = catalog.precisions[catalog.precision_id(prec_id)]
         # An accelerator of unknown generation runs what the workload lists (a measurement shows it).
@@ -216,32 +217,76 @@ def _offer_configs(plan: Plan, w: Workload, model, offer: Offer, catalog: Catalo
         if reason:
             _drop_once(drops, seen_drop, w, vocab.option_label(acc.id, prec.id), "native", reason)
             continue
-        tps = w.tp or default_tps(acc, offer)
-        for tp in tps:
-            option = vocab.option_label(acc.id, prec.id, tp)
-            if tp > acc.scale_up_gpus:
-                _drop_once(drops, seen_drop, w, option, "scale-up",
-                           f"TP {tp} is beyond the scale-up domain of {acc.id} ({acc.scale_up_gpus} GPUs)")
-                continue
-            if tp > offer.max_tp:
-                drops.append(Dropped(w.name, vocab.config_label(offer.id, prec.id, tp), "scale-up",
-                                     f"TP {tp} exceeds the largest machine the offer sells ({offer.max_tp} GPUs)"))
-                continue
-            c = _config(plan, w, model, acc, prec, tp, None, offer, demand, cache)
-            if isinstance(c, Dropped):
-                _drop_once(drops, seen_drop, w, c.option, c.family, c.reason)
-            else:
-                cands.append(c)
+        made: list[tuple[Layout, configs.Sized]] = []
+
+        def attempt(layout: Layout, mig: MigProfile | None = None) -> None:
+            why = configs.why_not_layout(acc, offer, layout, params)
+            if why is not None:
+                label = None if layout.family == "tp" else layout.label
+                drops.append(Dropped(w.name, vocab.config_label(offer.id, prec.id, layout.tp, layout=label), *why))
+                return
+            sized = _size(plan, w, model, acc, offer, prec, layout, mig, cache, params)
+            if isinstance(sized, Dropped):
+                _drop_once(drops, seen_drop, w, configs.describe_option(acc, prec, layout, mig), sized.family,
+                           sized.reason)
+                return
+            cands.append(_candidate(w, offer, acc, prec, layout, mig, sized))
+            if mig is None:
+                made.append((layout, sized))
+
+        if "tp" in families:
+            for tp in tps:
+                attempt(Layout("tp", tp=tp))
+        if "pp" in families and not made:  # stages across nodes only for what no TP group holds
+            top = max(t for t in tps if t <= offer.max_tp) if any(t <= offer.max_tp for t in tps) else 1
+            for pp in (2, 4, 8):
+                attempt(Layout("pp", tp=top, pp=pp))
+        if "ep" in families and _is_moe(model):
+            for stage in _ep_sizes(acc, offer):
+                attempt(Layout("ep", tp=1, dp=stage))
         if w.pool in plan.policy.mig_pools and (w.tp is None or 1 in w.tp):
             for mig in acc.mig_profiles:
-                if mig.instances_per_gpu < 2:
-                    continue  # a whole-GPU profile is the tp1 config
-                c = _config(plan, w, model, acc, prec, 1, mig, offer, demand, cache)
-                if isinstance(c, Dropped):
-                    _drop_once(drops, seen_drop, w, c.option, c.family, c.reason)
-                else:
-                    cands.append(c)
+                if mig.instances_per_gpu >= 2:  # a whole-GPU profile is the tp1 config
+                    attempt(Layout("tp", tp=1), mig)
+        if "disagg" in families and w.kind == "interactive" and (w.slo.ttft_ms or w.slo.tpot_ms):
+            cands.extend(_disaggregated(plan, w, model, acc, offer, prec, made, cache, params, drops, seen_drop))
     return cands
+
+
+def _is_moe(model: Model) -> bool:
+    return bool(model.experts and model.active_experts and model.experts > model.active_experts)
+
+
+def _ep_sizes(acc: Accelerator, offer: Offer) -> list[int]:
+    """Expert groups: powers of two from 4 inside the scale-up domain, and whole machines (up to
+    four) across the inter-node network."""
+    domain, machine = configs.offer_domain(acc, offer), offer.max_tp
+    return [s for s in (4, 8, 16, 32, 64) if s <= domain or (s % machine == 0 and s <= 4 * machine)]
+
+
+def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision,
+                   made: list[tuple[Layout, configs.Sized]], cache: dict, params: EstimatorParams,
+                   drops: list[Dropped], seen_drop: set[tuple[str, str]]) -> list[Candidate]:
+    """Prefill on the smallest group that holds the model, decode on the two groups that deliver the
+    most goodput per GPU: the pairs a disaggregated deployment would try first."""
+    estimated = [(lay, s) for lay, s in made if s.source == "estimated"]
+    if not estimated:
+        return []
+    prefill = min(estimated, key=lambda ls: (ls[0].gpus, ls[0].key))[0]
+    decodes = sorted(estimated, key=lambda ls: (-ls[1].goodput / ls[1].gpus, ls[0].key))[:2]
+    out = []
+    for decode, _s in decodes:
+        key = ("disagg", w.name, acc.id, offer.id, prec.id, prefill, decode)
+        if key not in cache:
+            cache[key] = configs.size_disaggregated(plan, w, model, acc, offer, prec, prefill, decode, params)
+        sized = cache[key]
+        option = vocab.option_label(acc.id, prec.id, layout=f"disagg prefill {prefill.label} + decode {decode.label}")
+        if isinstance(sized, Dropped):
+            _drop_once(drops, seen_drop, w, option, sized.family, sized.reason)
+            continue
+        out.append(_candidate(w, offer, acc, prec, Layout("disagg", tp=decode.tp, pp=decode.pp, dp=decode.dp),
+                              None, sized, key_suffix=f"disagg-p{prefill.key}-d{decode.key}"))
+    return out
 
 
 def _drop_once(drops: list[Dropped], seen: set[tuple[str, str]], w: Workload, option: str,
@@ -264,37 +309,21 @@ def _reserve_candidate(plan: Plan, w: Workload, offer: Offer) -> Candidate:
         replicas={dh: rep.Replicas(1, 0, 0, 1) for dh in gpus})
 
 
-@dataclass(frozen=True)
-class _Sized:
-    """What a config costs in memory and delivers in goodput; independent of the offer."""
-
-    fit: memory.Fit
-    goodput: float
-    source: GoodputSource
-    bound: str | None
-    batch: int | None
-    ttft_ms: float | None
-    tpot_ms: float | None
-    needed: int
-
-
-def _config(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int, mig: MigProfile | None,
-            offer: Offer, demand: dict[DayHour, float], cache: dict) -> Candidate | Dropped:
-    sized = _size(plan, w, model, acc, prec, tp, mig, cache)
+def _candidate(w: Workload, offer: Offer, acc: Accelerator, prec: Precision, layout: Layout,
+               mig: MigProfile | None, sized: configs.Sized, key_suffix: str | None = None) -> Candidate:
     mig_name = mig.name if mig else None
-    option = vocab.option_label(acc.id, prec.id, tp, mig_name)
-    if isinstance(sized, Dropped):
-        return Dropped(w.name, option, sized.family, sized.reason)
-    fraction = (1.0 / mig.instances_per_gpu) if mig else float(tp)
-    key = f"{w.name}/{offer.id}/{prec.id}/tp{tp}" + (f"/{mig_name}" if mig else "")
+    key = f"{w.name}/{offer.id}/{prec.id}/{key_suffix or layout.key}" + (f"/{mig_name}" if mig else "")
+    fraction = (1.0 / mig.instances_per_gpu) if mig else sized.gpus
     f = sized.fit
     return Candidate(
         key=key, workload=w.name, pool=w.pool, kind=w.kind, offer=offer.id, accelerator=acc.id,
-        precision=prec.id, tp=tp, mig=mig_name, gpu_fraction=fraction, goodput=sized.goodput,
+        precision=prec.id, tp=layout.tp, mig=mig_name, gpu_fraction=fraction, goodput=sized.goodput,
         goodput_source=sized.source, bound=sized.bound, weights_gb=f.weights_gb,
         kv_gb_per_seq=f.kv_gb_per_seq, kv_concurrency=f.kv_concurrency, needed_concurrency=sized.needed,
         total_gb=f.total_gb, reserve_gb=f.reserve_gb, free_gb=f.free_gb, batch=sized.batch,
-        ttft_ms=sized.ttft_ms, tpot_ms=sized.tpot_ms)
+        ttft_ms=sized.ttft_ms, tpot_ms=sized.tpot_ms, family=layout.family, layout=sized.layout, pp=layout.pp,
+        ep=layout.stage_gpus if layout.family == "ep" else 1, kv_copies=f.kv_copies, calibrated=sized.calibrated,
+        ttft_at_load_ms=sized.ttft_at_load_ms)
 
 
 def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: dict[DayHour, float],
@@ -315,64 +344,15 @@ def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: di
     return cache[key]
 
 
-def _size(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int, mig: MigProfile | None,
-          cache: dict) -> _Sized | Dropped:
-    """Memory fit and goodput of a config; cached per build, since offers repeat accelerators."""
-    key = (w.name, acc.id, prec.id, tp, mig.name if mig else None)
+def _size(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision, layout: Layout,
+          mig: MigProfile | None, cache: dict, params: EstimatorParams) -> configs.Sized | Dropped:
+    """Memory fit and goodput of a config; cached per build, since offers repeat accelerators (and
+    offers with the same domain and network give a layout the same links)."""
+    domain, out = configs.offer_domain(acc, offer), configs.offer_scale_out(acc, offer, params)
+    key = (w.name, acc.id, prec.id, layout, mig.name if mig else None, domain, out)
     if key not in cache:
-        cache[key] = _size_uncached(plan, w, model, acc, prec, tp, mig, cache.get("estimator"))
+        link = configs.offer_links(acc, offer, layout, params)
+        cache[key] = configs.size(plan, w, model, acc, prec, layout, mig, link, params)
     return cache[key]
-
-
-def _size_uncached(plan: Plan, w: Workload, model, acc: Accelerator, prec, tp: int,
-                   mig: MigProfile | None, params=None) -> _Sized | Dropped:
-    reserve = plan.policy.memory_reserve
-    option = ""
-    kv_elem = _kv_bytes(w, prec)
-    mem_per_gpu = mig.memory_gb if mig else acc.memory_gb
-    fit = memory.fit(model, prec, mem_per_gpu, tp, w.context, reserve, kv_elem)
-    if fit.kv_concurrency < 1:
-        return Dropped(w.name, option, "fit",
-                       f"does not fit: weights {fit.weights_gb:.1f} GB + one sequence's KV "
-                       f"{fit.kv_gb_per_seq:.2f} GB > usable {fit.usable_gb:.1f} GB "
-                       f"({fit.total_gb:.0f} GB less {reserve:.0%} reserve)")
-    measured = [m for m in w.measured if m.accelerator == acc.id and _same_precision(m.precision, prec)
-                and m.tp == tp and m.mig == (mig.name if mig else None)]
-    tokens = w.tokens
-    assert tokens is not None
-    if measured:
-        goodput = measured[-1].goodput_output_tokens_per_s
-        needed = rep.needed_concurrency(goodput, w.slo.tpot_ms)
-        if fit.kv_concurrency < needed:
-            return Dropped(w.name, option, "fit",
-                           f"KV cache holds {fit.kv_concurrency} sequences; the measured goodput "
-                           f"needs {needed} at TPOT {w.slo.tpot_ms:g} ms")
-        return _Sized(fit, goodput, "measured", None, None, None, None, needed)
-    try:
-        est = roofline.estimate(model, prec, acc, tp, int(round(tokens.input)), int(round(tokens.output)),
-                              ttft_ms=w.slo.ttft_ms, tpot_ms=w.slo.tpot_ms,
-                              max_batch=fit.kv_concurrency, mig=mig, params=params)
-    except ValueError as exc:
-        return Dropped(w.name, option, "goodput",
-                       f"no measured goodput and no estimate ({exc}); add a `measured` entry")
-    if est.goodput_output_tokens_per_s <= 0 or est.batch < 1:
-        target = {"tpot": f"TPOT {w.slo.tpot_ms:g} ms", "ttft": f"TTFT {w.slo.ttft_ms:g} ms"}.get(est.bound, "the SLO")
-        return Dropped(w.name, option, "slo",
-                       f"cannot meet {target} even at batch 1 "
-                       f"(estimated TTFT {est.ttft_ms:.0f} ms, TPOT {est.tpot_ms:.1f} ms)")
-    needed = rep.needed_concurrency(est.goodput_output_tokens_per_s, w.slo.tpot_ms)
-    needed = min(needed, est.batch) if w.slo.tpot_ms is not None else needed
-    return _Sized(fit, est.goodput_output_tokens_per_s, "estimated", est.bound, est.batch, est.ttft_ms,
-                  est.tpot_ms, needed)
-
-
-def _same_precision(name: str, prec) -> bool:
-    return name == prec.id or name in prec.aliases
-
-
-def _kv_bytes(w: Workload, prec) -> float:
-    if w.kv_precision is None:
-        return prec.kv_bytes_per_elem
-    return {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}[w.kv_precision]
 
 

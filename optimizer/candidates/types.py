@@ -51,6 +51,19 @@ class Candidate:
     gpus: dict[DayHour, int] = field(default_factory=dict, compare=False)
     """GPUs needed at each (day type, hour) with spares and rollout (interactive, reserve)."""
     replicas: dict[DayHour, Replicas] = field(default_factory=dict, compare=False)
+    family: str = "tp"
+    """Parallelism family: tp, pp, ep or disagg (vocab.PARALLELISM)."""
+    layout: str | None = None
+    """How the replica spreads over GPUs when it is more than one tensor-parallel group:
+    'tp8 × pp2', 'ep16 (dp-attention)', 'disagg: prefill tp2 × 0.25 + decode tp8' (None: tp)."""
+    pp: int = 1
+    ep: int = 1
+    kv_copies: float = 1.0
+    """Copies of each sequence's KV the replica keeps (MLA under TP: one per GPU)."""
+    calibrated: bool = True
+    """False when no published result calibrated the estimate's (generation, datatype)."""
+    ttft_at_load_ms: float | None = None
+    """TTFT at the SLO's percentile with the replica at the plan's occupancy of its goodput."""
 
     @property
     def gpus_per_replica(self) -> float:
@@ -63,7 +76,7 @@ class Candidate:
     @property
     def label(self) -> str:
         return vocab.config_label(self.offer, self.precision, self.tp, self.mig, api=self.kind == "api",
-                                  ceiling=self.ceiling_replicas)
+                                  ceiling=self.ceiling_replicas, layout=self.layout)
 
 
 @dataclass(frozen=True)
@@ -72,7 +85,7 @@ class Dropped:
     option: str
     """What was considered, e.g. 'h100-sxm · bf16 · tp1' or 'offer aws-h100-sxm-us-east-1'."""
     family: str
-    """Why, in one word: fit, native, scale-up, cooling, filter, tier, slo, goodput, dominated."""
+    """Why, in one word: fit, native, scale-up, network, filter, tier, slo, goodput, dominated."""
     reason: str
 
 

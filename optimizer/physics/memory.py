@@ -1,6 +1,9 @@
-"""Memory of one replica: weights, KV cache per sequence, and how many sequences fit.
+"""Memory of one replica: weights by part, the KV cache (and recurrent state) of a sequence, and how
+many sequences fit.
 
-Units: GB = 1e9 bytes. Formulas follow DESIGN.md ("Sizing physics", "Precise semantics").
+Units: bytes inside, GB = 1e9 bytes in results. Device memory is what the driver reports
+(`Accelerator.memory_bytes`: an "80 GB" H100 holds 85.52e9 bytes), never the marketed GB.
+Formulas follow DESIGN.md ("Sizing physics", "Precise semantics").
 """
 
 from __future__ import annotations
@@ -10,10 +13,72 @@ from dataclasses import dataclass
 from optimizer.inputs.schema.catalog import Model, Precision
 from optimizer.vocab import GB, floor_tol
 
+SIXTEEN_BIT = 2.0
+"""Bytes per parameter of what stays 16-bit in a quantized checkpoint (embeddings, output layer)."""
+
+
+# --- weights --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WeightParts:
+    """A model's parameters by how a quantized checkpoint stores them (counts, not billions)."""
+
+    embedding: float
+    """Input embedding, vocab × hidden: a lookup table, never quantized."""
+    output: float
+    """Output layer (lm_head), vocab × hidden unless tied to the embedding: kept 16-bit."""
+    experts: float
+    """Routed experts (MoE), all resident."""
+    other: float
+    """Everything else in the body: attention, dense FFN, shared experts, norms."""
+    mtp: float
+    """Multi-token-prediction module shipped with the checkpoint."""
+
+    @property
+    def total(self) -> float:
+        return self.embedding + self.output + self.experts + self.other + self.mtp
+
+
+def expert_split(model: Model) -> tuple[float, float]:
+    """(routed-expert params, params of one routed expert), from total and active parameters:
+    per expert = (total − active) / (E − k); 0 for a dense model or an unknown layout."""
+    k, e = model.active_experts, model.experts
+    if not (k and e and e > k) or model.active_b >= model.params_b:
+        return 0.0, 0.0
+    per = (model.params_b - model.active_b) * GB / (e - k)
+    return e * per, per
+
+
+def weight_parts(model: Model) -> WeightParts:
+    embed = float(model.vocab_size * model.hidden_size) if model.vocab_size and model.hidden_size else 0.0
+    output = 0.0 if (model.tied_embeddings or not embed) else embed
+    experts, _ = expert_split(model)
+    other = model.params_b * GB - embed - output - experts
+    return WeightParts(embed, output, experts, max(other, 0.0), (model.mtp_params_b or 0.0) * GB)
+
+
+def weights_bytes(model: Model, precision: Precision) -> float:
+    """Resident weights: the quantized part at the precision's bytes per parameter (scales included),
+    the rest 16-bit. A quantized checkpoint leaves the embedding and the output layer 16-bit and,
+    for `quantized_scope: experts` (gpt-oss), everything but the routed experts. MoE: every expert
+    is resident; an MTP module is counted (engines that speculate with it load it)."""
+    parts = weight_parts(model)
+    bpp = precision.bytes_per_param
+    if bpp >= SIXTEEN_BIT:
+        return parts.total * bpp
+    quantized = parts.experts if (model.quantized_scope == "experts" and parts.experts) else \
+        parts.experts + parts.other
+    quantized += parts.mtp
+    return quantized * bpp + (parts.total - quantized) * SIXTEEN_BIT
+
 
 def weights_gb(model: Model, precision: Precision) -> float:
-    """Resident weights, GB = params_b × bytes_per_param (MoE: all experts are resident)."""
-    return model.params_b * precision.bytes_per_param
+    """Resident weights, GB (weights_bytes / 1e9)."""
+    return weights_bytes(model, precision) / GB
+
+
+# --- the KV cache ----------------------------------------------------------------------------------
 
 
 def head_dim_of(model: Model) -> int | None:
@@ -24,20 +89,29 @@ def head_dim_of(model: Model) -> int | None:
     return None
 
 
-def kv_bytes_per_token(
-    model: Model, kv_bytes_per_elem: float = 2.0, context_tokens: int | None = None
-) -> float:
-    """KV cache bytes per token, from the architecture.
+INDEXER_SCALE_BYTES = 4
+"""DeepSeek sparse attention: one fp32 scale beside each token's FP8 indexer key."""
 
-    GQA/MHA: 2 (K and V) × layers × kv_heads × head_dim × bytes.
-    MLA (DeepSeek-V2/V3): layers × (kv_lora_rank + qk_rope_head_dim) × bytes — one latent
-    shared by all heads plus the decoupled RoPE key (DeepSeek-V3 config_671B.json).
 
-    Sliding-window layers hold at most `sliding_window` tokens. With `context_tokens` the
-    result is the average per token of a sequence of that length: window layers contribute
-    min(context, window) / context of a full layer. Without it, every layer counts in full
-    (the uncapped value, an upper bound): a per-token figure cannot be capped without a length.
-    """
+@dataclass(frozen=True)
+class KvLayout:
+    """Bytes one sequence keeps per layer kind (at a KV element size), and how many layers of each."""
+
+    per_token: float
+    """Bytes per token of one full-attention layer (GQA: 2 × kv_heads × head_dim × bytes; MLA: the latent)."""
+    full_layers: int
+    window_layers: int
+    window: int | None
+    linear_layers: int
+    state_bytes: float
+    """Recurrent state of one sequence in one linear-attention layer."""
+    indexer_per_token: float
+    """Sparse-attention indexer keys per token and layer (every attention layer)."""
+    attention: str
+    kv_heads: int | None
+
+
+def kv_layout(model: Model, kv_bytes_per_elem: float = 2.0) -> KvLayout:
     if model.attention == "mla":
         if model.layers is None or model.kv_lora_rank is None:
             raise ValueError(f"model '{model.id}': MLA needs layers and kv_lora_rank")
@@ -45,30 +119,67 @@ def kv_bytes_per_token(
     else:
         hd = head_dim_of(model)
         if model.layers is None or model.kv_heads is None or hd is None:
-            raise ValueError(
-                f"model '{model.id}' gives no layers/kv_heads/head_dim to compute its KV cache"
-            )
+            raise ValueError(f"model '{model.id}' gives no layers/kv_heads/head_dim to compute its KV cache")
         per_layer = 2 * model.kv_heads * hd * kv_bytes_per_elem
-    layers = model.layers
-    window_layers = min(model.sliding_window_layers, layers) if model.sliding_window else 0
-    full_layers = layers - window_layers
-    if context_tokens is None or window_layers == 0:
-        return layers * per_layer
+    window = model.sliding_window_layers if model.sliding_window else 0
+    linear = model.linear_attention_layers
+    full = model.layers - window - linear
+    state = (model.linear_state_bytes_per_layer or 0.0) * kv_bytes_per_elem / SIXTEEN_BIT
+    indexer = (model.indexer_head_dim + INDEXER_SCALE_BYTES) if model.indexer_head_dim else 0.0
+    return KvLayout(per_layer, full, window, model.sliding_window, linear, state, indexer,
+                    model.attention, model.kv_heads)
+
+
+def kv_bytes_per_seq(model: Model, context_tokens: int, kv_bytes_per_elem: float = 2.0) -> float:
+    """One copy of a sequence's KV cache (and recurrent state) at `context_tokens`, bytes:
+    full-attention layers grow with the context, sliding-window (and chunked) layers stop at the
+    window, linear-attention layers keep a fixed state, a sparse-attention indexer adds its keys."""
     if context_tokens <= 0:
         raise ValueError("context_tokens must be positive")
-    share = min(context_tokens, model.sliding_window) / context_tokens  # type: ignore[type-var]
-    return per_layer * (full_layers + window_layers * share)
+    k = kv_layout(model, kv_bytes_per_elem)
+    windowed = min(context_tokens, k.window) if k.window else context_tokens
+    attention_layers = k.full_layers + k.window_layers
+    return (k.per_token * (k.full_layers * context_tokens + k.window_layers * windowed)
+            + k.linear_layers * k.state_bytes + k.indexer_per_token * attention_layers * context_tokens)
+
+
+def kv_bytes_per_token(model: Model, kv_bytes_per_elem: float = 2.0, context_tokens: int | None = None) -> float:
+    """KV bytes per token. With `context_tokens`: the average per token of a sequence that long
+    (windows capped, recurrent state spread over it); without: every attention layer in full, the
+    uncapped value (a per-token figure cannot be capped without a length)."""
+    if context_tokens is not None:
+        return kv_bytes_per_seq(model, context_tokens, kv_bytes_per_elem) / context_tokens
+    k = kv_layout(model, kv_bytes_per_elem)
+    return (k.per_token + k.indexer_per_token) * (k.full_layers + k.window_layers)
 
 
 def kv_gb_per_seq(model: Model, context_tokens: int, kv_bytes_per_elem: float = 2.0) -> float:
-    """KV cache of one sequence at `context_tokens`, GB.
-
-    A model that states `kv_gb_per_seq` (the seed: 1.6 GB) is taken at its word, whatever the
-    context and element size; otherwise kv_bytes_per_token(model, bytes, context) × context.
-    """
+    """KV cache of one sequence at `context_tokens`, GB. A model that states `kv_gb_per_seq` (the
+    seed: 1.6 GB) is taken at its word, whatever the context and element size."""
     if model.kv_gb_per_seq is not None:
         return model.kv_gb_per_seq
-    return kv_bytes_per_token(model, kv_bytes_per_elem, context_tokens) * context_tokens / GB
+    return kv_bytes_per_seq(model, context_tokens, kv_bytes_per_elem) / GB
+
+
+def kv_copies(model: Model, attention_tp: int) -> float:
+    """How many copies of each sequence's KV cache one attention group of `attention_tp` GPUs keeps.
+
+    GQA/MHA shard KV heads across the group; past one head per GPU (TP > kv_heads) each head is
+    copied on TP / kv_heads GPUs. MLA's latent is not split by head: every GPU of a tensor-parallel
+    group keeps the whole latent (vLLM, SGLang); with data-parallel attention (attention_tp = 1)
+    a sequence lives on one GPU and there is one copy. A model that gives kv_gb_per_seq directly
+    is taken as measured for its replica: one copy.
+    """
+    if model.kv_gb_per_seq is not None or attention_tp <= 1:
+        return 1.0
+    if model.attention == "mla":
+        return float(attention_tp)
+    if model.kv_heads is not None and attention_tp > model.kv_heads:
+        return attention_tp / model.kv_heads
+    return 1.0
+
+
+# --- does it fit ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -77,10 +188,14 @@ class Fit:
 
     weights_gb: float
     kv_gb_per_seq: float
+    """What the replica spends per sequence: one copy × kv_copies."""
+    kv_copies: float
+    """Copies of each sequence's KV the replica keeps (MLA under tensor parallelism: one per GPU)."""
     total_gb: float
-    """GPUs × memory per GPU."""
+    """GPUs × device memory (bytes as the driver reports them), GB."""
     reserve_gb: float
-    """total × memory_reserve, kept for activations, engine buffers and fragmentation."""
+    """Kept for activations, engine buffers and fragmentation: memory_reserve of the total, and
+    never less than the engine's runtime per GPU."""
     usable_gb: float
     free_gb: float
     """usable − weights: what is left for the KV cache."""
@@ -92,24 +207,18 @@ class Fit:
         return self.kv_concurrency >= max(1, needed_concurrency)
 
 
-def fit(
-    model: Model,
-    precision: Precision,
-    memory_gb_per_gpu: float,
-    gpus: int,
-    context_tokens: int,
-    memory_reserve: float = 0.10,
-    kv_bytes_per_elem: float | None = None,
-) -> Fit:
+def fit(model: Model, precision: Precision, memory_gb_per_gpu: float, gpus: int, context_tokens: int,
+        memory_reserve: float = 0.10, kv_bytes_per_elem: float | None = None, *,
+        attention_tp: int | None = None, runtime_gb_per_gpu: float = 0.0) -> Fit:
     """Does the model fit, and for how many sequences?
 
-    usable = gpus × memory × (1 − reserve); free = usable − weights;
-    kv_concurrency = floor(free / kv_gb_per_seq) (DESIGN.md "Sizing physics").
+    usable = gpus × (memory − max(memory × memory_reserve, runtime)); free = usable − weights;
+    kv_concurrency = floor(free / (KV per sequence × copies)) (DESIGN.md "Sizing physics").
     Seed golden case: 70 B at 1 byte, 1.6 GB/seq, 2 × 80 GB → 70 of 160 GB, free 74, 46 sequences.
-    For a MIG slice pass the slice's memory and gpus=1. `kv_bytes_per_elem` defaults to the
-    precision's KV element size. `kv_gb_per_seq` is what the replica spends per sequence: with
-    tensor parallelism, KV that cannot be split across the GPUs is stored on each of them
-    (kv_replication).
+    `memory_gb_per_gpu` is device memory in GB of 1e9 bytes (Accelerator.memory_bytes / 1e9, or a
+    MIG slice's). `attention_tp` is the tensor-parallel degree of attention (default `gpus`; 1 with
+    data-parallel attention). `runtime_gb_per_gpu` is the engine's floor per GPU (CUDA context,
+    graphs, activation buffers): the reserve is never below it.
     """
     if gpus < 1:
         raise ValueError("gpus must be ≥ 1")
@@ -117,36 +226,12 @@ def fit(
         raise ValueError("memory_reserve must be in [0, 1)")
     kvb = precision.kv_bytes_per_elem if kv_bytes_per_elem is None else kv_bytes_per_elem
     w = weights_gb(model, precision)
-    kv = kv_gb_per_seq(model, context_tokens, kvb) * kv_replication(model, gpus)
+    copies = kv_copies(model, gpus if attention_tp is None else attention_tp)
+    kv = kv_gb_per_seq(model, context_tokens, kvb) * copies
     total = gpus * memory_gb_per_gpu
-    usable = total * (1 - memory_reserve)
+    reserve = gpus * max(memory_gb_per_gpu * memory_reserve, min(runtime_gb_per_gpu, memory_gb_per_gpu))
+    usable = total - reserve
     free = usable - w
     concurrency = floor_tol(free / kv) if free > 0 else 0
-    return Fit(
-        weights_gb=w,
-        kv_gb_per_seq=kv,
-        total_gb=total,
-        reserve_gb=total - usable,
-        usable_gb=usable,
-        free_gb=free,
-        kv_concurrency=max(concurrency, 0),
-    )
-
-
-def kv_replication(model: Model, tp: int) -> float:
-    """How many copies of each sequence's KV a TP group stores.
-
-    GQA/MHA shard KV heads across the GPUs; past one head per GPU (TP > kv_heads) each head is
-    copied on TP / kv_heads GPUs. MLA's compressed latent is not split by head: every GPU keeps
-    the whole latent (as vLLM and SGLang do without data-parallel attention). A model that gives
-    kv_gb_per_seq directly is taken as measured for its replica: no copies added.
-    """
-    if model.kv_gb_per_seq is not None or tp <= 1:
-        return 1.0
-    if model.attention == "mla":
-        return float(tp)
-    if model.kv_heads is not None and tp > model.kv_heads:
-        return tp / model.kv_heads
-    return 1.0
-
-
+    return Fit(weights_gb=w, kv_gb_per_seq=kv, kv_copies=copies, total_gb=total, reserve_gb=reserve,
+               usable_gb=usable, free_gb=free, kv_concurrency=max(concurrency, 0))

@@ -1,47 +1,77 @@
 """Goodput at an SLO: a roofline of continuous batching with fitted efficiencies (catalogs/estimator.yaml).
 
-Units: TB/s = 1e12 bytes/s, TFLOPS = 1e12 FLOP/s, throughput in output tokens/s.
+Units: TB/s = 1e12 bytes/s, TFLOPS = 1e12 FLOP/s, throughput in output tokens/s. Every per-step
+quantity is per GPU and per TPOT cycle (one output token for each of the B sequences of a replica).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from optimizer.inputs.schema.catalog import Accelerator, MigProfile, Model, Precision
 from optimizer.inputs.schema.estimator import EstimatorParams
-from optimizer.physics.memory import head_dim_of, kv_bytes_per_token
+from optimizer.physics.layout import Layout, Links, links
+from optimizer.physics.memory import (
+    SIXTEEN_BIT,
+    expert_split,
+    head_dim_of,
+    kv_bytes_per_seq,
+    kv_copies,
+    weight_parts,
+)
+from optimizer.physics.queueing import mean_wait_s, poisson_quantile, wait_quantile_s
 from optimizer.vocab import GB
 
 # --- datatypes --------------------------------------------------------------------------------
 
 
-def compute_dtype_on(precision: Precision, accelerator: Accelerator) -> str | None:
-    """The datatype the matrix multiplies run in on this accelerator, or None if not native.
+@dataclass(frozen=True)
+class Compute:
+    """How a precision runs on an accelerator: the matmul datatype, and whether weights are
+    de-quantized on the fly (weight-only)."""
 
-    Weight-only formats (int4-awq) de-quantize to bf16 and run anywhere bf16 runs. Otherwise
-    the precision's compute dtype, if the accelerator's generation is in `native_on`
-    (an empty `native_on` means every generation). Generation "other" (a plan-local
-    accelerator) runs whatever the plan lists: DESIGN.md trusts the plan's measurement there.
+    dtype: str
+    weight_only: bool
+
+
+def compute_on(precision: Precision, accelerator: Accelerator) -> Compute | None:
+    """The datatype the matrix multiplies run in on this accelerator, or None when it has no kernels.
+
+    Native: the precision's compute dtype where the accelerator's generation is in `native_on`
+    (an empty list means every generation). Weight-only (int4-awq, w8a16, and MXFP4 on Hopper):
+    weights stay compressed in memory and are de-quantized to bf16 for the multiplies, on the
+    generations that have the kernels (`weight_only_on`; every generation when the format is
+    weight-only by nature and lists none). A plan-local accelerator of generation "other" runs
+    whatever the plan lists: DESIGN.md trusts the plan's measurement there.
     """
+    gen = accelerator.generation
     if precision.weight_only:
-        return "bf16"
-    if (not precision.native_on or accelerator.generation in precision.native_on
-            or accelerator.generation == "other"):
-        return precision.compute_dtype
+        if not precision.weight_only_on or gen in precision.weight_only_on or gen == "other":
+            return Compute("bf16", True)
+        return None
+    if not precision.native_on or gen in precision.native_on or gen == "other":
+        return Compute(precision.compute_dtype, False)
+    if gen in precision.weight_only_on:
+        return Compute("bf16", True)
     return None
 
 
+def compute_dtype_on(precision: Precision, accelerator: Accelerator) -> str | None:
+    c = compute_on(precision, accelerator)
+    return c.dtype if c else None
+
+
 def why_not_native(precision: Precision, accelerator: Accelerator) -> str | None:
-    """A human reason when `compute_dtype_on` is None, e.g.
-    "fp8 is not native on ampere (A100 80GB); native on hopper, ada, blackwell"."""
-    if compute_dtype_on(precision, accelerator) is not None:
+    """A human reason when a precision cannot run on an accelerator, e.g.
+    "fp8 has no kernels on ampere (A100 80GB): native on hopper, ada, blackwell"."""
+    if compute_on(precision, accelerator) is not None:
         return None
     label = accelerator.name or accelerator.id
-    return (
-        f"{precision.id} is not native on {accelerator.generation} ({label}); "
-        f"native on {', '.join(precision.native_on)}"
-    )
+    where = f"native on {', '.join(precision.native_on)}" if precision.native_on else ""
+    if precision.weight_only_on:
+        where += ("; " if where else "") + f"weight-only on {', '.join(precision.weight_only_on)}"
+    return f"{precision.id} has no kernels on {accelerator.generation} ({label}): {where}"
 
 
 # --- goodput: a roofline of continuous batching -------------------------------------------------
@@ -54,81 +84,136 @@ class Estimate:
     batch: int
     """Sequences in flight per replica (0: even one sequence misses the SLO or does not fit)."""
     ttft_ms: float
+    """TTFT at the SLO's percentile with the replica at this batch (queueing included)."""
     tpot_ms: float
+    """TPOT at the SLO's percentile at this batch (mean when no percentile is asked)."""
     goodput_output_tokens_per_s: float
     bound: str
     """What limited the batch: bandwidth, compute, kv-memory, tpot or ttft."""
+    calibrated: bool = True
+    """False when no published result calibrated this (generation, datatype): goodput is then the
+    roofline's × uncalibrated_headroom, and the output says so."""
+    group: str = ""
+    """The (generation/datatype) group of efficiencies used."""
+    raw_goodput_output_tokens_per_s: float = 0.0
+    """Goodput before the uncalibrated headroom."""
+    layout: str = "tp1"
+    prefill_share: float = 0.0
+    """Disaggregated: prefill GPUs per decode GPU."""
 
 
 @dataclass(frozen=True)
 class Roofline:
-    """Per-step costs of one replica for a workload (input, output tokens), in seconds.
+    """Per-step costs of one replica for a workload (input I, output O tokens per request), seconds.
 
-    Decode step at batch B (continuous batching, every term per GPU of the TP group):
-      weights: smoothmax_p(bytes(B) / BW, 2·active·B / C_dec) — the GEMMs, where bytes(B) are
-               the dense weights plus the experts the B tokens touch, 1 − (1 − k/E)^B of them;
-      KV:      max(B · kv_seq / BW, B · attention FLOPs / C_dec) at the mean context I + O/2;
-      TP:      2 all-reduces per layer of B × hidden activations (ring: latency +
-               2(TP−1)/TP × bytes / scale-up bandwidth); plus a fixed step overhead.
-    Prefill: (2·active + causal attention) FLOPs per input token / C_pre, plus its all-reduces.
-    Steady state: B/O requests finish per step, so each step also prefills B·I/O tokens:
-      TPOT(B) = decode(B) + prefill(B·I/O);  goodput(B) = B / TPOT(B);
-      TTFT(B) = prefill(I) + decode(B)  (a new request's prefill rides one step; no queueing).
-    BW = bandwidth × η_mem, C = peak(dtype) × η (× MoE factor), all × MIG fraction ×
-    generation factor. η come from EstimatorParams (catalogs/estimator.yaml).
+    Decode at batch B (continuous batching), per GPU and per TPOT cycle (one token for each of the
+    B sequences; under pipeline parallelism that is pp micro-batches of B/pp through every stage):
+      weights:   smoothmax_p(bytes(B) / BW, gemm_flops · B / C_dec) — the GEMMs; bytes(B) are the
+                 always-read weights plus the experts the tokens touch, 1 − (1 − k/E)^(B/pp) of them;
+      KV:        B · max(kv_bytes / BW, attention_flops / C_dec) at the mean context I + O/2;
+      comm:      all-reduces (TP), all-to-alls (EP), stage sends (PP): latency + B · bytes / bandwidth;
+      overhead:  a fixed cost per micro-batch step.
+    Prefill: flops per input token / C_pre plus its communication. Continuous batching prefills
+    B·I/O tokens per cycle, so TPOT(B) = decode(B) + prefill(B·I/O) and goodput(B) = B / TPOT(B).
+    At a percentile p, TPOT_p(B) = decode(B) + prefill(I · Q_p(B) / O), Q_p the p-quantile of the
+    requests (Poisson, mean B) that arrive while one request decodes; and
+      TTFT_p(B) = wait_p + ⌈I / chunk⌉ · decode(B) + prefill_alone(I),
+    wait_p the M/D/c queue for prefill: c = dp·pp servers, service prefill_alone(I), arrivals
+    λ = B / (TPOT(B) · O) — so a busier replica waits longer and a TTFT target limits the batch.
     """
 
     input_tokens: int
     output_tokens: int
-    bw: float  # bytes/s per GPU, effective
-    c_dec: float  # FLOP/s per GPU, effective, decode
-    c_pre: float  # FLOP/s per GPU, effective, prefill
-    p: float  # smooth-max exponent
-    dense_bytes: float  # per GPU, always read per step
-    expert_bytes: float  # per GPU, read if touched
-    expert_share: float  # k / E (0 for dense)
-    gemm_flops_per_token: float  # per GPU
-    kv_bytes_per_seq: float  # per GPU, at the mean decode context
-    attn_flops_decode: float  # per GPU per sequence per step
-    prefill_flops_per_token: float  # per GPU, incl. causal attention
-    ar_count: int  # all-reduces per forward pass
-    ar_latency: float  # s
-    ar_bytes_per_token: float  # per all-reduce, incl. the ring factor, / bandwidth -> s
-    overhead: float  # s
-
-    def _allreduce(self, tokens: float) -> float:
-        if self.ar_count == 0:
-            return 0.0
-        return self.ar_count * (self.ar_latency + tokens * self.ar_bytes_per_token)
+    bw: float
+    c_dec: float
+    c_pre: float
+    p: float
+    pp: int
+    dense_bytes: float
+    expert_bytes: float
+    expert_share: float
+    gemm_flops_per_seq: float
+    kv_bytes_per_seq: float
+    attn_flops_per_seq: float
+    comm_fixed_s: float
+    """Per TPOT cycle: latencies of every collective."""
+    comm_s_per_seq: float
+    """Per TPOT cycle and sequence: bytes / bandwidth of every collective."""
+    overhead: float
+    prefill_flops_per_token: float
+    """Per GPU when prefill spreads over the whole replica (throughput)."""
+    prefill_comm_s_per_token: float
+    prefill_alone_s_per_token: float
+    """One request prefilled by one attention group through every stage (latency)."""
+    prefill_alone_fixed_s: float
+    prefill_servers: int
+    chunk_tokens: int
 
     def parts(self, batch: float) -> tuple[float, float, float]:
-        """(memory time, compute time, other time) of one decode step at `batch`, seconds."""
-        touched = 1.0 - (1.0 - self.expert_share) ** batch if self.expert_share else 0.0
+        """(memory time, compute time, other time) of one decode cycle at `batch`, seconds."""
+        touched = self._touched(batch)
         t_w = (self.dense_bytes + self.expert_bytes * touched) / self.bw
-        t_g = self.gemm_flops_per_token * batch / self.c_dec
+        t_g = self.gemm_flops_per_seq * batch / self.c_dec
         t_kv = batch * self.kv_bytes_per_seq / self.bw
-        t_att = batch * self.attn_flops_decode / self.c_dec
-        return t_w + t_kv, t_g + t_att, self._allreduce(batch) + self.overhead
+        t_att = batch * self.attn_flops_per_seq / self.c_dec
+        return t_w + t_kv, t_g + t_att, self._comm(batch) + self.overhead
+
+    def _touched(self, batch: float) -> float:
+        if not self.expert_share:
+            return 0.0
+        return 1.0 - (1.0 - self.expert_share) ** max(batch / self.pp, 1e-9)
+
+    def _comm(self, batch: float) -> float:
+        return self.comm_fixed_s + batch * self.comm_s_per_seq if batch > 0 else 0.0
 
     def decode_s(self, batch: float) -> float:
-        touched = 1.0 - (1.0 - self.expert_share) ** batch if self.expert_share else 0.0
-        t_w = (self.dense_bytes + self.expert_bytes * touched) / self.bw
-        t_g = self.gemm_flops_per_token * batch / self.c_dec
+        t_w = (self.dense_bytes + self.expert_bytes * self._touched(batch)) / self.bw
+        t_g = self.gemm_flops_per_seq * batch / self.c_dec
         p = self.p
         gemm = t_w if t_g == 0 else (t_w**p + t_g**p) ** (1.0 / p)
-        kv = batch * max(self.kv_bytes_per_seq / self.bw, self.attn_flops_decode / self.c_dec)
-        return gemm + kv + self._allreduce(batch) + self.overhead
+        kv = batch * max(self.kv_bytes_per_seq / self.bw, self.attn_flops_per_seq / self.c_dec)
+        return gemm + kv + self._comm(batch) + self.overhead
 
     def prefill_s(self, tokens: float) -> float:
+        """Prefill of `tokens` spread over the whole replica (continuous batching)."""
         if tokens <= 0:
             return 0.0
-        return tokens * self.prefill_flops_per_token / self.c_pre + self._allreduce(tokens)
+        return tokens * (self.prefill_flops_per_token / self.c_pre + self.prefill_comm_s_per_token)
 
-    def tpot_s(self, batch: float) -> float:
-        return self.decode_s(batch) + self.prefill_s(batch * self.input_tokens / self.output_tokens)
+    def prefill_alone_s(self, tokens: float) -> float:
+        """One request's prefill of `tokens`, alone, on one attention group through every stage."""
+        if tokens <= 0:
+            return 0.0
+        return tokens * self.prefill_alone_s_per_token + self.prefill_alone_fixed_s
 
-    def ttft_s(self, batch: float) -> float:
-        return self.prefill_s(self.input_tokens) + self.decode_s(batch)
+    def tpot_s(self, batch: float, percentile: float | None = None) -> float:
+        """Mean TPOT at `batch`; with a percentile, that percentile of a request's mean TPOT."""
+        arrivals = batch if percentile is None else poisson_quantile(batch, percentile)
+        return self.decode_s(batch) + self.prefill_s(arrivals * self.input_tokens / self.output_tokens)
+
+    def request_rate(self, batch: float) -> float:
+        """Requests per second a replica completes (and admits) at `batch`."""
+        return batch / (self.tpot_s(batch) * self.output_tokens) if batch > 0 else 0.0
+
+    def ttft_s(self, batch: float, percentile: float | None = None) -> float:
+        """TTFT of a request arriving while the replica runs at `batch`; with a percentile, its
+        queueing for prefill is taken at that percentile (mean without)."""
+        s = self.prefill_alone_s(self.input_tokens)
+        chunks = max(1, math.ceil(self.input_tokens / self.chunk_tokens))
+        base = chunks * self.decode_s(batch) + s
+        if batch <= 0:
+            return base
+        lam = self.request_rate(batch)
+        servers = self.prefill_servers
+        # The prefill budget per step caps what the servers take in: a chunk of `chunk_tokens` per
+        # decode step at most; beyond that requests queue however fast the GPUs would prefill.
+        budget = self.chunk_tokens / self.decode_s(batch) * servers
+        load = max(lam * s, lam * self.input_tokens / budget * servers)
+        if load >= servers:
+            return math.inf
+        wait = (wait_quantile_s(servers, load / s, s, percentile) if percentile is not None
+                else mean_wait_s(servers, load / s, s))
+        return wait + base
 
     def goodput(self, batch: float) -> float:
         return batch / self.tpot_s(batch) if batch > 0 else 0.0
@@ -163,23 +248,64 @@ def _peak_tflops(accelerator: Accelerator, dtype: str) -> float:
     )
 
 
-def roofline(
-    model: Model,
-    precision: Precision,
-    accelerator: Accelerator,
-    tp: int,
-    input_tokens: int,
-    output_tokens: int,
-    *,
-    mig: MigProfile | None = None,
-    params: EstimatorParams | None = None,
-    kv_bytes_per_elem: float | None = None,
-) -> Roofline:
-    """Precompute the per-step cost coefficients of one replica (see `Roofline`)."""
+@dataclass(frozen=True)
+class Efficiency:
+    """The efficiencies one (accelerator, precision) pair runs at."""
+
+    bw_scale: float
+    c_dec: float
+    c_pre: float
+    group: str
+    calibrated: bool
+
+
+def efficiency(precision: Precision, accelerator: Accelerator, p: EstimatorParams, *, moe: bool,
+               mig: MigProfile | None = None) -> Efficiency:
+    comp = compute_on(precision, accelerator)
+    if comp is None:
+        raise ValueError(why_not_native(precision, accelerator))
+    peak = _peak_tflops(accelerator, comp.dtype) * 1e12
+    dtype_key = "weight-only" if comp.weight_only else comp.dtype
+    dtype_key = {"fp16": "bf16"}.get(dtype_key, dtype_key)
+    group = p.group(accelerator.generation, dtype_key)
+    factor = p.generation_factor.get(accelerator.generation, 1.0) * p.group_factor.get(group, 1.0)
+    wo = p.weight_only_factor if comp.weight_only else 1.0
+    moe_f = p.moe_compute_factor if moe else 1.0
+    compute_share = mig.compute_fraction if mig else 1.0
+    memory_share = (mig.memory_fraction or mig.compute_fraction) if mig else 1.0
+    return Efficiency(
+        bw_scale=p.eta_memory * memory_share * factor,
+        c_dec=peak * p.eta_decode(comp.dtype) * moe_f * wo * compute_share * factor,
+        c_pre=peak * p.eta_prefill(comp.dtype) * moe_f * wo * compute_share * factor,
+        group=group,
+        calibrated=p.is_calibrated(accelerator.generation, dtype_key) or accelerator.generation == "other")
+
+
+def _moe(model: Model) -> bool:
+    return bool(model.experts and model.experts > 1) or model.active_b < model.params_b
+
+
+def _moe_layers(model: Model) -> int:
+    layers = model.layers or 0
+    if not _moe(model):
+        return 0
+    dense = model.dense_layers or 0
+    step = model.moe_layer_interval or 1
+    return max(0, (layers - dense) // step)
+
+
+def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: int | Layout,
+             input_tokens: int, output_tokens: int, *, mig: MigProfile | None = None,
+             params: EstimatorParams | None = None, kv_bytes_per_elem: float | None = None,
+             link: Links | None = None) -> Roofline:
+    """Precompute the per-cycle cost coefficients of one replica (see `Roofline`).
+
+    `tp` is a tensor-parallel degree or a whole Layout; `link` the links its collectives use
+    (default: what the accelerator's own scale-up domain and scale-out network give).
+    """
     p = params or EstimatorParams()
-    if tp < 1:
-        raise ValueError("tp must be ≥ 1")
-    if mig is not None and tp != 1:
+    layout = tp if isinstance(tp, Layout) else Layout("tp", tp=tp)
+    if mig is not None and layout.gpus != 1:
         raise ValueError("a MIG slice serves a replica on its own: tp must be 1")
     if input_tokens < 0 or output_tokens < 1:
         raise ValueError("input_tokens must be ≥ 0 and output_tokens ≥ 1")
@@ -188,130 +314,143 @@ def roofline(
             f"accelerator '{accelerator.id}' gives no bandwidth_tb_s: the goodput cannot be "
             "estimated — add it or give a measured goodput"
         )
-    dtype = compute_dtype_on(precision, accelerator)
-    if dtype is None:
-        raise ValueError(why_not_native(precision, accelerator))
-    peak = _peak_tflops(accelerator, dtype) * 1e12
-    scale = (mig.compute_fraction if mig else 1.0) * p.generation_factor.get(
-        accelerator.generation, 1.0
-    )
-    is_moe = bool(model.experts and model.experts > 1) or model.active_b < model.params_b
-    moe = p.moe_compute_factor if is_moe else 1.0
-    bw = accelerator.bandwidth_tb_s * 1e12 * p.eta_memory * scale
-    c_dec = peak * p.eta_decode(dtype) * moe * scale
-    c_pre = peak * p.eta_prefill(dtype) * moe * scale
+    is_moe = _moe(model)
+    eff = efficiency(precision, accelerator, p, moe=is_moe, mig=mig)
+    ln = link or links(accelerator, layout, p)
+    tp_, dp, pp = layout.tp, layout.dp, layout.pp
+    stage = layout.stage_gpus
+    bw = accelerator.bandwidth_tb_s * 1e12 * eff.bw_scale
 
-    bpp = precision.bytes_per_param * GB
-    active, total = model.active_b, model.params_b
-    k, e = model.active_experts, model.experts
-    if is_moe and k and e and e > k:
-        per_expert = (total - active) / (e - k)
-        dense_b, expert_b, share = active - k * per_expert, e * per_expert, k / e
-    elif is_moe:  # expert layout unknown: every resident weight is read once per step
-        dense_b, expert_b, share = total, 0.0, 0.0
-    else:
-        dense_b, expert_b, share = total, 0.0, 0.0
+    # Weights by part, in bytes: what every step reads, and the routed experts. A low-bit checkpoint
+    # keeps the output layer (and, quantized_scope: experts, all but the experts) 16-bit.
+    parts = weight_parts(model)
+    bpp = precision.bytes_per_param
+    low = bpp < SIXTEEN_BIT
+    experts_b = parts.experts * bpp
+    other_b = parts.other * (SIXTEEN_BIT if low and model.quantized_scope == "experts" and parts.experts else bpp)
+    output_b = parts.output * (SIXTEEN_BIT if low else bpp)
+    _routed, per_expert = expert_split(model)
+    k = model.active_experts or 0
+    share = k / model.experts if (per_expert and model.experts) else 0.0
+    # Always read per GPU per cycle: attention/dense/output sharded by tp, once per micro-batch.
+    dense_bytes = (other_b + output_b) / tp_
+    expert_bytes = experts_b / stage
 
-    # KV cache per GPU: heads split over TP; when TP > kv_heads (or MLA) the cache is replicated.
+    active_exp = k * per_expert
+    active_dense = model.active_b * GB - active_exp - parts.embedding
+    active_dense = max(active_dense, 0.0) if (parts.embedding or per_expert) else model.active_b * GB
+    # GEMM flops per GPU per cycle for each sequence of the replica batch
+    gemm = (2 * active_dense / (tp_ * dp) + 2 * active_exp / stage) / pp
+
+    # KV cache at the mean context of a decode step, per GPU per sequence of the batch
     mean_ctx = max(1, input_tokens + output_tokens // 2)
     kvb = precision.kv_bytes_per_elem if kv_bytes_per_elem is None else kv_bytes_per_elem
-    if model.kv_gb_per_seq is not None:
-        kv_seq = model.kv_gb_per_seq * GB  # stated at the working context: an upper bound
-    else:
-        kv_seq = kv_bytes_per_token(model, kvb, mean_ctx) * mean_ctx
-    shards = 1 if model.attention == "mla" else min(tp, model.kv_heads or tp)
-    kv_per_gpu = kv_seq / shards
+    kv_seq = model.kv_gb_per_seq * GB if model.kv_gb_per_seq is not None else kv_bytes_per_seq(model, mean_ctx, kvb)
+    kv_per_gpu = kv_seq * kv_copies(model, tp_) / (tp_ * dp * pp)
 
     layers = model.layers or 80
     hd = head_dim_of(model)
     heads = model.attention_heads
+    attention_layers = max(layers - model.linear_attention_layers, 0)
     if heads and model.attention == "mla" and model.kv_lora_rank:
         per_ctx = 2 * heads * (2 * model.kv_lora_rank + (model.qk_rope_head_dim or 0))
     elif heads and hd:
         per_ctx = 4 * heads * hd  # QK^T and AV, 2 FLOPs per multiply-add
     else:
         per_ctx = 0
-    attn_decode = layers * per_ctx * mean_ctx / tp
-    attn_prefill_per_token = layers * per_ctx * (input_tokens / 2) / tp  # causal: half on average
+    window = model.sliding_window
+    win_layers = model.sliding_window_layers if window else 0
+    ctx_decode = (attention_layers - win_layers) * mean_ctx + win_layers * min(mean_ctx, window or mean_ctx)
+    ctx_prefill = ((attention_layers - win_layers) * input_tokens / 2
+                   + win_layers * min(input_tokens / 2, window or input_tokens))
+    attn_decode = per_ctx * ctx_decode / (tp_ * dp * pp)
+    attn_prefill_per_token = per_ctx * ctx_prefill  # one request, all layers
 
     hidden = model.hidden_size or math.sqrt(model.params_b * GB / (12 * layers))
-    if tp > 1:
-        su = (accelerator.scale_up_bandwidth_gb_s or p.fallback_scale_up_gb_s) * GB * p.eta_scale_up
-        ar_count = 2 * layers
-        ar_bytes = 2 * (tp - 1) / tp * hidden * p.activation_bytes / su
-    else:
-        ar_count, ar_bytes = 0, 0.0
+    act = hidden * p.activation_bytes
+    # Communication per cycle: all-reduces (2 per layer) of the tp group, all-to-all of the experts
+    # (dispatch and combine per MoE layer), sends between pipeline stages.
+    fixed, per_seq = 0.0, 0.0
+    if tp_ > 1:
+        ar_bytes = 2 * (tp_ - 1) / tp_ * act
+        fixed += 2 * layers * ln.tp_latency
+        per_seq += 2 * layers * ar_bytes / ln.tp_bw / (dp * pp)
+    moe_layers = _moe_layers(model)
+    if dp > 1 and moe_layers:
+        a2a = (stage - 1) / stage * k * act
+        fixed += 2 * moe_layers * ln.a2a_latency
+        per_seq += 2 * moe_layers * a2a / ln.a2a_bw / (dp * pp)
+    if pp > 1:
+        fixed += pp * ln.stage_latency
+        per_seq += act / ln.stage_bw / dp
+
+    prefill_flops = (2 * active_dense / (tp_ * dp) + 2 * active_exp / stage) / pp + attn_prefill_per_token / (tp_ * dp * pp)
+    prefill_comm = per_seq  # the same collectives, one token's worth each
+    alone_flops = 2 * active_dense / tp_ + 2 * active_exp / stage + attn_prefill_per_token / tp_
+    alone_per_token = alone_flops / eff.c_pre
+    alone_fixed = 0.0
+    if tp_ > 1:
+        alone_per_token += 2 * layers * 2 * (tp_ - 1) / tp_ * act / ln.tp_bw
+        alone_fixed += 2 * layers * ln.tp_latency
+    if dp > 1 and moe_layers:
+        alone_per_token += 2 * moe_layers * (stage - 1) / stage * k * act / ln.a2a_bw
+        alone_fixed += 2 * moe_layers * ln.a2a_latency
+    if pp > 1:
+        alone_per_token += (pp - 1) * act / ln.stage_bw
+        alone_fixed += (pp - 1) * ln.stage_latency
     return Roofline(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        bw=bw,
-        c_dec=c_dec,
-        c_pre=c_pre,
-        p=p.roofline_sharpness,
-        dense_bytes=dense_b * bpp / tp,
-        expert_bytes=expert_b * bpp / tp,
-        expert_share=share,
-        gemm_flops_per_token=2 * active * GB / tp,
-        kv_bytes_per_seq=kv_per_gpu,
-        attn_flops_decode=attn_decode,
-        prefill_flops_per_token=2 * active * GB / tp + attn_prefill_per_token,
-        ar_count=ar_count,
-        ar_latency=p.allreduce_latency_us * 1e-6,
-        ar_bytes_per_token=ar_bytes,
-        overhead=p.step_overhead_ms * 1e-3,
-    )
+        input_tokens=input_tokens, output_tokens=output_tokens, bw=bw, c_dec=eff.c_dec, c_pre=eff.c_pre,
+        p=p.roofline_sharpness, pp=pp, dense_bytes=dense_bytes, expert_bytes=expert_bytes, expert_share=share,
+        gemm_flops_per_seq=gemm, kv_bytes_per_seq=kv_per_gpu, attn_flops_per_seq=attn_decode,
+        comm_fixed_s=fixed, comm_s_per_seq=per_seq, overhead=p.step_overhead_ms * 1e-3 * pp,
+        prefill_flops_per_token=prefill_flops, prefill_comm_s_per_token=prefill_comm,
+        prefill_alone_s_per_token=alone_per_token, prefill_alone_fixed_s=alone_fixed,
+        prefill_servers=dp * pp, chunk_tokens=p.prefill_chunk_tokens)
 
 
-def estimate(
-    model: Model,
-    precision: Precision,
-    accelerator: Accelerator,
-    tp: int,
-    input_tokens: int,
-    output_tokens: int,
-    *,
-    ttft_ms: float | None = None,
-    tpot_ms: float | None = None,
-    max_batch: int | None = None,
-    mig: MigProfile | None = None,
-    params: EstimatorParams | None = None,
-    kv_bytes_per_elem: float | None = None,
-) -> Estimate:
+def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: int | Layout,
+             input_tokens: int, output_tokens: int, *, ttft_ms: float | None = None,
+             tpot_ms: float | None = None, percentile: float | None = None, max_batch: int | None = None,
+             mig: MigProfile | None = None, params: EstimatorParams | None = None,
+             kv_bytes_per_elem: float | None = None, link: Links | None = None) -> Estimate:
     """Goodput of one replica at the SLO: the largest batch B ≤ max_batch (the KV concurrency)
-    and ≤ the engine's batch cap with TPOT(B) ≤ tpot_ms and TTFT(B) ≤ ttft_ms; goodput =
-    B / TPOT(B) output tokens/s (see `Roofline` for the cost model). Without SLOs it is the
-    maximum throughput. When even B = 1 misses an SLO (or max_batch is 0) the batch and goodput
-    are 0 and `bound` names the limit that failed. TPOT and TTFT grow with B and goodput does
-    too, so a bisection over B finds the answer in ~12 steps.
+    and ≤ the engine's batch cap with TPOT_p(B) ≤ tpot_ms and TTFT_p(B) ≤ ttft_ms (p = `percentile`;
+    the mean without one); goodput = B / TPOT(B) output tokens/s (see `Roofline`). Without SLOs it
+    is the maximum throughput. When even B = 1 misses an SLO (or max_batch is 0) the batch and
+    goodput are 0 and `bound` names the limit that failed. TPOT and TTFT grow with B and goodput
+    does too, so a bisection over B finds the answer in ~12 steps.
 
-    `kv_bytes_per_elem` defaults to the precision's KV element size (pass the one given to fit()).
-    Raises ValueError when the accelerator lacks bandwidth or TFLOPS data, or the precision is
-    not native on it.
+    Where no published result calibrated the (generation, datatype) group, goodput keeps
+    `uncalibrated_headroom` of the roofline's and `calibrated` is False.
+    Raises ValueError when the accelerator lacks bandwidth or TFLOPS data, or the precision has
+    no kernels on it.
     """
     p = params or EstimatorParams()
-    rl = roofline(
-        model, precision, accelerator, tp, input_tokens, output_tokens, mig=mig, params=p,
-        kv_bytes_per_elem=kv_bytes_per_elem,
-    )
+    layout = tp if isinstance(tp, Layout) else Layout("tp", tp=tp)
+    rl = roofline(model, precision, accelerator, layout, input_tokens, output_tokens, mig=mig, params=p,
+                  kv_bytes_per_elem=kv_bytes_per_elem, link=link)
+    eff = efficiency(precision, accelerator, p, moe=_moe(model), mig=mig)
     cap = p.max_batch if max_batch is None else min(max_batch, p.max_batch)
     kv_limited = max_batch is not None and max_batch <= p.max_batch
+    return _best_batch(rl, cap, kv_limited, ttft_ms, tpot_ms, percentile, eff, p, layout.label)
 
+
+def _best_batch(rl: Roofline, cap: int, kv_limited: bool, ttft_ms: float | None, tpot_ms: float | None,
+                percentile: float | None, eff: Efficiency, p: EstimatorParams, label: str) -> Estimate:
     def misses(b: int) -> str | None:
-        if tpot_ms is not None and rl.tpot_s(b) * 1e3 > tpot_ms:
+        if tpot_ms is not None and rl.tpot_s(b, percentile) * 1e3 > tpot_ms:
             return "tpot"
-        if ttft_ms is not None and rl.ttft_s(b) * 1e3 > ttft_ms:
+        if ttft_ms is not None and rl.ttft_s(b, percentile) * 1e3 > ttft_ms:
             return "ttft"
         return None
 
     def result(b: int, bound: str) -> Estimate:
         shown = max(b, 1)
-        return Estimate(
-            batch=b,
-            ttft_ms=rl.ttft_s(shown) * 1e3,
-            tpot_ms=rl.tpot_s(shown) * 1e3,
-            goodput_output_tokens_per_s=rl.goodput(b),
-            bound=bound,
-        )
+        raw = rl.goodput(b)
+        headroom = 1.0 if eff.calibrated else p.uncalibrated_headroom
+        return Estimate(batch=b, ttft_ms=rl.ttft_s(shown, percentile) * 1e3, tpot_ms=rl.tpot_s(shown, percentile) * 1e3,
+                        goodput_output_tokens_per_s=raw * headroom, bound=bound, calibrated=eff.calibrated,
+                        group=eff.group, raw_goodput_output_tokens_per_s=raw, layout=label)
 
     if cap < 1:
         return result(0, "kv-memory")
@@ -329,3 +468,97 @@ def estimate(
         else:
             lo = mid
     return result(lo, misses(hi) or "tpot")
+
+
+@dataclass(frozen=True)
+class Disaggregated:
+    """Prefill and decode on separate groups: one decode group and `prefill_share` prefill groups."""
+
+    decode: Estimate
+    prefill_layout: Layout
+    decode_layout: Layout
+    prefill_groups: float
+    """Prefill groups per decode group that keep TTFT within target at the decode group's load."""
+    kv_transfer_ms: float
+    ttft_ms: float
+    gpus: float
+    goodput_output_tokens_per_s: float
+    calibrated: bool
+    extra: dict = field(default_factory=dict)
+
+
+def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, prefill: Layout, decode: Layout,
+                  input_tokens: int, output_tokens: int, *, ttft_ms: float | None, tpot_ms: float | None,
+                  percentile: float | None, max_batch: int, params: EstimatorParams | None = None,
+                  kv_bytes_per_elem: float | None = None, prefill_link: Links | None = None,
+                  decode_link: Links | None = None, transfer_gb_s: float | None = None) -> Disaggregated | None:
+    """Size a disaggregated replica: a decode group that only decodes (TPOT without prefill
+    interference) and enough prefill groups that a request's TTFT — its wait for a prefill server
+    (M/D/c over every prefill group's attention groups), its prefill, the KV transfer to the decode
+    group and the first decode step — stays within target at the decode group's request rate.
+    Returns None when no batch meets the targets."""
+    p = params or EstimatorParams()
+    # The decode group only decodes: its sequences arrive with their KV, nothing is prefilled there.
+    dec = replace(roofline(model, precision, accelerator, decode, input_tokens, output_tokens, params=p,
+                           kv_bytes_per_elem=kv_bytes_per_elem, link=decode_link),
+                  prefill_flops_per_token=0.0, prefill_comm_s_per_token=0.0)
+    pre = roofline(model, precision, accelerator, prefill, input_tokens, 1, params=p,
+                   kv_bytes_per_elem=kv_bytes_per_elem, link=prefill_link)
+    eff = efficiency(precision, accelerator, p, moe=_moe(model))
+    kvb = precision.kv_bytes_per_elem if kv_bytes_per_elem is None else kv_bytes_per_elem
+    kv_seq = model.kv_gb_per_seq * GB if model.kv_gb_per_seq is not None else kv_bytes_per_seq(model, input_tokens or 1, kvb)
+    link_bw = (transfer_gb_s or accelerator.scale_out_gb_s or p.fallback_scale_out_gb_s) * 1e9 * p.eta_scale_out
+    transfer = kv_seq / (link_bw * max(decode.gpus, 1))
+    s = pre.prefill_alone_s(input_tokens)
+    cap = min(max_batch, p.max_batch)
+    if cap < 1:
+        return None
+
+    def tpot(b: float) -> float:
+        return dec.decode_s(b)
+
+    best = None
+    candidates = sorted({max(1, int(cap / 2**i)) for i in range(0, 16)} | {cap})
+    for b in candidates:
+        if tpot_ms is not None and tpot(b) * 1e3 > tpot_ms:
+            continue
+        lam = b / (tpot(b) * output_tokens)
+        base = s + transfer + tpot(b)
+        if ttft_ms is not None and base * 1e3 > ttft_ms:
+            continue
+        groups = _prefill_groups(lam, s, pre.prefill_servers, base, ttft_ms, percentile)
+        if groups is None:
+            continue
+        gpus = decode.gpus + groups * prefill.gpus
+        good = b / tpot(b)
+        per_gpu = good / gpus
+        if best is None or per_gpu > best[0]:
+            best = (per_gpu, b, groups, gpus, good)
+    if best is None:
+        return None
+    _, b, groups, gpus, good = best
+    headroom = 1.0 if eff.calibrated else p.uncalibrated_headroom
+    wait = wait_quantile_s(groups * pre.prefill_servers, b / (tpot(b) * output_tokens), s, percentile or 50.0)
+    ttft = (wait + s + transfer + tpot(b)) * 1e3
+    est = Estimate(batch=b, ttft_ms=ttft, tpot_ms=tpot(b) * 1e3, goodput_output_tokens_per_s=good * headroom,
+                   bound="tpot" if tpot_ms is not None else "kv-memory", calibrated=eff.calibrated, group=eff.group,
+                   raw_goodput_output_tokens_per_s=good, layout=decode.label, prefill_share=groups * prefill.gpus / decode.gpus)
+    return Disaggregated(est, prefill, decode, groups, transfer * 1e3, ttft, gpus, good * headroom, eff.calibrated)
+
+
+def _prefill_groups(lam: float, service_s: float, servers_per_group: int, base_s: float, ttft_ms: float | None,
+                    percentile: float | None) -> float | None:
+    """Fewest prefill groups (a multiple of 1/8: groups are shared across decode replicas) whose
+    queue keeps wait + base within the TTFT target."""
+    need = lam * service_s / servers_per_group  # groups at 100% utilisation
+    if ttft_ms is None:
+        return max(need / 0.9, 1 / 8)
+    budget = ttft_ms / 1e3 - base_s
+    if budget < 0:
+        return None
+    g = max(math.ceil(need * 8) / 8, 1 / 8)
+    for _ in range(400):
+        if wait_quantile_s(g * servers_per_group, lam, service_s, percentile or 50.0) <= budget:
+            return g
+        g += 1 / 8
+    return None

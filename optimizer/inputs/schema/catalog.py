@@ -28,7 +28,7 @@ MAX_NODE_GPUS = 1024
 """Sanity bound on GPUs per node, machine or scale-up domain (NVL576 racks fit)."""
 
 Generation = Literal[
-    "ampere", "hopper", "ada", "blackwell", "rubin", "cdna3", "cdna4", "gaudi3", "tpu", "other"
+    "ampere", "hopper", "ada", "blackwell", "rubin", "cdna3", "cdna4", "gaudi3", "tpu", "trainium", "other"
 ]
 ComputeDtype = Literal["bf16", "fp16", "fp8", "int8", "fp4"]
 
@@ -94,7 +94,13 @@ class MigProfile(Strict):
     """How many of these fit on one GPU; a replica on it uses 1/instances_per_gpu of a GPU."""
     memory_gb: float = Field(gt=0)
     compute_fraction: float = Field(gt=0, le=1)
-    """Share of the GPU's SMs (and, approximately, its bandwidth)."""
+    """Share of the GPU's SMs (compute slices / 7, or / 4 on RTX PRO 6000)."""
+    memory_fraction: float | None = Field(default=None, gt=0, le=1)
+    """Share of the GPU's memory slices (slices / 8): memory and its bandwidth are split in these
+    (default: compute_fraction)."""
+
+
+ScaleUpTopology = Literal["switch", "mesh", "pcie", "torus"]
 
 
 class Accelerator(Sourced):
@@ -103,15 +109,30 @@ class Accelerator(Sourced):
     vendor: str | None = None
     generation: Generation = "other"
     memory_gb: float = Field(gt=0)
-    """HBM per GPU, GB = 1e9 bytes."""
+    """Marketed memory per GPU ('80 GB'); used as GB = 1e9 bytes only when memory_bytes is not given."""
+    memory_bytes: float | None = Field(default=None, gt=0)
+    """Device memory in bytes as the driver reports it before any engine reserve (nvidia-smi or
+    amd-smi total, MiB × 2^20): an 'H100 80GB' holds 81,559 MiB = 85.52e9 bytes."""
     bandwidth_tb_s: float | None = Field(default=None, gt=0)
     """Memory bandwidth per GPU, TB/s = 1e12 bytes/s."""
     tflops_dense: dict[ComputeDtype, float] = Field(default_factory=dict)
     """Dense (not sparse) tensor TFLOPS per GPU by compute datatype."""
     scale_up_gpus: int = Field(default=8, ge=1, le=MAX_NODE_GPUS)
-    """GPUs in one NVLink / Infinity Fabric domain; TP never exceeds it."""
+    """GPUs in one NVLink / Infinity Fabric domain (1: no GPU-to-GPU link but PCIe)."""
     scale_up_bandwidth_gb_s: float | None = Field(default=None, gt=0)
-    """Per-GPU scale-up bandwidth, GB/s (one direction)."""
+    """Per-GPU scale-up bandwidth, GB/s (one direction), through a switch (NVSwitch)."""
+    scale_up_topology: ScaleUpTopology | None = None
+    """switch (NVSwitch: every GPU at full bandwidth), mesh (AMD Infinity Fabric: one link per peer,
+    so TP k uses k−1 links), pcie (no GPU link), torus (TPU ICI). Default: switch when
+    scale_up_gpus > 1, else pcie."""
+    scale_up_link_gb_s: float | None = Field(default=None, gt=0)
+    """Mesh: GB/s of one link, one direction."""
+    pcie_gb_s: float | None = Field(default=None, gt=0)
+    """Host PCIe bandwidth per GPU, one direction (Gen4 x16 ≈ 32, Gen5 x16 ≈ 64): tensor
+    parallelism over PCIe on cards without a GPU link."""
+    scale_out_gb_s: float | None = Field(default=None, gt=0)
+    """Inter-node bandwidth per GPU, one direction, in the standard server (8 × 400 Gb/s
+    ConnectX-7 on HGX H100 = 50): pipeline and expert parallelism across nodes."""
     cooling: Literal["air", "liquid", "air-or-liquid"] = "air"
     """'liquid' means liquid-cooled racks only."""
     mig_profiles: list[MigProfile] = Field(default_factory=list)
@@ -123,6 +144,17 @@ class Accelerator(Sourced):
     @property
     def needs_liquid_cooling(self) -> bool:
         return self.cooling == "liquid"
+
+    @property
+    def memory_bytes_per_gpu(self) -> float:
+        """Device memory in bytes: memory_bytes, else memory_gb × 1e9."""
+        return self.memory_bytes if self.memory_bytes is not None else self.memory_gb * 1e9
+
+    @property
+    def topology(self) -> str:
+        if self.scale_up_topology is not None:
+            return self.scale_up_topology
+        return "switch" if self.scale_up_gpus > 1 else "pcie"
 
 
 class Model(Sourced):
@@ -155,6 +187,34 @@ class Model(Sourced):
     max_context: int | None = Field(default=None, ge=1)
     kv_gb_per_seq: float | None = Field(default=None, gt=0)
     """Given directly: KV cache of one sequence at the workload's working context, GB."""
+    tied_embeddings: bool | None = None
+    """The output layer shares the input embedding (one vocab × hidden matrix, not two)."""
+    intermediate_size: int | None = Field(default=None, ge=1)
+    """Dense FFN width."""
+    moe_intermediate_size: int | None = Field(default=None, ge=1)
+    """Width of one routed expert."""
+    dense_layers: int | None = Field(default=None, ge=0)
+    """Leading layers with a dense FFN before the MoE layers (DeepSeek: 3)."""
+    moe_layer_interval: int | None = Field(default=None, ge=1)
+    """MoE on every k-th layer only (Llama 4 Maverick: 2)."""
+    q_lora_rank: int | None = Field(default=None, ge=1)
+    qk_nope_head_dim: int | None = Field(default=None, ge=1)
+    v_head_dim: int | None = Field(default=None, ge=1)
+    mtp_params_b: float | None = Field(default=None, ge=0)
+    """Multi-token-prediction (draft) module shipped with the checkpoint, billions; resident
+    when the engine speculates with it, so counted in the weights."""
+    linear_attention_layers: int = Field(default=0, ge=0)
+    """Layers with linear (recurrent) attention (Qwen3-Next: Gated DeltaNet): a fixed state per
+    sequence instead of a KV cache that grows with the context."""
+    linear_state_bytes_per_layer: float | None = Field(default=None, gt=0)
+    """Recurrent state of one sequence in one linear-attention layer, bytes (at 16 bits)."""
+    indexer_head_dim: int | None = Field(default=None, ge=1)
+    """DeepSeek sparse attention (V3.2): the lightning indexer caches one key of this size per
+    token and layer (FP8), beside the MLA latent."""
+    quantized_scope: Literal["linear", "experts"] = "linear"
+    """What a low-bit checkpoint of this model quantizes: every linear layer, or only the routed
+    experts (gpt-oss ships MXFP4 experts with 16-bit attention). Embeddings and the output layer
+    stay 16-bit either way."""
 
     _id = field_validator("id")(check_id)
 
@@ -172,6 +232,11 @@ class Model(Sourced):
             raise ValueError("sliding_window_layers exceeds layers — it counts the layers that use the window")
         if self.sliding_window_layers and self.sliding_window is None:
             raise ValueError("sliding_window_layers needs sliding_window — add sliding_window: <tokens>")
+        if self.linear_attention_layers and self.linear_state_bytes_per_layer is None:
+            raise ValueError("linear_attention_layers needs linear_state_bytes_per_layer — the state one "
+                             "sequence keeps in one such layer, bytes")
+        if self.layers and self.linear_attention_layers + self.sliding_window_layers > self.layers:
+            raise ValueError("linear_attention_layers and sliding_window_layers together exceed layers")
         return self
 
     @property
@@ -191,6 +256,9 @@ class Precision(Sourced):
     """Weights are stored compressed and de-quantized on the fly: runs anywhere bf16 runs."""
     native_on: list[Generation] = Field(default_factory=list)
     """Hardware generations with tensor cores for compute_dtype."""
+    weight_only_on: list[Generation] = Field(default_factory=list)
+    """Generations without native tensor cores for it where kernels still serve it weight-only:
+    stored compressed, de-quantized to bf16 for the matrix multiplies (MXFP4 on Hopper)."""
     kv_bytes_per_elem: float = Field(default=2.0, gt=0)
     """KV-cache element size served with this precision by default."""
 
@@ -215,6 +283,14 @@ class Offer(Sourced):
     region: str = "any"
     gpus_per_node: int = Field(default=8, ge=1, le=MAX_NODE_GPUS)
     """The purchase unit: every tier is bought in whole multiples of it."""
+    unit: Literal["gpu", "node", "tray", "rack"] = "node"
+    """What one purchase unit is: a single GPU, a server, a compute tray or a whole rack."""
+    scale_up_gpus: int | None = Field(default=None, ge=1, le=MAX_NODE_GPUS)
+    """The NVLink domain the customer gets (a whole GB200 NVL72 rack: 72; a 4-GPU tray inside
+    one: 4). Default: the accelerator's domain, within the largest machine sold."""
+    scale_out_gb_s: float | None = Field(default=None, ge=0)
+    """Inter-node bandwidth per GPU, one direction, GB/s (0: no fast interconnect, replicas stay
+    in one machine). Default: the accelerator's."""
     max_gpus_per_instance: int | None = Field(default=None, ge=1, le=MAX_NODE_GPUS)
     """Largest single machine sold (NVLink-connected), when it exceeds the purchase unit; a
     tensor-parallel replica must fit in one machine. Default: gpus_per_node."""
@@ -230,7 +306,8 @@ class Offer(Sourced):
 
     @property
     def max_tp(self) -> int:
-        return max(self.gpus_per_node, self.max_gpus_per_instance or 0)
+        """The largest machine sold: no replica's tensor-parallel group is larger."""
+        return max(self.gpus_per_node, self.max_gpus_per_instance or 0, self.scale_up_gpus or 0)
 
     def price(self, tier: str) -> float | None:
         p = self.price_per_gpu_hour.get(tier)  # type: ignore[call-overload]

@@ -17,10 +17,15 @@ from optimizer.inputs.schema.catalog import (
     Strict,
     check_id,
 )
-from optimizer.vocab import BUILTIN_DAY_TYPES, TIERS, WEEKDAYS, Tier
-
-PRECISION_IDS = ("bf16", "fp16", "fp8", "int8", "int4-awq", "fp4")
-PRECISION_ALIASES = {"nvfp4": "fp4", "mxfp4": "fp4", "awq": "int4-awq", "int4": "int4-awq"}
+from optimizer.vocab import (
+    BUILTIN_DAY_TYPES,
+    PARALLELISM,
+    PRECISION_ALIASES,
+    PRECISION_IDS,
+    TIERS,
+    WEEKDAYS,
+    Tier,
+)
 
 # Sanity bounds: far beyond any real fleet, low enough that a unit slip (tokens per day written as
 # tokens per second, a price in cents) is an input error rather than a solver failure.
@@ -98,7 +103,11 @@ class Tokens(Strict):
 
 class Slo(Strict):
     ttft_ms: float | None = Field(default=None, gt=0)
+    """Time to first token, ms, at the percentile: queueing and prefill at the replica's load included."""
     tpot_ms: float | None = Field(default=None, gt=0)
+    """Time per output token after the first, ms, at the percentile."""
+    percentile: float = Field(default=99.0, ge=50, lt=100)
+    """The percentile both targets hold at (99: p99, as load tests and MLPerf report)."""
 
 
 Profile = list[float]
@@ -128,6 +137,11 @@ class Measured(Strict):
     accelerator: str
     precision: str
     tp: int = Field(default=1, ge=1)
+    """Tensor-parallel degree (of attention, with ep)."""
+    pp: int = Field(default=1, ge=1)
+    """Pipeline stages."""
+    ep: int = Field(default=1, ge=1)
+    """Expert-parallel GPUs with data-parallel attention (the ep family); 1 otherwise."""
     mig: str | None = None
     """MIG profile name when measured on a slice."""
     goodput_output_tokens_per_s: float = Field(ge=0.01, le=MAX_TOKENS_PER_S)
@@ -177,6 +191,9 @@ class Workload(Strict):
     """Precisions the evaluation suite accepted for this model."""
     tp: list[int] | None = None
     """Tensor-parallel degrees to consider; default: powers of two within the scale-up domain."""
+    parallelism: list[Literal["tp", "pp", "ep", "disagg"]] = Field(default_factory=lambda: list(PARALLELISM))
+    """Candidate families: tp (in a scale-up domain, or over PCIe), pp (pipeline stages across
+    nodes), ep (MoE experts over GPUs, attention data-parallel), disagg (prefill and decode groups)."""
     accelerators: list[str] | None = None
     regions: list[str] | None = None
     offers: list[str] | None = None

@@ -1,0 +1,211 @@
+"""One config of one workload on one offer: how its replica spreads over the GPUs (the layouts an
+offer allows), whether it fits, and what goodput it delivers at the SLO."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from optimizer.candidates.types import Dropped, GoodputSource
+from optimizer.inputs.schema.catalog import (
+    Accelerator,
+    MigProfile,
+    Model,
+    Offer,
+    Precision,
+)
+from optimizer.inputs.schema.estimator import EstimatorParams
+from optimizer.inputs.schema.plan import Plan, Workload
+from optimizer.physics import memory, roofline
+from optimizer.physics import replicas as rep
+from optimizer.physics.layout import Layout, Links, links
+from optimizer.vocab import GB, option_label
+
+KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
+MAX_REPLICA_GPUS = 64
+"""Largest replica the builder considers (pipeline stages × tensor parallel, or an expert group)."""
+
+
+def offer_domain(acc: Accelerator, offer: Offer) -> int:
+    """The scale-up (NVLink) domain a customer of this offer gets: the offer's word, else the
+    accelerator's domain within the largest machine sold."""
+    if offer.scale_up_gpus is not None:
+        return offer.scale_up_gpus
+    return min(acc.scale_up_gpus, offer.max_tp)
+
+
+def offer_scale_out(acc: Accelerator, offer: Offer, params: EstimatorParams) -> float:
+    """Inter-node bandwidth per GPU, GB/s one direction (0: replicas stay inside one machine)."""
+    if offer.scale_out_gb_s is not None:
+        return offer.scale_out_gb_s
+    return acc.scale_out_gb_s if acc.scale_out_gb_s is not None else params.fallback_scale_out_gb_s
+
+
+def tp_degrees(acc: Accelerator, offer: Offer) -> list[int]:
+    """Powers of two up to the largest tensor-parallel group the offer allows: its scale-up domain,
+    or the whole machine over PCIe when the accelerator has no GPU link."""
+    limit = offer_domain(acc, offer)
+    if acc.topology == "pcie" or acc.scale_up_gpus < offer.max_tp:
+        limit = max(limit, offer.max_tp)
+    out, t = [], 1
+    while t <= limit:
+        out.append(t)
+        t *= 2
+    return out
+
+
+def offer_links(acc: Accelerator, offer: Offer, layout: Layout, params: EstimatorParams) -> Links:
+    return links(acc, layout, params, domain=offer_domain(acc, offer), scale_out_gb_s=offer_scale_out(acc, offer, params))
+
+
+def why_not_layout(acc: Accelerator, offer: Offer, layout: Layout, params: EstimatorParams) -> tuple[str, str] | None:
+    """(family, reason) when the offer cannot host a replica of this layout; None when it can."""
+    machine, node = offer.max_tp, offer.gpus_per_node
+    if layout.family == "tp":
+        if layout.tp > machine:
+            return "scale-up", f"TP {layout.tp} exceeds the largest machine the offer sells ({machine} GPUs)"
+        return None
+    if layout.gpus > MAX_REPLICA_GPUS:
+        return "scale-up", f"{layout.gpus} GPUs per replica is more than planopt considers ({MAX_REPLICA_GPUS})"
+    if layout.stage_gpus > machine and layout.family != "ep":
+        return "scale-up", f"a stage of {layout.stage_gpus} GPUs exceeds the largest machine ({machine} GPUs)"
+    if layout.gpus > machine:
+        if offer_scale_out(acc, offer, params) <= 0:
+            return "network", (f"{layout.gpus} GPUs span machines of {machine}; the offer has no inter-node "
+                               "network (scale_out_gb_s: 0)")
+        if layout.gpus % node:
+            return "scale-up", f"{layout.gpus} GPUs is not a whole number of {node}-GPU units"
+    return None
+
+
+@dataclass(frozen=True)
+class Sized:
+    """What a config costs in memory and delivers in goodput on one accelerator (offer-independent
+    apart from its links)."""
+
+    fit: memory.Fit
+    goodput: float
+    source: GoodputSource
+    bound: str | None
+    batch: int | None
+    ttft_ms: float | None
+    tpot_ms: float | None
+    needed: int
+    gpus: float
+    """GPUs per replica (a disaggregated replica's prefill share included, fractional)."""
+    calibrated: bool = True
+    ttft_at_load_ms: float | None = None
+    layout: str | None = None
+    """Shown in labels when the replica is more than one tensor-parallel group."""
+
+
+def kv_bytes_of(w: Workload, prec: Precision) -> float:
+    return prec.kv_bytes_per_elem if w.kv_precision is None else KV_BYTES[w.kv_precision]
+
+
+def same_precision(name: str, prec: Precision) -> bool:
+    return name == prec.id or name in prec.aliases
+
+
+def _measured(w: Workload, acc: Accelerator, prec: Precision, layout: Layout, mig: MigProfile | None):
+    ep = layout.stage_gpus if layout.family == "ep" else 1
+    return [m for m in w.measured if m.accelerator == acc.id and same_precision(m.precision, prec)
+            and m.tp == layout.tp and m.pp == layout.pp and m.ep == ep and m.mig == (mig.name if mig else None)]
+
+
+def memory_gb_per_gpu(acc: Accelerator, mig: MigProfile | None) -> float:
+    """Device memory per GPU (or per MIG slice), GB of 1e9 bytes."""
+    if mig is None:
+        return acc.memory_bytes_per_gpu / GB
+    if mig.memory_fraction is not None and acc.memory_bytes is not None:
+        return acc.memory_bytes * mig.memory_fraction / GB
+    return mig.memory_gb
+
+
+def size(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precision, layout: Layout,
+         mig: MigProfile | None, link: Links, params: EstimatorParams) -> Sized | Dropped:
+    """Memory fit and goodput of one replica. `Dropped.option` is left empty: the caller names it."""
+    reserve = plan.policy.memory_reserve
+    kv_elem = kv_bytes_of(w, prec)
+    f = memory.fit(model, prec, memory_gb_per_gpu(acc, mig), layout.gpus, w.context, reserve, kv_elem,
+                   attention_tp=layout.tp, runtime_gb_per_gpu=params.runtime_gb)
+    if f.kv_concurrency < 1:
+        copies = f" ({f.kv_copies:g} copies, one per GPU)" if f.kv_copies > 1 else ""
+        return Dropped(w.name, "", "fit",
+                       f"does not fit: weights {f.weights_gb:.1f} GB + one sequence's KV "
+                       f"{f.kv_gb_per_seq:.2f} GB{copies} > usable {f.usable_gb:.1f} GB "
+                       f"({f.total_gb:.1f} GB less the {f.reserve_gb:.1f} GB reserve)")
+    tokens, slo = w.tokens, w.slo
+    assert tokens is not None
+    measured = _measured(w, acc, prec, layout, mig)
+    if measured:
+        goodput = measured[-1].goodput_output_tokens_per_s
+        needed = rep.needed_concurrency(goodput, slo.tpot_ms)
+        if f.kv_concurrency < needed:
+            return Dropped(w.name, "", "fit",
+                           f"KV cache holds {f.kv_concurrency} sequences; the measured goodput "
+                           f"needs {needed} at TPOT {slo.tpot_ms:g} ms")
+        return Sized(f, goodput, "measured", None, None, None, None, needed, float(layout.gpus),
+                     layout=_shown(layout))
+    inp, out = int(round(tokens.input)), int(round(tokens.output))
+    try:
+        est = roofline.estimate(model, prec, acc, layout, inp, out, ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms,
+                                percentile=slo.percentile, max_batch=f.kv_concurrency, mig=mig, params=params,
+                                kv_bytes_per_elem=kv_elem, link=link)
+    except ValueError as exc:
+        return Dropped(w.name, "", "goodput", f"no measured goodput and no estimate ({exc}); add a `measured` entry")
+    if est.goodput_output_tokens_per_s <= 0 or est.batch < 1:
+        return _slo_miss(w, est)
+    needed = rep.needed_concurrency(est.goodput_output_tokens_per_s, slo.tpot_ms)
+    needed = min(needed, est.batch) if slo.tpot_ms is not None else needed
+    rl = roofline.roofline(model, prec, acc, layout, inp, out, mig=mig, params=params, kv_bytes_per_elem=kv_elem,
+                           link=link)
+    at_load = rl.batch_at_throughput(plan.policy.occupancy * est.raw_goodput_output_tokens_per_s, est.batch)
+    return Sized(f, est.goodput_output_tokens_per_s, "estimated", est.bound, est.batch, est.ttft_ms, est.tpot_ms,
+                 needed, float(layout.gpus), est.calibrated, rl.ttft_s(at_load, slo.percentile) * 1e3,
+                 layout=_shown(layout))
+
+
+def _shown(layout: Layout) -> str | None:
+    return None if layout.family == "tp" else layout.label
+
+
+def _slo_miss(w: Workload, est: roofline.Estimate) -> Dropped:
+    slo = w.slo
+    p = f"p{slo.percentile:g} "
+    target = {"tpot": f"{p}TPOT {slo.tpot_ms:g} ms", "ttft": f"{p}TTFT {slo.ttft_ms:g} ms"}.get(est.bound, "the SLO")
+    return Dropped(w.name, "", "slo", f"cannot meet {target} even at batch 1 "
+                                      f"(estimated TTFT {est.ttft_ms:.0f} ms, TPOT {est.tpot_ms:.1f} ms)")
+
+
+def size_disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision,
+                       prefill: Layout, decode: Layout, params: EstimatorParams) -> Sized | Dropped:
+    """A disaggregated replica: one decode group plus the share of prefill groups its load needs."""
+    kv_elem = kv_bytes_of(w, prec)
+    f = memory.fit(model, prec, memory_gb_per_gpu(acc, None), decode.gpus, w.context, plan.policy.memory_reserve,
+                   kv_elem, attention_tp=decode.tp, runtime_gb_per_gpu=params.runtime_gb)
+    if f.kv_concurrency < 1:
+        return Dropped(w.name, "", "fit", f"the decode group ({decode.label}) holds no sequence")
+    tokens, slo = w.tokens, w.slo
+    assert tokens is not None
+    transfer = offer_scale_out(acc, offer, params) if decode.gpus + prefill.gpus > offer_domain(acc, offer) \
+        else (acc.scale_up_bandwidth_gb_s or params.fallback_scale_up_gb_s)
+    try:
+        d = roofline.disaggregated(model, prec, acc, prefill, decode, int(round(tokens.input)),
+                                   int(round(tokens.output)), ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms,
+                                   percentile=slo.percentile, max_batch=f.kv_concurrency, params=params,
+                                   kv_bytes_per_elem=kv_elem, prefill_link=offer_links(acc, offer, prefill, params),
+                                   decode_link=offer_links(acc, offer, decode, params), transfer_gb_s=transfer)
+    except ValueError as exc:
+        return Dropped(w.name, "", "goodput", f"no estimate ({exc})")
+    if d is None:
+        return Dropped(w.name, "", "slo", "no decode batch and prefill share meet the SLO together")
+    est = d.decode
+    needed = min(rep.needed_concurrency(est.goodput_output_tokens_per_s, slo.tpot_ms), est.batch)
+    label = f"disagg: prefill {prefill.label} × {d.prefill_groups:g} + decode {decode.label}"
+    return Sized(f, d.goodput_output_tokens_per_s, "estimated", "tpot" if slo.tpot_ms else est.bound, est.batch,
+                 d.ttft_ms, est.tpot_ms, needed, d.gpus, d.calibrated, d.ttft_ms, layout=label)
+
+
+def describe_option(acc: Accelerator, prec: Precision, layout: Layout, mig: MigProfile | None) -> str:
+    return option_label(acc.id, prec.id, layout.tp, mig.name if mig else None,
+                        layout=None if layout.family == "tp" else layout.label)
