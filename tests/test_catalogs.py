@@ -9,6 +9,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from optimizer.inputs.schema.catalog import CatalogFile
+from optimizer.vocab import PRECISION_ALIASES, PRECISION_IDS
 
 CATALOGS = Path(__file__).resolve().parent.parent / "catalogs"
 FILES = {
@@ -106,7 +107,7 @@ REQUIRED = {
         "mixtral-8x22b", "qwen2.5-72b", "qwen3-8b", "qwen3-32b", "qwen3-235b-a22b", "deepseek-v3",
         "deepseek-r1", "gpt-oss-20b", "gpt-oss-120b",
     },
-    "precisions": {"bf16", "fp16", "fp8", "int8", "int4-awq", "fp4"},
+    "precisions": set(PRECISION_IDS),
 }
 
 
@@ -197,11 +198,15 @@ def test_fp16_equals_bf16_and_dense_ordering(cats) -> None:
 
 
 def test_fp8_and_fp4_match_precision_generations(cats) -> None:
+    """A datatype's TFLOPS are listed only where a precision computes in it natively (fp4
+    TFLOPS: NVFP4 or MXFP4 — CDNA4's FP4 is the MX format)."""
     precisions = _by_id(cats, "precisions")
+    native = {"fp8": set(precisions["fp8"].native_on),
+              "fp4": set(precisions["fp4"].native_on) | set(precisions["mxfp4"].native_on)}
     for a in _entries(cats, "accelerators"):
-        for dtype in ("fp8", "fp4"):
+        for dtype, generations in native.items():
             if dtype in a.tflops_dense:
-                assert a.generation in precisions[dtype].native_on, f"{a.id} has {dtype} TFLOPS"
+                assert a.generation in generations, f"{a.id} has {dtype} TFLOPS"
     assert "fp8" not in _by_id(cats, "accelerators")["a100-80gb"].tflops_dense
 
 
@@ -248,22 +253,45 @@ def test_precision_bytes(cats) -> None:
     assert p["fp8"].bytes_per_param == 1.0
     assert p["int8"].bytes_per_param == 1.0
     assert p["int4-awq"].bytes_per_param == pytest.approx(0.5 + 4 / 128)
-    assert p["fp4"].bytes_per_param == pytest.approx(0.5 + 1 / 16)
+    assert p["fp4"].bytes_per_param == pytest.approx(0.5 + 1 / 16)  # NVFP4: FP8 scale per 16
+    assert p["mxfp4"].bytes_per_param == 0.5 + 1 / 32  # MXFP4: E8M0 scale per 32, exactly
+    assert p["w8a16"].bytes_per_param == 1.0
     assert 70 * p["fp8"].bytes_per_param == 70.0  # golden test: 70 B params at fp8 = 70 GB
 
 
 def test_precision_semantics(cats) -> None:
     p = _by_id(cats, "precisions")
-    assert p["int4-awq"].weight_only and p["int4-awq"].compute_dtype == "bf16"
-    assert set(p["fp4"].aliases) >= {"nvfp4", "mxfp4"}
-    assert set(p["fp8"].native_on) == {"hopper", "ada", "blackwell", "rubin", "cdna3", "cdna4", "gaudi3"}
-    assert set(p["fp4"].native_on) == {"blackwell", "rubin", "cdna4"}
+    for pid in ("int4-awq", "w8a16"):
+        assert p[pid].weight_only and p[pid].compute_dtype == "bf16", pid
+        assert not p[pid].native_on, f"{pid}: weight-only formats run where weight_only_on says"
+        # Marlin/Machete kernels: NVIDIA from Ampere on; vLLM has none for AMD, Gaudi or TPU
+        assert set(p[pid].weight_only_on) == {"ampere", "ada", "hopper", "blackwell"}, pid
+    assert set(p["int4-awq"].aliases) >= {"awq", "w4a16", "gptq"}
+    assert p["fp4"].aliases == ["nvfp4"] and "mxfp4" not in p["fp4"].aliases
+    assert set(p["fp8"].native_on) == {"hopper", "ada", "blackwell", "rubin", "cdna3", "cdna4", "gaudi3", "tpu",
+                                       "trainium"}
+    assert set(p["fp4"].native_on) == {"blackwell", "rubin"}
+    assert set(p["mxfp4"].native_on) == {"blackwell", "rubin", "cdna4"}
+    assert set(p["mxfp4"].weight_only_on) == {"hopper", "ampere", "ada", "cdna3"}  # gpt-oss on H100, A100, MI300X
+    assert not p["mxfp4"].weight_only and p["mxfp4"].compute_dtype == "fp4"
     assert set(p["int8"].native_on) == {"ampere", "hopper", "ada", "blackwell", "cdna3", "cdna4"}
     assert "tpu" in p["bf16"].native_on
-    for pid, kv in {"bf16": 2, "fp16": 2, "int4-awq": 2, "fp8": 1, "int8": 1, "fp4": 1}.items():
+    for pid, kv in {"bf16": 2, "fp16": 2, "int4-awq": 2, "w8a16": 2, "mxfp4": 2, "fp8": 1, "int8": 1,
+                    "fp4": 1}.items():
         assert p[pid].kv_bytes_per_elem == kv, pid
+    for e in p.values():  # a generation is native or weight-only, never both
+        assert not set(e.native_on) & set(e.weight_only_on), e.id
     generations = {a.generation for a in _entries(cats, "accelerators")}
     assert generations <= set(p["bf16"].native_on)
+
+
+def test_precisions_match_the_vocabulary(cats) -> None:
+    """The catalog holds exactly the built-in precision ids, and its aliases are the plan's."""
+    p = _by_id(cats, "precisions")
+    assert set(p) == set(PRECISION_IDS)
+    aliases = {alias: e.id for e in p.values() for alias in e.aliases}
+    for alias, target in PRECISION_ALIASES.items():
+        assert aliases.get(alias) == target, alias
 
 
 def test_precision_aliases_do_not_collide(cats) -> None:
