@@ -101,6 +101,7 @@ REQUIRED = {
     "accelerators": {
         "a100-80gb", "h100-sxm", "h100-pcie", "h100-nvl", "h200-sxm", "h200-nvl", "gh200", "l40s", "l4",
         "rtx-pro-6000", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x", "gaudi3", "rubin",
+        "a100-40gb", "a10g", "h20", "gh200-144gb", "mi350x", "tpu-v6e", "tpu-v7", "trn2",
     },
     "models": {
         "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b", "llama-2-70b", "mixtral-8x7b",
@@ -176,7 +177,7 @@ def test_moe_and_dense_consistency(cats) -> None:
 
 def test_liquid_only_accelerators(cats) -> None:
     liquid = {a.id for a in _entries(cats, "accelerators") if a.cooling == "liquid"}
-    assert liquid == {"gb200", "gb300", "mi355x", "rubin"}
+    assert liquid == {"gb200", "gb300", "mi355x", "rubin", "tpu-v7"}
 
 
 def test_rubin_is_preliminary(cats) -> None:
@@ -210,8 +211,9 @@ def test_fp8_and_fp4_match_precision_generations(cats) -> None:
     assert "fp8" not in _by_id(cats, "accelerators")["a100-80gb"].tflops_dense
 
 
-MIG_GPUS = {"a100-80gb", "h100-sxm", "h100-pcie", "h100-nvl", "h200-sxm", "h200-nvl", "gh200",
-            "rtx-pro-6000", "b200", "b300", "gb200", "gb300"}
+MIG_GPUS = {"a100-80gb", "a100-40gb", "h100-sxm", "h100-pcie", "h100-nvl", "h200-sxm", "h200-nvl", "gh200",
+            "gh200-144gb", "rtx-pro-6000", "b200", "b300", "gb200", "gb300"}
+"""GPUs whose MIG profiles are listed (the H20 supports MIG but its profile names were not captured)."""
 
 
 def test_mig_profiles(cats) -> None:
@@ -223,16 +225,23 @@ def test_mig_profiles(cats) -> None:
         assert a.mig_profiles, f"{aid} should list MIG profiles"
         names = [p.name for p in a.mig_profiles]
         assert len(names) == len(set(names)), aid
+        slices = 4 if aid == "rtx-pro-6000" else 8
         for p in a.mig_profiles:
             assert p.memory_gb <= a.memory_gb, f"{aid} {p.name}"
             assert p.instances_per_gpu * p.compute_fraction <= 1.0 + 1e-3, f"{aid} {p.name}"
+            assert p.memory_fraction is not None, f"{aid} {p.name}: no memory_fraction"
+            assert (p.memory_fraction * slices).is_integer(), f"{aid} {p.name}: memory slices / {slices}"
+            assert p.instances_per_gpu * p.memory_fraction <= 1.0, f"{aid} {p.name}"
+            # the profile's name states its memory: slices x driver bytes lands within 15 % of it
+            share = p.memory_fraction * a.memory_bytes / 1e9
+            assert 0.85 * share <= p.memory_gb <= 1.15 * share, f"{aid} {p.name}: {share:.1f} GB"
         full = max(a.mig_profiles, key=lambda p: p.compute_fraction)
-        assert full.compute_fraction == 1.0 and full.instances_per_gpu == 1, aid
-    h100 = {p.name: (p.instances_per_gpu, p.memory_gb, p.compute_fraction)
+        assert full.compute_fraction == 1.0 and full.instances_per_gpu == 1 and full.memory_fraction == 1.0, aid
+    h100 = {p.name: (p.instances_per_gpu, p.memory_gb, p.compute_fraction, p.memory_fraction)
             for p in accelerators["h100-sxm"].mig_profiles}
     assert h100 == {
-        "1g.10gb": (7, 10.0, 0.1429), "1g.20gb": (4, 20.0, 0.1429), "2g.20gb": (3, 20.0, 0.2857),
-        "3g.40gb": (2, 40.0, 0.4286), "4g.40gb": (1, 40.0, 0.5714), "7g.80gb": (1, 80.0, 1.0),
+        "1g.10gb": (7, 10.0, 0.1429, 0.125), "1g.20gb": (4, 20.0, 0.1429, 0.25), "2g.20gb": (3, 20.0, 0.2857, 0.25),
+        "3g.40gb": (2, 40.0, 0.4286, 0.5), "4g.40gb": (1, 40.0, 0.5714, 0.5), "7g.80gb": (1, 80.0, 1.0, 1.0),
     }
 
 
@@ -242,6 +251,38 @@ def test_scale_up_domains(cats) -> None:
     assert accelerators["gb300"].scale_up_gpus == 72
     assert accelerators["l40s"].scale_up_gpus == 1
     assert accelerators["h100-sxm"].scale_up_gpus == 8
+    assert accelerators["trn2"].generation == "trainium"
+
+
+def test_every_accelerator_has_driver_memory_bytes(cats) -> None:
+    """memory_bytes is what the driver reports (MiB x 2^20): a few percent off the marketed GB, never
+    a unit slip. AMD, Intel, Google and AWS market GiB, hence up to 7.4 % above memory_gb x 1e9."""
+    for a in _entries(cats, "accelerators"):
+        assert a.memory_bytes is not None, f"{a.id}: no memory_bytes"
+        assert 0.9 <= a.memory_bytes / (a.memory_gb * 1e9) <= 1.2, f"{a.id}: {a.memory_bytes:.4g} B"
+    accelerators = _by_id(cats, "accelerators")
+    assert accelerators["h100-sxm"].memory_bytes == 81_559 * 2**20 == 85_520_809_984
+    assert accelerators["mi300x"].memory_bytes == 206_141_652_992  # rocm-smi: 192 GiB - 16 MiB
+
+
+def test_scale_up_links(cats) -> None:
+    """Every accelerator states its topology; a mesh (one link per peer) gives its link bandwidth,
+    and its links add up to the domain's per-GPU figure."""
+    accelerators = _by_id(cats, "accelerators")
+    for a in accelerators.values():
+        assert a.scale_up_topology is not None, f"{a.id}: no scale_up_topology"
+        if a.scale_up_topology == "mesh":
+            assert a.scale_up_link_gb_s, f"{a.id}: a mesh needs scale_up_link_gb_s"
+            if a.scale_up_bandwidth_gb_s:
+                links = a.scale_up_gpus - 1
+                assert a.scale_up_link_gb_s * links == pytest.approx(a.scale_up_bandwidth_gb_s), a.id
+        if a.scale_up_topology == "pcie":
+            assert a.scale_up_gpus == 1, f"{a.id}: no GPU link, no scale-up domain"
+        if a.scale_up_topology in ("switch", "torus"):
+            assert a.scale_up_bandwidth_gb_s, a.id
+    assert accelerators["mi355x"].scale_up_link_gb_s == 76.8 and accelerators["mi355x"].scale_up_bandwidth_gb_s == 537.6
+    assert accelerators["mi300x"].scale_up_link_gb_s == 64.0
+    assert accelerators["gaudi3"].scale_up_bandwidth_gb_s == 525.0  # 21 of 24 ports scale up
 
 
 # --- precisions ---------------------------------------------------------------------------------
