@@ -107,6 +107,10 @@ REQUIRED = {
         "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.3-70b", "llama-2-70b", "mixtral-8x7b",
         "mixtral-8x22b", "qwen2.5-72b", "qwen3-8b", "qwen3-32b", "qwen3-235b-a22b", "deepseek-v3",
         "deepseek-r1", "gpt-oss-20b", "gpt-oss-120b",
+        "llama-4-scout", "llama-4-maverick", "qwen3-30b-a3b", "qwen3-coder-480b-a35b", "qwen3-next-80b-a3b",
+        "deepseek-v3.1", "deepseek-v3.2", "kimi-k2", "glm-4.5", "glm-4.5-air", "glm-4.6", "gemma-3-27b",
+        "gemma-3-12b", "gemma-3-4b", "mistral-small-3.2", "mistral-large-2411", "llama-3.2-1b", "llama-3.2-3b",
+        "qwen2.5-7b", "qwen2.5-32b",
     },
     "precisions": set(PRECISION_IDS),
 }
@@ -162,13 +166,37 @@ def test_gpt_oss_sliding_window(cats) -> None:
         assert m.experts and m.active_experts and m.active_params_b < m.params_b, mid
 
 
+def test_checkpoint_layout_fields(cats) -> None:
+    """What a published checkpoint holds beyond the body: gpt-oss quantizes only its experts, DeepSeek
+    ships a 13.46B MTP layer, Qwen3-Next keeps a recurrent state in 36 of 48 layers, V3.2 an indexer."""
+    models = _by_id(cats, "models")
+    scoped = {m.id for m in models.values() if m.quantized_scope == "experts"}
+    assert scoped == {"gpt-oss-20b", "gpt-oss-120b"}
+    for mid in ("deepseek-v3", "deepseek-r1", "deepseek-v3.1"):
+        assert models[mid].mtp_params_b == 13.46, mid
+    assert models["kimi-k2"].mtp_params_b == 0
+    nxt = models["qwen3-next-80b-a3b"]
+    assert (nxt.layers, nxt.linear_attention_layers, nxt.linear_state_bytes_per_layer) == (48, 36, 1_097_728)
+    assert models["deepseek-v3.2"].indexer_head_dim == 128
+    for m in models.values():
+        assert m.tied_embeddings is not None, f"{m.id}: say whether the output layer is tied"
+        if m.experts:
+            assert m.moe_intermediate_size, f"{m.id}: expert width"
+        elif m.kv_gb_per_seq is None:
+            assert m.intermediate_size, f"{m.id}: FFN width"
+        if m.moe_layer_interval or m.dense_layers:
+            assert m.experts, m.id
+
+
 def test_moe_and_dense_consistency(cats) -> None:
     for m in _entries(cats, "models"):
         if m.experts:
             assert m.active_experts and m.active_experts <= m.experts, m.id
             assert m.active_params_b < m.params_b, m.id
-        else:
-            assert m.active_params_b in (None, m.params_b), m.id
+        elif m.active_params_b not in (None, m.params_b):
+            # a dense multimodal checkpoint: the text model is active, the vision tower (< 15 %) is not
+            assert 0.85 * m.params_b <= m.active_params_b < m.params_b, m.id
+            assert m.notes and "vision" in m.notes, f"{m.id}: say what is not active"
         if m.attention != "mla" and m.hidden_size and m.attention_heads and m.head_dim:
             assert m.attention_heads % m.kv_heads == 0, m.id
 
