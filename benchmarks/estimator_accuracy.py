@@ -1,19 +1,23 @@
-"""How far the goodput estimator is from published benchmarks (shared/reference/benchmarks.csv).
+"""How far the goodput estimator is from published benchmarks.
 
-    python benchmarks/estimator_accuracy.py [BENCHMARKS_CSV] [--catalogs DIR] [--params YAML]
-                                            [--summary-only] [--markdown]
+    python benchmarks/estimator_accuracy.py [CSV ...] [--catalogs DIR] [--params YAML]
+                                            [--summary-only] [--markdown] [--rows]
 
-Every row is predicted with the same physics the planner uses (optimizer.physics.memory: fit() with the
-10% memory reserve for the batch limit, estimate()/roofline() for the speed):
+Data (each row keeps its source): ../shared/reference/benchmarks.csv and benchmarks/data/published.csv
+(TensorRT-LLM perf overview v0.19/v0.20, MLPerf Inference v4.0/v4.1, AMD Instinct results pages,
+dstack's DeepSeek-R1 and 405B runs, ROCm and TensorRT-LLM blogs). TensorRT-LLM 1.0 tables and MLPerf
+v5.1 results are NOT used anywhere: they are kept aside to judge the estimator.
 
-- offline   max-throughput rows (TensorRT-LLM perf overview, MLPerf Offline, OCI offline):
-            predicted output tokens/s per replica at the KV-limited batch vs the published one.
-- online    rows measured under load:
-            * TensorRT-LLM online serving: predicted TPOT at the published output rate vs the
-              published mean TPOT (ITL);
-            * MLPerf Server: predicted goodput at TTFT ≤ 2000 ms, TPOT ≤ 200 ms vs published;
-            * OCI batch sweep: predicted end-to-end latency of a static batch vs published.
-Assumptions are stated where the CSV leaves something open (search "ASSUMPTION").
+Every row is predicted with the planner's own physics (optimizer.physics: memory, layout, roofline),
+with the engine's own memory accounting for the batch limit (what the engine really had; the
+planner's `memory_reserve` is a planning margin, not what a benchmark ran with):
+
+- offline         max-throughput rows: predicted output tokens/s per replica at the KV-limited batch;
+- closed-batch    all requests submitted at once (dstack): B·O tokens over prefill + O decode steps, in waves;
+- online-tpot     TPOT (mean) at a published load (TensorRT-LLM online rows) or concurrency (dstack);
+- server-goodput  MLPerf Server: goodput at p99 TTFT ≤ 2 s and p99 TPOT ≤ 200 ms;
+- batch-latency   end-to-end latency of a static batch (OCI, AMD).
+Assumptions are stated where a source leaves something open (search "ASSUMPTION").
 """
 
 from __future__ import annotations
@@ -35,67 +39,73 @@ if str(REPO) not in sys.path:
 from optimizer.inputs.catalog import load_estimator_params  # noqa: E402
 from optimizer.inputs.schema.catalog import Accelerator, CatalogFile, Model, Precision  # noqa: E402
 from optimizer.inputs.schema.estimator import EstimatorParams  # noqa: E402
-from optimizer.physics.memory import fit  # noqa: E402
-from optimizer.physics.roofline import estimate, roofline  # noqa: E402
+from optimizer.physics import memory  # noqa: E402
+from optimizer.physics.layout import Layout, links  # noqa: E402
+from optimizer.physics.roofline import compute_on, estimate, roofline  # noqa: E402
 from optimizer.resources import catalogs_dir  # noqa: E402
 
-DEFAULT_CSV = REPO.parent / "shared" / "reference" / "benchmarks.csv"
-MEMORY_RESERVE = 0.10  # the planner's default policy.memory_reserve
+SHARED_CSV = REPO.parent / "shared" / "reference" / "benchmarks.csv"
+PUBLISHED_CSV = REPO / "benchmarks" / "data" / "published.csv"
+DEFAULT_CSVS = (SHARED_CSV, PUBLISHED_CSV)
 
 ACCELERATORS = {
-    "H100 SXM 80GB": "h100-sxm",
-    "H200 SXM 141GB": "h200-sxm",
-    "GH200 96GB": "gh200",
-    "L40S 48GB": "l40s",
-    "A100 SXM 80GB": "a100-80gb",
-    "B200 (preview)": "b200",
-    "MI300X 192GB": "mi300x",
+    "H100 SXM 80GB": "h100-sxm", "H200 SXM 141GB": "h200-sxm", "GH200 96GB": "gh200", "GH200 144GB": "gh200-144gb",
+    "L40S 48GB": "l40s", "A100 SXM 80GB": "a100-80gb", "B200 (preview)": "b200", "B200 180GB": "b200",
+    "MI300X 192GB": "mi300x", "MI355X 288GB": "mi355x", "H100 NVL 94GB": "h100-nvl", "H100 PCIe 80GB": "h100-pcie",
 }
 MODELS = {
-    "Llama 3.1 8B": "llama-3.1-8b",
-    "Llama 3.1 70B": "llama-3.1-70b",
-    "Llama 3.1 405B": "llama-3.1-405b",
-    "Mixtral 8x7B": "mixtral-8x7b",
-    "Mixtral 8x22B": "mixtral-8x22b",
-    "llama2-70b-99": "llama-2-70b",
-    "mixtral-8x7b": "mixtral-8x7b",
+    "Llama 3.1 8B": "llama-3.1-8b", "Llama 3.1 70B": "llama-3.1-70b", "Llama 3.1 405B": "llama-3.1-405b",
+    "Llama 3.3 70B": "llama-3.3-70b", "Llama 4 Maverick": "llama-4-maverick", "Mixtral 8x7B": "mixtral-8x7b",
+    "Mixtral 8x22B": "mixtral-8x22b", "llama2-70b-99": "llama-2-70b", "llama2-70b-99.9": "llama-2-70b",
+    "mixtral-8x7b": "mixtral-8x7b", "DeepSeek-R1": "deepseek-r1", "DeepSeek-R1-0528": "deepseek-r1",
+    "Llama-3.1-8B-Instruct": "llama-3.1-8b",
 }
-SUITES = {
-    "TensorRT-LLM perf overview": "trtllm-v0.17-offline",
-    "TensorRT-LLM online serving": "trtllm-v0.14-online",
-    "MLPerf Inference": "mlperf-v4.1",
-    "Oracle OCI blog": "oci-mi300x",
-}
-# ASSUMPTION: MLPerf notes give only the maximum input (1024 tokens for llama2-70b's OpenOrca
-# subset; nothing for mixtral's mix); we take half the maximum as the mean input.
+PRECISIONS = {"fp8": "fp8", "bf16": "bf16", "fp16": "fp16", "nvfp4": "fp4", "fp4": "fp4", "mxfp4": "mxfp4"}
+
+# ASSUMPTION: MLPerf gives only the maximum input (1024 tokens for llama2-70b's OpenOrca subset;
+# nothing for mixtral's mix); half the maximum is taken as the mean input.
 MLPERF_INPUT_TOKENS = 512
+MLPERF_OUTPUT_TOKENS = {"llama-2-70b": 294, "mixtral-8x7b": 145}
+# MLPerf Server latency bounds (loadgen mlperf.conf; both p99).
+MLPERF_SLO = {"llama-2-70b": (2000.0, 200.0), "mixtral-8x7b": (2000.0, 200.0)}
 VLLM_DEFAULT_MAX_NUM_SEQS = 256
-# A row is "memory-starved" when the planner's fit leaves < 10 GB of KV cache per GPU: the
-# threshold under which trtllm-bench itself warns that performance may be undesirable
-# (tensorrt_llm/bench/build/tuning.py). There the engine's real memory (GiB, 95% of the free
-# memory) and the planner's conservative 10% reserve on nominal GB diverge the most.
+# What the engines keep for the KV cache (their own accounting, not the planner's reserve):
+#   TensorRT-LLM: kv_cache_free_gpu_mem_fraction (0.95 in the perf overview) of what is left after
+#                 weights and the runtime; vLLM: gpu_memory_utilization (0.9) of the whole memory, less
+#                 weights and activations; SGLang: mem_fraction_static (0.88).
+ENGINE_MEMORY = {"trtllm": ("free", 0.95), "vllm": ("total", 0.90), "sglang": ("total", 0.88)}
+ENGINE_RUNTIME_GB = 2.0
+"""ASSUMPTION: activations, CUDA graphs and the CUDA context take about 2 GB per GPU in every engine."""
+# A row is "memory-starved" when the engine's KV cache is below 10 GB per GPU: trtllm-bench itself warns
+# that performance may be undesirable there (tensorrt_llm/bench/build/tuning.py); the batch limit, not the
+# kernels, decides those rows.
 STARVED_BELOW_GB_PER_GPU = 10.0
-MLPERF_SLO = {"ttft_ms": 2000.0, "tpot_ms": 200.0}  # p99 limits, used as targets for the mean
+
+FAMILY = {"ampere": "ampere", "hopper": "hopper", "ada": "ada", "blackwell": "blackwell", "cdna3": "cdna3",
+          "cdna4": "cdna4"}
 
 
 @dataclass
 class Case:
-    row: int
+    row: str
     suite: str
-    kind: str  # offline | online-tpot | server-goodput | batch-latency
+    kind: str  # offline | closed-batch | online-tpot | server-goodput | batch-latency
     model: str
     accelerator: str
     precision: str
-    tp: int | None  # None: chosen (MLPerf gives no TP)
+    layout: Layout | None  # None: chosen (MLPerf gives no TP)
     gpus: int
     isl: int
     osl: int
     load: str
-    published: float  # per replica: output tok/s, TPOT ms or latency s
-    output_tok_s: float | None = None  # online rows: per-replica load
-    batch: int | None = None  # batch-latency rows
-    engine_max_batch: int | None = None  # the engine's batch cap when the source shows it
+    published: float  # per system for MLPerf (per replica after the TP choice); per replica otherwise
+    engine: str = "trtllm"
+    engine_fraction: float | None = None
+    output_tok_s: float | None = None  # online-tpot: per-replica load
+    batch: int | None = None  # closed-batch, batch-latency, online concurrency
+    engine_max_batch: int | None = None
     notes: list[str] = field(default_factory=list)
+    published_per_replica: float | None = None
 
 
 def _num(x: object) -> float | None:
@@ -110,49 +120,155 @@ def _first_number(text: str) -> float:
     return float(re.search(r"[\d.]+", text).group(0))  # type: ignore[union-attr]
 
 
-def parse_rows(csv: Path) -> list[Case]:
-    """Turn benchmarks.csv rows into comparable cases (per replica, catalog ids)."""
-    df = pd.read_csv(csv)
+def _engine(text: str) -> str:
+    t = text.lower()
+    if "vllm" in t:
+        return "vllm"
+    if "sglang" in t:
+        return "sglang"
+    return "trtllm"
+
+
+def _layout_from_notes(notes: str, tp: int) -> Layout:
+    """'tp8 ep8 attention-DP' → experts over 8 GPUs with data-parallel attention; else plain TP."""
+    if re.search(r"attention[- ]dp", notes, re.I):
+        ep = re.search(r"ep(\d+)", notes)
+        return Layout("ep", tp=1, dp=int(ep.group(1)) if ep else tp)
+    return Layout("tp", tp=tp)
+
+
+def _shared_rows(df: pd.DataFrame, tag: str) -> list[Case]:
+    """benchmarks.csv: TensorRT-LLM v0.17 offline and v0.14 online, MLPerf v4.1, OCI MI300X."""
     cases: list[Case] = []
     for i, r in df.iterrows():
-        suite = SUITES[r["suite"]]
-        model, accel = MODELS[r["model"]], ACCELERATORS[r["accelerator"]]
-        prec = str(r["precision"]).lower()
+        model, accel = MODELS.get(r["model"]), ACCELERATORS.get(r["accelerator"])
+        prec = PRECISIONS.get(str(r["precision"]).lower(), str(r["precision"]).lower())
+        if model is None or accel is None:
+            continue
         gpus = int(r["num_accelerators"])
         tp = int(r["tp"]) if _num(r["tp"]) else None
         isl, osl = _num(r["isl"]), _num(r["osl"])
         notes = str(r["notes"]) if isinstance(r["notes"], str) else ""
         load = str(r["concurrency_or_qps"]) if isinstance(r["concurrency_or_qps"], str) else ""
-        base = dict(row=int(i) + 2, suite=suite, model=model, accelerator=accel, precision=prec,
-                    tp=tp, gpus=gpus, load=load)
-        if suite == "mlperf-v4.1":
-            m = re.search(r"tokens/sample ([\d.]+)", notes) or re.search(
-                r"mean output ~([\d.]+)", notes)
-            osl_m = round(float(m.group(1)))  # type: ignore[union-attr]
+        base = dict(row=f"{tag}:{int(i) + 2}", model=model, accelerator=accel, precision=prec, gpus=gpus, load=load,
+                    engine=_engine(str(r["engine"])))
+        suite = r["suite"]
+        if suite == "MLPerf Inference":
+            value = _num(r["throughput_tok_s"])
+            if value is None:
+                continue
+            m = re.search(r"tokens/sample ([\d.]+)", notes) or re.search(r"mean output ~([\d.]+)", notes)
+            osl_m = round(float(m.group(1))) if m else MLPERF_OUTPUT_TOKENS.get(model, 294)
             kind = "offline" if r["scenario"] == "Offline" else "server-goodput"
-            cases.append(Case(**base, kind=kind, isl=MLPERF_INPUT_TOKENS, osl=osl_m,
-                              published=float(r["throughput_tok_s"]),  # per system; per replica later
-                              notes=[f"assumed mean input {MLPERF_INPUT_TOKENS}"]))
-        elif suite == "trtllm-v0.17-offline":
-            cases.append(Case(**base, kind="offline", isl=int(isl), osl=int(osl),
-                              published=float(r["throughput_tok_s"]) / (gpus // tp)))
-        elif suite == "trtllm-v0.14-online":
-            replicas = gpus // tp
-            cases.append(Case(**base, kind="online-tpot", isl=int(isl), osl=int(osl),
-                              published=float(r["tpot_ms"]),
+            cases.append(Case(**base, suite=f"mlperf-{r['version']}", kind=kind, layout=None, isl=MLPERF_INPUT_TOKENS,
+                              osl=osl_m, published=value, notes=[f"assumed mean input {MLPERF_INPUT_TOKENS}"]))
+        elif suite == "TensorRT-LLM perf overview":
+            cases.append(Case(**base, suite=f"trtllm-{r['version']}-offline", kind="offline",
+                              layout=Layout("tp", tp=tp or 1), isl=int(isl), osl=int(osl),
+                              published=float(r["throughput_tok_s"]) / (gpus // (tp or 1))))
+        elif suite == "TensorRT-LLM online serving":
+            replicas = gpus // (tp or 1)
+            cases.append(Case(**base, suite="trtllm-v0.14-online", kind="online-tpot", layout=Layout("tp", tp=tp or 1),
+                              isl=int(isl), osl=int(osl), published=float(r["tpot_ms"]),
                               output_tok_s=float(r["output_tok_s"]) / replicas))
         elif r["scenario"] == "batch latency sweep":
             latency = _first_number(notes.split("latency", 1)[1])
-            cases.append(Case(**base, kind="batch-latency", isl=int(isl), osl=int(osl),
-                              published=latency, batch=int(_first_number(load))))
+            cases.append(Case(**base, suite="oci-mi300x", kind="batch-latency", layout=Layout("tp", tp=tp or 1),
+                              isl=int(isl), osl=int(osl), published=latency, batch=int(_first_number(load))))
         else:  # OCI offline throughput, "tokens/s (as reported)": read as output tokens/s
-            # ASSUMPTION: vLLM's default max_num_seqs (256) capped the batch; the same blog's
-            # batch sweep stops at 256 with 1,846 tok/s, next to these offline figures.
-            cases.append(Case(**base, kind="offline", isl=int(isl), osl=int(osl),
-                              published=float(r["throughput_tok_s"]) / (gpus // tp),
+            # ASSUMPTION: vLLM's default max_num_seqs (256) capped the batch; the same blog's batch
+            # sweep stops at 256 with 1,846 tok/s, next to these offline figures.
+            cases.append(Case(**base, suite="oci-mi300x", kind="offline", layout=Layout("tp", tp=tp or 1), isl=int(isl),
+                              osl=int(osl), published=float(r["throughput_tok_s"]) / (gpus // (tp or 1)),
                               engine_max_batch=VLLM_DEFAULT_MAX_NUM_SEQS,
                               notes=["'as reported' read as output tokens/s"]))
     return cases
+
+
+def _published_rows(df: pd.DataFrame, tag: str) -> list[Case]:
+    """benchmarks/data/published.csv (see its sources column and NOTES in the module docstring)."""
+    cases: list[Case] = []
+    for i, r in df.iterrows():
+        model, accel = MODELS.get(r["model"]), ACCELERATORS.get(r["accelerator"])
+        prec_raw = str(r["precision"]).lower()
+        prec = PRECISIONS.get(prec_raw) or ("fp8" if prec_raw == "nan" else None)
+        if model is None or accel is None or prec is None:
+            continue  # not in the catalog (GLM-5.2, Qwen3.6, Gaudi 2, ...) or a mixed format (w4a6)
+        suite, scenario = str(r["suite"]), str(r["scenario"])
+        notes = str(r["notes"]) if isinstance(r["notes"], str) else ""
+        gpus = int(r["num_accelerators"])
+        tp = int(r["tp"]) if _num(r["tp"]) else None
+        isl, osl = _num(r["isl"]), _num(r["osl"])
+        load = str(r["concurrency_or_qps"]) if isinstance(r["concurrency_or_qps"], str) else ""
+        engine = _engine(str(r["engine"]))
+        base = dict(row=f"{tag}:{int(i) + 2}", model=model, accelerator=accel, precision=prec, gpus=gpus, load=load,
+                    engine=engine)
+        if suite == "TensorRT-LLM perf overview":
+            cases.append(Case(**base, suite=f"trtllm-{r['version']}-offline", kind="offline",
+                              layout=Layout("tp", tp=tp or 1), isl=int(isl), osl=int(osl),
+                              published=float(r["throughput_tok_s"]) / (gpus // (tp or 1))))
+        elif suite == "MLPerf Inference":
+            value = _num(r["throughput_tok_s"])
+            if value is None or r["scenario"] not in ("Offline", "Server"):
+                continue  # v4.0 Server rows are queries/s
+            osl_m = MLPERF_OUTPUT_TOKENS.get(model, 294)
+            kind = "offline" if r["scenario"] == "Offline" else "server-goodput"
+            cases.append(Case(**base, suite=f"mlperf-{r['version']}", kind=kind, layout=None, isl=MLPERF_INPUT_TOKENS,
+                              osl=osl_m, published=value, notes=[f"assumed mean input {MLPERF_INPUT_TOKENS}"]))
+        elif suite.startswith("AMD Instinct") and "offline" in scenario:
+            # ASSUMPTION: the page's "Throughput (tokens/s)" is output tokens/s. Read as prompt +
+            # output instead, its 2048/2048 rows would be half its 128/2048 rows per output token — a
+            # split no other suite shows at the same lengths (TensorRT-LLM, dstack, MLPerf).
+            out = float(r["throughput_tok_s"])
+            cap = re.search(r"max_num_seqs=(\d+)", load)
+            cases.append(Case(**base, suite="amd-instinct-vllm", kind="offline", layout=Layout("tp", tp=tp or 8),
+                              isl=int(isl), osl=int(osl), published=out / (gpus // (tp or 8)),
+                              engine_max_batch=int(cap.group(1)) if cap else None,
+                              notes=["throughput read as output tokens/s"]))
+        elif suite == "dstack benchmark" and "offline" in scenario:
+            out = _num(r["output_tok_s"])
+            if out is None:
+                continue
+            layout = Layout("tp", tp=tp or gpus)
+            if "all prompts submitted at once" in scenario or "batch=" in load:
+                batch = int(_first_number(load))
+                cases.append(Case(**base, suite="dstack", kind="closed-batch", layout=layout, isl=int(isl), osl=int(osl),
+                                  published=out / (gpus // layout.gpus), batch=batch))
+            else:
+                cases.append(Case(**base, suite="dstack", kind="offline", layout=layout, isl=int(isl), osl=int(osl),
+                                  published=out / (gpus // layout.gpus), engine_max_batch=VLLM_DEFAULT_MAX_NUM_SEQS))
+        elif suite == "dstack benchmark" and "online" in scenario:
+            tpot = _num(r["tpot_ms"])
+            if tpot is None:
+                continue
+            layout = Layout("tp", tp=tp or gpus)
+            cases.append(Case(**base, suite="dstack-online", kind="online-tpot", layout=layout, isl=int(isl),
+                              osl=int(osl), published=tpot, batch=int(_first_number(load))))
+        elif suite == "AMD ROCm blog" and "offline" in scenario:
+            out = _num(r["output_tok_s"])
+            util = re.search(r"gpu-memory-utilization ([\d.]+)", notes)
+            cases.append(Case(**base, suite="rocm-blog", kind="offline", layout=Layout("tp", tp=tp or 1),
+                              isl=int(isl), osl=int(osl), published=float(out), engine_fraction=float(util.group(1))
+                              if util else None, engine_max_batch=1024))
+        elif suite.startswith("TensorRT-LLM blog") and "max-throughput" in scenario:
+            conc = int(_first_number(load))
+            cases.append(Case(**base, suite="trtllm-blog", kind="offline", layout=_layout_from_notes(notes, tp or 8),
+                              isl=int(isl), osl=int(osl), published=float(r["throughput_tok_s"]),
+                              engine_max_batch=conc))
+        # Not compared: phase-isolated disaggregated rows (LMSYS), "peak" over a sweep (Vultr), MTP rows
+        # (speculative decoding is not modelled), AMD static-batch rows with derived TPOT.
+    return cases
+
+
+def parse_rows(csv: Path) -> list[Case]:
+    """Turn a benchmarks CSV into comparable cases (per replica, catalog ids)."""
+    df = pd.read_csv(csv)
+    tag = "shared" if csv.name == "benchmarks.csv" else "published"
+    return _shared_rows(df, tag) if tag == "shared" else _published_rows(df, tag)
+
+
+def all_cases(csvs: tuple[Path, ...] = DEFAULT_CSVS) -> list[Case]:
+    return [c for csv in csvs for c in parse_rows(csv)]
 
 
 def load_catalog(folder: Path) -> dict[str, dict]:
@@ -168,92 +284,125 @@ def load_catalog(folder: Path) -> dict[str, dict]:
 @dataclass
 class Prediction:
     case: Case
-    tp: int
+    layout: Layout
     predicted: float
     bound: str
     batch: float
     kv_concurrency: int = 0
-    free_gb_per_gpu: float = 0.0
+    kv_gb_per_gpu: float = 0.0
 
     @property
     def error(self) -> float:
-        return self.predicted / self.case.published - 1.0
+        return self.predicted / published(self) - 1.0
 
 
-def _at_kv_limit(model: Model, prec: Precision, acc: Accelerator, tp: int, isl: int,
-                osl: int, params: EstimatorParams, slo: dict | None = None,
-                engine_max_batch: int | None = None):
-    f = fit(model, prec, acc.memory_gb, tp, isl + osl, memory_reserve=MEMORY_RESERVE)
-    cap = f.kv_concurrency if engine_max_batch is None else min(f.kv_concurrency, engine_max_batch)
-    est = estimate(model, prec, acc, tp, isl, osl, max_batch=cap, params=params, **(slo or {}))
-    return est, f
+def engine_kv(model: Model, prec: Precision, acc: Accelerator, layout: Layout, ctx: int, engine: str,
+              fraction: float | None = None) -> tuple[int, float]:
+    """(sequences the engine's KV cache holds, KV GB per GPU) under the engine's own accounting."""
+    how, default = ENGINE_MEMORY.get(engine, ENGINE_MEMORY["trtllm"])
+    frac = fraction if fraction is not None else default
+    mem = acc.memory_bytes_per_gpu / 1e9 * layout.gpus
+    weights = memory.weights_gb(model, prec)
+    runtime = ENGINE_RUNTIME_GB * layout.gpus
+    kv = frac * (mem - weights - runtime) if how == "free" else frac * mem - weights - runtime
+    per_seq = memory.kv_gb_per_seq(model, ctx, prec.kv_bytes_per_elem) * memory.kv_copies(model, layout.tp)
+    return (max(0, math.floor(kv / per_seq)) if kv > 0 else 0), max(kv, 0.0) / layout.gpus
 
 
-def predict(case: Case, cat: dict[str, dict], params: EstimatorParams) -> Prediction:
+def _run(case: Case, cat: dict[str, dict], params: EstimatorParams, layout: Layout, slo: tuple | None = None):
     model: Model = cat["models"][case.model]
     acc: Accelerator = cat["accelerators"][case.accelerator]
     prec: Precision = cat["precisions"][case.precision]
-    isl, osl = case.isl, case.osl
-    if case.kind in ("offline", "server-goodput") and case.suite == "mlperf-v4.1":
-        # ASSUMPTION: MLPerf submitters tune the mapping; take the TP (power of two within the
-        # system) with the best predicted output tokens/s per GPU.
-        slo = MLPERF_SLO if case.kind == "server-goodput" else None
+    kv, kv_gpu = engine_kv(model, prec, acc, layout, case.isl + case.osl, case.engine, case.engine_fraction)
+    cap = kv if case.engine_max_batch is None else min(kv, case.engine_max_batch)
+    ln = links(acc, layout, params)
+    ttft, tpot = slo if slo else (None, None)
+    est = estimate(model, prec, acc, layout, case.isl, case.osl, max_batch=cap, params=params, ttft_ms=ttft,
+                   tpot_ms=tpot, percentile=99.0 if slo else None, link=ln)
+    return est, kv, kv_gpu, model, acc, prec, ln
+
+
+def _layouts(case: Case, cat: dict[str, dict]) -> list[Layout]:
+    """MLPerf gives no TP: ASSUMPTION submitters tune it; every power of two within the system is tried."""
+    out, t = [], 1
+    acc: Accelerator = cat["accelerators"][case.accelerator]
+    while t <= min(case.gpus, max(acc.scale_up_gpus, 1) if acc.topology != "pcie" else case.gpus):
+        out.append(Layout("tp", tp=t))
+        t *= 2
+    return out or [Layout("tp", tp=1)]
+
+
+def predict(case: Case, cat: dict[str, dict], params: EstimatorParams) -> Prediction:
+    if case.layout is None:  # MLPerf: the best TP per GPU
+        slo = MLPERF_SLO.get(case.model) if case.kind == "server-goodput" else None
         best = None
-        tp = 1
-        while tp <= case.gpus:
-            est, f = _at_kv_limit(model, prec, acc, tp, isl, osl, params, slo)
-            per_gpu = est.goodput_output_tokens_per_s / tp
+        for layout in _layouts(case, cat):
+            est, kv, kv_gpu, *_ = _run(case, cat, params, layout, slo)
+            per_gpu = est.raw_goodput_output_tokens_per_s / layout.gpus
             if best is None or per_gpu > best[0]:
-                best = (per_gpu, tp, est, f)
-            tp *= 2
-        _, tp, est, f = best  # type: ignore[misc]
-        case.published_per_replica = case.published / (case.gpus // tp)  # type: ignore[attr-defined]
-        return Prediction(case, tp, est.goodput_output_tokens_per_s, est.bound, est.batch,
-                          f.kv_concurrency, f.free_gb / tp)
-    tp = case.tp or 1
+                best = (per_gpu, layout, est, kv, kv_gpu)
+        _, layout, est, kv, kv_gpu = best  # type: ignore[misc]
+        case.published_per_replica = case.published / (case.gpus // layout.gpus)
+        return Prediction(case, layout, est.raw_goodput_output_tokens_per_s, est.bound, est.batch, kv, kv_gpu)
+    layout = case.layout
     if case.kind == "offline":
-        est, f = _at_kv_limit(model, prec, acc, tp, isl, osl, params,
-                              engine_max_batch=case.engine_max_batch)
+        est, kv, kv_gpu, *_ = _run(case, cat, params, layout)
         bound = est.bound
-        if bound == "kv-memory" and case.engine_max_batch and est.batch < f.kv_concurrency:
+        if bound == "kv-memory" and case.engine_max_batch and est.batch < kv:
             bound = "engine-cap"
-        return Prediction(case, tp, est.goodput_output_tokens_per_s, bound, est.batch,
-                          f.kv_concurrency, f.free_gb / tp)
-    rl = roofline(model, prec, acc, tp, isl, osl, params=params)
-    f = fit(model, prec, acc.memory_gb, tp, isl + osl, memory_reserve=MEMORY_RESERVE)
-    cap = min(f.kv_concurrency, params.max_batch)
+        return Prediction(case, layout, est.raw_goodput_output_tokens_per_s, bound, est.batch, kv, kv_gpu)
+    est, kv, kv_gpu, model, acc, prec, ln = _run(case, cat, params, layout)
+    rl = roofline(model, prec, acc, layout, case.isl, case.osl, params=params, link=ln)
+    cap = max(1, min(kv, params.max_batch))
     if case.kind == "online-tpot":
-        b = rl.batch_at_throughput(case.output_tok_s or 0.0, cap)
+        if case.batch is not None:  # closed loop at a fixed concurrency
+            b = float(min(case.batch, cap))
+        else:
+            b = rl.batch_at_throughput(case.output_tok_s or 0.0, cap)
         bound = "kv-memory" if b >= cap else rl.dominant(b)
-        return Prediction(case, tp, rl.tpot_s(b) * 1e3, bound, b, f.kv_concurrency,
-                          f.free_gb / tp)
+        return Prediction(case, layout, rl.tpot_s(b) * 1e3, bound, b, kv, kv_gpu)
+    if case.kind == "closed-batch":
+        b = max(1, min(case.batch or 1, cap))
+        waves = math.ceil((case.batch or 1) / b)
+        seconds = waves * (rl.prefill_s(b * case.isl) + case.osl * rl.decode_s(b))
+        return Prediction(case, layout, (case.batch or 1) * case.osl / seconds, rl.dominant(b), b, kv, kv_gpu)
     # batch-latency: a static batch of B requests, prefilled together, then osl decode steps
     b = case.batch or 1
-    latency = rl.prefill_s(b * isl) + osl * rl.decode_s(b)
-    return Prediction(case, tp, latency, rl.dominant(b), b, f.kv_concurrency, f.free_gb / tp)
+    latency = rl.prefill_s(b * case.isl) + case.osl * rl.decode_s(b)
+    return Prediction(case, layout, latency, rl.dominant(b), b, kv, kv_gpu)
 
 
 def published(p: Prediction) -> float:
-    return getattr(p.case, "published_per_replica", p.case.published)
+    return p.case.published_per_replica if p.case.published_per_replica is not None else p.case.published
 
 
-def table(preds: list[Prediction]) -> pd.DataFrame:
+def group_of(case: Case, cat: dict[str, dict]) -> tuple[str, str]:
+    """(architecture family, precision group) of a row: hopper / fp8, blackwell / fp4, ..."""
+    acc: Accelerator = cat["accelerators"][case.accelerator]
+    prec: Precision = cat["precisions"][case.precision]
+    comp = compute_on(prec, acc)
+    dtype = "weight-only" if comp and comp.weight_only else (comp.dtype if comp else prec.compute_dtype)
+    return acc.generation, {"fp16": "bf16"}.get(dtype, dtype)
+
+
+def table(preds: list[Prediction], cat: dict[str, dict]) -> pd.DataFrame:
     rows = []
     for p in preds:
         pub = published(p)
+        fam, dtype = group_of(p.case, cat)
         rows.append(dict(
-            row=p.case.row, suite=p.case.suite, kind=p.case.kind, model=p.case.model,
-            accelerator=p.case.accelerator, precision=p.case.precision, tp=p.tp,
-            isl=p.case.isl, osl=p.case.osl, load=p.case.load, batch=round(p.batch, 1),
-            published=pub, predicted=p.predicted, error=p.predicted / pub - 1.0, bound=p.bound,
-            kv=p.kv_concurrency, starved=p.free_gb_per_gpu < STARVED_BELOW_GB_PER_GPU,
-            group="offline" if p.case.kind == "offline" else "online",
+            row=p.case.row, suite=p.case.suite, kind=p.case.kind, engine=p.case.engine, model=p.case.model,
+            accelerator=p.case.accelerator, family=fam, precision=dtype, group=f"{fam}/{dtype}",
+            layout=p.layout.label, isl=p.case.isl, osl=p.case.osl, load=p.case.load, batch=round(p.batch, 1),
+            published=pub, predicted=p.predicted, error=p.predicted / pub - 1.0, bound=p.bound, kv=p.kv_concurrency,
+            starved=p.kv_gb_per_gpu < STARVED_BELOW_GB_PER_GPU, throughput=p.case.kind not in ("online-tpot",
+                                                                                               "batch-latency"),
         ))
     return pd.DataFrame(rows)
 
 
-METRIC = {"offline": "output tok/s per replica", "online-tpot": "TPOT ms at published load",
-          "server-goodput": "goodput tok/s per replica at SLO",
+METRIC = {"offline": "output tok/s per replica", "closed-batch": "output tok/s per replica",
+          "online-tpot": "TPOT ms at the published load", "server-goodput": "goodput tok/s per replica at p99 SLO",
           "batch-latency": "end-to-end latency s at batch"}
 
 
@@ -263,8 +412,8 @@ def summarize(df: pd.DataFrame, by: str | list[str]) -> pd.DataFrame:
         "rows": g.size(),
         "MAPE %": g["ape"].mean() * 100,
         "median APE %": g["ape"].median() * 100,
+        "mean bias %": g["error"].mean() * 100,
         "within 30 %": g["ape"].apply(lambda s: (s <= 0.30).mean() * 100),
-        "mean signed %": g["error"].mean() * 100,
     })
     return out.round(1)
 
@@ -272,8 +421,7 @@ def summarize(df: pd.DataFrame, by: str | list[str]) -> pd.DataFrame:
 def _markdown(t: pd.DataFrame) -> str:
     t = t.reset_index()
     head = "| " + " | ".join(str(c) for c in t.columns) + " |"
-    rule = "|" + "|".join("---:" if pd.api.types.is_numeric_dtype(t[c]) else "---"
-                          for c in t.columns) + "|"
+    rule = "|" + "|".join("---:" if pd.api.types.is_numeric_dtype(t[c]) else "---" for c in t.columns) + "|"
     body = ["| " + " | ".join(str(v) for v in row) + " |" for row in t.itertuples(index=False)]
     return "\n".join([head, rule, *body])
 
@@ -281,46 +429,43 @@ def _markdown(t: pd.DataFrame) -> str:
 def report(df: pd.DataFrame, markdown: bool = False) -> str:
     fmt = _markdown if markdown else (lambda t: t.to_string())
     parts = []
-    off = df[df.kind == "offline"].assign(
-        offline="all rows", memory=df["starved"].map({True: "starved (< 10 GB KV/GPU)", False: "not starved"}))
-    on = df[df.kind != "offline"]
-    tpot = on[on.kind == "online-tpot"]
-    parts.append("== offline max-throughput rows: predicted vs published output tok/s per replica")
-    parts.append(fmt(summarize(off, "offline")))
-    parts.append(fmt(summarize(off, "memory")))
-    parts.append(fmt(summarize(off, "suite")))
-    parts.append(fmt(summarize(off, "accelerator")))
-    parts.append(fmt(summarize(off, "model")))
-    parts.append(fmt(summarize(off, "tp")))
-    parts.append("== online rows (kind says what is compared)")
-    parts.append(fmt(summarize(on, ["suite", "kind"])))
-    parts.append(fmt(summarize(tpot.assign(load=tpot["load"].where(tpot["load"] == "QPS=INF",
-                                                                     "QPS 2-32")), "load")))
-    parts.append(fmt(summarize(on, ["kind", "accelerator"])))
-    parts.append(fmt(summarize(tpot, ["model", "accelerator"])))
+    thr = df[df.throughput]
+    parts.append("== throughput rows (offline, closed batch, MLPerf Server goodput): predicted vs published")
+    parts.append(fmt(summarize(thr.assign(rows_="all rows"), "rows_")))
+    parts.append(fmt(summarize(thr, ["family", "precision"])))
+    parts.append(fmt(summarize(thr.assign(memory=thr["starved"].map({True: "starved (< 10 GB KV/GPU)",
+                                                                       False: "not starved"})), "memory")))
+    parts.append(fmt(summarize(thr, "suite")))
+    parts.append(fmt(summarize(thr, "model")))
+    parts.append("== latency rows (TPOT at a load, static-batch latency)")
+    lat = df[~df.throughput]
+    if len(lat):
+        parts.append(fmt(summarize(lat, ["suite", "kind"])))
+        parts.append(fmt(summarize(lat, ["family", "precision"])))
     return "\n\n".join(parts)
 
 
-def run(csv: Path, catalogs: Path, params: EstimatorParams) -> pd.DataFrame:
+def run(csvs: tuple[Path, ...], catalogs: Path, params: EstimatorParams) -> pd.DataFrame:
     cat = load_catalog(catalogs)
-    return table([predict(c, cat, params) for c in parse_rows(csv)])
+    cases = [c for c in all_cases(csvs) if c.model in cat["models"] and c.accelerator in cat["accelerators"]
+             and c.precision in cat["precisions"]]
+    return table([predict(c, cat, params) for c in cases], cat)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("csv", nargs="?", type=Path, default=DEFAULT_CSV)
+    ap.add_argument("csv", nargs="*", type=Path, default=list(DEFAULT_CSVS))
     ap.add_argument("--catalogs", type=Path, default=None, help="folder with catalog YAML files")
     ap.add_argument("--params", type=Path, default=None, help="estimator.yaml to use")
-    ap.add_argument("--summary-only", action="store_true")
+    ap.add_argument("--rows", action="store_true", help="print every row")
     ap.add_argument("--markdown", action="store_true", help="summary tables as markdown")
     args = ap.parse_args(argv)
     catalogs = args.catalogs or catalogs_dir()
     params = load_estimator_params(args.params or catalogs / "estimator.yaml")
-    df = run(args.csv, catalogs, params)
-    if not args.summary_only:
-        with pd.option_context("display.width", 200, "display.max_rows", None,
-                               "display.max_columns", None):
-            shown = df.drop(columns=["group"]).copy()
+    df = run(tuple(args.csv), catalogs, params)
+    if args.rows:
+        with pd.option_context("display.width", 250, "display.max_rows", None, "display.max_columns", None):
+            shown = df.copy()
             shown["error"] = (shown["error"] * 100).round(1).astype(str) + " %"
             shown["published"] = shown["published"].round(2)
             shown["predicted"] = shown["predicted"].round(2)

@@ -1,17 +1,23 @@
-"""Fit the goodput estimator's efficiencies (catalogs/estimator.yaml) on benchmarks.csv.
+"""Fit the goodput estimator's efficiencies (catalogs/estimator.yaml) on published benchmarks.
 
-    python benchmarks/fit_estimator.py [BENCHMARKS_CSV] [--cv model|suite|accelerator]
+    python benchmarks/fit_estimator.py [--cv model|family|both] [--write] [--quick]
 
-Least squares on the log error log(predicted / published) (scipy.optimize.least_squares,
-bounded trust region), one residual per row, over:
-  - offline max-throughput rows (output tok/s per replica),
-  - TensorRT-LLM online rows at a finite request rate (TPOT at the published load),
-  - MLPerf Server rows (goodput at the SLO) and the OCI batch sweep (end-to-end latency).
-Left out, by rule and not by result: rows the planner's fit marks memory-starved (< 10 GB of
-KV cache per GPU, see estimator_accuracy.py) and online rows at QPS=INF (a burst of 500
-requests at once, not the steady state the roofline describes). Both are still reported.
-With --cv the fit is repeated leaving one group out and the held-out error is printed.
-Prints the fitted parameters as YAML for catalogs/estimator.yaml.
+Least squares on the log error log(predicted / published) (scipy.optimize.least_squares, bounded
+trust region), one residual per row, all rows weighted equally, over the rows estimator_accuracy.py
+reads (../shared/reference/benchmarks.csv and benchmarks/data/published.csv — never TensorRT-LLM 1.0
+tables or MLPerf v5.1 results). Left out by rule, not by result, and still reported:
+  - memory-starved rows (< 10 GB of KV cache per GPU in the engine's own accounting: the batch
+    limit, not the kernels, decides them);
+  - online rows at QPS = INF (a burst, not a steady state) and MLPerf v4.0 Server rows (queries/s);
+  - rows run on development builds of an engine (dstack's DeepSeek-R1 runs of Feb–Mar 2025: the
+    engines' first MLA/MoE kernels, 2–4× off every later result).
+Parameters a training set has no rows for (a generation's factor, FP4's efficiencies) stay at their
+neutral values: a held-out family is predicted from the others alone.
+
+--cv model   leave one model out;  --cv family   leave one architecture family out (hopper, blackwell,
+ampere, ada, cdna3, cdna4);  --cv both   both. Held-out errors per (family, precision) are printed.
+--write      rewrites the fitted values into catalogs/estimator.yaml (keeping its comments' numbers
+             to be updated by hand from the printed table).
 """
 
 from __future__ import annotations
@@ -26,37 +32,39 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from estimator_accuracy import (  # noqa: E402
-    DEFAULT_CSV,
-    load_catalog,
-    parse_rows,
-    predict,
-    summarize,
-    table,
-)
+from estimator_accuracy import all_cases, load_catalog, predict, summarize, table  # noqa: E402
 
 from optimizer.inputs.schema.estimator import EstimatorParams  # noqa: E402
 from optimizer.resources import catalogs_dir  # noqa: E402
 
-# name, initial value, lower, upper
+# name, initial value, lower, upper; `needs` says which rows identify the parameter
 FREE = [
-    ("eta_memory", 0.8, 0.3, 1.0),
-    ("eta_compute_decode.bf16", 0.6, 0.1, 1.0),
-    ("eta_compute_decode.fp8", 0.5, 0.1, 1.0),
-    ("eta_compute_prefill.bf16", 0.7, 0.1, 1.0),
-    ("eta_compute_prefill.fp8", 0.5, 0.1, 1.0),
-    ("moe_compute_factor", 0.7, 0.2, 1.5),
-    ("roofline_sharpness", 2.5, 1.0, 12.0),
-    ("step_overhead_ms", 1.0, 0.0, 10.0),
-    ("allreduce_latency_us", 8.0, 0.0, 60.0),
-    ("eta_scale_up", 0.5, 0.05, 1.0),
-    ("generation_factor.cdna3", 1.0, 0.2, 1.5),
+    ("eta_memory", 0.85, 0.3, 1.0, None),
+    ("eta_compute_decode.bf16", 0.6, 0.1, 1.0, ("dtype", "bf16")),
+    ("eta_compute_decode.fp8", 0.5, 0.1, 1.0, ("dtype", "fp8")),
+    ("eta_compute_decode.fp4", 0.4, 0.05, 1.0, ("dtype", "fp4")),
+    ("eta_compute_prefill.bf16", 0.7, 0.1, 1.0, ("dtype", "bf16")),
+    ("eta_compute_prefill.fp8", 0.6, 0.1, 1.0, ("dtype", "fp8")),
+    ("eta_compute_prefill.fp4", 0.4, 0.05, 1.0, ("dtype", "fp4")),
+    ("moe_compute_factor", 0.7, 0.2, 1.5, ("moe", True)),
+    ("roofline_sharpness", 2.0, 1.0, 12.0, None),
+    ("step_overhead_ms", 2.0, 0.0, 10.0, None),
+    ("allreduce_latency_us", 15.0, 0.0, 60.0, None),
+    ("eta_scale_up", 0.5, 0.05, 1.0, None),
+    ("eta_pcie", 0.5, 0.05, 1.0, ("generation", "ada")),
+    ("generation_factor.ampere", 1.0, 0.3, 1.5, ("generation", "ampere")),
+    ("generation_factor.ada", 1.0, 0.3, 1.5, ("generation", "ada")),
+    ("generation_factor.blackwell", 1.0, 0.3, 1.5, ("generation", "blackwell")),
+    ("generation_factor.cdna3", 0.6, 0.2, 1.5, ("generation", "cdna3")),
+    ("generation_factor.cdna4", 0.6, 0.2, 1.5, ("generation", "cdna4")),
 ]
+NEUTRAL = {"generation_factor": 1.0}
+"""Where a parameter cannot be fitted: generations at 1 (like Hopper), FP4 borrows FP8 (DTYPE_FALLBACK)."""
 
 
-def to_params(x: np.ndarray, base: EstimatorParams | None = None) -> EstimatorParams:
-    data = (base or EstimatorParams()).model_dump()
-    for (name, *_), v in zip(FREE, x):
+def to_params(names: list[str], x: np.ndarray, base: EstimatorParams | None = None) -> EstimatorParams:
+    data = (base or EstimatorParams(generation_factor={}, group_factor={})).model_dump()
+    for name, v in zip(names, x):
         if "." in name:
             key, sub = name.split(".")
             data[key] = {**data[key], sub: float(v)}
@@ -66,100 +74,99 @@ def to_params(x: np.ndarray, base: EstimatorParams | None = None) -> EstimatorPa
 
 
 def in_fit(df: pd.DataFrame) -> pd.Series:
-    return ~df["starved"] & (df["load"] != "QPS=INF")
+    dev = df["suite"].str.startswith("dstack") & (df["model"] == "deepseek-r1")
+    return ~df["starved"] & (df["load"] != "QPS=INF") & ~dev
 
 
-def fit(cases, cat, x0=None) -> tuple[np.ndarray, EstimatorParams]:
-    lo = np.array([f[2] for f in FREE])
-    hi = np.array([f[3] for f in FREE])
-    x0 = np.array([f[1] for f in FREE]) if x0 is None else x0
+def _supported(spec, rows: pd.DataFrame, cat) -> bool:
+    if spec is None:
+        return True
+    what, value = spec
+    if what == "dtype":
+        return bool((rows["precision"] == value).any())
+    if what == "generation":
+        return bool((rows["family"] == value).any())
+    if what == "moe":
+        return bool(rows["model"].map(lambda m: bool(cat["models"][m].experts)).any())
+    return True
+
+
+def fit(cases, rows: pd.DataFrame, cat, verbose: bool = True, max_nfev: int = 300):
+    """Fit the parameters the rows identify; return (names, values, standard errors, params)."""
+    free = [f for f in FREE if _supported(f[4], rows, cat)]
+    names = [f[0] for f in free]
+    lo = np.array([f[2] for f in free])
+    hi = np.array([f[3] for f in free])
+    x0 = np.array([f[1] for f in free])
+    targets = np.array([published_of_case(c) for c in cases])
 
     def residuals(x):
-        params = to_params(x)
-        return np.array([np.log(predict(c, cat, params).predicted / published_of(c)) for c in cases])
+        params = to_params(names, x)
+        pred = np.array([predict(c, cat, params).predicted for c in cases])
+        return np.log(np.maximum(pred, 1e-9) / targets)
 
     res = least_squares(residuals, x0, bounds=(lo, hi), x_scale=(hi - lo) / 4, diff_step=1e-3,
-                        xtol=1e-6, ftol=1e-7, max_nfev=400)
-    print(f"# least_squares: {res.message} ({res.nfev} evaluations, cost {res.cost:.4f})")
-    global STDERR
+                        xtol=1e-8, ftol=1e-9, max_nfev=max_nfev)
     dof = max(1, len(res.fun) - len(res.x))
-    jtj = res.jac.T @ res.jac
-    STDERR = np.sqrt(np.diag(np.linalg.pinv(jtj)) * (res.fun @ res.fun) / dof)
-    return res.x, to_params(res.x)
+    se = np.sqrt(np.diag(np.linalg.pinv(res.jac.T @ res.jac)) * (res.fun @ res.fun) / dof)
+    if verbose:
+        print(f"# least_squares: {res.message} ({res.nfev} evaluations, cost {res.cost:.4f})", flush=True)
+    return names, res.x, se, to_params(names, res.x)
 
 
-STDERR: np.ndarray | None = None
+def published_of_case(case) -> float:
+    return case.published_per_replica if case.published_per_replica is not None else case.published
 
 
-def published_of(case) -> float:
-    return getattr(case, "published_per_replica", case.published)
-
-
-BARE = dict(eta_memory=1.0, eta_compute_decode={"bf16": 1.0, "fp8": 1.0},
-            eta_compute_prefill={"bf16": 1.0, "fp8": 1.0}, moe_compute_factor=1.0,
-            roofline_sharpness=64.0, step_overhead_ms=0.0, allreduce_latency_us=0.0,
-            eta_scale_up=1.0, generation_factor={})
-
-
-def _global(g: float) -> EstimatorParams:
-    return EstimatorParams(**{**BARE, "eta_memory": g, "eta_compute_decode": {"bf16": g, "fp8": g},
-                              "eta_compute_prefill": {"bf16": g, "fp8": g}, "eta_scale_up": g})
-
-
-def ablation(cases, cat) -> None:
-    """Score simpler models on the fitted rows: why the estimator has the parameters it has."""
-    def score(params: EstimatorParams) -> pd.DataFrame:
-        return summarize(table([predict(c, cat, params) for c in cases]), "kind")
-
-    print("== bare roofline (all efficiencies 1, max(), no overheads)")
-    print(score(EstimatorParams(**BARE)).to_string())
-    res = least_squares(lambda x: np.array([np.log(predict(c, cat, _global(x[0])).predicted
-                                                   / published_of(c)) for c in cases]),
-                        [0.5], bounds=([0.05], [1.0]))
-    print(f"== one global efficiency, fitted: {res.x[0]:.3f}")
-    print(score(_global(res.x[0])).to_string())
+def cross_validate(cases, rows: pd.DataFrame, keep: np.ndarray, cat, by: str) -> pd.DataFrame:
+    held = []
+    for group in sorted(rows[by].astype(str).unique()):
+        train_mask = keep & (rows[by].astype(str) != group).to_numpy()
+        test_idx = np.where((rows[by].astype(str) == group).to_numpy())[0]
+        train = [c for c, k in zip(cases, train_mask) if k]
+        t = time.perf_counter()
+        _, _, _, params = fit(train, rows[train_mask], cat, verbose=False, max_nfev=150)
+        part = table([predict(cases[i], cat, params) for i in test_idx], cat)
+        part["cv"] = f"{by}={group}"
+        part["fitted"] = keep[test_idx]
+        held.append(part)
+        print(f"# held out {by}={group}: {len(test_idx)} rows ({time.perf_counter() - t:.0f} s)", flush=True)
+    return pd.concat(held)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("csv", nargs="?", type=Path, default=DEFAULT_CSV)
     ap.add_argument("--catalogs", type=Path, default=None)
-    ap.add_argument("--cv", choices=["model", "suite", "accelerator"], default=None)
-    ap.add_argument("--ablation", action="store_true",
-                    help="also score a bare roofline and a roofline with one global efficiency")
+    ap.add_argument("--cv", choices=["model", "family", "both"], default=None)
     args = ap.parse_args(argv)
     cat = load_catalog(args.catalogs or catalogs_dir())
-    cases = parse_rows(args.csv)
-    # predict once to resolve MLPerf TP choices and the memory-starved flags
-    base = table([predict(c, cat, EstimatorParams()) for c in cases])
+    cases = [c for c in all_cases() if c.model in cat["models"] and c.accelerator in cat["accelerators"]
+             and c.precision in cat["precisions"]]
+    # Predict once (neutral efficiencies) to resolve MLPerf TP choices and the memory-starved flags.
+    base = table([predict(c, cat, EstimatorParams()) for c in cases], cat)
     keep = in_fit(base).to_numpy()
-    fitted_cases = [c for c, k in zip(cases, keep) if k]
+    fitted = [c for c, k in zip(cases, keep) if k]
     t = time.perf_counter()
-    x, params = fit(fitted_cases, cat)
-    print(f"# fitted on {len(fitted_cases)} of {len(cases)} rows in {time.perf_counter() - t:.0f} s")
+    names, x, se, params = fit(fitted, base[keep], cat)
+    print(f"# fitted on {len(fitted)} of {len(cases)} rows in {time.perf_counter() - t:.0f} s")
     print("# parameter: value ± standard error (from the Jacobian; bounds ignored)")
-    for (name, *_), v, se in zip(FREE, x, STDERR):
-        print(f"{name}: {v:.4g}  ± {se:.2g}")
-    df = table([predict(c, cat, params) for c in cases])
+    for name, v, s in zip(names, x, se):
+        print(f"{name}: {v:.4g}  ± {s:.2g}")
+    df = table([predict(c, cat, params) for c in cases], cat)
     df["fitted"] = keep
-    print(summarize(df.assign(all="all"), ["kind", "fitted"]).to_string())
-    if args.ablation:
-        ablation(fitted_cases, cat)
-    if args.cv:
-        held = []
-        for group in sorted(base[args.cv].astype(str).unique()):
-            train = [c for c, k, g in zip(cases, keep, base[args.cv].astype(str)) if k and g != group]
-            test = [c for c, g in zip(cases, base[args.cv].astype(str)) if g == group]
-            _, p = fit(train, cat)  # from the neutral start: nothing leaks from the full fit
-            part = table([predict(c, cat, p) for c in test])
-            part["cv_group"] = group
-            held.append(part)
-            print(f"held out {args.cv}={group}: {len(test)} rows", flush=True)
-        cv = pd.concat(held)
-        cv["fitted"] = in_fit(cv)
-        print(f"== cross-validated (leave one {args.cv} out), held-out errors")
-        print(summarize(cv, ["kind", "fitted"]).to_string())
-        print(summarize(cv, ["cv_group", "kind"]).to_string())
+    print("== in-sample, fitted rows, by (family, precision)")
+    print(summarize(df[df.fitted & df.throughput], ["family", "precision"]).to_string())
+    print(summarize(df[df.fitted & ~df.throughput], ["suite", "kind"]).to_string())
+    print("== in-sample, rows left out of the fit by rule")
+    print(summarize(df[~df.fitted], ["suite", "kind"]).to_string())
+    groups = {"model": ["model"], "family": ["family"], "both": ["model", "family"]}.get(args.cv or "", [])
+    for by in groups:
+        cv = cross_validate(cases, base, keep, cat, by)
+        print(f"== held out (leave one {by} out): throughput rows in the fit population")
+        sel = cv[cv.fitted & cv.throughput]
+        print(summarize(sel.assign(all_="all"), "all_").to_string())
+        print(summarize(sel, ["family", "precision"]).to_string())
+        print(summarize(cv[cv.fitted & ~cv.throughput], ["suite", "kind"]).to_string())
     return 0
 
 

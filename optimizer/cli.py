@@ -221,12 +221,22 @@ def explain(
                 "alternatives": [asdict(a) for a in ex.alternatives],
                 "dropped": [asdict(d) for d in ex.dropped]}, indent=2, ensure_ascii=False) + "\n")
             return 0
-        choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak)
+        choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout)
         out.print(f"[bold]{_escape(workload)}[/bold]: {_escape(choice)}")
         if w.kind == "interactive" and w.offer:
-            out.print(f"  goodput {w.goodput_output_tokens_per_s:,.0f} tok/s ({w.goodput_source}"
-                      f"{', bound by ' + w.bound if w.bound else ''}); weights {w.weights_gb:.1f} GB, "
-                      f"KV {w.kv_gb_per_seq:.3f} GB/seq, {w.kv_concurrency} sequences fit, {w.needed_concurrency} needed")
+            gpr = w.gpus_per_replica
+            per = f"{gpr:g} GPU" + ("" if gpr == 1 else "s") + " per replica"
+            copies = (f" ({w.kv_copies:g} copies: {w.kv_gb_per_seq / w.kv_copies:.3f} GB each)" if w.kv_copies > 1
+                      else "")
+            calib = "" if w.calibrated else "; no published result calibrates this accelerator and precision: headroom kept"
+            out.print(f"  {per}; goodput {w.goodput_output_tokens_per_s:,.0f} tok/s ({w.goodput_source}"
+                      f"{', bound by ' + w.bound if w.bound else ''}{calib}); weights {w.weights_gb:.1f} GB, "
+                      f"KV {w.kv_gb_per_seq:.3f} GB/seq{copies}, {w.kv_concurrency} sequences fit, "
+                      f"{w.needed_concurrency} needed")
+            if w.ttft_at_load_ms is not None:
+                pct = ex.result.policy.get("occupancy", 0.6)
+                out.print(f"  TTFT at the planned load ({pct:.0%} of goodput): {w.ttft_at_load_ms:,.0f} ms "
+                          "(queueing for prefill included)")
             r = w.replicas
             out.print(f"  at the peak ({w.peak_day_type} {w.peak_hour:02d}:00, {w.peak_output_tokens_per_s:,.0f} tok/s): "
                       f"{r.base} base + {r.spares} spare + {r.rollout} rollout = {r.total} replicas = {w.gpus_at_peak} GPUs")
@@ -261,8 +271,10 @@ def explain(
 def fit(
     model: Annotated[str, typer.Option(help="Model id, e.g. llama-3.1-70b.")],
     accelerator: Annotated[str, typer.Option(help="Accelerator id, e.g. h100-sxm.")],
-    precision: Annotated[str, typer.Option(help="bf16, fp16, fp8, int8, int4-awq or fp4.")] = "bf16",
-    tp: Annotated[int, typer.Option(help="GPUs per replica (tensor parallel).")] = 1,
+    precision: Annotated[str, typer.Option(help="bf16, fp16, fp8, int8, int4-awq, w8a16, fp4 or mxfp4.")] = "bf16",
+    tp: Annotated[int, typer.Option(help="Tensor-parallel GPUs (of attention, with --ep).")] = 1,
+    pp: Annotated[int, typer.Option(help="Pipeline stages.")] = 1,
+    ep: Annotated[int, typer.Option(help="MoE: GPUs the experts spread over, attention data-parallel.")] = 1,
     context_tokens: Annotated[int, typer.Option("--context-tokens", help="Working context per sequence.")] = 8192,
     concurrency: Annotated[Optional[int], typer.Option(help="Sequences the replica must hold at once.")] = None,
     memory_reserve: Annotated[float, typer.Option("--memory-reserve", help="Share kept for activations and buffers.")] = 0.10,
@@ -276,27 +288,33 @@ def fit(
     def body() -> int:
         from optimizer.physics import memory
 
-        _check_sizing_flags(tp, context_tokens, memory_reserve, concurrency)
-        m, a, p, _ = _lookup(catalog, model, accelerator, precision, tp)
+        _check_sizing_flags(tp, context_tokens, memory_reserve, concurrency, pp, ep)
+        m, a, p, est = _lookup(catalog, model, accelerator, precision)
+        layout = _layout(a, tp, pp, ep)
         kv_elem = _kv_elem(kv_precision)
-        f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, tp, context_tokens, memory_reserve, kv_elem)
+        f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, layout.gpus, context_tokens, memory_reserve, kv_elem,
+                       attention_tp=layout.tp, runtime_gb_per_gpu=est.runtime_gb)
         need = concurrency or 1
         ok = f.fits(need)
         if as_json:
             sys.stdout.write(json.dumps({
-                "weights_gb": f.weights_gb, "kv_gb_per_seq": f.kv_gb_per_seq, "total_gb": f.total_gb,
-                "reserve_gb": f.reserve_gb, "usable_gb": f.usable_gb, "free_gb": f.free_gb,
-                "kv_concurrency": f.kv_concurrency, "needed_concurrency": need, "fits": ok}, indent=2) + "\n")
+                "weights_gb": f.weights_gb, "kv_gb_per_seq": f.kv_gb_per_seq, "kv_copies": f.kv_copies,
+                "total_gb": f.total_gb, "reserve_gb": f.reserve_gb, "usable_gb": f.usable_gb, "free_gb": f.free_gb,
+                "kv_concurrency": f.kv_concurrency, "needed_concurrency": need, "fits": ok,
+                "layout": layout.label, "gpus": layout.gpus}, indent=2) + "\n")
             return 0
-        out.print(f"[bold]{m.name or m.id}[/bold] at {p.id} on {tp} × {a.name or a.id}")
+        out.print(f"[bold]{m.name or m.id}[/bold] at {p.id} on {layout.gpus} × {a.name or a.id} ({layout.label})")
         t = Table(show_header=False, show_edge=False)
         t.add_column()
         t.add_column(justify="right")
-        t.add_row("memory", f"{f.total_gb:,.1f} GB")
-        t.add_row(f"reserve ({memory_reserve:.0%})", f"{f.reserve_gb:,.1f} GB")
+        t.add_row(f"device memory ({a.memory_bytes_per_gpu / 1e9:,.1f} GB per GPU as the driver reports it)",
+                  f"{f.total_gb:,.1f} GB")
+        t.add_row(f"reserve ({memory_reserve:.0%}, at least {est.runtime_gb:g} GB per GPU)", f"{f.reserve_gb:,.1f} GB")
         t.add_row("weights", f"{f.weights_gb:,.1f} GB")
         t.add_row("free for KV cache", f"{f.free_gb:,.1f} GB")
-        t.add_row(f"KV per sequence ({context_tokens:,} tokens)", f"{f.kv_gb_per_seq:,.3f} GB")
+        copies = f" (× {f.kv_copies:g} copies: the MLA latent on every GPU)" if f.kv_copies > 1 and m.attention == "mla" \
+            else (f" (× {f.kv_copies:g} copies: more GPUs than KV heads)" if f.kv_copies > 1 else "")
+        t.add_row(f"KV per sequence ({context_tokens:,} tokens){copies}", f"{f.kv_gb_per_seq:,.3f} GB")
         t.add_row("sequences that fit", f"{f.kv_concurrency:,}")
         out.print(t)
         if ok:
@@ -304,10 +322,10 @@ def fit(
             return 0
         if f.free_gb <= 0:
             out.print("[red]does not fit[/red]: the weights alone exceed usable memory — "
-                      "quantize further or add GPUs per replica (--tp)")
+                      "quantize further or add GPUs per replica (--tp, --pp, --ep)")
         else:
             out.print(f"[red]does not fit[/red]: {f.kv_concurrency} sequences < {need} needed — "
-                      "quantize, shorten the context, or add GPUs per replica (--tp)")
+                      "quantize, shorten the context, or add GPUs per replica (--tp, --pp, --ep)")
         return 1
 
     _run(body, debug)
@@ -318,62 +336,93 @@ def estimate(
     model: Annotated[str, typer.Option(help="Model id.")],
     accelerator: Annotated[str, typer.Option(help="Accelerator id.")],
     precision: Annotated[str, typer.Option(help="Precision id.")] = "bf16",
-    tp: Annotated[int, typer.Option(help="GPUs per replica.")] = 1,
+    tp: Annotated[int, typer.Option(help="Tensor-parallel GPUs (of attention, with --ep).")] = 1,
+    pp: Annotated[int, typer.Option(help="Pipeline stages.")] = 1,
+    ep: Annotated[int, typer.Option(help="MoE: GPUs the experts spread over, attention data-parallel.")] = 1,
     input_tokens: Annotated[int, typer.Option("--input-tokens", help="Mean input tokens per request.")] = 1000,
     output_tokens: Annotated[int, typer.Option("--output-tokens", help="Mean output tokens per request.")] = 200,
-    ttft_ms: Annotated[Optional[float], typer.Option("--ttft-ms", help="TTFT target.")] = None,
-    tpot_ms: Annotated[Optional[float], typer.Option("--tpot-ms", help="TPOT target.")] = None,
+    ttft_ms: Annotated[Optional[float], typer.Option("--ttft-ms", help="TTFT target at the percentile.")] = None,
+    tpot_ms: Annotated[Optional[float], typer.Option("--tpot-ms", help="TPOT target at the percentile.")] = None,
+    percentile: Annotated[float, typer.Option("--percentile", help="The percentile TTFT and TPOT hold at.")] = 99.0,
+    occupancy: Annotated[float, typer.Option("--occupancy", help="The replica's planned load, as a share of its goodput: TTFT is also shown there.")] = 0.6,
     context_tokens: Annotated[Optional[int], typer.Option("--context-tokens", help="KV sizing context (default input + output).")] = None,
     memory_reserve: Annotated[float, typer.Option("--memory-reserve")] = 0.10,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    """Estimated goodput at an SLO (without SLO flags: the maximum throughput), and what bounds it."""
+    """Estimated goodput at an SLO (without SLO flags: the maximum throughput), what bounds it, and
+    the TTFT at the replica's planned load."""
 
     def body() -> int:
         from optimizer.physics import memory, roofline
+        from optimizer.physics.layout import links
 
         ctx = context_tokens or (input_tokens + output_tokens)
-        _check_sizing_flags(tp, ctx, memory_reserve, None)
+        _check_sizing_flags(tp, ctx, memory_reserve, None, pp, ep)
+        problems = []
         if input_tokens < 1 or output_tokens < 1:
-            raise PlanError(Problem("--input-tokens and --output-tokens must be ≥ 1", None))
+            problems.append(Problem("--input-tokens and --output-tokens must be ≥ 1", None))
         for name, v in (("--ttft-ms", ttft_ms), ("--tpot-ms", tpot_ms)):
             if v is not None and v <= 0:
-                raise PlanError(Problem(f"{name} must be > 0", "give milliseconds, e.g. 50"))
-        m, a, p, estimator = _lookup(catalog, model, accelerator, precision, tp)
+                problems.append(Problem(f"{name} must be > 0", "give milliseconds, e.g. 50"))
+        if not 50 <= percentile < 100:
+            problems.append(Problem(f"--percentile {percentile:g} is outside [50, 100)", "e.g. 99 for p99"))
+        if not 0 < occupancy <= 1:
+            problems.append(Problem(f"--occupancy {occupancy:g} is outside (0, 1]", "e.g. 0.6"))
+        if problems:
+            raise PlanError(problems)
+        m, a, p, est = _lookup(catalog, model, accelerator, precision)
         why = roofline.why_not_native(p, a)
         if why:
-            raise PlanError(Problem(why, "choose a precision the accelerator runs natively, or a weight-only one"))
-        f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, tp, ctx, memory_reserve)
+            raise PlanError(Problem(why, "choose a precision with kernels on the accelerator, or a weight-only one"))
+        layout = _layout(a, tp, pp, ep)
+        f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, layout.gpus, ctx, memory_reserve,
+                       attention_tp=layout.tp, runtime_gb_per_gpu=est.runtime_gb)
         if f.kv_concurrency < 1:
             raise PlanError(Problem(f"does not fit: weights {f.weights_gb:.1f} GB, usable {f.usable_gb:.1f} GB",
-                                    "quantize or raise --tp"))
+                                    "quantize, or add GPUs per replica (--tp, --pp, --ep)"))
+        link = links(a, layout, est)
         try:
-            e = roofline.estimate(m, p, a, tp, input_tokens, output_tokens, ttft_ms=ttft_ms, tpot_ms=tpot_ms,
-                                params=estimator,
-                                max_batch=f.kv_concurrency)
+            e = roofline.estimate(m, p, a, layout, input_tokens, output_tokens, ttft_ms=ttft_ms, tpot_ms=tpot_ms,
+                                  percentile=percentile, params=est, max_batch=f.kv_concurrency, link=link)
+            rl = roofline.roofline(m, p, a, layout, input_tokens, output_tokens, params=est, link=link)
         except ValueError as exc:
             raise PlanError(Problem(str(exc), "give the accelerator bandwidth_tb_s and tflops_dense")) from None
+        load_batch = rl.batch_at_throughput(occupancy * e.raw_goodput_output_tokens_per_s, max(e.batch, 1))
+        at_load = rl.ttft_s(load_batch, percentile) * 1e3 if e.batch else None
+        pw = f"p{percentile:g}"
         res = {"weights_gb": round(f.weights_gb, 6), "kv_gb_per_seq": round(f.kv_gb_per_seq, 6),
-               "kv_concurrency": f.kv_concurrency, "batch": e.batch, "ttft_ms": round(e.ttft_ms, 3),
-               "tpot_ms": round(e.tpot_ms, 3), "goodput_output_tokens_per_s": round(e.goodput_output_tokens_per_s, 3),
-               "bound": e.bound}
+               "kv_copies": f.kv_copies, "kv_concurrency": f.kv_concurrency, "batch": e.batch,
+               "ttft_ms": round(e.ttft_ms, 3), "tpot_ms": round(e.tpot_ms, 3),
+               "goodput_output_tokens_per_s": round(e.goodput_output_tokens_per_s, 3), "bound": e.bound,
+               "percentile": percentile, "layout": layout.label, "gpus": layout.gpus,
+               "ttft_at_load_ms": None if at_load is None else round(at_load, 3), "occupancy": occupancy,
+               "calibrated": e.calibrated, "group": e.group,
+               "roofline_goodput_output_tokens_per_s": round(e.raw_goodput_output_tokens_per_s, 3)}
         if as_json:
             sys.stdout.write(json.dumps(res, indent=2) + "\n")
             return 0
-        out.print(f"[bold]{m.name or m.id}[/bold] at {p.id} on {tp} × {a.name or a.id}, "
+        out.print(f"[bold]{m.name or m.id}[/bold] at {p.id} on {layout.gpus} × {a.name or a.id} ({layout.label}), "
                   f"{input_tokens} in / {output_tokens} out")
         t = Table(show_header=False, show_edge=False)
         t.add_column()
         t.add_column(justify="right")
-        for k, label in (("weights_gb", "weights GB"), ("kv_gb_per_seq", "KV GB per sequence"),
-                         ("kv_concurrency", "sequences that fit"), ("batch", "batch at the SLO"),
-                         ("ttft_ms", "TTFT ms"), ("tpot_ms", "TPOT ms"),
-                         ("goodput_output_tokens_per_s", "goodput output tok/s"), ("bound", "bound by")):
-            v = res[k]
+        rows = [("weights GB", res["weights_gb"]), ("KV GB per sequence" + (f" ({f.kv_copies:g} copies)"
+                                                                            if f.kv_copies > 1 else ""),
+                                                      res["kv_gb_per_seq"]),
+                ("sequences that fit", res["kv_concurrency"]), ("batch at the SLO", res["batch"]),
+                (f"{pw} TTFT ms at that batch (queueing included)", res["ttft_ms"]), (f"{pw} TPOT ms", res["tpot_ms"]),
+                ("goodput output tok/s", res["goodput_output_tokens_per_s"]), ("bound by", res["bound"])]
+        if at_load is not None:
+            rows.append((f"{pw} TTFT ms at the planned load ({occupancy:.0%} of goodput)", round(at_load, 3)))
+        for label, v in rows:
             t.add_row(label, f"{v:,.2f}" if isinstance(v, float) else str(v))
         out.print(t)
+        if not e.calibrated:
+            out.print(f"[yellow]no published result calibrated {e.group}[/yellow]: the goodput keeps "
+                      f"{est.uncalibrated_headroom:.0%} of the roofline's "
+                      f"({e.raw_goodput_output_tokens_per_s:,.0f} tok/s) — measure it and give it in the plan")
         if e.batch == 0:
             out.print("[red]the SLO cannot be met even at batch 1[/red]")
         return 0
@@ -448,17 +497,27 @@ def _cell(entry, path: str) -> str:
     return _escape(str(v))
 
 
-def _lookup(catalog: list[Path] | None, model: str, accelerator: str, precision: str, tp: int):
-    """Model, accelerator, precision and estimator efficiencies from the catalogs; TP within the
-    scale-up domain."""
+def _lookup(catalog: list[Path] | None, model: str, accelerator: str, precision: str):
+    """Model, accelerator, precision and estimator efficiencies from the catalogs."""
     from optimizer.inputs.catalog import load_catalog
 
     cat = load_catalog(catalog or [])
-    m, a, p = cat.model(model), cat.accelerator(accelerator), cat.precision(precision)
-    if tp > a.scale_up_gpus:
-        raise PlanError(Problem(f"--tp {tp} is beyond the scale-up domain of {a.id} ({a.scale_up_gpus} GPUs)",
-                                f"use --tp {a.scale_up_gpus} or less"))
-    return m, a, p, cat.estimator
+    return cat.model(model), cat.accelerator(accelerator), cat.precision(precision), cat.estimator
+
+
+def _layout(acc, tp: int, pp: int, ep: int):
+    """The layout the flags ask for; TP within the scale-up domain (or a machine of 8 over PCIe)."""
+    from optimizer.physics.layout import Layout
+
+    limit = acc.scale_up_gpus if acc.topology != "pcie" else max(acc.scale_up_gpus, 8)
+    if tp > limit:
+        raise PlanError(Problem(f"--tp {tp} is beyond the scale-up domain of {acc.id} ({limit} GPUs)",
+                                f"use --tp {limit} or less, and --pp or --ep for more GPUs"))
+    if ep > 1:
+        if ep % tp:
+            raise PlanError(Problem(f"--ep {ep} is not a multiple of --tp {tp}", "the experts spread over tp × dp GPUs"))
+        return Layout("ep", tp=tp, dp=ep // tp, pp=pp)
+    return Layout("pp" if pp > 1 else "tp", tp=tp, pp=pp)
 
 
 def _kv_elem(kv_precision: str | None) -> float | None:
@@ -470,10 +529,12 @@ def _kv_elem(kv_precision: str | None) -> float | None:
     return table[kv_precision]
 
 
-def _check_sizing_flags(tp: int, context_tokens: int, memory_reserve: float, concurrency: int | None) -> None:
+def _check_sizing_flags(tp: int, context_tokens: int, memory_reserve: float, concurrency: int | None,
+                        pp: int = 1, ep: int = 1) -> None:
     problems = []
-    if tp < 1 or tp & (tp - 1):
-        problems.append(Problem(f"--tp {tp} is not a power of two", "use 1, 2, 4 or 8"))
+    for flag, v in (("--tp", tp), ("--pp", pp), ("--ep", ep)):
+        if v < 1 or v & (v - 1):
+            problems.append(Problem(f"{flag} {v} is not a power of two", "use 1, 2, 4, 8, …"))
     if context_tokens < 1:
         problems.append(Problem("--context-tokens must be ≥ 1", None))
     if not 0 <= memory_reserve < 1:

@@ -23,11 +23,11 @@ def config_label(w: WorkloadResult) -> str:
         return "API only"
     if w.kind == "reserve":
         return f"{vocab.plural(w.gpus_at_peak, 'GPU')} reserved"
-    return vocab.parallel_label(w.tp, w.mig)
+    return w.layout or vocab.parallel_label(w.tp, w.mig)
 
 
 def choice_label(w: WorkloadResult) -> str:
-    return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak)
+    return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout)
 
 
 def sizing_note(w: WorkloadResult) -> str:

@@ -54,7 +54,7 @@ def load_baseline(path: Path | str) -> Baseline:
 
 
 def _label(w: WorkloadResult) -> str:
-    return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak)
+    return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout)
 
 
 def penalties(baseline: Baseline, cands: CandidateSet) -> dict[str, tuple[str, float]]:

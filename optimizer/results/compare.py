@@ -171,4 +171,4 @@ def _peak(w: WorkloadResult) -> float | None:
 
 
 def _choice(w: WorkloadResult) -> str:
-    return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, api_share=w.api_share)
+    return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, api_share=w.api_share, layout=w.layout)

@@ -275,7 +275,8 @@ def _workload_result(prog: Solved, w, c: Candidate, gpus_by_day: dict[str, list[
         gpu_hours=gpu_hours, candidates=len(prog.cands.by_workload[w.name]), hourly_gpus=gpus_by_day,
         hourly_replicas=reps_by_day,
         hourly_demand={d: [demand.get((d, h), 0.0) for h in range(24)] for d in days} if demand else {},
-        hourly_api_tokens_per_s=api_rates, key=c.key)
+        hourly_api_tokens_per_s=api_rates, key=c.key, family=c.family, layout=c.layout, pp=c.pp, ep=c.ep,
+        kv_copies=c.kv_copies, calibrated=c.calibrated, ttft_at_load_ms=c.ttft_at_load_ms)
 
 
 def _replicas_at(prog: Solved, w, c: Candidate, d: str, h: int) -> rep.Replicas:
@@ -296,7 +297,7 @@ def _candidate_rows(prog: Solved, chosen: dict[str, Candidate]) -> list[Candidat
             peak = max(c.gpus.values()) if c.gpus else 0
             rows.append(CandidateRow(w.name, c.key, c.label, c.offer, c.accelerator, c.precision, c.tp, c.mig,
                                      c.gpu_fraction, c.goodput, c.goodput_source, c.bound, c.kv_concurrency,
-                                     peak, chosen[w.name].key == c.key))
+                                     peak, chosen[w.name].key == c.key, c.family, c.layout, c.calibrated))
     return rows
 
 

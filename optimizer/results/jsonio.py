@@ -125,7 +125,9 @@ def _workload(w: WorkloadResult) -> dict[str, Any]:
         "free_gb": _r(w.free_gb), "peak": {"day_type": w.peak_day_type, "hour": w.peak_hour,
                                           "output_tokens_per_s": _r(w.peak_output_tokens_per_s)},
         "api_share": _r(w.api_share), "api_cost": _r(w.api_cost), "gpu_hours": _r(w.gpu_hours),
-        "candidates": w.candidates, "key": w.key,
+        "candidates": w.candidates, "key": w.key, "family": w.family, "layout": w.layout, "pp": w.pp, "ep": w.ep,
+        "kv_copies": w.kv_copies, "calibrated": w.calibrated,
+        "ttft_at_load_ms": None if w.ttft_at_load_ms is None else _r(w.ttft_at_load_ms, 3),
         "hourly_gpus": w.hourly_gpus, "hourly_replicas": w.hourly_replicas,
         "hourly_demand": {d: [_r(v, 3) for v in row] for d, row in w.hourly_demand.items()},
         "hourly_api_tokens_per_s": {d: [_r(v, 3) for v in row] for d, row in w.hourly_api_tokens_per_s.items()},
@@ -161,7 +163,10 @@ def from_dict(d: dict[str, Any]) -> PlanResult:
             api_share=w.get("api_share", 0.0), api_cost=w.get("api_cost", 0.0), gpu_hours=w.get("gpu_hours", 0.0),
             candidates=w.get("candidates", 0), hourly_gpus=w.get("hourly_gpus", {}),
             hourly_replicas=w.get("hourly_replicas", {}), hourly_demand=w.get("hourly_demand", {}),
-            hourly_api_tokens_per_s=w.get("hourly_api_tokens_per_s", {}), key=w.get("key", "")))
+            hourly_api_tokens_per_s=w.get("hourly_api_tokens_per_s", {}), key=w.get("key", ""),
+            family=w.get("family", "tp"), layout=w.get("layout"), pp=w.get("pp", 1), ep=w.get("ep", 1),
+            kv_copies=w.get("kv_copies", 1.0), calibrated=w.get("calibrated", True),
+            ttft_at_load_ms=w.get("ttft_at_load_ms")))
     purchases = [Purchase(p["offer"], p["accelerator"], p.get("provider", ""), p.get("region", ""), p["tier"],
                           p["gpus"], p["gpu_hours"], p.get("price_per_gpu_hour", 0.0), p.get("price_estimated", False),
                           p.get("cost", 0.0), p.get("gpus_per_node", 1)) for p in d["purchases"]]

@@ -63,6 +63,18 @@ class WorkloadResult:
     hourly_demand: dict[str, list[float]] = field(default_factory=dict)
     hourly_api_tokens_per_s: dict[str, list[float]] = field(default_factory=dict)
     key: str = ""
+    family: str = "tp"
+    """Parallelism family of the chosen config: tp, pp, ep or disagg."""
+    layout: str | None = None
+    """The replica's layout when it is more than one tensor-parallel group ('tp8 × pp2', 'ep16 (dp-attention)')."""
+    pp: int = 1
+    ep: int = 1
+    kv_copies: float = 1.0
+    """Copies of each sequence's KV the replica keeps (kv_gb_per_seq counts them all)."""
+    calibrated: bool = True
+    """False: no published result calibrated the estimate's (generation, datatype); goodput has headroom."""
+    ttft_at_load_ms: float | None = None
+    """Estimated TTFT at the SLO's percentile with a replica at the planned occupancy."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +133,9 @@ class CandidateRow:
     kv_concurrency: int
     gpus_at_peak: int
     chosen: bool
+    family: str = "tp"
+    layout: str | None = None
+    calibrated: bool = True
 
 
 @dataclass(frozen=True)
