@@ -86,6 +86,44 @@ def test_estimated_prices_say_how(cats) -> None:
                 assert basis and basis.strip(), f"{o.id}.{tier}: estimate without basis"
 
 
+def test_spot_offers_say_what_spot_loses(cats) -> None:
+    """Every spot tier comes with an interruption share (batch counts spot at 1 − it), and its notes
+    say it is an estimate and how it was made."""
+    for o in _entries(cats, "offers"):
+        if o.price("spot") is None:
+            continue
+        assert o.spot_interruption > 0, f"{o.id}: spot without spot_interruption"
+        assert o.notes and f"spot_interruption {o.spot_interruption} is an estimate" in o.notes, o.id
+        od = o.price("on-demand")
+        assert od is None or o.price("spot") < od, o.id
+
+
+def test_offer_units_and_domains(cats) -> None:
+    """The purchase unit is explicit; a rack-scale GB200/GB300 offer sells the rack and its 72-GPU
+    NVLink domain, a tray offer 4 GPUs and their own 4-GPU domain; no offer grants more scale-up
+    than its accelerator has."""
+    accelerators = _by_id(cats, "accelerators")
+    raw = {e["id"]: e for e in _raw("offers")["offers"]}
+    for o in _entries(cats, "offers"):
+        assert "unit" in raw[o.id], f"{o.id}: state the unit (gpu, node, tray or rack)"
+        acc = accelerators[o.accelerator]
+        if o.unit == "gpu":
+            assert o.gpus_per_node == 1, o.id
+        if o.unit == "rack":
+            assert o.gpus_per_node == o.scale_up_gpus == acc.scale_up_gpus == 72, o.id
+        if o.unit == "tray":
+            assert o.gpus_per_node == 4 and o.scale_up_gpus == 4, o.id
+        if acc.scale_up_gpus == 72:
+            assert o.unit in ("tray", "rack"), f"{o.id}: an NVL72 offer sells trays or racks"
+        if o.scale_up_gpus is not None:
+            assert o.scale_up_gpus <= acc.scale_up_gpus, o.id
+        if o.scale_out_gb_s == 0:
+            assert "scale_out_gb_s 0" in (o.notes or ""), f"{o.id}: say why there is no inter-node network"
+    offers = _by_id(cats, "offers")
+    assert offers["coreweave-gb200"].scale_up_gpus == 4  # one tray of the rack
+    assert offers["coreweave-gb200-rack"].scale_up_gpus == 72
+
+
 def test_reserved_is_cheaper_than_on_demand(cats) -> None:
     for o in _entries(cats, "offers"):
         od = o.price("on-demand")
@@ -120,6 +158,16 @@ REQUIRED = {
 def test_required_ids_present(cats, section: str) -> None:
     missing = REQUIRED[section] - set(_by_id(cats, section))
     assert not missing, f"{section} missing {sorted(missing)}"
+
+
+def test_offer_ids_are_stable(cats) -> None:
+    """Plans name offers by id: the ids the seed catalog shipped with are still there."""
+    kept = {  # named in plans/, tests/ or benchmarks/
+        "aws-b300-us-east-1", "aws-h100-sxm-us-east-1", "coreweave-b200", "coreweave-gb200", "coreweave-h100-sxm",
+        "coreweave-h200-sxm", "gcp-h200-sxm-us-east4", "hyperstack-h100-pcie", "lambda-a100-80gb", "lambda-h100-sxm",
+        "runpod-community-h100-sxm", "vultr-mi300x",
+    }
+    assert kept <= set(_by_id(cats, "offers"))
 
 
 def test_offers_cover_the_main_providers(cats) -> None:
