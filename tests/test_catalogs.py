@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from optimizer.inputs.schema.catalog import CatalogFile
+from optimizer.inputs.schema.catalog import Accelerator, CatalogFile, Model
 from optimizer.vocab import PRECISION_ALIASES, PRECISION_IDS
 
 CATALOGS = Path(__file__).resolve().parent.parent / "catalogs"
@@ -57,11 +57,29 @@ def test_ids_unique(cats, section: str) -> None:
     assert not dupes, f"duplicate ids in {section}: {dupes}"
 
 
+def _unsourced(entries: list) -> list[str]:
+    """Entries without a non-empty source or without an as_of date (YYYY-MM or YYYY-MM-DD)."""
+    bad = []
+    for e in entries:
+        if not (e.source and e.source.strip()):
+            bad.append(f"{e.id}: no source")
+        if not (e.as_of and AS_OF.match(e.as_of)):
+            bad.append(f"{e.id}: as_of {e.as_of!r} is not YYYY-MM[-DD]")
+    return bad
+
+
 @pytest.mark.parametrize("section", list(FILES))
 def test_every_entry_has_source_and_as_of(cats, section: str) -> None:
-    for e in _entries(cats, section):
-        assert e.source and e.source.strip(), f"{section}.{e.id}: no source"
-        assert e.as_of and AS_OF.match(e.as_of), f"{section}.{e.id}: as_of {e.as_of!r} is not YYYY-MM[-DD]"
+    assert not _unsourced(_entries(cats, section)), f"{section}: {_unsourced(_entries(cats, section))}"
+
+
+def test_the_provenance_check_catches_an_unsourced_entry() -> None:
+    good = Accelerator(id="a", memory_gb=80, source="a datasheet", as_of="2026-12")
+    assert not _unsourced([good, Model(id="m", params_b=1, kv_gb_per_seq=1, source="config.json", as_of="2026-12-01")])
+    assert _unsourced([Accelerator(id="a", memory_gb=80, as_of="2026-12")]) == ["a: no source"]
+    assert _unsourced([Accelerator(id="a", memory_gb=80, source="  ", as_of="2026-12")]) == ["a: no source"]
+    assert _unsourced([Accelerator(id="a", memory_gb=80, source="x")]) == ["a: as_of None is not YYYY-MM[-DD]"]
+    assert _unsourced([Accelerator(id="a", memory_gb=80, source="x", as_of="Dec 2026")])
 
 
 def test_every_offer_names_a_known_accelerator(cats) -> None:
