@@ -8,7 +8,8 @@ reads (../shared/reference/benchmarks.csv and benchmarks/data/published.csv — 
 tables or MLPerf v5.1 results). Left out by rule, not by result, and still reported:
   - memory-starved rows (< 10 GB of KV cache per GPU in the engine's own accounting: the batch
     limit, not the kernels, decides them);
-  - online rows at QPS = INF (a burst, not a steady state) and MLPerf v4.0 Server rows (queries/s);
+  - bursts rather than steady states: online rows at QPS = INF, and closed batches (every request
+    submitted at once, timed from the first prefill to the last token: dstack);
   - rows run on development builds of an engine (dstack's DeepSeek-R1 runs of Feb–Mar 2025: the
     engines' first MLA/MoE kernels, 2–4× off every later result).
 Parameters a training set has no rows for (a generation's factor, FP4's efficiencies) stay at their
@@ -75,7 +76,8 @@ def to_params(names: list[str], x: np.ndarray, base: EstimatorParams | None = No
 
 def in_fit(df: pd.DataFrame) -> pd.Series:
     dev = df["suite"].str.startswith("dstack") & (df["model"] == "deepseek-r1")
-    return ~df["starved"] & (df["load"] != "QPS=INF") & ~dev
+    burst = (df["load"] == "QPS=INF") | (df["kind"] == "closed-batch")
+    return ~df["starved"] & ~burst & ~dev
 
 
 def _supported(spec, rows: pd.DataFrame, cat) -> bool:

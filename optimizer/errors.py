@@ -83,6 +83,14 @@ def did_you_mean(name: str, known: list[str] | set[str]) -> str | None:
     known = sorted(known)
     if not name or not known:
         return None
+
+    def squash(s: str) -> str:
+        return "".join(ch for ch in s.lower() if ch.isalnum())
+
+    # Separators and case are the likeliest slips: 'h200sxm', 'H200_SXM', 'llama3.1-70b'.
+    same = [k for k in known if squash(k) == squash(name)]
+    if same:
+        return same[0]
     low = name.lower()
     # A truncated id ('coreweave-h100' for 'coreweave-h100-sxm') is the likeliest slip; difflib
     # alone would prefer a same-length neighbour ('coreweave-gh200').
@@ -91,10 +99,6 @@ def did_you_mean(name: str, known: list[str] | set[str]) -> str | None:
         return max(prefixed, key=lambda k: (difflib.SequenceMatcher(None, low, k.lower()).ratio(), -len(k), k))
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     if not close:
-        # Separators and case are the usual slips: 'h100sxm', 'H100_SXM', 'llama3.1-70b'.
-        def squash(s: str) -> str:
-            return "".join(ch for ch in s.lower() if ch.isalnum())
-
         by_squash = {squash(k): k for k in known}
         close = difflib.get_close_matches(squash(name), list(by_squash), n=1, cutoff=0.75)
         close = [by_squash[c] for c in close]

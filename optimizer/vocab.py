@@ -63,7 +63,8 @@ def tier_rank(tier: str) -> int:
 PRECISION_IDS = ("bf16", "fp16", "fp8", "int8", "int4-awq", "fp4", "mxfp4", "w8a16")
 """The built-in weight formats (catalogs/precisions.yaml describes each)."""
 PRECISION_ALIASES = {"nvfp4": "fp4", "awq": "int4-awq", "int4": "int4-awq", "w4a16": "int4-awq", "gptq": "int4-awq",
-                     "int8-weight-only": "w8a16"}
+                     "int8-weight-only": "w8a16", "bfloat16": "bf16", "float16": "fp16", "half": "fp16",
+                     "fp8-e4m3": "fp8", "w8a8-fp8": "fp8", "w8a8": "int8", "w8a8-int8": "int8"}
 PARALLELISM = ("tp", "pp", "ep", "disagg")
 """Candidate families: tensor parallel in a scale-up domain (or over PCIe); pipeline stages across
 nodes; experts spread over GPUs with data-parallel attention (MoE); disaggregated prefill/decode."""

@@ -263,19 +263,16 @@ def test_spot_derated_by_interruption_for_batch(tmp_path, interruption, tier, co
 # --- cooling ----------------------------------------------------------------------------------------
 
 
-def test_liquid_cooled_accelerators_need_the_facility(tmp_path):
+def test_rented_liquid_cooled_accelerators_need_no_facility(tmp_path):
+    """Rented capacity brings its own cooling: a liquid-cooled offer is a candidate without facility.liquid_cooling."""
     data = plan([interactive("w", 100, accs=("gpu-air", "gpu-liquid"))],
                 [offer("air", "gpu-air", on_demand=2.0), offer("liquid", "gpu-liquid", on_demand=1.0)])
     data["accelerators"] = [{"id": "gpu-air", "memory_gb": 80},
                             {"id": "gpu-liquid", "memory_gb": 80, "cooling": "liquid"}]
     r = solve(tmp_path, data)
-    assert r.workload("w").offer == "air"
-    assert r.cost_total == pytest.approx(48.0)
-    assert any(d.family == "cooling" and "liquid" in d.option for d in r.dropped)
-    data["facility"] = {"liquid_cooling": True}
-    r = solve(tmp_path, data)
     assert r.workload("w").offer == "liquid"
     assert r.cost_total == pytest.approx(24.0)
+    assert not any(d.family == "cooling" for d in r.dropped)
 
 
 # --- API overflow and build vs buy -------------------------------------------------------------------

@@ -9,6 +9,7 @@ from optimizer.candidates import configs
 from optimizer.candidates.overflow import api_candidate, has_overflow, overflow_levels
 from optimizer.candidates.prune import (
     dominated_offers,
+    dominated_offers_by_configs,
     filter_reason,
     pareto_configs,
     prune_dominated,
@@ -88,6 +89,14 @@ def build_candidates(loaded: LoadedPlan, keep_dominated: frozenset[str] = frozen
         dropped += drops
     if problems:
         raise PlanError(problems)
+    if not keep_dominated:
+        gone = dominated_offers_by_configs(plan, catalog, by_workload, demand)
+        for w in plan.workloads:
+            keep = [c for c in by_workload[w.name] if c.offer not in gone]
+            dropped += [Dropped(w.name, c.label, "dominated", f"{gone[c.offer]} has a config that needs no more "
+                                "GPUs at any hour, sold in smaller units for no more") for c in by_workload[w.name]
+                        if c.offer in gone]
+            by_workload[w.name] = keep
     pruned = sum(1 for d in dropped if d.family == "dominated")
     return CandidateSet(by_workload, dropped, demand, pruned)
 
@@ -222,8 +231,11 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
         def attempt(layout: Layout, mig: MigProfile | None = None) -> None:
             why = configs.why_not_layout(acc, offer, layout, params)
             if why is not None:
-                label = None if layout.family == "tp" else layout.label
-                drops.append(Dropped(w.name, vocab.config_label(offer.id, prec.id, layout.tp, layout=label), *why))
+                if "scale-up domain of" in why[1]:  # the accelerator's limit, whatever the offer
+                    _drop_once(drops, seen_drop, w, configs.describe_option(acc, prec, layout, mig), *why)
+                else:
+                    label = None if layout.family == "tp" else layout.label
+                    drops.append(Dropped(w.name, vocab.config_label(offer.id, prec.id, layout.tp, layout=label), *why))
                 return
             sized = _size(plan, w, model, acc, offer, prec, layout, mig, cache, params)
             if isinstance(sized, Dropped):
@@ -237,10 +249,10 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
         if "tp" in families:
             for tp in tps:
                 attempt(Layout("tp", tp=tp))
-        if "pp" in families and not made:  # stages across nodes only for what no TP group holds
-            top = max(t for t in tps if t <= offer.max_tp) if any(t <= offer.max_tp for t in tps) else 1
+        usable_tps = [t for t in tps if configs.why_not_layout(acc, offer, Layout("tp", tp=t), params) is None]
+        if "pp" in families and not made and usable_tps:  # stages across nodes only for what no TP group holds
             for pp in (2, 4, 8):
-                attempt(Layout("pp", tp=top, pp=pp))
+                attempt(Layout("pp", tp=max(usable_tps), pp=pp))
         if "ep" in families and _is_moe(model):
             for stage in _ep_sizes(acc, offer):
                 attempt(Layout("ep", tp=1, dp=stage))

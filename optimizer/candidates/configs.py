@@ -44,7 +44,7 @@ def tp_degrees(acc: Accelerator, offer: Offer) -> list[int]:
     """Powers of two up to the largest tensor-parallel group the offer allows: its scale-up domain,
     or the whole machine over PCIe when the accelerator has no GPU link."""
     limit = offer_domain(acc, offer)
-    if acc.topology == "pcie" or acc.scale_up_gpus < offer.max_tp:
+    if acc.topology == "pcie":
         limit = max(limit, offer.max_tp)
     out, t = [], 1
     while t <= limit:
@@ -60,9 +60,14 @@ def offer_links(acc: Accelerator, offer: Offer, layout: Layout, params: Estimato
 def why_not_layout(acc: Accelerator, offer: Offer, layout: Layout, params: EstimatorParams) -> tuple[str, str] | None:
     """(family, reason) when the offer cannot host a replica of this layout; None when it can."""
     machine, node = offer.max_tp, offer.gpus_per_node
+    if layout.tp > acc.scale_up_gpus and acc.topology != "pcie":
+        return "scale-up", f"TP {layout.tp} is beyond the scale-up domain of {acc.id} ({acc.scale_up_gpus} GPUs)"
+    if layout.tp > offer_domain(acc, offer) and acc.topology != "pcie":
+        return "scale-up", (f"TP {layout.tp} is beyond the NVLink domain the offer gives "
+                            f"({offer_domain(acc, offer)} GPUs)")
+    if layout.tp > machine:
+        return "scale-up", f"TP {layout.tp} exceeds the largest machine the offer sells ({machine} GPUs)"
     if layout.family == "tp":
-        if layout.tp > machine:
-            return "scale-up", f"TP {layout.tp} exceeds the largest machine the offer sells ({machine} GPUs)"
         return None
     if layout.gpus > MAX_REPLICA_GPUS:
         return "scale-up", f"{layout.gpus} GPUs per replica is more than planopt considers ({MAX_REPLICA_GPUS})"

@@ -4,56 +4,115 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from optimizer.candidates.configs import offer_domain, offer_scale_out
 from optimizer.candidates.types import Candidate, DayHour
 from optimizer.inputs.catalog import Catalog
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
 
 
+def _usable(plan: Plan, catalog: Catalog, ids: list[str]) -> dict[str, set[str]]:
+    return {o: {w.name for w in plan.workloads if filter_reason(plan, catalog, w, catalog.offers[o]) is None}
+            for o in ids}
+
+
+def _sells_no_dearer(plan: Plan, a: Offer, b: Offer, usable: dict[str, set[str]]) -> bool:
+    """a sells everything b sells no dearer, without a cap, interrupted no more often, in units
+    that divide b's, in machines at least as large, to every workload b may serve."""
+    sold = [t for t in plan.policy.tiers if b.price(t) is not None]
+    if a.accelerator != b.accelerator or b.gpus_per_node % a.gpus_per_node or a.max_tp < b.max_tp:
+        return False
+    if a.spot_interruption > b.spot_interruption and "spot" in sold:
+        return False
+    if not all(a.price(t) is not None and a.price(t) <= b.price(t) and t not in a.available_gpus  # type: ignore[operator]
+               for t in sold):
+        return False
+    return usable[b.id] <= usable[a.id]
+
+
+def _identical(plan: Plan, a: Offer, b: Offer, usable: dict[str, set[str]]) -> bool:
+    return (a.gpus_per_node == b.gpus_per_node and a.max_tp == b.max_tp
+            and all(a.price(t) == b.price(t) for t in plan.policy.tiers)
+            and a.spot_interruption == b.spot_interruption and usable[a.id] == usable[b.id]
+            and not b.available_gpus)
+
+
 def dominated_offers(plan: Plan, catalog: Catalog) -> dict[str, str]:
     """Offers that another offer beats for every workload: dropped before enumeration (exact).
 
     o1 dominates o2 when they sell the same accelerator, o1's node size divides o2's, o1 sells
-    machines at least as large, every tier o2 sells (that the policy allows) o1 sells no dearer
-    and without a cap, o1 is interrupted no more often, and every workload that may use o2 may
-    use o1. Then moving all of o2's GPUs to o1 never costs more: nodes of o2 split into whole
-    nodes of o1, and adding demand to o1's existing nodes never needs more nodes than keeping
-    it apart. Offers named by a commitment are never dropped.
+    machines at least as large, with an NVLink domain and an inter-node network at least as large
+    (so every layout o2 hosts, o1 hosts at least as fast), every tier o2 sells (that the policy
+    allows) o1 sells no dearer and without a cap, o1 is interrupted no more often, and every
+    workload that may use o2 may use o1. Then moving all of o2's GPUs to o1 never costs more: nodes
+    of o2 split into whole nodes of o1, and adding demand to o1's existing nodes never needs more
+    nodes than keeping it apart. Offers named by a commitment are never dropped.
     """
-    tiers = plan.policy.tiers
     committed = {c.offer for c in plan.commitments}
     ids = sorted(o for o in catalog.offers if catalog.offers[o].accelerator in catalog.accelerators)
-    usable = {o: {w.name for w in plan.workloads if filter_reason(plan, catalog, w, catalog.offers[o]) is None}
-              for o in ids}
+    usable = _usable(plan, catalog, ids)
     out: dict[str, str] = {}
     for o2 in ids:
         b = catalog.offers[o2]
         if o2 in committed or not usable[o2]:
             continue
-        sold = [t for t in tiers if b.price(t) is not None]
         for o1 in ids:
             a = catalog.offers[o1]
-            if o1 == o2 or o1 in out or a.accelerator != b.accelerator:
+            if o1 == o2 or o1 in out or not _sells_no_dearer(plan, a, b, usable):
                 continue
-            if b.gpus_per_node % a.gpus_per_node or a.max_tp < b.max_tp:
-                continue
-            if a.spot_interruption > b.spot_interruption and "spot" in sold:
-                continue
-            if not all(a.price(t) is not None and a.price(t) <= b.price(t) and t not in a.available_gpus  # type: ignore[operator]
-                       for t in sold):
-                continue
-            if not usable[o2] <= usable[o1]:
+            acc = catalog.accelerators[a.accelerator]
+            if (offer_domain(acc, a) < offer_domain(acc, b)
+                    or offer_scale_out(acc, a, catalog.estimator) < offer_scale_out(acc, b, catalog.estimator)):
                 continue
             # Identical offers dominate each other: keep the first id.
-            mutual = (a.gpus_per_node == b.gpus_per_node and a.max_tp == b.max_tp
-                      and all(a.price(t) == b.price(t) for t in tiers)
-                      and a.spot_interruption == b.spot_interruption and usable[o1] == usable[o2]
-                      and not b.available_gpus)
-            if mutual and o1 > o2:
+            if _identical(plan, a, b, usable) and offer_domain(acc, a) == offer_domain(acc, b) and o1 > o2 \
+                    and offer_scale_out(acc, a, catalog.estimator) == offer_scale_out(acc, b, catalog.estimator):
                 continue
             out[o2] = o1
             break
     return out
+
+
+def dominated_offers_by_configs(plan: Plan, catalog: Catalog, by_workload: dict[str, list[Candidate]],
+                                demand: dict[str, dict[DayHour, float]]) -> dict[str, str]:
+    """Offers whose every config another offer's config beats: dropped after enumeration (exact).
+
+    The same conditions as dominated_offers, except that instead of a network at least as large,
+    every config any workload has on o2 is beaten by a config of the same workload on o1 (needs no
+    more GPUs at any hour, no more API cost). A GB200 rack sold whole loses to the same GPUs sold
+    by the tray when no workload needs more than a tray's NVLink domain.
+    """
+    committed = {c.offer for c in plan.commitments}
+    on: dict[str, dict[str, list[Candidate]]] = {}
+    for w, cs in by_workload.items():
+        for c in cs:
+            if c.offer:
+                on.setdefault(c.offer, {}).setdefault(w, []).append(c)
+    ids = sorted(on)
+    usable = _usable(plan, catalog, ids)
+    workloads = {w.name: w for w in plan.workloads}
+    out: dict[str, str] = {}
+    for o2 in ids:
+        if o2 in committed:
+            continue
+        b = catalog.offers[o2]
+        for o1 in ids:
+            a = catalog.offers[o1]
+            if o1 == o2 or o1 in out or not _sells_no_dearer(plan, a, b, usable):
+                continue
+            if _identical(plan, a, b, usable) and o1 > o2:
+                continue
+            if all(_beaten(c2, on[o1].get(w, []), workloads[w], plan, demand.get(w))
+                   for w, cs in on[o2].items() for c2 in cs):
+                out[o2] = o1
+                break
+    return out
+
+
+def _beaten(c2: Candidate, others: list[Candidate], w: Workload, plan: Plan, demand: dict[DayHour, float] | None) -> bool:
+    mode = "batch" if w.kind == "batch" else "fixed"
+    ctx = _DominanceContext(mode, w, plan, max(demand.values()) if demand else 0.0)
+    return any(ctx.dominates(c1, c2) for c1 in others)
 
 
 def pareto_configs(configs: list[Candidate]) -> tuple[list[Candidate], list[tuple[Candidate, Candidate]]]:

@@ -40,11 +40,24 @@ class WeightParts:
         return self.embedding + self.output + self.experts + self.other + self.mtp
 
 
+def moe_layer_count(model: Model) -> int:
+    """Layers with routed experts: all but the leading dense ones, every `moe_layer_interval`-th."""
+    layers = model.layers or 0
+    return max(0, (layers - (model.dense_layers or 0)) // (model.moe_layer_interval or 1))
+
+
 def expert_split(model: Model) -> tuple[float, float]:
-    """(routed-expert params, params of one routed expert), from total and active parameters:
-    per expert = (total − active) / (E − k); 0 for a dense model or an unknown layout."""
+    """(routed-expert params, params of one routed expert across its layers). From the expert width
+    when the catalog gives it (gate, up and down projections: 3 × hidden × width per MoE layer),
+    else from total and active parameters: per expert = (total − active) / (E − k). 0 for a dense
+    model or an unknown layout."""
     k, e = model.active_experts, model.experts
-    if not (k and e and e > k) or model.active_b >= model.params_b:
+    if not (k and e and e > k):
+        return 0.0, 0.0
+    if model.moe_intermediate_size and model.hidden_size and moe_layer_count(model):
+        per = 3.0 * model.hidden_size * model.moe_intermediate_size * moe_layer_count(model)
+        return e * per, per
+    if model.active_b >= model.params_b:
         return 0.0, 0.0
     per = (model.params_b - model.active_b) * GB / (e - k)
     return e * per, per
@@ -124,7 +137,7 @@ def kv_layout(model: Model, kv_bytes_per_elem: float = 2.0) -> KvLayout:
     window = model.sliding_window_layers if model.sliding_window else 0
     linear = model.linear_attention_layers
     full = model.layers - window - linear
-    state = (model.linear_state_bytes_per_layer or 0.0) * kv_bytes_per_elem / SIXTEEN_BIT
+    state = model.linear_state_bytes_per_layer or 0.0  # kept in the model's dtype whatever the KV format
     indexer = (model.indexer_head_dim + INDEXER_SCALE_BYTES) if model.indexer_head_dim else 0.0
     return KvLayout(per_layer, full, window, model.sliding_window, linear, state, indexer,
                     model.attention, model.kv_heads)

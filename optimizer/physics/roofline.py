@@ -18,6 +18,7 @@ from optimizer.physics.memory import (
     head_dim_of,
     kv_bytes_per_seq,
     kv_copies,
+    moe_layer_count,
     weight_parts,
 )
 from optimizer.physics.queueing import mean_wait_s, poisson_quantile, wait_quantile_s
@@ -64,14 +65,15 @@ def compute_dtype_on(precision: Precision, accelerator: Accelerator) -> str | No
 
 def why_not_native(precision: Precision, accelerator: Accelerator) -> str | None:
     """A human reason when a precision cannot run on an accelerator, e.g.
-    "fp8 has no kernels on ampere (A100 80GB): native on hopper, ada, blackwell"."""
+    "fp8 is not native on ampere (NVIDIA A100 80GB SXM4): native on hopper, ada, blackwell"."""
     if compute_on(precision, accelerator) is not None:
         return None
     label = accelerator.name or accelerator.id
     where = f"native on {', '.join(precision.native_on)}" if precision.native_on else ""
     if precision.weight_only_on:
-        where += ("; " if where else "") + f"weight-only on {', '.join(precision.weight_only_on)}"
-    return f"{precision.id} has no kernels on {accelerator.generation} ({label}): {where}"
+        where += ("; " if where else "") + f"weight-only kernels on {', '.join(precision.weight_only_on)}"
+    kind = "has no kernels on" if precision.weight_only else "is not native on"
+    return f"{precision.id} {kind} {accelerator.generation} ({label}): {where}"
 
 
 # --- goodput: a roofline of continuous batching -------------------------------------------------
@@ -285,15 +287,6 @@ def _moe(model: Model) -> bool:
     return bool(model.experts and model.experts > 1) or model.active_b < model.params_b
 
 
-def _moe_layers(model: Model) -> int:
-    layers = model.layers or 0
-    if not _moe(model):
-        return 0
-    dense = model.dense_layers or 0
-    step = model.moe_layer_interval or 1
-    return max(0, (layers - dense) // step)
-
-
 def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: int | Layout,
              input_tokens: int, output_tokens: int, *, mig: MigProfile | None = None,
              params: EstimatorParams | None = None, kv_bytes_per_elem: float | None = None,
@@ -375,7 +368,7 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
         ar_bytes = 2 * (tp_ - 1) / tp_ * act
         fixed += 2 * layers * ln.tp_latency
         per_seq += 2 * layers * ar_bytes / ln.tp_bw / (dp * pp)
-    moe_layers = _moe_layers(model)
+    moe_layers = moe_layer_count(model) if _moe(model) else 0
     if dp > 1 and moe_layers:
         a2a = (stage - 1) / stage * k * act
         fixed += 2 * moe_layers * ln.a2a_latency

@@ -123,8 +123,8 @@ class Accelerator(Sourced):
     """Per-GPU scale-up bandwidth, GB/s (one direction), through a switch (NVSwitch)."""
     scale_up_topology: ScaleUpTopology | None = None
     """switch (NVSwitch: every GPU at full bandwidth), mesh (AMD Infinity Fabric: one link per peer,
-    so TP k uses k−1 links), pcie (no GPU link), torus (TPU ICI). Default: switch when
-    scale_up_gpus > 1, else pcie."""
+    so TP k uses k−1 links), pcie (no GPU link: tensor parallelism over PCIe up to the machine),
+    torus (TPU ICI). Default: switch, with tensor parallelism within scale_up_gpus."""
     scale_up_link_gb_s: float | None = Field(default=None, gt=0)
     """Mesh: GB/s of one link, one direction."""
     pcie_gb_s: float | None = Field(default=None, gt=0)
@@ -152,9 +152,7 @@ class Accelerator(Sourced):
 
     @property
     def topology(self) -> str:
-        if self.scale_up_topology is not None:
-            return self.scale_up_topology
-        return "switch" if self.scale_up_gpus > 1 else "pcie"
+        return self.scale_up_topology or "switch"
 
 
 class Model(Sourced):
