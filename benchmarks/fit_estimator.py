@@ -33,7 +33,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from estimator_accuracy import all_cases, load_catalog, predict, summarize, table  # noqa: E402
+from estimator_accuracy import all_cases, left_out, load_catalog, predict, summarize, table  # noqa: E402
 
 from optimizer.inputs.schema.estimator import EstimatorParams  # noqa: E402
 from optimizer.resources import catalogs_dir  # noqa: E402
@@ -48,6 +48,7 @@ FREE = [
     ("eta_compute_prefill.fp8", 0.6, 0.1, 1.0, ("dtype", "fp8")),
     ("eta_compute_prefill.fp4", 0.4, 0.05, 1.0, ("dtype", "fp4")),
     ("moe_compute_factor", 0.7, 0.2, 1.5, ("moe", True)),
+    ("moe_layer_us", 20.0, 0.0, 400.0, ("moe", True)),
     ("roofline_sharpness", 2.0, 1.0, 12.0, None),
     ("step_overhead_ms", 2.0, 0.0, 10.0, None),
     ("allreduce_latency_us", 15.0, 0.0, 60.0, None),
@@ -75,9 +76,7 @@ def to_params(names: list[str], x: np.ndarray, base: EstimatorParams | None = No
 
 
 def in_fit(df: pd.DataFrame) -> pd.Series:
-    dev = df["suite"].str.startswith("dstack") & (df["model"] == "deepseek-r1")
-    burst = (df["load"] == "QPS=INF") | (df["kind"] == "closed-batch")
-    return ~df["starved"] & ~burst & ~dev
+    return left_out(df) == ""
 
 
 def _supported(spec, rows: pd.DataFrame, cat) -> bool:

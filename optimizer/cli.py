@@ -559,7 +559,7 @@ def calibrate(
     bench: Annotated[Optional[list[Path]], typer.Option("--bench", help="Load test: vllm bench serve, GenAI-Perf or AIPerf JSON (repeatable).")] = None,
     result: Annotated[Optional[Path], typer.Option("--result", help="A solved result JSON for the period: report occupancy.")] = None,
     maps: Annotated[Optional[list[str]], typer.Option("--map", help="COLUMN=FIELD, or model=M:workload=W / tenant=T:workload=W (repeatable).")] = None,
-    percentile: Annotated[float, typer.Option("--percentile", help="Load tests: TTFT and TPOT percentile checked against the SLO.")] = 99.0,
+    percentile: Annotated[Optional[float], typer.Option("--percentile", help="Load tests: TTFT and TPOT percentile checked against the SLO (default: the plan's SLO percentile).")] = None,
     peak_percentile: Annotated[float, typer.Option("--peak-percentile", help="Usage: percentile across days for the peak and the profile.")] = 95.0,
     accelerator: Annotated[Optional[str], typer.Option("--accelerator", help="Load tests without metadata: accelerator id.")] = None,
     precision: Annotated[Optional[str], typer.Option("--precision", help="Load tests without metadata: precision.")] = None,

@@ -12,7 +12,7 @@ Definitions (stated in the output too):
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -46,7 +46,8 @@ class CalibrateOptions:
     result: Path | None = None
     maps: tuple[str, ...] = ()
     peak_percentile: float = 95.0
-    slo_percentile: float = 99.0
+    slo_percentile: float | None = None
+    """The percentile load tests are judged at; default: the plan's SLO percentile (p99 unless it says)."""
     flags: Flags = Flags()
     max_bad_rows: int = 0
 
@@ -63,6 +64,8 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
     _check_options(options, plan_path, out_path)
     loaded = load_plan(plan_path, list(extra_catalogs))
     plan = loaded.plan
+    if options.slo_percentile is None:  # the plan's SLOs say at which percentile they hold
+        options = replace(options, slo_percentile=max((w.slo.percentile for w in plan.workloads), default=99.0))
     zone = _zone(loaded)
     q = options.peak_percentile
     cal = Calibration(plan_file=loaded.file, plan_name=plan.plan, out_file=str(out_path), yaml_text="",
@@ -122,7 +125,7 @@ def _check_options(options: CalibrateOptions, plan_path: Path, out_path: Path) -
         problems.append(Problem("--result needs --usage", "occupancy compares the result with actual usage"))
     if not 50 <= options.peak_percentile <= 100:
         problems.append(Problem(f"--peak-percentile {options.peak_percentile:g} is outside 50–100", "e.g. 95"))
-    if not 0 < options.slo_percentile <= 100:
+    if options.slo_percentile is not None and not 0 < options.slo_percentile <= 100:
         problems.append(Problem(f"--percentile {options.slo_percentile:g} is outside (0, 100]", "e.g. 99"))
     if options.max_bad_rows < 0:
         problems.append(Problem("--max-bad-rows must be ≥ 0", None))

@@ -150,6 +150,8 @@ class Roofline:
     prefill_alone_fixed_s: float
     prefill_servers: int
     chunk_tokens: int
+    c_attn: float = 0.0
+    """FLOP/s of decode attention, which runs at the KV cache's precision (0: the GEMMs' c_dec)."""
 
     def parts(self, batch: float) -> tuple[float, float, float]:
         """(memory time, compute time, other time) of one decode cycle at `batch`, seconds."""
@@ -157,7 +159,7 @@ class Roofline:
         t_w = (self.dense_bytes + self.expert_bytes * touched) / self.bw
         t_g = self.gemm_flops_per_seq * batch / self.c_dec
         t_kv = batch * self.kv_bytes_per_seq / self.bw
-        t_att = batch * self.attn_flops_per_seq / self.c_dec
+        t_att = batch * self.attn_flops_per_seq / (self.c_attn or self.c_dec)
         return t_w + t_kv, t_g + t_att, self._comm(batch) + self.overhead
 
     def _touched(self, batch: float) -> float:
@@ -173,7 +175,7 @@ class Roofline:
         t_g = self.gemm_flops_per_seq * batch / self.c_dec
         p = self.p
         gemm = t_w if t_g == 0 else (t_w**p + t_g**p) ** (1.0 / p)
-        kv = batch * max(self.kv_bytes_per_seq / self.bw, self.attn_flops_per_seq / self.c_dec)
+        kv = batch * max(self.kv_bytes_per_seq / self.bw, self.attn_flops_per_seq / (self.c_attn or self.c_dec))
         return gemm + kv + self._comm(batch) + self.overhead
 
     def prefill_s(self, tokens: float) -> float:
@@ -283,6 +285,20 @@ def efficiency(precision: Precision, accelerator: Accelerator, p: EstimatorParam
         calibrated=p.is_calibrated(accelerator.generation, dtype_key) or accelerator.generation == "other")
 
 
+def _attention_flops(accelerator: Accelerator, kv_bytes: float, eff: Efficiency, p: EstimatorParams,
+                     mig: MigProfile | None) -> float:
+    """Decode attention runs at the KV cache's precision: FP8 where the cache is 8-bit and the
+    accelerator has FP8 tensor cores, else bf16 — whatever the weights' format."""
+    dtype = "fp8" if kv_bytes <= 1.0 and "fp8" in accelerator.tflops_dense else "bf16"
+    try:
+        peak = _peak_tflops(accelerator, dtype) * 1e12
+    except ValueError:
+        return 0.0
+    share = mig.compute_fraction if mig else 1.0
+    factor = p.generation_factor.get(accelerator.generation, 1.0) * p.group_factor.get(eff.group, 1.0)
+    return peak * p.eta_decode(dtype) * share * factor
+
+
 def _moe(model: Model) -> bool:
     return bool(model.experts and model.experts > 1) or model.active_b < model.params_b
 
@@ -369,6 +385,7 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
         fixed += 2 * layers * ln.tp_latency
         per_seq += 2 * layers * ar_bytes / ln.tp_bw / (dp * pp)
     moe_layers = moe_layer_count(model) if _moe(model) else 0
+    fixed += moe_layers * p.moe_layer_us * 1e-6 * pp / pp  # every MoE layer, once per micro-batch and stage
     if dp > 1 and moe_layers:
         a2a = (stage - 1) / stage * k * act
         fixed += 2 * moe_layers * ln.a2a_latency
@@ -398,7 +415,8 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
         comm_fixed_s=fixed, comm_s_per_seq=per_seq, overhead=p.step_overhead_ms * 1e-3 * pp,
         prefill_flops_per_token=prefill_flops, prefill_comm_s_per_token=prefill_comm,
         prefill_alone_s_per_token=alone_per_token, prefill_alone_fixed_s=alone_fixed,
-        prefill_servers=dp * pp, chunk_tokens=p.prefill_chunk_tokens)
+        prefill_servers=dp * pp, chunk_tokens=p.prefill_chunk_tokens,
+        c_attn=_attention_flops(accelerator, kvb, eff, p, mig))
 
 
 def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: int | Layout,

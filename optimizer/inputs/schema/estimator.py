@@ -13,33 +13,35 @@ DTYPE_FALLBACK: dict[str, str] = {"fp16": "bf16", "int8": "fp8", "fp4": "fp8", "
 class EstimatorParams(Sourced):
     """Efficiencies and overheads of the continuous-batching roofline in `optimizer.physics.roofline`.
 
-    The defaults are placeholders for a plan-local estimator; the built-in values (fitted, with
-    their standard errors and the data behind them) are in `catalogs/estimator.yaml`.
+    The defaults are the values fitted by benchmarks/fit_estimator.py; `catalogs/estimator.yaml`
+    carries the same numbers with their standard errors and provenance (a test keeps them equal).
     """
 
-    eta_memory: float = Field(default=0.952, gt=0, le=1)
+    eta_memory: float = Field(default=0.7156, gt=0, le=1)
     """Share of peak HBM bandwidth reached while streaming weights and KV cache in decode."""
-    eta_compute_decode: dict[ComputeDtype, float] = Field(default_factory=lambda: {"bf16": 0.721, "fp8": 0.569})
+    eta_compute_decode: dict[ComputeDtype, float] = Field(default_factory=lambda: {"bf16": 0.7358, "fp8": 0.6252, "fp4": 0.5516})
     """Share of dense peak TFLOPS reached by decode GEMMs, by compute datatype."""
-    eta_compute_prefill: dict[ComputeDtype, float] = Field(default_factory=lambda: {"bf16": 0.699, "fp8": 0.737})
+    eta_compute_prefill: dict[ComputeDtype, float] = Field(default_factory=lambda: {"bf16": 0.7187, "fp8": 0.7984, "fp4": 0.7865})
     """Share of dense peak TFLOPS reached by prefill (context) GEMMs and attention."""
     weight_only_factor: float = Field(default=0.75, gt=0, le=2)
     """Multiplies the bf16 efficiencies when weights are de-quantized on the fly (W4A16, W8A16,
     MXFP4 on Hopper): the kernels read compressed weights but spend compute unpacking them."""
-    moe_compute_factor: float = Field(default=0.701, gt=0, le=2)
+    moe_compute_factor: float = Field(default=0.6829, gt=0, le=2)
     """Multiplies the compute efficiencies of mixture-of-experts models (grouped GEMMs, routing)."""
-    roofline_sharpness: float = Field(default=1.25, ge=1, le=64)
+    moe_layer_us: float = Field(default=87.34, ge=0)
+    """Fixed cost of one MoE layer per decode step (routing, token permutation, grouped-GEMM launch), µs."""
+    roofline_sharpness: float = Field(default=1.499, ge=1, le=64)
     """p of the smooth maximum (t_mem^p + t_compute^p)^(1/p) of the weight GEMMs; large p = max()."""
-    step_overhead_ms: float = Field(default=2.55, ge=0)
+    step_overhead_ms: float = Field(default=1.596, ge=0)
     """Fixed cost of one decode step (scheduling, sampling, kernel launches), ms; once per
     micro-batch under pipeline parallelism."""
-    allreduce_latency_us: float = Field(default=21.4, ge=0)
+    allreduce_latency_us: float = Field(default=33.51, ge=0)
     """Latency of one tensor-parallel all-reduce over NVLink / Infinity Fabric (two per layer per step), µs."""
-    eta_scale_up: float = Field(default=0.454, gt=0, le=1)
+    eta_scale_up: float = Field(default=0.4063, gt=0, le=1)
     """Share of the per-direction scale-up bandwidth reached by ring all-reduces."""
     pcie_latency_us: float = Field(default=40.0, ge=0)
     """Latency of one all-reduce over PCIe (no GPU link: through the host or a PCIe switch), µs."""
-    eta_pcie: float = Field(default=0.6, gt=0, le=1)
+    eta_pcie: float = Field(default=0.4764, gt=0, le=1)
     """Share of the per-direction PCIe bandwidth reached by all-reduces."""
     scale_out_latency_us: float = Field(default=15.0, ge=0)
     """Latency of one transfer or collective between nodes (InfiniBand / RoCE / EFA), µs."""
@@ -58,12 +60,14 @@ class EstimatorParams(Sourced):
     """Prefill tokens one step may carry beside the decode batch (chunked prefill budget)."""
     runtime_gb: float = Field(default=1.5, ge=0)
     """Memory an engine keeps per GPU whatever the reserve fraction (CUDA context, graphs, workspace), GB."""
-    generation_factor: dict[Generation, float] = Field(default_factory=lambda: {"cdna3": 0.572})
+    generation_factor: dict[Generation, float] = Field(default_factory=lambda: {
+        "ampere": 1.04, "ada": 0.9919, "blackwell": 0.6426, "cdna3": 0.5222, "cdna4": 0.5707})
     """Multiplies every efficiency on one hardware generation (sustained clocks, software maturity)."""
     group_factor: dict[str, float] = Field(default_factory=dict)
     """Multiplies every efficiency for one (generation, datatype) group, e.g. 'blackwell/fp4': the
     correction fitted where that group has data of its own."""
-    calibrated: list[str] = Field(default_factory=lambda: ["hopper/fp8", "hopper/bf16", "ampere/bf16", "ada/fp8"])
+    calibrated: list[str] = Field(default_factory=lambda: [
+        "hopper/fp8", "hopper/bf16", "ampere/bf16", "ada/fp8", "blackwell/fp4", "cdna3/fp8"])
     """(generation/datatype) groups the efficiencies were fitted on. Elsewhere the estimate says so and
     keeps `uncalibrated_headroom` of its goodput."""
     uncalibrated_headroom: float = Field(default=0.85, gt=0, le=1)
