@@ -33,7 +33,14 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from estimator_accuracy import all_cases, left_out, load_catalog, predict, summarize, table  # noqa: E402
+from estimator_accuracy import (  # noqa: E402
+    all_cases,
+    left_out,
+    load_catalog,
+    predict,
+    summarize,
+    table,
+)
 
 from optimizer.inputs.schema.estimator import EstimatorParams  # noqa: E402
 from optimizer.resources import catalogs_dir  # noqa: E402

@@ -604,6 +604,8 @@ def _unpruned(loaded, monkeypatch):
         mp.setattr(candidates_mod, "pareto_configs", lambda cands: (list(cands), []))
         if hasattr(candidates_mod, "dominated_offers"):
             mp.setattr(candidates_mod, "dominated_offers", lambda *a, **k: {})
+        if hasattr(candidates_mod, "dominated_offers_by_configs"):
+            mp.setattr(candidates_mod, "dominated_offers_by_configs", lambda *a, **k: {})
         return build_candidates(loaded)
 
 
@@ -697,3 +699,25 @@ def test_dominated_offer_is_dropped_only_when_exact(tmp_path):
     r = solve(tmp_path, data)
     assert tiers(r) == {("coarse", "on-demand"): 4}
     assert r.cost_total == pytest.approx(4 * 1.1 * 24)
+
+
+def test_batch_overflow_rounding_is_the_hull(tmp_path):
+    """30 replica-hours a day on 4-GPU nodes at $4 a node-hour, up to 30% to an API at $4 per M tokens
+    (one replica-hour is 360,000 tokens, $1.44): 8 node-hours cost $32; 7 node-hours and 2/30 of
+    the day to the API $28 + $2.88 = $30.88; 6 node-hours and 6/30 $24 + $8.64 = $32.64. The LP
+    relaxation with the valid inequalities (batch_mir: N + 15·y ≥ 8) already sits at $30.88."""
+    from optimizer.optimize.calendar import segment
+    from optimizer.optimize.model import build_model
+    from optimizer.optimize.solver import solve as solve_program
+
+    job = batch("nightly", 30 * 3600 * 100, [0, 0], accs=("gpu-a",),
+                api={"usd_per_m_input": 0.0, "usd_per_m_output": 4.0, "max_share": 0.3})
+    data = plan([job], [offer("nodes", "gpu-a", m=4, on_demand=1.0)], tiers=["on-demand"])
+    result = solve(tmp_path, data)
+    assert result.cost_total == pytest.approx(30.88)
+    assert result.cost_by_tier["api"] == pytest.approx(2.88)
+    loaded = load_plan(write(tmp_path, data))
+    cands = build_candidates(loaded)
+    prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()))
+    assert "batch_mir" in prog.constraint_families
+    assert solve_program(prog.prob, "highs", relax=True).objective == pytest.approx(30.88)

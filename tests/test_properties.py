@@ -245,7 +245,7 @@ def _generated_plan(tmp_path: Path) -> Path:
     from optimizer.synth.plans import generate
 
     path = tmp_path / "generated.yaml"
-    path.write_text(generate(8, seed=2, mip_gap=0.0, time_limit_s=120), encoding="utf-8")
+    path.write_text(generate(6, seed=1, mip_gap=0.0, time_limit_s=120), encoding="utf-8")  # interactive with API overflow and batch; a few seconds
     return path
 
 

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.physics.queueing import erlang_c, mean_wait_s, poisson_quantile, wait_quantile_s
+from optimizer.physics.queueing import (
+    erlang_c,
+    mean_wait_s,
+    poisson_quantile,
+    wait_quantile_s,
+)
 from optimizer.physics.roofline import Roofline
 from optimizer.pipeline import solve_plan
 

@@ -177,7 +177,12 @@ def _shown(layout: Layout) -> str | None:
 def _slo_miss(w: Workload, est: roofline.Estimate) -> Dropped:
     slo = w.slo
     p = f"p{slo.percentile:g} "
-    target = {"tpot": f"{p}TPOT {slo.tpot_ms:g} ms", "ttft": f"{p}TTFT {slo.ttft_ms:g} ms"}.get(est.bound, "the SLO")
+    if est.bound == "tpot" and slo.tpot_ms is not None:
+        target = f"{p}TPOT {slo.tpot_ms:g} ms"
+    elif est.bound == "ttft" and slo.ttft_ms is not None:
+        target = f"{p}TTFT {slo.ttft_ms:g} ms"
+    else:
+        target = "the SLO"
     return Dropped(w.name, "", "slo", f"cannot meet {target} even at batch 1 "
                                       f"(estimated TTFT {est.ttft_ms:.0f} ms, TPOT {est.tpot_ms:.1f} ms)")
 

@@ -8,7 +8,7 @@ of offer o. Every sizing number is a constant computed before this module runs.
 Variables (define_variables):
     x[c] ∈ {0,1}          config c serves its workload (a constant 1 when it is the only one)
     n[c,s,h] ≥ 0          replica-hours of batch config c (continuous: a replica may run part of an hour)
-    y[c,s] ≥ 0            batch output tokens a day config c sends to the API
+    y[c,s] ∈ [0, share]   share of batch config c's daily tokens it sends to the API
     a[o,p,π] ∈ ℤ≥0        committed GPUs pool p holds at offer o in contract period π (pools not sharing)
     R[o,(p),k] ∈ ℤ≥0      reserved nodes for the whole horizon (per pool when pools do not share)
     L[o,p,s,h] ≥ 0        reserved and committed GPUs lent to pool p (pools sharing)
@@ -317,9 +317,9 @@ def define_variables(prog: Program) -> None:
                         n = prog.prob.add_variable(names("n", cid, s, h), lowBound=0, upBound=nmax)
                         prog.batch_replicas[(c.key, s, h)] = n
                         gd[(s, h)] = (c.gpu_fraction, n)
-                if share > 0:
+                if share > 0:  # as a share of the day's volume: rows of order 1, whatever the tokens
                     prog.batch_api[(c.key, s)] = prog.prob.add_variable(
-                        names("api_volume", cid, s), lowBound=0, upBound=share * vol)
+                        names("api_volume", cid, s), lowBound=0, upBound=share)
 
     prog.pool_demand = _pool_demand(prog)
     prog.pool_offer_pairs = sorted({(c.offer, c.pool) for c in prog.cands.all() if c.offer})  # type: ignore[misc]
@@ -452,10 +452,11 @@ def define_committed_split(prog: Program) -> None:
 
 
 def define_batch_volume(prog: Program) -> None:
-    """Batch workloads, per config c and segment s:
+    """Batch workloads, per config c and segment s (rows divided by the day's volume V, so every
+    coefficient is of order 1; y is the share of V sent to the API):
 
-        batch_volume:  Σ_{h∈window} 3600·γ_c·n[c,s,h] + y[c,s] ≥ V · x[c]
-        batch_api:     y[c,s] ≤ max_share · V · x[c]
+        batch_volume:  Σ_{h∈window} 3600·γ_c·n[c,s,h] / V + y[c,s] ≥ x[c]
+        batch_api:     y[c,s] ≤ max_share · x[c]
 
     and the GPUs a batch config uses are f_c · n[c,s,h] inside the window, 0 outside. Spot counts
     at (1 − interruption) in the supply rows. With max_share 1 the API-only config sends all of V
@@ -469,15 +470,15 @@ def define_batch_volume(prog: Program) -> None:
                 if s not in {ss for ss, _d in prog.segments.of_offer(c.offer)}:
                     continue
                 x, cid = prog.choice[c.key], _cid(prog, c)
-                produced = [SECONDS_PER_HOUR * c.goodput * prog.batch_replicas[(c.key, s, h)] for h in range(24)
+                produced = [SECONDS_PER_HOUR * c.goodput / vol * prog.batch_replicas[(c.key, s, h)] for h in range(24)
                             if (c.key, s, h) in prog.batch_replicas]
                 y = prog.batch_api.get((c.key, s))
                 if y is not None:
                     if isinstance(x, pulp.LpVariable):
-                        prog.add("batch_api", y <= _api_share(w) * vol * x, prog.names("batch_api", cid, s))
+                        prog.add("batch_api", y <= _api_share(w) * x, prog.names("batch_api", cid, s))
                     produced.append(y)
-                    sent.append(y)
-                prog.add("batch_volume", pulp.lpSum(produced) >= vol * x, prog.names("batch_volume", cid, s))
+                    sent.append(vol * y)
+                prog.add("batch_volume", pulp.lpSum(produced) >= x, prog.names("batch_volume", cid, s))
             if sent:
                 prog.api_volume[(w.name, s)] = pulp.lpSum(sent)
 
@@ -561,6 +562,7 @@ def define_node_rounding(prog: Program) -> None:
 
     node_rounding[w,o,s,h]:  Σ R[o,·] + D[o,p,s,h] + S[o,p,s,h] ≥ Σ_{c∈C(w) at o} ceil((G[c,s,h] − K[o,s]) / m_o) · x[c]
     batch_rounding[w,o,s]:   Σ_{h∈window} (Σ R[o,·] + D + S) ≥ Σ_{c at o} ceil(GPUh_min[c] / m_o − K·|window| / m_o) · x[c]
+    batch_mir[w,o,s]:        the same nodes + Σ_c y[c,s] / (a_c·frac β_c) ≥ Σ_c ceil(β_c) · x[c]   (see _batch_mir)
 
     Not new rules: whatever else shares them, the nodes w can draw on (its pool's on-demand and
     spot nodes, and the reserved nodes it may borrow from) hold w's own GPUs in whole nodes;
@@ -594,10 +596,11 @@ def define_node_rounding(prog: Program) -> None:
                     held = k * len(w.batch.hours())
                     terms = [(math.ceil(max(0.0, vol * c.gpu_fraction / (SECONDS_PER_HOUR * c.goodput * m) - held / m)
                                         - 1e-9), prog.choice[c.key]) for c in cs]
+                    lhs = [v for h in w.batch.hours() for v in nodes_at(s, h)]
                     if any(n for n, _ in terms):
-                        lhs = [v for h in w.batch.hours() for v in nodes_at(s, h)]
                         prog.add("batch_rounding", pulp.lpSum(lhs) >= pulp.lpSum(n * x for n, x in terms),
                                  prog.names("batch_rounding", _wid(prog, w), o, s))
+                    _batch_mir(prog, w, cs, o, s, m, held, lhs)
                     continue
                 for h in range(24):
                     terms = [(math.ceil(max(0, c.gpus[(dtype, h)] - k) / m - 1e-9), prog.choice[c.key]) for c in cs]
@@ -605,6 +608,38 @@ def define_node_rounding(prog: Program) -> None:
                         continue
                     prog.add("node_rounding", pulp.lpSum(nodes_at(s, h)) >= pulp.lpSum(n * x for n, x in terms),
                              prog.names("node_rounding", _wid(prog, w), o, s, h))
+
+
+def _batch_mir(prog: Program, w: Workload, cs: list[Candidate], o: str, s: str, m: int, held: int,
+               lhs: list) -> None:
+    """Mixed-integer rounding of a batch day with API overflow (the row batch_rounding cannot see).
+
+    With N the nodes w can use at o over its window, a_c = 3600·γ_c·m / (f_c·V) the share of the
+    day one node-hour produces and b_c the share the GPUs under contract produce, config c needs
+    a_c·N + y_c ≥ 1 − b_c, i.e. N + y_c/a_c ≥ β_c = (1 − b_c)/a_c with N integer and y_c ≥ 0. Its
+    MIR inequality, summed over the configs (at most one is chosen, and y_c = 0 unless it is):
+
+        batch_mir[w,o,s]:  N + Σ_c y_c / (a_c·frac(β_c)) ≥ Σ_c ceil(β_c) · x[c]
+
+    is the integer hull of that one row: without it the LP sends a fraction of a node's work to the
+    API and branching over the window's hours never closes the gap.
+    """
+    vol = _batch_volume(w)
+    ys, rhs = [], []
+    for c in cs:
+        y = prog.batch_api.get((c.key, s))
+        if y is None:
+            continue
+        a = SECONDS_PER_HOUR * c.goodput * m / (c.gpu_fraction * vol)
+        beta = (1.0 - held * SECONDS_PER_HOUR * c.goodput / (c.gpu_fraction * vol)) / a
+        frac = beta - math.floor(beta)
+        if beta <= 0 or frac < 1e-6 or frac > 1 - 1e-6:
+            continue  # nothing to round: batch_rounding is already the hull
+        ys.append(y / (a * frac))
+        rhs.append(math.ceil(beta) * prog.choice[c.key])
+    if ys:
+        prog.add("batch_mir", pulp.lpSum(lhs) + pulp.lpSum(ys) >= pulp.lpSum(rhs),
+                 prog.names("batch_mir", _wid(prog, w), o, s))
 
 
 def define_objective(prog: Program) -> None:

@@ -46,7 +46,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
         return limit - (time.perf_counter() - started)
 
     segments = segment(loaded.plan, cands.offer_ids())
-    prog = build_model(loaded, cands, segments, cuts=False, baseline=baseline)
+    prog = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
     for w, key in (fix or {}).items():
         prog.fix_choice(w, key)
     bound, incumbent, values = None, None, None
