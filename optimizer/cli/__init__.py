@@ -1,0 +1,22 @@
+"""`planopt`: the command line. The only package that prints and picks exit codes.
+
+Exit codes: 0 done; 1 no plan meets the constraints; 2 invalid input; 3 solver failure.
+
+    common      the app, the consoles, the error → exit-code mapping
+    start       init, validate, schema: a plan to start from, checked before any solve
+    planning    solve, report, explain
+    sizing      fit, estimate, catalog
+    loop        calibrate, compare
+"""
+
+from __future__ import annotations
+
+from optimizer.cli import loop, planning, sizing, start  # noqa: F401,I001  (each module registers its commands, in help order)
+from optimizer.cli.common import app
+
+
+def main() -> None:  # pragma: no cover - console script entry
+    app()
+
+
+__all__ = ["app", "main"]

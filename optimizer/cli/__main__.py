@@ -1,0 +1,5 @@
+"""`python -m optimizer.cli …` runs planopt."""
+
+from optimizer.cli import app
+
+app()

@@ -1,0 +1,111 @@
+"""What every command shares: the typer app, the two consoles, common options, and the one place
+that turns planopt's errors into messages and exit codes."""
+
+from __future__ import annotations
+
+import re
+import traceback
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Callable, Optional
+
+import typer
+from rich.console import Console
+
+from optimizer.errors import InfeasiblePlan, PlanError, Problem, SolverError
+
+app = typer.Typer(
+    name="planopt",
+    help="Capacity planner for self-hosted LLM inference: does it fit, how many, how to pay.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+out = Console(highlight=False, soft_wrap=False, width=140)
+
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+CatalogOpt = Annotated[Optional[list[Path]], typer.Option(
+    "--catalog", help="Extra catalog YAML (repeatable); same ids override the built-in entries.")]
+
+
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
+
+
+class SolverName(str, Enum):
+    highs = "highs"
+    cbc = "cbc"
+
+
+def run(fn: Callable[[], int | None], debug: bool) -> None:
+    """Run a command body; map planopt's errors to messages and exit codes, never tracebacks."""
+    try:
+        code = fn() or 0
+    except PlanError as exc:
+        for p in exc.problems:
+            err.print(f"[red]error:[/red] {escape(str(p))}")
+        n = len(exc.problems)
+        if n > 1:
+            err.print(f"{n} problems; nothing was written")
+        if debug:
+            err.print(traceback.format_exc())
+        raise typer.Exit(2) from None
+    except InfeasiblePlan as exc:
+        err.print("[red]no plan meets the constraints:[/red]")
+        for r in exc.reasons:
+            err.print(f"  - {escape(r)}")
+        err.print(escape(exc.fix) if exc.fix else
+                  "raise the caps (available_gpus), allow more offers or tiers, or allow API overflow")
+        if debug:
+            err.print(traceback.format_exc())
+        raise typer.Exit(1) from None
+    except SolverError as exc:
+        err.print(f"[red]solver failure:[/red] {escape(str(exc))}")
+        if debug:
+            err.print(traceback.format_exc())
+        raise typer.Exit(3) from None
+    except KeyboardInterrupt:
+        err.print("interrupted; nothing was written")
+        raise typer.Exit(130) from None
+    raise typer.Exit(code)
+
+
+def escape(s: str) -> str:
+    from rich.markup import escape
+
+    return escape(s)
+
+
+def failure_json(plan_path: Path, exc: Exception) -> dict:
+    """What `solve --json` prints when no plan is returned (exit 1 or 3)."""
+    name, currency, horizon = plan_path.stem, "USD", None
+    try:
+        from optimizer.inputs.loading import load_plan
+
+        loaded = load_plan(plan_path)
+        name, currency, horizon = loaded.plan.plan, loaded.plan.currency, loaded.plan.horizon_days
+    except PlanError:
+        pass
+    infeasible = isinstance(exc, InfeasiblePlan)
+    return {"plan": name, "status": "infeasible" if infeasible else "error", "currency": currency,
+            "horizon_days": horizon, "cost": None, "workloads": [], "purchases": [],
+            "solver": None, "reasons": exc.reasons if infeasible else [str(exc)]}  # type: ignore[attr-defined]
+
+
+def slug(path: Path) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-") or "plan"
+
+
+def write_reports(result, outdir: Path, name: str, json_text: str | None) -> list[Path]:
+    from optimizer.report.files import write_reports
+
+    try:
+        return write_reports(result, outdir, name, json_text)
+    except OSError as exc:
+        raise PlanError(Problem(f"cannot write the result files: {exc.strerror or exc}",
+                                "choose a writable --outdir", file=str(outdir))) from None

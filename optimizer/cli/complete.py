@@ -1,0 +1,45 @@
+"""Shell completion: workload names from the plan on the command line, ids from the catalogs.
+
+`planopt --install-completion` installs it for the current shell. A completion never fails: a plan
+that does not parse completes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import typer
+
+
+def workload_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The workloads of the plan given as the command's PLAN argument."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    plan = (getattr(ctx, "params", None) or {}).get("plan")
+    if not plan:
+        return []
+    try:
+        data = YAML(typ="safe").load(Path(plan).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, YAMLError):
+        return []
+    workloads = data.get("workloads") if isinstance(data, dict) else None
+    names = [w["name"] for w in workloads or [] if isinstance(w, dict) and isinstance(w.get("name"), str)]
+    return [n for n in names if n.startswith(incomplete)]
+
+
+def catalog_ids(section: str) -> Callable[[typer.Context, str], list[str]]:
+    """Ids of one section of the built-in catalogs: accelerators, models, precisions or offers."""
+
+    def complete(ctx: typer.Context, incomplete: str) -> list[str]:
+        from optimizer.errors import PlanError
+        from optimizer.inputs.catalog import builtin_catalog
+
+        try:
+            ids = getattr(builtin_catalog(), section)
+        except PlanError:
+            return []
+        return sorted(i for i in ids if i.startswith(incomplete))
+
+    return complete

@@ -1,0 +1,100 @@
+"""calibrate and compare: the planning loop (real usage and load tests back in, plans side by side)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from optimizer.cli.common import CatalogOpt, DebugOpt, SolverName, app, err, out, run
+from optimizer.cli.complete import workload_names
+from optimizer.errors import PlanError, Problem
+
+PROGRESS_MIN_BYTES = 16_000_000
+"""Usage logs at least this big get a progress bar on a terminal."""
+
+
+@app.command()
+def calibrate(
+    plan: Annotated[Path, typer.Argument(help="The plan YAML (never changed).")],
+    out_yaml: Annotated[Path, typer.Option("-o", "--out", help="The calibrated plan to write (OUT.yaml; OUT.html beside it).")],
+    usage: Annotated[Optional[list[Path]], typer.Option("--usage", help="Usage events: CSV, JSON Lines or Parquet (repeatable).")] = None,
+    bench: Annotated[Optional[list[Path]], typer.Option("--bench", help="Load test: vllm bench serve, GenAI-Perf or AIPerf JSON (repeatable).")] = None,
+    result: Annotated[Optional[Path], typer.Option("--result", help="A solved result JSON for the period: report occupancy.")] = None,
+    maps: Annotated[Optional[list[str]], typer.Option("--map", help="COLUMN=FIELD, or model=M:workload=W / tenant=T:workload=W (repeatable).")] = None,
+    percentile: Annotated[Optional[float], typer.Option("--percentile", help="Load tests: TTFT and TPOT percentile checked against the SLO (default: the plan's SLO percentile).")] = None,
+    peak_percentile: Annotated[float, typer.Option("--peak-percentile", help="Usage: percentile across days for the peak and the profile.")] = 95.0,
+    accelerator: Annotated[Optional[str], typer.Option("--accelerator", help="Load tests without metadata: accelerator id.")] = None,
+    precision: Annotated[Optional[str], typer.Option("--precision", help="Load tests without metadata: precision.")] = None,
+    tp: Annotated[Optional[int], typer.Option("--tp", help="Load tests without metadata: GPUs per replica.")] = None,
+    workload: Annotated[Optional[str], typer.Option("--workload", help="Load tests without metadata: the workload.",
+                                                    autocompletion=workload_names)] = None,
+    max_bad_rows: Annotated[int, typer.Option("--max-bad-rows", help="Leave out up to this many bad usage rows instead of stopping.")] = 0,
+    catalog: CatalogOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Feed real usage and load tests back into the plan: demand, token means and measured goodput."""
+
+    def body() -> int:
+        from optimizer.calibrate.loadtests import Flags
+        from optimizer.calibrate.run import CalibrateOptions, write_outputs
+        from optimizer.calibrate.run import calibrate as do_calibrate
+        from optimizer.calibrate.usage import total_bytes
+        from optimizer.report.calibration import print_calibration, render_html
+
+        opts = CalibrateOptions(
+            usage=tuple(usage or ()), bench=tuple(bench or ()), result=result, maps=tuple(maps or ()),
+            peak_percentile=peak_percentile, slo_percentile=percentile,
+            flags=Flags(accelerator, precision, tp, workload), max_bad_rows=max_bad_rows)
+        show = err.is_terminal and total_bytes(list(opts.usage)) >= PROGRESS_MIN_BYTES
+        if show:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            with Progress(TextColumn("reading usage"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                          TimeElapsedColumn(), console=err, transient=True) as bar:
+                task = bar.add_task("usage", total=1.0)
+                cal = do_calibrate(plan, opts, out_yaml, lambda f: bar.update(task, completed=f), list(catalog or []))
+        else:
+            cal = do_calibrate(plan, opts, out_yaml, None, list(catalog or []))
+        html_path = write_outputs(cal, out_yaml, render_html(cal), list(catalog or []))
+        print_calibration(cal, out)
+        out.print(f"\nwrote {out_yaml} and {html_path}", style="dim")
+        return 0
+
+    run(body, debug)
+
+
+@app.command()
+def compare(
+    a: Annotated[Path, typer.Argument(help="Plan YAML or result JSON (before).")],
+    b: Annotated[Path, typer.Argument(help="Plan YAML or result JSON (after).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as one JSON object, nothing else.")] = False,
+    solver: Annotated[Optional[SolverName], typer.Option(help="For plans: override policy.solver.")] = None,
+    time_limit: Annotated[Optional[float], typer.Option("--time-limit", help="For plans: seconds per solve.")] = None,
+    catalog: CatalogOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Two plans or two results side by side: cost by tier, each workload's choice and replicas, new and removed."""
+
+    def body() -> int:
+        from optimizer.pipeline import SolveOptions, load_side
+        from optimizer.report.calibration import print_comparison
+        from optimizer.results.compare import compare as do_compare
+
+        if time_limit is not None and time_limit <= 0:
+            raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
+        opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
+        ra, ka = load_side(a, opts, list(catalog or []))
+        rb, kb = load_side(b, opts, list(catalog or []))
+        cmp = do_compare(ra, rb, str(a), str(b), ka, kb)
+        if as_json:
+            sys.stdout.write(json.dumps(cmp.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+            sys.stdout.flush()
+        else:
+            print_comparison(cmp, out)
+        return 0
+
+    run(body, debug)

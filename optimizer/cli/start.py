@@ -1,0 +1,153 @@
+"""init, validate, schema: a plan to start from, and every check before a solve."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from optimizer.cli.common import CatalogOpt, DebugOpt, app, err, escape, out, run
+from optimizer.errors import InfeasiblePlan, PlanError, Problem
+
+
+class Template(str, Enum):
+    startup = "startup"
+    enterprise = "enterprise"
+    seed = "seed"
+
+
+TEMPLATE_HELP = {
+    "startup": "one model behind one product: reserved or on-demand, API overflow",
+    "enterprise": "a quarter of several pools: caps, reserved base, spot batch, a fixed research block",
+    "seed": "the seed case: a 70B model on 2-GPU replicas, $1,800 a day",
+}
+
+
+@app.command()
+def init(
+    template: Annotated[Template, typer.Option(
+        "--template", "-t", help="startup: " + TEMPLATE_HELP["startup"] + "; enterprise: " + TEMPLATE_HELP["enterprise"]
+        + "; seed: " + TEMPLATE_HELP["seed"] + ".")] = Template.startup,
+    output: Annotated[Path, typer.Option("-o", "--output", help="The plan to write.")] = Path("plan.yaml"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite PLAN.yaml if it exists.")] = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Write a commented plan to start from, and plan.schema.json beside it for editor completion."""
+
+    def body() -> int:
+        from optimizer.atomic import write_text_atomic
+        from optimizer.inputs.reference import SCHEMA_FILE, schema_text
+        from optimizer.resources import templates_dir
+
+        if output.exists() and not force:
+            raise PlanError(Problem(f"{output} exists; nothing was written",
+                                    "choose another -o, or add --force to overwrite it"))
+        if output.suffix.lower() not in (".yaml", ".yml"):
+            raise PlanError(Problem(f"{output}: a plan is a YAML file", "name it something.yaml"))
+        text = (templates_dir() / "plans" / f"{template.value}.yaml").read_text(encoding="utf-8")
+        schema = output.parent / SCHEMA_FILE
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(output, text)
+            write_text_atomic(schema, schema_text())
+        except OSError as exc:
+            raise PlanError(Problem(f"cannot write {output}: {exc.strerror or exc}", "choose a writable -o")) from None
+        out.print(f"wrote {output} ({template.value}: {TEMPLATE_HELP[template.value]}) and {schema} "
+                  "(editors complete and check the plan with it)")
+        out.print(f"next: planopt validate {output} && planopt solve {output}", style="dim")
+        return 0
+
+    run(body, debug)
+
+
+@app.command()
+def validate(
+    plans: Annotated[list[Path], typer.Argument(metavar="PLAN...", help="Plan YAML files.")],
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object: each plan with its problems.")] = False,
+    catalog: CatalogOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Every check `solve` makes before it builds the program — schema, references, catalogs, fit and
+    candidates per workload — without solving. Exit 0 valid; 1 a workload no config can serve at its
+    SLO (as `solve` would say); 2 invalid input."""
+
+    def body() -> int:
+        from optimizer.candidates.build import build_candidates
+        from optimizer.inputs.loading import load_plan
+
+        reports = []
+        for path in plans:
+            entry: dict = {"file": str(path), "status": "valid", "problems": []}
+            try:
+                loaded = load_plan(path, list(catalog or []))
+                cands = build_candidates(loaded)
+                entry["workloads"] = len(loaded.plan.workloads)
+                entry["candidates"] = len(cands.all())
+            except PlanError as exc:
+                entry["status"] = "invalid"
+                entry["problems"] = [_problem_dict(p) for p in exc.problems]
+            except InfeasiblePlan as exc:
+                entry["status"] = "infeasible"
+                entry["problems"] = ([_problem_dict(p) for p in exc.problems] or
+                                     [{"file": str(path), "line": None, "key": None, "message": r, "fix": exc.fix}
+                                      for r in exc.reasons])
+            reports.append(entry)
+        statuses = {r["status"] for r in reports}
+        code = 2 if "invalid" in statuses else 1 if "infeasible" in statuses else 0
+        if as_json:
+            sys.stdout.write(json.dumps({"valid": code == 0, "plans": reports}, indent=2, ensure_ascii=False) + "\n")
+            return code
+        for r in reports:
+            if r["status"] == "valid":
+                out.print(f"{escape(r['file'])}: valid — {r['workloads']} workload"
+                          f"{'' if r['workloads'] == 1 else 's'}, {r['candidates']} candidate config"
+                          f"{'' if r['candidates'] == 1 else 's'}")
+                continue
+            label = "error" if r["status"] == "invalid" else "no config meets the SLO"
+            for p in r["problems"]:
+                err.print(f"[red]{label}:[/red] {escape(_problem_text(p))}")
+        bad = [r for r in reports if r["status"] != "valid"]
+        if bad and len(plans) > 1:
+            err.print(f"{len(bad)} of {len(plans)} plans have problems")
+        return code
+
+    run(body, debug)
+
+
+def _problem_dict(p: Problem) -> dict:
+    return {"file": p.file, "line": p.line, "key": p.path, "message": p.message, "fix": p.fix}
+
+
+def _problem_text(p: dict) -> str:
+    return str(Problem(p["message"], p["fix"], p["file"], p["line"], p["key"]))
+
+
+@app.command()
+def schema(
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write here instead of printing.")] = None,
+    reference: Annotated[bool, typer.Option(
+        "--reference", help="The plan reference as Markdown (docs/plan-reference.md) instead of the JSON Schema.")] = False,
+    debug: DebugOpt = False,
+) -> None:
+    """The plan file's JSON Schema (editors: completion and inline errors), or its Markdown reference."""
+
+    def body() -> int:
+        from optimizer.atomic import write_text_atomic
+        from optimizer.inputs.reference import plan_reference, schema_text
+
+        text = plan_reference() if reference else schema_text()
+        if output is None:
+            sys.stdout.write(text)
+            return 0
+        try:
+            write_text_atomic(output, text)
+        except OSError as exc:
+            raise PlanError(Problem(f"cannot write {output}: {exc.strerror or exc}", "choose a writable -o")) from None
+        out.print(f"wrote {output}", style="dim")
+        return 0
+
+    run(body, debug)
