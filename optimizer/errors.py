@@ -43,8 +43,12 @@ class PlanError(PlanoptError):
 class InfeasiblePlan(PlanoptError):
     """Candidates exist but the constraints together cannot be met (exit code 1)."""
 
-    def __init__(self, reasons: list[str]):
+    def __init__(self, reasons: list[str], fix: str | None = None, problems: list[Problem] | None = None):
         self.reasons = list(reasons)
+        self.fix = fix
+        """What to change, when it is specific (default: the CLI's advice on caps, offers and tiers)."""
+        self.problems = list(problems or [])
+        """The reasons with the file and line they are about, where they have one."""
         super().__init__("\n".join(self.reasons) if self.reasons else "no plan meets the constraints")
 
 

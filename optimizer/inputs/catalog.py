@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -125,10 +127,43 @@ def _check_unique(doc: Document, cat: CatalogFile, errors: Collector) -> None:
             seen.setdefault(entry.id, i)
 
 
-def merge_file(catalog: Catalog, doc: Document, cat: CatalogFile) -> None:
+def merge_file(catalog: Catalog, doc: Document, cat: CatalogFile,
+               lines: dict[tuple[str, int], int] | None = None) -> None:
     for section in SECTIONS:
         for i, entry in enumerate(getattr(cat, section)):
-            catalog.add(section, entry, Origin(doc.file, doc.line((section, i))))
+            line = lines.get((section, i)) if lines is not None else doc.line((section, i))
+            catalog.add(section, entry, Origin(doc.file, line))
+
+
+@functools.lru_cache(maxsize=None)
+def _builtin_file(path: Path, shown: str, mtime_ns: int) -> tuple[Document, CatalogFile, dict[tuple[str, int], int]]:
+    """A shipped catalog file, read fast: the C YAML parser where ruamel.yaml.clib is installed (no
+    line marks), each entry's line found by a scan of its `- ` item marks. The shipped files are
+    plain data checked by the tests (tests/test_catalogs.py compares this with the careful reader)."""
+    text = path.read_text(encoding="utf-8-sig")
+    data = YAML(typ="safe", pure=False).load(text)
+    doc = Document(shown, path, None, data)
+    cat, problems = validate(doc, CatalogFile, data)
+    if cat is None:
+        raise PlanError(problems)
+    return doc, cat, entry_lines(text)
+
+
+def entry_lines(text: str) -> dict[tuple[str, int], int]:
+    """(section, index) → 1-based line of each list item under a top-level `section:` key."""
+    out: dict[tuple[str, int], int] = {}
+    section, indent, index = None, None, 0
+    for n, line in enumerate(text.splitlines(), start=1):
+        top = re.match(r"^([A-Za-z_][\w-]*):", line)
+        if top:
+            section, indent, index = top.group(1), None, 0
+            continue
+        item = re.match(r"^(\s*)- ", line)
+        if section and item and (indent is None or len(item.group(1)) == indent):
+            indent = len(item.group(1))
+            out[(section, index)] = n
+            index += 1
+    return out
 
 
 def builtin_catalog(*, include_data: bool = True) -> Catalog:
@@ -141,9 +176,8 @@ def builtin_catalog(*, include_data: bool = True) -> Catalog:
         path = root / name
         if not path.exists():
             continue
-        doc, cat = load_catalog_file(path, shown_as=f"<builtin>/{name}", errors=errors)
-        if cat is not None:
-            merge_file(catalog, doc, cat)
+        doc, cat, lines = _builtin_file(path, f"<builtin>/{name}", path.stat().st_mtime_ns)
+        merge_file(catalog, doc, cat, lines)
     errors.raise_if_any()
     estimator = root / "estimator.yaml"
     if estimator.exists():

@@ -357,6 +357,8 @@ def _pydantic_problem(doc: Document, cls: type, err: dict, base: tuple[Any, ...]
         msg = f"unknown key '{key}'"
         fix = f"did you mean '{guess}'?" if guess else (
             f"allowed keys: {', '.join(sorted(allowed))}" if allowed else "remove it")
+        if str(key).startswith("x-"):
+            fix = "x- keys are ignored at the top level and in workloads only; move it there"
         return doc.problem(full, msg, fix)
     if kind == "missing":
         key = loc[-1] if loc else "?"

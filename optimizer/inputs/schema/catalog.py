@@ -37,7 +37,7 @@ class Strict(BaseModel):
     """Base for every schema model: unknown keys are errors, values are immutable, and a
     yes/no is never a number (pydantic would read `occupancy: true` as 1.0)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -83,6 +83,7 @@ class Sourced(Strict):
     as_of: str | None = None
     """When the figures were checked (YYYY-MM or YYYY-MM-DD)."""
     notes: str | None = None
+    """Free text: what the figures mean, caveats, superseded values."""
 
 
 class MigProfile(Strict):
@@ -93,6 +94,7 @@ class MigProfile(Strict):
     instances_per_gpu: int = Field(ge=1, le=64)
     """How many of these fit on one GPU; a replica on it uses 1/instances_per_gpu of a GPU."""
     memory_gb: float = Field(gt=0)
+    """Memory of one slice, GB."""
     compute_fraction: float = Field(gt=0, le=1)
     """Share of the GPU's SMs (compute slices / 7, or / 4 on RTX PRO 6000)."""
     memory_fraction: float | None = Field(default=None, gt=0, le=1)
@@ -105,9 +107,13 @@ ScaleUpTopology = Literal["switch", "mesh", "pcie", "torus"]
 
 class Accelerator(Sourced):
     id: str
+    """An id (lower-case, hyphenated) that offers, workloads and measured entries refer to."""
     name: str | None = None
+    """A display name ('NVIDIA H100 SXM 80GB')."""
     vendor: str | None = None
+    """nvidia, amd, intel, google, aws, …"""
     generation: Generation = "other"
+    """Architecture family: decides native precisions and which calibration applies."""
     memory_gb: float = Field(gt=0)
     """Marketed memory per GPU ('80 GB'); used as GB = 1e9 bytes only when memory_bytes is not given."""
     memory_bytes: float | None = Field(default=None, gt=0)
@@ -136,8 +142,11 @@ class Accelerator(Sourced):
     cooling: Literal["air", "liquid", "air-or-liquid"] = "air"
     """'liquid' means liquid-cooled racks only."""
     mig_profiles: list[MigProfile] = Field(default_factory=list)
+    """MIG slices the GPU can be partitioned into (pools in policy.mig_pools may use them)."""
     status: Literal["shipping", "preliminary", "previous-gen"] = "shipping"
+    """shipping, preliminary (figures from announcements) or previous-gen."""
     power_w: float | None = Field(default=None, gt=0)
+    """Board power at load, watts."""
 
     _id = field_validator("id")(check_id)
 
@@ -159,17 +168,25 @@ class Model(Sourced):
     """An LLM's architecture: what weights, KV cache and FLOPs are computed from."""
 
     id: str
+    """An id (lower-case, hyphenated) that workloads refer to."""
     name: str | None = None
+    """A display name."""
     params_b: float = Field(gt=0)
     """Total parameters, billions (MoE: all experts, all resident)."""
     active_params_b: float | None = Field(default=None, gt=0)
     """Parameters touched per token, billions (MoE: shared + routed-active experts)."""
     layers: int | None = Field(default=None, ge=1)
+    """Transformer layers (decoder blocks)."""
     hidden_size: int | None = Field(default=None, ge=1)
+    """Model width (d_model)."""
     attention_heads: int | None = Field(default=None, ge=1)
+    """Query heads per layer."""
     kv_heads: int | None = Field(default=None, ge=1)
+    """Key/value heads per layer (GQA); equal to attention_heads for MHA."""
     head_dim: int | None = Field(default=None, ge=1)
+    """Dimension of one attention head; default hidden_size / attention_heads."""
     attention: Literal["mha", "gqa", "mla"] = "gqa"
+    """mha, gqa or mla (DeepSeek's multi-head latent attention: KV is one latent per token)."""
     kv_lora_rank: int | None = Field(default=None, ge=1)
     """MLA: compressed latent size stored per token per layer."""
     qk_rope_head_dim: int | None = Field(default=None, ge=0)
@@ -179,10 +196,15 @@ class Model(Sourced):
     sliding_window_layers: int = Field(default=0, ge=0)
     """How many of the layers use the sliding window."""
     experts: int | None = Field(default=None, ge=1)
+    """MoE: routed experts per MoE layer."""
     active_experts: int | None = Field(default=None, ge=1)
+    """MoE: routed experts each token uses."""
     shared_experts: int | None = Field(default=None, ge=0)
+    """MoE: experts every token uses."""
     vocab_size: int | None = Field(default=None, ge=1)
+    """Vocabulary size (embeddings and output layer stay 16-bit)."""
     max_context: int | None = Field(default=None, ge=1)
+    """Longest context the model supports, tokens."""
     kv_gb_per_seq: float | None = Field(default=None, gt=0)
     """Given directly: KV cache of one sequence at the workload's working context, GB."""
     tied_embeddings: bool | None = None
@@ -196,8 +218,11 @@ class Model(Sourced):
     moe_layer_interval: int | None = Field(default=None, ge=1)
     """MoE on every k-th layer only (Llama 4 Maverick: 2)."""
     q_lora_rank: int | None = Field(default=None, ge=1)
+    """MLA: rank of the query compression."""
     qk_nope_head_dim: int | None = Field(default=None, ge=1)
+    """MLA: query/key head dimension without rotary embedding."""
     v_head_dim: int | None = Field(default=None, ge=1)
+    """MLA: value head dimension."""
     mtp_params_b: float | None = Field(default=None, ge=0)
     """Multi-token-prediction (draft) module shipped with the checkpoint, billions; resident
     when the engine speculates with it, so counted in the weights."""
@@ -267,7 +292,9 @@ class TierPrice(Strict):
     """A price with provenance, for tiers that are estimates rather than list prices."""
 
     price: float = Field(ge=0, le=MAX_PRICE)
+    """The price per GPU-hour."""
     estimated: bool = False
+    """True when no public list price exists and the price is derived (basis says how)."""
     basis: str | None = None
     """How the estimate was made, e.g. 'on-demand x (1 - 0.33), published 1-year discount'."""
 
@@ -276,9 +303,13 @@ class Offer(Sourced):
     """An accelerator sold by a provider in a region, in nodes of gpus_per_node."""
 
     id: str
+    """An id (lower-case, hyphenated) for this way of buying GPUs."""
     accelerator: str
+    """The accelerator id it sells."""
     provider: str
+    """Who sells it (policy.providers filters on it)."""
     region: str = "any"
+    """Where (workloads' regions filter on it)."""
     gpus_per_node: int = Field(default=8, ge=1, le=MAX_NODE_GPUS)
     """The purchase unit: every tier is bought in whole multiples of it."""
     unit: Literal["gpu", "node", "tray", "rack"] = "node"

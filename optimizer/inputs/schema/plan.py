@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from optimizer.errors import did_you_mean
 from optimizer.inputs.schema.catalog import (
@@ -40,11 +40,30 @@ def _is_power_of_two(n: int) -> bool:
     return n >= 1 and (n & (n - 1)) == 0
 
 
+EXTENSION_PREFIX = "x-"
+"""Keys starting with it are accepted and ignored: a home for YAML anchors, as in compose files."""
+
+
+class Extensible(Strict):
+    """A mapping that also takes `x-…` keys (top level and workloads), which planopt ignores."""
+
+    model_config = ConfigDict(json_schema_extra={"patternProperties": {"^x-": {}}})
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_extensions(cls, data: object) -> object:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith(EXTENSION_PREFIX))}
+        return data
+
+
 class DayType(Strict):
     """A day type other than weekday/weekend/all: how many days, and which days of the week."""
 
-    days: int = Field(ge=0, le=MAX_HORIZON_DAYS)
-    days_of_week: list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]] = Field(min_length=1)
+    days: int = Field(ge=0, le=MAX_HORIZON_DAYS, examples=[13])
+    """How many days of the horizon are of this type."""
+    days_of_week: list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]] = Field(min_length=1, examples=[["fri"]])
+    """Which days of the week it covers (for the monthly calendar)."""
 
 
 class Facility(Strict):
@@ -66,14 +85,18 @@ class Policy(Strict):
     """Purchase tiers the plan may use."""
     spot_pools: list[str] = Field(default_factory=lambda: ["batch", "experiments"])
     """Pools that may run on spot capacity."""
-    mig_pools: list[str] = Field(default_factory=lambda: ["small"])
+    mig_pools: list[str] = Field(default_factory=lambda: ["small"], examples=[["small"]])
     """Pools whose workloads may run on MIG slices of a GPU."""
     providers: list[str] | None = None
     """Only offers from these providers (the accounts you have); default: every offer."""
     share_reserved_across_pools: bool = True
+    """Whether pools borrow each other's reserved and committed GPUs hour by hour."""
     solver: Literal["highs", "cbc"] = "highs"
+    """The MILP solver: highs (default) or cbc."""
     time_limit_s: float = Field(default=60, gt=0)
+    """Solver time limit; the best plan found so far is returned with its proven gap."""
     mip_gap: float = Field(default=0.001, ge=0, lt=1)
+    """Stop when the plan is proven within this share of the cheapest possible."""
     change_threshold: float = Field(default=0.02, ge=0)
     """With --baseline: keep a workload's last choice unless changing it saves more than this."""
 
@@ -115,6 +138,7 @@ Profile = list[float]
 
 class Demand(Strict):
     peak_output_tokens_per_s: float = Field(gt=0, le=MAX_TOKENS_PER_S)
+    """Output tokens per second at the bad day's busiest hour."""
     profile: Profile | dict[str, Profile] | None = None
     """24 fractions of the peak per hour; one list for every day type, or one per day type."""
 
@@ -135,28 +159,35 @@ class Measured(Strict):
     """A load-test result at this workload's SLO: wins over the estimate."""
 
     accelerator: str
+    """The accelerator id the load test ran on."""
     precision: str
+    """The precision it ran at."""
     tp: int = Field(default=1, ge=1)
     """Tensor-parallel degree (of attention, with ep)."""
     pp: int = Field(default=1, ge=1)
     """Pipeline stages."""
     ep: int = Field(default=1, ge=1)
     """Expert-parallel GPUs with data-parallel attention (the ep family); 1 otherwise."""
-    mig: str | None = None
+    mig: str | None = Field(default=None, examples=["3g.40gb"])
     """MIG profile name when measured on a slice."""
     goodput_output_tokens_per_s: float = Field(ge=0.01, le=MAX_TOKENS_PER_S)
-    source: str | None = None
+    """Output tokens per second one replica sustains within the workload's SLO."""
+    source: str | None = Field(default=None, examples=["vllm bench serve, bench/chat-h100-fp8.json, 2026-11-20"])
+    """Where the number comes from (load-test file, date)."""
 
 
 class Api(Strict):
     usd_per_m_input: float = Field(ge=0, le=MAX_PRICE)
+    """The API's price per million input tokens."""
     usd_per_m_output: float = Field(ge=0, le=MAX_PRICE)
+    """The API's price per million output tokens."""
     max_share: float = Field(default=0.0, ge=0, le=1)
     """Share of the workload's tokens the gateway may send to the API; 1 allows all (build vs buy)."""
 
 
 class Batch(Strict):
     output_tokens_per_day: float = Field(gt=0, le=MAX_TOKENS_PER_S * 86400)
+    """Output tokens the job must produce each day within its window."""
     window_hours: tuple[int, int] = (0, 0)
     """[start, end): hours the job may run; wraps past midnight; equal ends mean all day."""
 
@@ -179,35 +210,50 @@ class Batch(Strict):
 
 class ReserveGpus(Strict):
     count: int = Field(ge=1, le=MAX_GPUS)
+    """GPUs held for the whole horizon."""
     accelerators: list[str] | None = None
+    """Accelerator ids that qualify; default any."""
 
 
-class Workload(Strict):
+class Workload(Extensible):
     name: str = Field(min_length=1)
     """An id (lower-case, hyphenated): it names the workload in every report and result."""
     model: str | None = None
+    """The model id (from the catalogs or the plan's models)."""
     pool: str = "interactive"
+    """The pool it runs in: workloads of a pool share nodes; policy.spot_pools and mig_pools name pools."""
     precisions: list[str] = Field(default_factory=lambda: ["bf16"])
     """Precisions the evaluation suite accepted for this model."""
     tp: list[int] | None = None
     """Tensor-parallel degrees to consider; default: powers of two within the scale-up domain."""
-    parallelism: list[Literal["tp", "pp", "ep", "disagg"]] = Field(default_factory=lambda: list(PARALLELISM))
+    parallelism: list[Literal["tp", "pp", "ep", "disagg"]] = Field(default_factory=lambda: list(PARALLELISM),
+                                                                   examples=[["tp", "ep"]])
     """Candidate families: tp (in a scale-up domain, or over PCIe), pp (pipeline stages across
     nodes), ep (MoE experts over GPUs, attention data-parallel), disagg (prefill and decode groups)."""
     accelerators: list[str] | None = None
-    regions: list[str] | None = None
-    offers: list[str] | None = None
+    """Only these accelerator ids (where your engine build is qualified); default every one."""
+    regions: list[str] | None = Field(default=None, examples=[["us-east-1", "us-east-2"]])
+    """Only offers in these regions; default every region."""
+    offers: list[str] | None = Field(default=None, examples=[["coreweave-h100-sxm"]])
+    """Only these offer ids; default every offer."""
     tokens: Tokens | None = None
-    context_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS_PER_REQUEST)
+    """Mean tokens per request."""
+    context_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS_PER_REQUEST, examples=[16384])
     """Working context for KV sizing; default input + output tokens."""
-    kv_precision: Literal["bf16", "fp16", "fp8", "int8"] | None = None
+    kv_precision: Literal["bf16", "fp16", "fp8", "int8"] | None = Field(default=None, examples=["fp8"])
     """KV-cache datatype; default the precision's usual pairing."""
     slo: Slo = Field(default_factory=Slo)
+    """Latency targets, at a percentile."""
     demand: Demand | None = None
+    """Interactive traffic: the peak and its hourly profile (exactly one of demand, batch, reserve_gpus)."""
     measured: list[Measured] = Field(default_factory=list)
+    """Load-test goodput per (accelerator, precision, layout): wins over the estimate."""
     api: Api | None = None
+    """An API to send overflow (or all batch tokens) to."""
     batch: Batch | None = None
+    """A daily batch job: tokens per day within a window of hours."""
     reserve_gpus: ReserveGpus | None = None
+    """A fixed block of GPUs held for the horizon (research, experiments)."""
 
     _ids = field_validator("name", "pool")(check_id)
 
@@ -272,14 +318,17 @@ class Workload(Strict):
 class Commitment(Strict):
     """Reserved capacity signed before this plan: used first, its cost sunk (reported apart)."""
 
-    offer: str
+    offer: str = Field(examples=["coreweave-h100-sxm"])
+    """The offer id the contract is on."""
     tier: Literal["reserved-1y", "reserved-3y"]
-    gpus: int = Field(ge=1, le=MAX_GPUS)
-    start: dt.date
+    """reserved-1y or reserved-3y."""
+    gpus: int = Field(ge=1, le=MAX_GPUS, examples=[64])
+    """GPUs under contract."""
+    start: dt.date = Field(examples=["2026-10-01"])
     """First day of service."""
-    end: dt.date
+    end: dt.date = Field(examples=["2027-09-30"])
     """Last day of service (inclusive)."""
-    price_per_gpu_hour: float | None = Field(default=None, ge=0)
+    price_per_gpu_hour: float | None = Field(default=None, ge=0, examples=[4.2])
     """The contract's price; default the offer's price for the tier."""
 
     @model_validator(mode="after")
@@ -289,21 +338,35 @@ class Commitment(Strict):
         return self
 
 
-class Plan(Strict):
+class Plan(Extensible):
     plan: str = Field(min_length=1)
+    """The plan's name, shown in every report."""
     currency: str = "USD"
+    """Currency of every price (reports format USD with $)."""
     horizon_days: int = Field(ge=1, le=MAX_HORIZON_DAYS)
+    """Days the plan buys for (a quarter: 90–92)."""
     start_date: dt.date | None = None
+    """First day of the horizon; needed with commitments and for calendar months."""
     timezone: str = "UTC"
+    """Timezone of the hourly profiles (IANA name)."""
     commitments: list[Commitment] = Field(default_factory=list)
+    """Reserved capacity already signed: used first, its cost sunk and reported apart."""
     catalogs: list[str] = Field(default_factory=lambda: ["builtin"])
+    """Catalogs to load: builtin (planopt's) and/or YAML files beside the plan; same ids override."""
     day_types: dict[str, int | DayType] | None = None
+    """Day types and their days: weekday/weekend/all, or your own with days_of_week."""
     facility: Facility = Field(default_factory=Facility)
+    """Facts about your own data centre."""
     policy: Policy = Field(default_factory=Policy)
+    """How to size and what may be bought."""
     models: list[Model] = Field(default_factory=list)
+    """Models beyond the catalogs (or overriding one by id)."""
     accelerators: list[Accelerator] = Field(default_factory=list)
+    """Accelerators beyond the catalogs."""
     offers: list[Offer] = Field(default_factory=list)
+    """Offers beyond the catalogs, or the catalog's offer with your negotiated prices and caps (same id)."""
     workloads: list[Workload] = Field(min_length=1)
+    """What must be served: interactive traffic, batch jobs and fixed reservations."""
 
     @field_validator("day_types")
     @classmethod
