@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from optimizer.candidates.build import build_candidates
+from optimizer.candidates.build import build_candidates, unreachable_slo
 from optimizer.candidates.types import CandidateSet, Dropped
 from optimizer.errors import (
     InfeasiblePlan,
@@ -97,10 +97,13 @@ class Alternative:
 
 @dataclass(frozen=True)
 class Explanation:
-    result: PlanResult
+    result: PlanResult | None
+    """The solved plan; None when no config of this workload meets its SLO (see `unreachable`)."""
     workload: str
     alternatives: list[Alternative]
     dropped: list[Dropped]
+    unreachable: str | None = None
+    """Why no config serves the workload: the best TTFT and TPOT reached, against the targets."""
 
 
 def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions = SolveOptions(),
@@ -110,7 +113,13 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     names = [w.name for w in loaded.plan.workloads]
     if workload not in names:
         raise PlanError(f"unknown workload '{workload}' — {unknown_id_fix('workloads', workload, names)}")
-    cands = build_candidates(loaded, frozenset({workload}))
+    cands = build_candidates(loaded, frozenset({workload}), strict=False)
+    dropped = [d for d in cands.dropped if d.workload == workload]
+    if not cands.by_workload[workload]:  # nothing meets its SLO: what was tried is the answer
+        w = next(w for w in loaded.plan.workloads if w.name == workload)
+        return Explanation(None, workload, [], dropped, unreachable_slo(w, dropped))
+    if not all(cands.by_workload.values()):
+        build_candidates(loaded)  # another workload has no config: its message, its exit code
     sol, info = solve_candidates(loaded, cands, options)
     result = extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file)
     solved = Solved.of(loaded.plan, cands, sol, loaded.catalog.offers)
@@ -129,7 +138,6 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
             alts.append(Alternative(c.key, c.label, None, None, c.goodput, c.goodput_source,
                                     max(c.gpus.values()) if c.gpus else 0, note=str(exc).splitlines()[0]))
     alts.sort(key=lambda a: (a.total_cost is None, a.total_cost or 0.0, a.key))
-    dropped = [d for d in cands.dropped if d.workload == workload]
     return Explanation(result, workload, alts, dropped)
 
 

@@ -174,6 +174,11 @@ def choice_label(offer: str | None, precision: str | None, tp: int, mig: str | N
 # --- words and money -----------------------------------------------------------------------------
 
 
+def duration_ms(ms: float) -> str:
+    """A latency as people say it: '850 ms', '7.7 s'."""
+    return f"{ms:,.0f} ms" if ms < 1000 else f"{ms / 1000:,.1f} s"
+
+
 def plural(n: float, one: str, many: str | None = None) -> str:
     """'1 workload', '3 workloads', '1,024 GPUs'."""
     word = one if n == 1 else (many or one + "s")

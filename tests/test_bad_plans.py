@@ -182,3 +182,26 @@ def test_header_reader_understands_every_encoding() -> None:
     assert by_name["utf-16-bom"].expects == ("UTF-16", "UTF-8")
     assert by_name["latin-1"].line is not None
     assert all(re.match(r"^\d{3}-[a-z0-9-]+\.yaml$", p.name) for p in CASES)
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_validate_finds_what_solve_finds(path: Path, tmp_path: Path, monkeypatch, corpus_snapshot) -> None:
+    """`planopt validate` makes every check `solve` makes before the program: the same error lines,
+    the same exit code, and with --json the same problems with file, line, key, message and fix."""
+    monkeypatch.chdir(tmp_path)
+    solved = CliRunner().invoke(app, ["solve", str(path), "-o", str(tmp_path / "out")])
+    started = time.perf_counter()
+    checked = CliRunner().invoke(app, ["validate", str(path)])
+    elapsed = time.perf_counter() - started
+    as_json = CliRunner().invoke(app, ["validate", str(path), "--json"])
+    assert checked.exit_code == solved.exit_code == as_json.exit_code == 2
+    lines = sorted(line for line in solved.output.splitlines() if line.startswith("error:"))
+    assert sorted(line for line in checked.output.splitlines() if line.startswith("error:")) == lines
+    report = json.loads(as_json.stdout)
+    assert report["valid"] is False and report["plans"][0]["status"] == "invalid"
+    problems = report["plans"][0]["problems"]
+    assert len(problems) == len(lines)
+    for p in problems:
+        assert set(p) == {"file", "line", "key", "message", "fix"} and p["message"]
+    assert list(tmp_path.iterdir()) == [], "validate writes nothing"
+    assert elapsed < 1.0, f"validating took {elapsed:.2f} s"

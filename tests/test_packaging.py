@@ -37,6 +37,20 @@ def test_wheel_contains_catalogs_and_templates(unpacked_wheel: Path):
     for name in ("accelerators.yaml", "models.yaml", "precisions.yaml", "offers.yaml", "estimator.yaml"):
         assert (data / "catalogs" / name).is_file(), name
     assert (data / "templates" / "report.html.j2").is_file()
+    for name in ("startup.yaml", "enterprise.yaml", "seed.yaml"):
+        assert (data / "templates" / "plans" / name).is_file(), name
+
+
+def test_installed_package_starts_a_plan_from_another_directory(unpacked_wheel: Path, tmp_path: Path):
+    """`planopt init` and `validate` work from the wheel: templates and catalogs ship inside it."""
+    env = {**os.environ, "PYTHONPATH": str(unpacked_wheel)}
+    for args in (["init", "--template", "enterprise", "-o", "p.yaml"], ["validate", "p.yaml"]):
+        code = f"import sys; from optimizer.cli import app; sys.argv = ['planopt'] + {args!r}; app()"
+        res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=120)
+        assert res.returncode == 0, res.stderr + res.stdout
+    assert (tmp_path / "plan.schema.json").is_file()
+    assert "valid" in res.stdout
 
 
 def test_installed_package_lists_the_catalog_from_another_directory(unpacked_wheel: Path, tmp_path: Path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 
 from optimizer import vocab
@@ -20,7 +21,7 @@ from optimizer.candidates.types import (
     DayHour,
     Dropped,
 )
-from optimizer.errors import PlanError, Problem
+from optimizer.errors import InfeasiblePlan, PlanError, Problem
 from optimizer.inputs.catalog import Catalog
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.schema.catalog import (
@@ -59,17 +60,23 @@ def allowed_tiers(plan: Plan, offer: Offer, pool: str) -> list[str]:
     return tiers
 
 
-def build_candidates(loaded: LoadedPlan, keep_dominated: frozenset[str] = frozenset()) -> CandidateSet:
-    """Every config that can serve each workload; raise PlanError if a workload has none.
+def build_candidates(loaded: LoadedPlan, keep_dominated: frozenset[str] = frozenset(),
+                     strict: bool = True) -> CandidateSet:
+    """Every config that can serve each workload.
 
-    Dominated configs and offers are pruned, except for the workloads in `keep_dominated`
-    (`planopt explain` prices every alternative of the workload it explains).
+    A workload with no config left is a PlanError (exit 2) when its options were refused by the
+    plan's own settings (filters, tiers, TP degrees, memory), and InfeasiblePlan (exit 1) when some
+    option was refused only for its SLO: then the message gives the best TTFT and TPOT any option
+    reaches. With `strict` False such workloads keep an empty list instead (`planopt explain` shows
+    everything that was tried). Dominated configs and offers are pruned, except for the workloads in
+    `keep_dominated` (`planopt explain` prices every alternative of the workload it explains).
     """
     plan, catalog = loaded.plan, loaded.catalog
     by_workload: dict[str, list[Candidate]] = {}
     dropped: list[Dropped] = []
     demand: dict[str, dict[DayHour, float]] = {}
     problems: list[Problem] = []
+    unreachable: list[Problem] = []
     cache: dict = {"estimator": catalog.estimator}
     for i, w in enumerate(plan.workloads):
         if w.kind == "interactive":
@@ -84,11 +91,17 @@ def build_candidates(loaded: LoadedPlan, keep_dominated: frozenset[str] = frozen
         if w.api is not None and w.api.max_share >= 1:
             kept.append(api_candidate(plan, w, demand.get(w.name, {})))
         if not kept:
-            problems.append(_no_candidate_problem(loaded, i, w, drops))
+            if any(d.family == "slo" for d in drops):
+                unreachable.append(loaded.doc.problem(("workloads", i, "slo"), unreachable_slo(w, drops), SLO_FIX))
+            else:
+                problems.append(_no_candidate_problem(loaded, i, w, drops))
         by_workload[w.name] = kept
         dropped += drops
     if problems:
         raise PlanError(problems)
+    if unreachable and strict:
+        raise InfeasiblePlan([str(dataclasses.replace(p, fix=None)) for p in unreachable], fix=SLO_FIX,
+                             problems=unreachable)
     if not keep_dominated:
         gone = dominated_offers_by_configs(plan, catalog, by_workload, demand)
         for w in plan.workloads:
@@ -130,6 +143,40 @@ def _no_candidate_problem(loaded: LoadedPlan, i: int, w: Workload, drops: list[D
     fixes = [_FAMILY_FIXES[f] for f in order if f in _FAMILY_FIXES] or [_FAMILY_FIXES["filter"]]
     return loaded.doc.problem(("workloads", i), f"workload '{w.name}' has no candidate config — {detail}",
                               "; or ".join(fixes[:3]))
+
+
+SLO_FIX = ("loosen the targets to what is reachable, allow faster accelerators or more GPUs per replica "
+           "(tp, pp, disagg in parallelism), or shorten the prompts; `planopt explain PLAN --workload NAME` "
+           "lists every option tried")
+
+
+def unreachable_slo(w: Workload, drops: list[Dropped]) -> str:
+    """One sentence for a workload no option serves at its SLO: the best TTFT and TPOT any option
+    reaches (at batch 1, at the SLO's percentile), on which option, against the targets."""
+    slo = w.slo
+    misses = [d for d in drops if d.family == "slo" and d.ttft_ms is not None and d.tpot_ms is not None]
+    pct = f"p{slo.percentile:g}"
+    prompt = f" at {w.tokens.input:,.0f}-token prompts" if w.tokens else ""
+    parts = []
+    if misses and slo.ttft_ms is not None:
+        best = min(misses, key=lambda d: (d.ttft_ms, d.option))
+        verdict = "above" if best.ttft_ms > slo.ttft_ms else "within"  # type: ignore[operator]
+        parts.append(f"best {pct} TTFT{prompt}: {vocab.duration_ms(best.ttft_ms)} on {best.option} "  # type: ignore[arg-type]
+                     f"({verdict} the {vocab.duration_ms(slo.ttft_ms)} target)")
+    if misses and slo.tpot_ms is not None:
+        best = min(misses, key=lambda d: (d.tpot_ms, d.option))
+        verdict = "above" if best.tpot_ms > slo.tpot_ms else "within"  # type: ignore[operator]
+        parts.append(f"best {pct} TPOT: {best.tpot_ms:.1f} ms on {best.option} "
+                     f"({verdict} the {slo.tpot_ms:g} ms target)")
+    if parts and not any("(above" in p for p in parts):
+        parts.append("no single option meets both targets at once")
+    others = {}
+    for d in drops:
+        if d.family not in ("slo", "dominated"):
+            others[d.family] = others.get(d.family, 0) + 1
+    rest = "; ".join(f"{vocab.plural(n, 'option')} refused for {fam}" for fam, n in sorted(others.items()))
+    return (f"workload '{w.name}' cannot meet its SLO on any config — " + "; ".join(parts)
+            + (f" ({rest})" if rest else ""))
 
 
 def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped],
@@ -240,7 +287,7 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
             sized = _size(plan, w, model, acc, offer, prec, layout, mig, cache, params)
             if isinstance(sized, Dropped):
                 _drop_once(drops, seen_drop, w, configs.describe_option(acc, prec, layout, mig), sized.family,
-                           sized.reason)
+                           sized.reason, sized)
                 return
             cands.append(_candidate(w, offer, acc, prec, layout, mig, sized))
             if mig is None:
@@ -294,7 +341,7 @@ def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offe
         sized = cache[key]
         option = vocab.option_label(acc.id, prec.id, layout=f"disagg prefill {prefill.label} + decode {decode.label}")
         if isinstance(sized, Dropped):
-            _drop_once(drops, seen_drop, w, option, sized.family, sized.reason)
+            _drop_once(drops, seen_drop, w, option, sized.family, sized.reason, sized)
             continue
         out.append(_candidate(w, offer, acc, prec, Layout("disagg", tp=decode.tp, pp=decode.pp, dp=decode.dp),
                               None, sized, key_suffix=f"disagg-p{prefill.key}-d{decode.key}"))
@@ -302,10 +349,11 @@ def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offe
 
 
 def _drop_once(drops: list[Dropped], seen: set[tuple[str, str]], w: Workload, option: str,
-               family: str, reason: str) -> None:
+               family: str, reason: str, sized: Dropped | None = None) -> None:
     if (option, reason) not in seen:
         seen.add((option, reason))
-        drops.append(Dropped(w.name, option, family, reason))
+        drops.append(Dropped(w.name, option, family, reason, sized.ttft_ms if sized else None,
+                             sized.tpot_ms if sized else None))
 
 
 def _reserve_candidate(plan: Plan, w: Workload, offer: Offer) -> Candidate:

@@ -184,7 +184,8 @@ def _slo_miss(w: Workload, est: roofline.Estimate) -> Dropped:
     else:
         target = "the SLO"
     return Dropped(w.name, "", "slo", f"cannot meet {target} even at batch 1 "
-                                      f"(estimated TTFT {est.ttft_ms:.0f} ms, TPOT {est.tpot_ms:.1f} ms)")
+                                      f"(estimated TTFT {est.ttft_ms:.0f} ms, TPOT {est.tpot_ms:.1f} ms)",
+                   ttft_ms=est.ttft_ms, tpot_ms=est.tpot_ms)
 
 
 def size_disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision,

@@ -87,6 +87,10 @@ class Dropped:
     family: str
     """Why, in one word: fit, native, scale-up, network, filter, tier, slo, goodput, dominated."""
     reason: str
+    ttft_ms: float | None = None
+    """slo: the best TTFT this option reaches (batch 1, at the SLO's percentile), ms."""
+    tpot_ms: float | None = None
+    """slo: the best TPOT this option reaches (batch 1), ms."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from optimizer import vocab
 from optimizer.results.types import PlanResult
+from optimizer.vocab import plural
 
 
 def render_result(result: PlanResult) -> Group:
@@ -35,9 +36,10 @@ def render_result(result: PlanResult) -> Group:
         share = v / result.cost_total if result.cost_total else 0.0
         tiers.add_row(vocab.COST_LABELS[k], vocab.money(v, cur), vocab.money(v / result.horizon_days, cur), f"{share:.0%}")
 
-    wl = Table(title="Workloads (replicas at each workload's peak hour)", title_justify="left", show_edge=False)
+    wl = Table(title="Workloads (replicas and GPUs at each workload's own peak hour)", title_justify="left",
+               show_edge=False)
     for col in ("workload", "pool", "choice", "goodput tok/s", "source", "base", "spare", "roll", "total",
-                "GPUs", "per day"):
+                "GPUs at peak", "per day"):
         wl.add_column(col, justify="right" if col not in ("workload", "pool", "choice", "source") else "left")
     for w in result.workloads:
         choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak,
@@ -49,13 +51,18 @@ def render_result(result: PlanResult) -> Group:
                    str(r.total), str(w.gpus_at_peak), vocab.money(w.cost / result.horizon_days, cur))
 
     pur = Table(title="Purchases", title_justify="left", show_edge=False)
-    for col in ("offer", "accelerator", "tier", "GPUs", "GPU-hours", "price/GPU-h", "horizon cost"):
-        pur.add_column(col, justify="right" if col in ("GPUs", "GPU-hours", "price/GPU-h", "horizon cost") else "left")
+    numeric = ("GPUs held", "GPUs at the busiest hour", "GPU-hours", "price/GPU-h", "horizon cost")
+    for col in ("offer", "accelerator", "tier") + numeric:
+        pur.add_column(col, justify="right" if col in numeric else "left")
     for p in result.purchases:
         est = "*" if p.price_estimated else ""
-        pur.add_row(p.offer, p.accelerator, p.tier, str(p.gpus), f"{p.gpu_hours:,.0f}",
-                    f"{p.price_per_gpu_hour:,.2f}{est}", vocab.money(p.cost, cur))
-    parts: list = [head, Text(""), tiers, Text(""), wl, Text(""), pur]
+        held = p.tier.startswith("reserved")
+        pur.add_row(p.offer, p.accelerator, p.tier, str(p.gpus) if held else "–", "–" if held else str(p.gpus),
+                    f"{p.gpu_hours:,.0f}", f"{p.price_per_gpu_hour:,.2f}{est}", vocab.money(p.cost, cur))
+    parts: list = [head, Text(""), tiers, Text(""), wl, _peaks_note(result), Text(""), pur]
+    if not result.purchases:
+        parts.append(Text("  nothing to buy: every workload is served by an API or by capacity already committed",
+                          style="dim"))
     if any(p.price_estimated for p in result.purchases):
         parts.append(Text("* estimated price (published discount policy), see the catalog", style="dim"))
     parts += _commitments(result)
@@ -65,10 +72,25 @@ def render_result(result: PlanResult) -> Group:
         parts.append(Text("What binds", style="bold"))
         for b in result.binding:
             parts.append(Text(f"  {b.family}: {b.what} — {b.detail}"))
-    parts.append(Text(f"\n{len(result.candidates)} candidate configs ({result.pruned} dominated pruned), "
-                      f"{len(result.dropped)} options dropped; "
+    parts.append(Text(f"\n{plural(len(result.candidates), 'candidate config')} ({result.pruned} dominated pruned), "
+                      f"{plural(len(result.dropped), 'option')} dropped; "
                       "`planopt explain PLAN --workload NAME` shows why", style="dim"))
     return Group(*parts)
+
+
+def _peaks_note(result: PlanResult) -> Text:
+    """Why the Workloads GPUs do not add up to the Purchases: each workload peaks at its own hour."""
+    at_peaks = sum(w.gpus_at_peak for w in result.workloads)
+    by_hour: dict[tuple[str, int], int] = {}
+    for s in result.hourly:
+        by_hour[(s.day_type, s.hour)] = by_hour.get((s.day_type, s.hour), 0) + s.demand_gpus
+    if not by_hour or len(result.workloads) < 2:
+        return Text("")
+    (day, hour), busiest = max(by_hour.items(), key=lambda kv: (kv[1], kv[0]))
+    if busiest == at_peaks:
+        return Text("")
+    return Text(f"  the workloads' own peaks add up to {plural(at_peaks, 'GPU')}; at the fleet's busiest hour "
+                f"({day} {hour:02d}:00) they use {plural(busiest, 'GPU')} at once", style="dim")
 
 
 def _commitments(result: PlanResult) -> list:
@@ -112,7 +134,7 @@ def _changes(result: PlanResult) -> list:
     cur = result.currency
     title = f"Changes against the baseline {b.file} (threshold {b.change_threshold:.1%} of a workload's cost)"
     if not b.changes:
-        return [Text(""), Text(f"{title}: none; {len(b.kept)} workloads kept their choice", style="bold")]
+        return [Text(""), Text(f"{title}: none; {plural(len(b.kept), 'workload')} kept {'its' if len(b.kept) == 1 else 'their'} choice", style="bold")]
     t = Table(title=title, title_justify="left", show_edge=False)
     for col in ("workload", "from", "to", "cost before", "cost after", "saving", "why"):
         t.add_column(col, justify="right" if col in ("cost before", "cost after", "saving") else "left")
@@ -120,7 +142,7 @@ def _changes(result: PlanResult) -> list:
         saving = ("-" if c.saving < -0.5 else "") + vocab.money(abs(c.saving), cur)
         t.add_row(c.workload, c.from_label, c.to_label, vocab.money(c.cost_before, cur), vocab.money(c.cost_after, cur),
                   saving, c.reason)
-    return [Text(""), t, Text(f"{len(b.kept)} workloads kept their choice", style="dim")]
+    return [Text(""), t, Text(f"{plural(len(b.kept), 'workload')} kept {'its' if len(b.kept) == 1 else 'their'} choice", style="dim")]
 
 
 def print_result(result: PlanResult, console: Console) -> None:

@@ -228,7 +228,8 @@ def _memory(w: WorkloadResult) -> dict[str, Any] | None:
                      "color": MEMORY_COLORS[key], "show": width >= 9})
         x += width
     more = w.kv_concurrency - w.needed_concurrency
-    return {"total": f"{w.total_gb:,.1f}", "segments": segs, "kv_per_seq": f"{w.kv_gb_per_seq:.3f}",
+    return {"total": f"{w.total_gb:,.1f}", "segments": segs, "kv_per_seq": f"{w.kv_gb_per_seq:.3f}" + (
+        f" ({w.kv_copies:g} copies across the replica's GPUs: {w.kv_gb_per_seq / w.kv_copies:.3f} GB each)" if w.kv_copies > 1 else ""),
             "fit": f"{w.kv_concurrency:,}", "need": f"{w.needed_concurrency:,}", "more": f"{more:,}"}
 
 

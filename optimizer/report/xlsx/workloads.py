@@ -17,11 +17,11 @@ from optimizer.results.types import PlanResult
 
 W_HEAD = ["Workload", "Pool", "Kind", "Model", "Offer", "Accelerator", "Precision", "Config", "GPUs per replica",
           "Goodput (output tok/s per replica)", "Goodput source", "Goodput bound by",
-          "Memory", "Weights", "KV per sequence", "Reserve", "Free for KV", "Sequences that fit",
+          "Memory", "Weights", "KV per sequence (every GPU's copy)", "Reserve", "Free for KV", "Sequences that fit",
           "Sequences needed",
           "Peak hour", "Peak demand (output tok/s)", "Sent to API at the peak (tok/s)", "Base replicas", "Spares",
-          "Rollout", "Total replicas", "GPUs needed", "GPUs in the fleet at the peak",
-          "GPU-hours", "Share of tokens to API", "Cost over the horizon", "Cost per day", "Note"]
+          "Rollout", "Total replicas", "GPUs needed at its peak", "GPUs in the fleet at its peak",
+          "GPU-hours", "Share of its output tokens sent to the API", "Cost over the horizon", "Cost per day", "Note"]
 
 
 W_GROUPS = [(0, 11, "Choice"), (12, 18, "Memory per replica (GB)"),
