@@ -24,6 +24,7 @@ from optimizer.optimize.strategy import SolveOptions, solve_candidates
 from optimizer.results.baseline import Baseline, describe, penalties
 from optimizer.results.extract import Solved, extract, standalone_cost
 from optimizer.results.jsonio import read_result
+from optimizer.results.ledger import carry_commitments, with_carry
 from optimizer.results.types import PlanResult
 
 __all__ = ["SolveOptions", "solve_plan", "explain", "load_side", "Explanation", "Alternative"]
@@ -34,20 +35,26 @@ def _loaded(plan: LoadedPlan | Path | str, extra_catalogs: list[Path | str]) -> 
 
 
 def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptions(),
-               extra_catalogs: list[Path | str] = (), baseline: Baseline | None = None) -> PlanResult:
+               extra_catalogs: list[Path | str] = (), baseline: Baseline | None = None,
+               carry: PlanResult | Path | str | None = None) -> PlanResult:
     """Plan → candidates → integer program → solved PlanResult.
 
     With a `baseline` (the last result, results.baseline.load_baseline) each workload keeps its last
-    choice unless moving saves more than policy.change_threshold of its cost.
+    choice unless moving saves more than policy.change_threshold of its cost. With `carry` (the last
+    result: its JSON or a PlanResult) its new reservations and the contracts still running on this
+    plan's first day join the plan's commitments (results.ledger.carry_commitments).
     Raises PlanError (bad input), InfeasiblePlan (constraints cannot all be met, with reasons)
     or SolverError (solver failure, or a time limit with no feasible plan).
     """
     loaded = _loaded(plan, list(extra_catalogs))
+    carried = None
+    if carry is not None:
+        loaded, carried = carry_commitments(loaded, carry)
     cands = build_candidates(loaded)
     if baseline is not None:
-        return solve_with_baseline(loaded, cands, options, baseline)
+        return with_carry(solve_with_baseline(loaded, cands, options, baseline), carried)
     sol, info = solve_candidates(loaded, cands, options)
-    return extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file)
+    return with_carry(extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file), carried)
 
 
 def solve_with_baseline(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions,
@@ -107,9 +114,14 @@ class Explanation:
 
 
 def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions = SolveOptions(),
-            count: int = 6, extra_catalogs: list[Path | str] = ()) -> Explanation:
-    """The chosen config of one workload and the next best ones, each re-solved with that config forced."""
+            count: int = 6, extra_catalogs: list[Path | str] = (),
+            carry: PlanResult | Path | str | None = None) -> Explanation:
+    """The chosen config of one workload and the next best ones, each re-solved with that config forced
+    (with `carry`, on the plan with the last result's contracts added, as solve_plan does)."""
     loaded = _loaded(plan, list(extra_catalogs))
+    carried = None
+    if carry is not None:
+        loaded, carried = carry_commitments(loaded, carry)
     names = [w.name for w in loaded.plan.workloads]
     if workload not in names:
         raise PlanError(f"unknown workload '{workload}' — {unknown_id_fix('workloads', workload, names)}")
@@ -121,7 +133,7 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     if not all(cands.by_workload.values()):
         build_candidates(loaded)  # another workload has no config: its message, its exit code
     sol, info = solve_candidates(loaded, cands, options)
-    result = extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file)
+    result = with_carry(extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file), carried)
     solved = Solved.of(loaded.plan, cands, sol, loaded.catalog.offers)
     chosen = result.workload(workload).key
     others = [c for c in cands.by_workload[workload] if c.key != chosen]

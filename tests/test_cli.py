@@ -64,6 +64,7 @@ def check_contract(d: dict) -> None:
     assert COST_KEYS <= set(d["cost"]) and set(d["cost"]["by_tier"]) == TIER_KEYS
     assert all(isinstance(v, float) for v in d["cost"]["by_tier"].values())
     assert d["cost"]["total"] == pytest.approx(sum(d["cost"]["by_tier"].values()))
+    assert d["cost"]["all_in"] == pytest.approx(d["cost"]["total"] + d["cost"]["committed"])
     for w in d["workloads"]:
         assert WORKLOAD_KEYS <= set(w), WORKLOAD_KEYS - set(w)
         assert REPLICA_KEYS <= set(w["replicas"])

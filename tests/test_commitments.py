@@ -101,7 +101,7 @@ def test_new_reservations_show_their_full_term(tmp_path):
     assert n.monthly == pytest.approx(107_456.0)
     assert n.horizon_share == pytest.approx(325_017.60)                        # what cost_total counts
     assert n.beyond_horizon == pytest.approx(1_289_472 - 325_017.60)
-    assert (n.start, n.end) == ("2026-10-01", "2027-10-01")                    # start_date + 365 days
+    assert (n.start, n.end) == ("2026-10-01", "2027-09-30")                    # the 365th day: last of service
     # what ends when: the signed 64 in 2027-Q1 (2027-02-28), the new 32 on 2027-09-30 (Q3)
     ending = {e.quarter: (e.committed_gpus_ending, e.new_gpus_ending) for e in r.expiry}
     assert ending == {"2026-Q4": (0, 0), "2027-Q1": (64, 0), "2027-Q2": (0, 0), "2027-Q3": (0, 32)}
@@ -122,7 +122,7 @@ def test_a_3_year_reservation_commits_three_years(tmp_path):
     assert n.total_committed == pytest.approx(8 * 3.00 * 24 * 1095)           # 630,720 for a 92-day plan
     assert n.monthly == pytest.approx(630_720 / 36)
     assert n.horizon_share == pytest.approx(8 * 3.00 * 24 * 92) == r.cost_total
-    assert (n.start, n.end, n.end_text) == (None, None, "start + 1095 days")
+    assert (n.start, n.end, n.end_text) == (None, None, "after 1,095 days")
     assert r.expiry == []                                                      # no dates, no calendar
 
 
@@ -302,7 +302,7 @@ def test_console_shows_committed_apart_from_new_spend(tmp_path):
     assert res.exit_code == 0, res.output
     assert "$650,035 already committed" in res.output
     assert "New reservations over their full term" in res.output and "$1,289,472" in res.output
-    assert "2027-10-01" in res.output
+    assert "2027-09-30" in res.output and "2027-10-01" not in res.output    # the last day of service
     page = (tmp_path / "out" / "plan.html").read_text(encoding="utf-8")
     assert 'id="commitments"' in page and "$1,289,472" in page and "$650,035" in page
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from optimizer.cli import app
-from optimizer.pipeline import solve_plan
+from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.compare import compare
 from optimizer.results.jsonio import dumps
 
@@ -77,7 +77,7 @@ def test_compare_json_reports_cost_choices_and_replicas(plans):
 def test_compare_plans_solves_them_first_and_prints_a_table(plans):
     r = invoke("compare", plans["a"], plans["b"])
     assert r.exit_code == 0, r.output
-    for text in ("Cost", "total", "chat-70b", "15 → 20", "summaries", "new", "legacy", "removed", "on-demand"):
+    for text in ("Cost", "all-in", "new spend", "chat-70b", "15 → 20", "summaries", "new", "legacy", "removed", "on-demand"):
         assert text in r.output, text
 
 
@@ -123,3 +123,56 @@ def test_invalid_plan_exits_2_with_file_and_line(plans, tmp_path):
     r = invoke("compare", plans["ja"], bad)
     assert r.exit_code == 2
     assert "bad.yaml:" in r.output and "occupancy" in r.output
+
+
+PREPAID = """
+start_date: 2027-01-01
+commitments:
+  - {offer: seed-cloud-80gb, tier: reserved-1y, gpus: 30, start: 2026-07-01, end: 2027-06-30, price_per_gpu_hour: 2.0}
+"""
+
+
+def test_a_move_onto_prepaid_capacity_is_not_a_saving(tmp_path):
+    """B serves the seed on 30 GPUs signed before the plan at $2.00: new spend falls to $0, all-in falls
+    only by the price difference ($0.50 × 30 GPUs × 24 h), and the workload's saving is that, not $1,800."""
+    plan = tmp_path / "prepaid.yaml"
+    plan.write_text(SEED.read_text().replace("catalogs: []", "catalogs: []" + PREPAID))
+    ra, rb = solve_plan(SEED), solve_plan(plan)
+    c = compare(ra, rb).to_dict()
+    assert c["cost"]["new"]["change"] == pytest.approx(-1800.0)
+    assert c["cost"]["committed"]["b"] == pytest.approx(30 * 2.0 * 24)
+    assert c["cost"]["all_in"]["a"] == pytest.approx(1800.0)
+    assert c["cost"]["all_in"]["change"] == pytest.approx(-360.0)
+    row = c["workloads"][0]
+    assert row["saving"] == pytest.approx(360.0)
+    assert row["committed_b"] == pytest.approx(1440.0) and row["cost_b"] == pytest.approx(0.0)
+    assert "onto committed capacity" in row["what_changed"]
+    # the other way round, dropping the prepaid capacity costs more all-in, not less
+    back = compare(rb, ra).to_dict()
+    assert back["cost"]["all_in"]["change"] == pytest.approx(360.0)
+    assert back["workloads"][0]["saving"] == pytest.approx(-360.0)
+
+
+def test_compare_q4_and_q1_shows_all_in_new_and_committed_with_the_right_sign(tmp_path):
+    """q4 and q1 run on the same contracts signed before q4 ($611k of them in q1, where one ends mid-quarter):
+    all-in, new and committed spend each change with the right sign."""
+    opts = SolveOptions(time_limit_s=10)
+    q4 = solve_plan(ROOT / "plans" / "q4.yaml", opts)
+    q1 = solve_plan(ROOT / "plans" / "q1-with-commitments.yaml", opts)
+    for r in (q4, q1):
+        (tmp_path / f"{r.plan[:7]}.json").write_text(dumps(r))
+    ja, jb = sorted(tmp_path.glob("*.json"))
+    out = invoke("compare", ja, jb, "--json")
+    assert out.exit_code == 0, out.output
+    d = json.loads(out.stdout)
+    cost = d["cost"]
+    for key in ("all_in", "new", "committed"):
+        assert set(cost[key]) >= {"a", "b", "change"}
+    assert cost["all_in"]["a"] == pytest.approx(q4.cost_total + q4.cost_committed, rel=1e-6)
+    assert cost["all_in"]["b"] == pytest.approx(q1.cost_total + q1.cost_committed, rel=1e-6)
+    assert cost["all_in"]["change"] == pytest.approx(cost["new"]["change"] + cost["committed"]["change"], abs=0.01)
+    assert (cost["all_in"]["change"] > 0) == (q1.cost_all_in > q4.cost_all_in)
+    assert cost["committed"]["a"] == pytest.approx(q4.cost_committed) and q4.cost_committed > 0   # the same contracts
+    assert (cost["committed"]["change"] > 0) == (q1.cost_committed > q4.cost_committed)   # one ends mid-q1
+    text = invoke("compare", ja, jb)
+    assert text.exit_code == 0 and "all-in (new + committed)" in text.output and "committed (signed before)" in text.output

@@ -132,7 +132,17 @@ def doubled(results, books, tmp_path_factory) -> dict:
 
 
 @pytest.fixture(scope="session")
-def recalculated(books, doubled, tmp_path_factory) -> dict[str, Path]:
+def lowered(books, tmp_path_factory) -> Path:
+    """The seed's workbook with occupancy lowered from 0.6 to 0.4 on Assumptions (saved by openpyxl)."""
+    wb = openpyxl.load_workbook(books["seed-fleet"])
+    _name_cell(wb, "occupancy").value = 0.4
+    path = tmp_path_factory.mktemp("lowered") / "seed-fleet-lowered.xlsx"
+    wb.save(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def recalculated(books, doubled, lowered, tmp_path_factory) -> dict[str, Path]:
     """Every workbook recalculated by LibreOffice in one call, with a profile that forces recalculation."""
     soffice = need("soffice", "libreoffice")
     base = tmp_path_factory.mktemp("lo")
@@ -145,7 +155,7 @@ def recalculated(books, doubled, tmp_path_factory) -> dict[str, Path]:
     wb = xlsxwriter.Workbook(str(canary))
     wb.add_worksheet().write_formula(0, 0, "=1+1", None, 5)  # a wrong stored value LibreOffice must replace
     wb.close()
-    inputs = [*books.values(), doubled["path"], canary]
+    inputs = [*books.values(), doubled["path"], lowered, canary]
     out = base / "out"
     proc = subprocess.run([soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
                            "--convert-to", "xlsx", "--outdir", str(out), *map(str, inputs)],
@@ -194,6 +204,9 @@ def test_every_formula_recalculates_to_the_value_stored_with_it(name, books, rec
     for tier, defined in TIER_NAMES.items():
         v = _name_cell(again, defined).value
         assert math.isclose(v, cost["by_tier"][tier], rel_tol=1e-6, abs_tol=1e-6), (tier, v, cost["by_tier"][tier])
+    # the Cash flow sheet's months add up to the all-in spend
+    flow = _name_cell(again, "cash_flow_total").value
+    assert math.isclose(flow, cost["all_in"], rel_tol=1e-6), (flow, cost["all_in"])
 
 
 def test_doubling_an_on_demand_price_raises_the_total_by_that_offers_on_demand_spend(doubled, recalculated):
@@ -201,6 +214,32 @@ def test_doubling_an_on_demand_price_raises_the_total_by_that_offers_on_demand_s
     after = _name_cell(openpyxl.load_workbook(recalculated[doubled["path"].stem], data_only=True), "total_cost").value
     assert doubled["spend"] > 0
     assert math.isclose(after - before, doubled["spend"], rel_tol=1e-6), (doubled["offer"], before, after)
+
+
+def test_a_sizing_input_the_fleet_no_longer_covers_is_flagged(recalculated):
+    """Occupancy 0.6 → 0.4 on the seed: 11 base replicas become ⌈9000 ÷ (1400 × 0.4)⌉ = 17, so 17 + 1 + 5 = 23
+    replicas = 46 GPUs are needed against the fleet's 30 — the Summary counts the workload as short."""
+    before = openpyxl.load_workbook(recalculated["seed-fleet"], data_only=True)
+    after = openpyxl.load_workbook(recalculated["seed-fleet-lowered"], data_only=True)
+    assert _name_cell(before, "workloads_short").value == 0
+    assert _name_cell(after, "workloads_short").value == 1
+    ws = after["Workloads"]
+    header = [c.value for c in ws[4]]
+    row = [c.value for c in ws[5]]
+    assert row[header.index("GPUs needed at its peak")] == 46
+    assert row[header.index("GPUs in the fleet at its peak")] == 30
+
+
+def test_doubling_a_price_moves_the_cash_flow_and_the_summary_together(doubled, recalculated):
+    """The Cash flow sheet reads the same price cells: its total moves by the same amount as the Summary's,
+    and stays equal to the all-in spend."""
+    def names(path):
+        wb = openpyxl.load_workbook(path, data_only=True)
+        return {n: _name_cell(wb, n).value for n in ("total_cost", "committed_spend", "cash_flow_total")}
+    before, after = names(recalculated[doubled["source"]]), names(recalculated[doubled["path"].stem])
+    assert math.isclose(after["cash_flow_total"] - before["cash_flow_total"], doubled["spend"], rel_tol=1e-6)
+    for v in (before, after):
+        assert math.isclose(v["cash_flow_total"], v["total_cost"] + v["committed_spend"], rel_tol=1e-9)
 
 
 def test_workbook_layout(books, results):
@@ -232,7 +271,8 @@ def test_workbook_layout(books, results):
     assert "does not re-optimise" in note and "planopt solve" in note
 
 
-def test_workbook_bytes_are_the_same_for_the_same_result(results, tmp_path):
+def test_workbook_bytes_are_the_same_for_the_same_result(results, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")  # the time written on Assumptions and in the properties
     a, b = tmp_path / "a.xlsx", tmp_path / "b.xlsx"
     excel.write_workbook(results["seed-fleet"], a)
     excel.write_workbook(from_dict(json.loads(dumps(results["seed-fleet"]))), b)
@@ -346,9 +386,10 @@ def test_plan_text_is_plain_text_in_the_html(pages):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
-def test_html_bytes_are_the_same_for_the_same_result(results, pages):
+def test_html_bytes_are_the_same_for_the_same_result(results, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")  # the time in the footer
     again = html.render_html(from_dict(json.loads(dumps(results["q4"]))))
-    assert again == pages["q4"]
+    assert again == html.render_html(results["q4"])
 
 
 def test_html_renders_in_chromium_and_is_not_blank(pages, tmp_path):
@@ -394,7 +435,8 @@ def test_a_failure_midway_leaves_no_partial_file(results, tmp_path, monkeypatch)
     assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == before
 
 
-def test_report_command_rerenders_the_same_files(tmp_path):
+def test_report_command_rerenders_the_same_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # the files' time: 2026-01-01
     runner = CliRunner()
     res = runner.invoke(app, ["solve", str(ROOT / "plans" / "seed-fleet.yaml"), "-o", str(tmp_path / "a")])
     assert res.exit_code == 0, res.output

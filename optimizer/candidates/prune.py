@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from optimizer import vocab
 from optimizer.candidates.configs import offer_domain, offer_scale_out
 from optimizer.candidates.types import Candidate, DayHour
 from optimizer.inputs.catalog import Catalog
@@ -203,3 +204,38 @@ def filter_reason(plan: Plan, catalog: Catalog, w: Workload, offer: Offer) -> st
     if plan.policy.providers is not None and offer.provider not in plan.policy.providers:
         return "provider"
     return None
+
+
+def standalone_cost(plan: Plan, offers: dict[str, Offer], c: Candidate) -> float:
+    """GPU-hours of a config over the horizon at its offer's cheapest hourly tier: a ranking key for
+    alternatives, not a price of the plan (that needs the program: shared nodes, caps, reserved levels)."""
+    if c.offer is None:
+        return float("inf")
+    offer = offers[c.offer]
+    tiers = [t for t in vocab.CHEAPEST_HOURLY_FIRST if t in plan.policy.tiers and offer.price(t) is not None]
+    if c.pool not in plan.policy.spot_pools:
+        tiers = [t for t in tiers if t != "spot"]
+    price = offer.price(tiers[0]) if tiers else 0.0
+    days = plan.day_type_days()
+    if c.gpus:
+        gpu_hours = sum(days[d] * g for (d, _h), g in c.gpus.items())
+    else:  # batch: GPU-hours to produce the day's volume
+        w = next(w for w in plan.workloads if w.name == c.workload)
+        assert w.batch is not None
+        gpu_hours = sum(days.values()) * w.batch.output_tokens_per_day / (vocab.SECONDS_PER_HOUR * c.goodput) \
+            * c.gpu_fraction
+    return gpu_hours * (price or 0.0)
+
+
+def ranked_alternatives(plan: Plan, offers: dict[str, Offer], by_workload: dict[str, list[Candidate]],
+                        chosen: dict[str, str]) -> dict[str, list[Candidate]]:
+    """Each workload's other configs (not the API), cheapest on their own first — the cheapest of each
+    offer before any offer's second, so the next options a buyer sees are different places to buy."""
+    out = {}
+    for w in plan.workloads:
+        others = [c for c in by_workload[w.name] if c.key != chosen[w.name] and c.kind != "api"]
+        others.sort(key=lambda c: (standalone_cost(plan, offers, c), c.key))
+        seen: set[str | None] = set()
+        first = [c for c in others if c.offer not in seen and not seen.add(c.offer)]  # type: ignore[func-returns-value]
+        out[w.name] = first + [c for c in others if c not in first]
+    return out

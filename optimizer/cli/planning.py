@@ -27,6 +27,11 @@ from optimizer.cli.common import (
 from optimizer.cli.complete import workload_names
 from optimizer.errors import InfeasiblePlan, PlanError, Problem, SolverError
 
+CarryOpt = Annotated[Optional[Path], typer.Option(
+    "--carry", metavar="LAST_RESULT.json",
+    help="Last plan's result: its new reservations and the contracts still running on this plan's first day "
+         "join the plan's commitments (ones the plan already lists are skipped).")]
+
 
 @app.command()
 def solve(
@@ -38,6 +43,10 @@ def solve(
     baseline: Annotated[Optional[Path], typer.Option(
         "--baseline", metavar="LAST_RESULT.json",
         help="Last plan's result: keep each workload's choice unless moving saves more than policy.change_threshold.")] = None,
+    carry: CarryOpt = None,
+    alternatives: Annotated[int, typer.Option(
+        "--alternatives", min=0, max=20, metavar="N",
+        help="Next configs per workload priced after the solve (forced, the other choices kept); 0: none.")] = 3,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
@@ -53,14 +62,15 @@ def solve(
 
         if time_limit is not None and time_limit <= 0:
             raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
-        opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
+        opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit,
+                            alternatives=alternatives)
         last = None
         if baseline is not None:
             from optimizer.results.baseline import load_baseline
 
             last = load_baseline(baseline)
         try:
-            result = solve_plan(plan, opts, list(catalog or []), baseline=last)
+            result = solve_plan(plan, opts, list(catalog or []), baseline=last, carry=carry)
         except (InfeasiblePlan, SolverError) as exc:
             if as_json:  # the contract's "infeasible" / "error" object; the exit code follows
                 sys.stdout.write(json.dumps(failure_json(plan, exc), indent=2, ensure_ascii=False) + "\n")
@@ -109,6 +119,7 @@ def explain(
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
     time_limit: Annotated[Optional[float], typer.Option("--time-limit")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    carry: CarryOpt = None,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
@@ -120,7 +131,9 @@ def explain(
         from optimizer.vocab import money
 
         opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
-        ex = do_explain(plan, workload, opts, count, list(catalog or []))
+        ex = do_explain(plan, workload, opts, count, list(catalog or []), carry=carry)
+        for note in ex.result.carried.notes if ex.result and ex.result.carried else []:
+            err.print(f"[yellow]note:[/yellow] {escape(note)}")
         if as_json:
             from dataclasses import asdict
 

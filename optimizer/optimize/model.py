@@ -124,6 +124,22 @@ class Program:
             self.add("fixed_choice", x == 1, f"fixed_choice_w{self.workload_index[workload]}")
 
     @contextmanager
+    def choices_fixed(self, keys: dict[str, str]) -> Iterator[None]:
+        """Fix every workload in `keys` to that config (by bounds, so nothing is added), then undo."""
+        saved = []
+        for w, key in keys.items():
+            for c in self.cands.by_workload[w]:
+                x = self.choice[c.key]
+                if isinstance(x, pulp.LpVariable):
+                    saved.append((x, x.lowBound, x.upBound))
+                    x.lowBound = x.upBound = 1 if c.key == key else 0
+        try:
+            yield
+        finally:
+            for x, lo, hi in saved:
+                x.lowBound, x.upBound = lo, hi
+
+    @contextmanager
     def choices_fixed_to_relaxation(self) -> Iterator[None]:
         """Fix every choice to the config the solved relaxation chose most (ties: the first key), then undo."""
         saved = []

@@ -31,6 +31,18 @@ class SolveInfo:
 
 
 @dataclass(frozen=True)
+class Forced:
+    """One alternative config priced in the program: forced, every other workload's choice kept."""
+
+    difference: float | None
+    """Objective with it forced − the plan's objective; None when no plan was found (see `how`)."""
+    how: Literal["optimal", "bounded", "infeasible", "not priced"]
+    """optimal: within the solve's gap; bounded: the best plan found within the node limit (an upper
+    bound on the difference); infeasible: no plan with the other choices kept; not priced: no plan found
+    within the node or time limit."""
+
+
+@dataclass(frozen=True)
 class Solution:
     """Every value the program decided, keyed like the program's variables (zeros included)."""
 
@@ -56,6 +68,8 @@ class Solution:
     """Diagnosis mode only: GPUs beyond each cap (offer, tier, segment, hour)."""
     switching_cost: dict[str, float] = field(default_factory=dict)
     """With a baseline: workload → what leaving its last choice is charged (model.define_baseline)."""
+    forced: dict[str, "Forced"] = field(default_factory=dict)
+    """Alternative candidate key → the plan priced with that config forced (strategy.price_alternatives)."""
 
     def gpus_at(self, key: str, dh: DayHour) -> float:
         return self.gpus.get(key, {}).get(dh, 0.0)

@@ -73,8 +73,11 @@ def quiet_stdout(msg: bool) -> Iterator[None]:
 
 def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 60,
           mip_gap: float = 0.001, msg: bool = False, relax: bool = False,
-          warm_start: dict[str, float] | None = None) -> SolveInfo:
+          warm_start: dict[str, float] | None = None, node_limit: int | None = None) -> SolveInfo:
     """Solve in place; HiGHS falls back to CBC (with a note) when it is not installed.
+
+    `node_limit` stops HiGHS's branch and bound after that many nodes (a limit that, unlike time,
+    gives the same answer on every machine; CBC takes only the time limit).
 
     `relax` solves the LP relaxation (integer variables taken as continuous); `warm_start`
     maps variable names to a feasible solution the solver starts from.
@@ -90,7 +93,7 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
     started = time.perf_counter()
     time_limit_s = max(time_limit_s, 0.01)
     if solver == "highs":
-        info = _solve_highs(prob, time_limit_s, mip_gap, msg, relax, warm_start)
+        info = _solve_highs(prob, time_limit_s, mip_gap, msg, relax, warm_start, node_limit)
     else:
         info = _solve_cbc(prob, time_limit_s, mip_gap, msg, relax, warm_start)
     seconds = time.perf_counter() - started
@@ -112,10 +115,23 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
             lp.solverModel.setSolution(sol)
         super().callSolver(lp)
 
+    def findSolutionValues(self, lp):  # noqa: N802 - PuLP's name
+        """PuLP's reader, for the statuses it knows; a node limit (kSolutionLimit) is read here."""
+        import highspy
 
-def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
+        if lp.solverModel.getModelStatus() != highspy.HighsModelStatus.kSolutionLimit:
+            return super().findSolutionValues(lp)
+        values = list(lp.solverModel.getSolution().col_value)
+        for var in lp.variables():
+            var.varValue = values[var.index] if values else None
+        has = lp.solverModel.getInfo().primal_solution_status == 2
+        return pulp.LpStatusNotSolved, pulp.LpSolutionIntegerFeasible if has else pulp.LpSolutionNoSolutionFound
+
+
+def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None
                  ) -> tuple[Status, float | None, float | None, float | None]:
-    cmd = _WarmHiGHS(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=THREADS, mip=not relax)
+    extra = {} if node_limit is None else {"mip_max_nodes": int(node_limit)}
+    cmd = _WarmHiGHS(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=THREADS, mip=not relax, **extra)
     cmd.warm = warm
     with quiet_stdout(msg):
         try:

@@ -4,15 +4,16 @@ infeasible in words (the program re-solved with its caps made elastic)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from optimizer import vocab
+from optimizer.candidates.prune import ranked_alternatives
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.errors import InfeasiblePlan, SolverError
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.optimize.calendar import Segments, segment
-from optimizer.optimize.model import add_cuts, build_model
-from optimizer.optimize.solution import Solution, SolveInfo
+from optimizer.optimize.model import Program, add_cuts, build_model
+from optimizer.optimize.solution import Forced, Solution, SolveInfo
 from optimizer.optimize.solver import solve
 
 
@@ -21,12 +22,15 @@ class SolveOptions:
     solver: str | None = None
     time_limit_s: float | None = None
     mip_gap: float | None = None
+    alternatives: int = 3
+    """Other configs per workload to price in the solved program (price_alternatives); 0: none."""
 
 
 def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
                      fix: dict[str, str] | None = None,
                      baseline: dict[str, tuple[str, float]] | None = None) -> tuple[Solution, SolveInfo]:
     """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain);
+    with `options.alternatives`, each workload's next configs are priced after the solve (price_alternatives);
     `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline).
 
     Three steps, each exact about what it proves:
@@ -41,14 +45,23 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     limit = options.time_limit_s or pol.time_limit_s
     gap_target = pol.mip_gap if options.mip_gap is None else options.mip_gap
     started = time.perf_counter()
-
-    def left() -> float:
-        return limit - (time.perf_counter() - started)
-
     segments = segment(loaded.plan, cands.offer_ids())
     prog = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
     for w, key in (fix or {}).items():
         prog.fix_choice(w, key)
+    sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started)
+    if options.alternatives and not fix and info.objective is not None:
+        ranked = ranked_alternatives(loaded.plan, prog.offers, cands.by_workload, sol.chosen)
+        sol = replace(sol, forced=price_alternatives(prog, sol.chosen, ranked, options.alternatives, info.objective,
+                                                     info.name, gap_target))
+    return sol, info
+
+
+def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions,
+           solver: str, limit: float, gap_target: float, started: float) -> tuple[Solution, SolveInfo]:
+    def left() -> float:
+        return limit - (time.perf_counter() - started)
+
     bound, incumbent, values = None, None, None
     relaxed = solve(prog.prob, solver, time_limit_s=left(), relax=True)
     note = relaxed.fallback_note
@@ -90,6 +103,49 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
         return prog.solution(), _info(solver, status, started, gap, incumbent, best_bound, note)
     raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible plan "
                       f"(time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
+
+
+NODE_LIMIT = 200
+"""Branch-and-bound nodes per priced alternative: deterministic, and enough for the small programs
+that are left once every choice is fixed (most prove their gap at the root)."""
+SECONDS_PER_ALTERNATIVE = 10.0
+PRICING_BUDGET_S = 60.0
+
+
+def price_alternatives(prog: Program, chosen: dict[str, str], ranked: dict[str, list[Candidate]], per_workload: int,
+                       objective: float, solver: str, gap_target: float) -> dict[str, Forced]:
+    """Each alternative priced in the solved program: every other workload keeps its chosen config,
+    this one is forced onto the alternative, and reserved, on-demand, spot and API are re-solved.
+    Per workload, configs are tried in `ranked` order until `per_workload` have a price (at most
+    twice that many tried: one that no plan can host with the others kept is reported as such).
+
+    A plan found this way is feasible for the whole program, so its cost is at least the optimum:
+    the difference is never below −(proven gap × the plan's cost), and it is an upper bound on what
+    re-optimizing every workload around the alternative would cost (`planopt explain` does that).
+    Limits are in nodes, so the same plan prices the same way on every machine; the time limits are a
+    safety net for very large plans (an alternative left unpriced says so).
+    """
+    out: dict[str, Forced] = {}
+    started = time.perf_counter()
+    for workload, alts in ranked.items():
+        priced = 0
+        for alt in alts[:2 * per_workload]:
+            if priced == per_workload:
+                break
+            if time.perf_counter() - started > PRICING_BUDGET_S:
+                out[alt.key] = Forced(None, "not priced")
+                break
+            with prog.choices_fixed({**chosen, workload: alt.key}):
+                r = solve(prog.prob, solver, time_limit_s=SECONDS_PER_ALTERNATIVE, mip_gap=gap_target,
+                          node_limit=NODE_LIMIT)
+            if r.status == "infeasible":
+                out[alt.key] = Forced(None, "infeasible")
+            elif r.objective is None or r.status not in ("optimal", "feasible"):
+                out[alt.key] = Forced(None, "not priced")
+            else:
+                out[alt.key] = Forced(r.objective - objective, "optimal" if r.status == "optimal" else "bounded")
+                priced += 1
+    return out
 
 
 def _gap(objective: float | None, bound: float | None) -> float | None:

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from optimizer.vocab import money
+from optimizer.vocab import money, plural
 
 if TYPE_CHECKING:
     from optimizer.calibrate.run import Calibration, WorkloadCalibration
@@ -126,36 +126,40 @@ def _pct(x: float | None) -> str:
 
 def print_comparison(c: "Comparison", out: Console) -> None:
     cur = c.b.currency
-    out.print(f"[bold]A[/bold] {escape(c.a.label)} ({c.a.kind}: {escape(c.a.plan)}, {c.a.horizon_days} days, {c.a.status})")
-    out.print(f"[bold]B[/bold] {escape(c.b.label)} ({c.b.kind}: {escape(c.b.plan)}, {c.b.horizon_days} days, {c.b.status})")
+    out.print(f"[bold]A[/bold] {escape(c.a.label)} ({c.a.kind}: {escape(c.a.plan)}, {plural(c.a.horizon_days, 'day')}, {c.a.status})")
+    out.print(f"[bold]B[/bold] {escape(c.b.label)} ({c.b.kind}: {escape(c.b.plan)}, {plural(c.b.horizon_days, 'day')}, {c.b.status})")
     for n in c.notes:
         out.print(f"[yellow]note:[/yellow] {escape(n)}")
     t = Table(title="Cost", title_justify="left", show_edge=False)
     for col in ("", "A", "B", "change", "%"):
         t.add_column(col, justify="left" if not col else "right")
     labels = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot", "api": "API"}
-    rows = [("total", c.total), ("per day", c.per_day)] + [(labels[k], v) for k, v in c.by_tier.items()]
+    rows = [("all-in (new + committed)", c.all_in), ("new spend", c.total), ("committed (signed before)", c.committed),
+            ("new spend per day", c.per_day)] + [(f"  {labels[k]}", v) for k, v in c.by_tier.items()]
     for name, d in rows:
         pct = d.change_pct
         sign = "+" if d.change > 0.5 else "-" if d.change < -0.5 else ""
         t.add_row(name, money(d.a, cur), money(d.b, cur), sign + money(abs(d.change), cur),
-                  "–" if pct is None else f"{pct:+.1f}%", style="bold" if name == "total" else None)
+                  "–" if pct is None else f"{pct:+.1f}%", style="bold" if name.startswith("all-in") else None)
     out.print(t)
     w = Table(title="Workloads", title_justify="left", show_edge=False)
-    for col in ("workload", "status", "A choice", "B choice", "replicas", "GPUs at peak", "cost A", "cost B", "saving",
-                "what"):
-        w.add_column(col, justify="right" if col in ("replicas", "GPUs at peak", "cost A", "cost B", "saving") else "left")
+    money_cols = ("all-in A", "all-in B", "saving (all-in)")
+    for col in ("workload", "status", "A choice", "B choice", "replicas", "GPUs at peak") + money_cols + ("what",):
+        w.add_column(col, justify="right" if col in ("replicas", "GPUs at peak") + money_cols else "left")
     style = {"new": "green", "removed": "red", "changed": "yellow", "same": "dim"}
     for r in c.workloads:
         reps = f"{_i(r.replicas_a)} → {_i(r.replicas_b)}" if r.replicas_a != r.replicas_b else _i(r.replicas_a)
         gpus = f"{_i(r.gpus_a)} → {_i(r.gpus_b)}" if r.gpus_a != r.gpus_b else _i(r.gpus_a)
         w.add_row(escape(r.name), f"[{style[r.status]}]{r.status}[/{style[r.status]}]", escape(r.choice_a or "–"),
                   escape(r.choice_b or "–") if r.choice_b != r.choice_a else "same", reps, gpus,
-                  money(r.cost_a, cur) if r.cost_a is not None else "–",
-                  money(r.cost_b, cur) if r.cost_b is not None else "–",
+                  money(r.all_in_a, cur) if r.all_in_a is not None else "–",
+                  money(r.all_in_b, cur) if r.all_in_b is not None else "–",
                   _saving(r.saving, cur) if r.status == "changed" and r.saving is not None else "",
                   ", ".join(r.what_changed) + (f" ({escape(r.reason)})" if r.reason else ""))
     out.print(w)
+    if any(r.committed_a or r.committed_b for r in c.workloads):
+        out.print("[dim]all-in: a workload's new spend plus its share of contracts signed before the plan; a move "
+                  "onto capacity already paid for is not a saving[/dim]")
     changed = [p for p in c.purchases if p.gpus_a != p.gpus_b or round(p.cost_a, 2) != round(p.cost_b, 2)]
     if changed:
         p = Table(title="Purchases that changed", title_justify="left", show_edge=False)

@@ -68,32 +68,39 @@ class Charts:
         return to_svg(fig, f"c{next(self._n)}")
 
     def pool(self, result: PlanResult, pool: str) -> str:
-        """Per day type, GPUs supplied by tier (stacked bars) against GPUs demanded, over 24 hours."""
+        """Per day type (and contract period, where the supply changes at a contract's end), GPUs
+        supplied by tier (stacked bars) against GPUs demanded, over 24 hours."""
         days = list(result.day_types)
+        periods = pool_periods(result, pool)
         with matplotlib.rc_context(RC):
-            fig = self._fig(11.0, 2.9)
-            axes = fig.subplots(1, len(days), sharey=True, squeeze=False)[0]
-            series = pool_series(result, pool)
-            level = max((v for d in days for v in series[d]["reserved"]), default=0)
+            fig = self._fig(11.0, 2.9 * len(periods))
+            grid = fig.subplots(len(periods), len(days), sharey=True, squeeze=False)
             hours = list(range(24))
             tiers = ((("committed", "committed (signed before)"),) if result.commitments else ()) + TIERS
-            for ax, d in zip(axes, days):
-                s = series[d]
-                bottom = [0.0] * 24
-                for key, label in tiers:
-                    color = L.COMMITTED_COLOR if key == "committed" else L.TIER_COLORS[key]
-                    ax.bar(hours, s[key], bottom=bottom, width=0.85, color=color, label=label)
-                    bottom = [b + v for b, v in zip(bottom, s[key])]
-                ax.step(hours, s["demand"], where="mid", color=L.DEMAND_COLOR, linewidth=1.8, label="demand")
-                if level:
-                    ax.axhline(level, color="#1f3864", linestyle="--", linewidth=1, label="reserved level")
-                ax.set_title(plain(f"{d} ({vocab.days_text(result.day_types[d])})"), loc="left")
-                ax.set_xticks(range(0, 24, 3), [f"{h:02d}:00" for h in range(0, 24, 3)])
-                ax.set_xlim(-0.6, 23.6)
-                ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
-                ax.set_axisbelow(True)
-            axes[0].set_ylabel("GPUs")
-            axes[-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            level = 0.0
+            for period in periods:
+                series = pool_series(result, pool, period)
+                level = max([level] + [v for d in days for v in series[d]["reserved"]])
+            for row, period in zip(grid, periods):
+                series = pool_series(result, pool, period)
+                for ax, d in zip(row, days):
+                    s = series[d]
+                    bottom = [0.0] * 24
+                    for key, label in tiers:
+                        color = L.COMMITTED_COLOR if key == "committed" else L.TIER_COLORS[key]
+                        ax.bar(hours, s[key], bottom=bottom, width=0.85, color=color, label=label)
+                        bottom = [b + v for b, v in zip(bottom, s[key])]
+                    ax.step(hours, s["demand"], where="mid", color=L.DEMAND_COLOR, linewidth=1.8, label="demand")
+                    if level:
+                        ax.axhline(level, color="#1f3864", linestyle="--", linewidth=1, label="reserved level")
+                    title = f"{d} ({vocab.days_text(result.day_types[d])})" if period is None else f"{d}, {period}"
+                    ax.set_title(plain(title), loc="left")
+                    ax.set_xticks(range(0, 24, 3), [f"{h:02d}:00" for h in range(0, 24, 3)])
+                    ax.set_xlim(-0.6, 23.6)
+                    ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
+                    ax.set_axisbelow(True)
+                row[0].set_ylabel("GPUs")
+            grid[0][-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
             fig.tight_layout()
             return self._svg(fig)
 
@@ -123,16 +130,22 @@ class Charts:
             return self._svg(fig)
 
 
-def pool_series(result: PlanResult, pool: str) -> dict[str, dict[str, list[float]]]:
-    """GPUs per tier and demanded, per day type and hour; with contract periods, the day type's
-    average (each period's rows weighted by its share of the day type's days)."""
+def pool_series(result: PlanResult, pool: str, period: str | None = None) -> dict[str, dict[str, list[float]]]:
+    """GPUs per tier and demanded, per day type and hour. With contract periods and no `period`, the
+    day type's average (each period's rows weighted by its share of the day type's days); with a
+    `period`, that period's own supply (rows of offers that do not change count in every period)."""
     out = {d: {k: [0.0] * 24 for k in ("demand", "committed", "reserved", "on_demand", "spot")}
            for d in result.day_types}
     for h in result.hourly:
         if h.pool != pool or h.day_type not in out:
             continue
-        n = result.day_types[h.day_type]
-        wt = result.period_days(h) / n if h.period and n else 1.0
+        if period is not None:
+            if h.period not in ("", period):
+                continue
+            wt = 1.0
+        else:
+            n = result.day_types[h.day_type]
+            wt = result.period_days(h) / n if h.period and n else 1.0
         s = out[h.day_type]
         s["demand"][h.hour] += wt * h.demand_gpus
         s["committed"][h.hour] += wt * h.committed_gpus
@@ -140,6 +153,13 @@ def pool_series(result: PlanResult, pool: str) -> dict[str, dict[str, list[float
         s["on_demand"][h.hour] += wt * h.on_demand_gpus
         s["spot"][h.hour] += wt * h.spot_gpus
     return out
+
+
+def pool_periods(result: PlanResult, pool: str) -> list[str | None]:
+    """The contract periods a pool's supply differs across (None: one chart for the horizon)."""
+    if any(h.pool == pool and h.period for h in result.hourly) and len(result.periods) > 1:
+        return [p.label for p in result.periods]
+    return [None]
 
 
 def _money_axis(currency: str):

@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from optimizer import vocab
+from optimizer.report import labels as L
 from optimizer.results.types import PlanResult
 from optimizer.vocab import plural
 
@@ -15,17 +16,29 @@ def render_result(result: PlanResult) -> Group:
     cur = result.currency
     head = Text()
     head.append(f"{result.plan}\n", style="bold")
-    head.append(f"{vocab.money(result.cost_per_day, cur)} per day", style="bold green")
-    head.append(f"  ·  {vocab.money(result.cost_total, cur)} over {result.horizon_days} days")
+    if result.cost_committed:
+        head.append(f"{vocab.money(result.cost_all_in, cur)} all-in over {result.horizon_days} days", style="bold green")
+        head.append(f"  =  {vocab.money(result.cost_total, cur)} new spend + {vocab.money(result.cost_committed, cur)} "
+                    "already committed\n")
+        head.append(f"{vocab.money(result.cost_per_day, cur)} new spend per day")
+    else:
+        head.append(f"{vocab.money(result.cost_per_day, cur)} per day", style="bold green")
+        head.append(f"  ·  {vocab.money(result.cost_total, cur)} over {result.horizon_days} days")
     gap = result.solver.gap
     gap_txt = "gap unknown" if gap is None else f"gap {gap:.2%}"
     head.append(f"\nstatus {result.status} ({result.solver.name}, {result.solver.seconds:.1f} s, {gap_txt})",
                 style="dim")
     if result.commitments:
-        head.append(f"\n+ {vocab.money(result.cost_committed, cur)} already committed (contracts signed before this plan, "
-                    f"for the days they overlap the horizon; not in the total above)")
+        head.append("\ncommitted: contracts signed before this plan, for the days they overlap the horizon (sunk: the "
+                    "optimizer uses them first and does not count them as new spend)", style="dim")
     for note in result.notes:
         head.append(f"\nnote: {note}", style="yellow")
+
+    decision = Table(title="Decision", title_justify="left", show_edge=False, show_header=False)
+    decision.add_column("", style="bold")
+    decision.add_column("")
+    for what, sentence in L.decision_lines(result, lambda v, nd=0: vocab.money(v, cur, nd)):
+        decision.add_row(what, sentence)
 
     tiers = Table(title="Cost by tier", title_justify="left", show_edge=False)
     tiers.add_column("tier")
@@ -38,8 +51,10 @@ def render_result(result: PlanResult) -> Group:
 
     wl = Table(title="Workloads (replicas and GPUs at each workload's own peak hour)", title_justify="left",
                show_edge=False)
-    for col in ("workload", "pool", "choice", "goodput tok/s", "source", "base", "spare", "roll", "total",
-                "GPUs at peak", "per day"):
+    committed = bool(result.commitments)
+    cols = ("workload", "pool", "choice", "goodput tok/s", "source", "base", "spare", "roll", "total",
+            "GPUs at peak", "new spend/day") + (("committed/day",) if committed else ())
+    for col in cols:
         wl.add_column(col, justify="right" if col not in ("workload", "pool", "choice", "source") else "left")
     for w in result.workloads:
         choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak,
@@ -47,8 +62,15 @@ def render_result(result: PlanResult) -> Group:
         r = w.replicas
         wl.add_row(w.name, w.pool, choice,
                    f"{w.goodput_output_tokens_per_s:,.0f}" if w.goodput_output_tokens_per_s else "–",
-                   w.goodput_source if w.kind != "reserve" else "–", str(r.base), str(r.spares), str(r.rollout),
-                   str(r.total), str(w.gpus_at_peak), vocab.money(w.cost / result.horizon_days, cur))
+                   (w.goodput_source + (f", {w.bound}-bound" if w.bound else "")) if w.kind != "reserve" else "–",
+                   str(r.base), str(r.spares), str(r.rollout),
+                   str(r.total), str(w.gpus_at_peak), vocab.money(w.cost / result.horizon_days, cur),
+                   *((vocab.money(w.committed_cost / result.horizon_days, cur),) if committed else ()))
+    if result.cost_idle > 0.005 or result.cost_idle_committed > 0.005:
+        wl.add_row("bought, used by none", "", "GPU-hours no workload used at that hour", "", "", "", "", "", "", "",
+                   vocab.money(result.cost_idle / result.horizon_days, cur),
+                   *((vocab.money(result.cost_idle_committed / result.horizon_days, cur),) if committed else ()),
+                   style="dim")
 
     pur = Table(title="Purchases", title_justify="left", show_edge=False)
     numeric = ("GPUs held", "GPUs at the busiest hour", "GPU-hours", "price/GPU-h", "horizon cost")
@@ -59,7 +81,7 @@ def render_result(result: PlanResult) -> Group:
         held = p.tier.startswith("reserved")
         pur.add_row(p.offer, p.accelerator, p.tier, str(p.gpus) if held else "–", "–" if held else str(p.gpus),
                     f"{p.gpu_hours:,.0f}", f"{p.price_per_gpu_hour:,.2f}{est}", vocab.money(p.cost, cur))
-    parts: list = [head, Text(""), tiers, Text(""), wl, _peaks_note(result), Text(""), pur]
+    parts: list = [head, Text(""), decision, Text(""), tiers, Text(""), wl, _peaks_note(result), Text(""), pur]
     if not result.purchases:
         parts.append(Text("  nothing to buy: every workload is served by an API or by capacity already committed",
                           style="dim"))
@@ -67,10 +89,11 @@ def render_result(result: PlanResult) -> Group:
         parts.append(Text("* estimated price (published discount policy), see the catalog", style="dim"))
     parts += _commitments(result)
     parts += _changes(result)
-    if result.binding:
+    caps = L.caps_that_bind(result)  # goodput limits: the workload rows
+    if caps:
         parts.append(Text(""))
         parts.append(Text("What binds", style="bold"))
-        for b in result.binding:
+        for b in caps:
             parts.append(Text(f"  {b.family}: {b.what} — {b.detail}"))
     parts.append(Text(f"\n{plural(len(result.candidates), 'candidate config')} ({result.pruned} dominated pruned), "
                       f"{plural(len(result.dropped), 'option')} dropped; "
@@ -111,7 +134,7 @@ def _commitments(result: PlanResult) -> list:
     if result.new_commitments:
         t = Table(title="New reservations over their full term (the plan's cost counts this horizon's share)",
                   title_justify="left", show_edge=False)
-        for col in ("offer", "tier", "GPUs", "term", "ends", "total committed", "per month", "this horizon"):
+        for col in ("offer", "tier", "GPUs", "term", "last day", "total committed", "per month", "this horizon"):
             t.add_column(col, justify="right" if col in ("GPUs", "total committed", "per month", "this horizon")
                          else "left")
         for n in result.new_commitments:

@@ -18,13 +18,15 @@ def write_reports(result: PlanResult, outdir: Path, name: str, json_text: str | 
     beside an old workbook. Temporary files a killed run left behind are removed first.
     """
     from optimizer.report.html import render_html
+    from optimizer.report.provenance import provenance
     from optimizer.report.xlsx.workbook import build_workbook
 
     outdir = Path(outdir)
     for ext in ("json", "xlsx", "html"):
         for stale in outdir.glob(f".{name}.{ext}.*.tmp"):
             stale.unlink(missing_ok=True)
-    html_text = render_html(result)
+    made = provenance()  # one time for both files
+    html_text = render_html(result, made)
     targets = []
     with ExitStack() as stack:
         if json_text is not None:
@@ -33,7 +35,7 @@ def write_reports(result: PlanResult, outdir: Path, name: str, json_text: str | 
             tmp.write_text(json_text, encoding="utf-8")
             targets.append(path)
         path = outdir / f"{name}.xlsx"
-        build_workbook(result, stack.enter_context(atomic_write(path)))
+        build_workbook(result, stack.enter_context(atomic_write(path)), made)
         targets.append(path)
         path = outdir / f"{name}.html"
         stack.enter_context(atomic_write(path)).write_text(html_text, encoding="utf-8")

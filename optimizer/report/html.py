@@ -1,23 +1,25 @@
 """PlanResult → one self-contained HTML file: inline CSS and SVG, nothing fetched from the network.
 
 The template (templates/report.html.j2) gets plain strings and numbers; every plan string is escaped
-by jinja2 (autoescape on, StrictUndefined). Solver seconds are left out so the same result gives
-the same bytes.
+by jinja2 (autoescape on, StrictUndefined). Solver seconds are left out; the footer's time is
+SOURCE_DATE_EPOCH when set, so the same result then gives the same bytes (report/provenance.py).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from optimizer import vocab
 from optimizer.atomic import atomic_write
 from optimizer.report import labels as L
 from optimizer.report.charts import Charts, pool_series
+from optimizer.report.provenance import Provenance, price_sources, provenance
 from optimizer.resources import templates_dir
 from optimizer.results.jsonio import from_dict, to_dict
 from optimizer.results.types import PlanResult, WorkloadResult
@@ -32,16 +34,27 @@ def write_html(result: PlanResult, path: Path) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def render_html(result: PlanResult) -> str:
+def render_html(result: PlanResult, made: Provenance | None = None) -> str:
     result = from_dict(to_dict(result))  # the numbers the JSON keeps: `report` re-renders the same bytes
+    made = made or provenance()
     env = Environment(loader=FileSystemLoader(str(templates_dir())), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    return env.get_template(TEMPLATE).render(**context(result))
+    env.filters["nobreak"] = nobreak
+    return env.get_template(TEMPLATE).render(**context(result), made=made, price_sources=price_sources(result))
+
+
+# Chromium breaks a line after a date's hyphens (2026-02-/15) even in running text.
+DATE = re.compile(r"\b\d{4}-(?:\d{2}-\d{2}|\d{2}|Q[1-4])\b")
+
+
+def nobreak(text: Any) -> Markup:
+    """Escaped text whose dates stay on one line."""
+    return Markup(DATE.sub(lambda m: f'<span class="n">{m.group(0)}</span>', str(escape(text))))
 
 
 def context(result: PlanResult) -> dict[str, Any]:
     cur = result.currency
-    money = lambda x, d=0: vocab.money(x, cur, d)  # noqa: E731
+    money = lambda x, d=0: vocab.money(x, cur, d).replace(" ", "\u00a0")  # noqa: E731  '1,234 EUR' on one line
     total = result.cost_total
     charts = Charts()
     tiers = [{"key": k, "label": vocab.COST_LABELS[k], "total": money(v), "per_day": money(v / result.horizon_days),
@@ -56,8 +69,15 @@ def context(result: PlanResult) -> dict[str, Any]:
         "gap": "unknown" if gap is None else f"{gap:.2%}",
         "stopped_early": gap is not None and mip_gap is not None and gap > float(mip_gap) + 1e-12,
         "per_day": money(result.cost_per_day), "total": money(total), "tiers": tiers,
+        "all_in": money(result.cost_all_in) if result.cost_committed else None,
+        "decision": [{"what": w, "text": t} for w, t in L.decision_lines(result, money)],
+        "showback": [{"team": r["team"], "cost_center": r["cost_center"], "workloads": ", ".join(r["workloads"]) or "–",
+                      "new": money(r["new"]), "committed": money(r["committed"]), "all_in": money(r["all_in"]),
+                      "share": f"{r['all_in'] / result.cost_all_in:.1%}" if result.cost_all_in else "–"}
+                     for r in result.showback()],
+        "committed_total": money(result.cost_committed),
         "gpus_at_peak": f"{_fleet_peak(result):,}",
-        "notes": list(result.notes), "binding": result.binding,
+        "notes": list(result.notes), "binding": L.caps_that_bind(result),
         "purchases": [{"offer": p.offer, "accelerator": p.accelerator, "provider": p.provider, "region": p.region,
                        "tier": p.tier, "gpus": f"{p.gpus:,}", "gpu_hours": f"{p.gpu_hours:,.0f}",
                        "price": money(p.price_per_gpu_hour, 2), "estimated": p.price_estimated,
@@ -68,7 +88,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "workloads": [_workload(result, w, money) for w in result.workloads],
         "risk_pools": [_pool_risk(result, p) for p in _pools(result)],
         "caps": _caps(result),
-        "alternatives": _alternatives(result, money),
+        "alternatives": _alternatives(result, money), "alternatives_intro": L.ALTERNATIVES_INTRO,
         "dropped_summary": _dropped_summary(result),
         "dropped": result.dropped,
         "assumptions": _assumptions(result, money),
@@ -267,7 +287,7 @@ def _alternatives(result: PlanResult, money) -> list[dict[str, Any]]:
         out.setdefault(a.workload, []).append({
             "rank": a.rank, "label": a.label, "goodput": f"{a.goodput_output_tokens_per_s:,.0f}",
             "source": a.goodput_source, "gpus": f"{a.gpus_at_peak:,}", "cost": money(a.standalone_cost),
-            "difference": ("+" if a.difference >= 0 else "") + money(a.difference)})
+            "difference": L.alternative_difference(a.difference, money), "basis": L.BASIS.get(a.basis, a.basis)})
     return [{"workload": k, "rows": v} for k, v in out.items()]
 
 

@@ -46,3 +46,70 @@ def used_tiers(result: PlanResult) -> list[str]:
     seen = {t for o in result.offers.values() for t in o.get("prices", {})}
     seen |= {p.tier for p in result.purchases}
     return [t for t in vocab.TIERS if t in seen]
+
+
+ALTERNATIVES_INTRO = (
+    "Each alternative priced in the program: the plan re-solved with that config forced and every other "
+    "workload's choice kept, minus the plan's cost. It is never below −(proven gap × the plan's cost), and it "
+    "is at most what re-optimizing every workload around it would cost (`planopt explain PLAN --workload NAME` "
+    "does that). Rank 0 is the chosen config; standalone cost (its GPU-hours at the cheapest hourly tier) only "
+    "ranks them.")
+
+BASIS = {
+    "chosen": "the chosen config",
+    "optimal": "re-solved",
+    "bounded": "at most this: best plan within the node limit",
+    "infeasible": "no plan with the other workloads' choices kept",
+    "not priced": "not priced: no plan within the solve's limits",
+    "standalone": "standalone costs compared (a result from an older planopt)",
+}
+
+
+def alternative_difference(difference: float | None, money) -> str:
+    """A priced difference, signed; a dash when there is none."""
+    if difference is None:
+        return "–"
+    return ("+" if difference >= 0 else "−") + money(abs(difference))
+
+
+def caps_that_bind(result: PlanResult) -> list:
+    """What binds the plan: caps and overflow limits. What limits a config's goodput (TPOT, TTFT,
+    memory) belongs to its workload's row, not here."""
+    return [b for b in result.binding if b.family != "goodput"]
+
+
+def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
+    """What the plan asks of its reader, in order: (heading, sentence) pairs for console, HTML and
+    workbook — reservations to sign, the all-in spend, the caps that bind, capacity on hourly tiers."""
+    out = []
+    days = f"{result.horizon_days} day{'' if result.horizon_days == 1 else 's'}"
+    for n in result.new_commitments:
+        last = f", last day {n.end}" if n.end else f", {n.end_text}"
+        out.append(("Sign", f"{n.gpus} GPUs of {n.offer} {n.tier} at {money(n.price_per_gpu_hour, 2)}/GPU-hour: "
+                            f"{money(n.monthly)} a month, {money(n.total_committed)} over the term{last}"))
+    if not result.new_commitments:
+        out.append(("Sign", "no new reservation"))
+    spend = f"{money(result.cost_all_in)} all-in for the {days}"
+    if result.cost_committed:
+        spend += f" = {money(result.cost_total)} new spend + {money(result.cost_committed)} already committed"
+    if result.cost_idle > 0.5:
+        spend += f"; {money(result.cost_idle)} of the new spend buys GPU-hours no workload uses at that hour"
+    out.append(("Spend", spend))
+    caps = caps_that_bind(result)
+    for b in caps:
+        out.append(("Binds", f"{b.what}: {b.detail}"))
+    if not caps:
+        out.append(("Binds", "no cap or overflow limit binds"))
+    hourly: dict[tuple[str, str, int], list[int]] = {}
+    for h in result.hourly:
+        k = (h.day_type, h.period, h.hour)
+        row = hourly.setdefault(k, [0, 0])
+        row[0] += h.on_demand_gpus
+        row[1] += h.spot_gpus
+    if hourly:
+        (d, period, hour), (od, sp) = max(hourly.items(), key=lambda kv: (sum(kv[1]), kv[0]))
+        if od + sp:
+            when = f"{d} {hour:02d}:00" + (f", {period}" if period else "")
+            out.append(("Hourly", f"{od + sp} GPUs rest on hourly capacity at its busiest hour ({when}): "
+                                  f"{od} on-demand, {sp} spot — not guaranteed where a provider runs short"))
+    return out

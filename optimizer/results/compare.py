@@ -59,9 +59,21 @@ class WorkloadDiff:
     peak_b: float | None
     what_changed: list[str] = field(default_factory=list)
     saving: float | None = None
-    """cost_a − cost_b when the workload is in both (positive: B is cheaper)."""
+    """All-in (new spend + committed spend it used) A − B when the workload is in both (positive: B is
+    cheaper). A move onto capacity already paid for lowers new spend, not all-in spend: it is not a saving."""
     reason: str = ""
     """Why B moved it, when B was solved against a baseline (`solve --baseline`)."""
+    committed_a: float | None = None
+    committed_b: float | None = None
+    """Its share of contracts signed before each plan (the committed GPU-hours it used, at their rate)."""
+
+    @property
+    def all_in_a(self) -> float | None:
+        return None if self.cost_a is None else self.cost_a + (self.committed_a or 0.0)
+
+    @property
+    def all_in_b(self) -> float | None:
+        return None if self.cost_b is None else self.cost_b + (self.committed_b or 0.0)
 
 
 @dataclass(frozen=True)
@@ -79,11 +91,19 @@ class Comparison:
     a: Side
     b: Side
     total: Delta
+    """New spend (what each plan buys; the result's `cost.total`)."""
     per_day: Delta
     by_tier: dict[str, Delta]
     workloads: list[WorkloadDiff]
     purchases: list[PurchaseDiff]
     notes: list[str] = field(default_factory=list)
+    committed: Delta = Delta(0.0, 0.0)
+    """Spend on contracts signed before each plan, for the days they overlap its horizon."""
+
+    @property
+    def all_in(self) -> Delta:
+        """New + committed: what each horizon costs, everything counted."""
+        return Delta(self.total.a + self.committed.a, self.total.b + self.committed.b)
 
     @property
     def added(self) -> list[str]:
@@ -96,14 +116,18 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         def wl(w: WorkloadDiff) -> dict[str, Any]:
             d = asdict(w)
-            for k in ("cost_a", "cost_b", "peak_a", "peak_b", "saving"):
+            d["all_in_a"], d["all_in_b"] = w.all_in_a, w.all_in_b
+            for k in ("cost_a", "cost_b", "peak_a", "peak_b", "saving", "committed_a", "committed_b", "all_in_a",
+                      "all_in_b"):
                 d[k] = None if d[k] is None else round(d[k], 6)
             return d
 
         return {
             "a": asdict(self.a), "b": asdict(self.b), "currency": self.b.currency,
             "cost": {"total": self.total.as_dict(), "per_day": self.per_day.as_dict(),
-                     "by_tier": {k: v.as_dict() for k, v in self.by_tier.items()}},
+                     "by_tier": {k: v.as_dict() for k, v in self.by_tier.items()},
+                     "all_in": self.all_in.as_dict(), "new": self.total.as_dict(),
+                     "committed": self.committed.as_dict()},
             "workloads": [wl(w) for w in self.workloads],
             "added": self.added, "removed": self.removed,
             "purchases": [{**asdict(p), "cost_a": round(p.cost_a, 6), "cost_b": round(p.cost_b, 6)}
@@ -141,18 +165,24 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
                 what.append("demand")
             if round(x.goodput_output_tokens_per_s, 3) != round(y.goodput_output_tokens_per_s, 3) and "choice" not in what:
                 what.append("goodput")
-            if round(x.cost, 2) != round(y.cost, 2) and not what:
+            onto = _committed_share(y) - _committed_share(x)
+            if onto > 0.05:
+                what.append("onto committed capacity")
+            elif onto < -0.05:
+                what.append("off committed capacity")
+            if round(x.cost + x.committed_cost, 2) != round(y.cost + y.committed_cost, 2) and not what:
                 what.append("cost")
             rows.append(WorkloadDiff(n, "changed" if what else "same", ca, cb, x.replicas.total, y.replicas.total,
                                      x.gpus_at_peak, y.gpus_at_peak, x.cost, y.cost,
-                                     _peak(x), _peak(y), what, x.cost - y.cost, reasons.get(n, "")))
+                                     _peak(x), _peak(y), what, (x.cost + x.committed_cost) - (y.cost + y.committed_cost),
+                                     reasons.get(n, ""), x.committed_cost, y.committed_cost))
         elif x is not None:
             rows.append(WorkloadDiff(n, "removed", _choice(x), None, x.replicas.total, None, x.gpus_at_peak, None,
-                                     x.cost, None, _peak(x), None))
+                                     x.cost, None, _peak(x), None, committed_a=x.committed_cost))
         else:
             assert y is not None
             rows.append(WorkloadDiff(n, "new", None, _choice(y), None, y.replicas.total, None, y.gpus_at_peak,
-                                     None, y.cost, None, _peak(y)))
+                                     None, y.cost, None, _peak(y), committed_b=y.committed_cost))
     pa = {(p.offer, p.tier): p for p in a.purchases}
     pb = {(p.offer, p.tier): p for p in b.purchases}
     purchases = []
@@ -163,7 +193,15 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
     return Comparison(
         Side(label_a, kind_a, a.plan, a.status, a.horizon_days, a.currency),
         Side(label_b, kind_b, b.plan, b.status, b.horizon_days, b.currency),
-        Delta(a.cost_total, b.cost_total), Delta(a.cost_per_day, b.cost_per_day), by_tier, rows, purchases, notes)
+        Delta(a.cost_total, b.cost_total), Delta(a.cost_per_day, b.cost_per_day), by_tier, rows, purchases, notes,
+        Delta(a.cost_committed, b.cost_committed))
+
+
+def _committed_share(w: WorkloadResult) -> float:
+    """Share of the GPU-hours it used that ran on contracts signed before the plan."""
+    gh = w.gpu_hours_by_tier
+    used = sum(gh.values())
+    return gh.get("committed", 0.0) / used if used else 0.0
 
 
 def _peak(w: WorkloadResult) -> float | None:

@@ -18,6 +18,11 @@ def term_days(tier: str) -> int:
     return RESERVED_TERM_DAYS[tier]
 
 
+def last_day(start: dt.date, days: int) -> dt.date:
+    """The last day of service of a term of `days` days from `start` (both ends inclusive)."""
+    return start + dt.timedelta(days=days - 1)
+
+
 def contract_price(c: Commitment, offer: Offer | None) -> float:
     """The contract's own price, else the offer's price for its tier (0 when neither is known)."""
     if c.price_per_gpu_hour is not None:
@@ -94,8 +99,11 @@ class NewReservation:
     term_months: int
     start: str | None
     end: str | None
-    """start_date + term days (None without a start_date)."""
+    """Last day of service (inclusive), ISO date: start_date + term days − 1, as a signed contract
+    states it (None without a start_date). Results written before `end_is_last_day` held the day
+    after; the JSON reader converts them."""
     end_text: str
+    """`end`, or "after N days" without a start_date."""
     total_committed: float
     """GPUs × price × 24 × term days."""
     monthly: float
@@ -172,10 +180,10 @@ def new_reservations(plan: Plan, purchases: list) -> list[NewReservation]:
         term = term_days(p.tier)
         total, monthly = full_term(p.gpus, p.price_per_gpu_hour, p.tier)
         if plan.start_date is not None:
-            end = plan.start_date + dt.timedelta(days=term)
+            end = last_day(plan.start_date, term)
             start_s, end_s, text = plan.start_date.isoformat(), end.isoformat(), end.isoformat()
         else:
-            start_s, end_s, text = None, None, f"start + {term} days"
+            start_s, end_s, text = None, None, f"after {term:,} days"
         share = p.gpus * p.price_per_gpu_hour * HOURS_PER_DAY * plan.horizon_days
         out.append(NewReservation(p.offer, p.accelerator, p.provider, p.tier, p.gpus, p.price_per_gpu_hour, term,
                                   TERM_MONTHS[p.tier], start_s, end_s, text, total, monthly, share, total - share))
@@ -187,8 +195,7 @@ def expiry(plan: Plan, contracts: list[ContractRow], new: list[NewReservation]) 
     if plan.start_date is None or not (contracts or new):
         return []
     ends = [(dt.date.fromisoformat(c.end), c.gpus, c.monthly, True) for c in contracts]
-    ends += [(dt.date.fromisoformat(n.end) - dt.timedelta(days=1), n.gpus, n.monthly, False)  # type: ignore[arg-type]
-             for n in new]
+    ends += [(dt.date.fromisoformat(n.end), n.gpus, n.monthly, False) for n in new if n.end is not None]
     last = max(e for e, *_ in ends)
     rows = []
     for label, a, b in quarters(plan.start_date, max(last, plan.start_date)):
@@ -204,3 +211,33 @@ def period_rows(cal: Calendar) -> list[PeriodRow]:
         return []
     return [PeriodRow(p.label, p.start.isoformat() if p.start else None, p.end.isoformat() if p.end else None,
                       p.days, dict(p.day_types), dict(p.calendar), dict(p.committed)) for p in cal.periods]
+
+
+@dataclass(frozen=True)
+class CarriedContract:
+    """A contract of the last result (`--carry`): added to this plan's commitments, or skipped and why."""
+
+    entry: str
+    """Where it is in the last result: commitments[i] (signed) or new_commitments[i] (bought there)."""
+    offer: str
+    tier: str
+    gpus: int
+    start: str
+    end: str
+    """Last day of service (inclusive), ISO date."""
+    price_per_gpu_hour: float
+    reason: str = ""
+    """Why it was skipped; empty when it was carried."""
+
+
+@dataclass(frozen=True)
+class CarryInfo:
+    """The commitment ledger carried from the last result into this plan."""
+
+    file: str
+    """The result it came from."""
+    plan: str
+    """That result's plan name."""
+    carried: list[CarriedContract]
+    skipped: list[CarriedContract]
+    notes: list[str]

@@ -6,12 +6,14 @@ import math
 from dataclasses import dataclass, replace
 
 from optimizer import vocab
+from optimizer.candidates import prune
 from optimizer.candidates.overflow import api_price_per_output_token
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
 from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.physics import replicas as rep
+from optimizer.results import cashflow as cf
 from optimizer.results import contracts as cm
 from optimizer.results.types import (
     AlternativeRow,
@@ -59,6 +61,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     hourly_gpus: dict[str, dict[str, list[int]]] = {}
     workload_gh: dict[str, float] = {}
     offer_pool_demand: dict[tuple[str, str, str, int], int] = {}
+    members: dict[tuple[str, str, str, int], list[tuple[str, int]]] = {}
     for w in plan.workloads:
         c = chosen[w.name]
         per: dict[str, list[int]] = {d: [0] * 24 for d in days}
@@ -72,6 +75,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                 if g and c.offer:
                     k = (c.offer, c.pool, s, h)
                     offer_pool_demand[k] = offer_pool_demand.get(k, 0) + g
+                    members.setdefault(k, []).append((w.name, g))
         hourly_gpus[w.name] = per
         workload_gh[w.name] = gh
 
@@ -113,6 +117,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     cal = sol.segments.calendar
     periods = cm.period_rows(cal) if cal is not None else []
     hourly: list[HourlySupply] = []
+    alloc: dict[str, dict[tuple[str, str], float]] = {}
     keys = sorted(set(offer_pool_demand) | set(sol.on_demand_nodes) | set(sol.spot_nodes))
     committed_left: dict[tuple[str, str, int], float] = {}
     committed_used: dict[tuple[str, int | None], float] = {}
@@ -141,24 +146,31 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             committed_used[(o, pi)] = committed_used.get((o, pi), 0.0) + com * seg_days[d]
         hourly.append(HourlySupply(o, p, dtype, h, dem, res, od, sp, com,
                                    periods[pi].label if pi is not None and periods else ""))
+        _allocate(alloc, members.get((o, p, d, h), []), dem, com, res, od, sp,
+                  prog.offers[o].spot_interruption, seg_days[d], o)
 
-    # Per-workload results, costs allocated by GPU-hours on each offer
-    offer_gpu_hours: dict[str, float] = {}
-    for w in plan.workloads:
-        c = chosen[w.name]
-        if c.offer:
-            offer_gpu_hours[c.offer] = offer_gpu_hours.get(c.offer, 0.0) + workload_gh[w.name]
+    rates = _rates(prog, purchases, reserved_gpus, H)
     results: list[WorkloadResult] = []
     by_name = {w.name: w for w in plan.workloads}
+    allocated = {"reserved": 0.0, "on_demand": 0.0, "spot": 0.0}
     for w in plan.workloads:
         c = chosen[w.name]
-        gh = workload_gh[w.name]
-        share_of_offer = (gh / offer_gpu_hours[c.offer]) if c.offer and offer_gpu_hours.get(c.offer) else 0.0
         api_cost, api_share, api_rates = _api(prog, w, c, days)
         cost_by_tier["api"] += api_cost
-        cost = share_of_offer * offer_cost.get(c.offer or "", 0.0) + api_cost
-        results.append(_workload_result(prog, by_name[w.name], c, hourly_gpus[w.name], gh, cost, api_cost,
-                                        api_share, api_rates))
+        used = alloc.get(w.name, {})
+        tiers = {t: sum(gh * rates.get((o, t), 0.0) for (o, tt), gh in used.items() if tt == t)
+                 for t in ("reserved", "on_demand", "spot")}
+        for t, v in tiers.items():
+            allocated[t] += v
+        gh_tiers = {t: sum(gh for (_o, tt), gh in used.items() if tt == t)
+                    for t in ("reserved", "on_demand", "spot", "committed")}
+        cost = sum(tiers.values()) + api_cost
+        results.append(replace(
+            _workload_result(prog, by_name[w.name], c, hourly_gpus[w.name], workload_gh[w.name], cost, api_cost,
+                             api_share, api_rates),
+            cost_by_tier={**tiers, "api": api_cost}, gpu_hours_by_tier=gh_tiers, team=w.team,
+            cost_center=w.cost_center))
+    idle_by_tier = {t: max(0.0, cost_by_tier[t] - allocated[t]) for t in allocated}
 
     total = sum(cost_by_tier.values())
     cands_rows = _candidate_rows(prog, chosen)
@@ -167,7 +179,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                        "gpus_per_node": off.gpus_per_node,
                        "prices": {t: off.price(t) for t in off.price_per_gpu_hour},
                        "estimated": {t: off.estimated(t) for t in off.price_per_gpu_hour},
-                       "available_gpus": dict(off.available_gpus), "spot_interruption": off.spot_interruption}
+                       "available_gpus": dict(off.available_gpus), "spot_interruption": off.spot_interruption,
+                       "source": off.source, "as_of": off.as_of}
                    for o, off in sorted(prog.offers.items())
                    if any(p.offer == o for p in purchases) or any(r.offer == o for r in results)}
     apis = {w.name: {"usd_per_m_input": w.api.usd_per_m_input, "usd_per_m_output": w.api.usd_per_m_output,
@@ -186,6 +199,12 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             notes.append(f"committed GPUs at {', '.join(idle)} serve no workload: no candidate config runs there")
     new = cm.new_reservations(plan, purchases)
     exp = cm.expiry(plan, contracts, new)
+    committed_rate = _committed_rates(contracts)
+    results = [replace(r, committed_cost=sum(gh * committed_rate.get(o, 0.0) for (o, t), gh
+                                              in alloc.get(r.name, {}).items() if t == "committed"))
+               for r in results]
+    cost_committed = sum(c.spend_in_horizon for c in contracts)
+    flow = cf.cash_flow(plan, cal, hourly, purchases, contracts, results, prog.offers)
     return PlanResult(
         plan=plan.plan, file=file, status=info.status, currency=plan.currency, horizon_days=H,
         day_types=dict(days), policy=pol.model_dump(mode="json"), cost_total=total,
@@ -194,8 +213,67 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         offers=offers_used, apis=apis, pruned=prog.cands.pruned, notes=notes,
         alternatives=_alternatives(prog, chosen),
         start_date=plan.start_date.isoformat() if plan.start_date else None,
-        cost_committed=sum(c.spend_in_horizon for c in contracts), commitments=contracts, new_commitments=new,
-        expiry=exp, periods=periods)
+        cost_committed=cost_committed, commitments=contracts, new_commitments=new,
+        expiry=exp, periods=periods, cost_idle=total - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
+        cost_idle_committed=cost_committed - sum(r.committed_cost for r in results), cash_flow=flow,
+        commitment_schedule=cf.schedule(plan, contracts, new))
+
+
+def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tuple[str, int]], demand: int,
+              committed: int, reserved: int, on_demand: int, spot: int, interruption: float, days: float,
+              offer: str) -> None:
+    """Charge one (offer, pool, segment, hour)'s GPUs to the workloads that used them.
+
+    The pool's demand is served by the GPUs already signed for first, then reserved, then spot (at
+    1 − interruption: a spot GPU carries that share of a GPU's work), then on-demand; each workload
+    takes each tier in proportion to its GPUs at that hour. GPU-hours bought and not used go to
+    nobody (the plan's idle line).
+    """
+    if demand <= 0 or not members:
+        return
+    left = float(demand)
+    served: dict[str, float] = {}
+    com = min(left, committed)
+    left -= com
+    res = min(left, reserved)
+    left -= res
+    keep = 1.0 - interruption
+    spot_work = min(left, spot * keep)
+    left -= spot_work
+    od = min(left, on_demand)
+    served = {"committed": com, "reserved": res, "spot": spot_work / keep if keep > 0 else 0.0, "on_demand": od}
+    for name, g in members:
+        share = g / demand
+        mine = alloc.setdefault(name, {})
+        for tier, v in served.items():
+            if v:
+                mine[(offer, tier)] = mine.get((offer, tier), 0.0) + share * v * days
+
+
+def _rates(prog: Solved, purchases: list[Purchase], reserved_gpus: dict[tuple[str, str | None], int],
+           horizon_days: int) -> dict[tuple[str, str], float]:
+    """Price per GPU-hour by (offer, tier group): reserved at its effective rate (what the offer's
+    reservations cost over the GPU-hours they hold), on-demand and spot at their prices."""
+    out: dict[tuple[str, str], float] = {}
+    for o, offer in prog.offers.items():
+        held = sum(g for (oo, _p), g in reserved_gpus.items() if oo == o) * 24.0 * horizon_days
+        cost = sum(p.cost for p in purchases if p.offer == o and p.tier in vocab.RESERVED_TIERS)
+        if held:
+            out[(o, "reserved")] = cost / held
+        out[(o, "on_demand")] = offer.price("on-demand") or 0.0
+        out[(o, "spot")] = offer.price("spot") or 0.0
+    return out
+
+
+def _committed_rates(contracts: list) -> dict[str, float]:
+    """Committed spend per committed GPU-hour in the horizon, by offer (blended over its contracts)."""
+    spend: dict[str, float] = {}
+    hours: dict[str, float] = {}
+    for c in contracts:
+        spend[c.offer] = spend.get(c.offer, 0.0) + c.spend_in_horizon
+        if c.price_per_gpu_hour:
+            hours[c.offer] = hours.get(c.offer, 0.0) + c.spend_in_horizon / c.price_per_gpu_hour
+    return {o: spend[o] / hours[o] for o in spend if hours.get(o)}
 
 
 def _add_purchase(purchases: list[Purchase], offer, tier: str, gpus: int, gpu_hours: float, price: float,
@@ -303,34 +381,27 @@ def _candidate_rows(prog: Solved, chosen: dict[str, Candidate]) -> list[Candidat
 
 def standalone_cost(prog: Solved, c: Candidate) -> float:
     """GPU-hours of a config over the horizon at its offer's cheapest hourly tier (a ranking key)."""
-    if c.offer is None:
-        return float("inf")
-    offer = prog.offers[c.offer]
-    tiers = [t for t in vocab.CHEAPEST_HOURLY_FIRST if t in prog.plan.policy.tiers and offer.price(t) is not None]
-    if c.pool not in prog.plan.policy.spot_pools:
-        tiers = [t for t in tiers if t != "spot"]
-    price = offer.price(tiers[0]) if tiers else 0.0
-    days = prog.plan.day_type_days()
-    if c.gpus:
-        gpu_hours = sum(days[d] * g for (d, _h), g in c.gpus.items())
-    else:  # batch: GPU-hours to produce the day's volume
-        w = next(w for w in prog.plan.workloads if w.name == c.workload)
-        assert w.batch is not None
-        gpu_hours = sum(days.values()) * w.batch.output_tokens_per_day / (SECONDS_PER_HOUR * c.goodput) * c.gpu_fraction
-    return gpu_hours * (price or 0.0)
+    return prune.standalone_cost(prog.plan, prog.offers, c)
 
 
-def _alternatives(prog: Solved, chosen: dict[str, Candidate], per_workload: int = 5) -> list[AlternativeRow]:
+def _alternatives(prog: Solved, chosen: dict[str, Candidate]) -> list[AlternativeRow]:
+    """The chosen config (rank 0) and the alternatives the solve priced, in the ranking's order."""
     rows = []
+    forced = prog.sol.forced
     for w in prog.plan.workloads:
         c0 = chosen[w.name]
-        base = standalone_cost(prog, c0) if c0.kind != "api" else 0.0
-        others = [c for c in prog.cands.by_workload[w.name] if c.key != c0.key and c.kind != "api"]
-        ranked = sorted(others, key=lambda c: (standalone_cost(prog, c), c.key))[:per_workload]
-        for i, c in enumerate(ranked, 1):
-            cost = standalone_cost(prog, c)
+        picks = [c for c in prog.cands.by_workload[w.name] if c.key in forced]
+        if not picks:
+            continue
+        picks.sort(key=lambda c: (forced[c.key].difference is None, forced[c.key].difference or 0.0, c.key))
+        rows.append(AlternativeRow(w.name, 0, c0.key, c0.label, c0.goodput, c0.goodput_source,
+                                   max(c0.gpus.values()) if c0.gpus else 0,
+                                   standalone_cost(prog, c0) if c0.kind != "api" else 0.0, 0.0, "chosen"))
+        for i, c in enumerate(picks, 1):
+            f = forced[c.key]
             rows.append(AlternativeRow(w.name, i, c.key, c.label, c.goodput, c.goodput_source,
-                                       max(c.gpus.values()) if c.gpus else 0, cost, cost - base))
+                                       max(c.gpus.values()) if c.gpus else 0, standalone_cost(prog, c),
+                                       f.difference, f.how))
     return rows
 
 

@@ -3,6 +3,7 @@ and the one reader of a saved result (it checks the format version)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -12,6 +13,8 @@ from optimizer.candidates.types import Dropped
 from optimizer.errors import PlanError, Problem
 from optimizer.optimize.solution import SolveInfo
 from optimizer.results.contracts import (
+    CarriedContract,
+    CarryInfo,
     ContractRow,
     ExpiryRow,
     NewReservation,
@@ -23,10 +26,12 @@ from optimizer.results.types import (
     BaselineInfo,
     Binding,
     CandidateRow,
+    CashFlowRow,
     HourlySupply,
     PlanResult,
     Purchase,
     ReplicaCount,
+    ScheduleRow,
     WorkloadResult,
 )
 
@@ -50,6 +55,10 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
             "per_day": _r(result.cost_per_day),
             "by_tier": {k: _r(v) for k, v in result.cost_by_tier.items()},
             "committed": _r(result.cost_committed),
+            "all_in": _r(result.cost_all_in),
+            "idle": _r(result.cost_idle),
+            "idle_by_tier": {k: _r(v) for k, v in result.cost_idle_by_tier.items()},
+            "idle_committed": _r(result.cost_idle_committed),
         },
         "workloads": [_workload(w) for w in result.workloads],
         "purchases": [{
@@ -72,7 +81,8 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
         "candidates": [{**asdict(c), "goodput_output_tokens_per_s": _r(c.goodput_output_tokens_per_s, 3),
                         "gpus_per_replica": _r(c.gpus_per_replica)} for c in result.candidates],
         "dropped": [asdict(d) for d in result.dropped],
-        "alternatives": [{**asdict(a), "standalone_cost": _r(a.standalone_cost), "difference": _r(a.difference),
+        "alternatives": [{**asdict(a), "standalone_cost": _r(a.standalone_cost),
+                          "difference": None if a.difference is None else _r(a.difference),
                           "goodput_output_tokens_per_s": _r(a.goodput_output_tokens_per_s, 3)}
                          for a in result.alternatives],
         "pruned": result.pruned,
@@ -97,13 +107,41 @@ def _commitments(result: PlanResult) -> dict[str, Any]:
         "start_date": result.start_date,
         "commitments": [_rounded(asdict(c)) for c in result.commitments],
         "new_commitments": [_rounded(asdict(n)) for n in result.new_commitments],
+        "end_is_last_day": True,  # every `end` is the last day of service; older files: new_commitments' was the day after
         "expiry": [_rounded(asdict(e)) for e in result.expiry],
     }
     if result.periods:
         out["periods"] = [_rounded(asdict(p)) for p in result.periods]
+    out["cash_flow"] = [_rounded(asdict(r)) for r in result.cash_flow]
+    out["commitment_schedule"] = [_rounded(asdict(r)) for r in result.commitment_schedule]
     if result.baseline is not None:
         out["baseline"] = baseline_to_dict(result.baseline)
+    if result.carried is not None:
+        c = result.carried
+        out["carried"] = {"file": c.file, "plan": c.plan, "carried": [_rounded(asdict(x)) for x in c.carried],
+                          "skipped": [_rounded(asdict(x)) for x in c.skipped], "notes": c.notes}
     return out
+
+
+def _new_reservation(n: dict[str, Any], end_is_last_day: bool) -> NewReservation:
+    """A new reservation as saved; files written before `end_is_last_day` held the day after its term as `end`."""
+    if not end_is_last_day:
+        n = dict(n)
+        if n.get("end"):
+            last = (dt.date.fromisoformat(n["end"]) - dt.timedelta(days=1)).isoformat()
+            if n.get("end_text") == n["end"]:
+                n["end_text"] = last
+            n["end"] = last
+        elif str(n.get("end_text", "")).startswith("start + ") and n.get("term_days"):
+            n["end_text"] = f"after {n['term_days']:,} days"
+    return NewReservation(**n)
+
+
+def _carried(d: dict[str, Any] | None) -> CarryInfo | None:
+    if not d:
+        return None
+    return CarryInfo(d.get("file", ""), d.get("plan", ""), [CarriedContract(**x) for x in d.get("carried", [])],
+                     [CarriedContract(**x) for x in d.get("skipped", [])], list(d.get("notes", [])))
 
 
 def _rounded(d: dict[str, Any]) -> dict[str, Any]:
@@ -119,6 +157,9 @@ def _workload(w: WorkloadResult) -> dict[str, Any]:
         "goodput_source": w.goodput_source, "weights_gb": _r(w.weights_gb), "kv_gb_per_seq": _r(w.kv_gb_per_seq),
         "kv_concurrency": w.kv_concurrency, "replicas": asdict(w.replicas), "gpus_at_peak": w.gpus_at_peak,
         "cost": _r(w.cost),
+        "committed_cost": _r(w.committed_cost), "team": w.team, "cost_center": w.cost_center,
+        "cost_by_tier": {k: _r(v) for k, v in w.cost_by_tier.items()},
+        "gpu_hours_by_tier": {k: _r(v) for k, v in w.gpu_hours_by_tier.items()},
         # beyond the contract
         "kind": w.kind, "provider": w.provider, "mig": w.mig, "bound": w.bound,
         "needed_concurrency": w.needed_concurrency, "total_gb": _r(w.total_gb), "reserve_gb": _r(w.reserve_gb),
@@ -166,7 +207,9 @@ def from_dict(d: dict[str, Any]) -> PlanResult:
             hourly_api_tokens_per_s=w.get("hourly_api_tokens_per_s", {}), key=w.get("key", ""),
             family=w.get("family", "tp"), layout=w.get("layout"), pp=w.get("pp", 1), ep=w.get("ep", 1),
             kv_copies=w.get("kv_copies", 1.0), calibrated=w.get("calibrated", True),
-            ttft_at_load_ms=w.get("ttft_at_load_ms")))
+            ttft_at_load_ms=w.get("ttft_at_load_ms"), committed_cost=w.get("committed_cost", 0.0),
+            cost_by_tier=w.get("cost_by_tier", {}), gpu_hours_by_tier=w.get("gpu_hours_by_tier", {}),
+            team=w.get("team"), cost_center=w.get("cost_center")))
     purchases = [Purchase(p["offer"], p["accelerator"], p.get("provider", ""), p.get("region", ""), p["tier"],
                           p["gpus"], p["gpu_hours"], p.get("price_per_gpu_hour", 0.0), p.get("price_estimated", False),
                           p.get("cost", 0.0), p.get("gpus_per_node", 1)) for p in d["purchases"]]
@@ -182,9 +225,12 @@ def from_dict(d: dict[str, Any]) -> PlanResult:
         alternatives=[AlternativeRow(**a) for a in d.get("alternatives", [])],
         start_date=d.get("start_date"), cost_committed=d.get("cost", {}).get("committed", 0.0) or 0.0,
         commitments=[ContractRow(**c) for c in d.get("commitments", [])],
-        new_commitments=[NewReservation(**n) for n in d.get("new_commitments", [])],
+        new_commitments=[_new_reservation(n, bool(d.get("end_is_last_day"))) for n in d.get("new_commitments", [])],
         expiry=[ExpiryRow(**e) for e in d.get("expiry", [])], periods=[PeriodRow(**p) for p in d.get("periods", [])],
-        baseline=baseline_from_dict(d.get("baseline")))
+        baseline=baseline_from_dict(d.get("baseline")), cost_idle=d["cost"].get("idle", 0.0),
+        cost_idle_by_tier=d["cost"].get("idle_by_tier", {}), cost_idle_committed=d["cost"].get("idle_committed", 0.0),
+        carried=_carried(d.get("carried")), cash_flow=[CashFlowRow(**r) for r in d.get("cash_flow", [])],
+        commitment_schedule=[ScheduleRow(**r) for r in d.get("commitment_schedule", [])])
 
 
 def baseline_to_dict(info: BaselineInfo) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 from optimizer.candidates.types import Dropped
 from optimizer.optimize.solution import SolveInfo
 from optimizer.results.contracts import (
+    CarryInfo,
     ContractRow,
     ExpiryRow,
     NewReservation,
@@ -75,6 +76,17 @@ class WorkloadResult:
     """False: no published result calibrated the estimate's (generation, datatype); goodput has headroom."""
     ttft_at_load_ms: float | None = None
     """Estimated TTFT at the SLO's percentile with a replica at the planned occupancy."""
+    cost_by_tier: dict[str, float] = field(default_factory=dict)
+    """What `cost` is made of: reserved, on_demand, spot (the GPU-hours it used on each, hour by
+    hour, at that tier's rate) and api."""
+    gpu_hours_by_tier: dict[str, float] = field(default_factory=dict)
+    """GPU-hours it used on reserved, on-demand, spot and committed capacity."""
+    committed_cost: float = 0.0
+    """Its share of contracts signed before this plan: the committed GPU-hours it used at their
+    rate (sunk spend; not in `cost`)."""
+    team: str | None = None
+    cost_center: str | None = None
+    """Showback keys from the plan."""
 
 
 @dataclass(frozen=True)
@@ -140,11 +152,14 @@ class CandidateRow:
 
 @dataclass(frozen=True)
 class AlternativeRow:
-    """A config the optimizer did not choose, with a quick standalone cost comparison.
+    """A config the optimizer did not choose, priced in the solved program (rank 0: the chosen one).
 
-    `standalone_cost` prices the config's GPU-hours at its offer's cheapest allowed hourly tier
-    (on-demand, else spot, else reserved), the same way for the chosen config, so `difference`
-    compares like with like; `planopt explain` re-solves the whole plan for exact differences.
+    `difference` is the plan's cost with this config forced and every other workload's choice kept,
+    minus the plan's cost (`basis` says how it was found: "optimal" within the solve's gap, "bounded"
+    by the best plan found within the node limit — both are never below −gap × the plan's cost, and
+    both are upper bounds on re-optimizing everything, which `planopt explain` does); None with basis
+    "infeasible" or "not priced". `standalone_cost` prices the config's GPU-hours at its offer's
+    cheapest allowed hourly tier: the ranking key, not a cost of the plan.
     """
 
     workload: str
@@ -155,7 +170,10 @@ class AlternativeRow:
     goodput_source: str
     gpus_at_peak: int
     standalone_cost: float
-    difference: float
+    difference: float | None
+    basis: str = "standalone"
+    """chosen, optimal, bounded, infeasible, not priced; "standalone" in results written before
+    alternatives were priced (then difference compares standalone costs)."""
 
 
 @dataclass(frozen=True)
@@ -188,6 +206,40 @@ class BaselineInfo:
 
 
 @dataclass(frozen=True)
+class CashFlowRow:
+    """Spend in one month of the horizon on one offer and tier (or one workload's API)."""
+
+    month: str
+    """YYYY-MM; "M1", "M2", … (30-day months from the first day) when the plan has no start_date."""
+    provider: str
+    offer: str
+    """Offer id; for the API, the workload that sends tokens to it."""
+    tier: str
+    """reserved-1y, reserved-3y, on-demand, spot, api."""
+    kind: str
+    """new (bought by this plan), committed (contracts signed before it) or api."""
+    gpu_hours: float
+    price_per_gpu_hour: float
+    amount: float
+
+
+@dataclass(frozen=True)
+class ScheduleRow:
+    """What one commitment costs in one calendar month (days of service in it × GPUs × 24 × price)."""
+
+    month: str
+    offer: str
+    provider: str
+    tier: str
+    kind: str
+    """signed (before this plan) or new (this plan's reservations)."""
+    gpus: int
+    days: int
+    price_per_gpu_hour: float
+    amount: float
+
+
+@dataclass(frozen=True)
 class PlanResult:
     plan: str
     file: str
@@ -208,7 +260,8 @@ class PlanResult:
     solver: SolveInfo
     offers: dict[str, dict[str, Any]]
     """Every offer the plan used: provider, region, accelerator, gpus_per_node, prices and
-    estimated flags per tier, available_gpus (caps per tier) and spot_interruption."""
+    estimated flags per tier, available_gpus (caps per tier), spot_interruption, and the prices'
+    source and as_of (None when not stated; absent in results written before they were kept)."""
     apis: dict[str, dict[str, float]]
     """Per workload that has an API: usd_per_m_input, usd_per_m_output, max_share, and the mean
     input_tokens_per_request / output_tokens_per_request that price an output token."""
@@ -226,6 +279,18 @@ class PlanResult:
     periods: list[PeriodRow] = field(default_factory=list)
     """Contract periods, when a contract starts or ends inside the horizon (hourly rows name them)."""
     baseline: BaselineInfo | None = None
+    cost_idle: float = 0.0
+    """New spend on capacity bought but used by no workload at that hour (reserved GPUs at night,
+    the unused GPUs of whole on-demand and spot nodes): Σ workloads' cost + cost_idle = cost_total."""
+    cost_idle_by_tier: dict[str, float] = field(default_factory=dict)
+    cost_idle_committed: float = 0.0
+    """Committed spend no workload used: Σ workloads' committed_cost + this = cost_committed."""
+    cash_flow: list[CashFlowRow] = field(default_factory=list)
+    """The horizon's all-in spend by month × offer × tier (results.cashflow); Σ amount = cost_all_in."""
+    commitment_schedule: list[ScheduleRow] = field(default_factory=list)
+    """Every commitment, signed and new, month by month for up to 36 months from the horizon's first."""
+    carried: CarryInfo | None = None
+    """Contracts carried from the last result (`--carry`) into `commitments`, and those skipped."""
 
     def period_days(self, h: HourlySupply) -> float:
         """Days an hourly row stands for: its day type's days, or their share in its period."""
@@ -238,6 +303,30 @@ class PlanResult:
     @property
     def cost_per_day(self) -> float:
         return self.cost_total / self.horizon_days
+
+    @property
+    def cost_all_in(self) -> float:
+        """What the horizon costs, everything counted: new spend + committed spend for its days."""
+        return self.cost_total + self.cost_committed
+
+    def showback(self) -> list[dict[str, Any]]:
+        """Spend by (team, cost centre): new, committed and all-in, with what no workload used last.
+        Workloads without a team are "unassigned"; the rows add up to the all-in spend."""
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        for w in self.workloads:
+            key = (w.team or "unassigned", w.cost_center or "–")
+            row = rows.setdefault(key, {"team": key[0], "cost_center": key[1], "workloads": [], "new": 0.0,
+                                        "committed": 0.0})
+            row["workloads"].append(w.name)
+            row["new"] += w.cost
+            row["committed"] += w.committed_cost
+        out = sorted(rows.values(), key=lambda r: (r["team"] == "unassigned", r["team"], r["cost_center"]))
+        if self.cost_idle > 0.005 or self.cost_idle_committed > 0.005:
+            out.append({"team": "not used by any workload", "cost_center": "–", "workloads": [],
+                        "new": self.cost_idle, "committed": self.cost_idle_committed})
+        for r in out:
+            r["all_in"] = r["new"] + r["committed"]
+        return out
 
     def workload(self, name: str) -> WorkloadResult:
         for w in self.workloads:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import typing
 from typing import Annotated, Any, Literal
@@ -84,6 +85,12 @@ class Sourced(Strict):
     """When the figures were checked (YYYY-MM or YYYY-MM-DD)."""
     notes: str | None = None
     """Free text: what the figures mean, caveats, superseded values."""
+
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _date_as_text(cls, v: object) -> object:
+        """YAML reads an unquoted 2026-09-15 as a date: keep it, as the ISO text it was written as."""
+        return v.isoformat() if isinstance(v, dt.date) else v
 
 
 class MigProfile(Strict):

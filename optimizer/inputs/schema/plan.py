@@ -222,6 +222,10 @@ class Workload(Extensible):
     """The model id (from the catalogs or the plan's models)."""
     pool: str = "interactive"
     """The pool it runs in: workloads of a pool share nodes; policy.spot_pools and mig_pools name pools."""
+    team: str | None = Field(default=None, max_length=100, examples=["search"])
+    """Who it is charged to in the showback (free text); workloads without one are "unassigned"."""
+    cost_center: str | None = Field(default=None, max_length=100, examples=["CC-4100"])
+    """The cost centre its spend books to in the showback (free text)."""
     precisions: list[str] = Field(default_factory=lambda: ["bf16"])
     """Precisions the evaluation suite accepted for this model."""
     tp: list[int] | None = None

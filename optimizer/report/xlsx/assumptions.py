@@ -1,14 +1,16 @@
-"""Assumptions: every input finance may change (days, policy, prices, API prices), as defined names."""
+"""Assumptions: every input finance may change (days, policy, prices, API prices), as defined names;
+who wrote the workbook, when, and where each offer's prices come from."""
 
 from __future__ import annotations
 
 from optimizer.report import labels as L
+from optimizer.report.provenance import Provenance, price_sources
 from optimizer.report.xlsx.cells import Sheet, defined_name, ref, rng
 from optimizer.report.xlsx.refs import Refs
 from optimizer.results.types import PlanResult
 
 
-def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs) -> None:
+def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs, made: Provenance) -> None:
     ws = sh.ws
     sh.widths([34, 16, 16, 14, 14, 13, 13, 13, 13, 40])
     sh.text(0, 0, "Assumptions: the inputs you may change", "title")
@@ -75,6 +77,7 @@ def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs) -> None:
                 sh.text(r, 5 + i, "not sold", "na")
             else:
                 refs.price[(o, t)] = sh.inp(r, 5 + i, float(p), "money2", name=defined_name("price", o, t))
+                refs.price_value[refs.price[(o, t)]] = float(p)
         est = [t for t, e in info.get("estimated", {}).items() if e]
         sh.text(r, 5 + len(tiers), ", ".join(est) and f"estimated: {', '.join(est)}", "hint")
     if result.apis:
@@ -94,8 +97,48 @@ def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs) -> None:
             sh.num(r, 3, api.get("input_tokens_per_request"), num="int")
             sh.num(r, 4, api.get("output_tokens_per_request"), num="int")
             sh.num(r, 5, api.get("max_share"), num="pct")
+    r = write_provenance(sh, result, made, r + 2)
     ws.freeze_panes(3, 0)
-    sh.page(r, 9, landscape=False)
+    sh.page(r, LAST_COL, landscape=False)
+
+
+LAST_COL = 9
+SOURCE_CHARS_PER_LINE = 110  # columns C:J at Calibri 10, with room to spare
+
+
+def write_provenance(sh: Sheet, result: PlanResult, made: Provenance, r: int) -> int:
+    """planopt's version, the time written, and per offer its price source and as-of date; returns the last row."""
+    sh.text(r, 0, "About this workbook", "h2")
+    r += 1
+    sh.text(r, 0, "Written by")
+    sh.text(r, 1, f"planopt {made.version}")
+    r += 1
+    sh.text(r, 0, "Written at")
+    sh.text(r, 1, made.generated_text)
+    if made.pinned:
+        sh.text(r, 3, "the time SOURCE_DATE_EPOCH gives", "hint")
+    if result.file:
+        r += 1
+        sh.text(r, 0, "From the plan")
+        sh.text(r, 1, result.file)
+    sources = price_sources(result)
+    if not sources:
+        return r
+    r += 2
+    sh.text(r, 0, "Where the prices come from", "h2")
+    r += 1
+    sh.header(r, 0, ["Offer", "As of"])
+    sh.ws.merge_range(r, 2, r, LAST_COL, "Price source", sh.fmt("head"))
+    for s in sources:
+        r += 1
+        sh.text(r, 0, s.offer)
+        sh.text(r, 1, s.as_of, "left")
+        sh.ws.merge_range(r, 2, r, LAST_COL, "", sh.fmt("wrap"))
+        sh.text(r, 2, s.source, "wrap")  # over the merged cell: plan text is written as text, never a formula
+        lines = -(-len(s.source) // SOURCE_CHARS_PER_LINE)
+        if lines > 1:
+            sh.ws.set_row(r, 13 * lines)
+    return r
 
 
 # Data validation on the policy inputs: a typo is refused, not silently priced.
@@ -108,6 +151,22 @@ VALIDATION = {
 }
 
 
+def _tokens_sent(result: PlanResult, w, sent: float, refs: Refs) -> tuple[str, float]:
+    """Output tokens sent over the horizon as a day type's tokens a day × its days (cells above), so
+    the API cost follows the calendar. A day's tokens: the hourly overflow (interactive), or the
+    horizon's tokens spread evenly over its days (batch)."""
+    days = {d: refs.days[d] for d in result.day_types if d in refs.days}
+    rates = w.hourly_api_tokens_per_s if w is not None else {}
+    per_day = {d: sum(rates.get(d, [])) * 3600.0 for d in days}
+    if not days:
+        return repr(sent), sent
+    if not any(per_day.values()):
+        per_day = {d: sent / result.horizon_days for d in days}
+    parts = [f"{v!r}*{days[d]}" for d, v in per_day.items() if v]
+    value = sum(v * result.day_types[d] for d, v in per_day.items() if v)
+    return ("+".join(parts) or "0"), value
+
+
 def api_table(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     """API cost = output tokens sent × (price per M output + price per M input × input/output) / 1e6."""
     if not result.apis:
@@ -115,7 +174,7 @@ def api_table(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     sh.text(r, 0, "API overflow: tokens the gateway sends to an API", "h2")
     r += 1
     head = r
-    sh.header(r, 0, ["Workload", "Share of tokens sent", "Output tokens sent (horizon)",
+    sh.header(r, 0, ["Workload", "Share of tokens sent", "Output tokens sent (a day's × the days above)",
                      "Input tokens per request", "Output tokens per request", "Price per M input",
                      "Price per M output", "", "", "Cost over the horizon", "Note"])
     sh.ws.set_row(r, 30)
@@ -132,8 +191,8 @@ def api_table(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         sh.calc(r, 6, refs.api_price[(wname, "out")], pout, num="money2")
         per_token = (pout + pin * tin / tout) / 1e6 if tin is not None and tout else 0.0
         if per_token > 0:
-            sent = api_cost / per_token
-            sh.num(r, 2, sent, num="tokens")
+            sent_formula, sent = _tokens_sent(result, w, api_cost / per_token, refs)
+            sh.calc(r, 2, sent_formula, sent, num="tokens")
             sh.num(r, 3, tin, num="int")
             sh.num(r, 4, tout, num="int")
             value = sent * (pout + pin * tin / tout) / 1e6

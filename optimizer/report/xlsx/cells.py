@@ -28,6 +28,7 @@ STYLES: dict[str, dict[str, Any]] = {
     "hint": {"italic": True, "font_color": "#595959"},
     "box": {"text_wrap": True, "valign": "top", "bg_color": "#FCE4D6", "border": 1, "border_color": "#F4B084"},
     "na": {"font_color": "#A6A6A6", "align": "center"},
+    "short": {"bold": True, "font_color": "#9C0006", "bg_color": "#FFC7CE"},
     "wrap": {"text_wrap": True, "valign": "top"},
     "left": {"align": "left"},
     "center": {"align": "center"},
@@ -45,15 +46,20 @@ def number_formats(currency: str) -> dict[str, str]:
             "tokens": "#,##0"}
 
 
+def _sheet(name: str) -> str:
+    """A sheet name as formulas write it: quoted when it holds a space ('Cash flow')."""
+    return f"'{name}'" if not name.replace("_", "").isalnum() else name
+
+
 def ref(sheet: str, row: int, col: int) -> str:
-    """An absolute reference to one cell on another sheet (sheet names here need no quotes)."""
-    return f"{sheet}!{xl_rowcol_to_cell(row, col, True, True)}"
+    """An absolute reference to one cell on another sheet."""
+    return f"{_sheet(sheet)}!{xl_rowcol_to_cell(row, col, True, True)}"
 
 
 def rng(sheet: str, first_row: int, last_row: int, col: int) -> str:
     a = xl_rowcol_to_cell(first_row, col, True, True)
     b = xl_rowcol_to_cell(last_row, col, True, True)
-    return f"{sheet}!{a}:{b}"
+    return f"{_sheet(sheet)}!{a}:{b}"
 
 
 def cell(row: int, col: int, abs_row: bool = False, abs_col: bool = False) -> str:

@@ -48,7 +48,9 @@ def _signed(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         sh.num(r, 2, c.gpus, num="int")
         sh.num(r, 3, serial(c.start), num=DATE)
         sh.num(r, 4, serial(c.end), num=DATE)
-        sh.inp(r, 5, c.price_per_gpu_hour, "money2")
+        cell = sh.inp(r, 5, c.price_per_gpu_hour, "money2")
+        refs.contract_price.setdefault((c.offer, c.tier, round(c.price_per_gpu_hour, 6)), cell)
+        refs.price_value[cell] = c.price_per_gpu_hour
         sh.num(r, 6, c.days_in_horizon, num="int")
         gh = c.gpus * 24 * c.days_in_horizon
         sh.calc(r, 7, f"C{n}*24*G{n}", gh, num="int")
@@ -70,7 +72,12 @@ def _signed(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         sh.text(r, 0, "None: the plan lists no contract that overlaps its horizon.", "note")
     first, last = head + 1, max(r, head + 1)
     refs.signed = {"gpus": rng(sh.name, first, last, 2), "end": rng(sh.name, first, last, 4),
-                   "monthly": rng(sh.name, first, last, 11)}
+                   "monthly": rng(sh.name, first, last, 11), "offer": rng(sh.name, first, last, 0),
+                   "gh": rng(sh.name, first, last, 7), "spend": rng(sh.name, first, last, 8)}
+    for o in {c.offer for c in result.commitments}:
+        gh_o = sum(c.gpus * 24 * c.days_in_horizon for c in result.commitments if c.offer == o)
+        spend_o = sum(c.gpus * 24 * c.days_in_horizon * c.price_per_gpu_hour for c in result.commitments if c.offer == o)
+        refs.committed_rate[o] = spend_o / gh_o if gh_o else 0.0
     r += 1
     sh.text(r, 0, "Total", "total")
     for col, v in ((8, spend), (10, total), (11, monthly)):
@@ -86,8 +93,8 @@ def _new(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     r += 1
     head = r
     sh.header(r, 0, ["Offer", "Tier", "GPUs", "Price per GPU-hour", "Term (days)", "Term (months)", "Start",
-                     "End (start + term)", "This horizon's share", "Total committed", "Per month",
-                     "Beyond the horizon", "Last day of service"])
+                     "End (last day: start + term − 1)", "This horizon's share", "Total committed", "Per month",
+                     "Beyond the horizon"])
     sh.ws.set_row(r, 30)
     P = refs.purchases
     dated = result.start_date is not None
@@ -108,12 +115,10 @@ def _new(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         if dated:
             start = serial(x.start)  # type: ignore[arg-type]
             sh.num(r, 6, start, num=DATE)
-            sh.calc(r, 7, f"G{n}+E{n}", start + x.term_days, num=DATE)
-            sh.calc(r, 12, f"H{n}-1", start + x.term_days - 1, num=DATE)
+            sh.calc(r, 7, f"G{n}+E{n}-1", start + x.term_days - 1, num=DATE)
         else:
             sh.text(r, 6, "plan start")
             sh.text(r, 7, x.end_text)
-            sh.text(r, 12, "–", "na")
         share = x.gpus * x.price_per_gpu_hour * 24 * refs.horizon_days
         sh.calc(r, 8, f"C{n}*D{n}*24*{refs.horizon}", share, num="money0")
         total = x.gpus * x.price_per_gpu_hour * 24 * x.term_days
@@ -128,7 +133,7 @@ def _new(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         r += 1
         sh.text(r, 0, "None: the plan buys no reserved capacity.", "note")
     first, last = head + 1, max(r, head + 1)
-    refs.new = {"gpus": rng(sh.name, first, last, 2), "last": rng(sh.name, first, last, 12),
+    refs.new = {"gpus": rng(sh.name, first, last, 2), "last": rng(sh.name, first, last, 7),
                 "monthly": rng(sh.name, first, last, 10)}
     r += 1
     sh.text(r, 0, "Total", "total")
@@ -176,8 +181,7 @@ def _monthly_ending(result: PlanResult, first: str, last: str) -> float:
     s = sum(c.gpus * c.price_per_gpu_hour * 24 * 365 / 12 for c in result.commitments if first <= c.end <= last)
     n = 0.0
     for x in result.new_commitments:
-        end = (dt.date.fromisoformat(x.end) - dt.timedelta(days=1)).isoformat() if x.end else None
-        if end is not None and first <= end <= last:
+        if x.end is not None and first <= x.end <= last:
             n += x.gpus * x.price_per_gpu_hour * 24 * x.term_days / x.term_months
     if result.commitments and result.new_commitments:
         return s + n

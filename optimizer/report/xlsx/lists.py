@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
+from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet
 from optimizer.results.types import PlanResult
 
 
 def write_alternatives(sh: Sheet, result: PlanResult) -> None:
     ws = sh.ws
-    sh.widths([20, 6, 40, 14, 11, 11, 16, 16])
+    sh.widths([20, 6, 40, 14, 11, 11, 16, 18, 40])
     sh.text(0, 0, "Alternatives: the next best configs per workload", "title")
-    sh.intro(1, "A quick standalone comparison: each config's GPU-hours at its offer's cheapest hourly tier, "
-                  "the chosen config priced the same way. `planopt explain PLAN --workload NAME` re-solves the "
-                  "whole plan for exact differences.", 7, 2)
+    sh.intro(1, L.ALTERNATIVES_INTRO, 8, 3)
     head = 3
     sh.header(head, 0, ["Workload", "Rank", "Config", "Goodput (output tok/s)", "Goodput source",
-                        "GPUs at the peak", "Standalone cost", "More than the chosen config"])
+                        "GPUs at the peak", "Standalone cost (ranking)",
+                        "Plan cost with it forced, minus the plan's", "How it was priced"])
     ws.set_row(head, 30)
     r = head
     for a in result.alternatives:
@@ -28,12 +28,13 @@ def write_alternatives(sh: Sheet, result: PlanResult) -> None:
         sh.num(r, 5, a.gpus_at_peak, num="int")
         sh.num(r, 6, a.standalone_cost, num="money0")
         sh.num(r, 7, a.difference, num="money0")
+        sh.text(r, 8, L.BASIS.get(a.basis, a.basis), "note")
     if not result.alternatives:
         r += 1
         sh.text(r, 0, "No alternatives: every workload had a single config.", "note")
     ws.freeze_panes(head + 1, 1)
-    ws.autofilter(head, 0, max(r, head + 1), 7)
-    sh.page(r, 7, header_rows=(head, head))
+    ws.autofilter(head, 0, max(r, head + 1), 8)
+    sh.page(r, 8, header_rows=(head, head))
 
 
 def write_dropped(sh: Sheet, result: PlanResult) -> None:

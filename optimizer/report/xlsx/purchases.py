@@ -51,6 +51,7 @@ def write_purchases(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         cost = gh * p["price"]
         sh.calc(r, 9, f"H{r + 1}*I{r + 1}", cost, num="money0")
         p["cost_value"] = cost
+        p["gh_value"] = gh
         sh.text(r, 10, "estimated price (published discount policy)" if p["estimated"] else "", "hint")
     first, last = head + 1, max(r, head + 1)
     for key, col in (("offer", 0), ("accelerator", 3), ("tier", 4), ("gpus", 5), ("gpu_hours", 7),

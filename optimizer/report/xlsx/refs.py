@@ -28,6 +28,22 @@ class Refs:
     """Column ranges of the contracts already signed (Commitments)."""
     new: dict[str, str] = field(default_factory=dict)
     """Column ranges of the new reservations over their full term (Commitments)."""
+    workload_cells: dict[str, tuple[tuple[str, float], tuple[str, float]]] = field(default_factory=dict)
+    """Workload ("" for what no workload used) → ((new spend cell, value), (committed spend cell, value))."""
+    sizing: dict[str, str] = field(default_factory=dict)
+    sizing_values: list[tuple[float | None, float]] = field(default_factory=list)
+    """Workloads' "GPUs needed at its peak" and "GPUs in the fleet at its peak" column ranges."""
+    price_value: dict[str, float] = field(default_factory=dict)
+    """Price cell (as formulas read it) → its value."""
+    contract_price: dict[tuple[str, str, float], str] = field(default_factory=dict)
+    """(offer, tier, price) of a signed contract → its price cell on Commitments."""
+    cash: dict[str, str] = field(default_factory=dict)
+    """Column ranges of the Cash flow sheet's horizon table."""
+    cash_values: list[float] = field(default_factory=list)
+    cash_total: tuple[str, float] | None = None
+    all_in_value: float = 0.0
+    committed_rate: dict[str, float] = field(default_factory=dict)
+    """Committed spend per committed GPU-hour in the horizon, by offer (Commitments' spend ÷ GPU-hours)."""
     committed: tuple[str, float] | None = None
     """Cell with the committed (sunk) spend in the horizon, and its value."""
     new_total: tuple[str, float] | None = None

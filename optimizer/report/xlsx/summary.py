@@ -27,20 +27,53 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     total_v = tier_v["reserved"] + tier_v["on_demand"] + tier_v["spot"] + tier_v["api"]
     r = 4
     sh.text(r, 0, "Headline", "h2")
-    sh.text(r + 1, 0, "Total cost over the horizon", "big")
-    sh.calc(r + 1, 1, "cost_reserved+cost_on_demand+cost_spot+cost_api", total_v, "big", num="money0")
-    book.name("total_cost", sh.name, r + 1, 1)
-    sh.text(r + 2, 0, "Cost per day")
-    sh.calc(r + 2, 1, f"total_cost/{refs.horizon}", total_v / refs.horizon_days, "total", num="money0")
-    book.name("cost_per_day", sh.name, r + 2, 1)
-    sh.text(r + 3, 0, "Horizon")
-    sh.calc(r + 3, 1, refs.horizon, refs.horizon_days, num="days")
-    sh.text(r + 4, 0, "Solver status")
-    sh.text(r + 4, 1, _status(result), "value")
-    sh.text(r + 5, 0, "Plan file")
-    sh.text(r + 5, 1, result.file or "–", "value")
+    committed = refs.committed if result.commitments else None
+    if committed is not None:  # all-in first: what the horizon costs, signed contracts included
+        r += 1
+        sh.text(r, 0, "All-in over the horizon (new + committed)", "big")
+        sh.calc(r, 1, "total_cost+committed_spend", total_v + committed[1], "big", num="money0")
+        book.name("all_in_cost", sh.name, r, 1)
+    r += 1
+    new_label = "New spend over the horizon" if committed is not None else "Total cost over the horizon"
+    sh.text(r, 0, new_label, "total" if committed is not None else "big")
+    sh.calc(r, 1, "cost_reserved+cost_on_demand+cost_spot+cost_api", total_v,
+            "total" if committed is not None else "big", num="money0")
+    book.name("total_cost", sh.name, r, 1)
+    if committed is not None:
+        r += 1
+        sh.text(r, 0, "Already committed (signed before this plan, for the days in the horizon; sunk)")
+        sh.calc(r, 1, "committed_spend", committed[1], num="money0")
+    r += 1
+    sh.text(r, 0, "New spend per day" if committed is not None else "Cost per day")
+    sh.calc(r, 1, f"total_cost/{refs.horizon}", total_v / refs.horizon_days, "total", num="money0")
+    book.name("cost_per_day", sh.name, r, 1)
+    sh.text(r + 1, 0, "Horizon")
+    sh.calc(r + 1, 1, refs.horizon, refs.horizon_days, num="days")
+    sh.text(r + 2, 0, "Solver status")
+    sh.text(r + 2, 1, _status(result), "value")
+    sh.text(r + 3, 0, "Plan file")
+    sh.text(r + 3, 1, result.file or "–", "value")
+    if refs.sizing:  # an edited sizing input that the fleet no longer covers is flagged, not silent
+        r += 1
+        S = refs.sizing
+        sh.text(r + 3, 0, "Workloads the fleet no longer covers (after edits on Assumptions)")
+        short = sum(1 for need, have in refs.sizing_values if need is not None and need > have)
+        sh.calc(r + 3, 1, f"SUMPRODUCT(ISNUMBER({S['needed']})*({S['needed']}>{S['fleet']}))", short, num="int")
+        book.name("workloads_short", sh.name, r + 3, 1)
+        ws.conditional_format(r + 3, 1, r + 3, 1, {"type": "cell", "criteria": ">", "value": 0,
+                                                   "format": sh.fmt("short")})
+        sh.text(r + 3, 2, "red on Workloads: GPUs needed > GPUs in the fleet; re-solve the plan", "note")
 
-    r += 7
+    r += 5
+    sh.text(r, 0, "Decision", "h2")
+    money = lambda v, nd=0: vocab.money(v, result.currency, nd)  # noqa: E731
+    for what, sentence in L.decision_lines(result, money):
+        r += 1
+        sh.text(r, 0, what, "value")
+        ws.merge_range(r, 1, r, 8, "", sh.fmt("note"))
+        sh.text(r, 1, sentence, "note")
+        sh.fit_row(r, sentence, 110)
+    r += 2
     cmd = f"planopt solve {result.file}" if result.file else "planopt solve PLAN.yaml"
     ws.merge_range(r, 0, r + 2, 5, "", sh.fmt("box"))
     sh.text(r, 0, "Changing an input on Assumptions (prices, days, occupancy, spares, rollout) recomputes the "
@@ -183,10 +216,11 @@ def _policy_value(sh: Sheet, r: int, v: Any, num: str) -> None:
 
 def _binding(sh: Sheet, result: PlanResult, r: int) -> int:
     sh.text(r, 0, "What binds", "h2")
-    if not result.binding and not result.notes:
+    caps = L.caps_that_bind(result)  # goodput limits: the Workloads sheet's "Goodput bound by"
+    if not caps and not result.notes:
         r += 1
         sh.text(r, 0, "No cap or share limit is reached.", "note")
-    for b in result.binding:
+    for b in caps:
         r += 1
         sh.text(r, 0, b.what)
         sh.ws.merge_range(r, 1, r, 5, "", sh.fmt("value"))

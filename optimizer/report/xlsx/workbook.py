@@ -7,28 +7,29 @@ Python beside each formula computes that value the way the formula does, in the 
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 import xlsxwriter
 
 from optimizer.atomic import atomic_write
+from optimizer.report.provenance import Provenance, provenance
 from optimizer.report.xlsx.assumptions import write_assumptions
+from optimizer.report.xlsx.cashflow import write_cash_flow
 from optimizer.report.xlsx.cells import Book
 from optimizer.report.xlsx.commitments import write_commitments
 from optimizer.report.xlsx.hourly import write_hourly
 from optimizer.report.xlsx.lists import write_alternatives, write_dropped
 from optimizer.report.xlsx.purchases import write_purchases
 from optimizer.report.xlsx.refs import Refs
+from optimizer.report.xlsx.showback import write_showback
 from optimizer.report.xlsx.summary import write_summary
 from optimizer.report.xlsx.supply import write_supply
 from optimizer.report.xlsx.workloads import write_workloads
 from optimizer.results.jsonio import from_dict, to_dict
 from optimizer.results.types import PlanResult
 
-SHEETS = ("Summary", "Assumptions", "Workloads", "Purchases", "Commitments", "Supply", "Hourly", "Alternatives",
-          "Dropped")
-FIXED_DATE = dt.datetime(2026, 1, 1)  # document properties: fixed so the same result gives the same bytes
+SHEETS = ("Summary", "Assumptions", "Workloads", "Purchases", "Commitments", "Cash flow", "Showback", "Supply",
+          "Hourly", "Alternatives", "Dropped")
 
 
 def write_workbook(result: PlanResult, path: Path) -> None:
@@ -37,26 +38,32 @@ def write_workbook(result: PlanResult, path: Path) -> None:
         build_workbook(result, tmp)
 
 
-def build_workbook(result: PlanResult, target: Path) -> None:
+def build_workbook(result: PlanResult, target: Path, made: Provenance | None = None) -> None:
     # The numbers the JSON keeps (rounded as it rounds them), so `planopt report` on the saved
-    # JSON writes the same workbook as `planopt solve` did.
+    # JSON writes the same workbook as `planopt solve` did (with SOURCE_DATE_EPOCH set: the same bytes).
     result = from_dict(to_dict(result))
+    made = made or provenance()
     wb = xlsxwriter.Workbook(str(target), {
         "strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False,
         "constant_memory": False})
     try:
         wb.set_properties({"title": f"planopt: {result.plan}"[:250], "subject": "Inference capacity plan",
-                           "author": "planopt", "created": FIXED_DATE,
+                           "author": f"planopt {made.version}",
+                           "created": made.generated.replace(tzinfo=None),  # UTC; xlsxwriter writes it with a Z
                            "comments": "Written by planopt from a solved plan; inputs on Assumptions."})
         wb.set_calc_mode("auto")
         book = Book(wb, result.currency)
         sheets = {n: book.sheet(n) for n in SHEETS}
         refs = Refs()
-        write_assumptions(sheets["Assumptions"], result, refs)
+        write_assumptions(sheets["Assumptions"], result, refs, made)
         write_hourly(sheets["Hourly"], result, refs)
         write_purchases(sheets["Purchases"], result, refs)
         write_commitments(sheets["Commitments"], result, refs)
+        refs.all_in_value = sum(refs.tier_cost.values()) + (refs.api_total[1] if refs.api_total else 0.0) \
+            + (refs.committed[1] if refs.committed else 0.0)
+        write_cash_flow(sheets["Cash flow"], result, refs)
         write_workloads(sheets["Workloads"], result, refs)
+        write_showback(sheets["Showback"], result, refs)
         write_supply(sheets["Supply"], result, refs)
         write_summary(sheets["Summary"], result, refs)
         write_alternatives(sheets["Alternatives"], result)

@@ -10,10 +10,12 @@ from optimizer.report.xlsx.cells import (
     ceil_clean,
     ceil_formula,
     excel_round,
+    ref,
     rng,
 )
 from optimizer.report.xlsx.refs import Refs
 from optimizer.results.types import PlanResult
+from optimizer.vocab import RESERVED_TIERS
 
 W_HEAD = ["Workload", "Pool", "Kind", "Model", "Offer", "Accelerator", "Precision", "Config", "GPUs per replica",
           "Goodput (output tok/s per replica)", "Goodput source", "Goodput bound by",
@@ -21,18 +23,21 @@ W_HEAD = ["Workload", "Pool", "Kind", "Model", "Offer", "Accelerator", "Precisio
           "Sequences needed",
           "Peak hour", "Peak demand (output tok/s)", "Sent to API at the peak (tok/s)", "Base replicas", "Spares",
           "Rollout", "Total replicas", "GPUs needed at its peak", "GPUs in the fleet at its peak",
-          "GPU-hours", "Share of its output tokens sent to the API", "Cost over the horizon", "Cost per day", "Note"]
+          "GPU-hours", "… on reserved", "… on on-demand", "… on spot", "… on contracts signed before",
+          "Share of its output tokens sent to the API", "Cost over the horizon (tiers it used + API)", "Cost per day",
+          "Committed spend it used (sunk)", "Note"]
 
 
 W_GROUPS = [(0, 11, "Choice"), (12, 18, "Memory per replica (GB)"),
             (19, 27, "Sizing at the peak hour: base = ⌈(peak − API) ÷ (goodput × occupancy)⌉"),
-            (28, 32, "Over the horizon")]
+            (28, 37, "Over the horizon: each GPU-hour it used at the rate of its tier")]
 
 
 C = {name: i for i, name in enumerate(["name", "pool", "kind", "model", "offer", "acc", "prec", "config", "gpr",
                                        "goodput", "source", "bound", "mem", "weights", "kv", "reserve", "free",
                                        "fit", "need", "peak_at", "peak", "api", "base", "spares", "rollout",
-                                       "total", "gpus", "fleet", "gh", "share", "cost", "per_day", "note"])}
+                                       "total", "gpus", "fleet", "gh", "gh_res", "gh_od", "gh_spot", "gh_com",
+                                       "share", "cost", "per_day", "committed", "note"])}
 
 
 def _col(key: str, row: int) -> str:
@@ -42,12 +47,15 @@ def _col(key: str, row: int) -> str:
 def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws = sh.ws
     sh.widths([18, 10, 9, 15, 20, 9, 8, 11, 8, 10, 9, 10, 7, 7, 7, 7, 7, 8, 8,
-               14, 11, 11, 8, 7, 7, 8, 8, 9, 12, 9, 14, 11, 44])
+               14, 11, 11, 8, 7, 7, 8, 8, 9, 12, 11, 11, 11, 11, 9, 14, 11, 13, 44])
     sh.text(0, 0, "Workloads: what each one runs on, why it fits, and how many replicas", "title")
     sh.intro(1, "Replicas at each workload's peak hour: base = ⌈(peak − sent to API) ÷ (goodput × occupancy)⌉, "
                   "rollout = ⌈rollout share × (base + spares)⌉ (quotients rounded to 4 decimals first). They "
-                  "follow occupancy, spares and rollout on Assumptions; the fleet's GPUs (grey) do not. Cost: the "
-                  "offer's cost shared by GPU-hours, plus the workload's API cost.", 18, 3)
+                  "follow occupancy, spares and rollout on Assumptions; the fleet's GPUs (grey) do not. Cost: hour by "
+                  "hour a pool's GPUs are served by contracts signed before, then reserved, then spot, then "
+                  "on-demand, shared by GPUs; each GPU-hour a workload used is charged its tier's rate (reserved: "
+                  "the offer's reservations over the GPU-hours they hold), plus its API cost. GPUs bought and "
+                  "used by no workload at that hour are their own line.", 18, 3)
     for a, b, label in W_GROUPS:
         ws.merge_range(2, a, 2, b, "", sh.fmt("group"))
         sh.text(2, a, label, "group")
@@ -58,14 +66,8 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     pol = result.policy
     first = head + 1
     last = head + max(len(result.workloads), 1)
-    gh_rng, offer_rng = rng(sh.name, first, last, C["gh"]), rng(sh.name, first, last, C["offer"])
-    offer_gh: dict[str, float] = {}
-    for w in result.workloads:
-        if w.offer:
-            offer_gh[w.offer] = offer_gh.get(w.offer, 0.0) + w.gpu_hours
-    offer_cost: dict[str, float] = {}
-    for p in refs.purchase_rows:
-        offer_cost[p["offer"]] = offer_cost.get(p["offer"], 0.0) + p["cost_value"]
+    P = refs.purchases
+    reserved_rate = {o: _reserved_rate(refs.purchase_rows, o) for o in {w.offer for w in result.workloads if w.offer}}
     total_cost = 0.0
     r = head
     for w in result.workloads:
@@ -91,28 +93,41 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
                 if w.hourly_api_tokens_per_s else 0.0
             sh.num(r, C["peak"], w.peak_output_tokens_per_s, num="int")
             sh.num(r, C["api"], api_peak, num="int")
-            note = _replica_formulas(sh, r, w, api_peak, float(pol.get("occupancy", 1.0)),
-                                     int(pol.get("spares", 0)), float(pol.get("rollout_fraction", 0.0)),
-                                     occ, spares, roll) or note
+            said, needed_v = _replica_formulas(sh, r, w, api_peak, float(pol.get("occupancy", 1.0)),
+                                               int(pol.get("spares", 0)), float(pol.get("rollout_fraction", 0.0)),
+                                               occ, spares, roll)
+            note = said or note
         else:
             sh.num(r, C["peak"], None)
             sh.num(r, C["api"], None)
             for k, v in (("base", w.replicas.base), ("spares", w.replicas.spares), ("rollout", w.replicas.rollout),
                          ("total", w.replicas.total)):
                 sh.num(r, C[k], v if w.offer else None, num="int")
-            sh.num(r, C["gpus"], w.gpus_at_peak if w.offer else None, num="int")
+            needed_v = w.gpus_at_peak if w.offer else None
+            sh.num(r, C["gpus"], needed_v, num="int")
         sh.num(r, C["fleet"], w.gpus_at_peak, num="int")
+        refs.sizing_values.append((needed_v, w.gpus_at_peak))
         sh.num(r, C["gh"], w.gpu_hours, num="int")
         sh.num(r, C["share"], w.api_share, num="pct")
-        # cost: the offer's cost shared by GPU-hours (as planopt allocates it) + the workload's API cost
+        # cost: each tier's GPU-hours at its rate, + the workload's API cost
+        gh = w.gpu_hours_by_tier
+        for k, t in (("gh_res", "reserved"), ("gh_od", "on_demand"), ("gh_spot", "spot"), ("gh_com", "committed")):
+            sh.num(r, C[k], gh.get(t, 0.0) if w.offer else None, num="int")
         parts, value = [], 0.0
         if w.offer:
             o = _col("offer", r)
-            tot = f'SUMIFS({gh_rng},{offer_rng},"="&{o})'
-            parts.append(f'IF({tot}=0,0,{_col("gh", r)}/{tot}*SUMIFS({refs.purchases["cost"]},'
-                         f'{refs.purchases["offer"]},"="&{o}))')
-            tot_v = offer_gh.get(w.offer, 0.0)
-            value = 0.0 if tot_v == 0 else w.gpu_hours / tot_v * offer_cost.get(w.offer, 0.0)
+            if gh.get("reserved"):
+                sums = [(f'SUMIFS({P["cost"]},{P["offer"]},"="&{o},{P["tier"]},"{t}")',
+                         f'SUMIFS({P["gpu_hours"]},{P["offer"]},"="&{o},{P["tier"]},"{t}")') for t in RESERVED_TIERS]
+                cost_f, gh_f = "+".join(c for c, _ in sums), "+".join(g for _, g in sums)
+                parts.append(f'IF(({gh_f})=0,0,{_col("gh_res", r)}*({cost_f})/({gh_f}))')
+                value += gh["reserved"] * reserved_rate[w.offer]
+            for k, t, tier in (("gh_od", "on_demand", "on-demand"), ("gh_spot", "spot", "spot")):
+                if gh.get(t):
+                    price = refs.price.get((w.offer, tier))
+                    v = _price(result, w.offer, tier)
+                    parts.append(f'{_col(k, r)}*{price or repr(v)}')
+                    value += gh[t] * v
         if w.name in refs.api_cost:
             cell, v = refs.api_cost[w.name]
             parts.append(cell)
@@ -120,15 +135,35 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.calc(r, C["cost"], "+".join(parts) or "0", value, num="money0")
         sh.calc(r, C["per_day"], f'{_col("cost", r)}/{refs.horizon}', value / refs.horizon_days, num="money0")
         total_cost += value
+        com_v = gh.get("committed", 0.0) * refs.committed_rate.get(w.offer or "", 0.0)
+        if com_v:
+            S = refs.signed
+            sh.calc(r, C["committed"], f'{_col("gh_com", r)}*SUMIFS({S["spend"]},{S["offer"]},"="&{_col("offer", r)})'
+                                       f'/SUMIFS({S["gh"]},{S["offer"]},"="&{_col("offer", r)})', com_v, num="money0")
+        else:
+            sh.num(r, C["committed"], 0.0 if result.commitments else None, num="money0")
         sh.text(r, C["note"], note, "note")
         sh.fit_row(r, note, 44)
-    # Capacity bought on offers no workload uses has no workload to be charged to: show it.
+        refs.workload_cells[w.name] = ((ref(sh.name, r, C["cost"]), value),
+                                       (ref(sh.name, r, C["committed"]), com_v) if com_v else ("0", 0.0))
+    # GPU-hours bought that no workload used at that hour have no workload to be charged to: show them.
     r += 1
     idle_v = sum(refs.tier_cost.values()) + (refs.api_total[1] if refs.api_total else 0.0) - total_cost
     sh.text(r, 0, "Not used by any workload")
     sh.calc(r, C["cost"], f"total_cost-SUM({rng(sh.name, first, last, C['cost'])})", idle_v, num="money0")
     sh.calc(r, C["per_day"], f"{_col('cost', r)}/{refs.horizon}", idle_v / refs.horizon_days, num="money0")
-    sh.text(r, C["note"], "capacity bought that no chosen config uses at any hour", "note")
+    sh.text(r, C["note"], "GPU-hours bought that no workload used at that hour: reserved GPUs off-peak, the rest of "
+                          "whole on-demand and spot nodes, spot bought as insurance against interruption", "note")
+    com_idle = 0.0
+    if result.commitments:
+        com_idle = result.cost_committed - sum(
+            w.gpu_hours_by_tier.get("committed", 0.0) * refs.committed_rate.get(w.offer or "", 0.0)
+            for w in result.workloads if w.offer)
+        committed_cell = refs.committed[0] if refs.committed else "0"
+        sh.calc(r, C["committed"], f"{committed_cell}-SUM({rng(sh.name, first, last, C['committed'])})", com_idle,
+                num="money0")
+    refs.workload_cells[""] = ((ref(sh.name, r, C["cost"]), idle_v),
+                               (ref(sh.name, r, C["committed"]), com_idle) if result.commitments else ("0", 0.0))
     total_cost += idle_v
     r += 1
     sh.text(r, 0, "Total", "total")
@@ -137,6 +172,18 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.calc(r, C["cost"], f"SUM({rng(sh.name, first, r - 1, C['cost'])})", total_cost, "total", num="money0")
     sh.calc(r, C["per_day"], f"{_col('cost', r)}/{refs.horizon}", total_cost / refs.horizon_days, "total",
             num="money0")
+    if result.commitments:
+        sh.calc(r, C["committed"], f"SUM({rng(sh.name, first, r - 1, C['committed'])})",
+                refs.committed[1] if refs.committed else 0.0, "total", num="money0")
+    else:
+        sh.text(r, C["committed"], "", "total")
+    # an edited occupancy, spare or rollout that needs more GPUs than the fleet holds turns red
+    needed, fleet = rng(sh.name, first, last, C["gpus"]), rng(sh.name, first, last, C["fleet"])
+    refs.sizing = {"needed": needed, "fleet": fleet}
+    ws.conditional_format(first, C["gpus"], last, C["gpus"], {
+        "type": "formula", "criteria": f"=AND(ISNUMBER({_col('gpus', first)}),{_col('gpus', first)}>"
+                                       f"{_col('fleet', first)})",
+        "format": sh.fmt("short")})
     ws.freeze_panes(head + 1, 1)
     sh.page(r, C["note"], header_rows=(2, head))
     # two pages wide: the choice and memory, then the sizing and cost, each with the workload names
@@ -146,11 +193,23 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws.repeat_columns(0, 0)
 
 
+def _reserved_rate(rows: list[dict], offer: str) -> float:
+    """What an offer's reservations cost per GPU-hour they hold (the formula's quotient, same order)."""
+    cost = sum(sum(p["cost_value"] for p in rows if p["offer"] == offer and p["tier"] == t) for t in RESERVED_TIERS)
+    held = sum(sum(p["gh_value"] for p in rows if p["offer"] == offer and p["tier"] == t) for t in RESERVED_TIERS)
+    return cost / held if held else 0.0
+
+
+def _price(result: PlanResult, offer: str, tier: str) -> float:
+    return float(result.offers.get(offer, {}).get("prices", {}).get(tier, 0.0) or 0.0)
+
+
 def _replica_formulas(sh: Sheet, r: int, w, api_peak: float, occ_v: float, spares_v: int, roll_v: float,
-                      occ: str, spares: str, roll: str) -> str:
+                      occ: str, spares: str, roll: str) -> tuple[str, int]:
     """Write base, spares, rollout, total and GPUs needed as formulas; values computed the same way.
 
-    Returns a note when planopt's counts differ from the arithmetic (then its counts are written).
+    Returns a note when planopt's counts differ from the arithmetic (then its counts are written),
+    and the GPUs needed at the peak.
     """
     base = ceil_clean((w.peak_output_tokens_per_s - api_peak) / (w.goodput_output_tokens_per_s * occ_v))
     rollout = ceil_clean(roll_v * (base + spares_v))
@@ -162,7 +221,7 @@ def _replica_formulas(sh: Sheet, r: int, w, api_peak: float, occ_v: float, spare
                      ("gpus", w.gpus_at_peak)):
             sh.num(r, C[k], v, num="int")
         return (f"planopt's counts at the peak: the solver chose {rep.base} base replicas where the arithmetic "
-                f"gives {base}; written as values")
+                f"gives {base}; written as values"), w.gpus_at_peak
     sh.calc(r, C["base"], ceil_formula(f'({_col("peak", r)}-{_col("api", r)})/({_col("goodput", r)}*{occ})'),
             base, num="int")
     sh.calc(r, C["spares"], spares, spares_v, num="int")
@@ -170,5 +229,5 @@ def _replica_formulas(sh: Sheet, r: int, w, api_peak: float, occ_v: float, spare
     sh.calc(r, C["total"], f'{_col("base", r)}+{_col("spares", r)}+{_col("rollout", r)}', total, num="int")
     sh.calc(r, C["gpus"], ceil_formula(f'{_col("total", r)}*{_col("gpr", r)}'), gpus, num="int")
     if api_peak > 0:
-        return f"{api_peak:,.0f} output tok/s of the peak go to the API"
-    return ""
+        return f"{api_peak:,.0f} output tok/s of the peak go to the API", gpus
+    return "", gpus

@@ -1,0 +1,155 @@
+"""The workbook's Cash flow sheet: the horizon's all-in spend by month (GPU-hours × the prices on
+Assumptions and Commitments), a month-by-kind table that adds up to the all-in total, and every
+commitment's payments month by month for up to 36 months."""
+
+from __future__ import annotations
+
+from optimizer.report.xlsx.cells import Sheet, ref, rng
+from optimizer.report.xlsx.refs import Refs
+from optimizer.results.types import PlanResult
+
+KINDS = (("committed", "Committed (signed before)"), ("new", "New GPUs"), ("api", "API"))
+
+
+def write_cash_flow(sh: Sheet, result: PlanResult, refs: Refs) -> None:
+    ws = sh.ws
+    sh.widths([12, 14, 28, 13, 11, 13, 12, 15, 15, 15])
+    sh.text(0, 0, "Cash flow: the horizon's spend by month, and every commitment month by month", "title")
+    sh.intro(1, "GPU-hours in each month (a day type's days spread over the calendar days of that type) × the "
+                "price on Assumptions (new) or Commitments (signed). The months add up to the all-in spend: new "
+                "spend + committed spend. Months are calendar months from start_date (M1, M2, … of 30 days "
+                "without one).", 9, 3)
+    r = _horizon(sh, result, refs, 3)
+    r = _by_month(sh, result, refs, r + 2)
+    r = _schedule(sh, result, refs, r + 2)
+    ws.freeze_panes(3, 0)
+    sh.page(r, 9)
+
+
+def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
+    sh.text(r, 0, "The horizon, month by month", "h2")
+    r += 1
+    head = r
+    sh.header(r, 0, ["Month", "Provider", "Offer (API: workload)", "Tier", "Kind", "GPU-hours", "Price per GPU-hour",
+                     "Amount"])
+    sh.ws.set_row(r, 30)
+    api_total: dict[str, float] = {}
+    for c in result.cash_flow:
+        if c.kind == "api":
+            api_total[c.offer] = api_total.get(c.offer, 0.0) + c.amount
+    total = 0.0
+    for c in result.cash_flow:
+        r += 1
+        n = r + 1
+        for col, text in enumerate((c.month, c.provider, c.offer, c.tier, c.kind)):
+            sh.text(r, col, text)
+        if c.kind == "api":
+            cell, api_v = refs.api_cost.get(c.offer, (None, 0.0))
+            share = c.amount / api_total[c.offer] if api_total.get(c.offer) else 0.0
+            sh.num(r, 5, None)
+            sh.num(r, 6, None)
+            if cell:
+                v = share * api_v
+                sh.calc(r, 7, f"{share!r}*{cell}", v, num="money2")
+            else:
+                v = c.amount
+                sh.num(r, 7, v, num="money2")
+        else:
+            sh.num(r, 5, c.gpu_hours, num="int")
+            price_ref = (refs.contract_price.get((c.offer, c.tier, round(c.price_per_gpu_hour, 6)))
+                         if c.kind == "committed" else refs.price.get((c.offer, c.tier)))
+            price_v = refs.price_value.get(price_ref, c.price_per_gpu_hour) if price_ref else c.price_per_gpu_hour
+            if price_ref:
+                sh.calc(r, 6, price_ref, price_v, num="money2")
+            else:
+                sh.num(r, 6, price_v, num="money2")
+            v = c.gpu_hours * price_v
+            sh.calc(r, 7, f"F{n}*G{n}", v, num="money2")
+        total += v
+        refs.cash_values.append(v)
+    first, last = head + 1, max(r, head + 1)
+    refs.cash = {"month": rng(sh.name, first, last, 0), "kind": rng(sh.name, first, last, 4),
+                 "amount": rng(sh.name, first, last, 7)}
+    r += 1
+    sh.text(r, 0, "Total", "total")
+    for col in range(1, 7):
+        sh.text(r, col, "", "total")
+    sh.calc(r, 7, f"SUM({refs.cash['amount']})" if result.cash_flow else "0", total, "total", num="money0")
+    sh.book.name("cash_flow_total", sh.name, r, 7)
+    refs.cash_total = (ref(sh.name, r, 7), total)
+    r += 1
+    sh.text(r, 0, "All-in spend (Summary) — the total above equals it", "note")
+    sh.calc(r, 7, "total_cost+committed_spend", refs.all_in_value, num="money0")
+    return r
+
+
+def _by_month(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
+    sh.text(r, 0, "By month", "h2")
+    r += 1
+    head = r
+    sh.header(r, 0, ["Month"] + [label for _k, label in KINDS] + ["All-in"])
+    sh.ws.set_row(r, 30)
+    months = list(dict.fromkeys(c.month for c in result.cash_flow))
+    cash = refs.cash
+    last_kind = chr(ord("A") + len(KINDS))
+    for m in months:
+        r += 1
+        n = r + 1
+        sh.text(r, 0, m)
+        row_total = 0.0
+        for i, (kind, _label) in enumerate(KINDS, 1):
+            v = _sum_value(result, refs, m, kind)
+            sh.calc(r, i, f'SUMIFS({cash["amount"]},{cash["month"]},"="&A{n},{cash["kind"]},"{kind}")', v,
+                    num="money0")
+            row_total += v
+        sh.calc(r, len(KINDS) + 1, f"SUM(B{n}:{last_kind}{n})", row_total, num="money0")
+    first, last = head + 1, max(r, head + 1)
+    r += 1
+    sh.text(r, 0, "Total", "total")
+    for i in range(1, len(KINDS) + 2):
+        kinds = [KINDS[i - 1][0]] if i <= len(KINDS) else [k for k, _l in KINDS]
+        col_total = sum(_sum_value(result, refs, m, k) for m in months for k in kinds)
+        sh.calc(r, i, f"SUM({rng(sh.name, first, last, i)})" if months else "0", col_total, "total", num="money0")
+    return r
+
+
+def _sum_value(result: PlanResult, refs: Refs, month: str, kind: str) -> float:
+    return sum(v for c, v in zip(result.cash_flow, refs.cash_values) if c.month == month and c.kind == kind)
+
+
+def _schedule(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
+    sh.text(r, 0, "Commitments month by month (signed and new, up to 36 months)", "h2")
+    r += 1
+    if not result.commitment_schedule:
+        sh.text(r, 0, "None: no reservation is signed or bought (or the plan has no start_date to date them).",
+                "note")
+        return r
+    sh.header(r, 0, ["Month", "Offer", "Provider", "Tier", "Signed / new", "GPUs", "Days of service",
+                     "Price per GPU-hour", "Amount"])
+    sh.ws.set_row(r, 30)
+    head = r
+    for s in result.commitment_schedule:
+        r += 1
+        n = r + 1
+        for col, text in enumerate((s.month, s.offer, s.provider, s.tier, s.kind)):
+            sh.text(r, col, text)
+        sh.num(r, 5, s.gpus, num="int")
+        sh.num(r, 6, s.days, num="int")
+        price_ref = (refs.contract_price.get((s.offer, s.tier, round(s.price_per_gpu_hour, 6)))
+                     if s.kind == "signed" else refs.price.get((s.offer, s.tier)))
+        price_v = refs.price_value.get(price_ref, s.price_per_gpu_hour) if price_ref else s.price_per_gpu_hour
+        if price_ref:
+            sh.calc(r, 7, price_ref, price_v, num="money2")
+        else:
+            sh.num(r, 7, price_v, num="money2")
+        sh.calc(r, 8, f"F{n}*24*G{n}*H{n}", s.gpus * 24 * s.days * price_v, num="money0")
+    first, last = head + 1, r
+    r += 1
+    sh.text(r, 0, "Total", "total")
+    for col in range(1, 8):
+        sh.text(r, col, "", "total")
+    total = sum(s.gpus * 24 * s.days * (refs.price_value.get(p, s.price_per_gpu_hour) if (p := (
+        refs.contract_price.get((s.offer, s.tier, round(s.price_per_gpu_hour, 6))) if s.kind == "signed"
+        else refs.price.get((s.offer, s.tier)))) else s.price_per_gpu_hour) for s in result.commitment_schedule)
+    sh.calc(r, 8, f"SUM({rng(sh.name, first, last, 8)})", total, "total", num="money0")
+    return r
