@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 from optimizer.candidates.build import build_candidates, unreachable_slo
+from optimizer.candidates.prune import ranked_alternatives
 from optimizer.candidates.types import CandidateSet, Dropped
 from optimizer.errors import (
     InfeasiblePlan,
@@ -20,9 +22,15 @@ from optimizer.errors import (
     unknown_id_fix,
 )
 from optimizer.inputs.loading import LoadedPlan, load_plan
-from optimizer.optimize.strategy import SolveOptions, solve_candidates
+from optimizer.optimize.solution import SolveInfo
+from optimizer.optimize.strategy import (
+    ForcedSolve,
+    SolveOptions,
+    solve_and_force,
+    solve_candidates,
+)
 from optimizer.results.baseline import Baseline, describe, penalties
-from optimizer.results.extract import Solved, extract, standalone_cost
+from optimizer.results.extract import extract
 from optimizer.results.jsonio import read_result
 from optimizer.results.ledger import carry_commitments, with_carry
 from optimizer.results.types import PlanResult
@@ -100,6 +108,12 @@ class Alternative:
     goodput_source: str
     gpus_at_peak: int
     note: str = ""
+    bound: float | None = None
+    """A proven lower bound on `total_cost` (equal within the gap when `proven`)."""
+    proven: bool = False
+    """True: `total_cost` is within the plan's mip_gap of the best plan with this config forced; False:
+    the time ran out and the best plan lies between `bound` and `total_cost`."""
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -115,9 +129,12 @@ class Explanation:
 
 def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions = SolveOptions(),
             count: int = 6, extra_catalogs: list[Path | str] = (),
-            carry: PlanResult | Path | str | None = None) -> Explanation:
-    """The chosen config of one workload and the next best ones, each re-solved with that config forced
-    (with `carry`, on the plan with the last result's contracts added, as solve_plan does)."""
+            carry: PlanResult | Path | str | None = None,
+            on_progress: Callable[[int, int, "Alternative"], None] | None = None) -> Explanation:
+    """The chosen config of one workload and the next best ones, each forced in the solved program and
+    the whole plan re-solved around it (with `carry`, on the plan with the last result's contracts
+    added, as solve_plan does). `options.time_limit_s` is the total for the solve and every re-solve;
+    `on_progress(done, total, alternative)` is called as each re-solve finishes."""
     loaded = _loaded(plan, list(extra_catalogs))
     carried = None
     if carry is not None:
@@ -132,23 +149,28 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
         return Explanation(None, workload, [], dropped, unreachable_slo(w, dropped))
     if not all(cands.by_workload.values()):
         build_candidates(loaded)  # another workload has no config: its message, its exit code
-    sol, info = solve_candidates(loaded, cands, options)
+    # The configs that look cheapest on their own first; each is re-solved in the solved program.
+    offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
+    ranked = ranked_alternatives(loaded.plan, offers, cands.by_workload, {w.name: "" for w in loaded.plan.workloads})
+    by_key = {c.key: c for c in ranked[workload]}
+
+    def alternative(f: ForcedSolve, plan: SolveInfo) -> Alternative:
+        c = by_key[f.key]
+        base = plan.objective or 0.0  # the program's objective is the plan's cost (new spend)
+        note = {"infeasible": "no plan meets the constraints with it", "not solved": "no plan found in the time",
+                "bounded": "time ran out: the best plan with it lies between the bound and this"}.get(f.status, "")
+        return Alternative(c.key, c.label, f.objective, None if f.objective is None else f.objective - base,
+                           c.goodput, c.goodput_source, max(c.gpus.values()) if c.gpus else 0, note, f.bound,
+                           f.status == "optimal", f.seconds)
+
+    def done(i: int, n: int, f: ForcedSolve, plan: SolveInfo) -> None:
+        if on_progress is not None:
+            on_progress(i, n, alternative(f, plan))
+
+    sol, info, forced = solve_and_force(loaded, cands, options, workload, [c.key for c in ranked[workload]], count,
+                                        done)
     result = with_carry(extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file), carried)
-    solved = Solved.of(loaded.plan, cands, sol, loaded.catalog.offers)
-    chosen = result.workload(workload).key
-    others = [c for c in cands.by_workload[workload] if c.key != chosen]
-    # Re-solving is exact but costs a solve each: try the configs that look cheapest on their own first.
-    others.sort(key=lambda c: (standalone_cost(solved, c), c.key))
-    alts = []
-    for c in others[:count]:
-        try:
-            s2, i2 = solve_candidates(loaded, cands, options, fix={workload: c.key})
-            total = extract(loaded.plan, cands, s2, i2, loaded.catalog.offers, loaded.file).cost_total
-            alts.append(Alternative(c.key, c.label, total, total - result.cost_total, c.goodput,
-                                    c.goodput_source, max(c.gpus.values()) if c.gpus else 0))
-        except (InfeasiblePlan, SolverError) as exc:
-            alts.append(Alternative(c.key, c.label, None, None, c.goodput, c.goodput_source,
-                                    max(c.gpus.values()) if c.gpus else 0, note=str(exc).splitlines()[0]))
+    alts = [alternative(f, info) for f in forced]
     alts.sort(key=lambda a: (a.total_cost is None, a.total_cost or 0.0, a.key))
     return Explanation(result, workload, alts, dropped)
 

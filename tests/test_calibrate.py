@@ -342,7 +342,7 @@ def test_not_utf8_exits_2(tmp_path):
 def test_max_bad_rows_leaves_a_few_out(tmp_path):
     log = tmp_path / "u.csv"
     log.write_text(HEADER + GOOD * 3 + "nope,chat,a,1,1\n")
-    r = invoke("calibrate", PLAN, "--usage", log, "--max-bad-rows", "1", "-o", tmp_path / "o.yaml")
+    r = invoke("calibrate", PLAN, "--usage", log, "--max-bad-rows", "1", "--allow-partial", "-o", tmp_path / "o.yaml")
     assert r.exit_code == 0, r.output
     assert "1 bad rows left out" in r.output
 
@@ -452,3 +452,29 @@ def test_result_gives_occupancy_table(logs, tmp_path):
     assert "Occupancy against" in r.output
     html = (tmp_path / "again.html").read_text()
     assert "Occupancy against" in html
+
+
+def test_tenant_shares_from_the_log_feed_the_showback(logs, tmp_path):
+    """calibrate writes each workload's tenant shares (the log's tenant column) into the plan; the plan
+    validates, and the showback splits the workload's spend by them (rows still add up to all-in)."""
+    from optimizer.inputs.loading import load_plan
+
+    out = tmp_path / "out.yaml"
+    r = invoke("calibrate", PLAN, "--usage", logs.files["openai-csv"], "-o", out)
+    assert r.exit_code == 0, r.output
+    loaded = load_plan(out)
+    chat = next(w for w in loaded.plan.workloads if w.name == "chat")
+    assert chat.tenants and sum(chat.tenants.values()) == pytest.approx(1.0, abs=1e-9)
+    for tenant, share in logs.truth.tenant_shares["chat"].items():
+        assert chat.tenants[tenant] == pytest.approx(share, abs=0.05)
+    from optimizer.pipeline import SolveOptions, solve_plan
+
+    r = solve_plan(loaded, SolveOptions(time_limit_s=30, mip_gap=0.05, alternatives=0))
+    rows = r.showback()
+    assert {t for t in logs.truth.tenant_shares["chat"]} <= {x["team"] for x in rows}
+    assert sum(x["all_in"] for x in rows) == pytest.approx(r.cost_all_in, rel=1e-9)
+    cost_chat = r.workload("chat").cost
+    for tenant, share in chat.tenants.items():
+        mine = [x for x in rows if x["team"] == tenant]
+        assert any(f"chat ({share:.0%})" in x["workloads"] for x in mine)
+    assert cost_chat > 0

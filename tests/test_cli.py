@@ -419,3 +419,44 @@ def test_explain_unknown_workload(tmp_path):
     res = invoke("explain", _explain_plan(tmp_path), "--workload", "chta")
     assert res.exit_code == 2, res.output
     assert "did you mean 'chat'" in res.output
+
+
+def test_explain_re_solves_in_the_solved_program_as_a_fresh_solve_would(tmp_path):
+    """Each alternative forced in the solved program costs what a fresh solve with it fixed costs (mip_gap 0),
+    progress is reported once per alternative, and --top bounds how many."""
+    from optimizer.candidates.build import build_candidates
+    from optimizer.inputs.loading import load_plan
+    from optimizer.optimize.strategy import solve_candidates
+    from optimizer.pipeline import SolveOptions as Options
+    from optimizer.pipeline import explain
+
+    path = _explain_plan(tmp_path)
+    seen = []
+    ex = explain(path, "chat", Options(), count=4, on_progress=lambda i, n, a: seen.append((i, n, a.key)))
+    assert [(i, n) for i, n, _k in seen] == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    loaded = load_plan(path)
+    cands = build_candidates(loaded, frozenset({"chat"}), strict=False)
+    for a in ex.alternatives:
+        assert a.proven and a.bound is not None and a.bound <= a.total_cost + 1e-6
+        _sol, info = solve_candidates(loaded, cands, Options(alternatives=0), fix={"chat": a.key})
+        assert a.total_cost == pytest.approx(info.objective, abs=1e-6), a.label
+    res = invoke("explain", path, "--workload", "chat", "--top", "2", "--json")
+    assert res.exit_code == 0 and len(json.loads(res.stdout)["alternatives"]) == 2
+
+
+def test_solve_reports_its_progress_bound_below_plan(tmp_path):
+    """The progress hook hears the relaxation's bound, then the plan; the best plan never gets dearer, the
+    bound never falls, and the last plan heard is the result's cost."""
+    from optimizer.pipeline import SolveOptions as Options
+    from optimizer.pipeline import solve_plan
+
+    heard = []
+    r = solve_plan(_explain_plan(tmp_path), Options(progress=lambda *a: heard.append(a)))
+    phases = [p for p, *_ in heard]
+    assert phases[0] == "bound" and "plan" in phases
+    plans = [inc for p, _t, inc, _b in heard if inc is not None]
+    bounds = [b for p, _t, _i, b in heard if b is not None]
+    assert plans == sorted(plans, reverse=True) and bounds == sorted(bounds)
+    assert plans[-1] == pytest.approx(r.cost_total) and all(b <= plans[-1] + 1e-6 for b in bounds)
+    times = [t for _p, t, *_ in heard]
+    assert times == sorted(times)

@@ -70,6 +70,43 @@ workloads:
     measured: [{{accelerator: gpu-80gb, precision: fp8, tp: 2, goodput_output_tokens_per_s: 1400}}]
 """
 
+# Demand from business numbers: the peak on Assumptions is a formula of them, Workloads' peak reads it
+# (chat: the busiest hour's share and growth; search: peak ÷ mean, its profile peaking at 0.9).
+BUSINESS_PLAN = """\
+plan: business numbers
+horizon_days: 30
+catalogs: []
+policy: {occupancy: 0.6, spares: 1, rollout_fraction: 0.25, tiers: [on-demand]}
+models:
+  - {id: seed-70b, params_b: 70, kv_gb_per_seq: 1.6}
+accelerators:
+  - {id: gpu-80gb, memory_gb: 80}
+offers:
+  - {id: seed-cloud-80gb, accelerator: gpu-80gb, provider: seed, gpus_per_node: 2, price_per_gpu_hour: {on-demand: 2.50}}
+workloads:
+  - name: chat
+    model: seed-70b
+    precisions: [fp8]
+    tp: [2]
+    tokens: {input: 1000, output: 250}
+    demand: {users: 100000, active_share: 0.3, requests_per_active_user_per_day: 12, peak_hour_share: 0.11,
+             monthly_growth: 0.05}
+    measured: [{accelerator: gpu-80gb, precision: fp8, tp: 2, goodput_output_tokens_per_s: 1400}]
+  - name: search
+    model: seed-70b
+    precisions: [fp8]
+    tp: [2]
+    tokens: {input: 500, output: 100}
+    demand:
+      users: 50000
+      active_share: 0.5
+      requests_per_active_user_per_day: 4
+      peak_to_mean: 2.4
+      profile: [0.2, 0.2, 0.2, 0.2, 0.2, 0.3, 0.4, 0.6, 0.8, 0.9, 0.9, 0.9,
+                0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.2]
+    measured: [{accelerator: gpu-80gb, precision: fp8, tp: 2, goodput_output_tokens_per_s: 1400}]
+"""
+
 
 def need(*names: str) -> str:
     """The first binary found; skip without it, except in CI (.ci/run installs it) where that fails."""
@@ -89,6 +126,8 @@ def need(*names: str) -> str:
 def results(tmp_path_factory) -> dict:
     plan = tmp_path_factory.mktemp("inject") / "inject.yaml"
     plan.write_text(INJECTION_PLAN, encoding="utf-8")
+    business = plan.with_name("business.yaml")
+    business.write_text(BUSINESS_PLAN, encoding="utf-8")
     return {
         "seed-fleet": solve_plan(ROOT / "plans" / "seed-fleet.yaml"),
         # q4 need not be optimal here: the workbook must agree with whatever fleet it shows
@@ -96,6 +135,7 @@ def results(tmp_path_factory) -> dict:
         "inject": solve_plan(plan),
         # contracts signed before the plan, one ending mid-quarter (periods), new reservations
         "commitments": solve_plan(ROOT / "plans" / "q1-with-commitments.yaml"),
+        "business": solve_plan(business),
     }
 
 
@@ -171,7 +211,7 @@ def recalculated(books, doubled, lowered, tmp_path_factory) -> dict[str, Path]:
 # --- the workbook -------------------------------------------------------------------------------
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["q4", "seed-fleet", "inject", "commitments"])
+@pytest.mark.parametrize("name", ["q4", "seed-fleet", "inject", "commitments", "business"])
 def test_every_formula_recalculates_to_the_value_stored_with_it(name, books, recalculated, results):
     formulas = openpyxl.load_workbook(books[name])
     stored = openpyxl.load_workbook(books[name], data_only=True)
@@ -207,6 +247,31 @@ def test_every_formula_recalculates_to_the_value_stored_with_it(name, books, rec
     # the Cash flow sheet's months add up to the all-in spend
     flow = _name_cell(again, "cash_flow_total").value
     assert math.isclose(flow, cost["all_in"], rel_tol=1e-6), (flow, cost["all_in"])
+
+
+def test_business_numbers_are_inputs_and_the_peak_is_their_formula(books, recalculated, results):
+    d = {w["name"]: w for w in to_dict(results["business"])["workloads"]}
+    formulas = openpyxl.load_workbook(books["business"])
+    again = openpyxl.load_workbook(recalculated["business"], data_only=True)
+    users = _name_cell(formulas, "demand_chat_users")
+    assert users.data_type == "n" and users.value == 100000
+    assert _name_cell(formulas, "demand_search_peak_to_mean").value == 2.4
+    ws, vals = formulas["Workloads"], again["Workloads"]
+    head = {ws.cell(4, c).value: c for c in range(1, ws.max_column + 1)}
+    for name, peak in (("chat", 100000 * 0.3 * 12 * 250 * 0.11 / 3600 * 1.05),
+                       ("search", 50000 * 0.5 * 4 * 100 / 86400 * 2.4)):
+        row = next(r for r in range(5, ws.max_row + 1) if ws.cell(r, 1).value == name)
+        cell = ws.cell(row, head["Peak demand (output tok/s)"])
+        assert cell.value.startswith(f"=demand_{name}_peak"), cell.value
+        assert math.isclose(d[name]["peak"]["derived_from"]["output_tokens_per_s"], peak, rel_tol=1e-12)
+        # the peak hour's demand: the derived peak × the profile at that hour (search peaks at 0.9)
+        at_peak = peak * (0.9 if name == "search" else 1.0)
+        assert math.isclose(vals.cell(row, cell.column).value, at_peak, rel_tol=1e-9)
+        assert math.isclose(d[name]["peak"]["output_tokens_per_s"], at_peak, rel_tol=1e-9)
+    chat = _name_cell(formulas, "demand_chat_peak").value
+    assert chat.startswith("=demand_chat_users*demand_chat_active_share*") and "/3600*" in chat
+    assert "(1+demand_chat_monthly_growth)^(horizon_days/30)" in chat
+    assert "/86400*demand_search_peak_to_mean" in _name_cell(formulas, "demand_search_peak").value
 
 
 def test_doubling_an_on_demand_price_raises_the_total_by_that_offers_on_demand_spend(doubled, recalculated):

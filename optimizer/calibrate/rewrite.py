@@ -24,6 +24,7 @@ from optimizer.calibrate.types import (
     pword,
     sig,
 )
+from optimizer.inputs.schema.plan import BUSINESS_KEYS
 from optimizer.vocab import PRECISION_ALIASES
 
 if TYPE_CHECKING:
@@ -79,22 +80,46 @@ def _edit_workload(node: CommentedMap, w, wc: "WorkloadCalibration", cal: "Calib
         if wc.new_profile is not None and demand.fa.flow_style():
             demand.fa.set_block_style()  # a 24-hour profile per day type does not fit on one line
         if wc.new_peak is not None:
-            demand["peak_output_tokens_per_s"] = _num(wc.new_peak)
+            # measured usage replaces the business numbers the peak was derived from (one way or the other)
+            business = [k for k in BUSINESS_KEYS if k in demand]
+            at = list(demand).index(business[0]) if business else None
+            for k in business:
+                del demand[k]
+            if at is not None:
+                demand.insert(at, "peak_output_tokens_per_s", _num(wc.new_peak))
+            else:
+                demand["peak_output_tokens_per_s"] = _num(wc.new_peak)
+            top = wc.peak_day_type
+            if wc.peak_kept:
+                why = f"kept: the plan's {top} busiest hour ({top} is not in the usage log)"
+            elif top in wc.scaled:
+                why = f"calibrated (--allow-partial): the plan's {top} curve fitted to {wc.scaled[top][0]} of the log"
+            else:
+                why = f"calibrated: {q} over {wc.peak_days} {top} days of each day's busiest hour"
             note(demand, "demand", "peak_output_tokens_per_s",
-                 f"calibrated: {q} over {wc.peak_days} {wc.peak_day_type} days of each day's busiest hour")
-            changes.append(Change(w.name, "peak output tok/s", _fmt(wc.old_peak), _fmt(wc.new_peak),
-                                  _ratio(wc.old_peak, wc.new_peak)))
+                 why + (f"; replaces the business numbers (peak {_fmt(wc.old_peak)})" if business else ""))
+            if not (wc.peak_kept and wc.old_peak == wc.new_peak):
+                changes.append(Change(w.name, "peak output tok/s", _fmt(wc.old_peak), _fmt(wc.new_peak),
+                                      _ratio(wc.old_peak, wc.new_peak)))
         if wc.new_profile is not None:
             single = len(types) == 1 and not isinstance(w.demand.profile, dict)
             value: Any = (_flow(wc.new_profile[types[0]]) if single
                           else _profile_map(demand.get("profile"), wc.new_profile))
             demand["profile"] = value
             period = f"{cal.period[0]} to {cal.period[1]}" if cal.period else ""
-            note(demand, "demand", "profile", f"calibrated: {q} of each hour ÷ peak; log {period} ({cal.timezone})")
+            kept = f"; {', '.join(wc.kept)} kept from the plan in tok/s (not in the log)" if wc.kept else ""
+            note(demand, "demand", "profile",
+                 f"calibrated: {q} of each hour ÷ peak; log {period} ({cal.timezone}){kept}")
             for t in types:
                 old, new = wc.old_profile.get(t), wc.new_profile[t]
-                if old is not None and [round(v, 3) for v in old] != new:
-                    changes.append(Change(w.name, f"profile {t}", _shape(old), _shape(new)))
+                if old is not None and any(abs(a - b) > 5e-4 for a, b in zip(old, new)):
+                    how = _shape(new)
+                    if t in wc.kept:
+                        how += " (the plan's tok/s; not in the log)"
+                    elif t in wc.scaled:
+                        amount, k = wc.scaled[t]
+                        how += f" ({amount} from the log, the rest the plan's" + (f" × {k:.3g})" if k else ")")
+                    changes.append(Change(w.name, f"profile {t}", _shape(old), how))
     if w.batch is not None and wc.new_batch is not None:
         node["batch"]["output_tokens_per_day"] = _num(wc.new_batch)
         note(node["batch"], "batch", "output_tokens_per_day", f"calibrated: {q} of {wc.peak_days} full days")
@@ -105,6 +130,9 @@ def _edit_workload(node: CommentedMap, w, wc: "WorkloadCalibration", cal: "Calib
         more = f", {len(wc.tenants) - 6} more" if len(wc.tenants) > 6 else ""
         notes.setdefault("demand" if w.demand is not None else "batch", []).insert(
             0, f"tenants by output tokens: {shown}{more}")
+        node["tenants"] = _tenant_map(wc.tenants)  # the showback splits the workload's spend by these
+        changes.append(Change(w.name, "tenants", f"{len(w.tenants)} teams" if w.tenants else "–",
+                              f"{len(node['tenants'])} teams by output tokens"))
     if w.tokens is not None and wc.new_tokens is not None:
         tok = node["tokens"]
         for j, key in enumerate(("input", "output")):
@@ -259,6 +287,18 @@ def _put_point(node: CommentedMap, p) -> "Change":
 def _sig(x: float) -> float | int:
 
     return sig(x)
+
+
+def _tenant_map(tenants: list[tuple[str, float, int]], most: int = 20) -> CommentedMap:
+    """Tenant shares for the plan: the largest `most` − 1 by name, the rest as "other", rounded to four
+    decimals and adding up to 1 (the last share takes the rounding)."""
+    top = tenants if len(tenants) <= most else tenants[:most - 1] + [("other", sum(s for _t, s, _n in tenants[most - 1:]), 0)]
+    shares = [(str(t), round(s, 4)) for t, s, _n in top]
+    if shares:
+        shares[-1] = (shares[-1][0], round(1.0 - sum(v for _t, v in shares[:-1]), 4))
+    out = CommentedMap(shares)
+    out.fa.set_flow_style()
+    return out
 
 
 def _num(x: float | int) -> float | int:

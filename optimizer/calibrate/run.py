@@ -6,7 +6,13 @@ Definitions (stated in the output too):
   across full days of that day's busiest hour; the highest of the day types;
 - profile: for each day type and hour, the same percentile across days of that hour's rate,
   divided by the one peak (a quieter weekend stays below 1);
-- batch (`batch.output_tokens_per_day`): the same percentile of the output tokens of full days.
+- batch (`batch.output_tokens_per_day`): the same percentile of the output tokens of full days;
+- what the log did not see keeps the plan's numbers (coverage.py): a day type absent from the log
+  keeps its curve and peak in tokens/s; a day type seen for less than one whole day is kept too when
+  another day type has a whole day, and stops the run when none has — unless --allow-partial, which
+  scales the plan's curve to the hours the log saw;
+- burstiness: the busiest minute's output tokens ÷ the hour's mean minute, p95 across hours; a fleet
+  sized for the hour at occupancy o runs at o × that in the minute, so 1 ÷ it is the occupancy to keep.
 """
 
 from __future__ import annotations
@@ -20,10 +26,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 
 from optimizer.calibrate import usage as usage_mod
+from optimizer.calibrate.coverage import Coverage, Slots, coverage, merge_curve, slots
 from optimizer.calibrate.loadtests import Flags, judge, read_runs
 from optimizer.calibrate.occupancy import occupancy
 from optimizer.calibrate.rewrite import rewrite
 from optimizer.calibrate.types import (
+    Burst,
     Calibration,
     HourStats,
     WorkloadCalibration,
@@ -50,6 +58,10 @@ class CalibrateOptions:
     """The percentile load tests are judged at; default: the plan's SLO percentile (p99 unless it says)."""
     flags: Flags = Flags()
     max_bad_rows: int = 0
+    allow_partial: bool = False
+    """Let less than one whole day of a day type set its demand (the plan's curve scaled to the hours seen)."""
+    usage_workload: str | None = None
+    """The workload of usage files with no model or workload column (needed when the plan has several)."""
 
 
 # --- the whole command -------------------------------------------------------------------------
@@ -99,14 +111,14 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
             seen.add(key)
             files.append(Path(p))
         rename, routes = usage_mod.parse_maps(list(options.maps))
-        matcher = _matcher(loaded, routes)
+        matcher = _matcher(loaded, routes, options.usage_workload)
         agg = usage_mod.aggregate(files, matcher, rename=rename, shown=[str(p) for p in files],
                                   max_bad_rows=options.max_bad_rows, progress=progress)
         cal.usage = agg
         _check_ambiguous(agg, matcher)
-        _usage_notes(cal, agg, plan)
+        _usage_notes(cal, agg, plan, matcher)
         if agg.events:
-            _demand(cal, agg, loaded, zone, by_name)
+            _demand(cal, agg, loaded, zone, by_name, options.allow_partial)
     elif options.maps:
         cal.notes.append("--map applies to usage files; none were given")
     if result is not None:
@@ -123,6 +135,11 @@ def _check_options(options: CalibrateOptions, plan_path: Path, out_path: Path) -
                                 "give --usage FILE (gateway log) and/or --bench FILE (load test)"))
     if options.result is not None and not options.usage:
         problems.append(Problem("--result needs --usage", "occupancy compares the result with actual usage"))
+    if options.allow_partial and not options.usage:
+        problems.append(Problem("--allow-partial needs --usage", "it lets a short usage log set demand"))
+    if options.usage_workload is not None and not options.usage:
+        problems.append(Problem("--usage-workload needs --usage",
+                                "it names the workload of usage logs with no model column"))
     if not 50 <= options.peak_percentile <= 100:
         problems.append(Problem(f"--peak-percentile {options.peak_percentile:g} is outside 50–100", "e.g. 95"))
     if options.slo_percentile is not None and not 0 < options.slo_percentile <= 100:
@@ -161,7 +178,7 @@ def _old(w) -> WorkloadCalibration:
     return wc
 
 
-def _matcher(loaded: LoadedPlan, routes: list) -> usage_mod.Matcher:
+def _matcher(loaded: LoadedPlan, routes: list, usage_workload: str | None = None) -> usage_mod.Matcher:
     base = usage_mod.workloads_for(loaded.plan)
     names = [w.name for w in loaded.plan.workloads]
     problems = []
@@ -169,9 +186,18 @@ def _matcher(loaded: LoadedPlan, routes: list) -> usage_mod.Matcher:
         if r.workload not in names:
             problems.append(Problem(f"--map {r}: unknown workload '{r.workload}'",
                                     unknown_id_fix("workloads", r.workload, names)))
+    default, given = base.default, False
+    if usage_workload is not None:
+        if usage_workload not in names:
+            problems.append(Problem(f"--usage-workload {usage_workload}: unknown workload",
+                                    unknown_id_fix("workloads", usage_workload, list(base.choices))))
+        elif usage_workload not in base.choices:
+            problems.append(Problem(f"--usage-workload {usage_workload}: a reserve_gpus workload has no demand",
+                                    f"name one of {', '.join(base.choices)}"))
+        default, given = usage_workload, True
     if problems:
         raise PlanError(problems)
-    return usage_mod.Matcher(base.names, base.by_model, tuple(routes))
+    return usage_mod.Matcher(base.names, base.by_model, tuple(routes), default, given, base.choices)
 
 
 def _check_ambiguous(agg: UsageAggregate, matcher: usage_mod.Matcher) -> None:
@@ -187,7 +213,7 @@ def _check_ambiguous(agg: UsageAggregate, matcher: usage_mod.Matcher) -> None:
         raise PlanError(problems)
 
 
-def _usage_notes(cal: Calibration, agg: UsageAggregate, plan) -> None:
+def _usage_notes(cal: Calibration, agg: UsageAggregate, plan, matcher: usage_mod.Matcher) -> None:
     for model, n in agg.unmatched.items():
         cal.notes.append(f"{n:,} events for '{model or '(no model)'}' match no workload; not counted "
                          f"(add --map model={model or 'NAME'}:workload=NAME to count them)")
@@ -196,6 +222,11 @@ def _usage_notes(cal: Calibration, agg: UsageAggregate, plan) -> None:
         cal.notes.append(f"{failed:,} failed requests (status failure) left out")
     if agg.excluded_bad:
         cal.notes.append(f"{agg.excluded_bad:,} bad rows left out (--max-bad-rows)")
+    for f in agg.files:
+        if f.default_workload is not None:
+            why = "--usage-workload" if matcher.default_given else "the plan's only workload"
+            cal.notes.append(f"{f.file} has no model or workload column: its {f.events:,} events go to "
+                             f"{f.default_workload} ({why})")
     reserve = {w.name for w in plan.workloads if w.reserve_gpus is not None}
     for name in sorted(reserve & set(agg.quarters)):
         cal.notes.append(f"events for {name} are counted but not used: a reserve_gpus workload has no demand")
@@ -210,55 +241,40 @@ def _calendar(loaded: LoadedPlan) -> Callable[[dt.date], str | None]:
     return lambda d: day_type_of(d, weekdays)
 
 
-@dataclass(frozen=True)
-class Slots:
-    """The log's period cut into hours of the plan's time zone."""
-
-    of_quarter: dict[int, tuple[dt.date, int]]
-    hours: dict[tuple[dt.date, int], float]
-    """(local date, hour) → hours of real time it covers (1; 2 when clocks go back; less at the edges)."""
-    full_days: set[dt.date]
-
-
-def slots(first_epoch_s: float, last_epoch_s: float, zone: ZoneInfo) -> Slots:
-    q = usage_mod.QUARTER_S
-    start = int(first_epoch_s // q) * q
-    end = (int(last_epoch_s // q) + 1) * q
-    # Widen to whole local hours (zone offsets are whole quarters).
-    lt = dt.datetime.fromtimestamp(start, zone)
-    start -= lt.minute * 60
-    lt = dt.datetime.fromtimestamp(end, zone)
-    if lt.minute:
-        end += 3600 - lt.minute * 60
-    of_quarter: dict[int, tuple[dt.date, int]] = {}
-    hours: dict[tuple[dt.date, int], float] = {}
-    per_date: dict[dt.date, int] = {}
-    for t in range(start, end, q):
-        local = dt.datetime.fromtimestamp(t, zone)
-        key = (local.date(), local.hour)
-        of_quarter[t // q] = key
-        hours[key] = hours.get(key, 0.0) + 0.25
-        per_date[key[0]] = per_date.get(key[0], 0) + 1
-    full = set()
-    for d, n in per_date.items():
-        a = dt.datetime(d.year, d.month, d.day, tzinfo=zone).timestamp()
-        nd = d + dt.timedelta(days=1)
-        b = dt.datetime(nd.year, nd.month, nd.day, tzinfo=zone).timestamp()
-        if n == round((b - a) / q):
-            full.add(d)
-    return Slots(of_quarter, hours, full)
-
-
 def _demand(cal: Calibration, agg: UsageAggregate, loaded: LoadedPlan, zone: ZoneInfo,
-            by_name: dict[str, WorkloadCalibration]) -> None:
+            by_name: dict[str, WorkloadCalibration], allow_partial: bool = False) -> None:
     plan = loaded.plan
     day_type = _calendar(loaded)
-    s = slots(agg.first_epoch_s, agg.last_epoch_s, zone)  # type: ignore[arg-type]
+    s = slots(agg.first_epoch_s, agg.last_epoch_s, zone, agg.active_quarters)  # type: ignore[arg-type]
     dates = sorted({d for d, _ in s.hours})
     cal.period = (dt.datetime.fromtimestamp(agg.first_epoch_s, zone).strftime("%Y-%m-%d %H:%M"),  # type: ignore[arg-type]
                   dt.datetime.fromtimestamp(agg.last_epoch_s, zone).strftime("%Y-%m-%d %H:%M"))  # type: ignore[arg-type]
     types = list(plan.day_type_days())
     cal.full_days = {t: sum(1 for d in s.full_days if day_type(d) == t) for t in types}
+    cov = coverage(s, types, day_type)
+    with_demand = [w for w in plan.workloads if w.demand is not None and agg.quarters.get(w.name)]
+    partial = [c for c in cov.values() if c.partial]
+    ignored: set[str] = set()  # day types seen for part of a day, left as the plan has them
+    if partial and with_demand and not allow_partial:
+        if not any(cal.full_days.values()):  # nothing whole to learn from: say why, write nothing
+            raise PlanError([_partial_problem(c, agg, plan.timezone, s, day_type) for c in partial])
+        ignored = {c.day_type for c in partial}
+        for c in partial:
+            cal.notes.append(f"{c.day_type}: the log covers {c.amount()} of it, not one whole day: {c.day_type} demand "
+                             f"kept as the plan has it (--allow-partial scales it to those hours)")
+    if s.gaps:
+        shown = ", ".join(str(d) for d in s.gaps[:4]) + (", …" if len(s.gaps) > 4 else "")
+        cal.notes.append(f"{len(s.gaps)} day(s) inside the log with no event at all ({shown}): read as gaps in the "
+                         "log, not days without demand")
+    if with_demand:
+        for c in cov.values():
+            if c.hours == 0:
+                cal.notes.append(f"no {c.day_type} in the log: {c.day_type} demand kept as the plan has it "
+                                 "(its curve and peak in tokens/s)")
+            elif c.partial and c.day_type not in ignored:
+                cal.notes.append(f"{c.day_type}: the log covers {c.amount()} and not one whole day (--allow-partial): "
+                                 f"the hours it saw replace the plan's; the other hours keep the plan's shape, "
+                                 f"scaled to match")
     orphan = sorted({weekday_id(d) for d in dates if day_type(d) is None}, key=WEEKDAYS.index)
     if orphan:
         cal.notes.append(f"days on {', '.join(orphan)} fall in none of the plan's day types; left out of the shape")
@@ -288,12 +304,17 @@ def _demand(cal: Calibration, agg: UsageAggregate, loaded: LoadedPlan, zone: Zon
         ten = agg.tenants.get(w.name, {})
         total_c = sum(c for _, c in ten.values()) or 1.0
         wc.tenants = sorted(((t, c / total_c, n) for t, (n, c) in ten.items()), key=lambda x: (-x[1], x[0]))
+        if [t for t, _, _ in wc.tenants] == ["(none)"]:
+            wc.tenants = []  # the log has no tenant column
         wc.rates = {k: tokens.get(k, 0.0) / (3600.0 * h) for k, h in s.hours.items() if h > 0}
-        by_type = {t: [d for d in dates if day_type(d) == t] for t in types}
+        by_type = {t: [d for d in dates if day_type(d) == t] if t not in ignored else [] for t in types}
         for t, ds in by_type.items():
             wc.actual[t] = _hour_stats(wc.rates, ds, q)
         if w.demand is not None:
-            _interactive(wc, w, by_type, s, types, q)
+            _interactive(wc, w, by_type, s, types, q, cov)
+            if w.name in agg.burst:
+                hours, ratio = agg.burst[w.name]
+                wc.burst = Burst(hours, ratio, plan.policy.occupancy)
         elif w.batch is not None:
             full = [d for d in dates if d in s.full_days and day_type(d) is not None]
             if full:
@@ -304,6 +325,20 @@ def _demand(cal: Calibration, agg: UsageAggregate, loaded: LoadedPlan, zone: Zon
                     wc.peak_days = len(full)
             else:
                 wc.notes.append("no full day in the log; output_tokens_per_day kept")
+
+
+def _partial_problem(c: Coverage, agg: UsageAggregate, tz: str, s: Slots,
+                     day_type: Callable[[dt.date], str | None]) -> Problem:
+    days = sorted({d for d, _ in s.hours if day_type(d) == c.day_type})
+    shown = ", ".join(str(d) for d in days[:3]) + (", …" if len(days) > 3 else "")
+    files = [f.file for f in agg.files]
+    who = "the log" if len(files) == 1 else "the usage logs"
+    return Problem(
+        f"{who} cover{'s' if len(files) == 1 else ''} {c.amount()} of {c.day_type} ({shown}, {tz}) and not one whole "
+        f"day of it: too little to replace the {c.day_type} peak",
+        f"give a log with at least one whole day of {c.day_type} (00:00–24:00 {tz}), or pass --allow-partial to scale "
+        f"the plan's {c.day_type} curve to the hours the log has (the other hours keep the plan's shape)",
+        file=files[0] if len(files) == 1 else None)
 
 
 def _hour_stats(rates: dict[tuple[dt.date, int], float], days: list[dt.date], q: float) -> HourStats:
@@ -324,40 +359,59 @@ def _hour_stats(rates: dict[tuple[dt.date, int], float], days: list[dt.date], q:
 
 
 def _interactive(wc: WorkloadCalibration, w, by_type: dict[str, list[dt.date]], s: Slots, types: list[str],
-                 q: float) -> None:
+                 q: float, cov: dict[str, Coverage]) -> None:
+    """Peak and profile: the log's where it saw them, the plan's (in tokens/s) where it did not."""
     old = w.demand
     wc.old_profile = {t: profile_for(old.profile, t) for t in types}
+    plan_abs = {t: [v * old.peak_output_tokens_per_s for v in wc.old_profile[t]] for t in types}
+    curves: dict[str, list[float]] = {}
     peaks: dict[str, tuple[float, int]] = {}
-    for t, ds in by_type.items():
-        full = [d for d in ds if d in s.full_days]
-        if not full:
-            continue
-        maxes = [max(wc.rates.get((d, h), 0.0) for h in HOURS if (d, h) in wc.rates) for d in full]
-        peaks[t] = (float(np.percentile(maxes, q)), len(full))
-    if not peaks:
-        for t, ds in by_type.items():
-            if ds:
-                maxes = [max(wc.rates.get((d, h), 0.0) for h in HOURS if (d, h) in wc.rates) for d in ds]
-                peaks[t] = (float(np.percentile(maxes, q)), len(ds))
-        if peaks:
-            wc.notes.append("no full day in the log; the peak uses partial days")
-    if not peaks or max(v for v, _ in peaks.values()) <= 0:
-        wc.notes.append("no output tokens in the period; demand kept")
-        return
-    top = max(peaks, key=lambda t: (peaks[t][0], -types.index(t)))
-    peak = sig(peaks[top][0])
-    wc.new_peak, wc.peak_day_type, wc.peak_days = float(peak), top, peaks[top][1]
-    profile = {}
+    kept: list[str] = []
+    scaled: dict[str, tuple[str, float | None]] = {}
     for t in types:
         stats = wc.actual.get(t)
         if stats is None or stats.days == 0:
-            # No day of this type in the log: keep its old demand in tokens/s.
-            old_abs = [v * (wc.old_peak or 0.0) for v in wc.old_profile[t]]
-            profile[t] = [min(1.0, round(v / peak, 3)) for v in old_abs]
-            wc.notes.append(f"no {t} in the log; {t} demand kept in tokens/s")
+            curves[t] = plan_abs[t]
+            kept.append(t)
             continue
-        profile[t] = [min(1.0, round((v or 0.0) / peak, 3)) for v in stats.pct]
+        curves[t], k = merge_curve(stats.pct, plan_abs[t])
+        full = [d for d in by_type[t] if d in s.full_days]
+        if full:
+            maxes = [max(wc.rates.get((d, h), 0.0) for h in HOURS if (d, h) in wc.rates) for d in full]
+            peaks[t] = (float(np.percentile(maxes, q)), len(full))
+        else:  # less than a whole day (the caller stopped unless --allow-partial)
+            peaks[t] = (max(curves[t]), 0)
+            scaled[t] = (cov[t].amount(), k)
+    if not peaks or max(v for v, _ in peaks.values()) <= 0:
+        wc.notes.append("no output tokens in the period; demand kept")
+        return
+    level = {t: peaks[t][0] if t in peaks else max(curves[t]) for t in types}
+    top = max(types, key=lambda t: (level[t], -types.index(t)))
+    if top in peaks:
+        peak = float(sig(level[top]))
+        wc.peak_days = peaks[top][1]
+    else:
+        peak = float(sig(level[top], 6))
+        wc.peak_kept = True
+    wc.new_peak, wc.peak_day_type = peak, top
+    wc.kept, wc.scaled = kept, scaled
+    profile = {}
+    for t in types:
+        seen = wc.actual[t].pct if t not in kept else [None] * 24
+        profile[t] = [_fraction(v / peak, seen[h] is not None) for h, v in enumerate(curves[t])]
+        if t in scaled:
+            amount, k = scaled[t]
+            wc.notes.append(f"{t}: {amount} from the log; the other hours are the plan's "
+                            + (f"× {k:.3g}" if k is not None else "as they were (the plan is 0 where the log is)"))
     wc.new_profile = profile
+
+
+def _fraction(x: float, from_log: bool) -> float:
+    """A profile value: the log's to 3 decimals (3 digits below 0.1: a tiny share of another day type's peak),
+    the plan's own numbers to 4 digits, so a day type kept in tokens/s survives a new peak."""
+    if from_log:
+        return min(1.0, round(x, 3) if x >= 0.1 else float(sig(x, 3)))
+    return min(1.0, float(sig(x, 4)))
 
 
 def write_outputs(cal: Calibration, out_path: Path | str, html: str,

@@ -64,6 +64,28 @@ class WorkloadCalibration:
     """(tenant, share of output tokens, requests), largest first."""
     rates: dict[tuple[dt.date, int], float] = field(default_factory=dict, repr=False)
     notes: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    """Day types the log did not see: their curve and peak are the plan's, in tokens/s."""
+    scaled: dict[str, tuple[str, float | None]] = field(default_factory=dict)
+    """Day types the log saw in part (--allow-partial) → (how much it saw, the factor on the plan's other hours)."""
+    peak_kept: bool = False
+    """The peak is a kept day type's (the plan's own number)."""
+    burst: Burst | None = None
+
+
+@dataclass(frozen=True)
+class Burst:
+    """Intra-hour burstiness: the busiest minute's output tokens ÷ the hour's mean minute, p95 across hours."""
+
+    hours: int
+    ratio: float
+    policy_occupancy: float
+
+    @property
+    def occupancy(self) -> float:
+        """The occupancy that keeps that minute within capacity: a fleet sized for the hour's mean at
+        occupancy o runs at o × ratio in its busiest minute."""
+        return min(1.0, 1.0 / self.ratio) if self.ratio > 0 else 1.0
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Usage events (a gateway's log: CSV, JSON Lines or Parquet) → token sums per workload and 15 minutes, via DuckDB.
 
-DuckDB streams the files, so logs far larger than memory aggregate in one pass; Python only
-sees the aggregates (a few thousand rows per workload and quarter).
+DuckDB streams the files, so logs far larger than memory aggregate in one pass (to minutes, then
+quarter-hours and each hour's busiest minute); Python only sees the aggregates (a few thousand
+rows per workload and quarter).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from optimizer.calibrate.usage_files import (  # noqa: F401  (re-exported: the C
 from optimizer.errors import PlanError, Problem
 
 QUARTER_S = 900
+BURST_PERCENTILE = 95.0
+BURST_MIN_MINUTES = 15
+"""An hour counts for burstiness when the log spans at least this many of its minutes."""
 FAILED_STATUS = ("failure", "failed", "error")
 EPOCH_MIN, EPOCH_MAX = 946_684_800, 4_102_444_800  # 2000-01-01 .. 2100-01-01 UTC
 
@@ -54,6 +58,13 @@ class Matcher:
     names: tuple[str, ...]
     by_model: dict[str, tuple[str, ...]]
     routes: tuple[Route, ...] = ()
+    default: str | None = None
+    """Where the events of a file with no model or workload column go (the plan's only workload, or
+    --usage-workload)."""
+    default_given: bool = False
+    """The default is --usage-workload: some file must then need it."""
+    choices: tuple[str, ...] = ()
+    """The workloads such a file could go to (the plan's workloads with demand), for the error without a default."""
 
     def ambiguous_models(self) -> dict[str, tuple[str, ...]]:
         return {m: ws for m, ws in self.by_model.items() if len(ws) > 1 and m not in self.names}
@@ -68,6 +79,8 @@ class FileSummary:
     events: int
     failed: int
     bad: dict[str, int]
+    default_workload: str | None = None
+    """No model or workload column: every event went to this workload."""
 
 
 @dataclass
@@ -86,6 +99,10 @@ class UsageAggregate:
     excluded_bad: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    active_quarters: set[int] = field(default_factory=set)
+    """15-minute indexes with at least one good event (any workload, matched or not)."""
+    burst: dict[str, tuple[int, float]] = field(default_factory=dict)
+    """workload → (hours counted, p95 across them of the busiest minute's output tokens ÷ the hour's mean minute)."""
 
 
 # --- the query -------------------------------------------------------------------------------------
@@ -128,6 +145,7 @@ def _first_text(src: Source, cols: tuple[Column, ...] | None) -> str:
 
 def _file_select(fid: int, src: Source) -> str:
     c = src.columns
+    wlcol = _lit(src.default_workload) if src.default_workload is not None else _first_text(src, c.get("workload"))
     ts = c["timestamp"][0]
     json_cols = None
     if src.fmt.startswith("json"):
@@ -141,7 +159,7 @@ def _file_select(fid: int, src: Source) -> str:
     return (f"SELECT {fid} AS fid, {_epoch(src, ts)} AS epoch_s, {_text(src, ts)} AS ts_text, "
             f"{_number(src, c['prompt_tokens'][0])} AS p, {_text(src, c['prompt_tokens'][0])} AS p_text, "
             f"{_number(src, c['completion_tokens'][0])} AS c, {_text(src, c['completion_tokens'][0])} AS c_text, "
-            f"{_first_text(src, c.get('model'))} AS model, {_first_text(src, c.get('workload'))} AS wlcol, "
+            f"{_first_text(src, c.get('model'))} AS model, {wlcol} AS wlcol, "
             f"{_first_text(src, c.get('tenant'))} AS tenant, coalesce({failed}, false) AS failed "
             f"FROM {_reader(src.fmt, src.path, json_cols, src.delim, src.header)}")
 
@@ -198,9 +216,14 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
         sources, problems = [], []
         for p, s in zip(paths, shown):
             try:
-                sources.append(inspect(con, Path(p), s, rename or {}))
+                sources.append(inspect(con, Path(p), s, rename or {}, matcher.default, matcher.choices))
             except PlanError as exc:
                 problems.extend(exc.problems)
+        if not problems and matcher.default_given and all(src.default_workload is None for src in sources):
+            problems.append(Problem(
+                f"--usage-workload {matcher.default}: every usage file has a model or workload column, "
+                "and events go by it",
+                f"leave --usage-workload out, or route a model's events: --map model=MODEL:workload={matcher.default}"))
         if problems:
             raise PlanError(problems)
         union = " UNION ALL ".join(_file_select(i, s) for i, s in enumerate(sources))
@@ -211,13 +234,34 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
           SELECT fid, problem, epoch_s, p, c, wl,
                  CASE WHEN problem IS NULL AND wl IS NULL THEN coalesce(wlcol, model, '') END AS umodel,
                  CASE WHEN wl IS NOT NULL THEN coalesce(tenant, '(none)') END AS tenant,
-                 CASE WHEN wl IS NOT NULL THEN CAST(floor(epoch_s / {QUARTER_S}) AS BIGINT) END AS quarter
-          FROM ev2)
-        SELECT GROUPING(fid, problem) = 0 AS by_file, GROUPING(wl, umodel, quarter) = 0 AS by_quarter,
-               fid, problem, wl, umodel, quarter, tenant, count(*) AS n, sum(p) AS p, sum(c) AS c,
-               min(epoch_s) FILTER (WHERE problem IS NULL) AS t0, max(epoch_s) FILTER (WHERE problem IS NULL) AS t1
-        FROM ev3
-        GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, quarter), (wl, tenant))
+                 CASE WHEN problem IS NULL THEN CAST(floor(epoch_s / 60) AS BIGINT) END AS minute
+          FROM ev2),
+        g AS MATERIALIZED (
+          SELECT CASE WHEN GROUPING(fid, problem) = 0 THEN 'file' WHEN GROUPING(wl, umodel, minute) = 0 THEN 'minute'
+                      ELSE 'tenant' END AS kind,
+                 fid, problem, wl, umodel, minute, tenant, count(*) AS n, sum(p) AS p, sum(c) AS c,
+                 min(epoch_s) FILTER (WHERE problem IS NULL) AS t0, max(epoch_s) FILTER (WHERE problem IS NULL) AS t1
+          FROM ev3
+          GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, minute), (wl, tenant))),
+        span AS (SELECT CAST(floor(min(t0) / 60) AS BIGINT) AS m0, CAST(floor(max(t1) / 60) AS BIGINT) AS m1
+                 FROM g WHERE kind = 'file'),
+        hours AS (
+          -- Each clock hour's busiest minute and its mean minute over the minutes the log spans.
+          SELECT wl, max(c) AS top, sum(c) AS total,
+                 least(m1, minute // 60 * 60 + 59) - greatest(m0, minute // 60 * 60) + 1 AS minutes
+          FROM g CROSS JOIN span
+          WHERE kind = 'minute' AND wl IS NOT NULL
+          GROUP BY wl, minute // 60, m0, m1)
+        SELECT kind, fid, problem, wl, umodel, NULL AS quarter, tenant, n, p, c, t0, t1 FROM g WHERE kind <> 'minute'
+        UNION ALL
+        SELECT 'quarter', NULL, NULL, wl, umodel, minute // {QUARTER_S // 60}, NULL, sum(n), sum(p), sum(c), NULL, NULL
+        FROM g WHERE kind = 'minute' AND minute IS NOT NULL
+        GROUP BY wl, umodel, minute // {QUARTER_S // 60}
+        UNION ALL
+        SELECT 'burst', NULL, NULL, wl, NULL, NULL, NULL, count(*),
+               quantile_cont(top / (total / minutes), {BURST_PERCENTILE / 100}), NULL, NULL, NULL
+        FROM hours WHERE total > 0 AND minutes >= {BURST_MIN_MINUTES}
+        GROUP BY wl
         """
         names = {str(src.path): src.shown for src in sources}
         try:
@@ -308,17 +352,24 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
     ambiguous: dict[str, int] = {}
     amb = matcher.ambiguous_models()
     first = last = None
-    for by_file, by_quarter, fid, problem, wl, umodel, quarter, tenant, n, p, c, t0, t1 in rows:
-        if by_file:
+    active: set[int] = set()
+    burst: dict[str, tuple[int, float]] = {}
+    for kind, fid, problem, wl, umodel, quarter, tenant, n, p, c, t0, t1 in rows:
+        if kind == "file":
             per_file[fid][problem] = n
             if problem is None and t0 is not None:
                 first = t0 if first is None else min(first, t0)
                 last = t1 if last is None else max(last, t1)
-        elif by_quarter:
-            if wl is not None and quarter is not None:
+        elif kind == "quarter":
+            active.add(int(quarter))
+            if wl is not None:
                 quarters.setdefault(wl, {})[int(quarter)] = (int(n), float(p or 0.0), float(c or 0.0))
-            elif wl is None and umodel is not None:
-                (ambiguous if umodel in amb else unmatched)[umodel] = int(n)
+            elif umodel is not None:
+                into = ambiguous if umodel in amb else unmatched
+                into[umodel] = into.get(umodel, 0) + int(n)
+        elif kind == "burst":
+            if wl is not None and p is not None:
+                burst[wl] = (int(n), float(p))
         elif wl is not None:
             tenants.setdefault(wl, {})[tenant] = (int(n), float(c or 0.0))
     files = []
@@ -329,10 +380,10 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
             columns={k: " or ".join(str(c) for c in v) for k, v in s.columns.items()},
             events=counts.get(None, 0), failed=counts.get("failed", 0),
             bad={k: v for k, v in sorted(counts.items(), key=lambda kv: str(kv[0]))
-                 if k is not None and k != "failed"}))
+                 if k is not None and k != "failed"}, default_workload=s.default_workload))
     events = sum(f.events for f in files)
     return UsageAggregate(files, quarters, tenants, dict(sorted(unmatched.items())), dict(sorted(ambiguous.items())),
-                          first, last, events)
+                          first, last, events, active_quarters=active, burst=dict(sorted(burst.items())))
 
 
 def _bad_row_problems(con, sources: list[Source], files: list[FileSummary], total: int, allowed: int) -> list[Problem]:
@@ -360,11 +411,14 @@ def _bad_row_problems(con, sources: list[Source], files: list[FileSummary], tota
 
 
 def workloads_for(plan) -> Matcher:
-    """The plan's workloads as a Matcher (reserve_gpus workloads have no model)."""
+    """The plan's workloads as a Matcher (reserve_gpus workloads have no model); a file with no model
+    column goes to the plan's only workload with demand, if it has just one."""
     by_model: dict[str, list[str]] = {}
     for w in plan.workloads:
         if w.model is not None and w.reserve_gpus is None:
             by_model.setdefault(w.model, []).append(w.name)
-    return Matcher(tuple(w.name for w in plan.workloads), {k: tuple(v) for k, v in by_model.items()})
+    choices = tuple(w.name for w in plan.workloads if w.reserve_gpus is None)
+    return Matcher(tuple(w.name for w in plan.workloads), {k: tuple(v) for k, v in by_model.items()},
+                   default=choices[0] if len(choices) == 1 else None, choices=choices)
 
 

@@ -1,4 +1,5 @@
-"""Usage files: their formats, which column holds which field (OpenAI usage, LiteLLM spend logs, --map), read errors."""
+"""Usage files: their formats, which column holds which field (OpenAI usage, LiteLLM spend logs, Azure's public
+LLM inference trace, --map), read errors."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ FIELDS = ("timestamp", "model", "workload", "tenant", "prompt_tokens", "completi
 FIELD_ALIASES = {"input_tokens": "prompt_tokens", "output_tokens": "completion_tokens", "team": "tenant"}
 
 AUTO_COLUMNS: dict[str, tuple[str, ...]] = {
-    # OpenAI-style usage logs and LiteLLM's LiteLLM_SpendLogs, in order of preference.
+    # OpenAI-style usage logs, LiteLLM's LiteLLM_SpendLogs and Azure's public LLM inference traces
+    # (TIMESTAMP, ContextTokens, GeneratedTokens), in order of preference.
     "timestamp": ("timestamp", "starttime", "start_time", "created_at", "created", "request_time", "time", "ts"),
     "workload": ("workload",),
     "model": ("model_group", "model", "model_id", "model_name"),
     "tenant": ("tenant", "team_id", "team", "user", "user_id", "end_user"),
-    "prompt_tokens": ("prompt_tokens", "input_tokens", "usage.prompt_tokens", "usage.input_tokens"),
-    "completion_tokens": ("completion_tokens", "output_tokens", "usage.completion_tokens", "usage.output_tokens"),
+    "prompt_tokens": ("prompt_tokens", "input_tokens", "usage.prompt_tokens", "usage.input_tokens", "contexttokens"),
+    "completion_tokens": ("completion_tokens", "output_tokens", "usage.completion_tokens", "usage.output_tokens",
+                          "generatedtokens"),
     "status": ("status",),
 }
 COALESCED = {"model", "tenant"}
@@ -66,6 +69,8 @@ class Source:
     delim: str | None = None
     header: tuple[str, ...] | None = None
     """CSV only, when the sniffer could not read the file: its header, read as written."""
+    default_workload: str | None = None
+    """The file has no model or workload column: every event goes to this workload."""
 
 
 # --- parsing the --map options -------------------------------------------------------------------
@@ -143,8 +148,13 @@ def _reader(fmt: str, path: Path, json_columns: dict[str, str] | None = None, de
     return f"read_parquet({p})"
 
 
-def inspect(con, path: Path, shown: str, rename: dict[str, str]) -> Source:
-    """Which columns of this file hold which field; PlanError when a required one is missing."""
+def inspect(con, path: Path, shown: str, rename: dict[str, str], default_workload: str | None = None,
+            workloads: tuple[str, ...] = ()) -> Source:
+    """Which columns of this file hold which field; PlanError when a required one is missing.
+
+    A file with no model or workload column goes to `default_workload` (the plan's only workload, or
+    --usage-workload); without one, the error lists `workloads`, the ones it could go to.
+    """
     fmt = detect_format(path)
     if not path.exists():
         raise PlanError(Problem("usage file not found", "check the path", file=shown))
@@ -202,12 +212,22 @@ def inspect(con, path: Path, shown: str, rename: dict[str, str]) -> Source:
             looked = rename.get(fld) or ", ".join(AUTO_COLUMNS[fld])
             problems.append(Problem(f"no {fld} column (looked for {looked}; the file has {have})",
                                     f"rename the column or pass --map COLUMN={fld}", file=shown))
+    default = None
     if "model" not in columns and "workload" not in columns:
-        problems.append(Problem(f"no model or workload column (the file has {have})",
-                                "pass --map COLUMN=model (or COLUMN=workload)", file=shown))
+        if default_workload is not None:
+            default = default_workload
+        elif workloads:
+            problems.append(Problem(
+                f"no model or workload column (the file has {have}), and the plan has {len(workloads)} workloads "
+                f"it could belong to: {', '.join(workloads)}",
+                "pass --usage-workload NAME to send all of this file's events to one of them, "
+                "or --map COLUMN=model (or COLUMN=workload)", file=shown))
+        else:
+            problems.append(Problem(f"no model or workload column (the file has {have})",
+                                    "pass --map COLUMN=model (or COLUMN=workload)", file=shown))
     if problems:
         raise PlanError(problems)
-    return Source(path, shown, fmt, columns, size, delim, header)
+    return Source(path, shown, fmt, columns, size, delim, header, default)
 
 
 def _csv_header(path: Path) -> tuple[tuple[str, ...] | None, str | None]:

@@ -33,6 +33,9 @@ def calibrate(
     workload: Annotated[Optional[str], typer.Option("--workload", help="Load tests without metadata: the workload.",
                                                     autocompletion=workload_names)] = None,
     max_bad_rows: Annotated[int, typer.Option("--max-bad-rows", help="Leave out up to this many bad usage rows instead of stopping.")] = 0,
+    allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Usage: let less than one whole day of a day type set its demand (the plan's curve scaled to the hours seen).")] = False,
+    usage_workload: Annotated[Optional[str], typer.Option("--usage-workload", help="Usage: the workload of logs with no model column (when the plan has several).",
+                                                          autocompletion=workload_names)] = None,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
@@ -48,7 +51,8 @@ def calibrate(
         opts = CalibrateOptions(
             usage=tuple(usage or ()), bench=tuple(bench or ()), result=result, maps=tuple(maps or ()),
             peak_percentile=peak_percentile, slo_percentile=percentile,
-            flags=Flags(accelerator, precision, tp, workload), max_bad_rows=max_bad_rows)
+            flags=Flags(accelerator, precision, tp, workload), max_bad_rows=max_bad_rows,
+            allow_partial=allow_partial, usage_workload=usage_workload)
         show = err.is_terminal and total_bytes(list(opts.usage)) >= PROGRESS_MIN_BYTES
         if show:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn

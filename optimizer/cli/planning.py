@@ -47,6 +47,7 @@ def solve(
     alternatives: Annotated[int, typer.Option(
         "--alternatives", min=0, max=20, metavar="N",
         help="Next configs per workload priced after the solve (forced, the other choices kept); 0: none.")] = 3,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr while solving.")] = False,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
@@ -63,7 +64,8 @@ def solve(
         if time_limit is not None and time_limit <= 0:
             raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
         opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit,
-                            alternatives=alternatives)
+                            alternatives=alternatives,
+                            progress=None if quiet or as_json or not err.is_terminal else _SolveProgress())
         last = None
         if baseline is not None:
             from optimizer.results.baseline import load_baseline
@@ -86,9 +88,41 @@ def solve(
             out.print(f"\nwrote {', '.join(str(p) for p in written)}", style="dim")
         for note in result.notes + (result.baseline.notes if result.baseline else []):
             err.print(f"[yellow]warning:[/yellow] {escape(note)}")
+        gap, target = result.solver.gap, result.policy.get("mip_gap")
+        if not as_json and gap is not None and target is not None and gap > float(target) + 1e-12:
+            err.print(f"[yellow]note:[/yellow] the time limit stopped the search at a proven {gap:.2%} gap (target "
+                      f"{float(target):.2%}): a cheaper plan may exist — raise --time-limit (now "
+                      f"{time_limit or result.policy.get('time_limit_s')} s) or policy.time_limit_s")
         return 0
 
     run(body, debug)
+
+
+class _SolveProgress:
+    """Lines on stderr as the solve improves: the bound, the best plan and the gap between them."""
+
+    def __init__(self) -> None:
+        self.last: tuple | None = None
+        self.shown_at = -10.0
+
+    def __call__(self, phase: str, seconds: float, incumbent: float | None, bound: float | None) -> None:
+        inc = None if incumbent is None else round(incumbent, 2)
+        new = self.last is None or phase != self.last[0] or inc != self.last[1]
+        if not new:  # only the bound moved: at most every 2 s, and only if it moved
+            assert self.last is not None
+            moved = bound is not None and (self.last[2] is None or bound - self.last[2] > 1e-6 * max(1.0, abs(bound)))
+            if seconds - self.shown_at < 2.0 or not moved:
+                return
+        self.last, self.shown_at = (phase, inc, bound), seconds
+        what = {"bound": "relaxation", "plan": "rounded plan", "search": "searching", "alternatives": "pricing alternatives"}
+        parts = [f"{seconds:6.1f} s  {what.get(phase, phase):<20}"]
+        if incumbent is not None:
+            parts.append(f"plan {incumbent:,.0f}")
+        if bound is not None:
+            parts.append(f"bound {bound:,.0f}")
+        if incumbent is not None and bound is not None and incumbent > 0:
+            parts.append(f"gap {max(0.0, (incumbent - bound) / incumbent):.2%}")
+        err.print("  ".join(parts), style="dim", highlight=False)
 
 
 @app.command()
@@ -115,9 +149,12 @@ def explain(
     plan: Annotated[Path, typer.Argument(help="The plan YAML.")],
     workload: Annotated[str, typer.Option("--workload", "-w", help="The workload to explain.",
                                           autocompletion=workload_names)],
-    count: Annotated[int, typer.Option(help="How many alternatives to re-solve.")] = 6,
+    count: Annotated[int, typer.Option("--top", "--count", min=0, max=50,
+                                       help="How many alternatives to re-solve (the cheapest on their own first).")] = 6,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
-    time_limit: Annotated[Optional[float], typer.Option("--time-limit")] = None,
+    time_limit: Annotated[Optional[float], typer.Option(
+        "--time-limit", help="Seconds in total: the plan's solve and every re-solve share it "
+                             "(default policy.time_limit_s).")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     carry: CarryOpt = None,
     catalog: CatalogOpt = None,
@@ -130,17 +167,23 @@ def explain(
         from optimizer.pipeline import explain as do_explain
         from optimizer.vocab import money
 
+        if time_limit is not None and time_limit <= 0:
+            raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
         opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
-        ex = do_explain(plan, workload, opts, count, list(catalog or []), carry=carry)
+        with _progress(not as_json) as progress:
+            ex = do_explain(plan, workload, opts, count, list(catalog or []), carry=carry, on_progress=progress)
         for note in ex.result.carried.notes if ex.result and ex.result.carried else []:
             err.print(f"[yellow]note:[/yellow] {escape(note)}")
         if as_json:
             from dataclasses import asdict
 
+            from optimizer.results.jsonio import derivation_json
+
             sys.stdout.write(json.dumps({
                 "workload": workload, "chosen": ex.result.workload(workload).key if ex.result else None,
                 "total_cost": round(ex.result.cost_total, 6) if ex.result else None,
                 "unreachable": ex.unreachable,
+                "peak_derivation": derivation_json(ex.result.workload(workload).peak_derivation) if ex.result else None,
                 "alternatives": [asdict(a) for a in ex.alternatives],
                 "dropped": [asdict(d) for d in ex.dropped]}, indent=2, ensure_ascii=False) + "\n")
             return 0
@@ -153,6 +196,11 @@ def explain(
         cur = ex.result.currency
         choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout)
         out.print(f"[bold]{escape(workload)}[/bold]: {escape(choice)}")
+        if w.peak_derivation is not None:
+            out.print(f"  {escape(w.peak_derivation.text())}")
+            for note in ex.result.notes:
+                if note.startswith(f"{workload}: demand."):
+                    err.print(f"[yellow]warning:[/yellow] {escape(note)}")
         if w.kind == "interactive" and w.offer:
             gpr = w.gpus_per_replica
             per = f"{gpr:g} GPU" + ("" if gpr == 1 else "s") + " per replica"
@@ -173,12 +221,12 @@ def explain(
                       f"{_on_gpus(w)}")
         out.print(f"  plan total {money(ex.result.cost_total, cur)}; this workload {money(w.cost, cur)}")
         t = Table(title="Next best configs (whole plan re-solved with each forced)", title_justify="left", show_edge=False)
-        for col in ("config", "goodput tok/s", "source", "peak GPUs", "plan total", "difference"):
-            t.add_column(col, justify="left" if col in ("config", "source") else "right")
+        for col in ("config", "goodput tok/s", "source", "peak GPUs", "plan total", "difference", ""):
+            t.add_column(col, justify="left" if col in ("config", "source", "") else "right")
         for a in ex.alternatives:
             t.add_row(a.label, f"{a.goodput_output_tokens_per_s:,.0f}", a.goodput_source, str(a.gpus_at_peak),
-                      money(a.total_cost, cur) if a.total_cost is not None else "no plan",
-                      ("+" + money(a.difference, cur)) if a.difference is not None else escape(a.note[:60]))
+                      _total_text(a, cur), _difference_text(a, ex.result.cost_total, cur),
+                      "" if a.proven or a.total_cost is None else "range: time ran out")
         if ex.alternatives:
             out.print(t)
         else:
@@ -188,6 +236,58 @@ def explain(
         return 0
 
     run(body, debug)
+
+
+def _total_text(a, cur: str) -> str:
+    from optimizer.vocab import money
+
+    if a.total_cost is None:
+        return "no plan"
+    if a.proven or a.bound is None:
+        return money(a.total_cost, cur)
+    return f"{money(a.bound, cur)} – {money(a.total_cost, cur)}"
+
+
+def _difference_text(a, plan_total: float, cur: str) -> str:
+    from optimizer.vocab import money
+
+    def signed(x: float) -> str:
+        return ("+" if x >= 0 else "−") + money(abs(x), cur)
+
+    if a.total_cost is None:
+        return escape(a.note[:60])
+    if a.proven or a.bound is None:
+        return signed(a.total_cost - plan_total)
+    return f"{signed(a.bound - plan_total)} to {signed(a.total_cost - plan_total)}"
+
+
+class _progress:
+    """A progress bar and a line per re-solved alternative on stderr, while explain works (a terminal only)."""
+
+    def __init__(self, show: bool) -> None:
+        self.show = show and err.is_terminal
+        self.bar = None
+
+    def __enter__(self):
+        if not self.show:
+            return None
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(TextColumn("re-solving alternatives"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                            TimeElapsedColumn(), console=err, transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task("", total=None)
+        return self.step
+
+    def step(self, i: int, n: int, a) -> None:
+        self.bar.update(self.task, completed=i, total=n)
+        diff = "no plan" if a.difference is None else (("+" if a.difference >= 0 else "−") + f"{abs(a.difference):,.0f}")
+        self.bar.console.print(f"  [{i}/{n}] {escape(a.label)}: {diff}{'' if a.proven else ' (at most)'}"
+                               f" in {a.seconds:.1f} s")
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def _print_dropped(dropped, everything: bool = False) -> None:

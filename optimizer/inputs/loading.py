@@ -15,7 +15,7 @@ from optimizer.inputs.catalog import (
     merge_file,
 )
 from optimizer.inputs.document import Document, load_yaml, validate
-from optimizer.inputs.schema.plan import Plan
+from optimizer.inputs.schema.plan import MAX_TOKENS_PER_S, Plan
 from optimizer.vocab import TIERS
 
 
@@ -200,6 +200,11 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
             if missing and not (unknown and not plan.day_types):
                 err(base + ("demand", "profile"), f"no profile for day type {', '.join(missing)}",
                     "give a 24-value profile for every day type, or one plain list for all")
+        derived = w.demand.derivation if w.demand is not None else None
+        if derived is not None and derived.peak_output_tokens_per_s > MAX_TOKENS_PER_S:
+            err(base + ("demand",), f"the business numbers give a peak of {derived.peak_output_tokens_per_s:.3g} "
+                f"output tokens/s, beyond the limit of {MAX_TOKENS_PER_S:.0e}",
+                "check users, requests per active user and tokens.output, and their units (a share is 0.3, not 30)")
         if w.tokens is not None and w.context_tokens is not None and w.context_tokens < w.tokens.input:
             err(base + ("context_tokens",), f"context_tokens {w.context_tokens} is below the mean input "
                 f"{w.tokens.input:g}", "the working context is at least input + output tokens")

@@ -36,6 +36,10 @@ def schema_text() -> str:
 # --- the reference page -------------------------------------------------------------------------
 
 _UNITS = [  # (name suffix or name, unit), first match wins
+    ("users", "users"), ("active_share", "fraction of the users (0–1)"),
+    ("requests_per_active_user_per_day", "requests per active user per day"),
+    ("peak_hour_share", "fraction of the day's requests (0–1)"),
+    ("peak_to_mean", "ratio of the busiest hour to the mean hour"), ("monthly_growth", "fraction per month (0–1)"),
     ("price_per_gpu_hour", "currency per GPU-hour"), ("usd_per_m_input", "USD per million input tokens"),
     ("usd_per_m_output", "USD per million output tokens"), ("_tb_s", "TB/s"), ("_gb_s", "GB/s"),
     ("_ms", "milliseconds"), ("time_limit_s", "seconds"), ("_per_s", "per second"), ("_per_day", "per day"),

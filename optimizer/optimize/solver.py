@@ -11,7 +11,7 @@ import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pulp
 
@@ -73,11 +73,13 @@ def quiet_stdout(msg: bool) -> Iterator[None]:
 
 def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 60,
           mip_gap: float = 0.001, msg: bool = False, relax: bool = False,
-          warm_start: dict[str, float] | None = None, node_limit: int | None = None) -> SolveInfo:
+          warm_start: dict[str, float] | None = None, node_limit: int | None = None,
+          progress: Callable[[float, float | None, float | None], None] | None = None) -> SolveInfo:
     """Solve in place; HiGHS falls back to CBC (with a note) when it is not installed.
 
     `node_limit` stops HiGHS's branch and bound after that many nodes (a limit that, unlike time,
-    gives the same answer on every machine; CBC takes only the time limit).
+    gives the same answer on every machine; CBC takes only the time limit). `progress(seconds, incumbent,
+    bound)` hears HiGHS's branch and bound: each improving plan, and the bound about once a second.
 
     `relax` solves the LP relaxation (integer variables taken as continuous); `warm_start`
     maps variable names to a feasible solution the solver starts from.
@@ -93,7 +95,7 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
     started = time.perf_counter()
     time_limit_s = max(time_limit_s, 0.01)
     if solver == "highs":
-        info = _solve_highs(prob, time_limit_s, mip_gap, msg, relax, warm_start, node_limit)
+        info = _solve_highs(prob, time_limit_s, mip_gap, msg, relax, warm_start, node_limit, progress)
     else:
         info = _solve_cbc(prob, time_limit_s, mip_gap, msg, relax, warm_start)
     seconds = time.perf_counter() - started
@@ -128,9 +130,32 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
         return pulp.LpStatusNotSolved, pulp.LpSolutionIntegerFeasible if has else pulp.LpSolutionNoSolutionFound
 
 
-def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None
+def _progress_callback(progress: Callable[[float, float | None, float | None], None]):
+    """HiGHS callbacks → progress(seconds, incumbent, bound): every improving plan, the bound at most
+    once a second (the interrupt callback runs at every node; it never interrupts)."""
+    import highspy
+
+    kinds = highspy.cb.HighsCallbackType
+    last = [-1.0]
+
+    def finite(x: float) -> float | None:
+        return x if x == x and abs(x) != float("inf") else None
+
+    def cb(kind, _message, data, _data_in, _user) -> None:
+        t = data.running_time
+        if kind == kinds.kCallbackMipImprovingSolution or t - last[0] >= 1.0:
+            last[0] = t
+            progress(t, finite(data.mip_primal_bound), finite(data.mip_dual_bound))
+
+    return {"callbackTuple": (cb, None),
+            "callbacksToActivate": [kinds.kCallbackMipImprovingSolution, kinds.kCallbackMipInterrupt]}
+
+
+def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None, progress=None
                  ) -> tuple[Status, float | None, float | None, float | None]:
-    extra = {} if node_limit is None else {"mip_max_nodes": int(node_limit)}
+    extra: dict = {} if node_limit is None else {"mip_max_nodes": int(node_limit)}
+    if progress is not None and not relax:
+        extra.update(_progress_callback(progress))
     cmd = _WarmHiGHS(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=THREADS, mip=not relax, **extra)
     cmd.warm = warm
     with quiet_stdout(msg):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from optimizer import vocab
 from optimizer.candidates.prune import ranked_alternatives
@@ -24,6 +25,9 @@ class SolveOptions:
     mip_gap: float | None = None
     alternatives: int = 3
     """Other configs per workload to price in the solved program (price_alternatives); 0: none."""
+    progress: Callable[[str, float, float | None, float | None], None] | None = None
+    """Hears the solve: (phase, seconds since the start, best plan's cost, best bound). Phases: "bound"
+    (the relaxation), "plan" (the rounded plan), "search" (branch and bound, HiGHS only), "alternatives"."""
 
 
 def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
@@ -40,10 +44,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
       3. otherwise the whole integer program with the valid inequalities added, started from
          that plan, within the time left. The proven gap is always the distance to the best bound.
     """
-    pol = loaded.plan.policy
-    solver = options.solver or pol.solver
-    limit = options.time_limit_s or pol.time_limit_s
-    gap_target = pol.mip_gap if options.mip_gap is None else options.mip_gap
+    solver, limit, gap_target = _settings(loaded, options)
     started = time.perf_counter()
     segments = segment(loaded.plan, cands.offer_ids())
     prog = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
@@ -51,16 +52,29 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
         prog.fix_choice(w, key)
     sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started)
     if options.alternatives and not fix and info.objective is not None:
+        if options.progress is not None:
+            options.progress("alternatives", time.perf_counter() - started, info.objective, info.bound)
         ranked = ranked_alternatives(loaded.plan, prog.offers, cands.by_workload, sol.chosen)
         sol = replace(sol, forced=price_alternatives(prog, sol.chosen, ranked, options.alternatives, info.objective,
                                                      info.name, gap_target))
     return sol, info
 
 
+def _settings(loaded: LoadedPlan, options: SolveOptions) -> tuple[str, float, float]:
+    """Solver, time limit and gap target: the options where given, else the plan's policy."""
+    pol = loaded.plan.policy
+    return (options.solver or pol.solver, options.time_limit_s or pol.time_limit_s,
+            pol.mip_gap if options.mip_gap is None else options.mip_gap)
+
+
 def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions,
            solver: str, limit: float, gap_target: float, started: float) -> tuple[Solution, SolveInfo]:
     def left() -> float:
         return limit - (time.perf_counter() - started)
+
+    def tell(phase: str, inc: float | None, bnd: float | None) -> None:
+        if options.progress is not None:
+            options.progress(phase, time.perf_counter() - started, inc, bnd)
 
     bound, incumbent, values = None, None, None
     relaxed = solve(prog.prob, solver, time_limit_s=left(), relax=True)
@@ -70,11 +84,13 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
         raise InfeasiblePlan(diagnose(loaded, cands, segments, options))
     if relaxed.status == "optimal" and left() > 0:
         bound = relaxed.objective
+        tell("bound", None, bound)
         with prog.choices_fixed_to_relaxation():
             rounded = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target)
         if rounded.status in ("optimal", "feasible"):
             incumbent = rounded.objective
             values = prog.values()
+            tell("plan", incumbent, bound)
             gap = _gap(incumbent, bound)
             if gap is not None and gap <= gap_target + 1e-12:
                 return prog.solution(), _info(solver, "optimal", started, gap, incumbent, bound, note)
@@ -84,7 +100,16 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
     full = None
     if left() > 0:
         add_cuts(prog)
-        full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=values)
+        t_full = time.perf_counter() - started
+
+        def searching(t: float, inc: float | None, bnd: float | None) -> None:
+            if options.progress is not None:
+                best = [b for b in (bound, bnd) if b is not None]
+                options.progress("search", t_full + t, inc if inc is not None else incumbent,
+                                 max(best) if best else None)
+
+        full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=values,
+                     progress=searching if options.progress is not None else None)
         if full.status == "infeasible":
             raise InfeasiblePlan(diagnose(loaded, cands, segments, options))
     bounds = [b for b in (bound, full.bound if full else None) if b is not None]
@@ -103,6 +128,78 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
         return prog.solution(), _info(solver, status, started, gap, incumbent, best_bound, note)
     raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible plan "
                       f"(time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
+
+
+@dataclass(frozen=True)
+class ForcedSolve:
+    """One config forced on a workload and the whole program re-solved around it (explain)."""
+
+    key: str
+    objective: float | None
+    """The cheapest plan found with it forced; None when none was found."""
+    bound: float | None
+    """A proven lower bound on that plan's cost (the solver's best bound)."""
+    status: str
+    """optimal (within the gap), bounded (time ran out: between bound and objective), infeasible, not solved."""
+    seconds: float
+
+
+def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, workload: str,
+                    ranked: list[str], count: int,
+                    on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None = None
+                    ) -> tuple[Solution, SolveInfo, list[ForcedSolve]]:
+    """Solve the plan, then force each of the first `count` configs of `ranked` other than the chosen
+    one on `workload`, in the same program, and re-solve; `on_done(i, n, forced, plan_info)` as each ends.
+
+    The time limit is the total: the plan gets half (more when it finishes early, it stops at
+    its gap), the forced re-solves share the rest. Each forced re-solve starts from a plan that is
+    feasible for it — the solved plan with only this workload moved (every other choice kept,
+    node-limited) — so the re-solve only improves on it, and its best bound says how far it could
+    go: an alternative whose time ran out is reported as a range, never as a guess.
+    """
+    solver, limit, gap_target = _settings(loaded, options)
+    started = time.perf_counter()
+    segments = segment(loaded.plan, cands.offer_ids())
+    prog = build_model(loaded, cands, segments, cuts=True)
+    sol, info = _solve(prog, loaded, cands, segments, options, solver, limit / 2 if count else limit, gap_target,
+                       started)
+    solver = info.name
+    keys = [k for k in ranked if k != sol.chosen[workload]][:count]
+    out: list[ForcedSolve] = []
+    for i, key in enumerate(keys):
+        t0 = time.perf_counter()
+        share = (limit - (t0 - started)) / (len(keys) - i)
+        if share <= 0.05:
+            out.append(ForcedSolve(key, None, None, "not solved", 0.0))
+        else:
+            out.append(_force(prog, sol.chosen, workload, key, solver, gap_target, share))
+        if on_done is not None:
+            on_done(i + 1, len(keys), out[-1], info)
+    return sol, info, out
+
+
+def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
+           seconds: float) -> ForcedSolve:
+    t0 = time.perf_counter()
+    warm, best = None, None
+    with prog.choices_fixed({**chosen, workload: key}):
+        quick = solve(prog.prob, solver, time_limit_s=min(seconds / 2, SECONDS_PER_ALTERNATIVE), mip_gap=gap_target,
+                      node_limit=NODE_LIMIT)
+    if quick.status in ("optimal", "feasible") and quick.objective is not None:
+        warm, best = prog.values(), quick.objective
+    left = max(0.05, seconds - (time.perf_counter() - t0))
+    with prog.choices_fixed({workload: key}):
+        full = solve(prog.prob, solver, time_limit_s=left, mip_gap=gap_target, warm_start=warm)
+    if full.status == "infeasible":
+        return ForcedSolve(key, None, None, "infeasible", time.perf_counter() - t0)
+    if full.status in ("optimal", "feasible") and full.objective is not None:
+        best = full.objective if best is None else min(best, full.objective)
+    bound = full.bound if full.status in ("optimal", "feasible") else None
+    if best is None:
+        return ForcedSolve(key, None, bound, "not solved", time.perf_counter() - t0)
+    gap = _gap(best, bound)
+    status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "bounded"
+    return ForcedSolve(key, best, bound, status, time.perf_counter() - t0)
 
 
 NODE_LIMIT = 200

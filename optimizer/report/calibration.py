@@ -75,6 +75,17 @@ def print_calibration(cal: "Calibration", out: Console) -> None:
             t.add_row(escape(w.name), f"{w.requests:,}" if w.requests else "–", ten or "–",
                       escape("; ".join(w.notes)) or "")
         out.print(t)
+    bursty = [w for w in cal.workloads if w.burst is not None]
+    if bursty:
+        t = Table(title="Inside the hour: the busiest minute ÷ the hour's mean minute (p95 across hours)",
+                  title_justify="left", show_edge=False)
+        for col in ("workload", "hours", "busiest minute", "occupancy it allows", "policy", ""):
+            t.add_column(col, justify="left" if col in ("workload", "") else "right")
+        for w in bursty:
+            b = w.burst
+            t.add_row(escape(w.name), f"{b.hours:,}", f"{b.ratio:.2f}×", f"{b.occupancy:.0%}",
+                      f"{b.policy_occupancy:.0%}", escape(burst_remark(b)))
+        out.print(t)
     if cal.verdicts:
         p = f"p{cal.slo_percentile:g}"
         t = Table(title=f"Load tests (TTFT and TPOT at {p} against each workload's SLO)", title_justify="left",
@@ -99,6 +110,14 @@ def print_calibration(cal: "Calibration", out: Console) -> None:
             t.add_row(escape(o.workload), str(o.hours), str(len(o.above)),
                       _pct(h.occupancy) if h else "–", when, _pct(o.mean_at_busiest))
         out.print(t)
+
+
+def burst_remark(b) -> str:
+    """Whether the policy's occupancy leaves room for the busiest minutes."""
+    if b.policy_occupancy <= b.occupancy + 1e-9:
+        return "the policy leaves room for it"
+    return (f"at the policy's {b.policy_occupancy:.0%} that minute needs {b.policy_occupancy * b.ratio:.0%} of the "
+            f"fleet: requests queue (TTFT) unless occupancy is at most {b.occupancy:.0%}")
 
 
 def verdict(v, markup: bool = False) -> str:
@@ -199,7 +218,7 @@ def render_html(cal: "Calibration") -> str:
     for w in cal.workloads:
         if w.actual and (w.new_peak is not None or w.old_peak is not None) and w.kind == "interactive":
             charts[w.name] = Markup(chart_svg(w))
-    return env.get_template(TEMPLATE).render(cal=cal, charts=charts, verdict=verdict)
+    return env.get_template(TEMPLATE).render(cal=cal, charts=charts, verdict=verdict, burst_remark=burst_remark)
 
 
 def chart_svg(w: "WorkloadCalibration") -> str:

@@ -269,8 +269,9 @@ def _sizing(result: PlanResult, w: WorkloadResult) -> list[str]:
     api = w.hourly_api_tokens_per_s.get(w.peak_day_type, [0.0] * 24)[w.peak_hour] if w.hourly_api_tokens_per_s else 0
     served = w.peak_output_tokens_per_s - api
     q = served / (w.goodput_output_tokens_per_s * occ) if w.goodput_output_tokens_per_s else 0.0
-    lines = [f"peak {w.peak_output_tokens_per_s:,.0f} output tok/s ({w.peak_day_type}, {w.peak_hour:02d}:00)"
-             + (f" − {api:,.0f} sent to the API = {served:,.0f}" if api > 0 else "")]
+    lines = [w.peak_derivation.text()] if w.peak_derivation is not None else []
+    lines.append(f"peak {w.peak_output_tokens_per_s:,.0f} output tok/s ({w.peak_day_type}, {w.peak_hour:02d}:00)"
+                 + (f" − {api:,.0f} sent to the API = {served:,.0f}" if api > 0 else ""))
     lines.append(f"÷ ({w.goodput_output_tokens_per_s:,.0f} tok/s per replica × {occ:.0%} occupancy) = {q:,.2f}"
                  f" → {r.base:,} base replicas")
     lines.append(f"+ {r.spares} spare + ⌈{roll:.0%} × {r.base + r.spares:,}⌉ = {r.rollout:,} for a rollout"

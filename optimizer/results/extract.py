@@ -9,6 +9,7 @@ from optimizer import vocab
 from optimizer.candidates import prune
 from optimizer.candidates.overflow import api_price_per_output_token
 from optimizer.candidates.types import Candidate, CandidateSet
+from optimizer.inputs.demand import profile_warning as demand_profile_warning
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
 from optimizer.optimize.solution import Solution, SolveInfo
@@ -169,7 +170,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             _workload_result(prog, by_name[w.name], c, hourly_gpus[w.name], workload_gh[w.name], cost, api_cost,
                              api_share, api_rates),
             cost_by_tier={**tiers, "api": api_cost}, gpu_hours_by_tier=gh_tiers, team=w.team,
-            cost_center=w.cost_center))
+            cost_center=w.cost_center, peak_derivation=w.demand.derivation if w.demand is not None else None,
+            tenants=_shares(w.tenants)))
     idle_by_tier = {t: max(0.0, cost_by_tier[t] - allocated[t]) for t in allocated}
 
     total = sum(cost_by_tier.values())
@@ -190,6 +192,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                      "output_tokens_per_request": w.tokens.output if w.tokens else 0.0}
             for w in plan.workloads if w.api is not None}
     notes = [info.fallback_note] if info.fallback_note else []
+    notes += _profile_warnings(plan)
     contracts, new, exp = [], [], []
     if cal is not None:
         notes += cal.notes
@@ -217,6 +220,27 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         expiry=exp, periods=periods, cost_idle=total - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
         cost_idle_committed=cost_committed - sum(r.committed_cost for r in results), cash_flow=flow,
         commitment_schedule=cf.schedule(plan, contracts, new))
+
+
+def _profile_warnings(plan: Plan) -> list[str]:
+    """Where a workload's hourly profile contradicts the peak-hour share its business numbers state."""
+    out = []
+    for w in plan.workloads:
+        d = w.demand.derivation if w.demand is not None else None
+        if d is None:
+            continue
+        assert w.demand is not None
+        profiles = {t: vocab.profile_for(w.demand.profile, t) for t in plan.day_type_days()}
+        warning = demand_profile_warning(w.name, d, profiles, stated_profile=w.demand.profile is not None)
+        if warning:
+            out.append(warning)
+    return out
+
+
+def _shares(tenants: dict[str, float] | None) -> dict[str, float]:
+    """Tenant shares scaled to add up to exactly 1 (the plan allows ±1%)."""
+    total = sum((tenants or {}).values())
+    return {t: v / total for t, v in sorted((tenants or {}).items())} if total > 0 else {}
 
 
 def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tuple[str, int]], demand: int,

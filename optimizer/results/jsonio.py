@@ -11,6 +11,7 @@ from typing import Any
 
 from optimizer.candidates.types import Dropped
 from optimizer.errors import PlanError, Problem
+from optimizer.inputs.demand import PeakDerivation
 from optimizer.optimize.solution import SolveInfo
 from optimizer.results.contracts import (
     CarriedContract,
@@ -158,13 +159,16 @@ def _workload(w: WorkloadResult) -> dict[str, Any]:
         "kv_concurrency": w.kv_concurrency, "replicas": asdict(w.replicas), "gpus_at_peak": w.gpus_at_peak,
         "cost": _r(w.cost),
         "committed_cost": _r(w.committed_cost), "team": w.team, "cost_center": w.cost_center,
+        "tenants": {k: _r(v, 9) for k, v in w.tenants.items()},
         "cost_by_tier": {k: _r(v) for k, v in w.cost_by_tier.items()},
         "gpu_hours_by_tier": {k: _r(v) for k, v in w.gpu_hours_by_tier.items()},
         # beyond the contract
         "kind": w.kind, "provider": w.provider, "mig": w.mig, "bound": w.bound,
         "needed_concurrency": w.needed_concurrency, "total_gb": _r(w.total_gb), "reserve_gb": _r(w.reserve_gb),
         "free_gb": _r(w.free_gb), "peak": {"day_type": w.peak_day_type, "hour": w.peak_hour,
-                                          "output_tokens_per_s": _r(w.peak_output_tokens_per_s)},
+                                          "output_tokens_per_s": _r(w.peak_output_tokens_per_s),
+                                          **({"derived_from": derivation_json(w.peak_derivation)}
+                                             if w.peak_derivation else {})},
         "api_share": _r(w.api_share), "api_cost": _r(w.api_cost), "gpu_hours": _r(w.gpu_hours),
         "candidates": w.candidates, "key": w.key, "family": w.family, "layout": w.layout, "pp": w.pp, "ep": w.ep,
         "kv_copies": w.kv_copies, "calibrated": w.calibrated,
@@ -173,6 +177,19 @@ def _workload(w: WorkloadResult) -> dict[str, Any]:
         "hourly_demand": {d: [_r(v, 3) for v in row] for d, row in w.hourly_demand.items()},
         "hourly_api_tokens_per_s": {d: [_r(v, 3) for v in row] for d, row in w.hourly_api_tokens_per_s.items()},
     }
+
+
+def derivation_json(d: PeakDerivation | None) -> dict[str, Any] | None:
+    """The business numbers behind a derived peak, the peak, and the arithmetic as text."""
+    if d is None:
+        return None
+    return {**asdict(d), "output_tokens_per_s": d.peak_output_tokens_per_s, "text": d.text()}
+
+
+def _derivation(d: dict[str, Any] | None) -> PeakDerivation | None:
+    if not d:
+        return None
+    return PeakDerivation(**{k: v for k, v in d.items() if k in PeakDerivation.__dataclass_fields__})
 
 
 def dumps(result: PlanResult, *, stable: bool = False) -> str:
@@ -209,7 +226,8 @@ def from_dict(d: dict[str, Any]) -> PlanResult:
             kv_copies=w.get("kv_copies", 1.0), calibrated=w.get("calibrated", True),
             ttft_at_load_ms=w.get("ttft_at_load_ms"), committed_cost=w.get("committed_cost", 0.0),
             cost_by_tier=w.get("cost_by_tier", {}), gpu_hours_by_tier=w.get("gpu_hours_by_tier", {}),
-            team=w.get("team"), cost_center=w.get("cost_center")))
+            team=w.get("team"), cost_center=w.get("cost_center"), tenants=w.get("tenants") or {},
+            peak_derivation=_derivation(w.get("peak", {}).get("derived_from"))))
     purchases = [Purchase(p["offer"], p["accelerator"], p.get("provider", ""), p.get("region", ""), p["tier"],
                           p["gpus"], p["gpu_hours"], p.get("price_per_gpu_hour", 0.0), p.get("price_estimated", False),
                           p.get("cost", 0.0), p.get("gpus_per_node", 1)) for p in d["purchases"]]

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from optimizer.candidates.types import Dropped
+from optimizer.inputs.demand import PeakDerivation
 from optimizer.optimize.solution import SolveInfo
 from optimizer.results.contracts import (
     CarryInfo,
@@ -87,6 +88,10 @@ class WorkloadResult:
     team: str | None = None
     cost_center: str | None = None
     """Showback keys from the plan."""
+    tenants: dict[str, float] = field(default_factory=dict)
+    """Shares of its output tokens by team (the showback splits its spend by them)."""
+    peak_derivation: PeakDerivation | None = None
+    """The business numbers the plan's peak was derived from (demand: {users: …}); None when stated."""
 
 
 @dataclass(frozen=True)
@@ -311,15 +316,17 @@ class PlanResult:
 
     def showback(self) -> list[dict[str, Any]]:
         """Spend by (team, cost centre): new, committed and all-in, with what no workload used last.
-        Workloads without a team are "unassigned"; the rows add up to the all-in spend."""
+        A workload with tenant shares is split among those teams; one without a team is "unassigned";
+        the rows add up to the all-in spend."""
         rows: dict[tuple[str, str], dict[str, Any]] = {}
         for w in self.workloads:
-            key = (w.team or "unassigned", w.cost_center or "–")
-            row = rows.setdefault(key, {"team": key[0], "cost_center": key[1], "workloads": [], "new": 0.0,
-                                        "committed": 0.0})
-            row["workloads"].append(w.name)
-            row["new"] += w.cost
-            row["committed"] += w.committed_cost
+            for team, share in sorted(w.tenants.items()) if w.tenants else [(w.team or "unassigned", 1.0)]:
+                key = (team, w.cost_center or "–")
+                row = rows.setdefault(key, {"team": key[0], "cost_center": key[1], "workloads": [], "new": 0.0,
+                                            "committed": 0.0})
+                row["workloads"].append(w.name if share == 1.0 else f"{w.name} ({share:.0%})")
+                row["new"] += share * w.cost
+                row["committed"] += share * w.committed_cost
         out = sorted(rows.values(), key=lambda r: (r["team"] == "unassigned", r["team"], r["cost_center"]))
         if self.cost_idle > 0.005 or self.cost_idle_committed > 0.005:
             out.append({"team": "not used by any workload", "cost_center": "–", "workloads": [],

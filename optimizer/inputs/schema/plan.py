@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from optimizer.errors import did_you_mean
+from optimizer.inputs.demand import PeakDerivation, derive_peak
 from optimizer.inputs.schema.catalog import (
     MAX_GPUS,
     MAX_PRICE,
@@ -34,6 +35,9 @@ MAX_HORIZON_DAYS = 3660
 MAX_TOKENS_PER_S = 1e9
 """Output tokens per second of one workload (a billion)."""
 MAX_TOKENS_PER_REQUEST = 100_000_000
+MAX_USERS = 10_000_000_000
+"""More people than there are."""
+MAX_REQUESTS_PER_USER_PER_DAY = 1_000_000
 
 
 def _is_power_of_two(n: int) -> bool:
@@ -136,11 +140,94 @@ class Slo(Strict):
 Profile = list[float]
 
 
+BUSINESS_KEYS = ("users", "active_share", "requests_per_active_user_per_day", "peak_hour_share", "peak_to_mean",
+                 "monthly_growth")
+"""Demand keys that size the peak from business numbers instead of stating it."""
+
+
 class Demand(Strict):
-    peak_output_tokens_per_s: float = Field(gt=0, le=MAX_TOKENS_PER_S)
-    """Output tokens per second at the bad day's busiest hour."""
+    """Interactive traffic: the output tokens per second at the bad day's busiest hour, and the shape of
+    its days. State the peak, or, before any usage exists, give the business numbers planopt derives it
+    from: peak = users × active_share × requests_per_active_user_per_day × tokens.output ×
+    peak_hour_share ÷ 3,600 s (or ÷ 86,400 s × peak_to_mean), × (1 + monthly_growth)^(horizon_days ÷ 30)
+    with growth. `planopt explain` and the workbook show the arithmetic."""
+
+    model_config = ConfigDict(json_schema_extra={"oneOf": [
+        {"required": ["peak_output_tokens_per_s"]},
+        {"required": ["users", "active_share", "requests_per_active_user_per_day"]}]})
+
+    peak_output_tokens_per_s: float | None = Field(default=None, gt=0, le=MAX_TOKENS_PER_S, examples=[3000])
+    """Output tokens per second at the bad day's busiest hour (or give the business numbers below)."""
+    users: int | None = Field(default=None, ge=1, le=MAX_USERS, examples=[200000])
+    """Business numbers: users of the product at the start of the horizon."""
+    active_share: float | None = Field(default=None, gt=0, le=1, examples=[0.3])
+    """Business numbers: share of the users active on a peak day (0.3, not 30)."""
+    requests_per_active_user_per_day: float | None = Field(default=None, gt=0, le=MAX_REQUESTS_PER_USER_PER_DAY,
+                                                           examples=[12])
+    """Business numbers: requests one active user makes on a peak day (tokens per request are the
+    workload's tokens)."""
+    peak_hour_share: float | None = Field(default=None, gt=0, le=1, examples=[0.11])
+    """Business numbers: share of the peak day's requests that arrive in its busiest hour (at least
+    1/24 ≈ 0.042, a flat day); or give peak_to_mean."""
+    peak_to_mean: float | None = Field(default=None, ge=1, le=24, examples=[2.6])
+    """Business numbers: the busiest hour's requests ÷ the day's mean hour (= 24 × peak_hour_share);
+    or give peak_hour_share."""
+    monthly_growth: float | None = Field(default=None, ge=0, le=1, examples=[0.05])
+    """Business numbers: growth of the users a month, compounded (0.05, not 5). planopt buys one fleet
+    for the horizon, so it sizes for the horizon's end: × (1 + monthly_growth)^(horizon_days ÷ 30)."""
     profile: Profile | dict[str, Profile] | None = None
     """24 fractions of the peak per hour; one list for every day type, or one per day type."""
+
+    _derivation: PeakDerivation | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> "Demand":
+        given = [k for k in BUSINESS_KEYS if getattr(self, k) is not None]
+        if self.peak_output_tokens_per_s is not None:
+            if given == ["monthly_growth"]:
+                raise ValueError("monthly_growth grows users, and this demand states its peak — remove "
+                                 "monthly_growth and state the peak at the horizon's end, or give users, "
+                                 "active_share, … instead of the peak")
+            if given:
+                raise ValueError(f"gives peak_output_tokens_per_s and business numbers ({', '.join(given)}) — "
+                                 "keep one way: the stated peak, or the numbers planopt derives it from")
+            return self
+        if not given:
+            raise ValueError("gives no size — add peak_output_tokens_per_s: …, or the business numbers users, "
+                             "active_share, requests_per_active_user_per_day and peak_hour_share (or peak_to_mean)")
+        missing = [k for k in ("users", "active_share", "requests_per_active_user_per_day") if getattr(self, k) is None]
+        if missing:
+            raise ValueError(f"business numbers without {' and '.join(missing)} — add "
+                             f"{', '.join(k + ': …' for k in missing)} (or state peak_output_tokens_per_s instead)")
+        if self.peak_hour_share is not None and self.peak_to_mean is not None:
+            raise ValueError("gives both peak_hour_share and peak_to_mean — keep one "
+                             "(peak_to_mean = 24 × peak_hour_share)")
+        if self.peak_hour_share is None and self.peak_to_mean is None:
+            raise ValueError("business numbers without the day's shape — add peak_hour_share: … (share of the "
+                             "day's requests in its busiest hour) or peak_to_mean: … (busiest hour ÷ mean hour)")
+        return self
+
+    @field_validator("peak_hour_share")
+    @classmethod
+    def _at_least_flat(cls, share: float | None) -> float | None:
+        if share is not None and share * 24 < 1:
+            raise ValueError(f"{share:g} is below 1/24 ≈ 0.042, an average hour's share — give the busiest hour's "
+                             "share of the day's requests (it carries at least an average hour's)")
+        return share
+
+    def _derive(self, output_tokens: float, horizon_days: int) -> None:
+        """Fill the peak from the business numbers (while the plan is validated; frozen afterwards)."""
+        assert self.users is not None and self.active_share is not None
+        assert self.requests_per_active_user_per_day is not None
+        d = derive_peak(self.users, self.active_share, self.requests_per_active_user_per_day, output_tokens,
+                        self.peak_hour_share, self.peak_to_mean, self.monthly_growth, horizon_days)
+        object.__setattr__(self, "peak_output_tokens_per_s", d.peak_output_tokens_per_s)
+        self._derivation = d
+
+    @property
+    def derivation(self) -> PeakDerivation | None:
+        """How the peak was derived from business numbers; None when the plan states it."""
+        return self._derivation
 
     @field_validator("profile")
     @classmethod
@@ -226,6 +313,22 @@ class Workload(Extensible):
     """Who it is charged to in the showback (free text); workloads without one are "unassigned"."""
     cost_center: str | None = Field(default=None, max_length=100, examples=["CC-4100"])
     """The cost centre its spend books to in the showback (free text)."""
+    tenants: dict[str, Annotated[float, Field(ge=0, le=1)]] | None = Field(
+        default=None, examples=[{"search": 0.7, "ads": 0.3}])
+    """Shares of its output tokens by team, when one workload serves several (`calibrate` writes them from
+    a usage log's tenant column): the showback splits its spend by them. Shares add up to 1."""
+
+    @field_validator("tenants")
+    @classmethod
+    def _tenant_shares(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        if v is not None:
+            if not v:
+                raise ValueError("is empty; list each team's share of the output tokens, or leave tenants out")
+            total = sum(v.values())
+            if abs(total - 1.0) > 0.01:
+                raise ValueError(f"shares add up to {total:.3g}, not 1 — give each team's share of the workload's "
+                                 "output tokens (0.7 for 70%)")
+        return v
     precisions: list[str] = Field(default_factory=lambda: ["bf16"])
     """Precisions the evaluation suite accepted for this model."""
     tp: list[int] | None = None
@@ -249,7 +352,8 @@ class Workload(Extensible):
     slo: Slo = Field(default_factory=Slo)
     """Latency targets, at a percentile."""
     demand: Demand | None = None
-    """Interactive traffic: the peak and its hourly profile (exactly one of demand, batch, reserve_gpus)."""
+    """Interactive traffic: the peak (stated, or from business numbers) and its hourly profile (exactly one
+    of demand, batch, reserve_gpus)."""
     measured: list[Measured] = Field(default_factory=list)
     """Load-test goodput per (accelerator, precision, layout): wins over the estimate."""
     api: Api | None = None
@@ -300,7 +404,9 @@ class Workload(Extensible):
             if self.model is None:
                 raise ValueError("needs a model — add model: <id>, or use reserve_gpus: for a fixed reservation")
             if self.tokens is None:
-                raise ValueError("needs tokens (mean per request) — add tokens: {input: …, output: …}")
+                why = ("; the business numbers multiply requests by tokens.output" if self.demand is not None
+                       and self.demand.users is not None else "")
+                raise ValueError(f"needs tokens (mean per request{why}) — add tokens: {{input: …, output: …}}")
         return self
 
     @property
@@ -389,6 +495,13 @@ class Plan(Extensible):
                         f"write {name}: {{days: {v}, days_of_week: [...]}} with the days it covers "
                         f"({', '.join(WEEKDAYS)})")
         return dts
+
+    @model_validator(mode="after")
+    def _derive_peaks(self) -> "Plan":
+        for w in self.workloads:
+            if w.demand is not None and w.demand.users is not None and w.tokens is not None:
+                w.demand._derive(w.tokens.output, self.horizon_days)
+        return self
 
     def day_type_days(self) -> dict[str, int]:
         if not self.day_types:

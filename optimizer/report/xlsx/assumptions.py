@@ -56,6 +56,7 @@ def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs, made: Provenanc
         refs.policy[key] = sh.inp(r, 1, float(pol.get(key, 0.0)), num, name=key)
         sh.ws.data_validation(r, 1, r, 1, VALIDATION[key])
 
+    r = _business_demand(sh, result, refs, r)
     r += 2
     tiers = L.used_tiers(result)
     sh.text(r, 0, f"Prices per GPU-hour ({result.currency})", "h2")
@@ -100,6 +101,53 @@ def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs, made: Provenanc
     r = write_provenance(sh, result, made, r + 2)
     ws.freeze_panes(3, 0)
     sh.page(r, LAST_COL, landscape=False)
+
+
+def _business_demand(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
+    """Workloads sized from business numbers: the numbers as inputs, the peak as their formula (Workloads'
+    peak demand reads it). Same order of operations as PeakDerivation, so the stored value is the float
+    planopt sized with."""
+    derived = [(w.name, w.peak_derivation) for w in result.workloads if w.peak_derivation is not None]
+    if not derived:
+        return r
+    r += 2
+    sh.text(r, 0, "Demand from business numbers (Workloads' peak demand follows)", "h2")
+    sh.text(r, 2, "peak = users × active × requests × tokens × busiest hour's share ÷ 3,600 s (or ÷ 86,400 s × "
+                  "peak ÷ mean) × (1 + growth)^(horizon ÷ 30): sized for the horizon's end", "hint")
+    r += 1
+    sh.header(r, 0, ["Workload", "Users", "Share active on a peak day", "Requests per active user a day",
+                     "Output tokens per request", "Busiest hour's share of the day", "Peak ÷ mean hour",
+                     "Monthly growth of users", "Peak output tok/s"])
+    sh.ws.set_row(r, 30)
+    for wname, d in derived:
+        r += 1
+        sh.text(r, 0, wname)
+
+        def put(c: int, v: float, num: str | None, key: str, check: str) -> str:
+            cell = sh.inp(r, c, v, num, name=defined_name("demand", wname, key))
+            sh.ws.data_validation(r, c, r, c, VALIDATION[check])
+            return cell
+
+        users = put(1, d.users, "int", "users", "positive")
+        active = put(2, d.active_share, "pct", "active_share", "share")
+        requests = put(3, d.requests_per_active_user_per_day, None, "requests", "positive")
+        tokens = put(4, d.output_tokens, "int", "output_tokens", "positive")
+        daily = f"{users}*{active}*{requests}*{tokens}"
+        if d.peak_hour_share is not None:
+            share = put(5, d.peak_hour_share, "pct", "peak_hour_share", "share")
+            sh.num(r, 6, None)
+            formula = f"{daily}*{share}/3600"
+        else:
+            sh.num(r, 5, None)
+            ratio = put(6, d.peak_to_mean or 0.0, None, "peak_to_mean", "positive")
+            formula = f"{daily}/86400*{ratio}"
+        growth = put(7, d.monthly_growth, "pct", "monthly_growth", "growth")
+        formula += f"*(1+{growth})^({refs.horizon}/30)"
+        sh.calc(r, 8, formula, d.peak_output_tokens_per_s, num="int")
+        name = defined_name("demand", wname, "peak")
+        cell = name if name and sh.book.name(name, sh.name, r, 8) else ref(sh.name, r, 8)
+        refs.peak[wname] = (cell, d.peak_output_tokens_per_s)
+    return r
 
 
 LAST_COL = 9
@@ -148,6 +196,11 @@ VALIDATION = {
     "spares": {"validate": "integer", "criteria": ">=", "value": 0, "error_message": "Spares is a whole number ≥ 0."},
     "rollout_fraction": {"validate": "decimal", "criteria": ">=", "value": 0,
                          "error_message": "Rollout headroom is a share ≥ 0."},
+    "positive": {"validate": "decimal", "criteria": ">", "value": 0, "error_message": "A number > 0."},
+    "share": {"validate": "decimal", "criteria": "between", "minimum": 0.0001, "maximum": 1,
+              "error_message": "A share in (0, 1]: 30% is 0.3."},
+    "growth": {"validate": "decimal", "criteria": "between", "minimum": 0, "maximum": 1,
+               "error_message": "Monthly growth is a share in [0, 1]: 5% is 0.05."},
 }
 
 
@@ -162,6 +215,9 @@ def _tokens_sent(result: PlanResult, w, sent: float, refs: Refs) -> tuple[str, f
         return repr(sent), sent
     if not any(per_day.values()):
         per_day = {d: sent / result.horizon_days for d in days}
+    else:  # the rates are rounded in the result: scale so that the days as planned give the tokens sent
+        planned = sum(v * result.day_types[d] for d, v in per_day.items())
+        per_day = {d: v * sent / planned for d, v in per_day.items()}
     parts = [f"{v!r}*{days[d]}" for d, v in per_day.items() if v]
     value = sum(v * result.day_types[d] for d, v in per_day.items() if v)
     return ("+".join(parts) or "0"), value

@@ -56,13 +56,7 @@ def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
                 sh.num(r, 7, v, num="money2")
         else:
             sh.num(r, 5, c.gpu_hours, num="int")
-            price_ref = (refs.contract_price.get((c.offer, c.tier, round(c.price_per_gpu_hour, 6)))
-                         if c.kind == "committed" else refs.price.get((c.offer, c.tier)))
-            price_v = refs.price_value.get(price_ref, c.price_per_gpu_hour) if price_ref else c.price_per_gpu_hour
-            if price_ref:
-                sh.calc(r, 6, price_ref, price_v, num="money2")
-            else:
-                sh.num(r, 6, price_v, num="money2")
+            price_v = _price_cell(sh, refs, r, 6, c.offer, c.tier, c.price_per_gpu_hour, c.kind == "committed")
             v = c.gpu_hours * price_v
             sh.calc(r, 7, f"F{n}*G{n}", v, num="money2")
         total += v
@@ -128,6 +122,7 @@ def _schedule(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
                      "Price per GPU-hour", "Amount"])
     sh.ws.set_row(r, 30)
     head = r
+    total = 0.0
     for s in result.commitment_schedule:
         r += 1
         n = r + 1
@@ -135,21 +130,25 @@ def _schedule(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
             sh.text(r, col, text)
         sh.num(r, 5, s.gpus, num="int")
         sh.num(r, 6, s.days, num="int")
-        price_ref = (refs.contract_price.get((s.offer, s.tier, round(s.price_per_gpu_hour, 6)))
-                     if s.kind == "signed" else refs.price.get((s.offer, s.tier)))
-        price_v = refs.price_value.get(price_ref, s.price_per_gpu_hour) if price_ref else s.price_per_gpu_hour
-        if price_ref:
-            sh.calc(r, 7, price_ref, price_v, num="money2")
-        else:
-            sh.num(r, 7, price_v, num="money2")
+        price_v = _price_cell(sh, refs, r, 7, s.offer, s.tier, s.price_per_gpu_hour, s.kind == "signed")
         sh.calc(r, 8, f"F{n}*24*G{n}*H{n}", s.gpus * 24 * s.days * price_v, num="money0")
+        total += s.gpus * 24 * s.days * price_v
     first, last = head + 1, r
     r += 1
     sh.text(r, 0, "Total", "total")
     for col in range(1, 8):
         sh.text(r, col, "", "total")
-    total = sum(s.gpus * 24 * s.days * (refs.price_value.get(p, s.price_per_gpu_hour) if (p := (
-        refs.contract_price.get((s.offer, s.tier, round(s.price_per_gpu_hour, 6))) if s.kind == "signed"
-        else refs.price.get((s.offer, s.tier)))) else s.price_per_gpu_hour) for s in result.commitment_schedule)
     sh.calc(r, 8, f"SUM({rng(sh.name, first, last, 8)})", total, "total", num="money0")
     return r
+
+
+def _price_cell(sh: Sheet, refs: Refs, r: int, col: int, offer: str, tier: str, price: float, signed: bool) -> float:
+    """The price of a row as a reference to where finance edits it (a signed contract's price on
+    Commitments, a new purchase's on Assumptions); returns the value the reference holds."""
+    cell = (refs.contract_price.get((offer, tier, round(price, 6))) if signed else refs.price.get((offer, tier)))
+    value = refs.price_value.get(cell, price) if cell else price
+    if cell:
+        sh.calc(r, col, cell, value, num="money2")
+    else:
+        sh.num(r, col, value, num="money2")
+    return value

@@ -14,6 +14,8 @@ class Refs:
     days: dict[str, str] = field(default_factory=dict)
     policy: dict[str, str] = field(default_factory=dict)
     price: dict[tuple[str, str], str] = field(default_factory=dict)
+    peak: dict[str, tuple[str, float]] = field(default_factory=dict)
+    """Workload → (cell with the peak its business numbers give, value) on Assumptions."""
     api_price: dict[tuple[str, str], str] = field(default_factory=dict)
     hourly: dict[str, str] = field(default_factory=dict)
     """Column ranges on Hourly by column key."""

@@ -17,23 +17,32 @@ def write_showback(sh: Sheet, result: PlanResult, refs: Refs) -> None:
                 "their own line, never spread. Teams and cost centres come from the plan's workloads (team:, "
                 "cost_center:).", 6, 3)
     r = 3
-    sh.header(r, 0, ["Team", "Cost centre", "Workload", "New spend", "Committed spend used", "All-in", "Note"])
+    sh.header(r, 0, ["Team", "Cost centre", "Workload", "New spend", "Committed spend used", "All-in",
+                     "Share of the workload"])
     ws.set_row(r, 30)
     head = r
-    lines = [(w.team or "unassigned", w.cost_center or "–", w.name, refs.workload_cells.get(w.name)) for w in
-             sorted(result.workloads, key=lambda w: (w.team is None, w.team or "", w.cost_center or "", w.name))]
-    lines.append(("not used by any workload", "–", "–", refs.workload_cells.get("")))
+    lines = []
+    for w in sorted(result.workloads, key=lambda w: (w.team is None and not w.tenants, w.team or "", w.name)):
+        split = sorted(w.tenants.items()) if w.tenants else [(w.team or "unassigned", 1.0)]
+        lines += [(team, w.cost_center or "–", w.name, share, refs.workload_cells.get(w.name)) for team, share in split]
+    lines.append(("not used by any workload", "–", "–", 1.0, refs.workload_cells.get("")))
     values: dict[int, tuple[float, float]] = {}
-    for team, cc, name, cells in lines:
+    for team, cc, name, share, cells in lines:
         r += 1
         n = r + 1
         sh.text(r, 0, team)
         sh.text(r, 1, cc)
         sh.text(r, 2, name)
         (new_cell, new_v), (com_cell, com_v) = cells or (("0", 0.0), ("0", 0.0))
-        sh.calc(r, 3, new_cell, new_v, num="money0")
-        sh.calc(r, 4, com_cell, com_v, num="money0")
+        if share == 1.0:
+            sh.calc(r, 3, new_cell, new_v, num="money0")
+            sh.calc(r, 4, com_cell, com_v, num="money0")
+        else:  # a tenant's share of the workload (calibrate measures it from the log's tenant column)
+            sh.calc(r, 3, f"G{n}*{new_cell}", share * new_v, num="money0")
+            sh.calc(r, 4, f"G{n}*{com_cell}", share * com_v, num="money0")
+            new_v, com_v = share * new_v, share * com_v
         sh.calc(r, 5, f"D{n}+E{n}", new_v + com_v, num="money0")
+        sh.num(r, 6, share, num="pct")
         values[r] = (new_v, com_v)
     first, last = head + 1, r
     r += 1
@@ -50,16 +59,16 @@ def write_showback(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.text(r, 0, "By team and cost centre", "h2")
     r += 1
     sh.header(r, 0, ["Team", "Cost centre", "Workloads", "New spend", "Committed spend used", "All-in"])
-    teams = list(dict.fromkeys((t, cc) for t, cc, _n, _c in lines))
+    teams = list(dict.fromkeys((t, cc) for t, cc, _n, _s, _c in lines))
     T, C = rng(sh.name, first, last, 0), rng(sh.name, first, last, 1)
     for team, cc in teams:
         r += 1
         n = r + 1
         sh.text(r, 0, team)
         sh.text(r, 1, cc)
-        names = [name for t, c, name, _ in lines if (t, c) == (team, cc) and name != "–"]
+        names = [name for t, c, name, _s, _c in lines if (t, c) == (team, cc) and name != "–"]
         sh.text(r, 2, ", ".join(names) or "–")
-        mine = [values[first + i] for i, (t, c, _n, _x) in enumerate(lines) if (t, c) == (team, cc)]
+        mine = [values[first + i] for i, (t, c, _n, _s, _x) in enumerate(lines) if (t, c) == (team, cc)]
         for col, k in ((3, 0), (4, 1)):
             src = rng(sh.name, first, last, col)
             sh.calc(r, col, f'SUMIFS({src},{T},"="&A{n},{C},"="&B{n})', sum(v[k] for v in mine), num="money0")

@@ -91,7 +91,7 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         if sized:
             api_peak = excel_round(w.hourly_api_tokens_per_s.get(w.peak_day_type, [0.0] * 24)[w.peak_hour], 3) \
                 if w.hourly_api_tokens_per_s else 0.0
-            sh.num(r, C["peak"], w.peak_output_tokens_per_s, num="int")
+            _peak(sh, r, w, refs)
             sh.num(r, C["api"], api_peak, num="int")
             said, needed_v = _replica_formulas(sh, r, w, api_peak, float(pol.get("occupancy", 1.0)),
                                                int(pol.get("spares", 0)), float(pol.get("rollout_fraction", 0.0)),
@@ -191,6 +191,20 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws.set_print_scale(52)
     ws.set_v_pagebreaks([C["peak_at"]])
     ws.repeat_columns(0, 0)
+
+
+def _peak(sh: Sheet, r: int, w, refs: Refs) -> None:
+    """The peak hour's demand: a number, or, for a peak from business numbers, their peak on Assumptions
+    × the profile's value at that hour."""
+    if w.name not in refs.peak:
+        sh.num(r, C["peak"], w.peak_output_tokens_per_s, num="int")
+        return
+    cell, peak = refs.peak[w.name]
+    share = round(w.peak_output_tokens_per_s / peak, 9)  # the profile's value (a saved result rounds the peak)
+    if share == 1:
+        sh.calc(r, C["peak"], cell, peak, num="int")
+    else:
+        sh.calc(r, C["peak"], f"{cell}*{share!r}", peak * share, num="int")
 
 
 def _reserved_rate(rows: list[dict], offer: str) -> float:
