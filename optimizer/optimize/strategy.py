@@ -55,8 +55,9 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
         if options.progress is not None:
             options.progress("alternatives", time.perf_counter() - started, info.objective, info.bound)
         ranked = ranked_alternatives(loaded.plan, prog.offers, cands.by_workload, sol.chosen)
+        budget = min(PRICING_BUDGET_S, max(5.0, limit / 2))
         sol = replace(sol, forced=price_alternatives(prog, sol.chosen, ranked, options.alternatives, info.objective,
-                                                     info.name, gap_target))
+                                                     info.name, gap_target, budget))
     return sol, info
 
 
@@ -207,10 +208,13 @@ NODE_LIMIT = 200
 that are left once every choice is fixed (most prove their gap at the root)."""
 SECONDS_PER_ALTERNATIVE = 10.0
 PRICING_BUDGET_S = 60.0
+"""At most this long pricing alternatives (half the plan's time limit, at least 5 s): past it, the rest
+are "not priced" — on very large plans, which ones depends on the machine's speed."""
 
 
 def price_alternatives(prog: Program, chosen: dict[str, str], ranked: dict[str, list[Candidate]], per_workload: int,
-                       objective: float, solver: str, gap_target: float) -> dict[str, Forced]:
+                       objective: float, solver: str, gap_target: float,
+                       budget_s: float = PRICING_BUDGET_S) -> dict[str, Forced]:
     """Each alternative priced in the solved program: every other workload keeps its chosen config,
     this one is forced onto the alternative, and reserved, on-demand, spot and API are re-solved.
     Per workload, configs are tried in `ranked` order until `per_workload` have a price (at most
@@ -229,7 +233,7 @@ def price_alternatives(prog: Program, chosen: dict[str, str], ranked: dict[str, 
         for alt in alts[:2 * per_workload]:
             if priced == per_workload:
                 break
-            if time.perf_counter() - started > PRICING_BUDGET_S:
+            if time.perf_counter() - started > budget_s:
                 out[alt.key] = Forced(None, "not priced")
                 break
             with prog.choices_fixed({**chosen, workload: alt.key}):

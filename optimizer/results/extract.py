@@ -120,20 +120,16 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     hourly: list[HourlySupply] = []
     alloc: dict[str, dict[tuple[str, str], float]] = {}
     keys = sorted(set(offer_pool_demand) | set(sol.on_demand_nodes) | set(sol.spot_nodes))
-    committed_left: dict[tuple[str, str, int], float] = {}
     committed_used: dict[tuple[str, int | None], float] = {}
+    shared = _shared_use(prog, sol, keys, offer_pool_demand, reserved_gpus)
     for o, p, d, h in keys:
         m = prog.offers[o].gpus_per_node
         od = _int(sol.on_demand_nodes.get((o, p, d, h), 0)) * m
         sp = _int(sol.spot_nodes.get((o, p, d, h), 0)) * m
         dem = offer_pool_demand.get((o, p, d, h), 0)
         k = sol.segments.committed_at(o, d)
-        if (o, p, d, h) in sol.lent:
-            lent = min(dem, int(math.floor(sol.lent[(o, p, d, h)] + 1e-6)))
-            left = committed_left.setdefault((o, d, h), k)
-            com = int(min(dem, left))  # signed GPUs serve first, pool by pool
-            committed_left[(o, d, h)] = left - com
-            res = max(0, lent - com)
+        if (o, p, d, h) in shared:
+            com, res = shared[(o, p, d, h)]
         else:
             res = reserved_gpus.get((o, None), 0) + reserved_gpus.get((o, p), 0)
             com = 0
@@ -234,6 +230,45 @@ def _profile_warnings(plan: Plan) -> list[str]:
         warning = demand_profile_warning(w.name, d, profiles, stated_profile=w.demand.profile is not None)
         if warning:
             out.append(warning)
+    return out
+
+
+def _shared_use(prog: Solved, sol: Solution, keys: list, demand: dict[tuple[str, str, str, int], int],
+                reserved_gpus: dict[tuple[str, str | None], int]) -> dict[tuple[str, str, str, int], tuple[int, int]]:
+    """When pools share reserved (and signed) GPUs: (committed, reserved) GPUs each pool uses at an hour.
+
+    The solver's split of the shared GPUs among pools is one of many of equal cost (signed GPUs cost
+    nothing more wherever they go), so it is read canonically: each pool first gets the shared GPUs its
+    own spot and on-demand nodes cannot cover; what the shared capacity has left then serves the pools'
+    remaining demand in pool order (capacity already paid for is used before what is paid by the hour);
+    of each pool's shared GPUs, signed ones come first, pool by pool, and the rest are reserved — never
+    more than the reserved GPUs bought.
+    """
+    groups: dict[tuple[str, str, int], list[str]] = {}
+    for o, p, d, h in keys:
+        if (o, p, d, h) in sol.lent:
+            groups.setdefault((o, d, h), []).append(p)
+    out: dict[tuple[str, str, str, int], tuple[int, int]] = {}
+    for (o, d, h), pools in groups.items():
+        m = prog.offers[o].gpus_per_node
+        keep = 1.0 - prog.offers[o].spot_interruption
+        k = sol.segments.committed_at(o, d)
+        capacity = k + reserved_gpus.get((o, None), 0)
+        use: dict[str, int] = {}
+        for p in pools:
+            dem = demand.get((o, p, d, h), 0)
+            own = _int(sol.on_demand_nodes.get((o, p, d, h), 0)) * m + _int(sol.spot_nodes.get((o, p, d, h), 0)) * m * keep
+            use[p] = min(dem, max(0, math.ceil(dem - own - 1e-9)))
+        left = max(0, capacity - sum(use.values()))
+        for p in pools:
+            more = min(left, demand.get((o, p, d, h), 0) - use[p])
+            use[p] += more
+            left -= more
+        signed = k
+        for p in pools:
+            com = min(use[p], signed)
+            signed -= com
+            out[(o, p, d, h)] = (com, use[p] - com)
     return out
 
 
