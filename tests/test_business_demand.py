@@ -154,6 +154,11 @@ def test_a_profile_that_contradicts_the_peak_hour_share_is_a_warning(tmp_path):
     res = invoke("solve", write(tmp_path, with_profile(BUSINESS)), "-o", tmp_path / "out")
     assert res.exit_code == 0, res.output
     assert "warning: chat: demand.peak_hour_share is 12.5%" in " ".join(res.output.split())
+    # validate says it too, before any solve (and lists it in --json)
+    res = invoke("validate", write(tmp_path, with_profile(BUSINESS)))
+    assert res.exit_code == 0 and "warning:" in res.output and "peak_hour_share is 12.5%" in " ".join(res.output.split())
+    res = invoke("validate", write(tmp_path, with_profile(BUSINESS)), "--json")
+    assert any("peak_hour_share is 12.5%" in w for w in json.loads(res.stdout)["plans"][0]["warnings"])
 
 
 # --- errors -------------------------------------------------------------------------------------------

@@ -87,6 +87,7 @@ def validate(
                 cands = build_candidates(loaded)
                 entry["workloads"] = len(loaded.plan.workloads)
                 entry["candidates"] = len(cands.all())
+                entry["warnings"] = loaded.plan.warnings()
             except PlanError as exc:
                 entry["status"] = "invalid"
                 entry["problems"] = [_problem_dict(p) for p in exc.problems]
@@ -106,6 +107,8 @@ def validate(
                 out.print(f"{escape(r['file'])}: valid — {r['workloads']} workload"
                           f"{'' if r['workloads'] == 1 else 's'}, {r['candidates']} candidate config"
                           f"{'' if r['candidates'] == 1 else 's'}")
+                for w in r["warnings"]:
+                    err.print(f"[yellow]warning:[/yellow] {escape(r['file'])}: {escape(w)}")
                 continue
             label = "error" if r["status"] == "invalid" else "no config meets the SLO"
             for p in r["problems"]:

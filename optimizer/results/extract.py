@@ -9,7 +9,6 @@ from optimizer import vocab
 from optimizer.candidates import prune
 from optimizer.candidates.overflow import api_price_per_output_token
 from optimizer.candidates.types import Candidate, CandidateSet
-from optimizer.inputs.demand import profile_warning as demand_profile_warning
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
 from optimizer.optimize.solution import Solution, SolveInfo
@@ -188,7 +187,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                      "output_tokens_per_request": w.tokens.output if w.tokens else 0.0}
             for w in plan.workloads if w.api is not None}
     notes = [info.fallback_note] if info.fallback_note else []
-    notes += _profile_warnings(plan)
+    notes += plan.warnings()
     contracts, new, exp = [], [], []
     if cal is not None:
         notes += cal.notes
@@ -216,21 +215,6 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         expiry=exp, periods=periods, cost_idle=total - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
         cost_idle_committed=cost_committed - sum(r.committed_cost for r in results), cash_flow=flow,
         commitment_schedule=cf.schedule(plan, contracts, new))
-
-
-def _profile_warnings(plan: Plan) -> list[str]:
-    """Where a workload's hourly profile contradicts the peak-hour share its business numbers state."""
-    out = []
-    for w in plan.workloads:
-        d = w.demand.derivation if w.demand is not None else None
-        if d is None:
-            continue
-        assert w.demand is not None
-        profiles = {t: vocab.profile_for(w.demand.profile, t) for t in plan.day_type_days()}
-        warning = demand_profile_warning(w.name, d, profiles, stated_profile=w.demand.profile is not None)
-        if warning:
-            out.append(warning)
-    return out
 
 
 def _shared_use(prog: Solved, sol: Solution, keys: list, demand: dict[tuple[str, str, str, int], int],

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from optimizer.errors import did_you_mean
-from optimizer.inputs.demand import PeakDerivation, derive_peak
+from optimizer.inputs.demand import PeakDerivation, derive_peak, profile_warning
 from optimizer.inputs.schema.catalog import (
     MAX_GPUS,
     MAX_PRICE,
@@ -26,6 +26,7 @@ from optimizer.vocab import (
     TIERS,
     WEEKDAYS,
     Tier,
+    profile_for,
 )
 
 # Sanity bounds: far beyond any real fleet, low enough that a unit slip (tokens per day written as
@@ -507,6 +508,21 @@ class Plan(Extensible):
         if not self.day_types:
             return {"all": self.horizon_days}
         return {k: (v if isinstance(v, int) else v.days) for k, v in self.day_types.items()}
+
+    def warnings(self) -> list[str]:
+        """What is valid but looks wrong: a workload's hourly profile that contradicts the peak-hour share
+        its business numbers state (solve notes them, validate prints them)."""
+        out = []
+        for w in self.workloads:
+            d = w.demand.derivation if w.demand is not None else None
+            if d is None:
+                continue
+            assert w.demand is not None
+            profiles = {t: profile_for(w.demand.profile, t) for t in self.day_type_days()}
+            warning = profile_warning(w.name, d, profiles, stated_profile=w.demand.profile is not None)
+            if warning:
+                out.append(warning)
+        return out
 
     def day_type_weekdays(self) -> dict[str, tuple[str, ...]]:
         if not self.day_types:
