@@ -109,3 +109,12 @@ def write_reports(result, outdir: Path, name: str, json_text: str | None) -> lis
     except OSError as exc:
         raise PlanError(Problem(f"cannot write the result files: {exc.strerror or exc}",
                                 "choose a writable --outdir", file=str(outdir))) from None
+
+
+def solve_options(solver: "SolverName | None", time_limit: float | None, **extra):
+    """SolveOptions from the command line's --solver and --time-limit (PlanError, exit 2, for a limit ≤ 0)."""
+    from optimizer.pipeline import SolveOptions
+
+    if time_limit is not None and time_limit <= 0:
+        raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
+    return SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit, **extra)

@@ -9,9 +9,17 @@ from typing import Annotated, Optional
 
 import typer
 
-from optimizer.cli.common import CatalogOpt, DebugOpt, SolverName, app, err, out, run
+from optimizer.cli.common import (
+    CatalogOpt,
+    DebugOpt,
+    SolverName,
+    app,
+    err,
+    out,
+    run,
+    solve_options,
+)
 from optimizer.cli.complete import workload_names
-from optimizer.errors import PlanError, Problem
 
 PROGRESS_MIN_BYTES = 16_000_000
 """Usage logs at least this big get a progress bar on a terminal."""
@@ -84,13 +92,11 @@ def compare(
     """Two plans or two results side by side: cost by tier, each workload's choice and replicas, new and removed."""
 
     def body() -> int:
-        from optimizer.pipeline import SolveOptions, load_side
+        from optimizer.pipeline import load_side
         from optimizer.report.calibration import print_comparison
         from optimizer.results.compare import compare as do_compare
 
-        if time_limit is not None and time_limit <= 0:
-            raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
-        opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
+        opts = solve_options(solver, time_limit)
         ra, ka = load_side(a, opts, list(catalog or []))
         rb, kb = load_side(b, opts, list(catalog or []))
         cmp = do_compare(ra, rb, str(a), str(b), ka, kb)

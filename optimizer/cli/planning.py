@@ -22,10 +22,11 @@ from optimizer.cli.common import (
     out,
     run,
     slug,
+    solve_options,
     write_reports,
 )
 from optimizer.cli.complete import workload_names
-from optimizer.errors import InfeasiblePlan, PlanError, Problem, SolverError
+from optimizer.errors import InfeasiblePlan, SolverError
 
 CarryOpt = Annotated[Optional[Path], typer.Option(
     "--carry", metavar="LAST_RESULT.json",
@@ -57,15 +58,12 @@ def solve(
     """
 
     def body() -> int:
-        from optimizer.pipeline import SolveOptions, solve_plan
+        from optimizer.pipeline import solve_plan
         from optimizer.report.console import print_result
         from optimizer.results.jsonio import dumps
 
-        if time_limit is not None and time_limit <= 0:
-            raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
-        opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit,
-                            alternatives=alternatives,
-                            progress=None if quiet or as_json or not err.is_terminal else _SolveProgress())
+        opts = solve_options(solver, time_limit, alternatives=alternatives,
+                             progress=None if quiet or as_json or not err.is_terminal else _SolveProgress())
         last = None
         if baseline is not None:
             from optimizer.results.baseline import load_baseline
@@ -163,13 +161,10 @@ def explain(
     """Why this config: the choice, the next best alternatives with their cost difference, and what was dropped."""
 
     def body() -> int:
-        from optimizer.pipeline import SolveOptions
         from optimizer.pipeline import explain as do_explain
         from optimizer.vocab import money
 
-        if time_limit is not None and time_limit <= 0:
-            raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
-        opts = SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit)
+        opts = solve_options(solver, time_limit)
         with _progress(not as_json) as progress:
             ex = do_explain(plan, workload, opts, count, list(catalog or []), carry=carry, on_progress=progress)
         for note in ex.result.carried.notes if ex.result and ex.result.carried else []:

@@ -183,9 +183,7 @@ def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solve
            seconds: float) -> ForcedSolve:
     t0 = time.perf_counter()
     warm, best = None, None
-    with prog.choices_fixed({**chosen, workload: key}):
-        quick = solve(prog.prob, solver, time_limit_s=min(seconds / 2, SECONDS_PER_ALTERNATIVE), mip_gap=gap_target,
-                      node_limit=NODE_LIMIT)
+    quick = _others_kept(prog, chosen, workload, key, solver, gap_target, min(seconds / 2, SECONDS_PER_ALTERNATIVE))
     if quick.status in ("optimal", "feasible") and quick.objective is not None:
         warm, best = prog.values(), quick.objective
     left = max(0.05, seconds - (time.perf_counter() - t0))
@@ -212,6 +210,14 @@ PRICING_BUDGET_S = 60.0
 are "not priced" — on very large plans, which ones depends on the machine's speed."""
 
 
+def _others_kept(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
+                 seconds: float) -> SolveInfo:
+    """The program with `workload` forced onto `key` and every other workload on its chosen config,
+    re-solved within NODE_LIMIT nodes: a plan feasible for the whole program, found fast."""
+    with prog.choices_fixed({**chosen, workload: key}):
+        return solve(prog.prob, solver, time_limit_s=seconds, mip_gap=gap_target, node_limit=NODE_LIMIT)
+
+
 def price_alternatives(prog: Program, chosen: dict[str, str], ranked: dict[str, list[Candidate]], per_workload: int,
                        objective: float, solver: str, gap_target: float,
                        budget_s: float = PRICING_BUDGET_S) -> dict[str, Forced]:
@@ -236,9 +242,7 @@ def price_alternatives(prog: Program, chosen: dict[str, str], ranked: dict[str, 
             if time.perf_counter() - started > budget_s:
                 out[alt.key] = Forced(None, "not priced")
                 break
-            with prog.choices_fixed({**chosen, workload: alt.key}):
-                r = solve(prog.prob, solver, time_limit_s=SECONDS_PER_ALTERNATIVE, mip_gap=gap_target,
-                          node_limit=NODE_LIMIT)
+            r = _others_kept(prog, chosen, workload, alt.key, solver, gap_target, SECONDS_PER_ALTERNATIVE)
             if r.status == "infeasible":
                 out[alt.key] = Forced(None, "infeasible")
             elif r.objective is None or r.status not in ("optimal", "feasible"):
