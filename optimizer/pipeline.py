@@ -62,7 +62,40 @@ def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptio
     if baseline is not None:
         return with_carry(solve_with_baseline(loaded, cands, options, baseline), carried)
     sol, info = solve_candidates(loaded, cands, options)
-    return with_carry(extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file), carried)
+    result = extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file)
+    return with_carry(facility_value(loaded, cands, options, result), carried)
+
+
+FACILITY_STEPS = (("power_kw", 1000.0, "power_kw_plus_1000"), ("racks", 1, "racks_plus_1"))
+"""The facility limits priced after a solve: one more MW, one more rack position."""
+
+
+def facility_value(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, result: PlanResult) -> PlanResult:
+    """What one more MW or rack position would save: the plan re-solved with that limit raised (only
+    when the plan may buy servers). A limit binds when raising it saves money, or when less than one
+    more server fits under it."""
+    own = result.own
+    if own is None or not any(o.buy is not None for o in loaded.catalog.offers.values()):
+        return result
+    fac = loaded.plan.facility
+    quiet = replace(options, alternatives=0, progress=None)
+    marginal: dict[str, float] = {}
+    binding = list(own.facility.binding)
+    for key, step, name in FACILITY_STEPS:
+        value = getattr(fac, key)
+        if value is None:
+            continue
+        more = loaded.plan.model_copy(update={"facility": fac.model_copy(update={key: value + step})})
+        try:
+            sol, info = solve_candidates(replace(loaded, plan=more), cands, quiet)
+        except (InfeasiblePlan, SolverError):
+            continue
+        other = extract(more, cands, sol, info, loaded.catalog.offers, loaded.file)
+        marginal[name] = max(0.0, result.cost_total - other.cost_total)
+        if marginal[name] > 1.0 and key not in binding:
+            binding.append(key)
+    facility = replace(own.facility, marginal=marginal, binding=[k for k, _s, _n in FACILITY_STEPS if k in binding])
+    return replace(result, own=replace(own, facility=facility))
 
 
 def solve_with_baseline(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions,

@@ -36,9 +36,11 @@ def floor_tol(x: float, tol: float = TOL) -> int:
 
 # --- purchase tiers ------------------------------------------------------------------------------
 
-TIERS = ("reserved-1y", "reserved-3y", "on-demand", "spot")
-"""Every purchase tier, in the order reports list them."""
-Tier = Literal["reserved-1y", "reserved-3y", "on-demand", "spot"]
+TIERS = ("buy", "reserved-1y", "reserved-3y", "on-demand", "spot")
+"""Every purchase tier, in the order reports list them (buy: servers you own, bought in this plan)."""
+Tier = Literal["buy", "reserved-1y", "reserved-3y", "on-demand", "spot"]
+RENTED_TIERS = ("reserved-1y", "reserved-3y", "on-demand", "spot")
+"""Tiers sold by the GPU-hour (an offer's price_per_gpu_hour)."""
 RESERVED_TIERS = ("reserved-1y", "reserved-3y")
 """Tiers held at one level for the whole horizon."""
 HOURLY_TIERS = ("on-demand", "spot")
@@ -47,9 +49,14 @@ RESERVED_TERM_DAYS = {"reserved-1y": 365, "reserved-3y": 1095}
 TERM_MONTHS = {"reserved-1y": 12, "reserved-3y": 36}
 COST_KEYS = ("reserved", "on_demand", "spot", "api")
 """Keys of a plan's cost by tier group (the `--json` contract's cost.by_tier)."""
-TIER_GROUP = {"reserved-1y": "reserved", "reserved-3y": "reserved", "on-demand": "on_demand", "spot": "spot"}
+OWN_COST_KEYS = ("buy", "facility")
+"""Cost keys of plans with hardware of their own: the horizon's share of owning what this plan buys
+(depreciation, cost of capital, support), and the facility's energy and colocation; cost.by_tier carries
+them only when the plan owns or may buy hardware."""
+TIER_GROUP = {"buy": "buy", "reserved-1y": "reserved", "reserved-3y": "reserved", "on-demand": "on_demand", "spot": "spot"}
 """Purchase tier → the cost key it adds to."""
-COST_LABELS = {"reserved": "Reserved", "on_demand": "On-demand", "spot": "Spot", "api": "API"}
+COST_LABELS = {"buy": "Bought (ownership)", "facility": "Energy and space", "reserved": "Reserved",
+               "on_demand": "On-demand", "spot": "Spot", "api": "API"}
 CHEAPEST_HOURLY_FIRST = ("on-demand", "spot", "reserved-1y", "reserved-3y")
 """The order in which a standalone (one config alone) cost picks an offer's tier."""
 

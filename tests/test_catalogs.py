@@ -17,6 +17,7 @@ FILES = {
     "models": "models.yaml",
     "precisions": "precisions.yaml",
     "offers": "offers.yaml",
+    "systems": "systems.yaml",
 }
 AS_OF = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 
@@ -453,3 +454,83 @@ def test_the_fast_reader_of_the_shipped_catalogs_reads_what_the_careful_one_read
         for (section, i), line in lines.items():
             assert careful.line((section, i)) == line, (name, section, i)
         assert len(lines) == sum(len(v) for v in careful.data.values() if isinstance(v, list))
+
+
+# Systems to buy (catalogs/systems.yaml). Source and as_of: test_every_entry_has_source_and_as_of.
+
+def test_systems_name_known_accelerators(cats) -> None:
+    accelerators = _by_id(cats, "accelerators")
+    for s in _entries(cats, "systems"):
+        assert s.accelerator in accelerators, f"system {s.id}: unknown accelerator {s.accelerator}"
+
+
+def test_systems_cover_the_main_platforms(cats) -> None:
+    carried = {s.accelerator for s in _entries(cats, "systems")}
+    assert {"h100-sxm", "h200-sxm", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x"} <= carried
+
+
+def test_system_units_and_domains(cats) -> None:
+    """Rack-scale systems are one whole NVLink domain and fill their rack; servers hold 8 GPUs."""
+    accelerators = _by_id(cats, "accelerators")
+    for s in _entries(cats, "systems"):
+        if s.unit == "rack":
+            assert s.gpus_per_node == accelerators[s.accelerator].scale_up_gpus, s.id
+            assert s.nodes_per_rack == 1, s.id
+        else:
+            assert s.gpus_per_node == 8, s.id
+
+
+def test_liquid_only_systems(cats) -> None:
+    systems = _by_id(cats, "systems")
+    accelerators = _by_id(cats, "accelerators")
+    for sid in ("gb200-nvl72", "gb300-nvl72", "mi355x-8"):
+        assert systems[sid].liquid_cooling, sid
+    for s in systems.values():
+        if accelerators[s.accelerator].needs_liquid_cooling:
+            assert s.liquid_cooling, f"{s.id}: its accelerator is liquid-cooled only"
+
+
+def test_system_power_is_plausible(cats) -> None:
+    """Whole-node power per GPU (GPU, its share of CPUs, NICs, fans, switches) is 0.5-3 kW, at least the
+    GPU's own board power, and idle draws less than load."""
+    accelerators = _by_id(cats, "accelerators")
+    for s in _entries(cats, "systems"):
+        per_gpu = s.node_power_kw / s.gpus_per_node
+        assert 0.5 <= per_gpu <= 3.0, f"{s.id}: {per_gpu:.2f} kW per GPU"
+        board = accelerators[s.accelerator].power_w
+        if board is not None:
+            assert per_gpu * 1000 >= board, f"{s.id}: less than the GPU's own {board:g} W"
+        assert s.idle_power_kw is not None and 0 < s.idle_power_kw < s.node_power_kw, s.id
+
+
+def test_system_prices_and_terms(cats) -> None:
+    """Every price is positive; an estimate says how it was made, and the notes say what is estimated."""
+    for s in _entries(cats, "systems"):
+        assert s.price > 0, s.id
+        if s.estimated:
+            basis = s.price_per_node.basis
+            assert basis and basis.strip(), f"{s.id}: estimated price without basis"
+        assert s.notes and "estimate" in s.notes, f"{s.id}: notes must say which figures are estimates"
+        assert 4 <= s.life_years <= 6, s.id
+        assert 0 <= s.residual_fraction <= 0.3, s.id
+        assert 0 < s.support_per_year < 0.25 * s.price, s.id
+        assert s.lead_time_days is not None and 0 < s.lead_time_days <= 365, s.id
+
+
+def test_the_loaded_catalog_carries_systems() -> None:
+    from optimizer.inputs.catalog import load_catalog
+
+    catalog = load_catalog()
+    assert catalog.system("hgx-b200").accelerator == "b200"
+    assert catalog.copy().systems == catalog.systems
+    assert catalog.origins[("systems", "gb200-nvl72")].file == "<builtin>/systems.yaml"
+
+
+def test_a_system_names_an_unknown_accelerator(tmp_path) -> None:
+    from optimizer.errors import PlanError
+    from optimizer.inputs.catalog import load_catalog
+
+    extra = tmp_path / "ours.yaml"
+    extra.write_text("systems:\n  - {id: our-box, accelerator: h100-sxn, price_per_node: 300000, node_power_kw: 10}\n")
+    with pytest.raises(PlanError, match="system 'our-box' names unknown accelerator 'h100-sxn'"):
+        load_catalog([extra])

@@ -54,7 +54,11 @@ def demand_profile(plan: Plan, w: Workload) -> dict[DayHour, float]:
 
 
 def allowed_tiers(plan: Plan, offer: Offer, pool: str) -> list[str]:
-    tiers = [t for t in plan.policy.tiers if offer.price(t) is not None]
+    """Tiers pool may buy at the offer: those it sells that the policy allows (spot only in spot pools);
+    servers the plan owns already are the `owned` tier, always allowed."""
+    if offer.provider == "own" and any(o.offer_id == offer.id for o in plan.owned):
+        return ["owned"]
+    tiers = [t for t in plan.policy.tiers if offer.sells(t)]
     if pool not in plan.policy.spot_pools:
         tiers = [t for t in tiers if t != "spot"]
     return tiers
@@ -123,8 +127,9 @@ _FAMILY_FIXES = {
     "slo": "loosen the TTFT/TPOT targets, or allow faster accelerators or more GPUs per replica",
     "goodput": "add a measured goodput for the accelerator, or give it bandwidth_tb_s and tflops_dense",
     "filter": "widen the workload's accelerators/regions/offers filters or policy.providers",
+    "facility": "set facility.liquid_cooling: true if your racks are liquid-cooled, or buy an air-cooled system",
 }
-_FAMILY_ORDER = ["filter", "tier", "native", "scale-up", "network", "fit", "slo", "goodput"]
+_FAMILY_ORDER = ["filter", "facility", "tier", "native", "scale-up", "network", "fit", "slo", "goodput"]
 
 
 def _no_candidate_problem(loaded: LoadedPlan, i: int, w: Workload, drops: list[Dropped]) -> Problem:
@@ -192,7 +197,12 @@ def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped],
         if why in filtered:
             reasons.add(why)
             continue  # filtered by the plan: not worth a line per offer
-        # Rented capacity brings its own cooling: facility.liquid_cooling matters for owned racks only.
+        # Rented capacity brings its own cooling: facility.liquid_cooling matters for servers you buy.
+        acc = catalog.accelerators[offer.accelerator]
+        if offer.buy is not None and acc.needs_liquid_cooling and not plan.facility.liquid_cooling:
+            drops.append(Dropped(w.name, f"offer {oid}", "facility",
+                                 f"{offer.accelerator} needs liquid-cooled racks; facility.liquid_cooling is false"))
+            continue
         if not allowed_tiers(plan, offer, w.pool):
             sold = ", ".join(t for t in offer.price_per_gpu_hour)
             drops.append(Dropped(w.name, f"offer {oid}", "tier",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from optimizer import vocab
+from optimizer.candidates import ownership
 from optimizer.candidates.configs import offer_domain, offer_scale_out
 from optimizer.candidates.types import Candidate, DayHour
 from optimizer.inputs.catalog import Catalog
@@ -20,6 +21,8 @@ def _usable(plan: Plan, catalog: Catalog, ids: list[str]) -> dict[str, set[str]]
 def _sells_no_dearer(plan: Plan, a: Offer, b: Offer, usable: dict[str, set[str]]) -> bool:
     """a sells everything b sells no dearer, without a cap, interrupted no more often, in units
     that divide b's, in machines at least as large, to every workload b may serve."""
+    if a.provider == "own" or b.provider == "own" or a.buy is not None or b.buy is not None:
+        return False  # servers of your own are priced by the program (ownership, energy, facility limits)
     sold = [t for t in plan.policy.tiers if b.price(t) is not None]
     if a.accelerator != b.accelerator or b.gpus_per_node % a.gpus_per_node or a.max_tp < b.max_tp:
         return False
@@ -216,6 +219,9 @@ def standalone_cost(plan: Plan, offers: dict[str, Offer], c: Candidate) -> float
     if c.pool not in plan.policy.spot_pools:
         tiers = [t for t in tiers if t != "spot"]
     price = offer.price(tiers[0]) if tiers else 0.0
+    own = ownership.terms(plan, {c.offer: offer}).get(c.offer)
+    if own is not None:  # owning: the serving energy, plus the fixed cost of a GPU bought for it
+        price = own.mean_serving_energy() + (own.fixed_per_gpu_hour() if own.kind == "buy" else 0.0)
     days = plan.day_type_days()
     if c.gpus:
         gpu_hours = sum(days[d] * g for (d, _h), g in c.gpus.items())

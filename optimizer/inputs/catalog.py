@@ -18,12 +18,13 @@ from optimizer.inputs.schema.catalog import (
     Model,
     Offer,
     Precision,
+    System,
 )
 from optimizer.inputs.schema.estimator import EstimatorParams
 from optimizer.resources import catalogs_dir
 
-SECTIONS = ("accelerators", "models", "precisions", "offers")
-BUILTIN_FILES = ("precisions.yaml", "accelerators.yaml", "models.yaml", "offers.yaml")
+SECTIONS = ("accelerators", "models", "precisions", "offers", "systems")
+BUILTIN_FILES = ("precisions.yaml", "accelerators.yaml", "models.yaml", "offers.yaml", "systems.yaml")
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class Origin:
 
 @dataclass
 class Catalog:
-    """Every known accelerator, model, precision and offer, by id (later entries override)."""
+    """Every known accelerator, model, precision, offer and system to buy, by id (later entries override)."""
 
     accelerators: dict[str, Accelerator] = field(default_factory=dict)
     models: dict[str, Model] = field(default_factory=dict)
@@ -45,6 +46,8 @@ class Catalog:
     """Precision aliases (nvfp4 -> fp4)."""
     estimator: EstimatorParams = field(default_factory=EstimatorParams)
     """The goodput estimator's efficiencies (catalogs/estimator.yaml)."""
+    systems: dict[str, System] = field(default_factory=dict)
+    """Servers and racks to buy (catalogs/systems.yaml and catalog files; never plan-inline)."""
 
     def add(self, section: str, entry: Any, origin: Origin) -> None:
         getattr(self, section)[entry.id] = entry
@@ -77,19 +80,25 @@ class Catalog:
     def offer(self, name: str) -> Offer:
         return self.get("offers", name)
 
+    def system(self, name: str) -> System:
+        return self.get("systems", name)
+
     def copy(self) -> "Catalog":
         return Catalog(dict(self.accelerators), dict(self.models), dict(self.precisions),
-                       dict(self.offers), dict(self.origins), dict(self.aliases), self.estimator)
+                       dict(self.offers), dict(self.origins), dict(self.aliases), self.estimator,
+                       dict(self.systems))
 
     def check_references(self, errors: Collector) -> None:
-        """Every offer names a known accelerator."""
-        for oid in sorted(self.offers):
-            offer = self.offers[oid]
-            if offer.accelerator not in self.accelerators:
-                origin = self.origins.get(("offers", oid), Origin("catalog", None))
-                errors.add(f"offer '{oid}' names unknown accelerator '{offer.accelerator}'",
-                           unknown_id_fix("accelerators", offer.accelerator, list(self.accelerators)),
-                           file=origin.file, line=origin.line, path=f"offers.{oid}.accelerator")
+        """Every offer and system names a known accelerator."""
+        for section in ("offers", "systems"):
+            table = getattr(self, section)
+            for eid in sorted(table):
+                entry = table[eid]
+                if entry.accelerator not in self.accelerators:
+                    origin = self.origins.get((section, eid), Origin("catalog", None))
+                    errors.add(f"{section[:-1]} '{eid}' names unknown accelerator '{entry.accelerator}'",
+                               unknown_id_fix("accelerators", entry.accelerator, list(self.accelerators)),
+                               file=origin.file, line=origin.line, path=f"{section}.{eid}.accelerator")
 
 
 def load_catalog_file(path: Path, shown_as: str | None = None, errors: Collector | None = None,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from optimizer.errors import Collector, PlanError, Problem, did_you_mean, unknown_id_fix
+from optimizer.inputs import own
 from optimizer.inputs.catalog import (
     Catalog,
     Origin,
@@ -45,6 +46,8 @@ def load_plan(path: Path | str, extra_catalogs: list[Path | str] = ()) -> Loaded
         errors.raise_if_any()
     assert plan is not None
     catalog = _resolve_catalogs(plan, doc, list(extra_catalogs), errors)
+    own.resolve(plan, catalog, lambda loc, msg, fix=None: errors.extend([doc.problem(loc, msg, fix)]),
+                doc.line, doc.file)
     _check_plan(plan, doc, catalog, errors)
     errors.raise_if_any()
     return LoadedPlan(plan, catalog, doc)

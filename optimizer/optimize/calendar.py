@@ -10,6 +10,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from optimizer.candidates.ownership import Arrival
 from optimizer.inputs.schema.plan import Commitment, Plan
 from optimizer.vocab import day_type_of
 
@@ -30,7 +31,7 @@ class Period:
     calendar: dict[str, int]
     """Calendar days in this period whose day of the week the day type covers."""
     committed: dict[str, int]
-    """Offer → GPUs under contract on every day of the period."""
+    """Offer → GPUs under contract (or owned) on every day of the period."""
 
     @property
     def label(self) -> str:
@@ -46,6 +47,8 @@ class Calendar:
     active: list[tuple[int, Commitment]]
     """(index in plan.commitments, commitment) of every contract that overlaps the horizon."""
     notes: list[str] = field(default_factory=list)
+    deliveries: dict[str, int] = field(default_factory=dict)
+    """Buy offer → the day (offset from the horizon's start) its servers serve from."""
 
     @property
     def split(self) -> bool:
@@ -56,7 +59,18 @@ class Calendar:
         if not self.split:
             return set()
         offers = {o for p in self.periods for o in p.committed}
-        return {o for o in offers if len({p.committed.get(o, 0) for p in self.periods}) > 1}
+        changing = {o for o in offers if len({p.committed.get(o, 0) for p in self.periods}) > 1}
+        return changing | {o for o, day in self.deliveries.items() if 0 < day < self.periods[-1].first_day
+                           + self.periods[-1].days}
+
+    def delivered(self, offer: str, period: int | None) -> bool:
+        """Whether bought servers at the offer serve in a period (None: the whole horizon)."""
+        day = self.deliveries.get(offer)
+        if day is None:
+            return True
+        if period is None:
+            return day <= 0
+        return self.periods[period].first_day >= day
 
     def constant(self, offer: str) -> int:
         """Committed GPUs at an offer whose level does not change (0 without a contract)."""
@@ -79,8 +93,9 @@ def overlap_days(plan: Plan, c: Commitment) -> int:
     return max(0, (last - first).days + 1)
 
 
-def calendar(plan: Plan) -> Calendar:
-    """Periods of the horizon cut at every contract's start and end, with day types pro rata.
+def calendar(plan: Plan, arrivals: list[Arrival] | None = None) -> Calendar:
+    """Periods of the horizon cut at every contract's start and end (and where servers of your own
+    arrive: owned ones entering service, bought ones delivered), with day types pro rata.
 
     A day type's days (as the plan states them) are shared out among the periods in proportion to
     the calendar days of that type each period holds (weekday = Mon–Fri, weekend = Sat–Sun, all,
@@ -88,12 +103,21 @@ def calendar(plan: Plan) -> Calendar:
     """
     H = plan.horizon_days
     days = plan.day_type_days()
-    if not plan.commitments or plan.start_date is None:
-        return Calendar([Period(0, 0, H, plan.start_date, horizon_end(plan), dict(days), {}, {})], [])
+    arrivals = arrivals or []
+    deliveries = {a.offer: a.day for a in arrivals if a.gpus == 0}
+    inside = [a for a in arrivals if 0 < a.day < H]
+    if (not plan.commitments and not inside) or plan.start_date is None:
+        held: dict[str, int] = {}
+        for a in arrivals:
+            if a.gpus and a.day <= 0 or plan.start_date is None:
+                held[a.offer] = held.get(a.offer, 0) + a.gpus
+        held = {o: g for o, g in held.items() if g}
+        return Calendar([Period(0, 0, H, plan.start_date, horizon_end(plan), dict(days), {},
+                                dict(sorted(held.items())))], [], deliveries=deliveries)
     start = plan.start_date
     notes = []
     active = []
-    cuts = {0, H}
+    cuts = {0, H} | {a.day for a in inside}
     for i, c in enumerate(plan.commitments):
         if overlap_days(plan, c) == 0:
             notes.append(f"commitments[{i}] ({c.offer}, {c.gpus} GPUs, {c.start} to {c.end}) does not overlap "
@@ -122,6 +146,9 @@ def calendar(plan: Plan) -> Calendar:
         for _, c in active:
             if c.start <= first and c.end >= last:
                 committed[c.offer] = committed.get(c.offer, 0) + c.gpus
+        for arr in arrivals:
+            if arr.gpus and arr.day <= a:
+                committed[arr.offer] = committed.get(arr.offer, 0) + arr.gpus
         share = {d: (days[d] * cal[d] / cal_total[d]) if cal_total[d] else days[d] * (b - a) / H for d in days}
         periods.append(Period(i, a, b - a, first, last, share, cal, dict(sorted(committed.items()))))
     differ = [f"{d}: {days[d]} in the plan, {cal_total[d]} on the calendar" for d in days
@@ -129,7 +156,7 @@ def calendar(plan: Plan) -> Calendar:
     if len(periods) > 1 and differ:
         notes.append("day types do not match the calendar from start_date (" + "; ".join(differ)
                      + "); their days are shared among the contract periods pro rata")
-    return Calendar(periods, active, notes)
+    return Calendar(periods, active, notes, deliveries)
 
 
 @dataclass(frozen=True)
@@ -163,16 +190,21 @@ class Segments:
     def period_of(self, segment: str) -> int | None:
         return self.segments[segment][2]
 
+    def delivered(self, offer: str, segment: str) -> bool:
+        """Whether servers bought at the offer serve during the segment (always, for any other offer)."""
+        return self.calendar is None or self.calendar.delivered(offer, self.period_of(segment))
 
-def segment(plan: Plan, offers: Iterable[str]) -> Segments:
-    """The segments of a plan whose candidates use `offers` (model.define_committed_split)."""
+
+def segment(plan: Plan, offers: Iterable[str], arrivals: list[Arrival] | None = None) -> Segments:
+    """The segments of a plan whose candidates use `offers` (model.define_committed_split); `arrivals`
+    are the days servers of your own arrive (candidates.ownership.arrivals)."""
     days = plan.day_type_days()
     segments: dict[str, tuple[str, float, int | None]] = {d: (d, n, None) for d, n in days.items()}
     offer_segments: dict[str, list[tuple[str, str]]] = {}
     committed: dict[tuple[str, str], int] = {}
-    if not plan.commitments:
+    if not plan.commitments and not arrivals:
         return Segments(None, segments, offer_segments, committed, tuple(days))
-    cal = calendar(plan)
+    cal = calendar(plan, arrivals)
     used = set(offers)
     varying = cal.varying_offers() & used
     for o in sorted(varying):

@@ -10,8 +10,11 @@ Variables (define_variables):
     n[c,s,h] ≥ 0          replica-hours of batch config c (continuous: a replica may run part of an hour)
     y[c,s] ∈ [0, share]   share of batch config c's daily tokens it sends to the API
     a[o,p,π] ∈ ℤ≥0        committed GPUs pool p holds at offer o in contract period π (pools not sharing)
-    R[o,(p),k] ∈ ℤ≥0      reserved nodes for the whole horizon (per pool when pools do not share)
-    L[o,p,s,h] ≥ 0        reserved and committed GPUs lent to pool p (pools sharing)
+    R[o,(p),k] ∈ ℤ≥0      reserved nodes for the whole horizon (per pool when pools do not share);
+                          k = buy: servers bought, serving from their delivery (one level, all pools)
+    L[o,p,s,h] ≥ 0        reserved and committed GPUs lent to pool p (pools sharing); at servers of your
+                          own (owned, bought), the GPUs of them pool p runs (every pool shares them)
+    Q[o] ∈ ℤ≥0            rack positions bought servers at o take (facility.racks)
     D[o,p,s,h] ∈ ℤ≥0      on-demand nodes
     S[o,p,s,h] ∈ ℤ≥0      spot nodes
     e[o,k,s,h] ≥ 0        diagnosis only: GPUs beyond a cap (penalised)
@@ -27,6 +30,7 @@ from typing import Iterator
 
 import pulp
 
+from optimizer.candidates import ownership
 from optimizer.candidates.build import allowed_tiers
 from optimizer.candidates.overflow import api_price_per_output_token
 from optimizer.candidates.types import Candidate, CandidateSet, DayHour
@@ -98,6 +102,10 @@ class Program:
     spot: dict[OfferPoolHour, pulp.LpVariable] = field(default_factory=dict)
     cap_excess: dict[tuple[str, str, str | None, int | None], pulp.LpVariable] = field(default_factory=dict)
     """e[o,k,s,h] (diagnosis mode)."""
+    racks: dict[str, pulp.LpVariable] = field(default_factory=dict)
+    """Q[o]."""
+    own: dict[str, ownership.OwnTerms] = field(default_factory=dict)
+    """Offers of your own hardware (bought or owned) → their cost terms."""
 
     # expressions over the variables
     gpu_demand: dict[str, dict[DayHour, Term]] = field(default_factory=dict)
@@ -207,7 +215,8 @@ def build_model(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, 
     plan = loaded.plan
     offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
     prog = Program(pulp.LpProblem("planopt", pulp.LpMinimize), plan, cands, offers, segments,
-                   {w.name: i for i, w in enumerate(plan.workloads)}, elastic=elastic)
+                   {w.name: i for i, w in enumerate(plan.workloads)}, elastic=elastic,
+                   own=ownership.terms(plan, loaded.catalog.offers))
     define_variables(prog)
     define_choice(prog)
     define_committed_split(prog)
@@ -215,6 +224,7 @@ def build_model(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, 
     define_supply(prog)
     define_reserved_sharing(prog)
     define_caps(prog)
+    define_facility(prog)
     if cuts:
         add_cuts(prog)
     define_objective(prog)
@@ -261,6 +271,12 @@ def _api_share(w: Workload) -> float:
     return w.api.max_share if w.api is not None else 0.0
 
 
+def _service_days(prog: Program, o: str) -> float:
+    """Plan days bought servers at o serve in the horizon (from their delivery on)."""
+    days = prog.segments.days()
+    return sum(days[s] for s, _d in prog.segments.of_offer(o) if prog.segments.delivered(o, s))
+
+
 def _reserved_nodes(prog: Program, o: str, p: str, tiers: list[str] | None = None) -> list[pulp.LpVariable]:
     """R[o,·,k] pool p may draw on: the shared level, or its own (tiers: those its pool may buy)."""
     return [v for (oo, pp, k), v in prog.reserved.items()
@@ -288,7 +304,7 @@ def define_variables(prog: Program) -> None:
         held = {o for o, _s in prog.segments.committed}
         pools: dict[str, set[str]] = {}
         for c in prog.cands.all():
-            if c.offer in held:
+            if c.offer in held and c.offer not in prog.own:  # owned servers are shared (L)
                 pools.setdefault(c.offer, set()).add(c.pool)  # type: ignore[arg-type]
         varying = set(prog.segments.offer_segments)
         for o, ps in sorted(pools.items()):
@@ -345,12 +361,14 @@ def define_variables(prog: Program) -> None:
     for o, p in prog.pool_offer_pairs:
         offer = prog.offers[o]
         for k in allowed_tiers(plan, offer, p):
-            key = (o, None if shared else p, k)
-            if k not in RESERVED_TIERS or key in prog.reserved:
+            key = (o, None if shared or k == "buy" else p, k)
+            if k not in RESERVED_TIERS + ("buy",) or key in prog.reserved:
                 continue
+            if k == "buy" and not _service_days(prog, o):
+                continue  # delivered after the horizon: nothing it could serve
             cap = None if prog.elastic else offer.available_gpus.get(k)  # type: ignore[call-overload]
             prog.reserved[key] = prog.prob.add_variable(
-                names("reserved", o, p if not shared else "all", k), lowBound=0,
+                names("reserved", o, p if key[1] is not None else "all", k), lowBound=0,
                 upBound=cap // offer.gpus_per_node if cap is not None else None, cat=pulp.LpInteger)
 
     # L, D, S per (offer, pool, segment, hour) with demand; bounded by the most the pool could ask
@@ -364,7 +382,7 @@ def define_variables(prog: Program) -> None:
         tiers = allowed_tiers(plan, offer, p)
         bound = ub.get((o, p, s, h), 0)
         held = _reserved_nodes(prog, o, p, tiers) or prog.segments.committed_at(o, s)
-        if held and shared and len(pools_of_offer[o]) > 1:
+        if held and (shared and len(pools_of_offer[o]) > 1 or o in prog.own):
             prog.lent[(o, p, s, h)] = prog.prob.add_variable(names("lent", o, p, s, h), lowBound=0, upBound=bound)
         if "on-demand" in tiers:
             nmax = math.ceil(bound / m)
@@ -396,6 +414,12 @@ def define_variables(prog: Program) -> None:
                 for s, h in sorted({(s, h) for (oo, _p, s, h) in table if oo == o}):
                     prog.cap_excess[(o, tier, s, h)] = prog.prob.add_variable(
                         names("excess", o, tier, s, h), lowBound=0)
+
+    # Q[o]: rack positions of servers bought at o, when the facility counts racks and a rack holds several
+    if plan.facility.racks is not None:
+        for (o, _p, k), _v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0]):
+            if k == "buy" and prog.own[o].nodes_per_rack > 1:
+                prog.racks[o] = prog.prob.add_variable(names("racks", o), lowBound=0, cat=pulp.LpInteger)
 
 
 def _pool_demand(prog: Program) -> dict[OfferPoolHour, pulp.LpAffineExpression]:
@@ -527,13 +551,14 @@ def define_supply(prog: Program) -> None:
 
 def define_reserved_sharing(prog: Program) -> None:
     """reserved_sharing[o,s,h]:  Σ_p L[o,p,s,h] ≤ m_o · Σ_k R[o,k] + K[o,s] — pools share the offer's
-    reserved nodes and committed GPUs hour by hour (policy.share_reserved_across_pools)."""
+    reserved nodes and committed GPUs hour by hour (policy.share_reserved_across_pools). At servers of
+    your own, K is the GPUs owned and R[o,buy] counts only from the servers' delivery (segments after it)."""
     by_offer_hour: dict[tuple[str, str, int], list] = {}
     for (o, p, s, h), v in prog.lent.items():
         by_offer_hour.setdefault((o, s, h), []).append(v)
     for (o, s, h), lent in sorted(by_offer_hour.items()):
         m = prog.offers[o].gpus_per_node
-        res = [v for (oo, _, _k), v in prog.reserved.items() if oo == o]
+        res = [v for (oo, _, k), v in prog.reserved.items() if oo == o and (k != "buy" or prog.segments.delivered(o, s))]
         prog.add("reserved_sharing", pulp.lpSum(lent) <= m * pulp.lpSum(res) + prog.segments.committed_at(o, s),
                  prog.names("reserved_sharing", o, s, h))
 
@@ -564,6 +589,35 @@ def define_caps(prog: Program) -> None:
                     family = f"cap_{tier.replace('-', '_')}"
                     prog.add(family, m * pulp.lpSum(vs) <= cap + prog.cap_excess.get((o, tier, s, h), 0),
                              prog.names(family, o, s, h))
+
+
+def define_facility(prog: Program) -> None:
+    """The facility's limits on servers of your own (owned ones are constants, bought ones R[o,buy]):
+
+        facility_power:  Σ_o kW_o · R[o,buy] ≤ power_kw − Σ owned kW          (IT power at load)
+        facility_racks:  Σ_o Q[o] ≤ racks − Σ owned rack positions,  Q[o] ≥ R[o,buy] ÷ per_rack_o
+                         (a rack position holds servers of one system; a rack-scale system is one)
+
+    Bought servers count from the horizon's start: the limit holds at its end, when they all stand.
+    """
+    fac = prog.plan.facility
+    bought = [(o, v) for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0]) if k == "buy"]
+    owned = [t for t in prog.own.values() if t.kind == "owned"]
+    if fac.power_kw is not None and bought:
+        used = sum(t.load_kw * t.owned_nodes for t in owned)
+        prog.add("facility_power", pulp.lpSum(prog.own[o].load_kw * v for o, v in bought) <= fac.power_kw - used,
+                 "facility_power")
+    if fac.racks is not None and bought:
+        used = sum(math.ceil(t.owned_nodes / t.nodes_per_rack) for t in owned)
+        positions = []
+        for o, v in bought:
+            q = prog.racks.get(o)
+            if q is None:
+                positions.append(v)
+                continue
+            prog.add("facility_racks", prog.own[o].nodes_per_rack * q >= v, prog.names("rack_positions", o))
+            positions.append(q)
+        prog.add("facility_racks", pulp.lpSum(positions) <= fac.racks - used, "facility_racks")
 
 
 def add_cuts(prog: Program) -> None:
@@ -669,7 +723,8 @@ def define_objective(prog: Program) -> None:
     days = prog.segments.days()
     H = plan.horizon_days
     reserved = pulp.lpSum(prog.offers[o].gpus_per_node * v * prog.offers[o].price(k) * 24 * H  # type: ignore[operator]
-                          for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0] + str(kv[0][1]) + kv[0][2]))
+                          for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0] + str(kv[0][1]) + kv[0][2])
+                          if k != "buy")
     od = pulp.lpSum(days[s] * prog.offers[o].gpus_per_node * prog.offers[o].price("on-demand") * v  # type: ignore[operator]
                     for (o, _p, s, _h), v in prog.on_demand.items())
     spot = pulp.lpSum(days[s] * prog.offers[o].gpus_per_node * prog.offers[o].price("spot") * v  # type: ignore[operator]
@@ -678,9 +733,43 @@ def define_objective(prog: Program) -> None:
     by_name = {w.name: w for w in plan.workloads}
     for (wn, s), y in prog.api_volume.items():
         api_terms.append(days[s] * api_price_per_output_token(by_name[wn]) * y)
-    prog.cost_terms = {"reserved": reserved, "on_demand": od, "spot": spot, "api": pulp.lpSum(api_terms)}
+    bought, facility = _own_costs(prog)
+    prog.cost_terms = {"reserved": reserved, "on_demand": od, "spot": spot, "api": pulp.lpSum(api_terms),
+                       "buy": bought, "facility": facility}
     penalty = pulp.lpSum(_excess_penalty(prog) * v for v in prog.cap_excess.values())
-    prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + penalty
+    prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + bought + facility + penalty
+
+
+def _own_costs(prog: Program) -> tuple[pulp.LpAffineExpression, pulp.LpAffineExpression]:
+    """The horizon's cost of servers of your own (candidates.ownership states each term):
+
+        buy:       Σ_o R[o,buy] · ownership_o/365 · days_o
+        facility:  Σ_o R[o,buy] · (idle energy + colocation)_o a day · days_o
+                   + Σ_{o,p,s,h} n_s · serving_energy_o(h) · L[o,p,s,h]
+                   + the owned servers' idle energy, colocation and support (constants)
+
+    days_o: the plan days from delivery to the horizon's end.
+    """
+    days = prog.segments.days()
+    buy, fac = [], []
+    const = 0.0
+    for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0]):
+        if k != "buy":
+            continue
+        t, n = prog.own[o], _service_days(prog, o)
+        buy.append(t.ownership_per_year / ownership.DAYS_PER_YEAR * n * v)
+        fac.append((t.idle_energy_per_day() + t.colo_per_day()) * n * v)
+    for o, t in prog.own.items():
+        if t.kind != "owned":
+            continue
+        n = sum(days[s] for s, _d in prog.segments.of_offer(o) if prog.segments.committed_at(o, s))
+        const += t.owned_nodes * (t.idle_energy_per_day() + t.colo_per_day()
+                                  + t.support_per_year / ownership.DAYS_PER_YEAR) * n
+    for (o, _p, s, h), v in sorted(prog.lent.items()):
+        t = prog.own.get(o)
+        if t is not None and t.serving_energy(h):
+            fac.append(days[s] * t.serving_energy(h) * v)
+    return pulp.lpSum(buy), pulp.lpSum(fac) + const
 
 
 def _excess_penalty(prog: Program) -> float:

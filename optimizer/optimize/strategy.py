@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from optimizer import vocab
+from optimizer.candidates import ownership
 from optimizer.candidates.prune import ranked_alternatives
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.errors import InfeasiblePlan, SolverError
@@ -30,6 +31,11 @@ class SolveOptions:
     (the relaxation), "plan" (the rounded plan), "search" (branch and bound, HiGHS only), "alternatives"."""
 
 
+def _segments(loaded: LoadedPlan, cands: CandidateSet) -> Segments:
+    used = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
+    return segment(loaded.plan, cands.offer_ids(), ownership.arrivals(loaded.plan, used))
+
+
 def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
                      fix: dict[str, str] | None = None,
                      baseline: dict[str, tuple[str, float]] | None = None) -> tuple[Solution, SolveInfo]:
@@ -46,7 +52,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     """
     solver, limit, gap_target = _settings(loaded, options)
     started = time.perf_counter()
-    segments = segment(loaded.plan, cands.offer_ids())
+    segments = _segments(loaded, cands)
     prog = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
     for w, key in (fix or {}).items():
         prog.fix_choice(w, key)
@@ -160,7 +166,7 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     """
     solver, limit, gap_target = _settings(loaded, options)
     started = time.perf_counter()
-    segments = segment(loaded.plan, cands.offer_ids())
+    segments = _segments(loaded, cands)
     prog = build_model(loaded, cands, segments, cuts=True)
     sol, info = _solve(prog, loaded, cands, segments, options, solver, limit / 2 if count else limit, gap_target,
                        started)

@@ -107,7 +107,8 @@ class Charts:
     def purchase_mix(self, result: PlanResult) -> str:
         """Cost over the horizon per accelerator, split by tier (horizontal stacked bars)."""
         accs = sorted({p.accelerator for p in result.purchases})
-        cost = {(a, k): 0.0 for a in accs for k, _ in TIERS}
+        tiers = ((("buy", "bought"),) if any(p.tier == "buy" for p in result.purchases) else ()) + TIERS
+        cost = {(a, k): 0.0 for a in accs for k, _ in tiers}
         for p in result.purchases:
             cost[(p.accelerator, vocab.TIER_GROUP[p.tier])] += p.cost
         with matplotlib.rc_context(RC):
@@ -115,7 +116,7 @@ class Charts:
             ax = fig.subplots()
             left = [0.0] * len(accs)
             ys = list(range(len(accs)))
-            for key, label in TIERS:
+            for key, label in tiers:
                 vals = [cost[(a, key)] for a in accs]
                 ax.barh(ys, vals, left=left, color=L.TIER_COLORS[key], label=label, height=0.7)
                 left = [a + b for a, b in zip(left, vals)]

@@ -78,7 +78,7 @@ def render_result(result: PlanResult) -> Group:
         pur.add_column(col, justify="right" if col in numeric else "left")
     for p in result.purchases:
         est = "*" if p.price_estimated else ""
-        held = p.tier.startswith("reserved")
+        held = p.tier.startswith("reserved") or p.tier == "buy"
         pur.add_row(p.offer, p.accelerator, p.tier, str(p.gpus) if held else "–", "–" if held else str(p.gpus),
                     f"{p.gpu_hours:,.0f}", f"{p.price_per_gpu_hour:,.2f}{est}", vocab.money(p.cost, cur))
     parts: list = [head, Text(""), decision, Text(""), tiers, Text(""), wl, _peaks_note(result), Text(""), pur]
@@ -88,6 +88,7 @@ def render_result(result: PlanResult) -> Group:
     if any(p.price_estimated for p in result.purchases):
         parts.append(Text("* estimated price (published discount policy), see the catalog", style="dim"))
     parts += _commitments(result)
+    parts += _own(result)
     parts += _changes(result)
     caps = L.caps_that_bind(result)  # goodput limits: the workload rows
     if caps:
@@ -170,3 +171,44 @@ def _changes(result: PlanResult) -> list:
 
 def print_result(result: PlanResult, console: Console) -> None:
     console.print(render_result(result))
+
+
+def _own(result: PlanResult) -> list:
+    """Servers owned and bought: use, running cost, and where owning beats renting."""
+    own = result.own
+    if own is None:
+        return []
+    cur = result.currency
+    out: list = []
+    if own.owned or own.bought:
+        t = Table(title="Servers of your own", title_justify="left", show_edge=False)
+        for col in ("offer", "status", "units", "GPUs", "from", "use", "ownership", "energy and space"):
+            t.add_column(col, justify="left" if col in ("offer", "status", "from") else "right")
+        for r in own.owned:
+            t.add_row(r.offer, "owned", str(r.nodes), str(r.gpus), f"day {r.in_service_day + 1}" if r.in_service_day
+                      else "start", f"{r.utilization:.0%}", "sunk", vocab.money(r.running_in_horizon, cur))
+        for b in own.bought:
+            t.add_row(b.offer, "bought", str(b.nodes), str(b.gpus), b.delivery_date or f"day {b.delivery_day + 1}",
+                      f"{b.utilization:.0%}", vocab.money(b.ownership_in_horizon, cur),
+                      vocab.money(b.running_in_horizon, cur))
+        out += [Text(""), t]
+    if own.break_even:
+        t = Table(title="Break-even: owning against renting at this plan's prices", title_justify="left",
+                  show_edge=False)
+        for col in ("buy offer", "own/GPU-h", "against", "price/GPU-h", "owning wins at use"):
+            t.add_column(col, justify="right" if col in ("own/GPU-h", "price/GPU-h") else "left")
+        for b in own.break_even:
+            t.add_row(b.offer, f"{b.fixed_per_gpu_hour:,.2f} + {b.serving_energy_per_gpu_hour:,.2f}/used",
+                      f"{b.against} {b.tier}", f"{b.price_per_gpu_hour:,.2f}", break_even_text(b))
+        out += [Text(""), t]
+    return out
+
+
+def break_even_text(b) -> str:
+    if b.wins_from is None:
+        return "never"
+    if b.wins_from <= 0 and b.wins_to >= 1:
+        return "any"
+    if b.wins_from <= 0:
+        return f"up to {b.wins_to:.0%}"
+    return f"from {b.wins_from:.0%}"

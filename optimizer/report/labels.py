@@ -5,7 +5,7 @@ from __future__ import annotations
 from optimizer import vocab
 from optimizer.results.types import PlanResult, WorkloadResult
 
-TIER_COLORS = {"reserved": "#2f5d8a", "on_demand": "#e39b2d", "spot": "#7fae5a", "api": "#9b6fb0"}
+TIER_COLORS = {"buy": "#5b4a8a", "facility": "#8a6d3b", "reserved": "#2f5d8a", "on_demand": "#e39b2d", "spot": "#7fae5a", "api": "#9b6fb0"}
 DEMAND_COLOR = "#c0392b"
 COMMITTED_COLOR = "#5b6770"
 """Contracts signed before the plan (plan `commitments`)."""
@@ -78,6 +78,22 @@ def caps_that_bind(result: PlanResult) -> list:
     return [b for b in result.binding if b.family != "goodput"]
 
 
+def facility_sentence(result: PlanResult, limit: str, money) -> str:
+    """One binding facility limit, with what one more MW or rack would save (when re-solved)."""
+    f = result.own.facility  # type: ignore[union-attr]
+    if limit == "power_kw":
+        text = f"facility power: {f.power_kw_used:,.0f} of {f.power_kw:,.0f} kW taken by servers"
+        more = f.marginal.get("power_kw_plus_1000")
+        if more is not None:
+            text += f"; one more MW would save {money(more)}"
+    else:
+        text = f"facility racks: {f.racks_used} of {f.racks} rack positions taken"
+        more = f.marginal.get("racks_plus_1")
+        if more is not None:
+            text += f"; one more rack would save {money(more)}"
+    return text
+
+
 def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
     """What the plan asks of its reader, in order: (heading, sentence) pairs for console, HTML and
     workbook — reservations to sign, the all-in spend, the caps that bind, capacity on hourly tiers."""
@@ -89,15 +105,27 @@ def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
                             f"{money(n.monthly)} a month, {money(n.total_committed)} over the term{last}"))
     if not result.new_commitments:
         out.append(("Sign", "no new reservation"))
+    own = result.own
+    if own is not None:
+        for b in own.bought:
+            out.append(("Buy", b.decision))
+        if not own.bought and any(r.offer for r in own.break_even):
+            out.append(("Buy", "no server: renting is cheaper at this plan's prices and demand"))
     spend = f"{money(result.cost_all_in)} all-in for the {days}"
     if result.cost_committed:
         spend += f" = {money(result.cost_total)} new spend + {money(result.cost_committed)} already committed"
     if result.cost_idle > 0.5:
         spend += f"; {money(result.cost_idle)} of the new spend buys GPU-hours no workload uses at that hour"
+    if own is not None and own.capex:
+        spend += f"; the servers bought cost {money(own.capex)} in cash at delivery (the spend counts this horizon's share)"
     out.append(("Spend", spend))
     caps = caps_that_bind(result)
     for b in caps:
         out.append(("Binds", f"{b.what}: {b.detail}"))
+    if own is not None:
+        for limit in own.facility.binding:
+            out.append(("Binds", facility_sentence(result, limit, money)))
+        caps = caps or own.facility.binding  # type: ignore[assignment]
     if not caps:
         out.append(("Binds", "no cap or overflow limit binds"))
     hourly: dict[tuple[str, str, int], list[int]] = {}

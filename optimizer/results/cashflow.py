@@ -66,9 +66,13 @@ def day_weights(plan: Plan, cal: Calendar | None) -> list[dict[tuple[str, str], 
 
 
 def cash_flow(plan: Plan, cal: Calendar | None, hourly: list[HourlySupply], purchases: list[Purchase],
-              contracts: list[ContractRow], workloads: list[WorkloadResult], offers: dict[str, Offer]
-              ) -> list[CashFlowRow]:
-    """The horizon's spend by month: Σ amounts = new spend + committed spend (the plan's all-in)."""
+              contracts: list[ContractRow], workloads: list[WorkloadResult], offers: dict[str, Offer],
+              own: list[tuple[str, str, int, float]] = ()) -> list[CashFlowRow]:
+    """The horizon's spend by month: Σ amounts = new spend + committed spend (the plan's all-in).
+
+    `own` (results.own.spread): servers of your own — their ownership share (tier buy) and energy and
+    space (tier facility), spread evenly over the days from delivery (the P&L view; the cash outlay
+    at delivery is the result's own.capex)."""
     weights = day_weights(plan, cal)
     months = [_month(plan, k) for k in range(plan.horizon_days)]
     gh: dict[tuple[str, str, str, str], float] = {}  # (month, offer, tier, kind) → GPU-hours
@@ -115,6 +119,14 @@ def cash_flow(plan: Plan, cal: Calendar | None, hourly: list[HourlySupply], purc
         for month, v in per.items():
             rows.append(CashFlowRow(month, c.provider, c.offer, c.tier, "committed", v, c.price_per_gpu_hour,
                                     v * c.price_per_gpu_hour))
+    for o, tier, first, amount in own:
+        first = max(0, first)
+        n = plan.horizon_days - first
+        per_month: dict[str, float] = {}
+        for k in range(first, plan.horizon_days):
+            per_month[months[k]] = per_month.get(months[k], 0.0) + amount / n
+        for month, v in per_month.items():
+            rows.append(CashFlowRow(month, "own", o, tier, "new", 0.0, 0.0, v))
     rows += _api_rows(plan, weights, months, workloads)
     order = {m: i for i, m in enumerate(dict.fromkeys(months))}
     kinds = {"committed": 0, "new": 1, "api": 2}

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, replace
 
 from optimizer import vocab
-from optimizer.candidates import prune
+from optimizer.candidates import ownership, prune
 from optimizer.candidates.overflow import api_price_per_output_token
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.inputs.schema.catalog import Offer
@@ -15,6 +15,7 @@ from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.physics import replicas as rep
 from optimizer.results import cashflow as cf
 from optimizer.results import contracts as cm
+from optimizer.results import own
 from optimizer.results.types import (
     AlternativeRow,
     Binding,
@@ -26,6 +27,8 @@ from optimizer.results.types import (
     WorkloadResult,
 )
 from optimizer.vocab import RESERVED_TIERS, SECONDS_PER_HOUR, TIER_GROUP
+
+HOURLY = ("on_demand", "spot")
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,10 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     purchases: list[Purchase] = []
     offer_cost: dict[str, float] = {}
     cost_by_tier = {"reserved": 0.0, "on_demand": 0.0, "spot": 0.0, "api": 0.0}
+    own_terms = ownership.terms(plan, catalog_offers)
+    if own_terms:
+        cost_by_tier = {"buy": 0.0, "facility": 0.0, **cost_by_tier}
+    own_fixed: dict[str, float] = {}  # offer → idle energy, space (and owned servers' support) for the horizon
     reserved_gpus: dict[tuple[str, str | None], int] = {}
     for (o, p, k), v in sorted(sol.reserved_nodes.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
         nodes = _int(v)
@@ -91,6 +98,14 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         offer = prog.offers[o]
         gpus = nodes * offer.gpus_per_node
         reserved_gpus[(o, p)] = reserved_gpus.get((o, p), 0) + gpus
+        if k == "buy":
+            t, n = own_terms[o], own.service_days(sol.segments, o)
+            cost = nodes * t.ownership_per_year / ownership.DAYS_PER_YEAR * n
+            own_fixed[o] = own_fixed.get(o, 0.0) + nodes * (t.idle_energy_per_day() + t.colo_per_day()) * n
+            cost_by_tier["buy"] += cost
+            offer_cost[o] = offer_cost.get(o, 0.0) + cost
+            _add_purchase(purchases, offer, k, gpus, gpus * 24.0 * n, cost / (gpus * 24.0 * n) if n else 0.0, cost)
+            continue
         price = offer.price(k) or 0.0
         cost = gpus * price * 24 * H
         cost_by_tier["reserved"] += cost
@@ -120,6 +135,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     alloc: dict[str, dict[tuple[str, str], float]] = {}
     keys = sorted(set(offer_pool_demand) | set(sol.on_demand_nodes) | set(sol.spot_nodes))
     committed_used: dict[tuple[str, int | None], float] = {}
+    serving = {o: 0.0 for o in own_terms}  # offer → serving energy over the horizon
     shared = _shared_use(prog, sol, keys, offer_pool_demand, reserved_gpus)
     for o, p, d, h in keys:
         m = prog.offers[o].gpus_per_node
@@ -129,6 +145,10 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         k = sol.segments.committed_at(o, d)
         if (o, p, d, h) in shared:
             com, res = shared[(o, p, d, h)]
+            if o in own_terms:
+                serving[o] += (com + res) * seg_days[d] * own_terms[o].serving_energy(h)
+        elif not sol.segments.delivered(o, d):
+            res = com = 0
         else:
             res = reserved_gpus.get((o, None), 0) + reserved_gpus.get((o, p), 0)
             com = 0
@@ -143,23 +163,40 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         hourly.append(HourlySupply(o, p, dtype, h, dem, res, od, sp, com,
                                    periods[pi].label if pi is not None and periods else ""))
         _allocate(alloc, members.get((o, p, d, h), []), dem, com, res, od, sp,
-                  prog.offers[o].spot_interruption, seg_days[d], o)
+                  prog.offers[o].spot_interruption, seg_days[d], o,
+                  own_terms[o].serving_energy(h) if o in own_terms else 0.0)
 
+    for o, t in own_terms.items():
+        if t.kind == "owned":  # idle energy, space and support of the servers owned, for the days they serve
+            own_fixed[o] = t.owned_nodes * (t.idle_energy_per_day() + t.colo_per_day()
+                                            + t.support_per_year / ownership.DAYS_PER_YEAR) \
+                * own.owned_days(plan, sol.segments, t)
+    if own_terms:
+        cost_by_tier["facility"] = sum(own_fixed.values()) + sum(serving.values())
     rates = _rates(prog, purchases, reserved_gpus, H)
+    rates.update(own.rates(plan, sol.segments, own_terms, purchases, own_fixed))
     results: list[WorkloadResult] = []
     by_name = {w.name: w for w in plan.workloads}
     allocated = {"reserved": 0.0, "on_demand": 0.0, "spot": 0.0}
+    if own_terms:
+        allocated = {"buy": 0.0, "facility": 0.0, **allocated}
     for w in plan.workloads:
         c = chosen[w.name]
         api_cost, api_share, api_rates = _api(prog, w, c, days)
         cost_by_tier["api"] += api_cost
         used = alloc.get(w.name, {})
-        tiers = {t: sum(gh * rates.get((o, t), 0.0) for (o, tt), gh in used.items() if tt == t)
+        tiers = {t: sum(gh * rates.get((o, t), 0.0) for (o, tt), gh in used.items() if tt == t and o not in own_terms)
                  for t in ("reserved", "on_demand", "spot")}
-        for t, v in tiers.items():
-            allocated[t] += v
-        gh_tiers = {t: sum(gh for (_o, tt), gh in used.items() if tt == t)
+        gh_tiers = {t: sum(gh for (o, tt), gh in used.items() if tt == t and (o not in own_terms or t in HOURLY))
                     for t in ("reserved", "on_demand", "spot", "committed")}
+        for t in ("on_demand", "spot"):
+            tiers[t] += sum(gh * rates.get((o, t), 0.0) for (o, tt), gh in used.items() if tt == t and o in own_terms)
+        if own_terms:
+            tiers.update(own.workload_costs(used, rates, own_terms))
+            gh_tiers["buy"] = sum(gh for (o, tt), gh in used.items() if tt == "reserved" and o in own_terms)
+            gh_tiers["owned"] = sum(gh for (o, tt), gh in used.items() if tt == "committed" and o in own_terms)
+        for t, v in tiers.items():
+            allocated[t] = allocated.get(t, 0.0) + v
         cost = sum(tiers.values()) + api_cost
         results.append(replace(
             _workload_result(prog, by_name[w.name], c, hourly_gpus[w.name], workload_gh[w.name], cost, api_cost,
@@ -199,10 +236,13 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     exp = cm.expiry(plan, contracts, new)
     committed_rate = _committed_rates(contracts)
     results = [replace(r, committed_cost=sum(gh * committed_rate.get(o, 0.0) for (o, t), gh
-                                              in alloc.get(r.name, {}).items() if t == "committed"))
+                                              in alloc.get(r.name, {}).items() if t == "committed" and o not in own_terms))
                for r in results]
     cost_committed = sum(c.spend_in_horizon for c in contracts)
-    flow = cf.cash_flow(plan, cal, hourly, purchases, contracts, results, prog.offers)
+    flow = cf.cash_flow(plan, cal, hourly, purchases, contracts, results, prog.offers,
+                        own.spread(own_terms, purchases, own_fixed, serving, sol.segments) if own_terms else [])
+    own_result = own.report(plan, catalog_offers, own_terms, sol.segments, purchases, own_fixed, serving, alloc,
+                            cost_by_tier) if own_terms else None
     return PlanResult(
         plan=plan.plan, file=file, status=info.status, currency=plan.currency, horizon_days=H,
         day_types=dict(days), policy=pol.model_dump(mode="json"), cost_total=total,
@@ -214,7 +254,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         cost_committed=cost_committed, commitments=contracts, new_commitments=new,
         expiry=exp, periods=periods, cost_idle=total - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
         cost_idle_committed=cost_committed - sum(r.committed_cost for r in results), cash_flow=flow,
-        commitment_schedule=cf.schedule(plan, contracts, new))
+        commitment_schedule=cf.schedule(plan, contracts, new), own=own_result)
 
 
 def _shared_use(prog: Solved, sol: Solution, keys: list, demand: dict[tuple[str, str, str, int], int],
@@ -237,7 +277,7 @@ def _shared_use(prog: Solved, sol: Solution, keys: list, demand: dict[tuple[str,
         m = prog.offers[o].gpus_per_node
         keep = 1.0 - prog.offers[o].spot_interruption
         k = sol.segments.committed_at(o, d)
-        capacity = k + reserved_gpus.get((o, None), 0)
+        capacity = k + (reserved_gpus.get((o, None), 0) if sol.segments.delivered(o, d) else 0)
         use: dict[str, int] = {}
         for p in pools:
             dem = demand.get((o, p, d, h), 0)
@@ -264,13 +304,14 @@ def _shares(tenants: dict[str, float] | None) -> dict[str, float]:
 
 def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tuple[str, int]], demand: int,
               committed: int, reserved: int, on_demand: int, spot: int, interruption: float, days: float,
-              offer: str) -> None:
+              offer: str, serving_energy: float = 0.0) -> None:
     """Charge one (offer, pool, segment, hour)'s GPUs to the workloads that used them.
 
     The pool's demand is served by the GPUs already signed for first, then reserved, then spot (at
     1 − interruption: a spot GPU carries that share of a GPU's work), then on-demand; each workload
     takes each tier in proportion to its GPUs at that hour. GPU-hours bought and not used go to
-    nobody (the plan's idle line).
+    nobody (the plan's idle line). At servers of your own (committed: owned, reserved: bought), the
+    serving energy of the GPUs a workload runs is its own (`energy`, in USD, not GPU-hours).
     """
     if demand <= 0 or not members:
         return
@@ -285,6 +326,8 @@ def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tupl
     left -= spot_work
     od = min(left, on_demand)
     served = {"committed": com, "reserved": res, "spot": spot_work / keep if keep > 0 else 0.0, "on_demand": od}
+    if serving_energy:
+        served["energy"] = (com + res) * serving_energy
     for name, g in members:
         share = g / demand
         mine = alloc.setdefault(name, {})

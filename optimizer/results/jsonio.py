@@ -26,9 +26,14 @@ from optimizer.results.types import (
     BaselineChange,
     BaselineInfo,
     Binding,
+    BoughtRow,
+    BreakEvenRow,
     CandidateRow,
     CashFlowRow,
+    FacilityUse,
     HourlySupply,
+    OwnedRow,
+    OwnResult,
     PlanResult,
     Purchase,
     ReplicaCount,
@@ -94,6 +99,20 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
     }
 
 
+def _own(o: OwnResult) -> dict[str, Any]:
+    return {"bought": [_rounded(asdict(b)) for b in o.bought], "owned": [_rounded(asdict(r)) for r in o.owned],
+            "break_even": [_rounded(asdict(b)) for b in o.break_even], "facility": _rounded(asdict(o.facility)),
+            "capex": _r(o.capex), "opex": _r(o.opex), "sunk_depreciation": _r(o.sunk_depreciation)}
+
+
+def _own_from(d: dict[str, Any] | None) -> OwnResult | None:
+    if d is None:
+        return None
+    return OwnResult([BoughtRow(**b) for b in d.get("bought", [])], [OwnedRow(**r) for r in d.get("owned", [])],
+                     [BreakEvenRow(**b) for b in d.get("break_even", [])], FacilityUse(**d["facility"]),
+                     d.get("capex", 0.0), d.get("opex", 0.0), d.get("sunk_depreciation", 0.0))
+
+
 def _hourly(h: HourlySupply) -> dict[str, Any]:
     d = asdict(h)
     for k in ("committed_gpus", "period"):  # only with commitments: older results read the same
@@ -117,6 +136,8 @@ def _commitments(result: PlanResult) -> dict[str, Any]:
     out["commitment_schedule"] = [_rounded(asdict(r)) for r in result.commitment_schedule]
     if result.baseline is not None:
         out["baseline"] = baseline_to_dict(result.baseline)
+    if result.own is not None:
+        out["own"] = _own(result.own)
     if result.carried is not None:
         c = result.carried
         out["carried"] = {"file": c.file, "plan": c.plan, "carried": [_rounded(asdict(x)) for x in c.carried],
@@ -248,7 +269,8 @@ def from_dict(d: dict[str, Any]) -> PlanResult:
         baseline=baseline_from_dict(d.get("baseline")), cost_idle=d["cost"].get("idle", 0.0),
         cost_idle_by_tier=d["cost"].get("idle_by_tier", {}), cost_idle_committed=d["cost"].get("idle_committed", 0.0),
         carried=_carried(d.get("carried")), cash_flow=[CashFlowRow(**r) for r in d.get("cash_flow", [])],
-        commitment_schedule=[ScheduleRow(**r) for r in d.get("commitment_schedule", [])])
+        commitment_schedule=[ScheduleRow(**r) for r in d.get("commitment_schedule", [])],
+        own=_own_from(d.get("own")))
 
 
 def baseline_to_dict(info: BaselineInfo) -> dict[str, Any]:

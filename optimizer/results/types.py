@@ -245,6 +245,108 @@ class ScheduleRow:
 
 
 @dataclass(frozen=True)
+class BoughtRow:
+    """Servers the plan buys at one offer: the decision, its cash and its share of the horizon."""
+
+    offer: str
+    accelerator: str
+    nodes: int
+    gpus: int
+    gpus_per_node: int
+    order_date: str | None
+    delivery_date: str | None
+    """First day they serve (the order date + the lead time); None without a start_date."""
+    delivery_day: int
+    """Days after the horizon's start they serve from."""
+    capex: float
+    """Cash outlay: price × units, at delivery."""
+    ownership_in_horizon: float
+    """Depreciation + cost of capital + support from delivery to the horizon's end (cost.by_tier.buy)."""
+    depreciation_in_horizon: float
+    capital_in_horizon: float
+    support_in_horizon: float
+    running_in_horizon: float
+    """Idle and serving energy and colocation from delivery to the horizon's end (part of cost.by_tier.facility)."""
+    utilization: float
+    """GPU-hours served ÷ GPU-hours held from delivery."""
+    payback_months: float | None
+    """Months of savings against the cheapest rented alternative that repay the price (None: they never do)."""
+    alternative: str | None
+    """What the savings are measured against: offer and tier."""
+    decision: str
+
+
+@dataclass(frozen=True)
+class OwnedRow:
+    """Servers the plan owns already: sunk capital, this horizon's running costs and use."""
+
+    offer: str
+    accelerator: str
+    nodes: int
+    gpus: int
+    in_service_day: int
+    book_value: float
+    """Remaining book value of all of them (sunk: reported, not optimized)."""
+    depreciation_in_horizon: float
+    """The horizon's share of the book value (with remaining_life_years; sunk, not in cost_total)."""
+    running_in_horizon: float
+    """Energy, colocation and support for the horizon (in cost.by_tier.facility)."""
+    gpu_hours_used: float
+    utilization: float
+
+
+@dataclass(frozen=True)
+class BreakEvenRow:
+    """Owning one buy offer's servers against renting the same accelerator at the plan's prices."""
+
+    offer: str
+    accelerator: str
+    fixed_per_gpu_hour: float
+    """Ownership, idle energy and colocation per GPU-hour owned."""
+    serving_energy_per_gpu_hour: float
+    against: str
+    """The rented offer and tier compared with."""
+    tier: str
+    price_per_gpu_hour: float
+    wins_from: float | None
+    """Utilization from which owning is cheaper (None: never)."""
+    wins_to: float | None
+    """Utilization up to which owning is cheaper (None: never)."""
+
+
+@dataclass(frozen=True)
+class FacilityUse:
+    """The facility's limits and what owned and bought servers take of them."""
+
+    power_kw: float | None
+    power_kw_used: float
+    racks: int | None
+    racks_used: int
+    liquid_cooling: bool
+    pue: float
+    binding: list[str] = field(default_factory=list)
+    """Limits with less than one more server's worth left: power_kw, racks."""
+    marginal: dict[str, float] = field(default_factory=dict)
+    """What one more MW (power_kw_plus_1000) or rack (racks_plus_1) would save, re-solved (binding limits only)."""
+
+
+@dataclass(frozen=True)
+class OwnResult:
+    """Hardware of your own: what is bought, what is owned, break-even, the facility, and the cash."""
+
+    bought: list[BoughtRow]
+    owned: list[OwnedRow]
+    break_even: list[BreakEvenRow]
+    facility: FacilityUse
+    capex: float
+    """Cash outlay for everything bought (at delivery); cost_total carries the horizon's share instead."""
+    opex: float
+    """Everything else of the horizon's new spend (rented tiers, API, energy, space, support)."""
+    sunk_depreciation: float
+    """Owned servers' depreciation for the horizon (sunk, reported)."""
+
+
+@dataclass(frozen=True)
 class PlanResult:
     plan: str
     file: str
@@ -296,6 +398,8 @@ class PlanResult:
     """Every commitment, signed and new, month by month for up to 36 months from the horizon's first."""
     carried: CarryInfo | None = None
     """Contracts carried from the last result (`--carry`) into `commitments`, and those skipped."""
+    own: OwnResult | None = None
+    """Servers owned and bought (None when the plan has none and may buy none)."""
 
     def period_days(self, h: HourlySupply) -> float:
         """Days an hourly row stands for: its day type's days, or their share in its period."""

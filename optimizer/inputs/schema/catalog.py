@@ -1,4 +1,4 @@
-"""Catalog entries: accelerators, models, precisions and offers (pydantic only)."""
+"""Catalog entries: accelerators, models, precisions, offers and systems to buy (pydantic only)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ class Strict(BaseModel):
         field = cls.model_fields.get(info.field_name or "")
         if field is None or not _numbers_only(field.annotation):
             return value
+        if isinstance(value, dict) and not _has_mapping(field.annotation):
+            return value  # a nested model's keys ({price: …, estimated: true}): it checks its own fields
         items = value if isinstance(value, list) else list(value.values()) if isinstance(value, dict) else [value]
         items = [x for item in items for x in (item if isinstance(item, list) else [item])]
         for item in items:
@@ -69,6 +71,11 @@ def _numbers_only(annotation: Any) -> bool:
 
     walk(annotation)
     return bool(kinds) and bool not in kinds
+
+
+def _has_mapping(annotation: Any) -> bool:
+    """Whether the annotation, or a member of its union, is a dict type."""
+    return typing.get_origin(annotation) is dict or any(_has_mapping(a) for a in typing.get_args(annotation))
 
 
 def check_id(value: str) -> str:
@@ -306,6 +313,49 @@ class TierPrice(Strict):
     """How the estimate was made, e.g. 'on-demand x (1 - 0.33), published 1-year discount'."""
 
 
+MAX_NODE_PRICE = 100_000_000
+"""USD for one server or rack: far above any real system (a GB300 NVL72 rack lists near $4M)."""
+MAX_NODE_KW = 2_000
+"""kW one purchase unit draws: far above a rack-scale system (~130 kW)."""
+
+
+class BuyTerms(Strict):
+    """Servers (or racks) you buy and run in your facility: the `buy` tier. The program charges the
+    horizon's share of owning them from delivery — straight-line depreciation, the cost of the capital
+    tied up (on the mean book value) and support — plus energy for the hours they run and colocation;
+    the cash outlay (the price, at delivery) is reported apart."""
+
+    system: str | None = Field(default=None, examples=["hgx-b200"])
+    """A system from the systems catalog (catalogs/systems.yaml): its price, power, lead time, life,
+    residual, support and rack density fill every key not given here."""
+    price_per_node: float | None = Field(default=None, gt=0, le=MAX_NODE_PRICE, examples=[420000])
+    """USD for one purchase unit (a server; a whole rack for rack-scale systems)."""
+    lead_time_days: int | None = Field(default=None, ge=0, le=3660, examples=[60])
+    """Days from the order (the horizon's first day) to delivery: bought capacity serves only from then."""
+    life_years: float | None = Field(default=None, gt=0, le=30, examples=[5])
+    """Depreciation life, straight line."""
+    residual_fraction: float | None = Field(default=None, ge=0, lt=1, examples=[0.1])
+    """Value left at the end of its life, as a share of the price (0.1, not 10)."""
+    cost_of_capital: float = Field(default=0.0, ge=0, le=1, examples=[0.08])
+    """Yearly rate on the capital tied up (the mean book value over its life; 0.08, not 8)."""
+    support_per_year: float | None = Field(default=None, ge=0, le=MAX_NODE_PRICE, examples=[25000])
+    """Support and maintenance per unit per year, USD."""
+    node_power_kw: float | None = Field(default=None, gt=0, le=MAX_NODE_KW, examples=[14.3])
+    """IT power one unit draws at load, kW (what the facility's power_kw limit counts)."""
+    idle_power_kw: float | None = Field(default=None, ge=0, le=MAX_NODE_KW, examples=[4.5])
+    """IT power of one unit while it serves nothing, kW; default 30% of node_power_kw."""
+    nodes_per_rack: int | None = Field(default=None, ge=1, le=64, examples=[4])
+    """Units one rack position holds (facility racks); default 1 for rack-scale systems, else 4."""
+
+    @model_validator(mode="after")
+    def _idle_below_load(self) -> "BuyTerms":
+        if self.idle_power_kw is not None and self.node_power_kw is not None \
+                and self.idle_power_kw > self.node_power_kw:
+            raise ValueError(f"idle_power_kw {self.idle_power_kw:g} is above node_power_kw {self.node_power_kw:g} — "
+                             "idle draws less than load; swap them")
+        return self
+
+
 class Offer(Sourced):
     """An accelerator sold by a provider in a region, in nodes of gpus_per_node."""
 
@@ -330,13 +380,17 @@ class Offer(Sourced):
     max_gpus_per_instance: int | None = Field(default=None, ge=1, le=MAX_NODE_GPUS)
     """Largest single machine sold (NVLink-connected), when it exceeds the purchase unit; a
     tensor-parallel replica must fit in one machine. Default: gpus_per_node."""
-    price_per_gpu_hour: dict[Tier, Annotated[float, Field(ge=0, le=MAX_PRICE)] | TierPrice]
-    """Price per GPU-hour by tier; a tier that is not listed is not sold."""
+    price_per_gpu_hour: dict[Tier, Annotated[float, Field(ge=0, le=MAX_PRICE)] | TierPrice] = Field(
+        default_factory=dict)
+    """Price per GPU-hour by tier; a tier that is not listed is not sold (buy: see `buy`)."""
     available_gpus: dict[Tier, Annotated[int, Field(ge=0, le=MAX_GPUS)]] = Field(default_factory=dict)
     """What can really be obtained: reserved caps the reserved GPUs, on-demand and spot
     the GPUs in use at any one hour. A missing tier is unlimited."""
     spot_interruption: float = Field(default=0.0, ge=0, lt=1)
     """Share of spot capacity lost to interruptions; batch counts spot at (1 - this)."""
+    buy: BuyTerms | None = None
+    """Servers you may buy (the buy tier): their price, lead time, life and power. Such an offer may
+    also sell on-demand or spot hours of the same machine (to bridge until delivery), nothing reserved."""
 
     _id = field_validator("id")(check_id)
 
@@ -344,6 +398,22 @@ class Offer(Sourced):
     def max_tp(self) -> int:
         """The largest machine sold: no replica's tensor-parallel group is larger."""
         return max(self.gpus_per_node, self.max_gpus_per_instance or 0, self.scale_up_gpus or 0)
+
+    @model_validator(mode="after")
+    def _sells_something(self) -> "Offer":
+        if "buy" in self.price_per_gpu_hour:
+            raise ValueError("prices the buy tier by the GPU-hour — bought servers are priced per node: "
+                             "move it to buy: {price_per_node: …, node_power_kw: …}")
+        if self.buy is not None:
+            bad = [t for t in self.price_per_gpu_hour if t.startswith("reserved")]
+            if bad:
+                raise ValueError(f"sells {bad[0]} and buy — an offer you buy may also rent the same machine "
+                                 "by the hour (on-demand, spot) until yours arrive; put reservations on an offer "
+                                 "of their own")
+        return self
+
+    def sells(self, tier: str) -> bool:
+        return self.buy is not None if tier == "buy" else self.price(tier) is not None
 
     def price(self, tier: str) -> float | None:
         p = self.price_per_gpu_hour.get(tier)  # type: ignore[call-overload]
@@ -356,10 +426,79 @@ class Offer(Sourced):
         return isinstance(p, TierPrice) and p.estimated
 
 
+class SystemPrice(Strict):
+    """A purchase price with provenance, for systems without a public list price (like TierPrice,
+    but for a whole server or rack, in USD)."""
+
+    price: float = Field(gt=0, le=MAX_NODE_PRICE)
+    """USD for one node (or one whole rack)."""
+    estimated: bool = False
+    """True when no public list or street price exists and the price is derived (basis says how)."""
+    basis: str | None = None
+    """How the estimate was made, e.g. '8 x GPU street price + host platform'."""
+
+
+class System(Sourced):
+    """A server or rack you can buy (the 'buy' tier: owned hardware), priced per node."""
+
+    id: str
+    """An id (lower-case, hyphenated) for this system, e.g. 'hgx-b200' or 'gb200-nvl72'."""
+    name: str | None = None
+    """A display name ('NVIDIA HGX B200 8-GPU server')."""
+    accelerator: str
+    """The accelerator id it carries."""
+    gpus_per_node: int = Field(default=8, ge=1, le=MAX_NODE_GPUS)
+    """GPUs in one purchase unit (8 for an HGX server, 72 for an NVL72 rack)."""
+    unit: Literal["node", "rack"] = "node"
+    """What one purchase unit is: a server, or a whole rack-scale system."""
+    price_per_node: Annotated[float, Field(gt=0, le=MAX_NODE_PRICE)] | SystemPrice
+    """USD list/street price of one node (or one whole rack); a SystemPrice when estimated."""
+    node_power_kw: float = Field(gt=0, le=MAX_NODE_KW)
+    """Power of one node at load, kW, the whole node or rack (GPUs, CPUs, NICs, fans, switches)."""
+    idle_power_kw: float | None = Field(default=None, ge=0, le=MAX_NODE_KW)
+    """Power of one node powered on but idle, kW (None: not known)."""
+    lead_time_days: int | None = Field(default=None, ge=0, le=3650)
+    """Typical days from order to delivery (None: not known)."""
+    nodes_per_rack: int = Field(default=1, ge=1, le=64)
+    """How many of these nodes one rack position holds in a typical data hall (an NVL72 rack: 1)."""
+    liquid_cooling: bool = False
+    """Needs liquid-cooled racks (no air-cooled variant)."""
+    support_per_year: float = Field(default=0.0, ge=0, le=MAX_NODE_PRICE)
+    """USD per node per year for the support/maintenance contract."""
+    life_years: float = Field(default=5.0, gt=0, le=20)
+    """Depreciation life, years."""
+    residual_fraction: float = Field(default=0.0, ge=0, lt=1)
+    """Share of the price the node is worth at the end of its life."""
+
+    _id = field_validator("id")(check_id)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "System":
+        if self.idle_power_kw is not None and self.idle_power_kw > self.node_power_kw:
+            raise ValueError("idle_power_kw exceeds node_power_kw — idle is the lower of the two")
+        if self.unit == "rack" and self.nodes_per_rack != 1:
+            raise ValueError("a rack-scale system fills its rack: nodes_per_rack is 1 when unit is 'rack'")
+        return self
+
+    @property
+    def price(self) -> float:
+        """USD for one node (or rack)."""
+        p = self.price_per_node
+        return p.price if isinstance(p, SystemPrice) else float(p)
+
+    @property
+    def estimated(self) -> bool:
+        """Whether the price is an estimate rather than a public list/street price."""
+        p = self.price_per_node
+        return isinstance(p, SystemPrice) and p.estimated
+
+
 class CatalogFile(Strict):
-    """One catalog YAML file; any of the four sections may be present."""
+    """One catalog YAML file; any of the sections may be present."""
 
     accelerators: list[Accelerator] = Field(default_factory=list)
     models: list[Model] = Field(default_factory=list)
     precisions: list[Precision] = Field(default_factory=list)
     offers: list[Offer] = Field(default_factory=list)
+    systems: list[System] = Field(default_factory=list)
+    """Servers and racks to buy (catalogs only; plans do not carry them inline)."""

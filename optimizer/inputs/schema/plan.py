@@ -71,9 +71,86 @@ class DayType(Strict):
     """Which days of the week it covers (for the monthly calendar)."""
 
 
+MAX_FACILITY_KW = 10_000_000
+"""Ten gigawatts: beyond any site."""
+
+
 class Facility(Strict):
+    """Your own data centre (or colocation cage): where owned and bought servers run, and its limits."""
+
     liquid_cooling: bool = False
     """Whether the facility has liquid-cooled racks (GB200/GB300 NVL72, MI355X, Rubin need them)."""
+    power_kw: float | None = Field(default=None, gt=0, le=MAX_FACILITY_KW, examples=[400])
+    """IT power available to servers, kW (owned and bought, at load); default unlimited."""
+    racks: int | None = Field(default=None, ge=0, le=100_000, examples=[6])
+    """Rack positions available to servers (owned and bought); default unlimited."""
+    pue: float = Field(default=1.3, ge=1, le=3, examples=[1.3])
+    """Power usage effectiveness: the facility's power ÷ the IT power (cooling, losses)."""
+    usd_per_kwh: float | list[Annotated[float, Field(ge=0, le=10)]] | None = Field(
+        default=None, examples=[0.08])
+    """Energy price, USD per kWh: one number, or 24 (hour 0–23, the plan's timezone). Needed when the
+    plan owns or may buy servers."""
+    colo_usd_per_kw_month: float = Field(default=0.0, ge=0, le=10_000, examples=[150])
+    """Colocation (space and power provisioning) per kW of servers' load power per month."""
+
+    @field_validator("usd_per_kwh")
+    @classmethod
+    def _tariff(cls, v: float | list[float] | None) -> float | list[float] | None:
+        if isinstance(v, list) and len(v) != 24:
+            raise ValueError(f"has {len(v)} prices; give one number, or exactly 24 (hour 0–23)")
+        if isinstance(v, (int, float)) and not 0 <= v <= 10:
+            raise ValueError(f"{v:g} USD per kWh is outside 0–10 — give dollars per kWh (0.08, not 8 cents)")
+        return v
+
+    def tariff(self, hour: int) -> float:
+        """USD per kWh at an hour (0 when no price is given)."""
+        v = self.usd_per_kwh
+        if v is None:
+            return 0.0
+        return float(v[hour]) if isinstance(v, list) else float(v)
+
+
+class Owned(Strict):
+    """Servers you already own: used before anything is rented. Their capital cost is sunk (reported,
+    not optimized); energy for the hours they run, colocation and support are this horizon's costs."""
+
+    accelerator: str = Field(examples=["h100-sxm"])
+    """The accelerator id."""
+    nodes: int = Field(ge=1, le=100_000, examples=[16])
+    """Servers (or racks, for rack-scale systems)."""
+    gpus_per_node: int = Field(default=8, ge=1, le=576, examples=[8])
+    """GPUs in one server (72 for an NVL72 rack)."""
+    since: dt.date | None = Field(default=None, examples=["2024-06-01"])
+    """When they entered service; a date inside the horizon means they serve only from then."""
+    book_value_per_node: float = Field(default=0.0, ge=0, le=100_000_000, examples=[120000])
+    """Remaining book value of one server (sunk: reported)."""
+    remaining_life_years: float | None = Field(default=None, gt=0, le=30, examples=[2.5])
+    """Years of depreciation left: with it, the horizon's share of the book value is reported as sunk cost."""
+    node_power_kw: float = Field(gt=0, le=2_000, examples=[10.2])
+    """IT power of one server at load, kW."""
+    idle_power_kw: float | None = Field(default=None, ge=0, le=2_000, examples=[3.0])
+    """IT power of one server while it serves nothing, kW; default 30% of node_power_kw."""
+    nodes_per_rack: int | None = Field(default=None, ge=1, le=64, examples=[4])
+    """Servers one rack position holds; default 1 for rack-scale systems (32 GPUs or more), else 4."""
+    support_per_year: float = Field(default=0.0, ge=0, le=100_000_000, examples=[12000])
+    """Support and maintenance per server per year, USD."""
+    offer: str | None = Field(default=None, examples=["owned-h100"])
+    """The id these servers appear under in reports (an offer id; default owned-<accelerator>)."""
+    scale_up_gpus: int | None = Field(default=None, ge=1, le=576, examples=[8])
+    """The NVLink domain (default: the accelerator's, within one server)."""
+    scale_out_gb_s: float | None = Field(default=None, ge=0, examples=[50])
+    """Inter-node bandwidth per GPU, GB/s one direction (default: the accelerator's)."""
+
+    @model_validator(mode="after")
+    def _idle_below_load(self) -> "Owned":
+        if self.idle_power_kw is not None and self.idle_power_kw > self.node_power_kw:
+            raise ValueError(f"idle_power_kw {self.idle_power_kw:g} is above node_power_kw {self.node_power_kw:g} — "
+                             "idle draws less than load; swap them")
+        return self
+
+    @property
+    def offer_id(self) -> str:
+        return self.offer or f"owned-{self.accelerator}"
 
 
 class Policy(Strict):
@@ -467,7 +544,9 @@ class Plan(Extensible):
     day_types: dict[str, int | DayType] | None = None
     """Day types and their days: weekday/weekend/all, or your own with days_of_week."""
     facility: Facility = Field(default_factory=Facility)
-    """Facts about your own data centre."""
+    """Your own data centre: cooling, power and racks available, PUE, energy and colocation prices."""
+    owned: list[Owned] = Field(default_factory=list)
+    """Servers you already own: used first; capital sunk, running costs counted."""
     policy: Policy = Field(default_factory=Policy)
     """How to size and what may be bought."""
     models: list[Model] = Field(default_factory=list)

@@ -46,11 +46,11 @@ def write_hourly(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.intro(1, "Reserved in use = reserved GPUs lent to the pool at that hour. GPU-hours = GPUs × 1 hour × "
                   "the days of the day type (Assumptions). Filter with the header arrows.", 10, 2)
     head = 3
-    committed = bool(result.commitments)
+    committed = bool(result.commitments or result.periods or result.own is not None)
     cols = HOURLY_COLS + (("committed", "period") if committed else ())
     sh.header(head, 0, ["Offer", "Pool", "Day type", "Hour", "Days", "GPUs demanded", "Reserved in use",
                         "On-demand GPUs", "Spot GPUs", "On-demand GPU-hours", "Spot GPU-hours"]
-              + (["Committed in use (signed before)", "Contract period"] if committed else []))
+              + (["Committed in use (signed before, or owned)", "Contract period"] if committed else []))
     if committed:
         ws.set_column(11, 11, 13)
         ws.set_column(12, 12, 24)

@@ -1,0 +1,203 @@
+"""Servers of your own in the result: their costs shared out to workloads and months, the buy decision
+with its cash and payback, break-even against renting, and what the facility has left.
+
+No PuLP. Every figure comes from candidates.ownership's terms, the same the program was built from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+from optimizer import vocab
+from optimizer.candidates.ownership import DAYS_PER_YEAR, OwnTerms
+from optimizer.inputs.schema.catalog import Offer
+from optimizer.inputs.schema.plan import Plan
+from optimizer.optimize.calendar import Segments
+from optimizer.results.types import (
+    BoughtRow,
+    BreakEvenRow,
+    FacilityUse,
+    OwnedRow,
+    OwnResult,
+    Purchase,
+)
+
+HOURS_PER_MONTH = 24.0 * DAYS_PER_YEAR / 12.0
+
+
+def service_days(segments: Segments, offer: str) -> float:
+    """Plan days servers bought at the offer serve (from delivery to the horizon's end)."""
+    days = segments.days()
+    return sum(days[s] for s, _d in segments.of_offer(offer) if segments.delivered(offer, s))
+
+
+def owned_days(plan: Plan, segments: Segments, t: OwnTerms) -> float:
+    """Plan days owned servers serve: from `since` (their segments with GPUs) to the horizon's end."""
+    days = segments.days()
+    segs = segments.of_offer(t.offer)
+    held = [s for s, _d in segs if segments.committed_at(t.offer, s)]
+    if held:
+        return sum(days[s] for s in held)
+    # no workload runs there, so the program never cut its segments: pro rata from the day they arrive
+    return plan.horizon_days - t.arrives_day if t.arrives_day < plan.horizon_days else 0.0
+
+
+def rates(plan: Plan, segments: Segments, terms: dict[str, OwnTerms], purchases: list[Purchase],
+          fixed: dict[str, float]) -> dict[tuple[str, str], float]:
+    """Per GPU-hour held at servers of your own: (o, "buy") the ownership share of bought ones,
+    (o, "fixed_bought") their idle energy and space, (o, "fixed_owned") the owned ones' running costs."""
+    out: dict[tuple[str, str], float] = {}
+    for o, t in terms.items():
+        if t.kind == "buy":
+            held = sum(p.gpu_hours for p in purchases if p.offer == o and p.tier == "buy")
+            cost = sum(p.cost for p in purchases if p.offer == o and p.tier == "buy")
+            if held:
+                out[(o, "buy")] = cost / held
+                out[(o, "fixed_bought")] = fixed.get(o, 0.0) / held
+        else:
+            held = t.owned_nodes * t.gpus_per_node * 24.0 * owned_days(plan, segments, t)
+            if held:
+                out[(o, "fixed_owned")] = fixed.get(o, 0.0) / held
+    return out
+
+
+def workload_costs(used: dict[tuple[str, str], float], rates: dict[tuple[str, str], float],
+                   terms: dict[str, OwnTerms]) -> dict[str, float]:
+    """A workload's buy and facility cost from the GPU-hours it ran on servers of your own."""
+    buy = fac = 0.0
+    for (o, tier), v in used.items():
+        if o not in terms:
+            continue
+        if tier == "reserved":  # bought servers
+            buy += v * rates.get((o, "buy"), 0.0)
+            fac += v * rates.get((o, "fixed_bought"), 0.0)
+        elif tier == "committed":  # owned servers
+            fac += v * rates.get((o, "fixed_owned"), 0.0)
+        elif tier == "energy":  # already USD
+            fac += v
+    return {"buy": buy, "facility": fac}
+
+
+def spread(terms: dict[str, OwnTerms], purchases: list[Purchase], fixed: dict[str, float],
+           serving: dict[str, float], segments: Segments) -> list[tuple[str, str, int, float]]:
+    """(offer, tier, first day, amount): own-hardware costs to spread evenly over the days from the first
+    day on (results.cashflow): the ownership share of bought servers, and their facility costs."""
+    out = []
+    for o, t in sorted(terms.items()):
+        buy = sum(p.cost for p in purchases if p.offer == o and p.tier == "buy")
+        if buy:
+            out.append((o, "buy", t.arrives_day, buy))
+        fac = fixed.get(o, 0.0) + serving.get(o, 0.0)
+        if fac:
+            out.append((o, "facility", t.arrives_day, fac))
+    return out
+
+
+def _alternatives(plan: Plan, offers: dict[str, Offer], accelerator: str) -> list[tuple[str, str, float]]:
+    """The cheapest rented price of the accelerator for each tier the policy allows: (offer, tier, price)."""
+    out = []
+    for tier in ("reserved-3y", "reserved-1y", "on-demand"):
+        if tier not in plan.policy.tiers:
+            continue
+        best = min(((o.price(tier), oid) for oid, o in offers.items()
+                    if o.accelerator == accelerator and o.buy is None and o.provider != "own"
+                    and o.price(tier) is not None
+                    and (plan.policy.providers is None or o.provider in plan.policy.providers)),
+                   default=None)
+        if best is not None:
+            out.append((best[1], tier, float(best[0])))  # type: ignore[arg-type]
+    return out
+
+
+def _payback(t: OwnTerms, utilization: float, alts: list[tuple[str, str, float]]) -> tuple[float | None, str | None]:
+    """Months of savings against the cheapest rented alternative that repay one unit's price."""
+    best = None
+    for oid, tier, price in alts:
+        cost = price if tier.startswith("reserved") else price * utilization  # per GPU-hour owned
+        if best is None or cost < best[0]:
+            best = (cost, f"{oid} {tier}")
+    if best is None or not t.price_per_node:
+        return None, None
+    running = (t.idle_energy_per_day() + t.colo_per_day() + t.support_per_year / DAYS_PER_YEAR) \
+        / (24.0 * t.gpus_per_node) + t.mean_serving_energy() * utilization
+    saving = (best[0] - running) * t.gpus_per_node * HOURS_PER_MONTH
+    if saving <= 0:
+        return None, best[1]
+    return t.price_per_node / saving, best[1]
+
+
+def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], segments: Segments,
+           purchases: list[Purchase], fixed: dict[str, float], serving: dict[str, float],
+           alloc: dict[str, dict[tuple[str, str], float]], cost_by_tier: dict[str, float]) -> OwnResult:
+    used: dict[tuple[str, str], float] = {}
+    for mine in alloc.values():
+        for (o, tier), v in mine.items():
+            if o in terms and tier in ("reserved", "committed"):
+                used[(o, tier)] = used.get((o, tier), 0.0) + v
+    bought, owned, breaks = [], [], []
+    for o, t in sorted(terms.items()):
+        acc = offers[o].accelerator
+        if t.kind == "buy":
+            alts = _alternatives(plan, offers, acc)
+            for oid, tier, price in alts:
+                paid = "held" if tier.startswith("reserved") else "used"
+                rng = t.break_even(price, paid)  # type: ignore[arg-type]
+                breaks.append(BreakEvenRow(o, acc, t.fixed_per_gpu_hour(), t.mean_serving_energy(), oid, tier, price,
+                                           rng[0] if rng else None, rng[1] if rng else None))
+            p = next((p for p in purchases if p.offer == o and p.tier == "buy"), None)
+            if p is None:
+                continue
+            nodes = p.gpus // t.gpus_per_node
+            n = service_days(segments, o)
+            util = used.get((o, "reserved"), 0.0) / p.gpu_hours if p.gpu_hours else 0.0
+            months, against = _payback(t, util, alts)
+            order = plan.start_date.isoformat() if plan.start_date else None
+            delivery = t.delivery.isoformat() if t.delivery else None
+            size = f"{t.gpus_per_node}-GPU {acc.upper()} {'rack' if t.gpus_per_node >= 32 else 'node'}"
+            text = (f"order {nodes} × {size}{'s' if nodes != 1 else ''} now"
+                    + (f" ({order}), delivered {delivery}" if order else "")
+                    + f"; {vocab.money(nodes * t.price_per_node, plan.currency)} at delivery"
+                    + (f", paid back in {months:.0f} months against {against}" if months is not None else
+                       (f"; never paid back against {against} at {util:.0%} use" if against else "")))
+            bought.append(BoughtRow(
+                o, acc, nodes, p.gpus, t.gpus_per_node, order, delivery, t.arrives_day, nodes * t.price_per_node,
+                p.cost, nodes * t.depreciation_per_year * n / DAYS_PER_YEAR,
+                nodes * t.capital_per_year * n / DAYS_PER_YEAR, nodes * t.support_per_year * n / DAYS_PER_YEAR,
+                fixed.get(o, 0.0) + serving.get(o, 0.0), util, months, against, text))
+        else:
+            n = owned_days(plan, segments, t)
+            held = t.owned_nodes * t.gpus_per_node * 24.0 * n
+            gh = used.get((o, "committed"), 0.0)
+            dep = 0.0
+            if t.remaining_life_years:
+                dep = t.owned_nodes * t.book_value_per_node * min(1.0, n / DAYS_PER_YEAR / t.remaining_life_years)
+            owned.append(OwnedRow(o, acc, t.owned_nodes, t.owned_nodes * t.gpus_per_node, t.arrives_day,
+                                  t.owned_nodes * t.book_value_per_node, dep, fixed.get(o, 0.0) + serving.get(o, 0.0),
+                                  gh, gh / held if held else 0.0))
+    fac = plan.facility
+    power = sum(t.load_kw * t.owned_nodes for t in terms.values() if t.kind == "owned") \
+        + sum(terms[b.offer].load_kw * b.nodes for b in bought)
+    racks = sum(math.ceil(t.owned_nodes / t.nodes_per_rack) for t in terms.values() if t.kind == "owned") \
+        + sum(math.ceil(b.nodes / terms[b.offer].nodes_per_rack) for b in bought)
+    binding = []
+    buyable = [t for t in terms.values() if t.kind == "buy"]
+    if fac.power_kw is not None and buyable and fac.power_kw - power < min(t.load_kw for t in buyable) - 1e-9:
+        binding.append("power_kw")
+    if fac.racks is not None and buyable and fac.racks - racks < 1:
+        binding.append("racks")
+    capex = sum(b.capex for b in bought)
+    total = sum(cost_by_tier.values())
+    return OwnResult(bought, owned, breaks,
+                     FacilityUse(fac.power_kw, power, fac.racks, racks, fac.liquid_cooling, fac.pue, binding),
+                     capex, total - cost_by_tier.get("buy", 0.0), sum(r.depreciation_in_horizon for r in owned))
+
+
+def capex_rows(plan: Plan, bought: list[BoughtRow]) -> list[dict]:
+    """The cash outlay by month of delivery."""
+    out = []
+    for b in bought:
+        month = (dt.date.fromisoformat(b.delivery_date).strftime("%Y-%m") if b.delivery_date
+                 else f"M{b.delivery_day // 30 + 1}")
+        out.append({"month": month, "offer": b.offer, "nodes": b.nodes, "amount": b.capex})
+    return out
