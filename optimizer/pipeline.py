@@ -21,7 +21,10 @@ from optimizer.errors import (
     SolverError,
     unknown_id_fix,
 )
+from optimizer.inputs import months, scenarios
 from optimizer.inputs.loading import LoadedPlan, load_plan
+from optimizer.inputs.scenarios import demand_factor
+from optimizer.inputs.schema.plan import Risk, Scenario
 from optimizer.optimize.solution import SolveInfo
 from optimizer.optimize.strategy import (
     ForcedSolve,
@@ -39,7 +42,10 @@ __all__ = ["SolveOptions", "solve_plan", "explain", "load_side", "Explanation", 
 
 
 def _loaded(plan: LoadedPlan | Path | str, extra_catalogs: list[Path | str]) -> LoadedPlan:
-    return plan if isinstance(plan, LoadedPlan) else load_plan(plan, list(extra_catalogs))
+    """The plan as the program sees it: loaded, and with demand that changes by month cut into one day
+    type per month (inputs.months), and with scenarios one per scenario (inputs.scenarios)."""
+    return scenarios.expand(months.expand(plan if isinstance(plan, LoadedPlan)
+                                          else load_plan(plan, list(extra_catalogs))))
 
 
 def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptions(),
@@ -54,16 +60,72 @@ def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptio
     Raises PlanError (bad input), InfeasiblePlan (constraints cannot all be met, with reasons)
     or SolverError (solver failure, or a time limit with no feasible plan).
     """
-    loaded = _loaded(plan, list(extra_catalogs))
+    stated = months.expand(plan if isinstance(plan, LoadedPlan) else load_plan(plan, list(extra_catalogs)))
     carried = None
     if carry is not None:
-        loaded, carried = carry_commitments(loaded, carry)
+        stated, carried = carry_commitments(stated, carry)
+    loaded = scenarios.expand(stated)
     cands = build_candidates(loaded)
     if baseline is not None:
         return with_carry(solve_with_baseline(loaded, cands, options, baseline), carried)
     sol, info = solve_candidates(loaded, cands, options)
     result = extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file)
+    result = scenario_value(stated, loaded, options, result)
     return with_carry(facility_value(loaded, cands, options, result), carried)
+
+
+def _mean_scenario(plan) -> Scenario:
+    """The scenarios' weighted mean: each workload's demand, each price key and goodput averaged."""
+    scns = plan.scenarios
+    demand = {w.name: sum(s.weight * demand_factor(s, w) for s in scns) for w in plan.workloads if w.demand}
+    keys = sorted({k for s in scns for k in s.prices})
+    prices = {k: sum(s.weight * s.prices.get(k, 1.0) for s in scns) for k in keys}
+    return Scenario(name="mean", weight=1.0, demand=demand, prices=prices,
+                    goodput=sum(s.weight * s.goodput for s in scns))
+
+
+def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions, result: PlanResult) -> PlanResult:
+    """What deciding under uncertainty is worth, for a plan with scenarios (each a further solve):
+
+      - the value of the stochastic solution: the plan decided for the mean scenario (its configs,
+        reservations and servers bought), then run through every scenario — hourly capacity bought as
+        each needs it — against this plan, by the same risk measure;
+      - each scenario's regret: this plan's cost there against the best plan had it been known.
+    """
+    if result.risk is None:
+        return result
+    base = stated
+    quiet = replace(options, alternatives=0, progress=None)
+    risk = result.risk
+    mean_cost = None
+    try:
+        mean = scenarios.expand(replace(base, plan=base.plan.model_copy(
+            update={"scenarios": [_mean_scenario(base.plan)]})))
+        mcands = build_candidates(mean)
+        msol, _ = solve_candidates(mean, mcands, quiet)
+        cands = build_candidates(loaded)
+        keys = {c.key for cs in cands.by_workload.values() for c in cs}
+        if all(k in keys for k in msol.chosen.values()):
+            esol, einfo = solve_candidates(loaded, cands, quiet, fix=dict(msol.chosen), reserved=msol.reserved_nodes)
+            other = extract(loaded.plan, cands, esol, einfo, loaded.catalog.offers, loaded.file)
+            mean_cost = other.cost_total
+    except (InfeasiblePlan, SolverError):
+        mean_cost = None
+    regret = {}
+    for row in result.scenarios:
+        one = next(s for s in stated.plan.scenarios if s.name == row.name)
+        try:
+            alone = scenarios.expand(replace(base, plan=base.plan.model_copy(
+                update={"scenarios": [one.model_copy(update={"weight": 1.0})],
+                        "policy": base.plan.policy.model_copy(update={"risk": Risk()})})))
+            acands = build_candidates(alone)
+            asol, ainfo = solve_candidates(alone, acands, quiet)
+            best = extract(alone.plan, acands, asol, ainfo, loaded.catalog.offers, loaded.file).cost_total
+            regret[row.name] = max(0.0, row.cost_total - best)
+        except (InfeasiblePlan, SolverError):
+            continue
+    vss = None if mean_cost is None else mean_cost - risk.value
+    return replace(result, risk=replace(risk, mean_plan_cost=mean_cost, vss=vss, regret=regret))
 
 
 FACILITY_STEPS = (("power_kw", 1000.0, "power_kw_plus_1000"), ("racks", 1, "racks_plus_1"))
@@ -72,8 +134,8 @@ FACILITY_STEPS = (("power_kw", 1000.0, "power_kw_plus_1000"), ("racks", 1, "rack
 
 def facility_value(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, result: PlanResult) -> PlanResult:
     """What one more MW or rack position would save: the plan re-solved with that limit raised (only
-    when the plan may buy servers). A limit binds when raising it saves money, or when less than one
-    more server fits under it."""
+    when the plan may buy servers). A limit binds when raising it saves money (a limit that is full
+    but worth nothing more does not bind)."""
     own = result.own
     if own is None or not any(o.buy is not None for o in loaded.catalog.offers.values()):
         return result
@@ -94,6 +156,8 @@ def facility_value(loaded: LoadedPlan, cands: CandidateSet, options: SolveOption
         marginal[name] = max(0.0, result.cost_total - other.cost_total)
         if marginal[name] > 1.0 and key not in binding:
             binding.append(key)
+        elif marginal[name] <= 1.0 and key in binding:
+            binding.remove(key)
     facility = replace(own.facility, marginal=marginal, binding=[k for k, _s, _n in FACILITY_STEPS if k in binding])
     return replace(result, own=replace(own, facility=facility))
 

@@ -317,12 +317,27 @@ def test_catalog_accelerators_json():
     assert "h100-sxm" in ids and len(ids) == len(set(ids))
 
 
-@pytest.mark.parametrize("section", ["models", "precisions", "offers"])
+@pytest.mark.parametrize("section", ["models", "precisions", "offers", "systems"])
 def test_catalog_other_sections_json(section):
     res = invoke("catalog", section, "--json")
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
     assert rows and all("id" in r and "name" in r for r in rows)
+
+
+def test_catalog_systems_table():
+    """Systems to buy: price per server or rack (* where estimated), power, lead time, liquid cooling."""
+    res = invoke("catalog", "systems")
+    assert res.exit_code == 0, res.output
+    assert "systems (" in res.output
+    for column in ("accelerator", "GPUs", "unit", "price USD", "kW", "lead days", "liquid"):
+        assert column in res.output, column
+    h100 = next(line for line in res.output.splitlines() if "hgx-h100" in line)
+    assert "h100-sxm" in h100 and "317,000" in h100 and "317,000*" not in h100 and "10.2" in h100
+    rack = next(line for line in res.output.splitlines() if "gb200-nvl72" in line)
+    assert "72" in rack and "rack" in rack and "*" in rack and "True" in rack
+    rows = {r["id"]: r for r in json.loads(invoke("catalog", "systems", "--json").stdout)}
+    assert rows["hgx-b200"]["accelerator"] == "b200" and rows["hgx-b200"]["price_per_node"]["estimated"] is True
 
 
 @pytest.mark.parametrize("args, guess", [

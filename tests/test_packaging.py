@@ -34,7 +34,8 @@ def unpacked_wheel(tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_wheel_contains_catalogs_and_templates(unpacked_wheel: Path):
     data = unpacked_wheel / "optimizer" / "_data"
-    for name in ("accelerators.yaml", "models.yaml", "precisions.yaml", "offers.yaml", "estimator.yaml"):
+    for name in ("accelerators.yaml", "models.yaml", "precisions.yaml", "offers.yaml", "systems.yaml",
+                 "estimator.yaml"):
         assert (data / "catalogs" / name).is_file(), name
     assert (data / "templates" / "report.html.j2").is_file()
     for name in ("startup.yaml", "enterprise.yaml", "seed.yaml"):

@@ -42,7 +42,7 @@ from optimizer.calibrate.usage import UsageAggregate
 from optimizer.errors import PlanError, Problem, unknown_id_fix
 from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.results.jsonio import read_result
-from optimizer.vocab import WEEKDAYS, day_type_of, profile_for, weekday_id
+from optimizer.vocab import WEEKDAYS, profile_for, weekday_id
 
 HOURS = range(24)
 
@@ -237,8 +237,7 @@ def _usage_notes(cal: Calibration, agg: UsageAggregate, plan, matcher: usage_mod
 
 def _calendar(loaded: LoadedPlan) -> Callable[[dt.date], str | None]:
     """Date → the plan's day type for it (vocab.day_type_of: the first whose days of the week include it)."""
-    weekdays = loaded.plan.day_type_weekdays()
-    return lambda d: day_type_of(d, weekdays)
+    return loaded.plan.day_type_of
 
 
 def _demand(cal: Calibration, agg: UsageAggregate, loaded: LoadedPlan, zone: ZoneInfo,

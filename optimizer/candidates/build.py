@@ -24,6 +24,7 @@ from optimizer.candidates.types import (
 from optimizer.errors import InfeasiblePlan, PlanError, Problem
 from optimizer.inputs.catalog import Catalog
 from optimizer.inputs.loading import LoadedPlan
+from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import (
     Accelerator,
     MigProfile,
@@ -252,7 +253,18 @@ def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict
     """Keep the configs no other config of the offer beats on both GPUs per replica and goodput
     (exact: fewer GPUs a replica and more goodput never need more GPUs at any hour, nor GPU-hours
     for a batch day), then give the survivors their hourly replicas and GPUs."""
-    kept, dominated = pareto_configs(configs) if prune else (configs, [])
+    sd = scenario_days(plan)
+    doubt = sd is not None and w.kind == "interactive" and any(sd.goodput(d) != 1.0 for d in sd.base)
+    if not prune:
+        kept, dominated = configs, []
+    elif doubt:  # scenarios scale estimated goodput, not measured: compare like with like
+        kept, dominated = [], []
+        for src in sorted({c.goodput_source for c in configs}):
+            k, d = pareto_configs([c for c in configs if c.goodput_source == src])
+            kept += k
+            dominated += d
+    else:
+        kept, dominated = pareto_configs(configs)
     drops.extend(Dropped(w.name, c.label, "dominated",
                          f"dominated by {by.label}: no more GPUs per replica, no less goodput")
                  for c, by in dominated)
@@ -260,7 +272,11 @@ def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict
         return kept
     out = []
     for c in kept:
-        reps, gpus = _hourly(plan, w, c.goodput, c.gpu_fraction, demand, cache)
+        dem = demand
+        if doubt and c.goodput_source == "estimated":  # a scenario's goodput g: the replicas of demand ÷ g
+            assert sd is not None
+            dem = {(d, h): v / sd.goodput(d) for (d, h), v in demand.items()}
+        reps, gpus = _hourly(plan, w, c.goodput, c.gpu_fraction, dem, cache, scaled=dem is not demand)
         out.append(replace(c, replicas=reps, gpus=gpus))
     return out
 
@@ -397,9 +413,10 @@ def _candidate(w: Workload, offer: Offer, acc: Accelerator, prec: Precision, lay
 
 
 def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: dict[DayHour, float],
-            cache: dict) -> tuple[dict[DayHour, rep.Replicas], dict[DayHour, int]]:
-    """Replicas and GPUs at every hour; shared by every offer of the same accelerator."""
-    key = ("hourly", w.name, goodput, fraction)
+            cache: dict, scaled: bool = False) -> tuple[dict[DayHour, rep.Replicas], dict[DayHour, int]]:
+    """Replicas and GPUs at every hour; shared by every offer of the same accelerator (`scaled`: the
+    demand divided by scenarios' goodput factors, for an estimated config)."""
+    key = ("hourly", w.name, goodput, fraction, scaled)
     if key not in cache:
         pol = plan.policy
         reps: dict[DayHour, rep.Replicas] = {}

@@ -21,6 +21,7 @@ class CatalogSection(str, Enum):
     models = "models"
     precisions = "precisions"
     offers = "offers"
+    systems = "systems"
 
 
 @app.command()
@@ -188,12 +189,12 @@ def estimate(
 
 @app.command("catalog")
 def catalog_cmd(
-    section: Annotated[CatalogSection, typer.Argument(help="accelerators, models, precisions or offers")],
+    section: Annotated[CatalogSection, typer.Argument(help="accelerators, models, precisions, offers or systems")],
     as_json: Annotated[bool, typer.Option("--json", help="A JSON list of objects, each with id and name.")] = False,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    """List the catalog: what planopt knows about accelerators, models, precisions and offers."""
+    """List the catalog: what planopt knows about accelerators, models, precisions, offers and systems to buy."""
 
     def body() -> int:
         from optimizer.inputs.catalog import load_catalog
@@ -223,6 +224,9 @@ def catalog_cmd(
                        ("GPUs/node", "gpus_per_node"), ("on-demand", "price:on-demand"),
                        ("reserved-1y", "price:reserved-1y"), ("reserved-3y", "price:reserved-3y"),
                        ("spot", "price:spot")],
+            "systems": [("id", "id"), ("accelerator", "accelerator"), ("GPUs", "gpus_per_node"), ("unit", "unit"),
+                        ("price USD", "price:node"), ("kW", "node_power_kw"), ("lead days", "lead_time_days"),
+                        ("liquid", "liquid_cooling")],
         }[section.value]
         for label, _ in cols:
             t.add_column(label)
@@ -235,6 +239,8 @@ def catalog_cmd(
 
 
 def _cell(entry, path: str) -> str:
+    if path == "price:node":  # a system to buy: USD per server or rack
+        return f"{entry.price:,.0f}*" if entry.estimated else f"{entry.price:,.0f}"
     if path.startswith("price:"):
         tier = path.split(":", 1)[1]
         p = entry.price(tier)

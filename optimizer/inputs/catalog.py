@@ -109,7 +109,7 @@ def load_catalog_file(path: Path, shown_as: str | None = None, errors: Collector
     data = doc.data
     if not isinstance(data, dict):
         lc = getattr(doc.tree, "lc", None)
-        errors.add("a catalog file is a mapping with accelerators:, models:, precisions: or offers:",
+        errors.add("a catalog file is a mapping with accelerators:, models:, precisions:, offers: or systems:",
                    "start the file with e.g. `accelerators:`", file=doc.file,
                    line=lc.line + 1 if lc is not None and lc.line is not None else 1)
         if own:

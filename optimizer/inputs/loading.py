@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,6 +209,18 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
             err(base + ("demand",), f"the business numbers give a peak of {derived.peak_output_tokens_per_s:.3g} "
                 f"output tokens/s, beyond the limit of {MAX_TOKENS_PER_S:.0e}",
                 "check users, requests per active user and tokens.output, and their units (a share is 0.3, not 30)")
+        by_month = w.demand.peak_by_month if w.demand is not None else None
+        if by_month:
+            if plan.start_date is None:
+                err(base + ("demand", "peak_by_month"), "peaks by month need the horizon's dates; the plan has no "
+                    "start_date", "add start_date: YYYY-MM-DD (the horizon's first day)")
+            else:
+                months = set(_horizon_months(plan))
+                for m in by_month:
+                    if m not in months:
+                        err(base + ("demand", "peak_by_month", m), f"month {m} is outside the horizon "
+                            f"({min(months)} to {max(months)})", "list only months the horizon covers, or move "
+                            "start_date / horizon_days")
         if w.tokens is not None and w.context_tokens is not None and w.context_tokens < w.tokens.input:
             err(base + ("context_tokens",), f"context_tokens {w.context_tokens} is below the mean input "
                 f"{w.tokens.input:g}", "the working context is at least input + output tokens")
@@ -231,6 +244,43 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
     if plan.commitments and plan.start_date is None:
         err(("commitments",), "commitments have dates, the plan has no start_date",
             "add start_date: YYYY-MM-DD (the horizon's first day)")
+    _check_scenarios(plan, catalog, err)
     unknown_tiers = [t for t in plan.policy.tiers if t not in TIERS]
     if unknown_tiers:
         err(("policy", "tiers"), f"unknown tier {unknown_tiers[0]}", f"tiers are {', '.join(TIERS)}")
+
+
+def _horizon_months(plan: Plan) -> list[str]:
+    assert plan.start_date is not None
+    return sorted({(plan.start_date + dt.timedelta(days=k)).strftime("%Y-%m") for k in range(plan.horizon_days)})
+
+
+def _check_scenarios(plan: Plan, catalog: Catalog, err) -> None:
+    """Scenario weights add up to 1, names are unique, and what they scale exists."""
+    if not plan.scenarios:
+        if plan.policy.risk.measure != "expected":
+            err(("policy", "risk"), f"risk measure {plan.policy.risk.measure} weighs scenarios, and the plan has none",
+                "add scenarios: [{name: …, weight: …, demand: {all: …}}, …], or remove policy.risk")
+        return
+    total = sum(s.weight for s in plan.scenarios)
+    if abs(total - 1.0) > 1e-6:
+        err(("scenarios",), f"scenario weights add up to {total:.6g}, not 1",
+            "give each scenario its probability; the weights add up to 1")
+    seen: dict[str, int] = {}
+    targets = {w.name for w in plan.workloads} | {w.pool for w in plan.workloads} | {"all"}
+    keys = {"on-demand", "spot"} | {o.provider for o in catalog.offers.values()}
+    for i, s in enumerate(plan.scenarios):
+        if s.name in seen:
+            err(("scenarios", i, "name"), f"duplicate scenario name '{s.name}'",
+                f"scenarios[{seen[s.name]}] has the same name; names are unique")
+        seen.setdefault(s.name, i)
+        for k in s.demand:
+            if k not in targets:
+                err(("scenarios", i, "demand", k), f"'{k}' is not a workload, a pool or all",
+                    unknown_id_fix("workloads or pools", k, sorted(targets)))
+        for k in s.prices:
+            if k not in keys:
+                why = (" (reserved and bought capacity is bought before the scenario is known, at today's prices)"
+                       if k in TIERS else "")
+                err(("scenarios", i, "prices", k), f"'{k}' is not an hourly tier or a provider{why}",
+                    unknown_id_fix("tiers or providers", k, sorted(keys)))

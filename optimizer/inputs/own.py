@@ -51,8 +51,8 @@ def resolve(plan: Plan, catalog: Catalog, err: Err, line_of: Callable[[tuple], i
             sys = systems.get(offer.buy.system)
             if sys is None:
                 err(loc + ("buy", "system"), f"unknown system '{offer.buy.system}'",
-                    f"systems: {', '.join(sorted(systems)) or 'none in the catalogs'}; or give price_per_node "
-                    "and node_power_kw instead")
+                    f"{unknown_id_fix('systems', offer.buy.system, list(systems))} (or give price_per_node and "
+                    "node_power_kw instead of a system)")
                 continue
             for key in ("price_per_node", "lead_time_days", "life_years", "residual_fraction", "support_per_year",
                         "node_power_kw", "idle_power_kw", "nodes_per_rack"):
@@ -69,8 +69,11 @@ def resolve(plan: Plan, catalog: Catalog, err: Err, line_of: Callable[[tuple], i
                     f"{sys.accelerator}", f"set accelerator: {sys.accelerator}")
         missing = [k for k in ("price_per_node", "node_power_kw") if k not in terms]
         if missing:
+            fits = sorted(s.id for s in systems.values() if s.accelerator == offer.accelerator
+                          and s.gpus_per_node == offer.gpus_per_node)
             err(loc + ("buy",), f"buy offer '{oid}' has no {' and no '.join(missing)}",
-                "give " + " and ".join(f"{k}: …" for k in missing) + ", or system: <id> from catalogs/systems.yaml")
+                "give " + " and ".join(f"{k}: …" for k in missing) + ", or system: "
+                + (" or ".join(fits) if fits else "<id> from catalogs/systems.yaml"))
             continue
         for k, v in BUY_DEFAULTS.items():
             terms.setdefault(k, v)
@@ -92,10 +95,11 @@ def resolve(plan: Plan, catalog: Catalog, err: Err, line_of: Callable[[tuple], i
                 "give these servers an offer id of their own: offer: owned-…")
             continue
         for i, o in entries[1:]:
-            if (o.accelerator, o.gpus_per_node, o.node_power_kw) != (first.accelerator, first.gpus_per_node,
-                                                                     first.node_power_kw):
-                err(("owned", i), f"owned[{i}] and owned[{i0}] both appear as '{oid}' but differ in accelerator, "
-                    "GPUs per node or power", "give one of them an offer id of its own: offer: owned-…")
+            differ = [f"{k} {getattr(o, k)} vs {getattr(first, k)}" for k in ("accelerator", "gpus_per_node",
+                      "node_power_kw") if getattr(o, k) != getattr(first, k)]
+            if differ:
+                err(("owned", i), f"owned[{i}] and owned[{i0}] both appear as offer '{oid}' but differ: "
+                    f"{', '.join(differ)}", "give one of them an offer id of its own: offer: owned-…")
         if first.accelerator not in catalog.accelerators:
             continue
         offer = Offer.model_construct(

@@ -12,7 +12,6 @@ from typing import Iterable
 
 from optimizer.candidates.ownership import Arrival
 from optimizer.inputs.schema.plan import Commitment, Plan
-from optimizer.vocab import day_type_of
 
 
 @dataclass(frozen=True)
@@ -133,8 +132,7 @@ def calendar(plan: Plan, arrivals: list[Arrival] | None = None) -> Calendar:
     for a, b in zip(bounds, bounds[1:]):
         cal = {d: 0 for d in days}
         for k in range(a, b):
-            d = day_type_of(start + dt.timedelta(days=k), weekdays)
-            if d is not None:
+            for d in plan.calendar_types(start + dt.timedelta(days=k)):
                 cal[d] += 1
         for d in days:
             cal_total[d] += cal[d]

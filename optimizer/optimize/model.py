@@ -35,6 +35,7 @@ from optimizer.candidates.build import allowed_tiers
 from optimizer.candidates.overflow import api_price_per_output_token
 from optimizer.candidates.types import Candidate, CandidateSet, DayHour
 from optimizer.inputs.loading import LoadedPlan
+from optimizer.inputs.scenarios import ScenarioDays, scenario_days
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.optimize.calendar import Segments
@@ -599,14 +600,15 @@ def define_facility(prog: Program) -> None:
                          (a rack position holds servers of one system; a rack-scale system is one)
 
     Bought servers count from the horizon's start: the limit holds at its end, when they all stand.
+    Owned servers already beyond a limit leave nothing to buy under it (not an infeasible plan).
     """
     fac = prog.plan.facility
     bought = [(o, v) for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0]) if k == "buy"]
     owned = [t for t in prog.own.values() if t.kind == "owned"]
     if fac.power_kw is not None and bought:
         used = sum(t.load_kw * t.owned_nodes for t in owned)
-        prog.add("facility_power", pulp.lpSum(prog.own[o].load_kw * v for o, v in bought) <= fac.power_kw - used,
-                 "facility_power")
+        room = max(0.0, fac.power_kw - used)
+        prog.add("facility_power", pulp.lpSum(prog.own[o].load_kw * v for o, v in bought) <= room, "facility_power")
     if fac.racks is not None and bought:
         used = sum(math.ceil(t.owned_nodes / t.nodes_per_rack) for t in owned)
         positions = []
@@ -617,7 +619,7 @@ def define_facility(prog: Program) -> None:
                 continue
             prog.add("facility_racks", prog.own[o].nodes_per_rack * q >= v, prog.names("rack_positions", o))
             positions.append(q)
-        prog.add("facility_racks", pulp.lpSum(positions) <= fac.racks - used, "facility_racks")
+        prog.add("facility_racks", pulp.lpSum(positions) <= max(0, fac.racks - used), "facility_racks")
 
 
 def add_cuts(prog: Program) -> None:
@@ -725,22 +727,100 @@ def define_objective(prog: Program) -> None:
     reserved = pulp.lpSum(prog.offers[o].gpus_per_node * v * prog.offers[o].price(k) * 24 * H  # type: ignore[operator]
                           for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0] + str(kv[0][1]) + kv[0][2])
                           if k != "buy")
-    od = pulp.lpSum(days[s] * prog.offers[o].gpus_per_node * prog.offers[o].price("on-demand") * v  # type: ignore[operator]
+    od = pulp.lpSum(days[s] * prog.offers[o].gpus_per_node * _hourly_price(prog, s, o, "on-demand") * v
                     for (o, _p, s, _h), v in prog.on_demand.items())
-    spot = pulp.lpSum(days[s] * prog.offers[o].gpus_per_node * prog.offers[o].price("spot") * v  # type: ignore[operator]
+    spot = pulp.lpSum(days[s] * prog.offers[o].gpus_per_node * _hourly_price(prog, s, o, "spot") * v
                       for (o, _p, s, _h), v in prog.spot.items())
     api_terms = [c.api_cost * prog.choice[c.key] for c in prog.cands.all() if c.api_cost]
     by_name = {w.name: w for w in plan.workloads}
     for (wn, s), y in prog.api_volume.items():
         api_terms.append(days[s] * api_price_per_output_token(by_name[wn]) * y)
-    bought, facility = _own_costs(prog)
+    bought, fixed, serving = _own_costs(prog)
+    facility = fixed + serving
     prog.cost_terms = {"reserved": reserved, "on_demand": od, "spot": spot, "api": pulp.lpSum(api_terms),
                        "buy": bought, "facility": facility}
     penalty = pulp.lpSum(_excess_penalty(prog) * v for v in prog.cap_excess.values())
+    sd = scenario_days(plan)
+    if sd is not None and plan.policy.risk.measure != "expected":
+        prog.prob += define_risk(prog, sd, reserved + bought + fixed) + penalty
+        return
     prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + bought + facility + penalty
 
 
-def _own_costs(prog: Program) -> tuple[pulp.LpAffineExpression, pulp.LpAffineExpression]:
+def _hourly_price(prog: Program, s: str, o: str, tier: str) -> float:
+    """The offer's price for the tier in segment s: a scenario's price multiplier applied (inputs.scenarios)."""
+    offer = prog.offers[o]
+    price = offer.price(tier) or 0.0
+    sd = scenario_days(prog.plan)
+    if sd is None:
+        return price
+    return price * sd.price(prog.segments.segments[s][0], tier, offer.provider)
+
+
+def _second_stage(prog: Program, sd: ScenarioDays) -> dict[str, pulp.LpAffineExpression]:
+    """Each scenario's second-stage cost as if it were certain: its segments' hourly capacity, API and
+    serving energy, their days divided by the scenario's weight."""
+    days = prog.segments.days()
+    terms: dict[str, list] = {}
+
+    def scn(s: str) -> tuple[str, float] | None:
+        sc = sd.scenario.get(prog.segments.segments[s][0])
+        return (sc.name, sc.weight) if sc is not None else None
+
+    for tier, table in (("on-demand", prog.on_demand), ("spot", prog.spot)):
+        for (o, _p, s, _h), v in table.items():
+            k = scn(s)
+            if k:
+                terms.setdefault(k[0], []).append(days[s] / k[1] * prog.offers[o].gpus_per_node
+                                                  * _hourly_price(prog, s, o, tier) * v)
+    by_name = {w.name: w for w in prog.plan.workloads}
+    for (wn, s), y in prog.api_volume.items():
+        k = scn(s)
+        if k:
+            terms.setdefault(k[0], []).append(days[s] / k[1] * api_price_per_output_token(by_name[wn]) * y)
+    for c in prog.cands.all():
+        if not c.api_cost or not c.api_output_tokens_per_day:
+            continue
+        price = api_price_per_output_token(by_name[c.workload])
+        for d, tokens in c.api_output_tokens_per_day.items():
+            sc = sd.scenario.get(d)
+            if sc is not None and tokens:
+                terms.setdefault(sc.name, []).append(days[d] / sc.weight * tokens * price * prog.choice[c.key])
+    for (o, _p, s, h), v in prog.lent.items():
+        t = prog.own.get(o)
+        k = scn(s)
+        if t is not None and k and t.serving_energy(h):
+            terms.setdefault(k[0], []).append(days[s] / k[1] * t.serving_energy(h) * v)
+    names = dict.fromkeys(sc.name for sc in sd.scenario.values())
+    return {n: pulp.lpSum(terms.get(n, [])) for n in names}
+
+
+def define_risk(prog: Program, sd: ScenarioDays, first_stage: pulp.LpAffineExpression) -> pulp.LpAffineExpression:
+    """The objective over scenarios ξ (weight π_ξ, second-stage cost Q_ξ, first stage F) by policy.risk:
+
+        worst:      min F + t                                   risk_worst[ξ]:  t ≥ Q_ξ
+        cvar at α:  min F + η + Σ_ξ π_ξ·u_ξ / (1 − α)           risk_cvar[ξ]:   u_ξ ≥ Q_ξ − η,  u_ξ ≥ 0
+
+    (expected, the default, is F + Σ_ξ π_ξ·Q_ξ: the days of each scenario's day types carry π_ξ.)
+    """
+    risk = prog.plan.policy.risk
+    q = _second_stage(prog, sd)
+    weights = {sc.name: sc.weight for sc in sd.scenario.values()}
+    if risk.measure == "worst":
+        t = prog.prob.add_variable("risk_worst", lowBound=0)
+        for n, e in q.items():
+            prog.add("risk_worst", t >= e, prog.names("risk_worst", n))
+        return first_stage + t
+    eta = prog.prob.add_variable("risk_var")
+    us = []
+    for n, e in q.items():
+        u = prog.prob.add_variable(prog.names("risk_excess", n), lowBound=0)
+        prog.add("risk_cvar", u >= e - eta, prog.names("risk_cvar", n))
+        us.append(weights[n] * u)
+    return first_stage + eta + pulp.lpSum(us) / (1.0 - risk.level)
+
+
+def _own_costs(prog: Program) -> tuple[pulp.LpAffineExpression, pulp.LpAffineExpression, pulp.LpAffineExpression]:
     """The horizon's cost of servers of your own (candidates.ownership states each term):
 
         buy:       Σ_o R[o,buy] · ownership_o/365 · days_o
@@ -748,10 +828,11 @@ def _own_costs(prog: Program) -> tuple[pulp.LpAffineExpression, pulp.LpAffineExp
                    + Σ_{o,p,s,h} n_s · serving_energy_o(h) · L[o,p,s,h]
                    + the owned servers' idle energy, colocation and support (constants)
 
-    days_o: the plan days from delivery to the horizon's end.
+    days_o: the plan days from delivery to the horizon's end. Returned as (buy, the facility's fixed
+    costs, serving energy).
     """
     days = prog.segments.days()
-    buy, fac = [], []
+    buy, fac, serving = [], [], []
     const = 0.0
     for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0]):
         if k != "buy":
@@ -768,8 +849,8 @@ def _own_costs(prog: Program) -> tuple[pulp.LpAffineExpression, pulp.LpAffineExp
     for (o, _p, s, h), v in sorted(prog.lent.items()):
         t = prog.own.get(o)
         if t is not None and t.serving_energy(h):
-            fac.append(days[s] * t.serving_energy(h) * v)
-    return pulp.lpSum(buy), pulp.lpSum(fac) + const
+            serving.append(days[s] * t.serving_energy(h) * v)
+    return pulp.lpSum(buy), pulp.lpSum(fac) + const, pulp.lpSum(serving)
 
 
 def _excess_penalty(prog: Program) -> float:

@@ -38,10 +38,13 @@ def _segments(loaded: LoadedPlan, cands: CandidateSet) -> Segments:
 
 def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
                      fix: dict[str, str] | None = None,
-                     baseline: dict[str, tuple[str, float]] | None = None) -> tuple[Solution, SolveInfo]:
+                     baseline: dict[str, tuple[str, float]] | None = None,
+                     reserved: dict[tuple[str, str | None, str], float] | None = None) -> tuple[Solution, SolveInfo]:
     """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain);
     with `options.alternatives`, each workload's next configs are priced after the solve (price_alternatives);
-    `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline).
+    `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline);
+    `reserved` fixes every reserved (and bought) level R[o,p,k] — with `fix`, the whole first stage of
+    a two-stage plan, to price another plan's decision over these scenarios.
 
     Three steps, each exact about what it proves:
       1. the LP relaxation: a lower bound, and each workload's most-chosen config;
@@ -56,6 +59,9 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     prog = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
     for w, key in (fix or {}).items():
         prog.fix_choice(w, key)
+    if reserved is not None:
+        for k, v in prog.reserved.items():
+            v.lowBound = v.upBound = round(reserved.get(k, 0.0))
     sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started)
     if options.alternatives and not fix and info.objective is not None:
         if options.progress is not None:

@@ -98,7 +98,7 @@ class Estimate:
     group: str = ""
     """The (generation/datatype) group of efficiencies used."""
     raw_goodput_output_tokens_per_s: float = 0.0
-    """Goodput before the uncalibrated headroom."""
+    """Goodput before the uncalibrated headroom (and the estimator's goodput_factor)."""
     layout: str = "tp1"
     prefill_share: float = 0.0
     """Disaggregated: prefill GPUs per decode GPU."""
@@ -458,7 +458,7 @@ def _best_batch(rl: Roofline, cap: int, kv_limited: bool, ttft_ms: float | None,
     def result(b: int, bound: str) -> Estimate:
         shown = max(b, 1)
         raw = rl.goodput(b)
-        headroom = 1.0 if eff.calibrated else p.uncalibrated_headroom
+        headroom = (1.0 if eff.calibrated else p.uncalibrated_headroom) * p.goodput_factor
         return Estimate(batch=b, ttft_ms=rl.ttft_s(shown, percentile) * 1e3, tpot_ms=rl.tpot_s(shown, percentile) * 1e3,
                         goodput_output_tokens_per_s=raw * headroom, bound=bound, calibrated=eff.calibrated,
                         group=eff.group, raw_goodput_output_tokens_per_s=raw, layout=label)
@@ -548,7 +548,7 @@ def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, 
     if best is None:
         return None
     _, b, groups, gpus, good = best
-    headroom = 1.0 if eff.calibrated else p.uncalibrated_headroom
+    headroom = (1.0 if eff.calibrated else p.uncalibrated_headroom) * p.goodput_factor
     wait = wait_quantile_s(groups * pre.prefill_servers, b / (tpot(b) * output_tokens), s, percentile or 50.0)
     ttft = (wait + s + transfer + tpot(b)) * 1e3
     est = Estimate(batch=b, ttft_ms=ttft, tpot_ms=tpot(b) * 1e3, goodput_output_tokens_per_s=good * headroom,

@@ -30,6 +30,19 @@ RC = {
     "ytick.labelsize": 8,
 }
 TIERS = (("reserved", "reserved"), ("on_demand", "on-demand"), ("spot", "spot"))
+SUPPLY_COLORS = {"committed": L.COMMITTED_COLOR, "owned": L.OWNED_COLOR, "bought": L.TIER_COLORS["buy"]}
+SUPPLY_KEYS = ("demand", "committed", "owned", "bought", "reserved", "on_demand", "spot")
+
+
+def supply_tiers(result: PlanResult) -> tuple[tuple[str, str], ...]:
+    """The supply bars of a pool chart, bottom up: contracts signed before, servers owned and bought
+    (when the plan has them), then the rented tiers."""
+    out: tuple[tuple[str, str], ...] = (("committed", "committed (signed before)"),) if result.commitments else ()
+    own = result.own
+    if own is not None:
+        out += ((("owned", "owned servers"),) if own.owned else ()) \
+            + ((("bought", "bought servers"),) if own.bought or own.break_even else ())
+    return out + TIERS
 
 
 def plain(s: str) -> str:
@@ -76,7 +89,7 @@ class Charts:
             fig = self._fig(11.0, 2.9 * len(periods))
             grid = fig.subplots(len(periods), len(days), sharey=True, squeeze=False)
             hours = list(range(24))
-            tiers = ((("committed", "committed (signed before)"),) if result.commitments else ()) + TIERS
+            tiers = supply_tiers(result)
             level = 0.0
             for period in periods:
                 series = pool_series(result, pool, period)
@@ -87,7 +100,7 @@ class Charts:
                     s = series[d]
                     bottom = [0.0] * 24
                     for key, label in tiers:
-                        color = L.COMMITTED_COLOR if key == "committed" else L.TIER_COLORS[key]
+                        color = SUPPLY_COLORS.get(key) or L.TIER_COLORS[key]
                         ax.bar(hours, s[key], bottom=bottom, width=0.85, color=color, label=label)
                         bottom = [b + v for b, v in zip(bottom, s[key])]
                     ax.step(hours, s["demand"], where="mid", color=L.DEMAND_COLOR, linewidth=1.8, label="demand")
@@ -101,6 +114,43 @@ class Charts:
                     ax.set_axisbelow(True)
                 row[0].set_ylabel("GPUs")
             grid[0][-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            fig.tight_layout()
+            return self._svg(fig)
+
+    def break_even(self, result: PlanResult) -> str:
+        """Per buy offer, what a GPU-hour used costs against utilization: owning (fixed ÷ use + serving
+        energy), each rented alternative (reserved: price ÷ use, paid whether used or not; hourly: the price)."""
+        own = result.own
+        assert own is not None and own.break_even
+        offers = list(dict.fromkeys(b.offer for b in own.break_even))
+        use = {b.offer: b.utilization for b in own.bought}
+        xs = [u / 100 for u in range(2, 101)]
+        with matplotlib.rc_context(RC):
+            fig = self._fig(9.0, 2.9 * len(offers))
+            axes = fig.subplots(len(offers), 1, squeeze=False)
+            for (ax,), o in zip(axes, offers):
+                rows = [b for b in own.break_even if b.offer == o]
+                top = 2.0 * max(b.price_per_gpu_hour for b in rows)
+                f, v = rows[0].fixed_per_gpu_hour, rows[0].serving_energy_per_gpu_hour
+                ax.plot([100 * x for x in xs], [f / x + v for x in xs], color=L.TIER_COLORS["buy"], linewidth=2.2,
+                        label=plain(f"own {o}"))
+                for b in rows:
+                    held = b.tier.startswith("reserved")
+                    ys = [b.price_per_gpu_hour / x for x in xs] if held else [b.price_per_gpu_hour] * len(xs)
+                    color = L.TIER_COLORS[vocab.TIER_GROUP.get(b.tier, "reserved")]
+                    ax.plot([100 * x for x in xs], ys, color=color, linewidth=1.3,
+                            linestyle="--" if b.tier == "reserved-3y" else "-", label=plain(f"{b.against} {b.tier}"))
+                if o in use:
+                    ax.axvline(100 * use[o], color="#1f3864", linestyle=":", linewidth=1, label="this plan's use")
+                ax.set_xlim(0, 100)
+                ax.set_ylim(0, top)
+                ax.xaxis.set_major_formatter(lambda x, _pos: f"{x:.0f}%")
+                ax.set_xlabel("utilization of the GPUs held")
+                ax.set_ylabel(plain(f"{result.currency} per GPU-hour used"))
+                ax.set_title(plain(f"{o} ({rows[0].accelerator}): owning against renting"), loc="left")
+                ax.grid(color="#e6e6e6", linewidth=0.6)
+                ax.set_axisbelow(True)
+                ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
             fig.tight_layout()
             return self._svg(fig)
 
@@ -135,8 +185,8 @@ def pool_series(result: PlanResult, pool: str, period: str | None = None) -> dic
     """GPUs per tier and demanded, per day type and hour. With contract periods and no `period`, the
     day type's average (each period's rows weighted by its share of the day type's days); with a
     `period`, that period's own supply (rows of offers that do not change count in every period)."""
-    out = {d: {k: [0.0] * 24 for k in ("demand", "committed", "reserved", "on_demand", "spot")}
-           for d in result.day_types}
+    out = {d: {k: [0.0] * 24 for k in SUPPLY_KEYS} for d in result.day_types}
+    own = own_offers(result)
     for h in result.hourly:
         if h.pool != pool or h.day_type not in out:
             continue
@@ -149,11 +199,21 @@ def pool_series(result: PlanResult, pool: str, period: str | None = None) -> dic
             wt = result.period_days(h) / n if h.period and n else 1.0
         s = out[h.day_type]
         s["demand"][h.hour] += wt * h.demand_gpus
-        s["committed"][h.hour] += wt * h.committed_gpus
-        s["reserved"][h.hour] += wt * h.reserved_gpus
+        mine = h.offer in own  # at servers of your own, committed GPUs are owned ones, reserved GPUs bought ones
+        s["owned" if mine else "committed"][h.hour] += wt * h.committed_gpus
+        s["bought" if mine else "reserved"][h.hour] += wt * h.reserved_gpus
         s["on_demand"][h.hour] += wt * h.on_demand_gpus
         s["spot"][h.hour] += wt * h.spot_gpus
     return out
+
+
+def own_offers(result: PlanResult) -> set[str]:
+    """Offers of servers owned or bought (their hourly rows count owned GPUs as committed, bought as reserved)."""
+    own = result.own
+    if own is None:
+        return set()
+    return ({r.offer for r in own.owned} | {b.offer for b in own.bought} | {b.offer for b in own.break_even}
+            | {o for o, info in result.offers.items() if info.get("provider") == "own"})
 
 
 def pool_periods(result: PlanResult, pool: str) -> list[str | None]:

@@ -7,6 +7,7 @@ SOURCE_DATE_EPOCH when set, so the same result then gives the same bytes (report
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections import Counter
 from pathlib import Path
@@ -18,10 +19,12 @@ from markupsafe import Markup, escape
 from optimizer import vocab
 from optimizer.atomic import atomic_write
 from optimizer.report import labels as L
-from optimizer.report.charts import Charts, pool_series
+from optimizer.report.charts import SUPPLY_KEYS, Charts, pool_series
+from optimizer.report.console import break_even_text
 from optimizer.report.provenance import Provenance, price_sources, provenance
 from optimizer.resources import templates_dir
 from optimizer.results.jsonio import from_dict, to_dict
+from optimizer.results.own import capex_rows
 from optimizer.results.types import PlanResult, WorkloadResult
 
 TEMPLATE = "report.html.j2"
@@ -59,7 +62,9 @@ def context(result: PlanResult) -> dict[str, Any]:
     charts = Charts()
     tiers = [{"key": k, "label": vocab.COST_LABELS[k], "total": money(v), "per_day": money(v / result.horizon_days),
               "share": f"{v / total:.1%}" if total else "–", "width": round(100 * v / total, 2) if total else 0,
-              "color": L.TIER_COLORS[k]} for k, v in ((k, result.cost_by_tier.get(k, 0.0)) for k in vocab.COST_KEYS)]
+              "color": L.TIER_COLORS[k]}
+             for k, v in ((k, result.cost_by_tier.get(k, 0.0)) for k in L.cost_keys(result))]
+    decision = L.decision_lines(result, money)
     gap = result.solver.gap
     mip_gap = result.policy.get("mip_gap")
     return {
@@ -70,7 +75,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "stopped_early": gap is not None and mip_gap is not None and gap > float(mip_gap) + 1e-12,
         "per_day": money(result.cost_per_day), "total": money(total), "tiers": tiers,
         "all_in": money(result.cost_all_in) if result.cost_committed else None,
-        "decision": [{"what": w, "text": t} for w, t in L.decision_lines(result, money)],
+        "decision": [{"what": w, "text": t} for w, t in decision],
         "showback": [{"team": r["team"], "cost_center": r["cost_center"], "workloads": ", ".join(r["workloads"]) or "–",
                       "new": money(r["new"]), "committed": money(r["committed"]), "all_in": money(r["all_in"]),
                       "share": f"{r['all_in'] / result.cost_all_in:.1%}" if result.cost_all_in else "–"}
@@ -95,7 +100,99 @@ def context(result: PlanResult) -> dict[str, Any]:
         "command": f"planopt solve {result.file}" if result.file else "planopt solve PLAN.yaml",
         "commitments": _commitments(result, money),
         "changes": _changes(result, money),
+        "own": _own(result, money, charts, [t for w, t in decision if w == "Buy"]),
+        "owned_color": L.OWNED_COLOR, "bought_color": L.TIER_COLORS["buy"],
     }
+
+
+def _own(result: PlanResult, money, charts: Charts, buy_lines: list[str]) -> dict[str, Any] | None:
+    """Servers of your own: the buy decision, owned and bought servers, capex against opex, the profit and
+    loss against the cash by month, break-even against renting, and the facility."""
+    own = result.own
+    if own is None:
+        return None
+    start = dt.date.fromisoformat(result.start_date) if result.start_date else None
+
+    def day(k: int) -> str:
+        if k <= 0:
+            return "start"
+        return (start + dt.timedelta(days=k)).isoformat() if start else f"day {k + 1}"
+
+    servers = [{"offer": r.offer, "status": "owned", "units": f"{r.nodes:,}",
+                "gpus": f"{r.gpus:,}", "from": day(r.in_service_day), "use": f"{r.utilization:.0%}",
+                "ownership": "sunk", "running": money(r.running_in_horizon), "value": money(r.book_value),
+                "depreciation": money(r.depreciation_in_horizon), "payback": "–", "against": ""} for r in own.owned]
+    servers += [{"offer": b.offer, "status": "bought", "units": f"{b.nodes:,}",
+                 "gpus": f"{b.gpus:,}", "from": b.delivery_date or day(b.delivery_day), "use": f"{b.utilization:.0%}",
+                 "ownership": money(b.ownership_in_horizon), "running": money(b.running_in_horizon),
+                 "value": money(b.capex), "depreciation": money(b.depreciation_in_horizon),
+                 "payback": (f"{b.payback_months:,.0f} months" if b.payback_months is not None
+                             else "never" if b.alternative else "–"),
+                 "against": b.alternative or ""} for b in own.bought]
+    share = [("Depreciation", sum(b.depreciation_in_horizon for b in own.bought)),
+             ("Cost of capital", sum(b.capital_in_horizon for b in own.bought)),
+             ("Support", sum(b.support_in_horizon for b in own.bought))]
+    ownership = result.cost_by_tier.get("buy", 0.0)
+    break_even = [{"offer": b.offer, "accelerator": b.accelerator, "fixed": money(b.fixed_per_gpu_hour, 2),
+                   "energy": money(b.serving_energy_per_gpu_hour, 2), "against": b.against, "tier": b.tier,
+                   "price": money(b.price_per_gpu_hour, 2), "wins": break_even_text(b), "never": b.wins_from is None}
+                  for b in own.break_even]
+    return {"buy": buy_lines, "servers": servers, "capex": money(own.capex), "ownership": money(ownership),
+            "opex": money(own.opex), "sunk": money(own.sunk_depreciation) if own.owned else None,
+            "share": [(k, money(v)) for k, v in share] if own.bought else [],
+            "months": _own_months(result, money), "break_even": break_even,
+            "break_even_svg": Markup(charts.break_even(result)) if own.break_even else None,
+            "facility": _facility(result, money)}
+
+
+def _own_months(result: PlanResult, money) -> dict[str, Any]:
+    """By month, the profit and loss (the plan's cost: the ownership share spread from delivery) against the
+    cash (the price at delivery, support as it runs; depreciation and the cost of capital are not cash)."""
+    own = result.own
+    assert own is not None
+    support = {b.offer: b.support_in_horizon / b.ownership_in_horizon if b.ownership_in_horizon else 0.0
+               for b in own.bought}
+    keys = ("rented", "facility", "ownership", "support", "capex")
+    by: dict[str, dict[str, float]] = {}
+    for r in result.cash_flow:
+        m = by.setdefault(r.month, dict.fromkeys(keys, 0.0))
+        if r.tier == "buy":
+            m["ownership"] += r.amount
+            m["support"] += r.amount * support.get(r.offer, 0.0)
+        elif r.tier == "facility":
+            m["facility"] += r.amount
+        else:
+            m["rented"] += r.amount
+    for c in capex_rows(None, own.bought):  # type: ignore[arg-type]  # reads the rows only
+        by.setdefault(c["month"], dict.fromkeys(keys, 0.0))["capex"] += c["amount"]
+
+    def order(month: str) -> tuple[int, str]:
+        return (int(month[1:]), "") if month[:1] == "M" and month[1:].isdigit() else (0, month)
+
+    def row(month: str, m: dict[str, float]) -> dict[str, str]:
+        pnl = m["rented"] + m["facility"] + m["ownership"]
+        cash = m["rented"] + m["facility"] + m["support"] + m["capex"]
+        return {"month": month, **{k: money(v) for k, v in m.items()}, "pnl": money(pnl), "cash": money(cash)}
+
+    total = {k: sum(m[k] for m in by.values()) for k in keys}
+    return {"rows": [row(k, by[k]) for k in sorted(by, key=order)], "total": row("Total", total),
+            "rented_label": "Renting, API and contracts" if result.commitments else "Renting and API"}
+
+
+def _facility(result: PlanResult, money) -> dict[str, Any]:
+    f = result.own.facility  # type: ignore[union-attr]
+    rows = []
+    for key, what, used, limit, more, unit in (
+            ("power_kw", "Power (kW)", f.power_kw_used, f.power_kw, "power_kw_plus_1000", "one more MW"),
+            ("racks", "Racks", float(f.racks_used), f.racks, "racks_plus_1", "one more rack")):
+        binds = key in f.binding
+        saving = f.marginal.get(more) if binds else None
+        rows.append({"what": what, "used": f"{used:,.0f}", "limit": "not stated" if limit is None else f"{limit:,.0f}",
+                     "left": "–" if limit is None else f"{limit - used:,.0f}",
+                     "pct": round(min(100.0, 100 * used / limit), 1) if limit else None,
+                     "binds": binds, "saving": "–" if saving is None else money(saving), "unit": unit})
+    return {"rows": rows, "pue": f"{f.pue:g}", "liquid": "yes" if f.liquid_cooling else "no",
+            "binding": [L.facility_sentence(result, k, money) for k in f.binding]}
 
 
 def _commitments(result: PlanResult, money) -> dict[str, Any] | None:
@@ -178,14 +275,14 @@ def _pool(result: PlanResult, pool: str, charts: Charts) -> dict[str, Any]:
             "workloads": [w.name for w in result.workloads if w.pool == pool],
             "offers": offers, "level": f"{level:,.0f}", "held": f"{held:,}",
             "peak": {"at": f"{d} {h:02d}:00", **{k: f"{s[d][k][h]:,.0f}" if d else "0"
-                                                 for k in ("demand", "committed", "reserved", "on_demand", "spot")}}}
+                                                 for k in SUPPLY_KEYS}}}
 
 
 def _pool_risk(result: PlanResult, pool: str) -> dict[str, Any]:
     s = pool_series(result, pool)
     d, h = _peak_of(s, list(result.day_types))
     res, od, sp = (s[d][k][h] if d else 0.0 for k in ("reserved", "on_demand", "spot"))
-    res += s[d]["committed"][h] if d else 0.0
+    res += sum(s[d][k][h] for k in ("committed", "owned", "bought")) if d else 0.0  # held whatever the hour
     supply = res + od + sp
     share = (od + sp) / supply if supply else 0.0
     return {"pool": pool, "at": f"{d} {h:02d}:00", "demand": f"{s[d]['demand'][h]:,.0f}" if d else "0",

@@ -9,6 +9,8 @@ TIER_COLORS = {"buy": "#5b4a8a", "facility": "#8a6d3b", "reserved": "#2f5d8a", "
 DEMAND_COLOR = "#c0392b"
 COMMITTED_COLOR = "#5b6770"
 """Contracts signed before the plan (plan `commitments`)."""
+OWNED_COLOR = "#3b2f5e"
+"""Servers the plan owns already (bought ones: TIER_COLORS["buy"])."""
 POLICY_LABELS = {
     "occupancy": "Target occupancy", "memory_reserve": "Memory reserve", "spares": "Spare replicas",
     "rollout_fraction": "Rollout headroom", "tiers": "Purchase tiers allowed", "spot_pools": "Pools that may use spot",
@@ -39,6 +41,11 @@ def sizing_note(w: WorkloadResult) -> str:
     if w.kind == "reserve":
         return "fixed reservation: GPUs held all day"
     return ""
+
+
+def cost_keys(result: PlanResult) -> tuple[str, ...]:
+    """The cost-by-tier keys a report lists: buy and facility first when the plan has hardware of its own."""
+    return (*vocab.OWN_COST_KEYS, *vocab.COST_KEYS) if result.own is not None else vocab.COST_KEYS
 
 
 def used_tiers(result: PlanResult) -> list[str]:

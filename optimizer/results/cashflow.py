@@ -21,7 +21,7 @@ from optimizer.results.types import (
     ScheduleRow,
     WorkloadResult,
 )
-from optimizer.vocab import HOURS_PER_DAY, RESERVED_TIERS, day_type_of
+from optimizer.vocab import HOURS_PER_DAY, RESERVED_TIERS
 
 SCHEDULE_MONTHS = 36
 
@@ -47,15 +47,14 @@ def day_weights(plan: Plan, cal: Calendar | None) -> list[dict[tuple[str, str], 
     spans = [("", 0, H, {d: float(n) for d, n in plan.day_type_days().items()})]
     if split:
         spans += [(p.label, p.first_day, p.days, dict(p.day_types)) for p in periods]
-    weekdays = plan.day_type_weekdays()
     out: list[dict[tuple[str, str], float]] = [{} for _ in range(H)]
     for label, first, n, types in spans:
-        kinds = [day_type_of(plan.start_date + dt.timedelta(days=k), weekdays) if plan.start_date else None
+        kinds = [plan.calendar_types(plan.start_date + dt.timedelta(days=k)) if plan.start_date else []
                  for k in range(first, first + n)]
         for d, days in types.items():
             if not days:
                 continue
-            mine = [first + i for i, kd in enumerate(kinds) if kd == d]
+            mine = [first + i for i, kd in enumerate(kinds) if d in kd]
             if mine:
                 for k in mine:
                     out[k][(label, d)] = out[k].get((label, d), 0.0) + days / len(mine)

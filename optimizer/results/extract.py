@@ -9,6 +9,7 @@ from optimizer import vocab
 from optimizer.candidates import ownership, prune
 from optimizer.candidates.overflow import api_price_per_output_token
 from optimizer.candidates.types import Candidate, CandidateSet
+from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
 from optimizer.optimize.solution import Solution, SolveInfo
@@ -16,6 +17,7 @@ from optimizer.physics import replicas as rep
 from optimizer.results import cashflow as cf
 from optimizer.results import contracts as cm
 from optimizer.results import own
+from optimizer.results import scenarios as scn
 from optimizer.results.types import (
     AlternativeRow,
     Binding,
@@ -91,6 +93,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         cost_by_tier = {"buy": 0.0, "facility": 0.0, **cost_by_tier}
     own_fixed: dict[str, float] = {}  # offer → idle energy, space (and owned servers' support) for the horizon
     reserved_gpus: dict[tuple[str, str | None], int] = {}
+    stage2: dict[str, float] = {}  # segment → hourly capacity, serving energy and API: what each scenario adds
     for (o, p, k), v in sorted(sol.reserved_nodes.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
         nodes = _int(v)
         if nodes <= 0:
@@ -122,7 +125,11 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             offer = prog.offers[o]
             price = offer.price(tier) or 0.0
             gpu_hours = sum(seg_days[d] * g for (d, _h), g in per_offer[o].items())
-            cost = gpu_hours * price
+            cost = sum(seg_days[d] * g * price * _price_factor(plan, sol.segments, d, tier, offer.provider)
+                       for (d, _h), g in per_offer[o].items())
+            for (d, _h), g in per_offer[o].items():
+                stage2[d] = stage2.get(d, 0.0) + seg_days[d] * g * price * _price_factor(
+                    plan, sol.segments, d, tier, offer.provider)
             cost_by_tier[TIER_GROUP[tier]] += cost
             offer_cost[o] = offer_cost.get(o, 0.0) + cost
             _add_purchase(purchases, offer, tier, max(per_offer[o].values()), gpu_hours, price, cost)
@@ -136,7 +143,9 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     keys = sorted(set(offer_pool_demand) | set(sol.on_demand_nodes) | set(sol.spot_nodes))
     committed_used: dict[tuple[str, int | None], float] = {}
     serving = {o: 0.0 for o in own_terms}  # offer → serving energy over the horizon
-    shared = _shared_use(prog, sol, keys, offer_pool_demand, reserved_gpus)
+    row_days: dict[str, float] = {}  # "day type|period" of an hourly row → the days it stands for
+    served = {o: [0.0] * 24 for o in own_terms}  # offer → GPU-hours its own GPUs serve at each hour of day
+    shared = _shared_use(prog, sol, keys, offer_pool_demand, reserved_gpus, frozenset(own_terms))
     for o, p, d, h in keys:
         m = prog.offers[o].gpus_per_node
         od = _int(sol.on_demand_nodes.get((o, p, d, h), 0)) * m
@@ -147,6 +156,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             com, res = shared[(o, p, d, h)]
             if o in own_terms:
                 serving[o] += (com + res) * seg_days[d] * own_terms[o].serving_energy(h)
+                stage2[d] = stage2.get(d, 0.0) + (com + res) * seg_days[d] * own_terms[o].serving_energy(h)
+                served[o][h] += (com + res) * seg_days[d]
         elif not sol.segments.delivered(o, d):
             res = com = 0
         else:
@@ -160,8 +171,9 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         dtype, _n, pi = sol.segments.segments.get(d, (d, 0, None))
         if com:
             committed_used[(o, pi)] = committed_used.get((o, pi), 0.0) + com * seg_days[d]
-        hourly.append(HourlySupply(o, p, dtype, h, dem, res, od, sp, com,
-                                   periods[pi].label if pi is not None and periods else ""))
+        label = periods[pi].label if pi is not None and periods else ""
+        hourly.append(HourlySupply(o, p, dtype, h, dem, res, od, sp, com, label))
+        row_days[f"{dtype}|{label}"] = seg_days[d]
         _allocate(alloc, members.get((o, p, d, h), []), dem, com, res, od, sp,
                   prog.offers[o].spot_interruption, seg_days[d], o,
                   own_terms[o].serving_energy(h) if o in own_terms else 0.0)
@@ -207,6 +219,15 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     idle_by_tier = {t: max(0.0, cost_by_tier[t] - allocated[t]) for t in allocated}
 
     total = sum(cost_by_tier.values())
+    sd = scenario_days(plan)
+    scenario_rows, risk = [], None
+    if sd is not None:
+        for w in plan.workloads:
+            _api_by_segment(prog, w, chosen[w.name], stage2)
+        first = cost_by_tier["reserved"] + cost_by_tier.get("buy", 0.0) + sum(own_fixed.values())
+        seg_type = {seg: dtype for seg, (dtype, _n, _p) in sol.segments.segments.items()}
+        scenario_rows, risk = scn.rows(plan, sd, first, stage2, hourly, row_days, seg_type)
+        total = risk.value
     cands_rows = _candidate_rows(prog, chosen)
     binding = _binding(prog, results, purchases, hourly, offer_pool_demand)
     offers_used = {o: {"provider": off.provider, "region": off.region, "accelerator": off.accelerator,
@@ -242,7 +263,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     flow = cf.cash_flow(plan, cal, hourly, purchases, contracts, results, prog.offers,
                         own.spread(own_terms, purchases, own_fixed, serving, sol.segments) if own_terms else [])
     own_result = own.report(plan, catalog_offers, own_terms, sol.segments, purchases, own_fixed, serving, alloc,
-                            cost_by_tier) if own_terms else None
+                            cost_by_tier, served) if own_terms else None
     return PlanResult(
         plan=plan.plan, file=file, status=info.status, currency=plan.currency, horizon_days=H,
         day_types=dict(days), policy=pol.model_dump(mode="json"), cost_total=total,
@@ -252,13 +273,38 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         alternatives=_alternatives(prog, chosen),
         start_date=plan.start_date.isoformat() if plan.start_date else None,
         cost_committed=cost_committed, commitments=contracts, new_commitments=new,
-        expiry=exp, periods=periods, cost_idle=total - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
+        expiry=exp, periods=periods, cost_idle=sum(cost_by_tier.values()) - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
         cost_idle_committed=cost_committed - sum(r.committed_cost for r in results), cash_flow=flow,
-        commitment_schedule=cf.schedule(plan, contracts, new), own=own_result)
+        commitment_schedule=cf.schedule(plan, contracts, new), own=own_result, scenarios=scenario_rows,
+        risk=risk)
+
+
+def _api_by_segment(prog: Solved, w, c: Candidate, stage2: dict[str, float]) -> None:
+    """A workload's API cost added to each segment (day type) it falls in: interactive overflow by the
+    tokens sent at each hour, batch by the day's volume sent."""
+    if w.api is None:
+        return
+    price = api_price_per_output_token(w)
+    if c.api_output_tokens_per_day:
+        for d, tokens in c.api_output_tokens_per_day.items():
+            stage2[d] = stage2.get(d, 0.0) + prog.plan.day_type_days()[d] * tokens * price
+        return
+    days = prog.sol.segments.days()
+    for (wn, s), y in prog.sol.api_volume.items():
+        if wn == w.name and y:
+            stage2[s] = stage2.get(s, 0.0) + days[s] * y * price
+
+
+def _price_factor(plan: Plan, segments, segment: str, tier: str, provider: str) -> float:
+    sd = scenario_days(plan)
+    if sd is None:
+        return 1.0
+    return sd.price(segments.segments[segment][0], tier, provider)
 
 
 def _shared_use(prog: Solved, sol: Solution, keys: list, demand: dict[tuple[str, str, str, int], int],
-                reserved_gpus: dict[tuple[str, str | None], int]) -> dict[tuple[str, str, str, int], tuple[int, int]]:
+                reserved_gpus: dict[tuple[str, str | None], int], own_offers: frozenset[str] = frozenset()
+                ) -> dict[tuple[str, str, str, int], tuple[int, int]]:
     """When pools share reserved (and signed) GPUs: (committed, reserved) GPUs each pool uses at an hour.
 
     The solver's split of the shared GPUs among pools is one of many of equal cost (signed GPUs cost
@@ -266,7 +312,9 @@ def _shared_use(prog: Solved, sol: Solution, keys: list, demand: dict[tuple[str,
     own spot and on-demand nodes cannot cover; what the shared capacity has left then serves the pools'
     remaining demand in pool order (capacity already paid for is used before what is paid by the hour);
     of each pool's shared GPUs, signed ones come first, pool by pool, and the rest are reserved — never
-    more than the reserved GPUs bought.
+    more than the reserved GPUs bought. At servers of your own (`own_offers`) a GPU serving costs its
+    serving energy while a rented node is paid whole, so they serve only what the pool's rented nodes
+    cannot (the program's choice: L at its least), and what they have left stays idle.
     """
     groups: dict[tuple[str, str, int], list[str]] = {}
     for o, p, d, h in keys:
@@ -283,7 +331,7 @@ def _shared_use(prog: Solved, sol: Solution, keys: list, demand: dict[tuple[str,
             dem = demand.get((o, p, d, h), 0)
             own = _int(sol.on_demand_nodes.get((o, p, d, h), 0)) * m + _int(sol.spot_nodes.get((o, p, d, h), 0)) * m * keep
             use[p] = min(dem, max(0, math.ceil(dem - own - 1e-9)))
-        left = max(0, capacity - sum(use.values()))
+        left = max(0, capacity - sum(use.values())) if o not in own_offers else 0
         for p in pools:
             more = min(left, demand.get((o, p, d, h), 0) - use[p])
             use[p] += more
@@ -346,8 +394,10 @@ def _rates(prog: Solved, purchases: list[Purchase], reserved_gpus: dict[tuple[st
         cost = sum(p.cost for p in purchases if p.offer == o and p.tier in vocab.RESERVED_TIERS)
         if held:
             out[(o, "reserved")] = cost / held
-        out[(o, "on_demand")] = offer.price("on-demand") or 0.0
-        out[(o, "spot")] = offer.price("spot") or 0.0
+        for tier, key in (("on-demand", "on_demand"), ("spot", "spot")):
+            # what was paid per GPU-hour: the price, or its blend over scenarios that move it
+            p = next((p for p in purchases if p.offer == o and p.tier == tier), None)
+            out[(o, key)] = p.cost / p.gpu_hours if p is not None and p.gpu_hours else (offer.price(tier) or 0.0)
     return out
 
 

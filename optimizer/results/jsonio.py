@@ -33,10 +33,13 @@ from optimizer.results.types import (
     FacilityUse,
     HourlySupply,
     OwnedRow,
+    OwnInputRow,
     OwnResult,
     PlanResult,
     Purchase,
     ReplicaCount,
+    RiskInfo,
+    ScenarioRow,
     ScheduleRow,
     WorkloadResult,
 )
@@ -100,9 +103,17 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
 
 
 def _own(o: OwnResult) -> dict[str, Any]:
+    facility = _rounded(asdict(o.facility))
+    facility["tariff"] = [_r(v) for v in o.facility.tariff]
+    inputs = []
+    for row in o.inputs:
+        d = _rounded(asdict(row))
+        d["served_gpu_hours_by_hour"] = [_r(v) for v in row.served_gpu_hours_by_hour]
+        inputs.append(d)
     return {"bought": [_rounded(asdict(b)) for b in o.bought], "owned": [_rounded(asdict(r)) for r in o.owned],
-            "break_even": [_rounded(asdict(b)) for b in o.break_even], "facility": _rounded(asdict(o.facility)),
-            "capex": _r(o.capex), "opex": _r(o.opex), "sunk_depreciation": _r(o.sunk_depreciation)}
+            "break_even": [_rounded(asdict(b)) for b in o.break_even], "facility": facility,
+            "capex": _r(o.capex), "opex": _r(o.opex), "sunk_depreciation": _r(o.sunk_depreciation),
+            "inputs": inputs}
 
 
 def _own_from(d: dict[str, Any] | None) -> OwnResult | None:
@@ -110,7 +121,8 @@ def _own_from(d: dict[str, Any] | None) -> OwnResult | None:
         return None
     return OwnResult([BoughtRow(**b) for b in d.get("bought", [])], [OwnedRow(**r) for r in d.get("owned", [])],
                      [BreakEvenRow(**b) for b in d.get("break_even", [])], FacilityUse(**d["facility"]),
-                     d.get("capex", 0.0), d.get("opex", 0.0), d.get("sunk_depreciation", 0.0))
+                     d.get("capex", 0.0), d.get("opex", 0.0), d.get("sunk_depreciation", 0.0),
+                     [OwnInputRow(**x) for x in d.get("inputs", [])])  # absent in files written before they were kept
 
 
 def _hourly(h: HourlySupply) -> dict[str, Any]:
@@ -138,6 +150,9 @@ def _commitments(result: PlanResult) -> dict[str, Any]:
         out["baseline"] = baseline_to_dict(result.baseline)
     if result.own is not None:
         out["own"] = _own(result.own)
+    if result.risk is not None:
+        out["scenarios"] = [_rounded(asdict(r)) for r in result.scenarios]
+        out["risk"] = _rounded(asdict(result.risk))
     if result.carried is not None:
         c = result.carried
         out["carried"] = {"file": c.file, "plan": c.plan, "carried": [_rounded(asdict(x)) for x in c.carried],
@@ -270,7 +285,8 @@ def from_dict(d: dict[str, Any]) -> PlanResult:
         cost_idle_by_tier=d["cost"].get("idle_by_tier", {}), cost_idle_committed=d["cost"].get("idle_committed", 0.0),
         carried=_carried(d.get("carried")), cash_flow=[CashFlowRow(**r) for r in d.get("cash_flow", [])],
         commitment_schedule=[ScheduleRow(**r) for r in d.get("commitment_schedule", [])],
-        own=_own_from(d.get("own")))
+        own=_own_from(d.get("own")), scenarios=[ScenarioRow(**r) for r in d.get("scenarios", [])],
+        risk=RiskInfo(**d["risk"]) if d.get("risk") else None)
 
 
 def baseline_to_dict(info: BaselineInfo) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from optimizer.results.types import (
     BreakEvenRow,
     FacilityUse,
     OwnedRow,
+    OwnInputRow,
     OwnResult,
     Purchase,
 )
@@ -129,7 +130,8 @@ def _payback(t: OwnTerms, utilization: float, alts: list[tuple[str, str, float]]
 
 def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], segments: Segments,
            purchases: list[Purchase], fixed: dict[str, float], serving: dict[str, float],
-           alloc: dict[str, dict[tuple[str, str], float]], cost_by_tier: dict[str, float]) -> OwnResult:
+           alloc: dict[str, dict[tuple[str, str], float]], cost_by_tier: dict[str, float],
+           served: dict[str, list[float]] | None = None) -> OwnResult:
     used: dict[tuple[str, str], float] = {}
     for mine in alloc.values():
         for (o, tier), v in mine.items():
@@ -188,9 +190,18 @@ def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], seg
         binding.append("racks")
     capex = sum(b.capex for b in bought)
     total = sum(cost_by_tier.values())
+    nodes = {b.offer: b.nodes for b in bought} | {r.offer: r.nodes for r in owned}
+    inputs = [OwnInputRow(o, t.kind, nodes.get(o, 0), t.gpus_per_node, t.price_per_node, t.life_years,
+                          t.residual_fraction, t.cost_of_capital, t.support_per_year, t.load_kw, t.idle_kw,
+                          service_days(segments, o) if t.kind == "buy" else owned_days(plan, segments, t),
+                          list((served or {}).get(o, [0.0] * 24)))
+              for o, t in sorted(terms.items())]
     return OwnResult(bought, owned, breaks,
-                     FacilityUse(fac.power_kw, power, fac.racks, racks, fac.liquid_cooling, fac.pue, binding),
-                     capex, total - cost_by_tier.get("buy", 0.0), sum(r.depreciation_in_horizon for r in owned))
+                     FacilityUse(fac.power_kw, power, fac.racks, racks, fac.liquid_cooling, fac.pue, binding,
+                                 tariff=[fac.tariff(h) for h in range(24)],
+                                 colo_usd_per_kw_month=fac.colo_usd_per_kw_month),
+                     capex, total - cost_by_tier.get("buy", 0.0), sum(r.depreciation_in_horizon for r in owned),
+                     inputs)
 
 
 def capex_rows(plan: Plan, bought: list[BoughtRow]) -> list[dict]:

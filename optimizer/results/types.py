@@ -328,6 +328,33 @@ class FacilityUse:
     """Limits with less than one more server's worth left: power_kw, racks."""
     marginal: dict[str, float] = field(default_factory=dict)
     """What one more MW (power_kw_plus_1000) or rack (racks_plus_1) would save, re-solved (binding limits only)."""
+    tariff: list[float] = field(default_factory=list)
+    """Energy price, USD per kWh, by hour 0–23 (empty in results written before it was kept)."""
+    colo_usd_per_kw_month: float = 0.0
+
+
+@dataclass(frozen=True)
+class OwnInputRow:
+    """One offer of your own hardware (bought or owned) with every input its costs are computed from
+    (candidates.ownership), so a workbook can recompute them: per unit (server or rack) unless stated."""
+
+    offer: str
+    kind: str
+    """buy (bought in this plan) or owned (already)."""
+    nodes: int
+    """Units bought (0 when the plan buys none) or owned."""
+    gpus_per_node: int
+    price_per_node: float
+    life_years: float
+    residual_fraction: float
+    cost_of_capital: float
+    support_per_year: float
+    load_kw: float
+    idle_kw: float
+    service_days: float
+    """Plan days the units serve (bought: from delivery; owned: from `since`) to the horizon's end."""
+    served_gpu_hours_by_hour: list[float] = field(default_factory=lambda: [0.0] * 24)
+    """GPU-hours of these units that serve at each hour of day (0–23) over the horizon."""
 
 
 @dataclass(frozen=True)
@@ -344,6 +371,45 @@ class OwnResult:
     """Everything else of the horizon's new spend (rented tiers, API, energy, space, support)."""
     sunk_depreciation: float
     """Owned servers' depreciation for the horizon (sunk, reported)."""
+    inputs: list[OwnInputRow] = field(default_factory=list)
+    """Every own offer's inputs (empty in results written before they were kept)."""
+
+
+@dataclass(frozen=True)
+class ScenarioRow:
+    """One scenario of a two-stage plan: the plan's cost had it come true."""
+
+    name: str
+    weight: float
+    cost_total: float
+    """First stage (reservations, servers bought, their fixed costs) + this scenario's hourly capacity,
+    API and serving energy."""
+    cost_hourly: float
+    """Its second stage alone."""
+    shortfall_gpu_hours: float
+    """GPU-hours it needs beyond capacity held (reserved, committed, owned, bought): served on demand or
+    spot, where a provider may run short."""
+
+
+@dataclass(frozen=True)
+class RiskInfo:
+    """How a plan with scenarios weighs them, and what the two-stage decision is worth."""
+
+    measure: str
+    level: float | None
+    value: float
+    """The risk measure over the scenarios' costs (= cost_total)."""
+    expected: float
+    """Σ weight × cost: the expected cost, whatever the measure."""
+    p90: float
+    """The scenarios' cost at the 90th percentile (by weight)."""
+    mean_plan_cost: float | None = None
+    """The plan decided for the mean scenario (its reservations and configs), evaluated over every scenario
+    by the same measure; None when not computed."""
+    vss: float | None = None
+    """Value of the stochastic solution: mean_plan_cost − value (≥ 0 up to the solver's gap)."""
+    regret: dict[str, float] = field(default_factory=dict)
+    """Per scenario: this plan's cost there − the best plan had that scenario been known."""
 
 
 @dataclass(frozen=True)
@@ -400,6 +466,9 @@ class PlanResult:
     """Contracts carried from the last result (`--carry`) into `commitments`, and those skipped."""
     own: OwnResult | None = None
     """Servers owned and bought (None when the plan has none and may buy none)."""
+    scenarios: list[ScenarioRow] = field(default_factory=list)
+    """Plans with scenarios: each one's cost (cost_total is the risk measure over them)."""
+    risk: RiskInfo | None = None
 
     def period_days(self, h: HourlySupply) -> float:
         """Days an hourly row stands for: its day type's days, or their share in its period."""

@@ -347,6 +347,14 @@ class BuyTerms(Strict):
     nodes_per_rack: int | None = Field(default=None, ge=1, le=64, examples=[4])
     """Units one rack position holds (facility racks); default 1 for rack-scale systems, else 4."""
 
+    @field_validator("residual_fraction", "cost_of_capital", mode="before")
+    @classmethod
+    def _share_not_percent(cls, v: Any, info: ValidationInfo) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 1:
+            raise ValueError(f"{v:g} reads as a percentage; {info.field_name} is a share — write {v / 100:g} "
+                             f"for {v:g}%")
+        return v
+
     @model_validator(mode="after")
     def _idle_below_load(self) -> "BuyTerms":
         if self.idle_power_kw is not None and self.node_power_kw is not None \

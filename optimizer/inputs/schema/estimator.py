@@ -72,6 +72,9 @@ class EstimatorParams(Sourced):
     keeps `uncalibrated_headroom` of its goodput."""
     uncalibrated_headroom: float = Field(default=0.85, gt=0, le=1)
     """Share of the estimated goodput a plan counts on where no published result calibrated the group."""
+    goodput_factor: float = Field(default=1.0, gt=0, le=10)
+    """Multiplies every estimated goodput (never a measured one): a what-if, not a fitted value —
+    `planopt sweep --vary goodput=…` sets it to ask what the estimator's error would cost. 1 in the catalog."""
 
     def eta_decode(self, dtype: str) -> float:
         return _by_dtype(self.eta_compute_decode, dtype, "eta_compute_decode")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Literal
+import re
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -26,6 +27,7 @@ from optimizer.vocab import (
     TIERS,
     WEEKDAYS,
     Tier,
+    day_type_of,
     profile_for,
 )
 
@@ -69,10 +71,23 @@ class DayType(Strict):
     """How many days of the horizon are of this type."""
     days_of_week: list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]] = Field(min_length=1, examples=[["fri"]])
     """Which days of the week it covers (for the monthly calendar)."""
+    month: str | None = Field(default=None, examples=["2027-01"])
+    """Only days of this calendar month (YYYY-MM): demand that changes month by month (peak_by_month
+    writes such day types)."""
+
+    @field_validator("month")
+    @classmethod
+    def _month(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", v):
+            raise ValueError(f"'{v}' is not YYYY-MM — write months like 2027-01")
+        return v
 
 
 MAX_FACILITY_KW = 10_000_000
 """Ten gigawatts: beyond any site."""
+MAX_USD_PER_KWH = 2
+"""Over ten times a data centre's tariff anywhere (an hour's scarcity spike averages out in the typical
+day the tariff describes): a larger number is a price in cents."""
 
 
 class Facility(Strict):
@@ -85,21 +100,32 @@ class Facility(Strict):
     racks: int | None = Field(default=None, ge=0, le=100_000, examples=[6])
     """Rack positions available to servers (owned and bought); default unlimited."""
     pue: float = Field(default=1.3, ge=1, le=3, examples=[1.3])
-    """Power usage effectiveness: the facility's power ÷ the IT power (cooling, losses)."""
-    usd_per_kwh: float | list[Annotated[float, Field(ge=0, le=10)]] | None = Field(
+    """Power usage effectiveness: the facility's power ÷ the IT power (cooling, losses); at least 1."""
+    usd_per_kwh: float | list[Annotated[float, Field(ge=0, le=MAX_USD_PER_KWH)]] | None = Field(
         default=None, examples=[0.08])
-    """Energy price, USD per kWh: one number, or 24 (hour 0–23, the plan's timezone). Needed when the
-    plan owns or may buy servers."""
+    """Energy price, USD per kWh (0.08, not 8 cents): one number, or 24 (hour 0–23, the plan's
+    timezone). Needed when the plan owns or may buy servers."""
     colo_usd_per_kw_month: float = Field(default=0.0, ge=0, le=10_000, examples=[150])
     """Colocation (space and power provisioning) per kW of servers' load power per month."""
 
-    @field_validator("usd_per_kwh")
+    @field_validator("usd_per_kwh", mode="before")
     @classmethod
-    def _tariff(cls, v: float | list[float] | None) -> float | list[float] | None:
+    def _tariff(cls, v: Any) -> Any:
         if isinstance(v, list) and len(v) != 24:
-            raise ValueError(f"has {len(v)} prices; give one number, or exactly 24 (hour 0–23)")
-        if isinstance(v, (int, float)) and not 0 <= v <= 10:
-            raise ValueError(f"{v:g} USD per kWh is outside 0–10 — give dollars per kWh (0.08, not 8 cents)")
+            raise ValueError(f"has {len(v)} prices — give one number, or exactly 24 (hour 0–23)")
+        for hour, x in enumerate(v if isinstance(v, list) else [v]):
+            if isinstance(x, (int, float)) and not isinstance(x, bool) and not 0 <= x <= MAX_USD_PER_KWH:
+                at = f"hour {hour}: " if isinstance(v, list) else ""
+                raise ValueError(f"{at}{x:g} USD per kWh is outside 0–{MAX_USD_PER_KWH:g} — give dollars per kWh "
+                                 "(0.08, not 8 cents)")
+        return v
+
+    @field_validator("pue", mode="before")
+    @classmethod
+    def _pue(cls, v: Any) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v < 1:
+            raise ValueError(f"a PUE of {v:g} is below 1: a facility draws its servers' power and more — give "
+                             "its total power ÷ its servers' power (1.1–1.5 is usual; 1 when you pay for IT power only)")
         return v
 
     def tariff(self, hour: int) -> float:
@@ -153,6 +179,14 @@ class Owned(Strict):
         return self.offer or f"owned-{self.accelerator}"
 
 
+class Risk(Strict):
+    measure: Literal["expected", "cvar", "worst"] = "expected"
+    """What cost.total is over the scenarios: their expected cost, the mean of the worst (1 − level) share
+    (cvar), or the worst."""
+    level: float = Field(default=0.9, ge=0.5, lt=1, examples=[0.9])
+    """cvar: the share of outcomes it looks past (0.9: the mean of the worst 10%)."""
+
+
 class Policy(Strict):
     occupancy: float = Field(default=0.6, ge=0.01, le=1)
     """Target share of goodput used at the peak; the rest is burst headroom (at least 1%:
@@ -181,6 +215,9 @@ class Policy(Strict):
     """Stop when the plan is proven within this share of the cheapest possible."""
     change_threshold: float = Field(default=0.02, ge=0)
     """With --baseline: keep a workload's last choice unless changing it saves more than this."""
+    risk: Risk = Field(default_factory=Risk)
+    """With scenarios: what the plan minimizes over them — expected cost (default), cvar at a level, or the
+    worst case."""
 
     @field_validator("spot_pools", "mig_pools")
     @classmethod
@@ -255,6 +292,21 @@ class Demand(Strict):
     for the horizon, so it sizes for the horizon's end: × (1 + monthly_growth)^(horizon_days ÷ 30)."""
     profile: Profile | dict[str, Profile] | None = None
     """24 fractions of the peak per hour; one list for every day type, or one per day type."""
+    peak_by_month: dict[str, Annotated[float, Field(gt=0, le=MAX_TOKENS_PER_S)]] | None = Field(
+        default=None, examples=[{"2027-01": 8200, "2027-02": 8900, "2027-03": 9600}])
+    """Demand that changes inside the horizon: the busiest hour's output tokens/s in each calendar month
+    (YYYY-MM; `planopt forecast` writes them). Months not listed keep the peak above. Each month is then
+    planned apart — reserved capacity stays one level, on-demand, spot and the API follow the month."""
+
+    @field_validator("peak_by_month")
+    @classmethod
+    def _months(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        for k in v or {}:
+            if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", str(k)):
+                raise ValueError(f"month '{k}' is not YYYY-MM — write months like 2027-01")
+        if v is not None and not v:
+            raise ValueError("is empty; list peaks by month (2027-01: …) or leave it out")
+        return v
 
     _derivation: PeakDerivation | None = PrivateAttr(default=None)
 
@@ -526,6 +578,26 @@ class Commitment(Strict):
         return self
 
 
+class Scenario(Strict):
+    """One way the horizon may turn out, with its probability. Reservations and purchases are decided once
+    for all scenarios; on-demand, spot and the API follow each (the two-stage program)."""
+
+    name: str = Field(min_length=1, examples=["high"])
+    """An id (lower-case, hyphenated)."""
+    weight: float = Field(gt=0, le=1, examples=[0.25])
+    """Its probability; the plan's weights add up to 1."""
+    demand: dict[str, Annotated[float, Field(ge=0, le=100)]] = Field(default_factory=dict,
+                                                                     examples=[{"all": 1.2, "chat": 1.5}])
+    """Demand multipliers: `all`, a pool or a workload (the most specific wins); default 1."""
+    prices: dict[str, Annotated[float, Field(gt=0, le=100)]] = Field(default_factory=dict,
+                                                                     examples=[{"on-demand": 1.3, "spot": 1.5}])
+    """Price multipliers by tier (on-demand, spot) or provider, for capacity bought by the hour."""
+    goodput: float = Field(default=1.0, gt=0, le=10, examples=[0.9])
+    """Goodput multiplier for estimated (not measured) goodput: the estimator's error as a scenario."""
+
+    _id = field_validator("name")(check_id)
+
+
 class Plan(Extensible):
     plan: str = Field(min_length=1)
     """The plan's name, shown in every report."""
@@ -547,6 +619,9 @@ class Plan(Extensible):
     """Your own data centre: cooling, power and racks available, PUE, energy and colocation prices."""
     owned: list[Owned] = Field(default_factory=list)
     """Servers you already own: used first; capital sunk, running costs counted."""
+    scenarios: list[Scenario] = Field(default_factory=list)
+    """Ways the horizon may turn out (demand, prices, goodput), with weights: reservations and purchases
+    are sized once for all of them, hourly capacity per scenario (policy.risk says how they are weighed)."""
     policy: Policy = Field(default_factory=Policy)
     """How to size and what may be bought."""
     models: list[Model] = Field(default_factory=list)
@@ -557,6 +632,10 @@ class Plan(Extensible):
     """Offers beyond the catalogs, or the catalog's offer with your negotiated prices and caps (same id)."""
     workloads: list[Workload] = Field(min_length=1)
     """What must be served: interactive traffic, batch jobs and fixed reservations."""
+
+    _expanded_scenarios: Any = PrivateAttr(default=None)
+    """Set on the program's copy of a plan with scenarios (inputs.scenarios.expand): each day type's
+    base day type and scenario."""
 
     @field_validator("day_types")
     @classmethod
@@ -602,6 +681,27 @@ class Plan(Extensible):
             if warning:
                 out.append(warning)
         return out
+
+    def day_type_of(self, day: dt.date) -> str | None:
+        """The day type a calendar date belongs to: the first (in plan order) whose days of the week — and
+        month, for a day type of one month — include it (vocab.day_type_of, with months)."""
+        months = {k: v.month for k, v in (self.day_types or {}).items() if isinstance(v, DayType) and v.month}
+        if not months:
+            return day_type_of(day, self.day_type_weekdays())
+        month = day.strftime("%Y-%m")
+        weekdays = {k: v for k, v in self.day_type_weekdays().items() if months.get(k, month) == month}
+        return day_type_of(day, weekdays)
+
+    def calendar_types(self, day: dt.date) -> list[str]:
+        """Every day type a calendar date stands for: its day type, or — in the program's copy of a plan
+        with scenarios — that day type in each scenario."""
+        d = self.day_type_of(day)
+        if d is None:
+            return []
+        sd = self._expanded_scenarios
+        if sd is None:
+            return [d]
+        return [k for k, b in sd.base.items() if b == sd.base[d]]
 
     def day_type_weekdays(self) -> dict[str, tuple[str, ...]]:
         if not self.day_types:

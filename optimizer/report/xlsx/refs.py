@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -50,3 +51,11 @@ class Refs:
     """Cell with the committed (sunk) spend in the horizon, and its value."""
     new_total: tuple[str, float] | None = None
     """Cell with what the new reservations commit over their full terms, and its value."""
+    own: dict[str, str] = field(default_factory=dict)
+    """Own hardware's facility inputs as formulas read them: pue, colo, tariff (24 cells), tariff_day."""
+    own_values: dict[str, Any] = field(default_factory=dict)
+    """Their values (tariff: a list of 24)."""
+    own_buy: tuple[str, float] | None = None
+    """Cell with the horizon's ownership share of servers bought (tier buy), and its value."""
+    own_facility: tuple[str, float] | None = None
+    """Cell with energy, colocation and owned servers' support (tier facility), and its value."""

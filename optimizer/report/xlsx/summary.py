@@ -10,7 +10,13 @@ from optimizer.report.xlsx.cells import Sheet
 from optimizer.report.xlsx.refs import Refs
 from optimizer.results.types import PlanResult
 
-TIER_NAMES = {"reserved": "cost_reserved", "on_demand": "cost_on_demand", "spot": "cost_spot", "api": "cost_api"}
+TIER_NAMES = {"buy": "cost_buy", "facility": "cost_facility", "reserved": "cost_reserved",
+              "on_demand": "cost_on_demand", "spot": "cost_spot", "api": "cost_api"}
+
+
+def cost_keys(result: PlanResult) -> tuple[str, ...]:
+    """The tiers Summary lists: with hardware of your own, buy and facility first (as cost.by_tier)."""
+    return (*vocab.OWN_COST_KEYS, *vocab.COST_KEYS) if result.own is not None else vocab.COST_KEYS
 
 
 def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
@@ -22,9 +28,12 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.text(2, 1, "formula", "calc")
     sh.text(2, 2, "planopt result", "value")
 
-    tier_v = {k: refs.tier_cost.get(k, 0.0) for k in vocab.COST_KEYS}
+    keys = cost_keys(result)
+    tier_v = {k: refs.tier_cost.get(k, 0.0) for k in keys}
     tier_v["api"] = refs.api_total[1] if refs.api_total else 0.0
-    total_v = tier_v["reserved"] + tier_v["on_demand"] + tier_v["spot"] + tier_v["api"]
+    total_v = 0.0
+    for k in keys:
+        total_v += tier_v[k]
     r = 4
     sh.text(r, 0, "Headline", "h2")
     committed = refs.committed if result.commitments else None
@@ -36,7 +45,7 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     r += 1
     new_label = "New spend over the horizon" if committed is not None else "Total cost over the horizon"
     sh.text(r, 0, new_label, "total" if committed is not None else "big")
-    sh.calc(r, 1, "cost_reserved+cost_on_demand+cost_spot+cost_api", total_v,
+    sh.calc(r, 1, "+".join(TIER_NAMES[k] for k in keys), total_v,
             "total" if committed is not None else "big", num="money0")
     book.name("total_cost", sh.name, r, 1)
     if committed is not None:
@@ -88,7 +97,7 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     tier_head = r
     sh.header(r, 0, ["Tier", "Over the horizon", "Per day", "Share"])
     formulas = _tier_formulas(refs)
-    for k in vocab.COST_KEYS:
+    for k in keys:
         r += 1
         sh.text(r, 0, vocab.COST_LABELS[k])
         sh.calc(r, 1, formulas[k], tier_v[k], num="money0")
@@ -101,7 +110,7 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.calc(r, 1, "total_cost", total_v, "total", num="money0")
     sh.calc(r, 2, f"B{r + 1}/{refs.horizon}", total_v / refs.horizon_days, "total", num="money0")
     sh.calc(r, 3, "IF(total_cost=0,0,1)", 1.0 if total_v else 0.0, "total", num="pct")
-    _tier_chart(sh, tier_head, r - 1)
+    _tier_chart(sh, tier_head, r - 1, keys)
 
     r = _gpus_by_accelerator(sh, refs, tier_head + 14)
     r = _policy(sh, result, refs, r + 2)
@@ -128,16 +137,20 @@ def _tier_formulas(refs: Refs) -> dict[str, str]:
     def sumifs(*tiers: str) -> str:
         return "+".join(f'SUMIFS({cost},{tier},"{t}")' for t in tiers)
 
-    return {"reserved": sumifs(*vocab.RESERVED_TIERS), "on_demand": sumifs("on-demand"), "spot": sumifs("spot"),
-            "api": refs.api_total[0] if refs.api_total else "0"}
+    out = {"reserved": sumifs(*vocab.RESERVED_TIERS), "on_demand": sumifs("on-demand"), "spot": sumifs("spot"),
+           "api": refs.api_total[0] if refs.api_total else "0"}
+    # servers of your own: the Own hardware sheet's totals (live over its inputs)
+    out["buy"] = refs.own_buy[0] if refs.own_buy else repr(refs.tier_cost.get("buy", 0.0))
+    out["facility"] = refs.own_facility[0] if refs.own_facility else repr(refs.tier_cost.get("facility", 0.0))
+    return out
 
 
-def _tier_chart(sh: Sheet, head: int, last: int) -> None:
+def _tier_chart(sh: Sheet, head: int, last: int, keys: tuple[str, ...]) -> None:
     chart = sh.book.wb.add_chart({"type": "column"})
     chart.add_series({
         "name": "Cost over the horizon", "categories": [sh.name, head + 1, 0, last, 0],
         "values": [sh.name, head + 1, 1, last, 1],
-        "points": [{"fill": {"color": L.TIER_COLORS[k]}} for k in vocab.COST_KEYS],
+        "points": [{"fill": {"color": L.TIER_COLORS[k]}} for k in keys],
         "data_labels": {"value": True, "num_format": sh.book.nf["money0"], "font": {"size": 8}},
         "gap": 50})
     chart.set_title({"name": "Cost by tier over the horizon", "name_font": {"size": 11}})
@@ -239,8 +252,8 @@ def _commitments(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     sh.text(r, 0, "Committed and new spend (see Commitments)", "h2")
     committed = refs.committed or ("0", 0.0)
     new_total = refs.new_total or ("0", 0.0)
-    total_v = sum(refs.tier_cost.get(k, 0.0) for k in ("reserved", "on_demand", "spot")) + \
-        (refs.api_total[1] if refs.api_total else 0.0)
+    total_v = sum(refs.tier_cost.get(k, 0.0) for k in ("buy", "facility", "reserved", "on_demand", "spot")
+                  if k in cost_keys(result)) + (refs.api_total[1] if refs.api_total else 0.0)
     rows = [("New spend in the horizon (the plan's total)", "total_cost", total_v),
             ("Already committed: contracts signed before this plan, for the days they overlap the horizon "
              "(sunk, not in the total)", committed[0], committed[1])]

@@ -19,6 +19,7 @@ from optimizer.report.xlsx.cells import Book
 from optimizer.report.xlsx.commitments import write_commitments
 from optimizer.report.xlsx.hourly import write_hourly
 from optimizer.report.xlsx.lists import write_alternatives, write_dropped
+from optimizer.report.xlsx.own import write_own
 from optimizer.report.xlsx.purchases import write_purchases
 from optimizer.report.xlsx.refs import Refs
 from optimizer.report.xlsx.showback import write_showback
@@ -30,6 +31,15 @@ from optimizer.results.types import PlanResult
 
 SHEETS = ("Summary", "Assumptions", "Workloads", "Purchases", "Commitments", "Cash flow", "Showback", "Supply",
           "Hourly", "Alternatives", "Dropped")
+OWN_SHEET = "Own hardware"
+"""After Purchases, only when the plan owns or may buy servers."""
+
+
+def sheet_names(result: PlanResult) -> tuple[str, ...]:
+    if result.own is None:
+        return SHEETS
+    i = SHEETS.index("Purchases") + 1
+    return (*SHEETS[:i], OWN_SHEET, *SHEETS[i:])
 
 
 def write_workbook(result: PlanResult, path: Path) -> None:
@@ -53,11 +63,13 @@ def build_workbook(result: PlanResult, target: Path, made: Provenance | None = N
                            "comments": "Written by planopt from a solved plan; inputs on Assumptions."})
         wb.set_calc_mode("auto")
         book = Book(wb, result.currency)
-        sheets = {n: book.sheet(n) for n in SHEETS}
+        sheets = {n: book.sheet(n) for n in sheet_names(result)}
         refs = Refs()
         write_assumptions(sheets["Assumptions"], result, refs, made)
         write_hourly(sheets["Hourly"], result, refs)
         write_purchases(sheets["Purchases"], result, refs)
+        if result.own is not None:  # after Purchases: its totals replace the buy and facility tiers
+            write_own(sheets[OWN_SHEET], result, refs)
         write_commitments(sheets["Commitments"], result, refs)
         refs.all_in_value = sum(refs.tier_cost.values()) + (refs.api_total[1] if refs.api_total else 0.0) \
             + (refs.committed[1] if refs.committed else 0.0)

@@ -1,0 +1,251 @@
+"""The workbook's Own hardware sheet: live formulas over the inputs of servers bought and owned.
+
+A plan that owns one server, may buy more (with a lead time) and rents the rest is solved; its workbook
+is recalculated in LibreOffice: the sheet's totals are the result's buy and facility tiers, and the
+Summary reads them. Then the energy price and, separately, the depreciation life are changed with
+openpyxl and the workbook recalculated again: the totals move exactly as candidates.ownership says.
+LibreOffice skips these tests when missing (in CI it must be there), like test_reports.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import openpyxl
+import pytest
+from test_reports import ERROR_VALUE, PROFILE_XCU, need
+
+from optimizer.candidates.ownership import DAYS_PER_YEAR, OwnTerms
+from optimizer.pipeline import solve_plan
+from optimizer.report.xlsx import workbook as excel
+from optimizer.results.jsonio import from_dict, to_dict
+
+pytestmark = pytest.mark.filterwarnings("ignore:Data Validation extension:UserWarning")
+
+TARIFF = [0.05] * 6 + [0.07, 0.09, 0.11] + [0.12] * 8 + [0.11, 0.10, 0.09, 0.08, 0.07, 0.06, 0.05]
+NEW_TARIFF = [round(1.5 * t + 0.01 * (h % 3), 4) for h, t in enumerate(TARIFF)]
+NEW_LIFE = 6.0
+
+# owned: one server from before the start; buy: six at most worth it, delivered after 14 days (on-demand
+# at the same offer until then); rented: a reservation at a cloud. Workloads keep to their offers.
+PLAN = f"""\
+plan: own-workbook
+horizon_days: 120
+start_date: 2027-01-04
+policy: {{occupancy: 0.6, spares: 0, rollout_fraction: 0.0}}
+facility: {{pue: 1.25, colo_usd_per_kw_month: 150, power_kw: 200, racks: 10, usd_per_kwh: {TARIFF}}}
+owned:
+  - {{accelerator: h100-sxm, nodes: 1, since: 2024-06-01, book_value_per_node: 120000, remaining_life_years: 2,
+     node_power_kw: 10.2, idle_power_kw: 3.0, support_per_year: 10000}}
+models:
+  - {{id: seed-70b, params_b: 70, kv_gb_per_seq: 1.6}}
+offers:
+  - id: buy-h100
+    accelerator: h100-sxm
+    provider: own
+    gpus_per_node: 8
+    price_per_gpu_hour: {{on-demand: 6.0}}
+    buy: {{price_per_node: 200000, lead_time_days: 14, life_years: 4, residual_fraction: 0.1, cost_of_capital: 0.07,
+           support_per_year: 15000, node_power_kw: 10.2, idle_power_kw: 3.0}}
+  - id: cloud-h100
+    accelerator: h100-sxm
+    provider: cloud
+    gpus_per_node: 8
+    price_per_gpu_hour: {{reserved-1y: 4.0, on-demand: 6.0}}
+workloads:
+  - name: chat
+    model: seed-70b
+    offers: [buy-h100]
+    precisions: [fp8]
+    tp: [2]
+    tokens: {{input: 1000, output: 250}}
+    demand:
+      peak_output_tokens_per_s: 20000
+      profile: [0.3, 0.3, 0.3, 0.3, 0.3, 0.4, 0.5, 0.6, 0.8, 0.9, 1.0, 1.0,
+                1.0, 1.0, 1.0, 0.9, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.3]
+    measured: [{{accelerator: h100-sxm, precision: fp8, tp: 2, goodput_output_tokens_per_s: 1400}}]
+  - name: hold
+    offers: [owned-h100-sxm]
+    reserve_gpus: {{count: 8}}
+  - name: burst
+    offers: [cloud-h100]
+    reserve_gpus: {{count: 8}}
+"""
+
+
+def _name_cell(wb, name: str):
+    sheet, coord = next(iter(wb.defined_names[name].destinations))
+    return wb[sheet][coord.replace("$", "")]
+
+
+def _name_cells(wb, name: str) -> list:
+    sheet, coord = next(iter(wb.defined_names[name].destinations))
+    return [c for row in wb[sheet][coord.replace("$", "")] for c in row]
+
+
+def expected(own: dict, tariff: list[float] | None = None, life: float | None = None) -> dict[str, float]:
+    """buy and facility from the result's inputs by candidates.ownership's formulas (as extract adds them)."""
+    fac = own["facility"]
+    tariff = tariff or fac["tariff"]
+    buy = facility = 0.0
+    for x in own["inputs"]:
+        t = OwnTerms(x["offer"], x["kind"], x["gpus_per_node"], 0, x["load_kw"], x["idle_kw"], 1, fac["pue"],
+                     tuple(tariff), fac["colo_usd_per_kw_month"], price_per_node=x["price_per_node"],
+                     life_years=x["life_years"], residual_fraction=x["residual_fraction"],
+                     cost_of_capital=x["cost_of_capital"], support_per_year=x["support_per_year"])
+        if life is not None and t.kind == "buy":
+            t = replace(t, life_years=life)
+        n, days = x["nodes"], x["service_days"]
+        if t.kind == "buy":
+            buy += n * t.ownership_per_year / DAYS_PER_YEAR * days
+            facility += n * (t.idle_energy_per_day() + t.colo_per_day()) * days
+        else:
+            facility += n * (t.idle_energy_per_day() + t.colo_per_day() + t.support_per_year / DAYS_PER_YEAR) * days
+        facility += sum(g * t.serving_energy(h) for h, g in enumerate(x["served_gpu_hours_by_hour"]))
+    return {"buy": buy, "facility": facility}
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory) -> dict:
+    base = tmp_path_factory.mktemp("own")
+    plan = base / "own.yaml"
+    plan.write_text(PLAN, encoding="utf-8")
+    result = solve_plan(plan)
+    book = base / "own.xlsx"
+    excel.write_workbook(result, book)
+    return {"result": result, "json": to_dict(result), "book": book, "dir": base}
+
+
+@pytest.fixture(scope="module")
+def recalculated(solved) -> dict[str, Path]:
+    """The workbook, and copies with the energy price and the buy offer's life changed (by openpyxl), all
+    recalculated by LibreOffice in one call."""
+    soffice = need("soffice", "libreoffice")
+    base = solved["dir"]
+    energy = base / "own-energy.xlsx"
+    wb = openpyxl.load_workbook(solved["book"])
+    cells = _name_cells(wb, "own_tariff")
+    assert [c.value for c in cells] == pytest.approx(TARIFF)
+    for c, v in zip(cells, NEW_TARIFF):
+        c.value = v
+    wb.save(energy)
+    life = base / "own-life.xlsx"
+    wb = openpyxl.load_workbook(solved["book"])
+    cell = _name_cell(wb, "own_buy_h100_life_years")
+    assert cell.value == 4
+    cell.value = NEW_LIFE
+    wb.save(life)
+    profile = base / "profile"
+    (profile / "user").mkdir(parents=True)
+    shutil.copy(PROFILE_XCU, profile / "user" / "registrymodifications.xcu")
+    inputs = [solved["book"], energy, life]
+    out = base / "out"
+    proc = subprocess.run([soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
+                           "--convert-to", "xlsx", "--outdir", str(out), *map(str, inputs)],
+                          capture_output=True, text=True, timeout=240)
+    produced = {p.stem: out / p.name for p in inputs}
+    missing = [str(p) for p in produced.values() if not p.exists()]
+    assert not missing, f"LibreOffice wrote nothing for {missing}: {proc.stdout} {proc.stderr}"
+    return produced
+
+
+def _values(path: Path) -> dict[str, float]:
+    wb = openpyxl.load_workbook(path, data_only=True)
+    return {n: _name_cell(wb, n).value for n in ("own_buy_total", "own_facility_total", "cost_buy", "cost_facility",
+                                                 "total_cost")}
+
+
+def test_the_plan_owns_buys_and_rents(solved):
+    d = solved["json"]
+    by_tier = d["cost"]["by_tier"]
+    assert by_tier["buy"] > 0 and by_tier["facility"] > 0 and by_tier["reserved"] > 0
+    kinds = {x["offer"]: (x["kind"], x["nodes"]) for x in d["own"]["inputs"]}
+    assert kinds["owned-h100-sxm"] == ("owned", 1) and kinds["buy-h100"][0] == "buy" and kinds["buy-h100"][1] > 0
+    assert len(d["own"]["facility"]["tariff"]) == 24
+    # the inputs the result keeps reproduce its buy and facility tiers
+    e = expected(d["own"])
+    for k in ("buy", "facility"):
+        assert math.isclose(e[k], by_tier[k], rel_tol=1e-6), (k, e[k], by_tier[k])
+
+
+@pytest.mark.slow
+def test_own_sheet_totals_are_the_results_tiers_and_feed_the_summary(solved, recalculated):
+    formulas = openpyxl.load_workbook(solved["book"])
+    assert "Own hardware" in formulas.sheetnames
+    stored = openpyxl.load_workbook(solved["book"], data_only=True)
+    again = openpyxl.load_workbook(recalculated["own"], data_only=True)
+    count = 0
+    for title in ("Own hardware", "Summary"):
+        for row in formulas[title].iter_rows():
+            for c in row:
+                if c.data_type != "f":
+                    continue
+                count += 1
+                a, b = stored[title][c.coordinate].value, again[title][c.coordinate].value
+                where = f"{title}!{c.coordinate} {c.value}"
+                assert not (isinstance(b, str) and ERROR_VALUE.match(b)), f"{where}: evaluates to {b}"
+                if isinstance(a, (int, float)) and not isinstance(a, bool):
+                    assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6), f"{where}: stored {a}, recalculated {b}"
+                else:
+                    assert a == b, f"{where}: stored {a!r}, recalculated {b!r}"
+    assert count > 40
+    cost = solved["json"]["cost"]
+    v = _values(recalculated["own"])
+    for k in ("buy", "facility"):
+        assert math.isclose(v[f"own_{k}_total"], cost["by_tier"][k], rel_tol=1e-6), (k, v, cost)
+        assert v[f"cost_{k}"] == v[f"own_{k}_total"]
+    assert math.isclose(v["total_cost"], cost["total"], rel_tol=1e-6), (v, cost)
+    # break-even: the fixed cost per GPU-hour owned is a formula of the inputs, equal to the result's
+    ws = again["Own hardware"]
+    rows = [r for r in ws.iter_rows(values_only=True) if r[0] == "buy-h100" and isinstance(r[4], str)
+            and r[5] in ("on-demand", "reserved-1y", "reserved-3y")]
+    assert rows
+    be = solved["json"]["own"]["break_even"][0]
+    assert math.isclose(rows[0][2], be["fixed_per_gpu_hour"], rel_tol=1e-5)
+    assert math.isclose(rows[0][3], be["serving_energy_per_gpu_hour"], rel_tol=1e-5)
+    texts = [c for r in ws.iter_rows(values_only=True) for c in r if isinstance(c, str)]
+    assert solved["json"]["own"]["bought"][0]["decision"] in texts
+
+
+@pytest.mark.slow
+def test_a_new_energy_price_moves_the_facility_tier_as_the_formulas_say(solved, recalculated):
+    own = solved["json"]["own"]
+    before, after = _values(recalculated["own"]), _values(recalculated["own-energy"])
+    e = expected(own, tariff=NEW_TARIFF)
+    assert math.isclose(after["own_facility_total"], e["facility"], rel_tol=1e-9), (after, e)
+    assert after["own_facility_total"] > before["own_facility_total"]
+    assert math.isclose(after["own_buy_total"], before["own_buy_total"], rel_tol=1e-12)
+    assert math.isclose(after["total_cost"] - before["total_cost"],
+                        e["facility"] - before["own_facility_total"], rel_tol=1e-9)
+
+
+@pytest.mark.slow
+def test_a_longer_life_lowers_the_buy_tier_as_the_formulas_say(solved, recalculated):
+    own = solved["json"]["own"]
+    before, after = _values(recalculated["own"]), _values(recalculated["own-life"])
+    e = expected(own, life=NEW_LIFE)
+    assert math.isclose(after["own_buy_total"], e["buy"], rel_tol=1e-9), (after, e)
+    assert after["own_buy_total"] < before["own_buy_total"]
+    assert math.isclose(after["own_facility_total"], before["own_facility_total"], rel_tol=1e-12)
+    assert math.isclose(after["total_cost"] - before["total_cost"], e["buy"] - before["own_buy_total"], rel_tol=1e-9)
+
+
+def test_a_result_without_the_inputs_still_writes_the_sheet(solved, tmp_path):
+    """Results written before the inputs were kept read back (no inputs, no tariff) and still write a workbook
+    whose Summary carries their buy and facility tiers."""
+    d = solved["json"]
+    old = {**d, "own": {k: v for k, v in d["own"].items() if k != "inputs"}}
+    old["own"]["facility"] = {k: v for k, v in d["own"]["facility"].items()
+                              if k not in ("tariff", "colo_usd_per_kw_month")}
+    result = from_dict(old)
+    assert result.own is not None and result.own.inputs == [] and result.own.facility.tariff == []
+    path = tmp_path / "old.xlsx"
+    excel.write_workbook(result, path)
+    wb = openpyxl.load_workbook(path, data_only=True)
+    assert "Own hardware" in wb.sheetnames
+    for k in ("buy", "facility"):
+        assert math.isclose(_name_cell(wb, f"cost_{k}").value, d["cost"]["by_tier"][k], rel_tol=1e-9)
