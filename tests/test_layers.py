@@ -2,6 +2,7 @@
 
     cli                      the only module that prints and picks exit codes
     pipeline                 the Python API: plan → candidates → program → PlanResult
+    (sweep)                  beside it: one plan solved at many points, on a process pool or Ray
     report                   views of PlanResult (console, HTML, workbook)
     calibrate                the planning loop beside the pipeline: usage, load tests, occupancy
     results                  PlanResult as plain data, its JSON, baselines, comparisons
@@ -30,7 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("results", ("optimizer.results",)),
     ("calibrate", ("optimizer.calibrate",)),
     ("report", ("optimizer.report",)),
-    ("pipeline", ("optimizer.pipeline",)),
+    ("pipeline", ("optimizer.pipeline", "optimizer.sweep")),
     ("cli", ("optimizer.cli",)),
 ]
 SOLVER_LIBS = {"pulp", "highspy"}

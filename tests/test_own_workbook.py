@@ -249,3 +249,92 @@ def test_a_result_without_the_inputs_still_writes_the_sheet(solved, tmp_path):
     assert "Own hardware" in wb.sheetnames
     for k in ("buy", "facility"):
         assert math.isclose(_name_cell(wb, f"cost_{k}").value, d["cost"]["by_tier"][k], rel_tol=1e-9)
+
+
+def _rows(ws, first: int = 1) -> list[tuple]:
+    return [r for r in ws.iter_rows(min_row=first, values_only=True)]
+
+
+def _header(ws, label: str) -> tuple[int, dict[str, int]]:
+    """The row (1-based) whose first cell is `label`, and its column titles → 0-based index."""
+    for i, r in enumerate(ws.iter_rows(values_only=True), 1):
+        if r[0] == label:
+            return i, {v: c for c, v in enumerate(r) if v is not None}
+    raise AssertionError(f"no header {label!r} on {ws.title}")
+
+
+@pytest.mark.slow
+def test_bought_servers_are_costed_on_purchases_cash_flow_and_workloads(solved, recalculated):
+    """Purchases' buy row holds GPUs × 24 × days from delivery at the price that makes it the ownership share
+    (so Total GPU cost and Summary's GPUs by accelerator count the servers bought); Cash flow's rows of servers
+    of your own carry their amounts, so its total is the all-in spend; Workloads charge each workload its buy
+    and facility cost, so the workloads and the "not used" row add up to the total. Every formula on those
+    sheets recalculates to the value stored with it."""
+    d = solved["json"]
+    cost = d["cost"]
+    formulas = openpyxl.load_workbook(solved["book"])
+    stored = openpyxl.load_workbook(solved["book"], data_only=True)
+    again = openpyxl.load_workbook(recalculated["own"], data_only=True)
+    for title in ("Purchases", "Cash flow", "Workloads"):
+        for row in formulas[title].iter_rows():
+            for c in row:
+                if c.data_type != "f":
+                    continue
+                a, b = stored[title][c.coordinate].value, again[title][c.coordinate].value
+                where = f"{title}!{c.coordinate} {c.value}"
+                assert not (isinstance(b, str) and ERROR_VALUE.match(b)), f"{where}: evaluates to {b}"
+                if isinstance(a, (int, float)) and not isinstance(a, bool):
+                    assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6), f"{where}: stored {a}, recalculated {b}"
+
+    # Purchases: the buy row is the ownership share, read from Own hardware
+    bought = d["own"]["bought"][0]
+    x = next(x for x in d["own"]["inputs"] if x["offer"] == bought["offer"])
+    head, col = _header(again["Purchases"], "Offer")
+    rows = _rows(again["Purchases"], head + 1)
+    buy = next(r for r in rows if r[0] == bought["offer"] and r[col["Tier"]] == "buy")
+    assert buy[col["GPUs"]] == bought["gpus"]
+    assert math.isclose(buy[col["GPU-hours"]], bought["gpus"] * 24 * x["service_days"], rel_tol=1e-12)
+    share = buy[col["Cost over the horizon"]]
+    assert math.isclose(share, bought["ownership_in_horizon"], rel_tol=1e-6), (share, bought)
+    assert math.isclose(share, cost["by_tier"]["buy"], rel_tol=1e-6)
+    assert math.isclose(share, _name_cell(again, "own_buy_total").value, rel_tol=1e-12)
+    f_row = next(r for r in formulas["Purchases"].iter_rows(min_row=head + 1)
+                 if r[0].value == bought["offer"] and r[col["Tier"]].value == "buy")
+    assert "'Own hardware'!" in f_row[col["Price per GPU-hour"]].value
+    assert "'Own hardware'!" in f_row[col["GPU-hours"]].value
+    total_gpu = next(r for r in rows if r[0] == "Total GPU cost")[col["Cost over the horizon"]]
+    rented = sum(p["cost"] for p in d["purchases"] if p["tier"] != "buy")
+    assert math.isclose(total_gpu, rented + share, rel_tol=1e-9)
+    # Summary: the accelerator's row counts the bought GPUs, their GPU-hours and cost
+    summary = again["Summary"]
+    head, col = _header(summary, "Accelerator")
+    acc = next(r for r in _rows(summary, head + 1) if r[0] == bought["accelerator"])
+    held = sum(p["gpus"] for p in d["purchases"] if p["accelerator"] == bought["accelerator"]
+               and (p["tier"] == "buy" or p["tier"].startswith("reserved")))
+    assert acc[col["Reserved and bought GPUs"]] == held
+    assert math.isclose(acc[col["Cost over the horizon"]],
+                        sum(p["cost"] for p in d["purchases"] if p["accelerator"] == bought["accelerator"]),
+                        rel_tol=1e-6)
+
+    # Cash flow: the total is the all-in spend, own hardware included
+    assert any(c["tier"] in ("buy", "facility") for c in d["cash_flow"])
+    assert math.isclose(_name_cell(again, "cash_flow_total").value, cost["all_in"], rel_tol=1e-6)
+    assert math.isclose(_name_cell(again, "cash_flow_total").value, _name_cell(again, "total_cost").value,
+                        rel_tol=1e-9)
+
+    # Workloads: each workload's cost (buy and facility included), the idle row, the total
+    ws = again["Workloads"]
+    head, col = _header(ws, "Workload")
+    by_name = {r[0]: r for r in _rows(ws, head + 1) if r[0]}
+    cost_col = col["Cost over the horizon (tiers it used + API)"]
+    for w in d["workloads"]:
+        assert math.isclose(by_name[w["name"]][cost_col], w["cost"], rel_tol=1e-6, abs_tol=1e-6), w["name"]
+        for tier, label in (("buy", "… on servers bought"), ("owned", "… on servers owned")):
+            assert by_name[w["name"]][col[label]] == pytest.approx(w["gpu_hours_by_tier"].get(tier, 0.0))
+    assert any(w["cost_by_tier"].get("buy") for w in d["workloads"])
+    assert any(w["cost_by_tier"].get("facility") for w in d["workloads"])
+    idle = by_name["Not used by any workload"][cost_col]
+    assert math.isclose(idle, cost["idle"], rel_tol=1e-6, abs_tol=1e-3), (idle, cost["idle"])
+    workloads = sum(by_name[w["name"]][cost_col] for w in d["workloads"])
+    assert math.isclose(workloads + idle, cost["total"], rel_tol=1e-9)
+    assert math.isclose(by_name["Total"][cost_col], cost["total"], rel_tol=1e-6)

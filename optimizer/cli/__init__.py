@@ -6,12 +6,13 @@ Exit codes: 0 done; 1 no plan meets the constraints; 2 invalid input; 3 solver f
     start       init, validate, schema: a plan to start from, checked before any solve
     planning    solve, report, explain
     sizing      fit, estimate, catalog
-    loop        calibrate, compare
+    loop        calibrate, forecast, compare
+    sweep       sweep: one plan over a range of its inputs
 """
 
 from __future__ import annotations
 
-from optimizer.cli import loop, planning, sizing, start  # noqa: F401,I001  (each module registers its commands, in help order)
+from optimizer.cli import loop, planning, sizing, start, sweep  # noqa: F401,I001  (each module registers its commands, in help order)
 from optimizer.cli.common import app
 
 

@@ -149,8 +149,10 @@ def calendar(plan: Plan, arrivals: list[Arrival] | None = None) -> Calendar:
                 committed[arr.offer] = committed.get(arr.offer, 0) + arr.gpus
         share = {d: (days[d] * cal[d] / cal_total[d]) if cal_total[d] else days[d] * (b - a) / H for d in days}
         periods.append(Period(i, a, b - a, first, last, share, cal, dict(sorted(committed.items()))))
-    differ = [f"{d}: {days[d]} in the plan, {cal_total[d]} on the calendar" for d in days
-              if days[d] != cal_total[d] and d in weekdays]
+    sd = plan._expanded_scenarios  # a scenario's copy of a day type holds its days × the scenario's weight
+    weight = {d: sd.scenario[d].weight if sd is not None and d in sd.scenario else 1.0 for d in days}
+    differ = [f"{d}: {days[d] / weight[d]:g} in the plan, {cal_total[d]} on the calendar" for d in days
+              if abs(days[d] / weight[d] - cal_total[d]) > 1e-6 and d in weekdays]
     if len(periods) > 1 and differ:
         notes.append("day types do not match the calendar from start_date (" + "; ".join(differ)
                      + "); their days are shared among the contract periods pro rata")

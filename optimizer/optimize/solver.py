@@ -168,9 +168,11 @@ def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_
         return _from_pulp_status(prob)
     info = model.getInfo()
     status_text = model.modelStatusToString(model.getModelStatus())
-    obj = info.objective_function_value
+    # HiGHS is handed the objective without PuLP's constant term (owned servers' fixed costs): add it back
+    offset = float(getattr(prob.objective, "constant", 0.0) or 0.0)
+    obj = info.objective_function_value + offset
     if _has_integers(prob) and not relax:
-        bound, gap = info.mip_dual_bound, info.mip_gap
+        bound, gap = info.mip_dual_bound + offset, info.mip_gap
     else:
         bound, gap = obj, 0.0
     if "Infeasible" in status_text:

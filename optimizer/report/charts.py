@@ -85,18 +85,27 @@ class Charts:
         supplied by tier (stacked bars) against GPUs demanded, over 24 hours."""
         days = list(result.day_types)
         periods = pool_periods(result, pool)
+        cols = panel_columns(result)
+        chunks = [days[i:i + cols] for i in range(0, len(days), cols)]
         with matplotlib.rc_context(RC):
-            fig = self._fig(11.0, 2.9 * len(periods))
-            grid = fig.subplots(len(periods), len(days), sharey=True, squeeze=False)
+            fig = self._fig(11.0, 2.9 * len(periods) * len(chunks))
+            panels = fig.subplots(len(periods) * len(chunks), min(cols, len(days)), sharey=True, squeeze=False)
             hours = list(range(24))
             tiers = supply_tiers(result)
             level = 0.0
             for period in periods:
                 series = pool_series(result, pool, period)
                 level = max([level] + [v for d in days for v in series[d]["reserved"]])
-            for row, period in zip(grid, periods):
+            grid = []  # (axes, period, day types) per row of panels
+            for i, period in enumerate(periods):
+                for j, chunk in enumerate(chunks):
+                    row = panels[i * len(chunks) + j]
+                    for ax in row[len(chunk):]:
+                        ax.set_visible(False)
+                    grid.append((row, period, chunk))
+            for row, period, chunk in grid:
                 series = pool_series(result, pool, period)
-                for ax, d in zip(row, days):
+                for ax, d in zip(row, chunk):
                     s = series[d]
                     bottom = [0.0] * 24
                     for key, label in tiers:
@@ -113,7 +122,7 @@ class Charts:
                     ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
                     ax.set_axisbelow(True)
                 row[0].set_ylabel("GPUs")
-            grid[0][-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            grid[0][0][len(grid[0][2]) - 1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
             fig.tight_layout()
             return self._svg(fig)
 
@@ -154,6 +163,60 @@ class Charts:
             fig.tight_layout()
             return self._svg(fig)
 
+    def scenario_costs(self, result: PlanResult) -> str:
+        """Each scenario's cost had it come true (the first stage, decided once, + its hourly part), with the
+        expected cost, the P90 and, under cvar or worst, the risk measure as lines."""
+        risk = result.risk
+        assert risk is not None and result.scenarios
+        rows = result.scenarios
+        xs = list(range(len(rows)))
+        with matplotlib.rc_context(RC):
+            fig = self._fig(9.0, 2.9)
+            ax = fig.subplots()
+            first = [r.cost_total - r.cost_hourly for r in rows]
+            ax.bar(xs, first, width=0.6, color=L.TIER_COLORS["reserved"], label="decided once (reserved, bought)")
+            ax.bar(xs, [r.cost_hourly for r in rows], bottom=first, width=0.6, color=L.TIER_COLORS["on_demand"],
+                   label="hourly part (on-demand, spot, API, energy)")
+            lines = [(risk.expected, "expected", "--", "#1d2733"), (risk.p90, "P90", ":", L.DEMAND_COLOR)]
+            if risk.measure != "expected":
+                lines.append((risk.value, plain(L.risk_name(result)), "-", "#5b4a8a"))
+            for v, label, style, color in lines:
+                ax.axhline(v, color=color, linestyle=style, linewidth=1.3, label=label)
+            ax.set_xticks(xs, [plain(f"{r.name} ({r.weight:.0%})") for r in rows])
+            ax.yaxis.set_major_formatter(_money_axis(result.currency))
+            ax.set_ylim(0, 1.08 * max([r.cost_total for r in rows] + [v for v, *_ in lines]))
+            ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
+            ax.set_axisbelow(True)
+            ax.set_title("Cost over the horizon if each scenario came true (weight)", loc="left")
+            ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            fig.tight_layout()
+            return self._svg(fig)
+
+    def month_fan(self, fan: dict) -> str:
+        """Per month, each scenario's peak GPUs demanded (lines, the band between the lowest and the highest)
+        against the GPUs held all horizon (labels.month_fan)."""
+        months, names = fan["months"], fan["scenarios"]
+        xs = list(range(len(months)))
+        colors = ["#2f5d8a", "#e39b2d", "#7fae5a", "#9b6fb0", "#8a6d3b", "#5b6770", "#c0392b"]
+        with matplotlib.rc_context(RC):
+            fig = self._fig(9.0, 2.9)
+            ax = fig.subplots()
+            lo = [min(fan["peak"][s][i] for s in names) for i in xs]
+            hi = [max(fan["peak"][s][i] for s in names) for i in xs]
+            ax.fill_between(xs, lo, hi, color="#e39b2d", alpha=0.18, linewidth=0, label="range of the scenarios")
+            for i, s in enumerate(names):
+                ax.plot(xs, fan["peak"][s], marker="o", markersize=4, linewidth=1.6, color=colors[i % len(colors)],
+                        label=plain(s))
+            ax.axhline(fan["held"], color="#1f3864", linestyle="--", linewidth=1.2, label="reserved level (held)")
+            ax.set_xticks(xs, [plain(m) for m in months])
+            ax.set_ylim(0, 1.1 * max(hi + [fan["held"], 1]))
+            ax.set_ylabel("peak GPUs demanded")
+            ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
+            ax.set_axisbelow(True)
+            ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            fig.tight_layout()
+            return self._svg(fig)
+
     def purchase_mix(self, result: PlanResult) -> str:
         """Cost over the horizon per accelerator, split by tier (horizontal stacked bars)."""
         accs = sorted({p.accelerator for p in result.purchases})
@@ -179,6 +242,15 @@ class Charts:
             ax.set_title("Cost over the horizon by accelerator and tier", loc="left")
             fig.tight_layout()
             return self._svg(fig)
+
+
+def panel_columns(result: PlanResult) -> int:
+    """Day-type panels per row of a pool chart: one per scenario (a row per day type) in a plan with a few
+    scenarios; otherwise up to four."""
+    n = len(result.scenarios)
+    if 1 < n <= 4 and len(result.day_types) % n == 0:
+        return n
+    return min(max(len(result.day_types), 1), 4)
 
 
 def pool_series(result: PlanResult, pool: str, period: str | None = None) -> dict[str, dict[str, list[float]]]:

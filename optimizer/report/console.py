@@ -24,6 +24,8 @@ def render_result(result: PlanResult) -> Group:
     else:
         head.append(f"{vocab.money(result.cost_per_day, cur)} per day", style="bold green")
         head.append(f"  ·  {vocab.money(result.cost_total, cur)} over {result.horizon_days} days")
+    if result.risk is not None:
+        head.append(f"  ({L.risk_name(result)} over {plural(len(result.scenarios), 'scenario')})")
     gap = result.solver.gap
     gap_txt = "gap unknown" if gap is None else f"gap {gap:.2%}"
     head.append(f"\nstatus {result.status} ({result.solver.name}, {result.solver.seconds:.1f} s, {gap_txt})",
@@ -45,8 +47,11 @@ def render_result(result: PlanResult) -> Group:
     tiers.add_column("horizon", justify="right")
     tiers.add_column("per day", justify="right")
     tiers.add_column("share", justify="right")
+    tiers_total = L.tiers_total(result)
+    if result.risk is not None and result.risk.measure != "expected":
+        tiers.title = "Cost by tier (expected)"
     for k, v in result.cost_by_tier.items():
-        share = v / result.cost_total if result.cost_total else 0.0
+        share = v / tiers_total if tiers_total else 0.0
         tiers.add_row(vocab.COST_LABELS[k], vocab.money(v, cur), vocab.money(v / result.horizon_days, cur), f"{share:.0%}")
 
     wl = Table(title="Workloads (replicas and GPUs at each workload's own peak hour)", title_justify="left",
@@ -80,8 +85,9 @@ def render_result(result: PlanResult) -> Group:
         est = "*" if p.price_estimated else ""
         held = p.tier.startswith("reserved") or p.tier == "buy"
         pur.add_row(p.offer, p.accelerator, p.tier, str(p.gpus) if held else "–", "–" if held else str(p.gpus),
-                    f"{p.gpu_hours:,.0f}", f"{p.price_per_gpu_hour:,.2f}{est}", vocab.money(p.cost, cur))
-    parts: list = [head, Text(""), decision, Text(""), tiers, Text(""), wl, _peaks_note(result), Text(""), pur]
+                    f"{p.gpu_hours:,.0f}", f"{L.price_paid(result, p):,.2f}{est}", vocab.money(p.cost, cur))
+    parts: list = [head, Text(""), decision, Text(""), tiers, *_scenarios(result), Text(""), wl, _peaks_note(result),
+                   Text(""), pur]
     if not result.purchases:
         parts.append(Text("  nothing to buy: every workload is served by an API or by capacity already committed",
                           style="dim"))
@@ -100,6 +106,23 @@ def render_result(result: PlanResult) -> Group:
                       f"{plural(len(result.dropped), 'option')} dropped; "
                       "`planopt explain PLAN --workload NAME` shows why", style="dim"))
     return Group(*parts)
+
+
+def _scenarios(result: PlanResult) -> list:
+    """Each scenario's cost had it come true, its hourly part and exposure, its regret; the risk measure and VSS."""
+    if result.risk is None or not result.scenarios:
+        return []
+    cur = result.currency
+    t = Table(title="Scenarios (reservations and servers bought are decided once; hourly capacity per scenario)",
+              title_justify="left", show_edge=False)
+    for col in ("scenario", "weight", "cost if it came true", "hourly part", "GPU-hours on hourly tiers", "regret"):
+        t.add_column(col, justify="left" if col == "scenario" else "right")
+    regret = result.risk.regret
+    for row in result.scenarios:
+        t.add_row(row.name, f"{row.weight:.0%}", vocab.money(row.cost_total, cur), vocab.money(row.cost_hourly, cur),
+                  f"{row.shortfall_gpu_hours:,.0f}", vocab.money(regret[row.name], cur) if row.name in regret else "–")
+    lines = [Text(f"  {line}", style="dim") for line in L.risk_lines(result, lambda v, nd=0: vocab.money(v, cur, nd))]
+    return [Text(""), t, *lines]
 
 
 def _peaks_note(result: PlanResult) -> Text:

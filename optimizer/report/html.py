@@ -60,10 +60,12 @@ def context(result: PlanResult) -> dict[str, Any]:
     money = lambda x, d=0: vocab.money(x, cur, d).replace(" ", "\u00a0")  # noqa: E731  '1,234 EUR' on one line
     total = result.cost_total
     charts = Charts()
+    by_tier = L.tiers_total(result)  # = total, but under a cvar or worst-case measure: the expected cost
     tiers = [{"key": k, "label": vocab.COST_LABELS[k], "total": money(v), "per_day": money(v / result.horizon_days),
-              "share": f"{v / total:.1%}" if total else "–", "width": round(100 * v / total, 2) if total else 0,
+              "share": f"{v / by_tier:.1%}" if by_tier else "–", "width": round(100 * v / by_tier, 2) if by_tier else 0,
               "color": L.TIER_COLORS[k]}
              for k, v in ((k, result.cost_by_tier.get(k, 0.0)) for k in L.cost_keys(result))]
+    expected_tiers = result.risk is not None and result.risk.measure != "expected"
     decision = L.decision_lines(result, money)
     gap = result.solver.gap
     mip_gap = result.policy.get("mip_gap")
@@ -74,6 +76,10 @@ def context(result: PlanResult) -> dict[str, Any]:
         "gap": "unknown" if gap is None else f"{gap:.2%}",
         "stopped_early": gap is not None and mip_gap is not None and gap > float(mip_gap) + 1e-12,
         "per_day": money(result.cost_per_day), "total": money(total), "tiers": tiers,
+        "tiers_total": money(by_tier), "tiers_per_day": money(by_tier / result.horizon_days),
+        "tiers_label": "Expected over the scenarios" if expected_tiers else "Total",
+        "risk_name": L.risk_name(result),
+        "scenarios": _scenarios(result, money, charts),
         "all_in": money(result.cost_all_in) if result.cost_committed else None,
         "decision": [{"what": w, "text": t} for w, t in decision],
         "showback": [{"team": r["team"], "cost_center": r["cost_center"], "workloads": ", ".join(r["workloads"]) or "–",
@@ -85,7 +91,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "notes": list(result.notes), "binding": L.caps_that_bind(result),
         "purchases": [{"offer": p.offer, "accelerator": p.accelerator, "provider": p.provider, "region": p.region,
                        "tier": p.tier, "gpus": f"{p.gpus:,}", "gpu_hours": f"{p.gpu_hours:,.0f}",
-                       "price": money(p.price_per_gpu_hour, 2), "estimated": p.price_estimated,
+                       "price": money(L.price_paid(result, p), 2), "estimated": p.price_estimated,
                        "cost": money(p.cost), "color": L.TIER_COLORS[vocab.TIER_GROUP[p.tier]]}
                       for p in result.purchases],
         "mix_svg": Markup(charts.purchase_mix(result)) if result.purchases else None,
@@ -103,6 +109,36 @@ def context(result: PlanResult) -> dict[str, Any]:
         "own": _own(result, money, charts, [t for w, t in decision if w == "Buy"]),
         "owned_color": L.OWNED_COLOR, "bought_color": L.TIER_COLORS["buy"],
     }
+
+
+def _scenarios(result: PlanResult, money, charts: Charts) -> dict[str, Any] | None:
+    """A plan with scenarios: each one's cost had it come true (chart and table with regret), the risk measure
+    and the value of the stochastic solution, and, with months, the fan of monthly peaks against the reserved
+    level."""
+    risk = result.risk
+    if risk is None or not result.scenarios:
+        return None
+    worst = L.max_regret(result)
+    rows = [{"name": r.name, "weight": f"{r.weight:.0%}", "cost": money(r.cost_total),
+             "first": money(r.cost_total - r.cost_hourly), "hourly": money(r.cost_hourly),
+             "shortfall": f"{r.shortfall_gpu_hours:,.0f}",
+             "regret": money(risk.regret[r.name]) if r.name in risk.regret else "–",
+             "hot": worst is not None and worst[1] > 0.5 and worst[0] == r.name}
+            for r in result.scenarios]
+    fan = L.month_fan(result)
+    fan_rows = []
+    if fan is not None:
+        for i, m in enumerate(fan["months"]):
+            fan_rows.append({"month": m, "cells": [f"{fan['peak'][s][i]:,.0f}" for s in fan["scenarios"]],
+                             "over": any(fan["peak"][s][i] > fan["held"] for s in fan["scenarios"])})
+    return {"rows": rows, "lines": L.risk_lines(result, money), "measure": L.risk_name(result),
+            "meaning": L.risk_meaning(result), "value": money(risk.value), "expected": money(risk.expected),
+            "p90": money(risk.p90), "vss": None if risk.vss is None else money(risk.vss),
+            "mean_plan": None if risk.mean_plan_cost is None else money(risk.mean_plan_cost),
+            "max_regret": None if worst is None else {"name": worst[0], "value": money(worst[1])},
+            "svg": Markup(charts.scenario_costs(result)),
+            "fan": None if fan is None else {"svg": Markup(charts.month_fan(fan)), "scenarios": fan["scenarios"],
+                                             "rows": fan_rows, "held": f"{fan['held']:,}"}}
 
 
 def _own(result: PlanResult, money, charts: Charts, buy_lines: list[str]) -> dict[str, Any] | None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from optimizer import vocab
 from optimizer.results.types import PlanResult, WorkloadResult
 
@@ -106,10 +109,13 @@ def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
     workbook — reservations to sign, the all-in spend, the caps that bind, capacity on hourly tiers."""
     out = []
     days = f"{result.horizon_days} day{'' if result.horizon_days == 1 else 's'}"
+    regret = max_regret(result)
     for n in result.new_commitments:
         last = f", last day {n.end}" if n.end else f", {n.end_text}"
         out.append(("Sign", f"{n.gpus} GPUs of {n.offer} {n.tier} at {money(n.price_per_gpu_hour, 2)}/GPU-hour: "
-                            f"{money(n.monthly)} a month, {money(n.total_committed)} over the term{last}"))
+                            f"{money(n.monthly)} a month, {money(n.total_committed)} over the term{last}"
+                            + (f"; regret across the {len(result.scenarios)} scenarios at most {money(regret[1])} "
+                               f"(if {regret[0]} comes true)" if regret else "")))
     if not result.new_commitments:
         out.append(("Sign", "no new reservation"))
     own = result.own
@@ -148,3 +154,118 @@ def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
             out.append(("Hourly", f"{od + sp} GPUs rest on hourly capacity at its busiest hour ({when}): "
                                   f"{od} on-demand, {sp} spot — not guaranteed where a provider runs short"))
     return out
+
+
+# --- scenarios -------------------------------------------------------------------------------------
+
+SCENARIO_SEP = "~"
+"""Between a day type and its scenario in a scenario plan's day types (inputs.scenarios.SEP)."""
+MONTH = re.compile(r"-(\d{4}-\d{2})$")
+"""A month's day type ends in its month (inputs.months: weekday-2027-01)."""
+
+
+def risk_name(result: PlanResult) -> str:
+    """The risk measure in words: 'expected cost', 'CVaR at 80%', 'worst case'."""
+    risk = result.risk
+    if risk is None:
+        return ""
+    if risk.measure == "cvar":
+        return f"CVaR at {risk.level:.0%}" if risk.level is not None else "CVaR"
+    return "worst case" if risk.measure == "worst" else "expected cost"
+
+
+def risk_meaning(result: PlanResult) -> str:
+    """What the plan's total is over its scenarios."""
+    risk = result.risk
+    if risk is None:
+        return ""
+    if risk.measure == "cvar":
+        tail = 1.0 - (risk.level or 0.0)
+        return f"the mean cost of the costliest {tail:.0%} of outcomes by weight"
+    if risk.measure == "worst":
+        return "the costliest scenario's cost"
+    return "Σ weight × cost over the scenarios"
+
+
+def price_paid(result: PlanResult, p) -> float:
+    """A purchase's price per GPU-hour as paid: with scenarios that move on-demand or spot prices, their blend
+    (cost ÷ GPU-hours); otherwise the price."""
+    if result.scenarios and p.tier in ("on-demand", "spot") and p.gpu_hours:
+        return p.cost / p.gpu_hours
+    return p.price_per_gpu_hour
+
+
+def max_regret(result: PlanResult) -> tuple[str, float] | None:
+    """The scenario where this plan regrets most (its cost there − the best plan had it been known)."""
+    if result.risk is None or not result.risk.regret:
+        return None
+    name, v = max(result.risk.regret.items(), key=lambda kv: (kv[1], kv[0]))
+    return name, v
+
+
+def tiers_total(result: PlanResult) -> float:
+    """Σ cost by tier: the plan's total, except under a cvar or worst-case measure (then the tiers are expected
+    values over the scenarios and the total is the measure)."""
+    return sum(result.cost_by_tier.values())
+
+
+def risk_lines(result: PlanResult, money) -> list[str]:
+    """The risk measure with expected and P90, and the value of the stochastic solution, in sentences."""
+    risk = result.risk
+    if risk is None:
+        return []
+    first = f"Risk measure: {risk_name(result)} ({risk_meaning(result)}) = {money(risk.value)}"
+    if risk.measure != "expected":
+        first += f"; expected {money(risk.expected)}"
+    first += f"; P90 {money(risk.p90)}."
+    if risk.measure != "expected":
+        first += (f" Cost by tier shows expected values over the scenarios (they add up to {money(tiers_total(result))}); "
+                  f"the plan's total is the {risk_name(result)}.")
+    out = [first]
+    if risk.mean_plan_cost is not None and risk.vss is not None:
+        out.append(f"Value of the stochastic solution: the plan decided for the mean scenario would cost "
+                   f"{money(risk.mean_plan_cost)} by the same measure, this plan {money(risk.value)}: "
+                   f"VSS {money(risk.vss)}.")
+    else:
+        out.append("Value of the stochastic solution: not computed (the mean scenario's plan could not be solved "
+                   "or run through the scenarios).")
+    basis = getattr(risk, "basis", "")
+    if basis and basis != "optimal":
+        out.append(f"VSS and regret are {basis}.")
+    return out
+
+
+def scenario_of(day_type: str) -> tuple[str, str | None, str | None]:
+    """A program day type → (the plan's day type, its month or None, its scenario or None)."""
+    base, sep, scn = day_type.rpartition(SCENARIO_SEP)
+    if not sep:
+        base, scn = day_type, None
+    m = MONTH.search(base)
+    return (base[: m.start()] if m else base), (m.group(1) if m else None), scn or None
+
+
+def month_fan(result: PlanResult) -> dict[str, Any] | None:
+    """Per month, each scenario's peak GPUs demanded (the busiest hour of its day types in that month, all pools),
+    against the GPUs held all horizon (reserved, bought and owned). None without months."""
+    if not result.scenarios:
+        return None
+    peak: dict[tuple[str, str], float] = {}
+    at: dict[tuple[str, str, int], float] = {}
+    for h in result.hourly:
+        _base, month, scn = scenario_of(h.day_type)
+        if month is None or scn is None:
+            continue
+        at[(h.day_type, h.period, h.hour)] = at.get((h.day_type, h.period, h.hour), 0.0) + h.demand_gpus
+    for (d, _p, _h), v in at.items():
+        _base, month, scn = scenario_of(d)
+        key = (month, scn)  # type: ignore[assignment]
+        peak[key] = max(peak.get(key, 0.0), v)  # type: ignore[arg-type]
+    if not peak:
+        return None
+    months = sorted({m for m, _s in peak})
+    names = [s.name for s in result.scenarios]
+    held = sum(p.gpus for p in result.purchases if p.tier in vocab.RESERVED_TIERS or p.tier == "buy")
+    if result.own is not None:
+        held += sum(o.gpus for o in result.own.owned)
+    return {"months": months, "scenarios": names,
+            "peak": {s: [peak.get((m, s), 0.0) for m in months] for s in names}, "held": held}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
 from optimizer.optimize.calendar import Calendar
@@ -86,9 +87,14 @@ def cash_flow(plan: Plan, cal: Calendar | None, hourly: list[HourlySupply], purc
             if g:
                 key = (h.offer, tier, h.period, h.day_type)
                 daily[key] = daily.get(key, 0.0) + g
+    sd = scenario_days(plan)
+    paid: dict[tuple[str, str, str], float] = {}  # (month, offer, tier) → GPU-hours × the scenario's price factor
     for k, w in enumerate(weights):
         for (o, tier, period, d), g in daily.items():
             add(months[k], o, tier, "new", w.get((period, d), 0.0) * g)
+            if sd is not None:
+                key = (months[k], o, tier)
+                paid[key] = paid.get(key, 0.0) + w.get((period, d), 0.0) * g * sd.price(d, tier, offers[o].provider)
     for p in purchases:
         if p.tier in RESERVED_TIERS:
             for k in range(plan.horizon_days):
@@ -107,6 +113,8 @@ def cash_flow(plan: Plan, cal: Calendar | None, hourly: list[HourlySupply], purc
             # several contracts on one offer and tier at different prices: priced contract by contract
             continue
         p = offers[o].price(tier) or 0.0
+        if (month, o, tier) in paid and v:  # scenarios that move hourly prices: their blend that month
+            p *= paid[(month, o, tier)] / v
         rows.append(CashFlowRow(month, offers[o].provider, o, tier, kind, v, p, v * p))
     for c in contracts:  # one row per contract and month, at its own price
         first, last = dt.date.fromisoformat(c.start), dt.date.fromisoformat(c.end)

@@ -410,6 +410,9 @@ class RiskInfo:
     """Value of the stochastic solution: mean_plan_cost − value (≥ 0 up to the solver's gap)."""
     regret: dict[str, float] = field(default_factory=dict)
     """Per scenario: this plan's cost there − the best plan had that scenario been known."""
+    basis: str = ""
+    """How mean_plan_cost, vss and regret were found: optimal (each solve within the gap), or estimates
+    when the time they share (half the time limit) stopped a solve short."""
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,13 @@ commitment's payments month by month for up to 36 months."""
 
 from __future__ import annotations
 
+from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet, ref, rng
 from optimizer.report.xlsx.refs import Refs
 from optimizer.results.types import PlanResult
 
+OWN_TIERS = {"buy": "ownership", "facility": "facility"}
+"""Cash-flow tiers of servers of your own → their cost on the Own hardware sheet (refs.own_offer)."""
 KINDS = (("committed", "Committed (signed before)"), ("new", "New GPUs"), ("api", "API"))
 
 
@@ -18,7 +21,9 @@ def write_cash_flow(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.intro(1, "GPU-hours in each month (a day type's days spread over the calendar days of that type) × the "
                 "price on Assumptions (new) or Commitments (signed). The months add up to the all-in spend: new "
                 "spend + committed spend. Months are calendar months from start_date (M1, M2, … of 30 days "
-                "without one).", 9, 3)
+                "without one)." + (" Servers of your own (tiers buy and facility): their costs on Own hardware, "
+                                   "spread evenly over the days they serve." if result.own is not None else ""),
+             9, 4 if result.own is not None else 3)
     r = _horizon(sh, result, refs, 3)
     r = _by_month(sh, result, refs, r + 2)
     r = _schedule(sh, result, refs, r + 2)
@@ -34,9 +39,12 @@ def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
                      "Amount"])
     sh.ws.set_row(r, 30)
     api_total: dict[str, float] = {}
+    own_total: dict[tuple[str, str], float] = {}
     for c in result.cash_flow:
         if c.kind == "api":
             api_total[c.offer] = api_total.get(c.offer, 0.0) + c.amount
+        elif c.tier in OWN_TIERS:
+            own_total[(c.offer, c.tier)] = own_total.get((c.offer, c.tier), 0.0) + c.amount
     total = 0.0
     for c in result.cash_flow:
         r += 1
@@ -54,9 +62,22 @@ def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
             else:
                 v = c.amount
                 sh.num(r, 7, v, num="money2")
+        elif c.tier in OWN_TIERS:  # servers of your own: the Own hardware sheet's cost, spread as the result spreads it
+            whole = own_total[(c.offer, c.tier)]
+            share = c.amount / whole if whole else 0.0
+            cell, own_v = refs.own_offer.get(c.offer, {}).get(OWN_TIERS[c.tier], (None, 0.0))
+            sh.num(r, 5, None)
+            sh.num(r, 6, None)
+            if cell:
+                v = share * own_v
+                sh.calc(r, 7, f"{share!r}*{cell}", v, num="money2")
+            else:
+                v = c.amount
+                sh.num(r, 7, v, num="money2")
         else:
             sh.num(r, 5, c.gpu_hours, num="int")
-            price_v = _price_cell(sh, refs, r, 6, c.offer, c.tier, c.price_per_gpu_hour, c.kind == "committed")
+            price_v = _price_cell(sh, refs, r, 6, c.offer, c.tier, c.price_per_gpu_hour, c.kind == "committed",
+                                  blend=bool(result.scenarios) and c.tier in ("on-demand", "spot"))
             v = c.gpu_hours * price_v
             sh.calc(r, 7, f"F{n}*G{n}", v, num="money2")
         total += v
@@ -72,8 +93,12 @@ def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     sh.book.name("cash_flow_total", sh.name, r, 7)
     refs.cash_total = (ref(sh.name, r, 7), total)
     r += 1
-    sh.text(r, 0, "All-in spend (Summary) — the total above equals it", "note")
-    sh.calc(r, 7, "total_cost+committed_spend", refs.all_in_value, num="money0")
+    if refs.tiers_name == "total_cost":
+        sh.text(r, 0, "All-in spend (Summary) — the total above equals it", "note")
+    else:
+        sh.text(r, 0, "Expected all-in spend over the scenarios (Summary's tiers + committed) — the total above "
+                      f"equals it; the plan's total is the {L.risk_name(result)}", "note")
+    sh.calc(r, 7, f"{refs.tiers_name}+committed_spend", refs.all_in_value, num="money0")
     return r
 
 
@@ -142,11 +167,18 @@ def _schedule(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     return r
 
 
-def _price_cell(sh: Sheet, refs: Refs, r: int, col: int, offer: str, tier: str, price: float, signed: bool) -> float:
+def _price_cell(sh: Sheet, refs: Refs, r: int, col: int, offer: str, tier: str, price: float, signed: bool,
+                blend: bool = False) -> float:
     """The price of a row as a reference to where finance edits it (a signed contract's price on
-    Commitments, a new purchase's on Assumptions); returns the value the reference holds."""
+    Commitments, a new purchase's on Assumptions); returns the value the reference holds. `blend`: the row's
+    price may be that one × the scenarios' price factors (its month's blend of them)."""
     cell = (refs.contract_price.get((offer, tier, round(price, 6))) if signed else refs.price.get((offer, tier)))
     value = refs.price_value.get(cell, price) if cell else price
+    if blend and cell and value and abs(price / value - 1.0) > 1e-9:
+        factor = price / value
+        value = value * factor
+        sh.calc(r, col, f"{cell}*{factor!r}", value, num="money2")
+        return value
     if cell:
         sh.calc(r, col, cell, value, num="money2")
     else:

@@ -196,12 +196,10 @@ def _costs(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) 
         sh.text(r, 0, x.offer)
         sh.text(r, 1, x.kind)
         if x.kind == "buy":
-            dep = x.price_per_node * (1.0 - x.residual_fraction) / x.life_years if x.life_years else 0.0
+            dep, cap, buy = ownership(x)
             sh.calc(r, DEP, f"IF({c(LIFE)}=0,0,{c(PRICE)}*(1-{c(RESIDUAL)})/{c(LIFE)})", dep, num="money0")
-            cap = x.cost_of_capital * x.price_per_node * (1.0 + x.residual_fraction) / 2.0
             sh.calc(r, CAP, f"{c(COC)}*{c(PRICE)}*(1+{c(RESIDUAL)})/2", cap, num="money0")
             row.dep, row.cap = dep, cap
-            buy = x.nodes * (dep + cap + x.support_per_year) * x.service_days / DAYS_PER_YEAR
             sh.calc(r, BUY, f"{c(UNITS)}*(C{n}+D{n}+E{n})*{c(DAYS)}/{DAYS_PER_YEAR}", buy, num="money0")
             owned_sup = 0.0
             sh.num(r, OWNED_SUP, 0.0, num="money0")
@@ -228,6 +226,9 @@ def _costs(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) 
         sh.calc(r, FAC, f"G{n}+H{n}+I{n}+J{n}", fac, num="money0")
         sh.calc(r, RUN, f"F{n}+K{n}", buy + fac, num="money0")
         row.buy, row.fac = buy, fac
+        refs.own_offer[x.offer] = {"ownership": (ref(sh.name, r, BUY), buy), "facility": (ref(sh.name, r, FAC), fac),
+                                   "days": ref(sh.name, row.inp, DAYS),
+                                   "gpus": f"{ref(sh.name, row.inp, UNITS)}*{ref(sh.name, row.inp, GPN)}"}
     first, last = head + 1, r
     r += 1
     sh.text(r, 0, "Total", "total")
@@ -251,6 +252,14 @@ def _costs(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) 
     sh.text(r, 0, "Ownership share: tier buy on Summary. Energy and space: tier facility. Owned servers' "
                   "depreciation is sunk and not in the total (see below).", "note")
     return r
+
+
+def ownership(x: OwnInputRow) -> tuple[float, float, float]:
+    """A bought offer's depreciation and capital per unit a year, and its ownership share over the horizon,
+    computed as the costs table's formulas compute them (Purchases prices the buy row from the share)."""
+    dep = x.price_per_node * (1.0 - x.residual_fraction) / x.life_years if x.life_years else 0.0
+    cap = x.cost_of_capital * x.price_per_node * (1.0 + x.residual_fraction) / 2.0
+    return dep, cap, x.nodes * (dep + cap + x.support_per_year) * x.service_days / DAYS_PER_YEAR
 
 
 def _col_value(row: _Row, col: int, V: dict) -> float:
@@ -324,8 +333,9 @@ def _pnl(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) ->
     r += 2
     sh.text(r, 0, "The horizon in the P&L and in cash", "total")
     r += 1
-    sh.text(r, 0, "Cost in the horizon (P&L: Summary's total)")
-    sh.calc(r, 3, "total_cost", total_v, num="money0")
+    sh.text(r, 0, "Cost in the horizon (P&L: Summary's total)" if refs.tiers_name == "total_cost"
+            else "Cost in the horizon (P&L: Summary's expected cost over the scenarios)")
+    sh.calc(r, 3, refs.tiers_name, total_v, num="money0")
     r += 1
     sh.text(r, 0, "… of which the ownership share of servers bought")
     sh.calc(r, 3, "own_buy_total", share_t, num="money0")

@@ -6,6 +6,7 @@ from optimizer import vocab
 from optimizer.report.xlsx.assumptions import api_table
 from optimizer.report.xlsx.cells import Sheet, rng
 from optimizer.report.xlsx.hourly import hourly_rows, row_days
+from optimizer.report.xlsx.own import ownership
 from optimizer.report.xlsx.refs import Refs
 from optimizer.results.types import PlanResult
 
@@ -36,6 +37,18 @@ def write_purchases(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.num(r, 5, p["gpus"], num="int")
         sh.num(r, 6, p["gpus_per_node"], num="int")
         a = f"A{r + 1}"
+        if p["tier"] == "buy":  # held from delivery; priced so the row is the offer's ownership share
+            gh, price = _buy_row(result, p)
+            sh.num(r, 7, gh, num="int")  # formulas once the Own hardware sheet is written (link_own)
+            sh.num(r, 8, price, num="money2")
+            refs.buy_rows.append((r, p["offer"], gh, price))
+            cost = gh * price
+            sh.calc(r, 9, f"H{r + 1}*I{r + 1}", cost, num="money0")
+            p["cost_value"] = cost
+            p["gh_value"] = gh
+            sh.text(r, 10, "servers bought: GPUs × 24 × days in service; price = ownership share ÷ GPU-hours "
+                           "(Own hardware)", "hint")
+            continue
         if p["tier"] in vocab.RESERVED_TIERS:
             gh = p["gpus"] * 24 * refs.horizon_days
             sh.calc(r, 7, f"F{r + 1}*24*{refs.horizon}", gh, num="int")
@@ -44,15 +57,24 @@ def write_purchases(sh: Sheet, result: PlanResult, refs: Refs) -> None:
             gh = p["hourly_gpu_hours"]
             sh.calc(r, 7, f'SUMIFS({col},{hourly_offer},"="&{a})', gh, num="int")
         price_ref = refs.price.get((p["offer"], p["tier"]))
-        if price_ref:
-            sh.calc(r, 8, price_ref, p["price"], num="money2")
+        price = p["price"]
+        factor = _factor(p, gh) if result.scenarios else 1.0
+        if factor != 1.0:  # scenarios that move hourly prices: the price paid, blended over them
+            refs.price_factor[(p["offer"], p["tier"])] = factor
+            price = p["price"] * factor
+            sh.calc(r, 8, f"{price_ref or repr(p['price'])}*{factor!r}", price, num="money2")
+        elif price_ref:
+            sh.calc(r, 8, price_ref, price, num="money2")
         else:
-            sh.num(r, 8, p["price"], num="money2")
-        cost = gh * p["price"]
+            sh.num(r, 8, price, num="money2")
+        cost = gh * price
         sh.calc(r, 9, f"H{r + 1}*I{r + 1}", cost, num="money0")
         p["cost_value"] = cost
         p["gh_value"] = gh
-        sh.text(r, 10, "estimated price (published discount policy)" if p["estimated"] else "", "hint")
+        note = ["estimated price (published discount policy)"] if p["estimated"] else []
+        if factor != 1.0:
+            note.append(f"× {factor:.4f}: the scenarios' price factors, weighted by GPU-hours")
+        sh.text(r, 10, "; ".join(note), "hint")
     first, last = head + 1, max(r, head + 1)
     for key, col in (("offer", 0), ("accelerator", 3), ("tier", 4), ("gpus", 5), ("gpu_hours", 7),
                      ("cost", 9)):
@@ -73,6 +95,44 @@ def write_purchases(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.page(r, 10, header_rows=(head, head))
 
 
+def _factor(p: dict, gh: float) -> float:
+    """The price paid ÷ the list price on an on-demand or spot row (1 unless scenarios move the price)."""
+    if p["tier"] not in ("on-demand", "spot") or not gh or not p["price"]:
+        return 1.0
+    f = p["result_cost"] / (gh * p["price"])
+    return 1.0 if abs(f - 1.0) < 1e-9 else f
+
+
+def _buy_row(result: PlanResult, p: dict) -> tuple[float, float]:
+    """GPU-hours a buy row holds (GPUs × 24 × days from delivery) and the price per GPU-hour that makes it the
+    offer's ownership share, computed as the formulas link_own writes compute them."""
+    own = result.own
+    x = next((x for x in own.inputs if x.offer == p["offer"]), None) if own is not None else None
+    if x is not None:
+        days = x.service_days
+        share = ownership(x)[2]
+    else:  # a result written before the inputs were kept
+        b = next((b for b in own.bought if b.offer == p["offer"]), None) if own is not None else None
+        days = float(result.horizon_days - (b.delivery_day if b else 0))
+        share = sum(q.cost for q in result.purchases if q.offer == p["offer"] and q.tier == "buy")
+    gh = p["gpus"] * 24 * days
+    return gh, (share / gh if gh else 0.0)
+
+
+def link_own(sh: Sheet, result: PlanResult, refs: Refs) -> None:
+    """After the Own hardware sheet: buy rows' GPUs, GPU-hours and price as formulas over its cells (days in
+    service, units × GPUs per unit, the offer's ownership share)."""
+    for r, offer, gh, price in refs.buy_rows:
+        cells = refs.own_offer.get(offer)
+        if cells is None:
+            continue
+        n = r + 1
+        gpus = next(p["gpus"] for p in refs.purchase_rows if p["offer"] == offer and p["tier"] == "buy")
+        sh.calc(r, 5, cells["gpus"], gpus, num="int")
+        sh.calc(r, 7, f"F{n}*24*{cells['days']}", gh, num="int")
+        sh.calc(r, 8, f"IF(H{n}=0,0,{cells['ownership'][0]}/H{n})", price, num="money2")
+
+
 def _purchase_rows(result: PlanResult) -> list[dict]:
     """One row per (offer, tier); reserved levels bought per pool add up."""
     rows: dict[tuple[str, str], dict] = {}
@@ -80,11 +140,13 @@ def _purchase_rows(result: PlanResult) -> list[dict]:
         k = (p.offer, p.tier)
         if k in rows:
             rows[k]["gpus"] += p.gpus
+            rows[k]["result_cost"] += p.cost
             continue
         price = result.offers.get(p.offer, {}).get("prices", {}).get(p.tier, p.price_per_gpu_hour)
         rows[k] = {"offer": p.offer, "provider": p.provider, "region": p.region, "accelerator": p.accelerator,
                    "tier": p.tier, "gpus": p.gpus, "gpus_per_node": p.gpus_per_node, "price": float(price),
-                   "estimated": p.price_estimated, "hourly_gpu_hours": _sum_rows(result, p.offer, p.tier)}
+                   "estimated": p.price_estimated, "hourly_gpu_hours": _sum_rows(result, p.offer, p.tier),
+                   "result_cost": p.cost}
     order = {t: i for i, t in enumerate(vocab.TIERS)}
     return [rows[k] for k in sorted(rows, key=lambda k: (k[0], order.get(k[1], 9)))]
 
@@ -93,7 +155,7 @@ def _sum_rows(result: PlanResult, offer: str, tier: str) -> float:
     """GPU-hours as SUMIFS over Hourly adds them: row by row, in the sheet's order."""
     total = 0.0
     for h in hourly_rows(result):
-        if h.offer == offer:
+        if h.offer == offer and tier != "buy":
             g = h.on_demand_gpus if tier == "on-demand" else h.spot_gpus
             total += g * row_days(result, h)
     return total

@@ -59,3 +59,15 @@ class Refs:
     """Cell with the horizon's ownership share of servers bought (tier buy), and its value."""
     own_facility: tuple[str, float] | None = None
     """Cell with energy, colocation and owned servers' support (tier facility), and its value."""
+    own_offer: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per offer of your own, on the Own hardware sheet: ownership and facility (cell, value), days in service
+    (cell) and GPUs (units × GPUs per unit, a formula)."""
+    buy_rows: list[tuple[int, str, float, float]] = field(default_factory=list)
+    """Purchases' buy rows (row, offer, GPU-hours, price): linked to the Own hardware sheet once it is written."""
+    tiers_name: str = "total_cost"
+    """The name of the cell that adds up the tiers: total_cost, or expected_cost when the plan's total is a cvar
+    or worst-case measure over scenarios (then the tiers are expected values)."""
+    price_factor: dict[tuple[str, str], float] = field(default_factory=dict)
+    """(offer, tier) → on-demand or spot price paid ÷ the price on Assumptions (scenarios that move prices)."""
+    scenario: dict[str, tuple[str, float]] = field(default_factory=dict)
+    """Scenarios sheet cells (first stage, expected, risk) and their values."""

@@ -31,9 +31,13 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     keys = cost_keys(result)
     tier_v = {k: refs.tier_cost.get(k, 0.0) for k in keys}
     tier_v["api"] = refs.api_total[1] if refs.api_total else 0.0
-    total_v = 0.0
+    tiers_v = 0.0
     for k in keys:
-        total_v += tier_v[k]
+        tiers_v += tier_v[k]
+    tiers_f = "+".join(TIER_NAMES[k] for k in keys)
+    # under a cvar or worst-case measure over scenarios the total is that measure; the tiers are expected values
+    split = refs.tiers_name != "total_cost"
+    total_v = refs.scenario["risk"][1] if split else tiers_v
     r = 4
     sh.text(r, 0, "Headline", "h2")
     committed = refs.committed if result.commitments else None
@@ -44,10 +48,25 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         book.name("all_in_cost", sh.name, r, 1)
     r += 1
     new_label = "New spend over the horizon" if committed is not None else "Total cost over the horizon"
+    if split:
+        new_label += f": the {L.risk_name(result)} over the scenarios"
     sh.text(r, 0, new_label, "total" if committed is not None else "big")
-    sh.calc(r, 1, "+".join(TIER_NAMES[k] for k in keys), total_v,
-            "total" if committed is not None else "big", num="money0")
+    sh.calc(r, 1, "scenario_risk" if split else tiers_f, total_v, "total" if committed is not None else "big",
+            num="money0")
     book.name("total_cost", sh.name, r, 1)
+    if split:
+        r += 1
+        sh.text(r, 0, "Expected cost over the scenarios: the tiers below add up to it")
+        sh.calc(r, 1, tiers_f, tiers_v, num="money0")
+        book.name("expected_cost", sh.name, r, 1)
+    if result.risk is not None:
+        r += 1
+        sh.text(r, 0, "Risk measure over the scenarios (see Scenarios)")
+        sh.text(r, 1, f"{L.risk_name(result)}: {L.risk_meaning(result)}", "value")
+        if not split:
+            r += 1
+            sh.text(r, 0, "Expected cost over the scenarios (Scenarios: Σ weight × cost)")
+            sh.calc(r, 1, refs.scenario["expected"][0], refs.scenario["expected"][1], num="money0")
     if committed is not None:
         r += 1
         sh.text(r, 0, "Already committed (signed before this plan, for the days in the horizon; sunk)")
@@ -103,16 +122,16 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.calc(r, 1, formulas[k], tier_v[k], num="money0")
         book.name(TIER_NAMES[k], sh.name, r, 1)
         sh.calc(r, 2, f"B{r + 1}/{refs.horizon}", tier_v[k] / refs.horizon_days, num="money0")
-        sh.calc(r, 3, f"IF(total_cost=0,0,B{r + 1}/total_cost)", tier_v[k] / total_v if total_v else 0.0,
-                num="pct")
+        t = refs.tiers_name
+        sh.calc(r, 3, f"IF({t}=0,0,B{r + 1}/{t})", tier_v[k] / tiers_v if tiers_v else 0.0, num="pct")
     r += 1
-    sh.text(r, 0, "Total", "total")
-    sh.calc(r, 1, "total_cost", total_v, "total", num="money0")
-    sh.calc(r, 2, f"B{r + 1}/{refs.horizon}", total_v / refs.horizon_days, "total", num="money0")
-    sh.calc(r, 3, "IF(total_cost=0,0,1)", 1.0 if total_v else 0.0, "total", num="pct")
+    sh.text(r, 0, "Expected over the scenarios (the total above is the risk measure)" if split else "Total", "total")
+    sh.calc(r, 1, refs.tiers_name, tiers_v, "total", num="money0")
+    sh.calc(r, 2, f"B{r + 1}/{refs.horizon}", tiers_v / refs.horizon_days, "total", num="money0")
+    sh.calc(r, 3, f"IF({refs.tiers_name}=0,0,1)", 1.0 if tiers_v else 0.0, "total", num="pct")
     _tier_chart(sh, tier_head, r - 1, keys)
 
-    r = _gpus_by_accelerator(sh, refs, tier_head + 14)
+    r = _gpus_by_accelerator(sh, result, refs, tier_head + 14)
     r = _policy(sh, result, refs, r + 2)
     r = _binding(sh, result, r + 2)
     r = _commitments(sh, result, refs, r + 2)
@@ -161,12 +180,13 @@ def _tier_chart(sh: Sheet, head: int, last: int, keys: tuple[str, ...]) -> None:
     sh.ws.insert_chart(head - 1, 4, chart, {"x_offset": 25, "y_offset": 0})
 
 
-def _gpus_by_accelerator(sh: Sheet, refs: Refs, r: int) -> int:
+def _gpus_by_accelerator(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     P = refs.purchases
+    held = (*vocab.RESERVED_TIERS, "buy") if result.own is not None else vocab.RESERVED_TIERS
     sh.text(r, 0, "GPUs by accelerator and tier", "h2")
     r += 1
-    sh.header(r, 0, ["Accelerator", "Reserved GPUs", "On-demand GPUs (peak hour)", "Spot GPUs (peak hour)",
-                     "GPU-hours", "Cost over the horizon"])
+    sh.header(r, 0, ["Accelerator", "Reserved and bought GPUs" if result.own is not None else "Reserved GPUs",
+                     "On-demand GPUs (peak hour)", "Spot GPUs (peak hour)", "GPU-hours", "Cost over the horizon"])
     sh.ws.set_row(r, 30)
     rows = refs.purchase_rows
     for acc in sorted({p["accelerator"] for p in rows}):
@@ -174,27 +194,23 @@ def _gpus_by_accelerator(sh: Sheet, refs: Refs, r: int) -> int:
         sh.text(r, 0, acc)
         a = f'"="&A{r + 1}'
         mine = [p for p in rows if p["accelerator"] == acc]
-        for c, tiers in ((1, vocab.RESERVED_TIERS), (2, ("on-demand",)), (3, ("spot",))):
+        for c, tiers in ((1, held), (2, ("on-demand",)), (3, ("spot",))):
             f = "+".join(f'SUMIFS({P["gpus"]},{P["accelerator"]},{a},{P["tier"]},"{t}")' for t in tiers)
             sh.calc(r, c, f, sum(p["gpus"] for p in mine if p["tier"] in tiers), num="int")
-        sh.calc(r, 4, f'SUMIFS({P["gpu_hours"]},{P["accelerator"]},{a})', _sum_in_order(rows, acc, "gh", refs),
+        sh.calc(r, 4, f'SUMIFS({P["gpu_hours"]},{P["accelerator"]},{a})', _sum_in_order(rows, acc, "gh"),
                 num="int")
-        sh.calc(r, 5, f'SUMIFS({P["cost"]},{P["accelerator"]},{a})', _sum_in_order(rows, acc, "cost", refs),
+        sh.calc(r, 5, f'SUMIFS({P["cost"]},{P["accelerator"]},{a})', _sum_in_order(rows, acc, "cost"),
                 num="money0")
     r += 1
     sh.text(r, 0, "On-demand and spot: the most in use at one hour on each offer, added up over offers.", "note")
     return r
 
 
-def _sum_in_order(rows: list[dict], acc: str, what: str, refs: Refs) -> float:
+def _sum_in_order(rows: list[dict], acc: str, what: str) -> float:
     total = 0.0
     for p in rows:
-        if p["accelerator"] != acc:
-            continue
-        if what == "cost":
-            total += p["cost_value"]
-        else:
-            total += p["gpus"] * 24 * refs.horizon_days if p["tier"] in vocab.RESERVED_TIERS else p["hourly_gpu_hours"]
+        if p["accelerator"] == acc:
+            total += p["cost_value"] if what == "cost" else p["gh_value"]
     return total
 
 
@@ -254,6 +270,8 @@ def _commitments(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     new_total = refs.new_total or ("0", 0.0)
     total_v = sum(refs.tier_cost.get(k, 0.0) for k in ("buy", "facility", "reserved", "on_demand", "spot")
                   if k in cost_keys(result)) + (refs.api_total[1] if refs.api_total else 0.0)
+    if refs.tiers_name != "total_cost":
+        total_v = refs.scenario["risk"][1]
     rows = [("New spend in the horizon (the plan's total)", "total_cost", total_v),
             ("Already committed: contracts signed before this plan, for the days they overlap the horizon "
              "(sunk, not in the total)", committed[0], committed[1])]

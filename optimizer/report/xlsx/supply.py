@@ -47,6 +47,7 @@ def write_supply(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         ws.set_row(r, 30)
         first = r + 1
         day = f"$A${title_row + 1}"
+        wild = any(ch in d for ch in "~*?")  # scenario day types (weekday~high): ~ escapes in criteria; compare exactly
         for hour in range(24):
             r += 1
             sh.num(r, 0, hour, "value", "center", num="hour")
@@ -56,13 +57,17 @@ def write_supply(sh: Sheet, result: PlanResult, refs: Refs) -> None:
                                  (6, "committed", "committed_gpus")):
                 if c == 6 and not committed:
                     continue
+                H = refs.hourly
                 if period is None:
                     v = sum(getattr(h, attr) for h in at)
-                    f = f'SUMIFS({refs.hourly[key]},{refs.hourly["day_type"]},"="&{day},{refs.hourly["hour"]},$A{r + 1})'
+                    f = (f'SUMIFS({H[key]},{H["day_type"]},"="&{day},{H["hour"]},$A{r + 1})' if not wild else
+                         f'SUMPRODUCT(({H["day_type"]}={day})*({H["hour"]}=$A{r + 1})*{H[key]})')
                 else:  # this period's rows, then those that hold all horizon (added in the formula's order)
                     v = sum(getattr(h, attr) for h in at if h.period) + sum(getattr(h, attr) for h in at if not h.period)
-                    f = "+".join(f'SUMIFS({refs.hourly[key]},{refs.hourly["day_type"]},"="&{day},'
-                                 f'{refs.hourly["hour"]},$A{r + 1},{refs.hourly["period"]},"="&{p})'
+                    f = "+".join((f'SUMIFS({H[key]},{H["day_type"]},"="&{day},{H["hour"]},$A{r + 1},'
+                                  f'{H["period"]},"="&{p})') if not wild else
+                                 f'SUMPRODUCT(({H["day_type"]}={day})*({H["hour"]}=$A{r + 1})*({H["period"]}={p})'
+                                 f'*{H[key]})'
                                  for p in (f"$G${title_row + 1}", f'"{WHOLE_HORIZON}"'))
                 sh.calc(r, c, f, v, num="int")
             sh.calc(r, 5, held, held_v, num="int")

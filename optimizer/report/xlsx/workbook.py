@@ -20,8 +20,9 @@ from optimizer.report.xlsx.commitments import write_commitments
 from optimizer.report.xlsx.hourly import write_hourly
 from optimizer.report.xlsx.lists import write_alternatives, write_dropped
 from optimizer.report.xlsx.own import write_own
-from optimizer.report.xlsx.purchases import write_purchases
+from optimizer.report.xlsx.purchases import link_own, write_purchases
 from optimizer.report.xlsx.refs import Refs
+from optimizer.report.xlsx.scenarios import write_scenarios
 from optimizer.report.xlsx.showback import write_showback
 from optimizer.report.xlsx.summary import write_summary
 from optimizer.report.xlsx.supply import write_supply
@@ -35,11 +36,18 @@ OWN_SHEET = "Own hardware"
 """After Purchases, only when the plan owns or may buy servers."""
 
 
+SCENARIO_SHEET = "Scenarios"
+"""After Summary, only when the plan has scenarios."""
+
+
 def sheet_names(result: PlanResult) -> tuple[str, ...]:
-    if result.own is None:
-        return SHEETS
-    i = SHEETS.index("Purchases") + 1
-    return (*SHEETS[:i], OWN_SHEET, *SHEETS[i:])
+    out = SHEETS
+    if result.own is not None:
+        i = out.index("Purchases") + 1
+        out = (*out[:i], OWN_SHEET, *out[i:])
+    if result.risk is not None and result.scenarios:
+        out = (out[0], SCENARIO_SHEET, *out[1:])
+    return out
 
 
 def write_workbook(result: PlanResult, path: Path) -> None:
@@ -65,11 +73,14 @@ def build_workbook(result: PlanResult, target: Path, made: Provenance | None = N
         book = Book(wb, result.currency)
         sheets = {n: book.sheet(n) for n in sheet_names(result)}
         refs = Refs()
+        if result.risk is not None and result.scenarios and result.risk.measure != "expected":
+            refs.tiers_name = "expected_cost"  # the total is the risk measure; the tiers add up to the expected cost
         write_assumptions(sheets["Assumptions"], result, refs, made)
         write_hourly(sheets["Hourly"], result, refs)
         write_purchases(sheets["Purchases"], result, refs)
         if result.own is not None:  # after Purchases: its totals replace the buy and facility tiers
             write_own(sheets[OWN_SHEET], result, refs)
+            link_own(sheets["Purchases"], result, refs)
         write_commitments(sheets["Commitments"], result, refs)
         refs.all_in_value = sum(refs.tier_cost.values()) + (refs.api_total[1] if refs.api_total else 0.0) \
             + (refs.committed[1] if refs.committed else 0.0)
@@ -77,6 +88,8 @@ def build_workbook(result: PlanResult, target: Path, made: Provenance | None = N
         write_workloads(sheets["Workloads"], result, refs)
         write_showback(sheets["Showback"], result, refs)
         write_supply(sheets["Supply"], result, refs)
+        if SCENARIO_SHEET in sheets:
+            write_scenarios(sheets[SCENARIO_SHEET], result, refs)
         write_summary(sheets["Summary"], result, refs)
         write_alternatives(sheets["Alternatives"], result)
         write_dropped(sheets["Dropped"], result)

@@ -26,18 +26,33 @@ W_HEAD = ["Workload", "Pool", "Kind", "Model", "Offer", "Accelerator", "Precisio
           "GPU-hours", "… on reserved", "… on on-demand", "… on spot", "… on contracts signed before",
           "Share of its output tokens sent to the API", "Cost over the horizon (tiers it used + API)", "Cost per day",
           "Committed spend it used (sunk)", "Note"]
+OWN_HEAD = ["… on servers bought", "… on servers owned"]
+"""After "… on contracts signed before", when the plan has servers of its own."""
+
+KEYS = ["name", "pool", "kind", "model", "offer", "acc", "prec", "config", "gpr", "goodput", "source", "bound", "mem",
+        "weights", "kv", "reserve", "free", "fit", "need", "peak_at", "peak", "api", "base", "spares", "rollout",
+        "total", "gpus", "fleet", "gh", "gh_res", "gh_od", "gh_spot", "gh_com", "share", "cost", "per_day",
+        "committed", "note"]
+WIDTHS = [18, 10, 9, 15, 20, 9, 8, 11, 8, 10, 9, 10, 7, 7, 7, 7, 7, 8, 8, 14, 11, 11, 8, 7, 7, 8, 8, 9, 12, 11, 11,
+          11, 11, 9, 14, 11, 13, 44]
 
 
-W_GROUPS = [(0, 11, "Choice"), (12, 18, "Memory per replica (GB)"),
-            (19, 27, "Sizing at the peak hour: base = ⌈(peak − API) ÷ (goodput × occupancy)⌉"),
-            (28, 37, "Over the horizon: each GPU-hour it used at the rate of its tier")]
+def _layout(own: bool) -> tuple[list[str], list[str], list[float]]:
+    """The sheet's column keys, headers and widths: with servers of your own, two more GPU-hour columns."""
+    if not own:
+        return KEYS, W_HEAD, WIDTHS
+    i = KEYS.index("gh_com") + 1
+    return KEYS[:i] + ["gh_buy", "gh_own"] + KEYS[i:], W_HEAD[:i] + OWN_HEAD + W_HEAD[i:], WIDTHS[:i] + [11, 11] + WIDTHS[i:]
 
 
-C = {name: i for i, name in enumerate(["name", "pool", "kind", "model", "offer", "acc", "prec", "config", "gpr",
-                                       "goodput", "source", "bound", "mem", "weights", "kv", "reserve", "free",
-                                       "fit", "need", "peak_at", "peak", "api", "base", "spares", "rollout",
-                                       "total", "gpus", "fleet", "gh", "gh_res", "gh_od", "gh_spot", "gh_com",
-                                       "share", "cost", "per_day", "committed", "note"])}
+C = {name: i for i, name in enumerate(KEYS)}
+"""Column of each key; write_workloads sets it for the result being written."""
+
+
+def _groups() -> list[tuple[int, int, str]]:
+    return [(0, C["bound"], "Choice"), (C["mem"], C["need"], "Memory per replica (GB)"),
+            (C["peak_at"], C["fleet"], "Sizing at the peak hour: base = ⌈(peak − API) ÷ (goodput × occupancy)⌉"),
+            (C["gh"], C["note"], "Over the horizon: each GPU-hour it used at the rate of its tier")]
 
 
 def _col(key: str, row: int) -> str:
@@ -46,8 +61,10 @@ def _col(key: str, row: int) -> str:
 
 def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws = sh.ws
-    sh.widths([18, 10, 9, 15, 20, 9, 8, 11, 8, 10, 9, 10, 7, 7, 7, 7, 7, 8, 8,
-               14, 11, 11, 8, 7, 7, 8, 8, 9, 12, 11, 11, 11, 11, 9, 14, 11, 13, 44])
+    keys, heads, widths = _layout(result.own is not None)
+    C.clear()
+    C.update({k: i for i, k in enumerate(keys)})
+    sh.widths(widths)
     sh.text(0, 0, "Workloads: what each one runs on, why it fits, and how many replicas", "title")
     sh.intro(1, "Replicas at each workload's peak hour: base = ⌈(peak − sent to API) ÷ (goodput × occupancy)⌉, "
                   "rollout = ⌈rollout share × (base + spares)⌉ (quotients rounded to 4 decimals first). They "
@@ -56,11 +73,11 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
                   "on-demand, shared by GPUs; each GPU-hour a workload used is charged its tier's rate (reserved: "
                   "the offer's reservations over the GPU-hours they hold), plus its API cost. GPUs bought and "
                   "used by no workload at that hour are their own line.", 18, 3)
-    for a, b, label in W_GROUPS:
+    for a, b, label in _groups():
         ws.merge_range(2, a, 2, b, "", sh.fmt("group"))
         sh.text(2, a, label, "group")
     head = 3
-    sh.header(head, 0, W_HEAD)
+    sh.header(head, 0, heads)
     ws.set_row(head, 45)
     occ, spares, roll = refs.policy["occupancy"], refs.policy["spares"], refs.policy["rollout_fraction"]
     pol = result.policy
@@ -111,8 +128,10 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.num(r, C["share"], w.api_share, num="pct")
         # cost: each tier's GPU-hours at its rate, + the workload's API cost
         gh = w.gpu_hours_by_tier
-        for k, t in (("gh_res", "reserved"), ("gh_od", "on_demand"), ("gh_spot", "spot"), ("gh_com", "committed")):
-            sh.num(r, C[k], gh.get(t, 0.0) if w.offer else None, num="int")
+        for k, t in (("gh_res", "reserved"), ("gh_od", "on_demand"), ("gh_spot", "spot"), ("gh_com", "committed"),
+                     ("gh_buy", "buy"), ("gh_own", "owned")):
+            if k in C:
+                sh.num(r, C[k], gh.get(t, 0.0) if w.offer else None, num="int")
         parts, value = [], 0.0
         if w.offer:
             o = _col("offer", r)
@@ -126,8 +145,17 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
                 if gh.get(t):
                     price = refs.price.get((w.offer, tier))
                     v = _price(result, w.offer, tier)
-                    parts.append(f'{_col(k, r)}*{price or repr(v)}')
-                    value += gh[t] * v
+                    factor = refs.price_factor.get((w.offer, tier), 1.0)
+                    if factor != 1.0:  # scenarios that move the price: the offer's blend of them (Purchases)
+                        parts.append(f'{_col(k, r)}*{price or repr(v)}*{factor!r}')
+                        value += gh[t] * v * factor
+                    else:
+                        parts.append(f'{_col(k, r)}*{price or repr(v)}')
+                        value += gh[t] * v
+        if w.offer and result.own is not None:
+            own_parts, own_v = _own_cost(result, w, r, refs)
+            parts += own_parts
+            value += own_v
         if w.name in refs.api_cost:
             cell, v = refs.api_cost[w.name]
             parts.append(cell)
@@ -150,7 +178,7 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     r += 1
     idle_v = sum(refs.tier_cost.values()) + (refs.api_total[1] if refs.api_total else 0.0) - total_cost
     sh.text(r, 0, "Not used by any workload")
-    sh.calc(r, C["cost"], f"total_cost-SUM({rng(sh.name, first, last, C['cost'])})", idle_v, num="money0")
+    sh.calc(r, C["cost"], f"{refs.tiers_name}-SUM({rng(sh.name, first, last, C['cost'])})", idle_v, num="money0")
     sh.calc(r, C["per_day"], f"{_col('cost', r)}/{refs.horizon}", idle_v / refs.horizon_days, num="money0")
     sh.text(r, C["note"], "GPU-hours bought that no workload used at that hour: reserved GPUs off-peak, the rest of "
                           "whole on-demand and spot nodes, spot bought as insurance against interruption", "note")
@@ -191,6 +219,45 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws.set_print_scale(52)
     ws.set_v_pagebreaks([C["peak_at"]])
     ws.repeat_columns(0, 0)
+
+
+def _own_cost(result: PlanResult, w, r: int, refs: Refs) -> tuple[list[str], float]:
+    """A workload's cost on servers of your own, as formulas and their value: the GPU-hours it used on servers
+    bought × the offer's ownership share per GPU-hour held (Purchases' buy row), and its share of the offer's
+    energy and space (Own hardware; the share the result gives it: the hours it held those servers, and
+    the energy of the GPU-hours it served)."""
+    P = refs.purchases
+    parts, value = [], 0.0
+    gh = w.gpu_hours_by_tier
+    o = _col("offer", r)
+    if gh.get("buy"):
+        cost_f = f'SUMIFS({P["cost"]},{P["offer"]},"="&{o},{P["tier"]},"buy")'
+        held_f = f'SUMIFS({P["gpu_hours"]},{P["offer"]},"="&{o},{P["tier"]},"buy")'
+        parts.append(f'IF({held_f}=0,0,{_col("gh_buy", r)}*{cost_f}/{held_f})')
+        cost = sum(p["cost_value"] for p in refs.purchase_rows if p["offer"] == w.offer and p["tier"] == "buy")
+        held = sum(p["gh_value"] for p in refs.purchase_rows if p["offer"] == w.offer and p["tier"] == "buy")
+        value += gh["buy"] * cost / held if held else 0.0
+    fac = w.cost_by_tier.get("facility", 0.0)
+    cells = refs.own_offer.get(w.offer or "")
+    whole = _offer_facility(result, w.offer or "")
+    if fac and cells is not None and whole:
+        share = fac / whole
+        cell, v = cells["facility"]
+        parts.append(f"{share!r}*{cell}")
+        value += share * v
+    elif fac:
+        parts.append(repr(fac))
+        value += fac
+    return parts, value
+
+
+def _offer_facility(result: PlanResult, offer: str) -> float:
+    """The result's energy and space (and owned servers' support) at one offer of your own."""
+    own = result.own
+    if own is None:
+        return 0.0
+    return sum(b.running_in_horizon for b in own.bought if b.offer == offer) \
+        + sum(o.running_in_horizon for o in own.owned if o.offer == offer)
 
 
 def _peak(sh: Sheet, r: int, w, refs: Refs) -> None:

@@ -1,0 +1,437 @@
+"""Sensitivity sweeps: one plan solved at many points, each a few inputs moved away from the plan's own.
+
+    from optimizer.sweep import parse_vary, run_sweep
+    varies = [parse_vary("demand=0.8:1.2:5"), parse_vary("price.on-demand=0.8:1.2:5")]
+    sweep = run_sweep("plans/q4.yaml", varies, outdir=Path("out/sweep"), workers=4)
+    sweep.points  # SweepPoint(vary, status, cost_total, reserved_gpus) each, in point order
+
+What a key moves (a multiplier unless said otherwise; every point starts from the plan as loaded, in
+memory — the files are never edited):
+    demand              every workload's demand: interactive peaks (stated, by month, or from business
+                        numbers: the users), batch tokens per day; reserve_gpus counts stay
+    demand.<workload>   one workload's demand, the same way (multiplies with `demand`)
+    price.<tier>        every offer's price per GPU-hour on that tier (on-demand, spot, reserved-1y, reserved-3y);
+                        contracts signed before keep their price
+    goodput             every estimated goodput (catalog.estimator.goodput_factor); a measured goodput
+                        stays as measured
+    occupancy           policy.occupancy, the value itself
+    growth              monthly_growth, the value itself, of every workload sized from business numbers
+
+Points: one at a time around the plan (each key over its values, the others at the plan's: what a tornado
+chart needs; the plan itself once), or the full grid. One solve per point, on a local process pool or Ray
+tasks. Each solved point is appended to OUTDIR/sweep.jsonl as it finishes; a rerun with the same plan and
+keys reads those back and solves only the missing points.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import dataclasses
+import hashlib
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from optimizer.errors import (
+    InfeasiblePlan,
+    PlanError,
+    Problem,
+    SolverError,
+    did_you_mean,
+)
+from optimizer.inputs.loading import LoadedPlan, load_plan
+from optimizer.inputs.schema.plan import Workload
+from optimizer.pipeline import SolveOptions, solve_plan
+from optimizer.results.sweep import (
+    JSONL,
+    SweepPoint,
+    Vary,
+    append_point,
+    read_points,
+    reserved_gpus,
+    vary_key,
+)
+from optimizer.vocab import RENTED_TIERS
+
+__all__ = ["KEYS", "VarySpec", "Sweep", "parse_vary", "check_varies", "sweep_points", "base_point",
+           "apply_point", "plan_hash", "run_sweep", "ENGINES"]
+
+KEYS = ("demand", "goodput", "occupancy", "growth") + tuple(f"price.{t}" for t in RENTED_TIERS)
+"""Every key but `demand.<workload>` (one per workload of the plan)."""
+MULTIPLIERS = ("demand", "goodput", "price")
+"""Keys (and key families) whose values multiply the plan's."""
+MAX_VALUES = 1000
+MAX_POINTS = 10_000
+ENGINES = ("process", "ray")
+VARY_FORM = "KEY=LO:HI:N, e.g. --vary demand=0.8:1.2:5"
+
+
+@dataclass(frozen=True)
+class VarySpec:
+    """One --vary: KEY over N evenly spaced values from LO to HI (N = 1: LO alone)."""
+
+    key: str
+    lo: float
+    hi: float
+    n: int
+
+    @property
+    def values(self) -> list[float]:
+        if self.n == 1:
+            return [self.lo]
+        # rounded to 12 significant digits: 0.8 + 0.1·k reads back as 0.9, not 0.9000000000000001
+        return [float(f"{self.lo + (self.hi - self.lo) * i / (self.n - 1):.12g}") for i in range(self.n)]
+
+
+def _bad(message: str, fix: str) -> PlanError:
+    return PlanError(Problem(message, fix))
+
+
+def parse_vary(text: str) -> VarySpec:
+    """`KEY=LO:HI:N` → VarySpec; PlanError (exit 2) saying what is wrong. The key is checked against a
+    plan by check_varies."""
+    key, eq, rng = text.partition("=")
+    key = key.strip()
+    if not eq or not key:
+        raise _bad(f"--vary {text!r} has no KEY=", f"write {VARY_FORM}")
+    parts = rng.split(":")
+    if len(parts) != 3:
+        raise _bad(f"--vary {text!r}: the range '{rng}' is not LO:HI:N", f"write {VARY_FORM}")
+    nums = []
+    for name, raw in zip(("LO", "HI"), parts[:2]):
+        try:
+            v = float(raw)
+        except ValueError:
+            v = math.nan
+        if not math.isfinite(v):
+            raise _bad(f"--vary {text!r}: {name} '{raw.strip()}' is not a number", f"write {VARY_FORM}")
+        nums.append(v)
+    lo, hi = nums
+    try:
+        n = int(parts[2])
+    except ValueError:
+        raise _bad(f"--vary {text!r}: N '{parts[2].strip()}' is not a whole number",
+                   f"N is how many values from LO to HI, 1 to {MAX_VALUES}: {VARY_FORM}") from None
+    if not 1 <= n <= MAX_VALUES:
+        raise _bad(f"--vary {text!r}: N is {n}", f"give 1 to {MAX_VALUES} values")
+    if lo > hi:
+        raise _bad(f"--vary {text!r}: LO {lo:g} is above HI {hi:g}", f"swap them: {key}={hi:g}:{lo:g}:{n}")
+    return VarySpec(key, lo, hi, n)
+
+
+def _business(w: Workload) -> bool:
+    return w.demand is not None and w.demand.users is not None
+
+
+def check_varies(loaded: LoadedPlan, varies: list[VarySpec]) -> None:
+    """PlanError (exit 2) listing every --vary that names no key of this plan or leaves its range."""
+    plan = loaded.plan
+    workloads = {w.name: w for w in plan.workloads}
+    known = list(KEYS) + [f"demand.{w}" for w in workloads]
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for v in varies:
+        head, _dot, tail = v.key.partition(".")
+        where = f"--vary {v.key}"
+        if v.key in seen:
+            problems.append(Problem(f"{where} is given twice", "give each key once"))
+            continue
+        seen.add(v.key)
+        if head == "demand" and tail:
+            if tail not in workloads:
+                guess = did_you_mean(tail, list(workloads))
+                problems.append(Problem(f"{where}: the plan has no workload '{tail}'",
+                                        f"did you mean 'demand.{guess}'?" if guess else
+                                        f"its workloads: {', '.join(workloads)}"))
+                continue
+            if workloads[tail].demand is None and workloads[tail].batch is None:
+                problems.append(Problem(f"{where}: workload '{tail}' reserves a fixed count of GPUs; it has no "
+                                        "demand to vary", "vary another workload, or `demand`"))
+                continue
+        elif v.key not in KEYS:
+            guess = did_you_mean(v.key, known)
+            problems.append(Problem(f"{where}: unknown key '{v.key}'",
+                                    f"did you mean '{guess}'?" if guess else
+                                    f"keys: {', '.join(KEYS)}, demand.<workload>"))
+            continue
+        if head in MULTIPLIERS and v.lo <= 0:
+            problems.append(Problem(f"{where}: {v.lo:g} is not a multiplier (it multiplies the plan's "
+                                    f"{_what(v.key)})", "give multipliers above 0, e.g. 0.8:1.2 for ±20%"))
+        elif v.key == "occupancy" and not (0 < v.lo and v.hi <= 1):
+            problems.append(Problem(f"{where}: occupancy {v.lo:g}–{v.hi:g} leaves (0, 1]",
+                                    "give the share of goodput used at the peak, e.g. occupancy=0.5:0.8:4"))
+        elif v.key == "growth":
+            if not (0 <= v.lo and v.hi <= 1):
+                problems.append(Problem(f"{where}: growth {v.lo:g}–{v.hi:g} leaves [0, 1]",
+                                        "give monthly growth as a share (0.05, not 5), e.g. growth=0:0.1:5"))
+            elif not any(_business(w) for w in plan.workloads):
+                problems.append(Problem(f"{where}: no workload of {loaded.file} is sized from business numbers, "
+                                        "so no monthly_growth applies",
+                                        "vary `demand` instead, or give a workload users, active_share, … "
+                                        "and monthly_growth"))
+    if problems:
+        raise PlanError(problems)
+
+
+def _what(key: str) -> str:
+    return {"demand": "demand", "goodput": "estimated goodput"}.get(key.partition(".")[0], "prices")
+
+
+# --- points ----------------------------------------------------------------------------------------
+
+
+def base_point(loaded: LoadedPlan, varies: list[VarySpec]) -> Vary:
+    """The plan's own value of every swept key (multipliers: 1; growth: None where its workloads differ)."""
+    out: Vary = {}
+    for v in varies:
+        if v.key == "occupancy":
+            out[v.key] = float(loaded.plan.policy.occupancy)
+        elif v.key == "growth":
+            rates = {float(w.demand.monthly_growth or 0.0) for w in loaded.plan.workloads if _business(w)}  # type: ignore[union-attr]
+            out[v.key] = rates.pop() if len(rates) == 1 else None
+        else:
+            out[v.key] = 1.0
+    return out
+
+
+def sweep_points(base: Vary, varies: list[VarySpec], grid: bool = False) -> list[Vary]:
+    """The points to solve, in order, each once: the plan itself then each key's values with the others at
+    the plan's (one at a time), or every combination (`grid`)."""
+    if grid:
+        points = [dict(zip(base, combo)) for combo in itertools.product(*(v.values for v in varies))]
+    else:
+        points = [dict(base)] + [{**base, v.key: x} for v in varies for x in v.values]
+    seen: set[str] = set()
+    out = []
+    for p in points:
+        k = vary_key(p)
+        if k not in seen:
+            seen.add(k)
+            out.append(p)
+    if len(out) > MAX_POINTS:
+        raise _bad(f"the sweep has {len(out):,} points, more than {MAX_POINTS:,}",
+                   "fewer values per key, or one at a time (drop --grid)")
+    return out
+
+
+def apply_point(loaded: LoadedPlan, vary: Mapping[str, float | None]) -> LoadedPlan:
+    """The plan with one point's values: new (frozen) objects, the loaded plan and its files untouched."""
+    plan, catalog = loaded.plan, loaded.catalog
+    demand = vary.get("demand")
+    growth = vary.get("growth")
+    workloads = [_workload(w, (demand or 1.0) * (vary.get(f"demand.{w.name}") or 1.0), growth, plan.horizon_days)
+                 for w in plan.workloads]
+    update: dict[str, Any] = {}
+    if any(a is not b for a, b in zip(workloads, plan.workloads)):
+        update["workloads"] = workloads
+    if vary.get("occupancy") is not None:
+        update["policy"] = plan.policy.model_copy(update={"occupancy": float(vary["occupancy"])})  # type: ignore[arg-type]
+    cat: dict[str, Any] = {}
+    prices = {k.partition(".")[2]: float(m) for k, m in vary.items() if k.startswith("price.") and m is not None
+              and m != 1}
+    if prices:
+        cat["offers"] = {oid: _priced(o, prices) for oid, o in catalog.offers.items()}
+    if vary.get("goodput") is not None and vary["goodput"] != 1:
+        cat["estimator"] = catalog.estimator.model_copy(update={"goodput_factor": float(vary["goodput"])})  # type: ignore[arg-type]
+    out = loaded
+    if update:
+        out = dataclasses.replace(out, plan=plan.model_copy(update=update))
+    if cat:
+        out = dataclasses.replace(out, catalog=dataclasses.replace(catalog, **cat))
+    return out
+
+
+def _workload(w: Workload, m: float, growth: float | None, horizon_days: int) -> Workload:
+    update: dict[str, Any] = {}
+    d = w.demand
+    if d is not None and (m != 1 or (growth is not None and _business(w))):
+        months = None if d.peak_by_month is None else {k: v * m for k, v in d.peak_by_month.items()}
+        if _business(w):
+            assert d.users is not None and w.tokens is not None
+            nd = d.model_copy(update={"users": d.users * m, "peak_by_month": months,
+                                      "monthly_growth": d.monthly_growth if growth is None else growth})
+            nd._derive(w.tokens.output, horizon_days)  # the peak from the numbers, as loading the plan does
+        else:
+            assert d.peak_output_tokens_per_s is not None
+            nd = d.model_copy(update={"peak_output_tokens_per_s": d.peak_output_tokens_per_s * m,
+                                      "peak_by_month": months})
+        update["demand"] = nd
+    if w.batch is not None and m != 1:
+        update["batch"] = w.batch.model_copy(update={"output_tokens_per_day": w.batch.output_tokens_per_day * m})
+    return w.model_copy(update=update) if update else w
+
+
+def _priced(offer, factors: dict[str, float]):
+    table = offer.price_per_gpu_hour
+    if not any(t in table for t in factors):
+        return offer
+    new = {t: (p if t not in factors else
+               p.model_copy(update={"price": p.price * factors[t]}) if hasattr(p, "price") else float(p) * factors[t])
+           for t, p in table.items()}
+    return offer.model_copy(update={"price_per_gpu_hour": new})
+
+
+def plan_hash(loaded: LoadedPlan) -> str:
+    """The plan and every catalog entry it could use, hashed: a point in sweep.jsonl is read back only for
+    the same plan (an edited plan or catalog solves again)."""
+    c = loaded.catalog
+    data: dict[str, Any] = {"plan": loaded.plan.model_dump(mode="json"), "estimator": c.estimator.model_dump(mode="json")}
+    for section in ("accelerators", "models", "precisions", "offers", "systems"):
+        data[section] = {k: v.model_dump(mode="json") for k, v in sorted(getattr(c, section).items())}
+    text = json.dumps(data, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+# --- solving ---------------------------------------------------------------------------------------
+
+
+def solve_point(loaded: LoadedPlan, vary: Vary, options: SolveOptions, phash: str) -> SweepPoint:
+    """One point solved (in a worker process or a Ray task). A point with no plan is a point too:
+    infeasible, error (solver), invalid (the varied plan is refused)."""
+    t0 = time.perf_counter()
+    try:
+        result = solve_plan(apply_point(loaded, vary), options)
+    except InfeasiblePlan as exc:
+        return SweepPoint(vary, "infeasible", None, None, phash, time.perf_counter() - t0,
+                          exc.reasons[0] if exc.reasons else "")
+    except SolverError as exc:
+        return SweepPoint(vary, "error", None, None, phash, time.perf_counter() - t0, str(exc))
+    except PlanError as exc:
+        return SweepPoint(vary, "invalid", None, None, phash, time.perf_counter() - t0, str(exc.problems[0]))
+    return SweepPoint(vary, result.status, result.cost_total, reserved_gpus(result), phash, time.perf_counter() - t0,
+                      gap=result.solver.gap)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    plan: str
+    """The plan's name."""
+    file: str
+    currency: str
+    keys: list[str]
+    base: Vary
+    grid: bool
+    points: list[SweepPoint]
+    """Every point, in point order (the plan itself first when one at a time)."""
+    read_back: int
+    """Points read back from sweep.jsonl rather than solved in this run."""
+    other_lines: int
+    """Lines of sweep.jsonl for another plan (or other keys): kept, not used."""
+    jsonl: Path
+    engine: str
+    seconds: float
+
+
+OnPoint = Callable[[int, int, SweepPoint], None]
+"""Hears each point as it finishes: (points done, points to solve, the point)."""
+
+
+def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Path | str, *, grid: bool = False,
+              engine: str = "process", workers: int | None = None, address: str | None = None,
+              options: SolveOptions = SolveOptions(alternatives=0), extra_catalogs: list[Path | str] = (),
+              on_start: Callable[[int, int], None] | None = None, on_point: OnPoint | None = None) -> Sweep:
+    """Solve every point not already in OUTDIR/sweep.jsonl, appending each as it finishes.
+
+    PlanError (exit 2, nothing written) for a key or range the plan does not allow, an unreadable
+    sweep.jsonl, or Ray missing or unreachable. `on_start(to_solve, read_back)` is called once the points
+    are known, `on_point` as each finishes."""
+    t0 = time.perf_counter()
+    if engine not in ENGINES:
+        raise _bad(f"unknown engine '{engine}'", f"use one of {', '.join(ENGINES)}")
+    if address is not None and engine != "ray":
+        raise _bad("--address names a Ray cluster", "add --engine ray, or drop --address")
+    if workers is not None and workers < 1:
+        raise _bad(f"--workers is {workers}", "give at least 1 worker")
+    loaded = plan if isinstance(plan, LoadedPlan) else load_plan(plan, list(extra_catalogs))
+    if not varies:
+        raise _bad("nothing to vary", f"add at least one {VARY_FORM}")
+    check_varies(loaded, varies)
+    base = base_point(loaded, varies)
+    wanted = sweep_points(base, varies, grid)
+    phash = plan_hash(loaded)
+    jsonl = Path(outdir) / JSONL
+    found: dict[str, SweepPoint] = {}
+    other = 0
+    for p in read_points(jsonl):
+        if p.plan_hash == phash and set(p.vary) == set(base):
+            found[vary_key(p.vary)] = p
+        else:
+            other += 1
+    todo = [p for p in wanted if vary_key(p) not in found]
+    read_back = len(wanted) - len(todo)
+    runner = _ray_points if engine == "ray" else _process_points
+    if todo:
+        submit = runner(address) if engine == "ray" else runner(workers)  # Ray missing: exit 2 before any solve
+    if on_start:
+        on_start(len(todo), read_back)
+    if todo:
+        for i, point in enumerate(submit(loaded, todo, options, phash), 1):
+            append_point(jsonl, point)
+            found[vary_key(point.vary)] = point
+            if on_point:
+                on_point(i, len(todo), point)
+    points = [found[vary_key(p)] for p in wanted]
+    return Sweep(loaded.plan.plan, loaded.file, loaded.plan.currency, [v.key for v in varies], base, grid, points,
+                 read_back, other, jsonl, engine, time.perf_counter() - t0)
+
+
+Submit = Callable[[LoadedPlan, list[Vary], SolveOptions, str], Iterable[SweepPoint]]
+
+
+def _process_points(workers: int | None) -> Submit:
+    """A local process pool (spawned workers: the caller may hold threads, e.g. a progress bar)."""
+
+    def submit(loaded: LoadedPlan, todo: list[Vary], options: SolveOptions, phash: str) -> Iterable[SweepPoint]:
+        n = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+        with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(solve_point, loaded, v, options, phash) for v in todo]
+            try:
+                for f in cf.as_completed(futures):
+                    yield f.result()
+            finally:
+                for f in futures:
+                    f.cancel()
+
+    return submit
+
+
+def _ray_points(address: str | None) -> Submit:
+    """Ray tasks on the cluster at `address` (or the one this process already joined, or a local one)."""
+    try:
+        import ray
+    except ImportError:
+        raise _bad("--engine ray needs Ray, which is not installed",
+                   "pip install 'planopt[ray]' (or use the local process pool: --engine process)") from None
+
+    def submit(loaded: LoadedPlan, todo: list[Vary], options: SolveOptions, phash: str) -> Iterable[SweepPoint]:
+        started = False
+        if not ray.is_initialized():
+            try:
+                ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise _bad(f"cannot join the Ray cluster at {address or 'this machine'}: {exc}",
+                           "check --address (host:port of the head node, or ray://host:10001) and `ray status`; "
+                           "without --address a local Ray is started") from None
+            started = True
+        try:
+            task = ray.remote(num_cpus=1)(solve_point)
+            ref = ray.put(loaded)  # once in the object store, not once per task
+            pending = [task.remote(ref, v, options, phash) for v in todo]
+            try:
+                while pending:
+                    done, pending = ray.wait(pending, num_returns=1)
+                    yield ray.get(done[0])
+            finally:
+                for r in pending:
+                    ray.cancel(r)
+        finally:
+            if started:
+                ray.shutdown()
+
+    return submit

@@ -1,0 +1,288 @@
+"""planopt sweep: the points equal solving each varied plan directly (written as YAML, not through the sweep's
+own code), a rerun reads the points back, Ray gives the process pool's numbers, the HTML is the same bytes
+twice, and every bad input is exit 2 with what is wrong and how to fix it, and nothing written."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from optimizer.candidates.build import build_candidates
+from optimizer.cli import app
+from optimizer.inputs.loading import load_plan
+from optimizer.pipeline import SolveOptions, solve_plan
+from optimizer.results.sweep import append_point, read_points, reserved_gpus
+from optimizer.sweep import apply_point, parse_vary, run_sweep
+
+PROFILE = ("[0.2, 0.2, 0.2, 0.2, 0.2, 0.3, 0.4, 0.6, 0.8, 0.9, 1.0, 1.0, "
+           "1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.2]")
+
+# Two workloads on one plan-local offer (1 GPU a node: the reserved level moves in steps of one GPU),
+# goodput estimated (not measured) so `goodput` moves it too.
+PLAN = """\
+plan: sweep test
+horizon_days: 30
+catalogs: [builtin]
+policy: {{occupancy: {occupancy}, spares: 1, rollout_fraction: 0.25, tiers: [reserved-1y, on-demand]}}
+offers:
+  - {{id: test-h100, accelerator: h100-sxm, provider: test, gpus_per_node: 1,
+     price_per_gpu_hour: {{on-demand: {on_demand}, reserved-1y: 2.8}}{caps}}}
+workloads:
+  - name: chat
+    model: llama-3.1-8b
+    precisions: [fp8]
+    offers: [test-h100]
+    tokens: {{input: 1000, output: 250}}
+    slo: {{ttft_ms: 1000, tpot_ms: 50}}
+    demand: {{peak_output_tokens_per_s: {peak}, profile: {profile}}}
+  - name: summaries
+    model: llama-3.1-8b
+    pool: batch
+    precisions: [fp8]
+    offers: [test-h100]
+    tokens: {{input: 3000, output: 300}}
+    slo: {{tpot_ms: 200}}
+    batch: {{output_tokens_per_day: {batch}}}
+"""
+PEAK, BATCH, ON_DEMAND = 150000.0, 1.0e9, 4.0
+VARIES = ["demand=0.8:1.2:3", "price.on-demand=0.8:1.2:3"]
+runner = CliRunner()
+
+
+def write_plan(path: Path, demand: float = 1.0, on_demand: float = 1.0, occupancy: float = 0.6, caps: str = "") -> Path:
+    path.write_text(PLAN.format(peak=PEAK * demand, batch=BATCH * demand, on_demand=ON_DEMAND * on_demand,
+                                occupancy=occupancy, profile=PROFILE, caps=caps), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """The plan swept over demand and price.on-demand on the process pool (2 workers), via the CLI."""
+    d = tmp_path_factory.mktemp("sweep")
+    plan = write_plan(d / "plan.yaml")
+    args = ["sweep", str(plan), *sum((["--vary", v] for v in VARIES), []), "--workers", "2", "-o", str(d / "out"),
+            "--json"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    return d, plan, args, json.loads(res.stdout)
+
+
+def test_points_equal_solving_each_varied_plan(swept):
+    d, _plan, _args, data = swept
+    points = data["points"]
+    assert set(data) == {"points"}
+    assert all(set(p) == {"vary", "status", "cost_total", "reserved_gpus"} for p in points)
+    # one at a time: the plan, then each key's other two values
+    assert [p["vary"] for p in points] == [
+        {"demand": 1.0, "price.on-demand": 1.0}, {"demand": 0.8, "price.on-demand": 1.0},
+        {"demand": 1.2, "price.on-demand": 1.0}, {"demand": 1.0, "price.on-demand": 0.8},
+        {"demand": 1.0, "price.on-demand": 1.2}]
+    for p in points:
+        direct = solve_plan(write_plan(d / "direct.yaml", p["vary"]["demand"], p["vary"]["price.on-demand"]),
+                            SolveOptions(alternatives=0))
+        assert p["status"] == direct.status == "optimal"
+        assert p["cost_total"] == pytest.approx(direct.cost_total, abs=0.01), p["vary"]
+        assert p["reserved_gpus"] == reserved_gpus(direct)
+    costs = [p["cost_total"] for p in points]
+    assert costs[1] < costs[0] < costs[2] and costs[3] < costs[0] < costs[4]
+    assert len({p["reserved_gpus"] for p in points}) > 1  # the reserved level moves too
+    assert (d / "out" / "sweep.html").exists()
+
+
+def test_a_rerun_reads_the_points_back_and_solves_none(swept):
+    d, _plan, args, data = swept
+    before = (d / "out" / "sweep.jsonl").read_text(encoding="utf-8")
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == data
+    assert "read back 5 solved points from sweep.jsonl; solving 0" in res.stderr
+    assert (d / "out" / "sweep.jsonl").read_text(encoding="utf-8") == before  # nothing solved, nothing appended
+    # a grid over the same keys solves only the four corners it lacks
+    seen = []
+    sweep = run_sweep(d / "plan.yaml", [parse_vary(v) for v in VARIES], d / "out", grid=True, workers=2,
+                      on_start=lambda todo, back: seen.append((todo, back)))
+    assert seen == [(4, 5)] and len(sweep.points) == 9 and sweep.read_back == 5
+    assert len(read_points(d / "out" / "sweep.jsonl")) == 9
+
+
+def test_ray_gives_the_process_pools_numbers(swept, tmp_path):
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'planopt[ray]')")
+    d, plan, _args, data = swept
+    ray.init(num_cpus=2, include_dashboard=False)
+    try:
+        res = runner.invoke(app, ["sweep", str(plan), *sum((["--vary", v] for v in VARIES), []), "--engine", "ray",
+                                  "-o", str(tmp_path / "ray"), "--json"])
+    finally:
+        ray.shutdown()
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == data
+
+
+def test_the_html_is_the_same_bytes_twice(swept, monkeypatch):
+    from optimizer.report.sweep import render_html
+
+    d, plan, _args, _data = swept
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    sweep = run_sweep(plan, [parse_vary(v) for v in VARIES], d / "out")
+    html = render_html(sweep)
+    assert html == render_html(run_sweep(plan, [parse_vary(v) for v in VARIES], d / "out"))
+    assert html.count("<svg") == 2 and "Total cost" in html and "Reserved level" in html
+    assert "2026-01-01 00:00:00 UTC" in html and "SOURCE_DATE_EPOCH" in html
+    assert "http://" not in html and "https://" not in html and "<script" not in html
+
+
+def test_an_infeasible_point_is_recorded_and_not_retried(tmp_path):
+    plan = write_plan(tmp_path / "plan.yaml", caps=", available_gpus: {reserved-1y: 40, on-demand: 10}")
+    varies = [parse_vary("demand=1:3:2")]
+    sweep = run_sweep(plan, varies, tmp_path / "out", workers=2)
+    assert [(p.vary["demand"], p.status) for p in sweep.points] == [(1.0, "optimal"), (3.0, "infeasible")]
+    bad = sweep.points[1]
+    assert bad.cost_total is None and bad.reserved_gpus is None and bad.message
+    again = run_sweep(plan, varies, tmp_path / "out")
+    assert again.read_back == 2 and [p.status for p in again.points] == ["optimal", "infeasible"]
+
+
+def test_applying_a_point_changes_only_what_it_names(tmp_path):
+    loaded = load_plan(write_plan(tmp_path / "plan.yaml"))
+    moved = apply_point(loaded, {"demand": 1.0, "price.on-demand": 1.0, "goodput": 1.0})
+    assert moved.plan == loaded.plan and moved.catalog.offers == loaded.catalog.offers
+    p = apply_point(loaded, {"demand.summaries": 2.0, "occupancy": 0.5, "price.reserved-1y": 0.5})
+    chat, summaries = p.plan.workloads
+    assert chat.demand.peak_output_tokens_per_s == PEAK and summaries.batch.output_tokens_per_day == 2 * BATCH
+    assert p.plan.policy.occupancy == 0.5 and loaded.plan.policy.occupancy == 0.6
+    assert p.catalog.offers["test-h100"].price("reserved-1y") == pytest.approx(1.4)
+    assert p.catalog.offers["test-h100"].price("on-demand") == ON_DEMAND
+    assert loaded.catalog.offers["test-h100"].price("reserved-1y") == 2.8  # the loaded plan is untouched
+
+
+def test_goodput_scales_estimated_goodput_and_leaves_measured_alone(tmp_path):
+    loaded = load_plan(write_plan(tmp_path / "plan.yaml"))
+    base = {c.key: c.goodput for cs in build_candidates(loaded).by_workload.values() for c in cs}
+    low = {c.key: c.goodput for cs in build_candidates(apply_point(loaded, {"goodput": 0.8})).by_workload.values()
+           for c in cs}
+    shared = base.keys() & low.keys()
+    assert shared and all(low[k] == pytest.approx(0.8 * base[k]) for k in shared)
+    seed = load_plan(Path(__file__).parent.parent / "plans" / "seed-fleet.yaml")  # measured goodput only
+    assert (solve_plan(apply_point(seed, {"goodput": 0.5})).cost_total == solve_plan(seed).cost_total == 1800.0)
+
+
+BUSINESS = """\
+plan: growth
+horizon_days: 90
+catalogs: []
+policy: {{tiers: [on-demand]}}
+models: [{{id: m70, params_b: 70, kv_gb_per_seq: 1.6}}]
+accelerators: [{{id: g80, memory_gb: 80}}]
+offers: [{{id: o80, accelerator: g80, provider: p, gpus_per_node: 2, price_per_gpu_hour: {{on-demand: 2.5}}}}]
+workloads:
+  - name: chat
+    model: m70
+    precisions: [fp8]
+    tp: [2]
+    tokens: {{input: 1000, output: 250}}
+    demand: {{users: {users}, active_share: 0.25, requests_per_active_user_per_day: 12, peak_hour_share: 0.125,
+              monthly_growth: {growth}}}
+    measured: [{{accelerator: g80, precision: fp8, tp: 2, goodput_output_tokens_per_s: 1400}}]
+"""
+
+
+def test_growth_and_demand_rederive_a_business_peak(tmp_path):
+    def peak(users: float, growth: float) -> float:
+        path = tmp_path / "b.yaml"
+        path.write_text(BUSINESS.format(users=users, growth=growth), encoding="utf-8")
+        return load_plan(path).plan.workloads[0].demand.peak_output_tokens_per_s
+
+    path = tmp_path / "base.yaml"
+    path.write_text(BUSINESS.format(users=120000, growth=0.05), encoding="utf-8")
+    loaded = load_plan(path)
+    for vary, users, growth in (({"growth": 0.1}, 120000, 0.1), ({"demand": 1.5}, 180000, 0.05),
+                                ({"growth": 0.0, "demand.chat": 0.5}, 60000, 0.0)):
+        w = apply_point(loaded, vary).plan.workloads[0]
+        assert w.demand.peak_output_tokens_per_s == pytest.approx(peak(users, growth)), vary
+        assert w.demand.derivation.peak_output_tokens_per_s == pytest.approx(peak(users, growth))
+    res = runner.invoke(app, ["sweep", str(path), "--vary", "growth=0:0.1:2", "-o", str(tmp_path / "out"),
+                              "--workers", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    assert [p["vary"] for p in json.loads(res.stdout)["points"]] == [{"growth": 0.05}, {"growth": 0.0},
+                                                                    {"growth": 0.1}]
+
+
+# --- bad input: exit 2, what is wrong and the fix, nothing written ------------------------------------
+
+
+@pytest.mark.parametrize("vary, said", [
+    ("demnad=0.8:1.2:3", "unknown key 'demnad' — did you mean 'demand'?"),
+    ("price.ondemand=0.8:1.2:3", "did you mean 'price.on-demand'?"),
+    ("demand.chatt=0.8:1.2:3", "the plan has no workload 'chatt' — did you mean 'demand.chat'?"),
+    ("demand=1.2:0.8:3", "LO 1.2 is above HI 0.8 — swap them: demand=0.8:1.2:3"),
+    ("demand=0.8:1.2:0", "N is 0 — give 1 to 1000 values"),
+    ("demand=0.8:1.2:1001", "N is 1001 — give 1 to 1000 values"),
+    ("demand=0.8:1.2:three", "N 'three' is not a whole number"),
+    ("demand=low:1.2:3", "LO 'low' is not a number"),
+    ("demand=0.8:nan:3", "HI 'nan' is not a number"),
+    ("demand=0.8:1.2", "is not LO:HI:N"),
+    ("demand", "has no KEY="),
+    ("price.spot=-0.5:1:3", "-0.5 is not a multiplier"),
+    ("goodput=0:1:3", "give multipliers above 0"),
+    ("occupancy=0:0.5:3", "occupancy 0–0.5 leaves (0, 1]"),
+    ("occupancy=0.5:1.2:3", "occupancy 0.5–1.2 leaves (0, 1]"),
+    ("growth=0:0.1:3", "no workload of"),
+])
+def test_bad_varies_are_exit_2_with_a_fix(tmp_path, vary, said):
+    plan = write_plan(tmp_path / "plan.yaml")
+    res = runner.invoke(app, ["sweep", str(plan), "--vary", vary, "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert said in res.stderr, res.stderr
+    assert "Traceback" not in res.output and not (tmp_path / "out").exists()
+
+
+def test_a_key_given_twice_and_an_address_without_ray_are_exit_2(tmp_path):
+    plan = write_plan(tmp_path / "plan.yaml")
+    res = runner.invoke(app, ["sweep", str(plan), "--vary", "demand=1:2:2", "--vary", "demand=1:3:2",
+                              "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "--vary demand is given twice" in res.stderr
+    res = runner.invoke(app, ["sweep", str(plan), "--vary", "demand=1:2:2", "--address", "10.0.0.1:6379",
+                              "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "add --engine ray" in res.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_bad_line_in_sweep_jsonl_is_exit_2_with_its_line(swept, tmp_path):
+    d, plan, _args, _data = swept
+    out = tmp_path / "out"
+    out.mkdir()
+    lines = (d / "out" / "sweep.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:2]
+    for bad, said in (('{"plan_hash": "x", "vary": {"demand": 1.0}}\n', "sweep.jsonl:3: not a sweep point: no 'status'"),
+                      ("not json\n", "sweep.jsonl:3: not a sweep point: not JSON"),
+                      ('{"plan_hash": "x", "vary": {}, "status": "optimal", "cost_total": "a lot", '
+                       '"reserved_gpus": 1}\n', "cost_total is 'a lot', not a number"),
+                      (lines[0][:40], "sweep.jsonl:3: the last line is cut off")):
+        (out / "sweep.jsonl").write_text("".join(lines) + bad, encoding="utf-8")
+        res = runner.invoke(app, ["sweep", str(plan), *sum((["--vary", v] for v in VARIES), []), "-o", str(out)])
+        assert res.exit_code == 2, res.output
+        assert said in res.stderr and "delete that line" in res.stderr, res.stderr
+        assert "Traceback" not in res.output and sorted(p.name for p in out.iterdir()) == ["sweep.jsonl"]
+
+
+def test_a_last_line_without_its_newline_is_read_and_appended_after(swept, tmp_path):
+    d, _plan, _args, _data = swept
+    lines = (d / "out" / "sweep.jsonl").read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "sweep.jsonl"
+    path.write_text("\n".join(lines[:2]), encoding="utf-8")  # edited by hand: no newline at the end
+    first, second = read_points(path)
+    append_point(path, replace(first, vary={"demand": 2.0, "price.on-demand": 1.0}))
+    assert [p.vary["demand"] for p in read_points(path)] == [first.vary["demand"], second.vary["demand"], 2.0]
+
+
+def test_ray_missing_is_exit_2_with_the_install_command(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    plan = write_plan(tmp_path / "plan.yaml")
+    res = runner.invoke(app, ["sweep", str(plan), "--vary", "demand=1:2:2", "--engine", "ray",
+                              "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert "pip install 'planopt[ray]'" in res.stderr and not (tmp_path / "out").exists()
