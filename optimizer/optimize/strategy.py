@@ -99,7 +99,9 @@ def _cheapest_recourse(prog: Program, solver: str, seconds: float) -> bool:
             x = v.varValue or 0.0
             v.lowBound = v.upBound = round(x) if v.cat == pulp.LpInteger else x
         prog.prob.setObjective(pulp.lpSum(prog.cost_terms.values()))
-        out = solve(prog.prob, solver, time_limit_s=max(seconds, 1.0), mip_gap=0.0)
+        # the rest of the time limit, at least 5 s (as pricing alternatives); the solved plan is a warm start
+        out = solve(prog.prob, solver, time_limit_s=max(seconds, 5.0), mip_gap=0.0,
+                    warm_start={k: x for k, x in before.items() if x is not None})
         if out.status != "optimal":
             prog.restore(before)
             return False

@@ -1,0 +1,485 @@
+"""Two-stage plans (plan `scenarios`, policy.risk) against a brute-force enumeration, and by hand.
+
+The enumerator imports nothing from the optimizer but the entry point: it sizes each workload's
+replicas from its measured goodput (base = ceil(D / (goodput × occupancy)), no spares, no rollout),
+tries every config (offer) per workload and every reserved level per offer (the first stage, shared by
+all scenarios), buys on-demand (or spot) nodes hour by hour for what reserved GPUs do not cover in each
+scenario at its price multipliers (the second stage), and weighs the scenarios' costs — first stage +
+that scenario's hourly part — by the plan's risk measure: expected, worst, or cvar at a level (the mean
+of the worst 1 − level of outcomes, by weight). No LP, no PuLP.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+from typer.testing import CliRunner
+
+from optimizer.cli import app
+from optimizer.optimize.solver import available_solvers
+from optimizer.pipeline import SolveOptions, solve_plan
+
+_yaml = YAML(typ="safe", pure=True)
+_yaml.default_flow_style = False
+
+SOLVERS = available_solvers()
+SEEDS = list(range(36))
+MEASURES = ("expected", "cvar", "worst")
+H = 30  # horizon days, one day type
+REL = 1e-6
+
+runner = CliRunner()
+
+
+# --- random tiny plans ----------------------------------------------------------------------------------
+
+
+def _profile(rng: random.Random) -> list[float]:
+    """Flat, or two levels (a block of peak hours)."""
+    if rng.random() < 0.35:
+        return [1.0] * 24
+    low = rng.choice([0.0, 0.25, 0.5, 0.75])
+    start, length = rng.randrange(24), rng.randint(2, 14)
+    peak = {(start + k) % 24 for k in range(length)}
+    return [1.0 if h in peak else low for h in range(24)]
+
+
+def _weights(rng: random.Random, k: int) -> list[float]:
+    """k probabilities in steps of 0.05 that add up to 1."""
+    cuts = sorted(rng.sample(range(1, 20), k - 1))
+    parts = [b - a for a, b in zip([0] + cuts, cuts + [20])]
+    return [p / 20 for p in parts]
+
+
+def random_plan(seed: int) -> dict:
+    rng = random.Random(7919 * seed + 11)
+    measure = MEASURES[seed % 3]
+    n_acc = rng.choice([1, 2])
+    accelerators = [{"id": f"a{i}", "memory_gb": 80} for i in range(n_acc)]
+    spot = rng.random() < 0.4
+    offers = []
+    for i in range(rng.choice([1, 2, 3])):
+        od = round(rng.uniform(1.0, 4.0), 2)
+        prices = {"on-demand": od}
+        if rng.random() < 0.85:
+            prices["reserved-1y"] = round(od * rng.uniform(0.4, 0.9), 2)
+        if spot and rng.random() < 0.7:
+            prices["spot"] = round(od * rng.uniform(0.3, 0.9), 2)
+        offers.append({"id": f"o{i}", "accelerator": f"a{i % n_acc}", "provider": f"p{rng.randrange(2)}",
+                       "gpus_per_node": rng.choice([1, 2, 4]), "price_per_gpu_hour": prices})
+    occupancy = rng.choice([0.5, 0.6, 0.8, 1.0])
+    workloads = []
+    for i in range(rng.choice([1, 2])):
+        allowed = sorted(rng.sample([o["id"] for o in offers], min(len(offers), rng.choice([1, 2]))))
+        nodes = min(o["gpus_per_node"] for o in offers if o["id"] in allowed)
+        tp = rng.choice([1, 2]) if nodes >= 2 else 1
+        goodput = {a["id"]: round(rng.uniform(300, 1500), 1) for a in accelerators}
+        mean_g = sum(goodput.values()) / len(goodput)
+        workloads.append({
+            "name": f"w{i}", "model": "m0", "tp": [tp], "parallelism": ["tp"], "offers": allowed,
+            "tokens": {"input": 1000, "output": 200},
+            "measured": [{"accelerator": a, "precision": "bf16", "tp": tp, "goodput_output_tokens_per_s": g}
+                         for a, g in goodput.items()],
+            "demand": {"peak_output_tokens_per_s": round(mean_g * occupancy * rng.uniform(0.5, 5.0), 1),
+                       "profile": _profile(rng)}})
+    scenarios = []
+    providers = sorted({o["provider"] for o in offers})
+    for j, wt in enumerate(_weights(rng, rng.choice([2, 3, 4]))):
+        s: dict = {"name": f"s{j}", "weight": wt}
+        demand = {}
+        for key in ["all", "interactive"] + [w["name"] for w in workloads]:
+            if rng.random() < 0.4:
+                demand[key] = rng.choice([0.0, round(rng.uniform(0.3, 2.5), 2)]) if rng.random() < 0.1 \
+                    else round(rng.uniform(0.3, 2.5), 2)
+        if demand:
+            s["demand"] = demand
+        prices = {}
+        for key in ["on-demand"] + (["spot"] if spot else []) + providers:
+            if rng.random() < 0.35:
+                prices[key] = round(rng.uniform(0.6, 2.0), 2)
+        if prices:
+            s["prices"] = prices
+        if rng.random() < 0.25:
+            s["goodput"] = round(rng.uniform(0.5, 1.5), 2)  # measured goodput: must change nothing
+        scenarios.append(s)
+    risk: dict = {"measure": measure}
+    if measure == "cvar":
+        risk["level"] = rng.choice([0.5, 0.6, 0.75, 0.8, 0.9, 0.95])
+    tiers = ["reserved-1y", "on-demand"] + (["spot"] if spot else [])
+    policy = {"tiers": tiers, "mip_gap": 0, "spares": 0, "rollout_fraction": 0, "occupancy": occupancy,
+              "time_limit_s": 60, "risk": risk}
+    if spot:
+        policy["spot_pools"] = ["interactive"]
+    return {"plan": f"two-stage tiny plan {seed}", "horizon_days": H, "catalogs": [], "policy": policy,
+            "models": [{"id": "m0", "params_b": 8, "kv_gb_per_seq": 0.5}], "accelerators": accelerators,
+            "offers": offers, "scenarios": scenarios, "workloads": workloads}
+
+
+# --- the enumerator -------------------------------------------------------------------------------------
+
+
+def _ceil(x: float) -> int:
+    r = round(x)
+    return int(r) if abs(x - r) <= 1e-9 else math.ceil(x)
+
+
+def demand_factor(s: dict, w: dict) -> float:
+    for key in (w["name"], w.get("pool", "interactive"), "all"):
+        if key in s.get("demand", {}):
+            return s["demand"][key]
+    return 1.0
+
+
+def gpus(plan: dict, w: dict, offer: dict, s: dict | None) -> list[int]:
+    """GPUs the workload needs on the offer at each hour of scenario s (None: as stated)."""
+    tp = w["tp"][0]
+    g = next(m["goodput_output_tokens_per_s"] for m in w["measured"] if m["accelerator"] == offer["accelerator"])
+    f = 1.0 if s is None else demand_factor(s, w)
+    occ = plan["policy"]["occupancy"]
+    out = []
+    for v in w["demand"]["profile"]:
+        d = w["demand"]["peak_output_tokens_per_s"] * v * f
+        out.append(tp * (0 if d == 0 else _ceil(d / (g * occ))))
+    return out
+
+
+def hourly_price(plan: dict, offer: dict, s: dict) -> float:
+    """The cheapest GPU-hour bought by the hour in scenario s (on-demand or spot, multipliers applied)."""
+    mult = s.get("prices", {})
+    prov = mult.get(offer["provider"], 1.0)
+    prices = offer["price_per_gpu_hour"]
+    out = [prices["on-demand"] * mult.get("on-demand", 1.0) * prov]
+    if "spot" in prices and "spot" in plan["policy"]["tiers"]:
+        out.append(prices["spot"] * mult.get("spot", 1.0) * prov)
+    return min(out)
+
+
+def risk_of(costs: list[float], weights: list[float], measure: str, level: float) -> float:
+    """expected: Σ π·C; worst: max C; cvar: the mean of the worst 1 − level of the outcomes by weight
+    (sorted from the dearest, the last one counted in part)."""
+    if measure == "expected":
+        return sum(p * c for p, c in zip(weights, costs))
+    if measure == "worst":
+        return max(costs)
+    tail, acc = 1.0 - level, 0.0
+    left = tail
+    for c, p in sorted(zip(costs, weights), reverse=True):
+        take = min(p, left)
+        acc += take * c
+        left -= take
+        if left <= 1e-12:
+            break
+    return acc / tail
+
+
+def scenario_costs(plan: dict, choice: dict[str, str], reserved: dict[str, int],
+                   scenarios: list[dict]) -> tuple[float, list[float]]:
+    """(first-stage cost, each scenario's second-stage cost) of configs `choice` and reserved nodes."""
+    offers = {o["id"]: o for o in plan["offers"]}
+    first = sum(n * offers[o]["gpus_per_node"] * offers[o]["price_per_gpu_hour"]["reserved-1y"] * 24 * H
+                for o, n in reserved.items() if n)
+    second = []
+    for s in scenarios:
+        need: dict[str, list[int]] = {}
+        for w in plan["workloads"]:
+            o = choice[w["name"]]
+            acc = need.setdefault(o, [0] * 24)
+            for h, g in enumerate(gpus(plan, w, offers[o], s)):
+                acc[h] += g
+        cost = 0.0
+        for o, hours in need.items():
+            m = offers[o]["gpus_per_node"]
+            price = hourly_price(plan, offers[o], s)
+            r = m * reserved.get(o, 0)
+            cost += sum(H * m * price * _ceil(max(0, g - r) / m) for g in hours)
+        second.append(cost)
+    return first, second
+
+
+def brute_force(plan: dict, scenarios: list[dict] | None = None, measure: str | None = None,
+                level: float | None = None) -> float:
+    """The optimal risk measure over every config and reserved level (the plan's scenarios and risk,
+    unless given)."""
+    scenarios = plan["scenarios"] if scenarios is None else scenarios
+    risk = plan["policy"]["risk"]
+    measure = measure or risk["measure"]
+    level = level if level is not None else risk.get("level", 0.9)
+    offers = {o["id"]: o for o in plan["offers"]}
+    names = [w["name"] for w in plan["workloads"]]
+    weights = [s["weight"] for s in scenarios]
+    best = math.inf
+    for combo in itertools.product(*[w["offers"] for w in plan["workloads"]]):
+        choice = dict(zip(names, combo))
+        used = sorted(set(combo))
+        top = {}
+        for o in used:
+            peak = max(sum(gpus(plan, w, offers[o], s)[h] for w in plan["workloads"] if choice[w["name"]] == o)
+                       for s in scenarios for h in range(24))
+            can = "reserved-1y" in offers[o]["price_per_gpu_hour"]
+            top[o] = _ceil(peak / offers[o]["gpus_per_node"]) if can else 0
+        for levels in itertools.product(*[range(top[o] + 1) for o in used]):
+            first, second = scenario_costs(plan, choice, dict(zip(used, levels)), scenarios)
+            best = min(best, risk_of([first + q for q in second], weights, measure, level))
+    return best
+
+
+@lru_cache(maxsize=None)
+def expected(seed: int) -> tuple[dict, float]:
+    plan = random_plan(seed)
+    return plan, brute_force(plan)
+
+
+def _write(tmp_path: Path, plan: dict, name: str = "plan.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(plan, indent=1), encoding="utf-8")  # JSON is YAML 1.2
+    return path
+
+
+# --- brute force vs the program ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_two_stage_matches_brute_force(seed: int, solver: str, tmp_path: Path) -> None:
+    plan, best = expected(seed)
+    result = solve_plan(_write(tmp_path, plan), SolveOptions(solver=solver))
+    assert result.status == "optimal"
+    why = json.dumps(plan)
+    assert result.cost_total == pytest.approx(best, rel=REL, abs=1e-6), why
+
+    # what the program decided, re-priced scenario by scenario by the enumerator
+    choice = {w.name: w.offer for w in result.workloads}
+    reserved = {p.offer: p.gpus // p.gpus_per_node for p in result.purchases if p.tier == "reserved-1y"}
+    first, second = scenario_costs(plan, choice, reserved, plan["scenarios"])
+    rows = {r.name: r for r in result.scenarios}
+    assert list(rows) == [s["name"] for s in plan["scenarios"]]
+    for s, q in zip(plan["scenarios"], second):
+        row = rows[s["name"]]
+        assert row.weight == s["weight"]
+        assert row.cost_total == pytest.approx(first + q, rel=REL, abs=1e-6), (s["name"], why)
+        assert row.cost_hourly == pytest.approx(q, rel=REL, abs=1e-6), (s["name"], why)
+
+    risk = result.risk
+    measure = plan["policy"]["risk"]["measure"]
+    assert risk is not None and risk.measure == measure
+    assert risk.value == pytest.approx(result.cost_total, rel=1e-9)
+    costs = [rows[s["name"]].cost_total for s in plan["scenarios"]]
+    weights = [s["weight"] for s in plan["scenarios"]]
+    assert risk.expected == pytest.approx(risk_of(costs, weights, "expected", 0), rel=REL)
+    assert risk.p90 == pytest.approx(min(c for c in costs if sum(p for p, d in zip(weights, costs) if d <= c)
+                                         >= 0.9 - 1e-12), rel=REL)
+    # the value of the stochastic solution and each scenario's regret
+    assert risk.vss is not None and risk.vss >= -1e-6 * max(1.0, result.cost_total), why
+    assert risk.mean_plan_cost == pytest.approx(result.cost_total + risk.vss, rel=1e-9)
+    assert set(risk.regret) == set(rows)
+    for s in plan["scenarios"]:
+        regret = risk.regret[s["name"]]
+        assert regret >= 0
+        alone = brute_force(plan, [{**s, "weight": 1.0}], "expected")
+        assert rows[s["name"]].cost_total - regret == pytest.approx(alone, rel=REL, abs=1e-6), (s["name"], why)
+
+
+def test_the_random_plans_cover_the_cases() -> None:
+    plans = [expected(s)[0] for s in SEEDS]
+    feats = {
+        "measure " + m: sum(p["policy"]["risk"]["measure"] == m for p in plans) >= 10 for m in MEASURES
+    } | {
+        "2 scenarios": any(len(p["scenarios"]) == 2 for p in plans),
+        "3 scenarios": any(len(p["scenarios"]) == 3 for p in plans),
+        "4 scenarios": any(len(p["scenarios"]) == 4 for p in plans),
+        "2 workloads": any(len(p["workloads"]) == 2 for p in plans),
+        "2 offers to choose from": any(len(w["offers"]) == 2 for p in plans for w in p["workloads"]),
+        "spot": any("spot" in p["policy"]["tiers"] for p in plans),
+        "price by provider": any(k.startswith("p") for p in plans for s in p["scenarios"]
+                                 for k in s.get("prices", {})),
+        "demand by workload": any(k.startswith("w") for p in plans for s in p["scenarios"]
+                                  for k in s.get("demand", {})),
+        "zero demand": any(0.0 in s.get("demand", {}).values() for p in plans for s in p["scenarios"]),
+        "goodput multiplier": any("goodput" in s for p in plans for s in p["scenarios"]),
+        "tp 2": any(w["tp"] == [2] for p in plans for w in p["workloads"]),
+        "4-GPU nodes": any(o["gpus_per_node"] == 4 for p in plans for o in p["offers"]),
+    }
+    assert all(feats.values()), feats
+
+
+def test_risk_measure_changes_the_decision() -> None:
+    """Some random plans reserve differently under their risk measure than under the expected cost
+    (else the cvar and worst cases would test nothing the expected case does not)."""
+    differs = 0
+    for seed in SEEDS:
+        plan, best = expected(seed)
+        if plan["policy"]["risk"]["measure"] == "expected":
+            continue
+        # the plan that is best on average, judged by this plan's measure
+        differs += best < _judge_expected_plan(plan) - 1e-6
+    assert differs >= 3
+
+
+def _judge_expected_plan(plan: dict) -> float:
+    """The risk measure of the first stage that minimizes the expected cost (the cheapest such, by the
+    measure, among ties)."""
+    risk = plan["policy"]["risk"]
+    offers = {o["id"]: o for o in plan["offers"]}
+    names = [w["name"] for w in plan["workloads"]]
+    weights = [s["weight"] for s in plan["scenarios"]]
+    scored = []
+    for combo in itertools.product(*[w["offers"] for w in plan["workloads"]]):
+        choice = dict(zip(names, combo))
+        used = sorted(set(combo))
+        top = [(_ceil(max(sum(gpus(plan, w, offers[o], s)[h] for w in plan["workloads"] if choice[w["name"]] == o)
+                          for s in plan["scenarios"] for h in range(24)) / offers[o]["gpus_per_node"])
+                if "reserved-1y" in offers[o]["price_per_gpu_hour"] else 0) for o in used]
+        for levels in itertools.product(*[range(t + 1) for t in top]):
+            first, second = scenario_costs(plan, choice, dict(zip(used, levels)), plan["scenarios"])
+            totals = [first + q for q in second]
+            scored.append((risk_of(totals, weights, "expected", 0),
+                           risk_of(totals, weights, risk["measure"], risk.get("level", 0.9))))
+    low = min(e for e, _r in scored)
+    return min(r for e, r in scored if e <= low + 1e-9)
+
+
+# --- by hand ------------------------------------------------------------------------------------------
+
+
+def hand_plan(measure: str, level: float | None = None) -> dict:
+    """One offer of 1-GPU nodes, 1.50 reserved and 2.00 on demand per GPU-hour; goodput 100 at
+    occupancy 1 and a flat 400 tokens/s: 4 GPUs all day. Scenarios low (× 0.5: 2 GPUs, weight 0.5),
+    mid (4 GPUs, 0.3), high (× 2: 8 GPUs, 0.2). Over 30 days (720 hours), R reserved GPUs cost
+    720·(1.5·R + 2·Σ_scenario (n − R)⁺)."""
+    risk = {"measure": measure} | ({"level": level} if level is not None else {})
+    return {
+        "plan": f"hand {measure}", "horizon_days": H, "catalogs": [],
+        "policy": {"tiers": ["reserved-1y", "on-demand"], "mip_gap": 0, "spares": 0, "rollout_fraction": 0,
+                   "occupancy": 1.0, "risk": risk},
+        "models": [{"id": "m0", "params_b": 8, "kv_gb_per_seq": 0.5}],
+        "accelerators": [{"id": "a0", "memory_gb": 80}],
+        "offers": [{"id": "o0", "accelerator": "a0", "provider": "p0", "gpus_per_node": 1,
+                    "price_per_gpu_hour": {"reserved-1y": 1.5, "on-demand": 2.0}}],
+        "scenarios": [{"name": "low", "weight": 0.5, "demand": {"all": 0.5}},
+                      {"name": "mid", "weight": 0.3},
+                      {"name": "high", "weight": 0.2, "demand": {"w0": 2.0}}],
+        "workloads": [{"name": "w0", "model": "m0", "tp": [1], "parallelism": ["tp"], "offers": ["o0"],
+                       "tokens": {"input": 1000, "output": 200},
+                       "measured": [{"accelerator": "a0", "precision": "bf16", "tp": 1,
+                                     "goodput_output_tokens_per_s": 100}],
+                       "demand": {"peak_output_tokens_per_s": 400, "profile": [1.0] * 24}}],
+    }
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize(("measure", "level", "gpus", "costs", "value"), [
+    # expected: one more reserved GPU saves 2·P(n > R): 2 while R < 2 (> 1.5), 1 for R in 2..3 (< 1.5):
+    # R = 2; low 720·3 = 2160, mid 720·(3 + 4) = 5040, high 720·(3 + 12) = 10800; 0.5·2160 + 0.3·5040 +
+    # 0.2·10800 = 4752
+    ("expected", None, 2, {"low": 2160, "mid": 5040, "high": 10800}, 4752),
+    # cvar 0.7: the worst 30% = high (0.2) and a third of mid (0.1): a reserved GPU saves 2 for R < 4,
+    # 2·0.2/0.3 = 1.33 for R in 4..7 (< 1.5): R = 4; low 4320, mid 4320, high 720·(6 + 8) = 10080;
+    # (0.2·10080 + 0.1·4320) / 0.3 = 8160
+    ("cvar", 0.7, 4, {"low": 4320, "mid": 4320, "high": 10080}, 8160),
+    # cvar 0.5: the worst half = high (0.2) and mid (0.3): saves 2 for R < 4, 0.8 after: R = 4;
+    # (0.2·10080 + 0.3·4320) / 0.5 = 6624
+    ("cvar", 0.5, 4, {"low": 4320, "mid": 4320, "high": 10080}, 6624),
+    # worst: the high scenario decides; a reserved GPU saves 2 > 1.5 up to 8: R = 8, 720·12 everywhere
+    ("worst", None, 8, {"low": 8640, "mid": 8640, "high": 8640}, 8640),
+])
+def test_risk_measures_by_hand(solver, measure, level, gpus, costs, value, tmp_path) -> None:
+    result = solve_plan(_write(tmp_path, hand_plan(measure, level)), SolveOptions(solver=solver))
+    res = [p for p in result.purchases if p.tier == "reserved-1y"]
+    assert [p.gpus for p in res] == [gpus]
+    assert {r.name: r.cost_total for r in result.scenarios} == pytest.approx(costs, rel=1e-9)
+    assert result.cost_total == pytest.approx(value, rel=1e-9)
+    assert result.risk.value == pytest.approx(value, rel=1e-9)
+    assert result.risk.level == level
+    assert result.risk.expected == pytest.approx(0.5 * costs["low"] + 0.3 * costs["mid"] + 0.2 * costs["high"])
+    assert result.risk.p90 == costs["high"]  # P(cost ≤ the high one) = 1 is the first to reach 0.9
+    # the mean scenario: demand × (0.5·0.5 + 0.3 + 0.2·2) = 0.95 → 3.8 → 4 GPUs flat, reserved 4 (1.5 < 2);
+    # judged by this measure it is the cvar plan (R = 4), dearer for expected and worst
+    mean = {"expected": 0.5 * 4320 + 0.3 * 4320 + 0.2 * 10080, "cvar": value, "worst": 10080}[measure]
+    assert result.risk.mean_plan_cost == pytest.approx(mean, rel=1e-9)
+    assert result.risk.vss == pytest.approx(mean - value, rel=1e-9, abs=1e-6)
+    assert result.risk.vss >= -1e-6
+    # regret: the best plan per scenario reserves exactly its need (1.5 < 2): 720·1.5·n
+    best = {"low": 2160, "mid": 4320, "high": 8640}
+    assert result.risk.regret == pytest.approx({k: costs[k] - best[k] for k in best}, abs=1e-6)
+    assert all(r >= 0 for r in result.risk.regret.values())
+
+
+def test_hand_plan_agrees_with_the_enumerator() -> None:
+    for measure, level, value in [("expected", None, 4752), ("cvar", 0.7, 8160), ("cvar", 0.5, 6624),
+                                  ("worst", None, 8640)]:
+        assert brute_force(hand_plan(measure, level)) == pytest.approx(value, rel=1e-12)
+
+
+def test_cvar_formula_in_the_json(tmp_path) -> None:
+    """The CLI's JSON: scenarios rows and risk, cvar at 0.7 (the worst 30%: high whole, mid a third)."""
+    path = _write(tmp_path, hand_plan("cvar", 0.7))
+    res = runner.invoke(app, ["solve", str(path), "--json", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    rows = {r["name"]: r for r in d["scenarios"]}
+    assert d["cost"]["total"] == pytest.approx((0.2 * rows["high"]["cost_total"] + 0.1 * rows["mid"]["cost_total"]) / 0.3)
+    assert d["risk"]["measure"] == "cvar" and d["risk"]["level"] == 0.7
+    assert d["risk"]["value"] == pytest.approx(8160)
+    assert rows["high"]["cost_hourly"] == pytest.approx(720 * 2 * 4)
+    assert rows["low"]["cost_hourly"] == 0 and rows["mid"]["cost_hourly"] == 0
+    assert rows["high"]["shortfall_gpu_hours"] == pytest.approx(4 * 720)
+
+
+# --- bad input ------------------------------------------------------------------------------------------
+
+
+def _refused(tmp_path: Path, plan: dict, *fragments: str) -> str:
+    path = tmp_path / "bad.yaml"
+    with path.open("w", encoding="utf-8") as f:
+        _yaml.dump(plan, f)
+    res = runner.invoke(app, ["solve", str(path), "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    for f in fragments:
+        assert f in res.output, res.output
+    assert not (tmp_path / "out").exists()
+    return res.output
+
+
+def _line(tmp_path: Path, text: str) -> int:
+    return next(i for i, ln in enumerate((tmp_path / "bad.yaml").read_text().splitlines(), 1) if text in ln)
+
+
+def test_weights_must_add_up_to_one(tmp_path) -> None:
+    plan = hand_plan("expected")
+    plan["scenarios"][2]["weight"] = 0.1
+    out = _refused(tmp_path, plan, "scenario weights add up to 0.9, not 1")
+    assert f"bad.yaml:{_line(tmp_path, 'scenarios:')}:" in out
+
+
+def test_scenario_naming_an_unknown_workload(tmp_path) -> None:
+    plan = hand_plan("expected")
+    plan["scenarios"][2]["demand"] = {"w9": 2.0}
+    out = _refused(tmp_path, plan, "'w9' is not a workload, a pool or all")
+    assert f"bad.yaml:{_line(tmp_path, 'w9')}:" in out
+
+
+def test_scenario_pricing_a_reserved_tier(tmp_path) -> None:
+    plan = hand_plan("expected")
+    plan["scenarios"][2]["prices"] = {"reserved-1y": 2.0}
+    _refused(tmp_path, plan, "'reserved-1y' is not an hourly tier or a provider")
+
+
+def test_cvar_without_scenarios(tmp_path) -> None:
+    plan = hand_plan("cvar", 0.9)
+    del plan["scenarios"]
+    out = _refused(tmp_path, plan, "risk measure cvar weighs scenarios, and the plan has none")
+    assert f"bad.yaml:{_line(tmp_path, 'risk:')}:" in out
+
+
+def test_duplicate_scenario_names(tmp_path) -> None:
+    plan = hand_plan("expected")
+    plan["scenarios"][1]["name"] = "low"
+    _refused(tmp_path, plan, "duplicate scenario name 'low'")
