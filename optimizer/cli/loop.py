@@ -1,4 +1,5 @@
-"""calibrate and compare: the planning loop (real usage and load tests back in, plans side by side)."""
+"""calibrate, forecast and compare: the planning loop (real usage and load tests back in, the next months
+forecast from usage, plans side by side)."""
 
 from __future__ import annotations
 
@@ -74,6 +75,53 @@ def calibrate(
         html_path = write_outputs(cal, out_yaml, render_html(cal), list(catalog or []))
         print_calibration(cal, out)
         out.print(f"\nwrote {out_yaml} and {html_path}", style="dim")
+        return 0
+
+    run(body, debug)
+
+
+@app.command()
+def forecast(
+    plan: Annotated[Path, typer.Argument(help="The plan YAML (never changed).")],
+    usage: Annotated[list[Path], typer.Option("--usage", help="Usage events, 14 days or more: CSV, JSON Lines or Parquet (repeatable).")],
+    start: Annotated[str, typer.Option("--start", help="The first month's first day, YYYY-MM-DD.")],
+    out_yaml: Annotated[Path, typer.Option("-o", "--out", help="The forecast plan to write (NEXT.yaml; NEXT.html beside it).")],
+    months: Annotated[int, typer.Option("--months", help="Calendar months to forecast (1–24).")] = 3,
+    scenarios: Annotated[int, typer.Option("--scenarios", help="Demand scenarios to write from the forecast's quantiles (0 keeps the plan's).")] = 5,
+    maps: Annotated[Optional[list[str]], typer.Option("--map", help="COLUMN=FIELD, or model=M:workload=W / tenant=T:workload=W (repeatable).")] = None,
+    usage_workload: Annotated[Optional[str], typer.Option("--usage-workload", help="The workload of logs with no model column (when the plan has several).",
+                                                          autocompletion=workload_names)] = None,
+    max_bad_rows: Annotated[int, typer.Option("--max-bad-rows", help="Leave out up to this many bad usage rows instead of stopping.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print each workload's monthly P10/P50/P90 as JSON, nothing else.")] = False,
+    catalog: CatalogOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Forecast each workload's busiest hour per month from weeks of usage: the plan re-dated, with monthly peaks and scenarios."""
+
+    def body() -> int:
+        from optimizer.calibrate.forecast import ForecastOptions, write_outputs
+        from optimizer.calibrate.forecast import forecast as do_forecast
+        from optimizer.calibrate.usage import total_bytes
+        from optimizer.report.forecast import print_forecast, render_html
+
+        opts = ForecastOptions(usage=tuple(usage), start=start, months=months, scenarios=scenarios,
+                               maps=tuple(maps or ()), usage_workload=usage_workload, max_bad_rows=max_bad_rows)
+        if err.is_terminal and total_bytes(list(opts.usage)) >= PROGRESS_MIN_BYTES:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            with Progress(TextColumn("reading usage"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                          TimeElapsedColumn(), console=err, transient=True) as bar:
+                task = bar.add_task("usage", total=1.0)
+                fc = do_forecast(plan, opts, out_yaml, lambda f: bar.update(task, completed=f), list(catalog or []))
+        else:
+            fc = do_forecast(plan, opts, out_yaml, None, list(catalog or []))
+        html_path = write_outputs(fc, out_yaml, render_html(fc), list(catalog or []))
+        if as_json:
+            sys.stdout.write(json.dumps(fc.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+            sys.stdout.flush()
+        else:
+            print_forecast(fc, out)
+            out.print(f"\nwrote {out_yaml} and {html_path}", style="dim")
         return 0
 
     run(body, debug)

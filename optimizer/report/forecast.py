@@ -141,7 +141,6 @@ def chart_svg(w: "WorkloadForecast", n: int = 0) -> str:
         ax.set_ylim(bottom=0)
         ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
         ax.set_axisbelow(True)
-        fig.autofmt_xdate()
-        ax.legend(loc="upper left", ncol=2)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=5)
         fig.tight_layout()
         return to_svg(fig, f"f{n}")

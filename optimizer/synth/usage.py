@@ -1,7 +1,9 @@
 """A seeded gateway usage log with a known diurnal and weekly shape, and the truth it was drawn from.
 
 Used by tests/test_calibrate.py (thousands of events, `exact` hours) and by
-benchmarks/calibrate_scaling.py (millions of events, Poisson arrivals).
+benchmarks/calibrate_scaling.py (millions of events, Poisson arrivals); `generate_growing` draws weeks
+of a log whose demand grows, with day and hour noise, and the months after it (tests/test_forecast.py,
+benchmarks/forecast_accuracy.py).
 
 Shape: each workload has a peak in output tokens/s and a 24-hour profile per day type
 (fractions of that peak, weekends below 1). Requests arrive uniformly inside each hour; output
@@ -214,3 +216,69 @@ def write(events: Events, path: Path, *, style: str = "openai", fmt: str | None 
     else:
         raise ValueError(f"unknown format {fmt!r}")
     return path
+
+
+@dataclass
+class GrowthTruth:
+    """What `generate_growing` drew: each workload's hourly output tokens/s, in the log and after it."""
+
+    start: dt.date
+    log_days: int
+    rates: dict[str, np.ndarray] = field(default_factory=dict)
+    """Workload → output tokens/s per local hour from `start` (24 a day), noise included."""
+    monthly_growth: dict[str, float] = field(default_factory=dict)
+
+    def busiest_hour(self, name: str, first: dt.date, days: int) -> float:
+        """The truth a forecast of that month is judged by: its busiest hour as drawn, noise included."""
+        a = (first - self.start).days * 24
+        return float(self.rates[name][a:a + days * 24].max())
+
+
+def generate_growing(*, weeks: int, until: dt.date, start: dt.date = dt.date(2026, 10, 5), seed: int = 0,
+                     peaks: dict[str, float] | None = None, monthly_growth: dict[str, float] | None = None,
+                     noise: float = 0.08, day_noise: float = 0.04, requests_per_hour: int = 3, tz: str = "UTC",
+                     workloads: tuple[SynthWorkload, ...] = DEFAULT_WORKLOADS[:2]) -> tuple[Events, GrowthTruth]:
+    """Weeks of a log whose demand grows, and what came after it.
+
+    Each workload's output tokens/s in local hour t is peak × profile[day type][hour] ×
+    (1 + monthly_growth)^(days since start ÷ 30.4375) × exp(a shock for the day + noise for the hour),
+    both normal on the log scale (sd `day_noise`, `noise`). It is drawn from `start` to `until`; the log
+    (the Events) holds the first `weeks` weeks, each hour's tokens split exactly over
+    `requests_per_hour` requests.
+    """
+    rng = np.random.default_rng(seed)
+    zone = ZoneInfo(tz)
+    total_days = (until - start).days
+    log_days = weeks * 7
+    assert total_days > log_days, "until must be after the log"
+    dates = [start + dt.timedelta(days=i) for i in range(total_days)]
+    peaks = peaks or {w.name: p for w, p in zip(workloads, (9000.0, 3500.0, 800.0, 400.0))}
+    monthly_growth = monthly_growth or {w.name: 0.05 for w in workloads}
+    truth = GrowthTruth(start, log_days, monthly_growth=dict(monthly_growth))
+    t_months = np.arange(total_days * 24) / 24.0 / 30.4375
+    hour_starts = np.array([dt.datetime(d.year, d.month, d.day, h, tzinfo=zone).timestamp()
+                            for d in dates[:log_days] for h in range(24)])
+    parts = []
+    for w in workloads:
+        shape = np.array([w.profile[_day_type(d)][h] for d in dates for h in range(24)])
+        shock = np.repeat(rng.normal(0.0, day_noise, total_days), 24) + rng.normal(0.0, noise, total_days * 24)
+        rates = peaks[w.name] * shape * (1 + monthly_growth[w.name]) ** t_months * np.exp(shock)
+        truth.rates[w.name] = rates
+        n_hours = log_days * 24
+        k = requests_per_hour
+        hour_idx = np.repeat(np.arange(n_hours), k)
+        out = rng.gamma(4.0, 1.0, size=n_hours * k).reshape(n_hours, k)
+        out = out / out.sum(axis=1, keepdims=True) * (rates[:n_hours] * 3600.0)[:, None]
+        completion = np.maximum(np.rint(out.ravel()), 1).astype(np.int64)
+        epoch = hour_starts[hour_idx] + rng.uniform(0.0, 3600.0, size=n_hours * k)
+        prompt = np.maximum(np.rint(rng.gamma(8.0, w.mean_input_tokens / 8.0, size=n_hours * k)), 1).astype(np.int64)
+        names = np.array(list(w.tenants))
+        tenant = names[rng.choice(len(names), size=n_hours * k, p=np.array(list(w.tenants.values())))]
+        parts.append((epoch, np.full(n_hours * k, w.event_model, dtype=object), tenant.astype(object), prompt,
+                      completion))
+    epoch = np.concatenate([p[0] for p in parts])
+    order = np.argsort(epoch, kind="stable")
+    ev = Events(epoch[order], np.concatenate([p[1] for p in parts])[order],
+                np.concatenate([p[2] for p in parts])[order], np.concatenate([p[3] for p in parts])[order],
+                np.concatenate([p[4] for p in parts])[order])
+    return ev, truth
