@@ -10,14 +10,12 @@ LibreOffice skips these tests when missing (in CI it must be there), like test_r
 from __future__ import annotations
 
 import math
-import shutil
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import openpyxl
 import pytest
-from test_reports import ERROR_VALUE, PROFILE_XCU, need
+from test_reports import ERROR_VALUE, need, recalculate
 
 from optimizer.candidates.ownership import DAYS_PER_YEAR, OwnTerms
 from optimizer.pipeline import solve_plan
@@ -124,7 +122,7 @@ def solved(tmp_path_factory) -> dict:
 def recalculated(solved) -> dict[str, Path]:
     """The workbook, and copies with the energy price and the buy offer's life changed (by openpyxl), all
     recalculated by LibreOffice in one call."""
-    soffice = need("soffice", "libreoffice")
+    need("soffice", "libreoffice")
     base = solved["dir"]
     energy = base / "own-energy.xlsx"
     wb = openpyxl.load_workbook(solved["book"])
@@ -139,18 +137,7 @@ def recalculated(solved) -> dict[str, Path]:
     assert cell.value == 4
     cell.value = NEW_LIFE
     wb.save(life)
-    profile = base / "profile"
-    (profile / "user").mkdir(parents=True)
-    shutil.copy(PROFILE_XCU, profile / "user" / "registrymodifications.xcu")
-    inputs = [solved["book"], energy, life]
-    out = base / "out"
-    proc = subprocess.run([soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
-                           "--convert-to", "xlsx", "--outdir", str(out), *map(str, inputs)],
-                          capture_output=True, text=True, timeout=240)
-    produced = {p.stem: out / p.name for p in inputs}
-    missing = [str(p) for p in produced.values() if not p.exists()]
-    assert not missing, f"LibreOffice wrote nothing for {missing}: {proc.stdout} {proc.stderr}"
-    return produced
+    return recalculate(base, [solved["book"], energy, life])
 
 
 def _values(path: Path) -> dict[str, float]:

@@ -181,21 +181,13 @@ def lowered(books, tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def recalculated(books, doubled, lowered, tmp_path_factory) -> dict[str, Path]:
-    """Every workbook recalculated by LibreOffice in one call, with a profile that forces recalculation."""
+def recalculate(base: Path, inputs: list[Path]) -> dict[str, Path]:
+    """Workbooks recalculated by LibreOffice in one call, with a profile that forces recalculation:
+    input stem → the recalculated copy."""
     soffice = need("soffice", "libreoffice")
-    base = tmp_path_factory.mktemp("lo")
     profile = base / "profile"
     (profile / "user").mkdir(parents=True)
     shutil.copy(PROFILE_XCU, profile / "user" / "registrymodifications.xcu")
-    canary = base / "canary.xlsx"
-    import xlsxwriter
-
-    wb = xlsxwriter.Workbook(str(canary))
-    wb.add_worksheet().write_formula(0, 0, "=1+1", None, 5)  # a wrong stored value LibreOffice must replace
-    wb.close()
-    inputs = [*books.values(), doubled["path"], lowered, canary]
     out = base / "out"
     proc = subprocess.run([soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
                            "--convert-to", "xlsx", "--outdir", str(out), *map(str, inputs)],
@@ -203,6 +195,21 @@ def recalculated(books, doubled, lowered, tmp_path_factory) -> dict[str, Path]:
     produced = {p.stem: out / p.name for p in inputs}
     missing = [str(p) for p in produced.values() if not p.exists()]
     assert not missing, f"LibreOffice wrote nothing for {missing}: {proc.stdout} {proc.stderr}"
+    return produced
+
+
+@pytest.fixture(scope="session")
+def recalculated(books, doubled, lowered, tmp_path_factory) -> dict[str, Path]:
+    """Every workbook recalculated by LibreOffice in one call, with a profile that forces recalculation."""
+    need("soffice", "libreoffice")
+    base = tmp_path_factory.mktemp("lo")
+    canary = base / "canary.xlsx"
+    import xlsxwriter
+
+    wb = xlsxwriter.Workbook(str(canary))
+    wb.add_worksheet().write_formula(0, 0, "=1+1", None, 5)  # a wrong stored value LibreOffice must replace
+    wb.close()
+    produced = recalculate(base, [*books.values(), doubled["path"], lowered, canary])
     assert openpyxl.load_workbook(produced["canary"], data_only=True).active["A1"].value == 2, \
         "LibreOffice kept the stored value: the recalculation profile is not in effect"
     return produced

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import openpyxl
 import pytest
 from rich.console import Console
-from test_reports import ERROR_VALUE, PROFILE_XCU, need
+from test_reports import ERROR_VALUE, need, recalculate
 
 from optimizer import vocab
 from optimizer.pipeline import solve_plan
@@ -97,7 +95,7 @@ def solved(tmp_path_factory) -> dict:
 @pytest.fixture(scope="module")
 def recalculated(solved) -> dict[str, Path]:
     """Both workbooks, and the cvar one with new weights (openpyxl), recalculated by LibreOffice in one call."""
-    soffice = need("soffice", "libreoffice")
+    need("soffice", "libreoffice")
     base = solved["dir"]
     weights = base / "cvar-weights.xlsx"
     wb = openpyxl.load_workbook(solved["cvar"]["book"])
@@ -106,18 +104,7 @@ def recalculated(solved) -> dict[str, Path]:
     for r in range(head + 1, head + 4):
         ws.cell(r, 2).value = NEW_WEIGHTS[ws.cell(r, 1).value]
     wb.save(weights)
-    profile = base / "profile"
-    (profile / "user").mkdir(parents=True)
-    shutil.copy(PROFILE_XCU, profile / "user" / "registrymodifications.xcu")
-    inputs = [solved["expected"]["book"], solved["cvar"]["book"], weights]
-    out = base / "out"
-    proc = subprocess.run([soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
-                           "--convert-to", "xlsx", "--outdir", str(out), *map(str, inputs)],
-                          capture_output=True, text=True, timeout=240)
-    produced = {p.stem: out / p.name for p in inputs}
-    missing = [str(p) for p in produced.values() if not p.exists()]
-    assert not missing, f"LibreOffice wrote nothing for {missing}: {proc.stdout} {proc.stderr}"
-    return produced
+    return recalculate(base, [solved["expected"]["book"], solved["cvar"]["book"], weights])
 
 
 def _scenario_rows(wb) -> dict[str, dict[str, float]]:

@@ -241,19 +241,9 @@ def forecast(plan_path: Path | str, options: ForecastOptions, out_path: Path | s
 
 def write_outputs(fc: Forecast, out_path: Path | str, html: str, extra_catalogs: list[Path | str] = ()) -> Path:
     """Write NEXT.yaml (only if it loads as a plan) and NEXT.html beside it; nothing on failure."""
-    from optimizer.atomic import atomic_write, write_text_atomic
+    from optimizer.calibrate.run import write_plan_and_page
 
-    out_path = Path(out_path)
-    html_path = out_path.with_suffix(".html")
-    with atomic_write(out_path) as tmp:
-        tmp.write_text(fc.yaml_text, encoding="utf-8")
-        try:
-            load_plan(tmp, list(extra_catalogs))
-        except PlanError as exc:
-            raise PlanError([Problem(f"the forecast plan would not load: {p.message}", p.fix, file=str(out_path),
-                                     line=p.line, path=p.path) for p in exc.problems]) from None
-        write_text_atomic(html_path, html)
-    return html_path
+    return write_plan_and_page(fc.yaml_text, out_path, html, extra_catalogs, "forecast")
 
 
 # --- options and the calendar ------------------------------------------------------------------

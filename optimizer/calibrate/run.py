@@ -416,16 +416,23 @@ def _fraction(x: float, from_log: bool) -> float:
 def write_outputs(cal: Calibration, out_path: Path | str, html: str,
                   extra_catalogs: list[Path | str] = ()) -> Path:
     """Write OUT.yaml (only if it loads as a plan) and OUT.html beside it; nothing on failure."""
+    return write_plan_and_page(cal.yaml_text, out_path, html, extra_catalogs, "calibrated")
+
+
+def write_plan_and_page(yaml_text: str, out_path: Path | str, html: str, extra_catalogs: list[Path | str],
+                        what: str) -> Path:
+    """A plan the loop wrote (calibrated, forecast) and its HTML page beside it, each atomically — the
+    plan only if it loads as one, and nothing at all when it does not. Returns the page's path."""
     from optimizer.atomic import atomic_write, write_text_atomic
 
     out_path = Path(out_path)
     html_path = out_path.with_suffix(".html")
     with atomic_write(out_path) as tmp:
-        tmp.write_text(cal.yaml_text, encoding="utf-8")
+        tmp.write_text(yaml_text, encoding="utf-8")
         try:
             load_plan(tmp, list(extra_catalogs))
         except PlanError as exc:
-            raise PlanError([Problem(f"the calibrated plan would not load: {p.message}", p.fix, file=str(out_path),
+            raise PlanError([Problem(f"the {what} plan would not load: {p.message}", p.fix, file=str(out_path),
                                      line=p.line, path=p.path) for p in exc.problems]) from None
         write_text_atomic(html_path, html)
     return html_path
