@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from tiny_plans import ceil, gpus_for, two_level_profile, write
 from typer.testing import CliRunner
 
 from optimizer.cli import app
@@ -61,14 +62,8 @@ def hand_plan(by_month: dict | None = None, peak: float = 800) -> dict:
 RISING = {"2027-01": 200, "2027-02": 400, "2027-03": 800}
 
 
-def _write(tmp_path: Path, plan: dict, name: str = "plan.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(plan, indent=1), encoding="utf-8")  # JSON is YAML 1.2
-    return path
-
-
 def _solve_json(tmp_path: Path, plan: dict, name: str, solver: str = "highs") -> dict:
-    path = _write(tmp_path, plan, name + ".yaml")
+    path = write(tmp_path, plan, name + ".yaml")
     res = runner.invoke(app, ["solve", str(path), "--json", "--solver", solver, "--alternatives", "0",
                               "-o", str(tmp_path / name)])
     assert res.exit_code == 0, res.output
@@ -112,7 +107,7 @@ def test_without_monthly_peaks_the_plan_is_unchanged(tmp_path) -> None:
         plan = hand_plan()
         if not with_start:
             del plan["start_date"]
-        loaded = load_plan(_write(tmp_path, plan, f"plain{with_start}.yaml"))
+        loaded = load_plan(write(tmp_path, plan, f"plain{with_start}.yaml"))
         assert months.expand(loaded) is loaded
     d = _solve_json(tmp_path, hand_plan(), "plain")
     assert d["day_types"] == {"all": 90}
@@ -216,12 +211,7 @@ def test_empty_monthly_peaks(tmp_path) -> None:
 
 
 def _profile(rng: random.Random) -> list[float]:
-    if rng.random() < 0.3:
-        return [1.0] * 24
-    low = rng.choice([0.0, 0.25, 0.5, 0.75])
-    start, length = rng.randrange(24), rng.randint(2, 14)
-    peak = {(start + k) % 24 for k in range(length)}
-    return [1.0 if h in peak else low for h in range(24)]
+    return two_level_profile(rng, 0.3)
 
 
 def calendar(plan: dict) -> list[tuple[str, str]]:
@@ -294,11 +284,6 @@ def random_plan(seed: int) -> dict:
     return plan
 
 
-def _ceil(x: float) -> int:
-    r = round(x)
-    return int(r) if abs(x - r) <= 1e-9 else math.ceil(x)
-
-
 def gpus(plan: dict, w: dict, offer: dict, day_type: str, month: str) -> list[int]:
     tp = w["tp"][0]
     g = next(m["goodput_output_tokens_per_s"] for m in w["measured"] if m["accelerator"] == offer["accelerator"])
@@ -306,7 +291,7 @@ def gpus(plan: dict, w: dict, offer: dict, day_type: str, month: str) -> list[in
     peak = dem.get("peak_by_month", {}).get(month, dem["peak_output_tokens_per_s"])
     prof = dem["profile"] if isinstance(dem["profile"], list) else dem["profile"][day_type]
     occ = plan["policy"]["occupancy"]
-    return [tp * (0 if peak * v == 0 else _ceil(peak * v / (g * occ))) for v in prof]
+    return [gpus_for(peak * v, g, occ, tp) for v in prof]
 
 
 def brute_force(plan: dict) -> float:
@@ -331,12 +316,12 @@ def brute_force(plan: dict) -> float:
         for o in used:
             m = offers[o]["gpus_per_node"]
             prices = offers[o]["price_per_gpu_hour"]
-            top = _ceil(max(max(v) for (oo, _k), v in need.items() if oo == o) / m) if "reserved-1y" in prices else 0
+            top = ceil(max(max(v) for (oo, _k), v in need.items() if oo == o) / m) if "reserved-1y" in prices else 0
             cheapest = math.inf
             for r in range(top + 1):
                 cost = r * m * prices.get("reserved-1y", 0.0) * 24 * horizon
                 for key, n in days.items():
-                    cost += n * sum(m * prices["on-demand"] * _ceil(max(0, g - m * r) / m) for g in need[(o, key)])
+                    cost += n * sum(m * prices["on-demand"] * ceil(max(0, g - m * r) / m) for g in need[(o, key)])
                 cheapest = min(cheapest, cost)
             total += cheapest  # one pool: offers are priced apart
         best = min(best, total)
@@ -353,7 +338,7 @@ def expected(seed: int) -> tuple[dict, float]:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_monthly_matches_brute_force(seed, solver, tmp_path) -> None:
     plan, best = expected(seed)
-    result = solve_plan(_write(tmp_path, plan), SolveOptions(solver=solver, alternatives=0))
+    result = solve_plan(write(tmp_path, plan), SolveOptions(solver=solver, alternatives=0))
     assert result.status == "optimal"
     assert result.cost_total == pytest.approx(best, rel=REL, abs=1e-6), json.dumps(plan)
     # one reserved level for the horizon; one day type per (day type, month) with the calendar's days

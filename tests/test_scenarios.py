@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
+from tiny_plans import ceil, gpus_for, two_level_profile, write
 from typer.testing import CliRunner
 
 from optimizer.cli import app
@@ -43,12 +44,7 @@ runner = CliRunner()
 
 def _profile(rng: random.Random) -> list[float]:
     """Flat, or two levels (a block of peak hours)."""
-    if rng.random() < 0.35:
-        return [1.0] * 24
-    low = rng.choice([0.0, 0.25, 0.5, 0.75])
-    start, length = rng.randrange(24), rng.randint(2, 14)
-    peak = {(start + k) % 24 for k in range(length)}
-    return [1.0 if h in peak else low for h in range(24)]
+    return two_level_profile(rng, 0.35)
 
 
 def _weights(rng: random.Random, k: int) -> list[float]:
@@ -125,11 +121,6 @@ def random_plan(seed: int) -> dict:
 # --- the enumerator -------------------------------------------------------------------------------------
 
 
-def _ceil(x: float) -> int:
-    r = round(x)
-    return int(r) if abs(x - r) <= 1e-9 else math.ceil(x)
-
-
 def demand_factor(s: dict, w: dict) -> float:
     for key in (w["name"], w.get("pool", "interactive"), "all"):
         if key in s.get("demand", {}):
@@ -146,7 +137,7 @@ def gpus(plan: dict, w: dict, offer: dict, s: dict | None) -> list[int]:
     out = []
     for v in w["demand"]["profile"]:
         d = w["demand"]["peak_output_tokens_per_s"] * v * f
-        out.append(tp * (0 if d == 0 else _ceil(d / (g * occ))))
+        out.append(gpus_for(d, g, occ, tp))
     return out
 
 
@@ -198,7 +189,7 @@ def scenario_costs(plan: dict, choice: dict[str, str], reserved: dict[str, int],
             m = offers[o]["gpus_per_node"]
             price = hourly_price(plan, offers[o], s)
             r = m * reserved.get(o, 0)
-            cost += sum(H * m * price * _ceil(max(0, g - r) / m) for g in hours)
+            cost += sum(H * m * price * ceil(max(0, g - r) / m) for g in hours)
         second.append(cost)
     return first, second
 
@@ -223,7 +214,7 @@ def brute_force(plan: dict, scenarios: list[dict] | None = None, measure: str | 
             peak = max(sum(gpus(plan, w, offers[o], s)[h] for w in plan["workloads"] if choice[w["name"]] == o)
                        for s in scenarios for h in range(24))
             can = "reserved-1y" in offers[o]["price_per_gpu_hour"]
-            top[o] = _ceil(peak / offers[o]["gpus_per_node"]) if can else 0
+            top[o] = ceil(peak / offers[o]["gpus_per_node"]) if can else 0
         for levels in itertools.product(*[range(top[o] + 1) for o in used]):
             first, second = scenario_costs(plan, choice, dict(zip(used, levels)), scenarios)
             best = min(best, risk_of([first + q for q in second], weights, measure, level))
@@ -236,12 +227,6 @@ def expected(seed: int) -> tuple[dict, float]:
     return plan, brute_force(plan)
 
 
-def _write(tmp_path: Path, plan: dict, name: str = "plan.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(plan, indent=1), encoding="utf-8")  # JSON is YAML 1.2
-    return path
-
-
 # --- brute force vs the program ----------------------------------------------------------------------
 
 
@@ -249,7 +234,7 @@ def _write(tmp_path: Path, plan: dict, name: str = "plan.yaml") -> Path:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_two_stage_matches_brute_force(seed: int, solver: str, tmp_path: Path) -> None:
     plan, best = expected(seed)
-    result = solve_plan(_write(tmp_path, plan), SolveOptions(solver=solver))
+    result = solve_plan(write(tmp_path, plan), SolveOptions(solver=solver))
     assert result.status == "optimal"
     why = json.dumps(plan)
     assert result.cost_total == pytest.approx(best, rel=REL, abs=1e-6), why
@@ -333,7 +318,7 @@ def _judge_expected_plan(plan: dict) -> float:
     for combo in itertools.product(*[w["offers"] for w in plan["workloads"]]):
         choice = dict(zip(names, combo))
         used = sorted(set(combo))
-        top = [(_ceil(max(sum(gpus(plan, w, offers[o], s)[h] for w in plan["workloads"] if choice[w["name"]] == o)
+        top = [(ceil(max(sum(gpus(plan, w, offers[o], s)[h] for w in plan["workloads"] if choice[w["name"]] == o)
                           for s in plan["scenarios"] for h in range(24)) / offers[o]["gpus_per_node"])
                 if "reserved-1y" in offers[o]["price_per_gpu_hour"] else 0) for o in used]
         for levels in itertools.product(*[range(t + 1) for t in top]):
@@ -390,7 +375,7 @@ def hand_plan(measure: str, level: float | None = None) -> dict:
     ("worst", None, 8, {"low": 8640, "mid": 8640, "high": 8640}, 8640),
 ])
 def test_risk_measures_by_hand(solver, measure, level, gpus, costs, value, tmp_path) -> None:
-    result = solve_plan(_write(tmp_path, hand_plan(measure, level)), SolveOptions(solver=solver))
+    result = solve_plan(write(tmp_path, hand_plan(measure, level)), SolveOptions(solver=solver))
     res = [p for p in result.purchases if p.tier == "reserved-1y"]
     assert [p.gpus for p in res] == [gpus]
     assert {r.name: r.cost_total for r in result.scenarios} == pytest.approx(costs, rel=1e-9)
@@ -419,7 +404,7 @@ def test_hand_plan_agrees_with_the_enumerator() -> None:
 
 def test_cvar_formula_in_the_json(tmp_path) -> None:
     """The CLI's JSON: scenarios rows and risk, cvar at 0.7 (the worst 30%: high whole, mid a third)."""
-    path = _write(tmp_path, hand_plan("cvar", 0.7))
+    path = write(tmp_path, hand_plan("cvar", 0.7))
     res = runner.invoke(app, ["solve", str(path), "--json", "-o", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output
     d = json.loads(res.stdout)

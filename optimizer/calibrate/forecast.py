@@ -35,6 +35,13 @@ import numpy as np
 
 from optimizer.calibrate import usage as usage_mod
 from optimizer.calibrate.coverage import slots
+from optimizer.calibrate.run import (
+    _check_ambiguous,
+    _matcher,
+    _zone,
+    out_path_problems,
+    write_plan_and_page,
+)
 from optimizer.calibrate.types import sig
 from optimizer.calibrate.usage import UsageAggregate
 from optimizer.errors import PlanError, Problem
@@ -154,7 +161,6 @@ def forecast(plan_path: Path | str, options: ForecastOptions, out_path: Path | s
              progress: Callable[[float], None] | None = None, extra_catalogs: list[Path | str] = ()) -> Forecast:
     """Read the plan and the logs, forecast each workload with demand, build NEXT.yaml's text; write nothing."""
     from optimizer.calibrate.forecast_plan import write_plan
-    from optimizer.calibrate.run import _check_ambiguous, _matcher, _zone
 
     plan_path, out_path = Path(plan_path), Path(out_path)
     start = check_options(options, plan_path, out_path)
@@ -241,8 +247,6 @@ def forecast(plan_path: Path | str, options: ForecastOptions, out_path: Path | s
 
 def write_outputs(fc: Forecast, out_path: Path | str, html: str, extra_catalogs: list[Path | str] = ()) -> Path:
     """Write NEXT.yaml (only if it loads as a plan) and NEXT.html beside it; nothing on failure."""
-    from optimizer.calibrate.run import write_plan_and_page
-
     return write_plan_and_page(fc.yaml_text, out_path, html, extra_catalogs, "forecast")
 
 
@@ -273,15 +277,8 @@ def check_options(options: ForecastOptions, plan_path: Path, out_path: Path) -> 
         problems.append(Problem(f"{options.paths} simulated paths are too few for a P10–P90 band", "use 1,000"))
     if not options.usage:
         problems.append(Problem("no usage log", "give --usage FILE (a gateway log of 14 days or more)"))
-    if out_path.suffix.lower() not in (".yaml", ".yml"):
-        problems.append(Problem(f"-o {out_path}: the forecast plan is YAML", "name it NEXT.yaml"))
-    try:
-        same = out_path.resolve() == plan_path.resolve()
-    except OSError:
-        same = False
-    if same:
-        problems.append(Problem(f"-o {out_path} is the plan itself; forecast never changes its input",
-                                "write the forecast plan to a new file, e.g. plans/q1-forecast.yaml"))
+    problems += out_path_problems(out_path, plan_path, "forecast", "forecast", "NEXT.yaml",
+                                  "plans/q1-forecast.yaml")
     if problems:
         raise PlanError(problems)
     assert start is not None

@@ -146,17 +146,26 @@ def _check_options(options: CalibrateOptions, plan_path: Path, out_path: Path) -
         problems.append(Problem(f"--percentile {options.slo_percentile:g} is outside (0, 100]", "e.g. 99"))
     if options.max_bad_rows < 0:
         problems.append(Problem("--max-bad-rows must be ≥ 0", None))
+    problems += out_path_problems(out_path, plan_path, "calibrated", "calibrate", "OUT.yaml",
+                                  "plans/q4-calibrated.yaml")
+    if problems:
+        raise PlanError(problems)
+
+
+def out_path_problems(out_path: Path, plan_path: Path, what: str, command: str, name: str,
+                      example: str) -> list[Problem]:
+    """What is wrong with -o for a plan the loop writes (calibrate, forecast): it is YAML, and never the input."""
+    problems = []
     if out_path.suffix.lower() not in (".yaml", ".yml"):
-        problems.append(Problem(f"-o {out_path}: the calibrated plan is YAML", "name it OUT.yaml"))
+        problems.append(Problem(f"-o {out_path}: the {what} plan is YAML", f"name it {name}"))
     try:
         same = out_path.resolve() == plan_path.resolve()
     except OSError:
         same = False
     if same:
-        problems.append(Problem(f"-o {out_path} is the plan itself; calibrate never changes its input",
-                                "write the calibrated plan to a new file, e.g. plans/q4-calibrated.yaml"))
-    if problems:
-        raise PlanError(problems)
+        problems.append(Problem(f"-o {out_path} is the plan itself; {command} never changes its input",
+                                f"write the {what} plan to a new file, e.g. {example}"))
+    return problems
 
 
 def _zone(loaded: LoadedPlan) -> ZoneInfo:
