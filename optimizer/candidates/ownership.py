@@ -21,7 +21,7 @@ from typing import Literal
 
 from optimizer.inputs.own import idle_kw, owned_offers, per_rack
 from optimizer.inputs.schema.catalog import Offer
-from optimizer.inputs.schema.plan import Facility, Plan
+from optimizer.inputs.schema.plan import Plan
 
 DAYS_PER_YEAR = 365.0
 MONTHS_PER_YEAR = 12.0
@@ -173,8 +173,3 @@ def arrivals(plan: Plan, offers: dict[str, Offer]) -> list[Arrival]:
         for o in owned.get(oid, []):
             out.append(Arrival(oid, o.nodes * o.gpus_per_node, _since_day(plan, o.since)))
     return out
-
-
-def facility_limits(fac: Facility) -> dict[str, float]:
-    """The facility's binding-capable limits that are set: power_kw, racks."""
-    return {k: float(v) for k, v in (("power_kw", fac.power_kw), ("racks", fac.racks)) if v is not None}

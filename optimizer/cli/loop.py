@@ -54,7 +54,6 @@ def calibrate(
         from optimizer.calibrate.loadtests import Flags
         from optimizer.calibrate.run import CalibrateOptions, write_outputs
         from optimizer.calibrate.run import calibrate as do_calibrate
-        from optimizer.calibrate.usage import total_bytes
         from optimizer.report.calibration import print_calibration, render_html
 
         opts = CalibrateOptions(
@@ -62,22 +61,28 @@ def calibrate(
             peak_percentile=peak_percentile, slo_percentile=percentile,
             flags=Flags(accelerator, precision, tp, workload), max_bad_rows=max_bad_rows,
             allow_partial=allow_partial, usage_workload=usage_workload)
-        show = err.is_terminal and total_bytes(list(opts.usage)) >= PROGRESS_MIN_BYTES
-        if show:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-            with Progress(TextColumn("reading usage"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                          TimeElapsedColumn(), console=err, transient=True) as bar:
-                task = bar.add_task("usage", total=1.0)
-                cal = do_calibrate(plan, opts, out_yaml, lambda f: bar.update(task, completed=f), list(catalog or []))
-        else:
-            cal = do_calibrate(plan, opts, out_yaml, None, list(catalog or []))
+        cal = _reading_usage(opts.usage, lambda tell: do_calibrate(plan, opts, out_yaml, tell, list(catalog or [])))
         html_path = write_outputs(cal, out_yaml, render_html(cal), list(catalog or []))
         print_calibration(cal, out)
         out.print(f"\nwrote {out_yaml} and {html_path}", style="dim")
         return 0
 
     run(body, debug)
+
+
+def _reading_usage(usage, work):
+    """Run work(tell) — tell(fraction) reports how much usage is read — with a progress bar on a terminal
+    when the logs are large enough to wait for, and tell None otherwise."""
+    from optimizer.calibrate.usage import total_bytes
+
+    if not (err.is_terminal and total_bytes(list(usage)) >= PROGRESS_MIN_BYTES):
+        return work(None)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("reading usage"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                  TimeElapsedColumn(), console=err, transient=True) as bar:
+        task = bar.add_task("usage", total=1.0)
+        return work(lambda f: bar.update(task, completed=f))
 
 
 @app.command()
@@ -101,20 +106,11 @@ def forecast(
     def body() -> int:
         from optimizer.calibrate.forecast import ForecastOptions, write_outputs
         from optimizer.calibrate.forecast import forecast as do_forecast
-        from optimizer.calibrate.usage import total_bytes
         from optimizer.report.forecast import print_forecast, render_html
 
         opts = ForecastOptions(usage=tuple(usage), start=start, months=months, scenarios=scenarios,
                                maps=tuple(maps or ()), usage_workload=usage_workload, max_bad_rows=max_bad_rows)
-        if err.is_terminal and total_bytes(list(opts.usage)) >= PROGRESS_MIN_BYTES:
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-            with Progress(TextColumn("reading usage"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                          TimeElapsedColumn(), console=err, transient=True) as bar:
-                task = bar.add_task("usage", total=1.0)
-                fc = do_forecast(plan, opts, out_yaml, lambda f: bar.update(task, completed=f), list(catalog or []))
-        else:
-            fc = do_forecast(plan, opts, out_yaml, None, list(catalog or []))
+        fc = _reading_usage(opts.usage, lambda tell: do_forecast(plan, opts, out_yaml, tell, list(catalog or [])))
         html_path = write_outputs(fc, out_yaml, render_html(fc), list(catalog or []))
         if as_json:
             sys.stdout.write(json.dumps(fc.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n")

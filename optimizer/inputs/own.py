@@ -33,11 +33,6 @@ def per_rack(gpus_per_node: int, stated: int | None) -> int:
     return 1 if gpus_per_node >= RACK_SCALE_GPUS else SERVERS_PER_RACK
 
 
-def has_own_hardware(plan: Plan, offers: dict[str, Offer]) -> bool:
-    """Whether the plan owns servers or names an offer it may buy (cost.by_tier then carries buy and facility)."""
-    return bool(plan.owned) or any(o.buy is not None for o in offers.values())
-
-
 def resolve(plan: Plan, catalog: Catalog, err: Err, line_of: Callable[[tuple], int | None], file: str) -> None:
     """Complete every buy offer from its system, add an offer per group of owned servers, check both."""
     systems = getattr(catalog, "systems", {})

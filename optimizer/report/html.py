@@ -199,7 +199,7 @@ def _own_months(result: PlanResult, money) -> dict[str, Any]:
             m["facility"] += r.amount
         else:
             m["rented"] += r.amount
-    for c in capex_rows(None, own.bought):  # type: ignore[arg-type]  # reads the rows only
+    for c in capex_rows(own.bought):
         by.setdefault(c["month"], dict.fromkeys(keys, 0.0))["capex"] += c["amount"]
 
     def order(month: str) -> tuple[int, str]:

@@ -204,7 +204,7 @@ def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], seg
                      inputs)
 
 
-def capex_rows(plan: Plan, bought: list[BoughtRow]) -> list[dict]:
+def capex_rows(bought: list[BoughtRow]) -> list[dict]:
     """The cash outlay by month of delivery."""
     out = []
     for b in bought:

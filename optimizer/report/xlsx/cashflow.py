@@ -52,28 +52,10 @@ def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         for col, text in enumerate((c.month, c.provider, c.offer, c.tier, c.kind)):
             sh.text(r, col, text)
         if c.kind == "api":
-            cell, api_v = refs.api_cost.get(c.offer, (None, 0.0))
-            share = c.amount / api_total[c.offer] if api_total.get(c.offer) else 0.0
-            sh.num(r, 5, None)
-            sh.num(r, 6, None)
-            if cell:
-                v = share * api_v
-                sh.calc(r, 7, f"{share!r}*{cell}", v, num="money2")
-            else:
-                v = c.amount
-                sh.num(r, 7, v, num="money2")
+            v = _share_of(sh, r, c.amount, api_total.get(c.offer, 0.0), *refs.api_cost.get(c.offer, (None, 0.0)))
         elif c.tier in OWN_TIERS:  # servers of your own: the Own hardware sheet's cost, spread as the result spreads it
-            whole = own_total[(c.offer, c.tier)]
-            share = c.amount / whole if whole else 0.0
-            cell, own_v = refs.own_offer.get(c.offer, {}).get(OWN_TIERS[c.tier], (None, 0.0))
-            sh.num(r, 5, None)
-            sh.num(r, 6, None)
-            if cell:
-                v = share * own_v
-                sh.calc(r, 7, f"{share!r}*{cell}", v, num="money2")
-            else:
-                v = c.amount
-                sh.num(r, 7, v, num="money2")
+            v = _share_of(sh, r, c.amount, own_total[(c.offer, c.tier)],
+                          *refs.own_offer.get(c.offer, {}).get(OWN_TIERS[c.tier], (None, 0.0)))
         else:
             sh.num(r, 5, c.gpu_hours, num="int")
             price_v = _price_cell(sh, refs, r, 6, c.offer, c.tier, c.price_per_gpu_hour, c.kind == "committed",
@@ -184,3 +166,18 @@ def _price_cell(sh: Sheet, refs: Refs, r: int, col: int, offer: str, tier: str, 
     else:
         sh.num(r, col, value, num="money2")
     return value
+
+
+def _share_of(sh: Sheet, r: int, amount: float, whole: float, cell: str | None, cell_value: float) -> float:
+    """A row that is a share of a cost held elsewhere (an API's cost, an own offer's): amount ÷ whole of
+    that cell, as a formula when the cell exists, else the amount itself. Returns the row's value."""
+    share = amount / whole if whole else 0.0
+    sh.num(r, 5, None)
+    sh.num(r, 6, None)
+    if cell:
+        v = share * cell_value
+        sh.calc(r, 7, f"{share!r}*{cell}", v, num="money2")
+    else:
+        v = amount
+        sh.num(r, 7, v, num="money2")
+    return v
