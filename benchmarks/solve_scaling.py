@@ -6,7 +6,8 @@ over the full catalog.
 
 Prints one row per (size, solver): candidates enumerated and kept after exact pruning, the
 program's variables and rows, seconds to enumerate candidates, to build the program, and to
-solve it to the plan's 1% target (the gap it proved), then the seconds to a proven 0.1%.
+solve it to the plan's 1% target (the gap it proved), then the seconds to a proven 0.1% and the
+seconds the tidy pass took after it (strategy.tidy: the schedule among plans of equal cost).
 Solve seconds include rebuilding the program inside the solve; with --repeats, the median of that many
 solves. A script, not a test: numbers depend on the machine (this one: 2 cores, HiGHS and CBC with one
 thread). Alternatives are not priced here (the core's speed); `planopt solve` adds that after.
@@ -54,15 +55,20 @@ def measure(path: Path, label: str, solver: str, limit: float, repeats: int = 1)
         runs = []
         for _ in range(repeats):
             try:
+                t = time.perf_counter()
                 _, info = solve_candidates(loaded, cands, SolveOptions(solver=solver, time_limit_s=limit,
                                                                        mip_gap=target, alternatives=0))
-                runs.append((info.seconds, info.gap, info.status))
+                runs.append((info.seconds, info.gap, info.status, time.perf_counter() - t - info.seconds))
             except SolverError:
-                runs.append((None, None, "no plan"))
+                runs.append((None, None, "no plan", None))
         done = sorted((r for r in runs if r[0] is not None), key=lambda r: r[0])
-        mid = done[len(done) // 2] if done else (None, None, "no plan")
-        row[f"solve_{key}"], row[f"gap_{key}"], row[f"status_{key}"] = mid
+        mid = done[len(done) // 2] if done else (None, None, "no plan", None)
+        row[f"solve_{key}"], row[f"gap_{key}"], row[f"status_{key}"], row[f"tidy_{key}"] = mid
     return row
+
+
+def fmt_s(t: float | None) -> str:
+    return "–" if t is None else f"{t:.2f}"
 
 
 def fmt_gap(g: float | None) -> str:
@@ -79,7 +85,7 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=300, help="per solve, seconds")
     args = ap.parse_args()
     head = (f"{'plan':>24} {'solver':<6} {'configs':>8} {'kept':>7} {'vars':>7} {'rows':>7} "
-            f"{'cand s':>7} {'build s':>8} {'solve s':>8} {'gap':>7} {'to 0.1% s':>10} {'gap':>7}")
+            f"{'cand s':>7} {'build s':>8} {'solve s':>8} {'gap':>7} {'to 0.1% s':>10} {'gap':>7} {'tidy s':>7}")
     print(head)
     print("-" * len(head))
     jobs = [(lambda p=p, sv=sv: measure(p, p.stem, sv, args.time_limit, args.repeats)) for p in args.plans
@@ -92,7 +98,7 @@ def main() -> None:
         s2 = "–" if r["solve_0.1%"] is None else f"{r['solve_0.1%']:.1f}"
         print(f"{r['size']:>24} {r['solver']:<6} {r['enumerated']:>8} {r['kept']:>7} {r['vars']:>7} {r['rows']:>7} "
               f"{r['cand_s']:>7.1f} {r['build_s']:>8.1f} {s1:>8} {fmt_gap(r['gap_1%']):>7} {s2:>10} "
-              f"{fmt_gap(r['gap_0.1%']):>7}", flush=True)
+              f"{fmt_gap(r['gap_0.1%']):>7} {fmt_s(r['tidy_0.1%']):>7}", flush=True)
 
 
 if __name__ == "__main__":

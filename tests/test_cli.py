@@ -459,6 +459,32 @@ def test_explain_re_solves_in_the_solved_program_as_a_fresh_solve_would(tmp_path
     assert res.exit_code == 0 and len(json.loads(res.stdout)["alternatives"]) == 2
 
 
+def test_explain_side_by_side_prices_as_in_turn(tmp_path):
+    """The forced re-solves in two worker processes give the prices one process gives, in the same order,
+    with a progress call per alternative as each ends."""
+    from optimizer.candidates.build import build_candidates
+    from optimizer.candidates.prune import ranked_alternatives
+    from optimizer.inputs.loading import load_plan
+    from optimizer.optimize.strategy import solve_and_force
+    from optimizer.pipeline import SolveOptions as Options
+
+    loaded = load_plan(_explain_plan(tmp_path))
+    cands = build_candidates(loaded, frozenset({"chat"}), strict=False)
+    offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
+    ranked = ranked_alternatives(loaded.plan, offers, cands.by_workload, {w.name: "" for w in loaded.plan.workloads})
+    keys = [c.key for c in ranked["chat"]]
+    runs = {}
+    for workers in (1, 2):
+        seen = []
+        _sol, _info, forced = solve_and_force(loaded, cands, Options(), "chat", keys, 3,
+                                              lambda i, n, f, _p: seen.append((i, n)), workers=workers)
+        assert seen == [(1, 3), (2, 3), (3, 3)]
+        runs[workers] = [(f.key, f.status, f.objective) for f in forced]
+    assert [k for k, *_ in runs[1]] == [k for k, *_ in runs[2]]
+    for (_k, s1, o1), (_k2, s2, o2) in zip(runs[1], runs[2]):
+        assert s1 == s2 == "optimal" and o1 == pytest.approx(o2, abs=1e-6)
+
+
 def test_solve_reports_its_progress_bound_below_plan(tmp_path):
     """The progress hook hears the relaxation's bound, then the plan; the best plan never gets dearer, the
     bound never falls, and the last plan heard is the result's cost."""

@@ -167,6 +167,22 @@ class Program:
             for x, lo, up in saved:
                 x.lowBound, x.upBound = lo, up
 
+    @contextmanager
+    def first_stage_fixed(self) -> Iterator[None]:
+        """Hold every decision made once for the horizon at its solved value (configs, reserved and bought
+        levels, committed split, rack positions) by bounds, then undo: what is left is hour by hour."""
+        first = [v for v in (*self.choice.values(), *self.reserved.values(), *self.committed_split.values(),
+                             *self.racks.values()) if isinstance(v, pulp.LpVariable)]
+        saved = [(v, v.lowBound, v.upBound) for v in first]
+        for v in first:
+            x = v.varValue or 0.0
+            v.lowBound = v.upBound = round(x) if v.cat == pulp.LpInteger else x
+        try:
+            yield
+        finally:
+            for v, lo, hi in saved:
+                v.lowBound, v.upBound = lo, hi
+
     def values(self) -> dict[str, float | None]:
         """The solved value of every variable, by name (a warm start, or a plan to go back to)."""
         return {v.name: v.varValue for v in self.prob.variables()}
@@ -883,3 +899,47 @@ def define_baseline(prog: Program, baseline: dict[str, tuple[str, float]]) -> No
         terms.append(tau * cost * (1 - x))
     if terms:
         prog.prob.setObjective(prog.prob.objective + pulp.lpSum(terms))
+
+
+def define_tidy(prog: Program, cost_cap: float) -> tuple[pulp.LpProblem, dict[str, float]]:
+    """The tidy schedule: among plans that cost no more than `cost_cap` (the solved plan's cost), with every
+    decision made once held (Program.first_stage_fixed) and the API's share of each batch day held (the
+    caller's bounds), the one a person expects. A problem of its own over the program's rows and
+    variables, so the program itself gains nothing:
+
+        tidy_cost:       objective ≤ cost_cap
+        tidy_peak[c,s,h]:  P[c,s] ≥ f_c · n[c,s,h]          (batch config c, h in its window)
+
+        min  Σ_s n_s · ( 10 · Σ_{o, p fixed, h} m_o·(D[o,p,s,h] + S[o,p,s,h])  +  Σ_c P[c,s] )
+
+    First, GPUs paid by the hour go to work that can move: a pool with no batch workload (p fixed) is
+    served by the reserved and signed GPUs it shares before the batch pools are; then each batch
+    config's busiest hour is as low as the capacity allows, so its work spreads over its window instead
+    of packing into a few hours. Returns the problem and the peak variables' values at the solved plan
+    (with the solved values, a warm start)."""
+    days = prog.segments.days()
+    tidy = pulp.LpProblem("planopt_tidy", pulp.LpMinimize)
+    for row in prog.prob.constraints():
+        tidy.addConstraint(row, row.name)
+    tidy += prog.prob.objective <= cost_cap, "tidy_cost"
+    movable = {w.pool for w in prog.plan.workloads if w.kind == "batch"}
+    terms = []
+    for table in (prog.on_demand, prog.spot):
+        for (o, p, s, _h), v in sorted(table.items()):
+            if p not in movable:
+                terms.append(10.0 * days[s] * prog.offers[o].gpus_per_node * v)
+    by_config: dict[tuple[str, str], list[tuple[int, pulp.LpVariable]]] = {}
+    for (key, s, h), n in sorted(prog.batch_replicas.items()):
+        if _value(prog.choice[key]) > 0.5:
+            by_config.setdefault((key, s), []).append((h, n))
+    cands = {c.key: c for c in prog.cands.all()}
+    start = {}
+    for (key, s), ns in by_config.items():
+        c = cands[key]
+        peak = tidy.add_variable(prog.names("tidy_peak", _cid(prog, c), s), lowBound=0)
+        for h, n in ns:
+            tidy += peak >= c.gpu_fraction * n, prog.names("tidy_peak", _cid(prog, c), s, h)
+        start[peak.name] = max(c.gpu_fraction * (n.varValue or 0.0) for _h, n in ns)
+        terms.append(days[s] * peak)
+    tidy += pulp.lpSum(terms)
+    return tidy, start

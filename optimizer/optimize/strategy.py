@@ -3,6 +3,9 @@ infeasible in words (the program re-solved with its caps made elastic)."""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import multiprocessing
+import os
 import time
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -17,7 +20,7 @@ from optimizer.errors import InfeasiblePlan, SolverError
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.optimize.calendar import Segments, segment
-from optimizer.optimize.model import Program, add_cuts, build_model
+from optimizer.optimize.model import Program, add_cuts, build_model, define_tidy
 from optimizer.optimize.solution import Forced, Solution, SolveInfo
 from optimizer.optimize.solver import solve
 
@@ -66,7 +69,9 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
         for k, v in prog.reserved.items():
             v.lowBound = v.upBound = round(reserved.get(k, 0.0))
     sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started)
-    if _cheapest_recourse(prog, info.name, limit - (time.perf_counter() - started)):
+    changed = _cheapest_recourse(prog, info.name, limit - (time.perf_counter() - started))
+    info, tidied = tidy(prog, info)
+    if changed or tidied:
         sol = prog.solution()
     if options.alternatives and not fix and info.objective is not None:
         if options.progress is not None:
@@ -90,26 +95,65 @@ def _cheapest_recourse(prog: Program, solver: str, seconds: float) -> bool:
     if scenario_days(plan) is None or plan.policy.risk.measure == "expected":
         return False
     before = prog.values()
-    first = [v for v in (*prog.choice.values(), *prog.reserved.values(), *prog.committed_split.values(),
-                         *prog.racks.values()) if isinstance(v, pulp.LpVariable)]
-    saved = [(v, v.lowBound, v.upBound) for v in first]
     objective = prog.prob.objective
     try:
-        for v in first:
-            x = v.varValue or 0.0
-            v.lowBound = v.upBound = round(x) if v.cat == pulp.LpInteger else x
-        prog.prob.setObjective(pulp.lpSum(prog.cost_terms.values()))
-        # the rest of the time limit, at least 5 s (as pricing alternatives); the solved plan is a warm start
-        out = solve(prog.prob, solver, time_limit_s=max(seconds, 5.0), mip_gap=0.0,
-                    warm_start={k: x for k, x in before.items() if x is not None})
+        with prog.first_stage_fixed():
+            prog.prob.setObjective(pulp.lpSum(prog.cost_terms.values()))
+            # the rest of the time limit, at least 5 s (as pricing alternatives); the solved plan is a warm start
+            out = solve(prog.prob, solver, time_limit_s=max(seconds, 5.0), mip_gap=0.0,
+                        warm_start={k: x for k, x in before.items() if x is not None})
         if out.status != "optimal":
             prog.restore(before)
             return False
         return True
     finally:
-        for v, lo, hi in saved:
-            v.lowBound, v.upBound = lo, hi
         prog.prob.setObjective(objective)
+
+
+TIDY_NODE_LIMIT = 200
+"""Branch-and-bound nodes for the tidy pass: the same schedule on every machine."""
+TIDY_SHARE = 0.1
+"""The tidy pass takes at most this share of the solve's time (at least TIDY_MIN_S)."""
+TIDY_MIN_S = 0.5
+TIDY_GAP = 0.01
+"""How close to the tidiest schedule the pass must prove it is (tidiness, not cost: the cost is a row)."""
+
+
+def tidy(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
+    """Among plans that cost no more than the solved one, the schedule a person expects (model.define_tidy):
+    GPUs paid by the hour go to batch pools, interactive pools use the reserved and signed GPUs; batch
+    work spreads over its window. Every decision made once (configs, reservations, purchases) is held,
+    so only the hourly nodes and the batch placement move, and the cost never rises: a pass that finds
+    nothing in its nodes or time keeps the solved plan. Scenario plans keep theirs (each scenario's cost
+    is a reported number; an equal measure is not an equal plan). True when the schedule changed."""
+    if info.objective is None or not prog.batch_replicas or scenario_days(prog.plan) is not None:
+        return info, False  # nothing can move (no batch work), or a scenario plan
+    before = prog.values()
+    cost = _objective_value(prog)
+    cap = max(cost, info.objective)
+    seconds = max(TIDY_MIN_S, TIDY_SHARE * info.seconds)
+    # The API's share of each batch day is held too: a continuous cost the cost row's tolerance would let drift
+    shares = [(y, y.lowBound, y.upBound) for y in prog.batch_api.values()]
+    try:
+        for y, _lo, _hi in shares:
+            y.lowBound = y.upBound = y.varValue or 0.0
+        with prog.first_stage_fixed():
+            problem, start = define_tidy(prog, cap)
+            out = solve(problem, info.name, time_limit_s=seconds, mip_gap=TIDY_GAP, node_limit=TIDY_NODE_LIMIT,
+                        warm_start={**{k: x for k, x in before.items() if x is not None}, **start})
+    finally:
+        for y, lo, hi in shares:
+            y.lowBound, y.upBound = lo, hi
+    new = _objective_value(prog) if out.status in ("optimal", "feasible") else None
+    if new is None or new > cap + 1e-6 * max(1.0, abs(cap)):
+        prog.restore(before)
+        return info, False
+    new = min(new, info.objective)
+    return replace(info, objective=new, gap=_gap(new, info.bound) if info.bound is not None else info.gap), True
+
+
+def _objective_value(prog: Program) -> float:
+    return float(pulp.value(prog.prob.objective) or 0.0)
 
 
 def _settings(loaded: LoadedPlan, options: SolveOptions) -> tuple[str, float, float]:
@@ -198,8 +242,8 @@ class ForcedSolve:
 
 def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, workload: str,
                     ranked: list[str], count: int,
-                    on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None = None
-                    ) -> tuple[Solution, SolveInfo, list[ForcedSolve]]:
+                    on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None = None,
+                    workers: int | None = None) -> tuple[Solution, SolveInfo, list[ForcedSolve]]:
     """Solve the plan, then force each of the first `count` configs of `ranked` other than the chosen
     one on `workload`, in the same program, and re-solve; `on_done(i, n, forced, plan_info)` as each ends.
 
@@ -208,15 +252,43 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     feasible for it — the solved plan with only this workload moved (every other choice kept,
     node-limited) — so the re-solve only improves on it, and its best bound says how far it could
     go: an alternative whose time ran out is reported as a range, never as a guess.
+
+    With more than one core (`workers`, default all), the re-solves run side by side in spawned
+    processes, each building the program once; the processes start while the plan is solved.
     """
     solver, limit, gap_target = _settings(loaded, options)
     started = time.perf_counter()
-    segments = _segments(loaded, cands)
-    prog = build_model(loaded, cands, segments, cuts=True)
-    sol, info = _solve(prog, loaded, cands, segments, options, solver, limit / 2 if count else limit, gap_target,
-                       started)
-    solver = info.name
-    keys = [k for k in ranked if k != sol.chosen[workload]][:count]
+    n_workers = max(1, min(workers or os.cpu_count() or 1, count))
+    pool = None
+    if n_workers > 1:
+        pool = cf.ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=_worker_start, initargs=(loaded, cands))
+        for _ in range(n_workers):  # start the processes (and their builds) now, beside the plan's solve
+            pool.submit(_worker_ready)
+    try:
+        segments = _segments(loaded, cands)
+        prog = build_model(loaded, cands, segments, cuts=True)
+        sol, info = _solve(prog, loaded, cands, segments, options, solver, limit / 2 if count else limit, gap_target,
+                           started)
+        info, tidied = tidy(prog, info)
+        if tidied:
+            sol = prog.solution()
+        solver = info.name
+        keys = [k for k in ranked if k != sol.chosen[workload]][:count]
+        if pool is None or len(keys) < 2:
+            out = _force_in_turn(prog, sol.chosen, workload, keys, solver, gap_target, limit, started, info, on_done)
+        else:
+            out = _force_side_by_side(pool, n_workers, sol.chosen, workload, keys, solver, gap_target, limit,
+                                      started, info, on_done)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+    return sol, info, out
+
+
+def _force_in_turn(prog: Program, chosen: dict[str, str], workload: str, keys: list[str], solver: str,
+                   gap_target: float, limit: float, started: float, info: SolveInfo,
+                   on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None) -> list[ForcedSolve]:
     out: list[ForcedSolve] = []
     for i, key in enumerate(keys):
         t0 = time.perf_counter()
@@ -224,10 +296,46 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         if share <= 0.05:
             out.append(ForcedSolve(key, None, None, "not solved", 0.0))
         else:
-            out.append(_force(prog, sol.chosen, workload, key, solver, gap_target, share))
+            out.append(_force(prog, chosen, workload, key, solver, gap_target, share))
         if on_done is not None:
             on_done(i + 1, len(keys), out[-1], info)
-    return sol, info, out
+    return out
+
+
+def _force_side_by_side(pool: cf.ProcessPoolExecutor, workers: int, chosen: dict[str, str], workload: str,
+                        keys: list[str], solver: str, gap_target: float, limit: float, started: float,
+                        info: SolveInfo, on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None
+                        ) -> list[ForcedSolve]:
+    """The forced re-solves on `workers` processes: each gets the time left × workers ÷ alternatives."""
+    left = limit - (time.perf_counter() - started)
+    share = left * workers / len(keys)
+    if share <= 0.05:
+        return [ForcedSolve(k, None, None, "not solved", 0.0) for k in keys]
+    futures = {pool.submit(_worker_force, chosen, workload, k, solver, gap_target, share): k for k in keys}
+    done: dict[str, ForcedSolve] = {}
+    for f in cf.as_completed(futures):
+        k = futures[f]
+        done[k] = f.result()
+        if on_done is not None:
+            on_done(len(done), len(keys), done[k], info)
+    return [done[k] for k in keys]
+
+
+_WORKER: dict[str, Program] = {}
+"""In a re-solve process: the program, built once from the plan the process started with."""
+
+
+def _worker_start(loaded: LoadedPlan, cands: CandidateSet) -> None:
+    _WORKER["prog"] = build_model(loaded, cands, _segments(loaded, cands), cuts=True)
+
+
+def _worker_ready() -> None:
+    """Nothing: submitted once per process so the pool starts them at once."""
+
+
+def _worker_force(chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
+                  seconds: float) -> ForcedSolve:
+    return _force(_WORKER["prog"], chosen, workload, key, solver, gap_target, seconds)
 
 
 def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
