@@ -115,6 +115,9 @@ TIDY_NODE_LIMIT = 200
 TIDY_SHARE = 0.1
 """The tidy pass takes at most this share of the solve's time (at least TIDY_MIN_S)."""
 TIDY_MIN_S = 0.5
+TIDY_SOLVER_SHARE = 0.7
+"""Of the tidy budget, at most this share for building and solving; the rest passes the problem to the
+solver and reads it back (about a second on a 100-workload plan)."""
 TIDY_GAP = 0.01
 """How close to the tidiest schedule the pass must prove it is (tidiness, not cost: the cost is a row)."""
 
@@ -131,7 +134,8 @@ def tidy(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
     before = prog.values()
     cost = _objective_value(prog)
     cap = max(cost, info.objective)
-    seconds = max(TIDY_MIN_S, TIDY_SHARE * info.seconds)
+    t0 = time.perf_counter()
+    budget = max(TIDY_MIN_S, TIDY_SHARE * info.seconds)
     # The API's share of each batch day is held too: a continuous cost the cost row's tolerance would let drift
     shares = [(y, y.lowBound, y.upBound) for y in prog.batch_api.values()]
     try:
@@ -139,8 +143,13 @@ def tidy(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
             y.lowBound = y.upBound = y.varValue or 0.0
         with prog.first_stage_fixed():
             problem, start = define_tidy(prog, cap)
+            # the solver's limit is what the budget leaves after the build, less a share for handing it over
+            seconds = max(0.1, TIDY_SOLVER_SHARE * budget - (time.perf_counter() - t0))
             out = solve(problem, info.name, time_limit_s=seconds, mip_gap=TIDY_GAP, node_limit=TIDY_NODE_LIMIT,
                         warm_start={**{k: x for k, x in before.items() if x is not None}, **start})
+    except SolverError:  # the plan is solved; a failed tidy pass leaves it as it was
+        prog.restore(before)
+        return info, False
     finally:
         for y, lo, hi in shares:
             y.lowBound, y.upBound = lo, hi
