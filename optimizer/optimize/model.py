@@ -908,7 +908,7 @@ def define_tidy(prog: Program, cost_cap: float) -> tuple[pulp.LpProblem, dict[st
     variables, so the program itself gains nothing:
 
         tidy_cost:       objective ≤ cost_cap
-        tidy_peak[c,s,h]:  P[c,s] ≥ f_c · n[c,s,h]          (batch config c, h in its window)
+        tidy_spread[c,s,h]:  P[c,s] ≥ f_c · n[c,s,h]        (batch config c, h in its window)
 
         min  Σ_s n_s · ( 10 · Σ_{o, p fixed, h} m_o·(D[o,p,s,h] + S[o,p,s,h])  +  Σ_c P[c,s] )
 
@@ -938,7 +938,7 @@ def define_tidy(prog: Program, cost_cap: float) -> tuple[pulp.LpProblem, dict[st
         c = cands[key]
         peak = tidy.add_variable(prog.names("tidy_peak", _cid(prog, c), s), lowBound=0)
         for h, n in ns:
-            tidy += peak >= c.gpu_fraction * n, prog.names("tidy_peak", _cid(prog, c), s, h)
+            tidy += peak >= c.gpu_fraction * n, prog.names("tidy_spread", _cid(prog, c), s, h)
         start[peak.name] = max(c.gpu_fraction * (n.varValue or 0.0) for _h, n in ns)
         terms.append(days[s] * peak)
     tidy += pulp.lpSum(terms)
