@@ -16,7 +16,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from rich.console import Console
-from test_reports import ERROR_VALUE, need, recalculate
+from test_reports import check_formulas, need, recalculate
 
 from optimizer import vocab
 from optimizer.pipeline import solve_plan
@@ -209,23 +209,9 @@ def test_workbook_scenarios_sheet_recalculates_to_the_results_numbers(solved, re
     for key in ("expected", "cvar"):
         d = solved[key]["json"]
         book = solved[key]["book"]
-        formulas = openpyxl.load_workbook(book)
-        assert formulas.sheetnames[:2] == ["Summary", "Scenarios"]
-        stored = openpyxl.load_workbook(book, data_only=True)
+        assert openpyxl.load_workbook(book).sheetnames[:2] == ["Summary", "Scenarios"]
+        assert sum(check_formulas(book, recalculated[key], label=f"{key}: ", text=False).values()) > 500
         again = openpyxl.load_workbook(recalculated[key], data_only=True)
-        count = 0
-        for ws in formulas.worksheets:
-            for row in ws.iter_rows():
-                for c in row:
-                    if c.data_type != "f":
-                        continue
-                    count += 1
-                    a, b = stored[ws.title][c.coordinate].value, again[ws.title][c.coordinate].value
-                    where = f"{key}: {ws.title}!{c.coordinate} {c.value}"
-                    assert not (isinstance(b, str) and ERROR_VALUE.match(b)), f"{where}: evaluates to {b}"
-                    if isinstance(a, (int, float)) and not isinstance(a, bool):
-                        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6), f"{where}: stored {a}, recalculated {b}"
-        assert count > 500
         risk, cost = d["risk"], d["cost"]
         rows = _scenario_rows(again)
         assert list(rows) == [s["name"] for s in d["scenarios"]]
