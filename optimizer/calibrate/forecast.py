@@ -33,13 +33,12 @@ from typing import Callable
 
 import numpy as np
 
-from optimizer.calibrate import usage as usage_mod
 from optimizer.calibrate.coverage import slots
 from optimizer.calibrate.run import (
     _check_ambiguous,
-    _matcher,
     _zone,
     out_path_problems,
+    read_usage,
     write_plan_and_page,
 )
 from optimizer.calibrate.types import sig
@@ -172,19 +171,9 @@ def forecast(plan_path: Path | str, options: ForecastOptions, out_path: Path | s
     fc = Forecast(loaded.file, plan.plan, str(out_path), plan.timezone, start, months, horizon,
                   _day_types(loaded, start, horizon),
                   DEFINITION.format(tz=plan.timezone, paths=options.paths))
-    files, seen = [], set()
-    for p in options.usage:
-        key = Path(p).resolve()
-        if key in seen:
-            fc.notes.append(f"{p} was given twice; read once")
-            continue
-        seen.add(key)
-        files.append(Path(p))
-    rename, routes = usage_mod.parse_maps(list(options.maps))
-    matcher = _matcher(loaded, routes, options.usage_workload)
+    files, rename, matcher, agg = read_usage(loaded, options.usage, options.maps, options.usage_workload,
+                                             options.max_bad_rows, progress, fc.notes)
     shown = [str(p) for p in files]
-    agg = usage_mod.aggregate(files, matcher, rename=rename, shown=shown, max_bad_rows=options.max_bad_rows,
-                              progress=progress)
     fc.usage = agg
     _check_ambiguous(agg, matcher)
     if agg.unmatched:

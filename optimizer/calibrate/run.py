@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
@@ -101,19 +101,8 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
             raise PlanError(problems)
         cal.verdicts, cal.points = judge(runs, plan, loaded.catalog, options.flags)
     if options.usage:
-        seen: set[Path] = set()
-        files = []
-        for p in options.usage:
-            key = Path(p).resolve()
-            if key in seen:
-                cal.notes.append(f"{p} was given twice; read once")
-                continue
-            seen.add(key)
-            files.append(Path(p))
-        rename, routes = usage_mod.parse_maps(list(options.maps))
-        matcher = _matcher(loaded, routes, options.usage_workload)
-        agg = usage_mod.aggregate(files, matcher, rename=rename, shown=[str(p) for p in files],
-                                  max_bad_rows=options.max_bad_rows, progress=progress)
+        _files, _rename, matcher, agg = read_usage(loaded, options.usage, options.maps, options.usage_workload,
+                                                   options.max_bad_rows, progress, cal.notes)
         cal.usage = agg
         _check_ambiguous(agg, matcher)
         _usage_notes(cal, agg, plan, matcher)
@@ -185,6 +174,28 @@ def _old(w) -> WorkloadCalibration:
     if w.batch is not None:
         wc.old_batch = w.batch.output_tokens_per_day
     return wc
+
+
+def read_usage(loaded: LoadedPlan, usage: Sequence[Path | str], maps: Sequence[str], usage_workload: str | None,
+               max_bad_rows: int, progress: Callable[[float], None] | None, notes: list[str]
+               ) -> tuple[list[Path], dict[str, str], usage_mod.Matcher, usage_mod.UsageAggregate]:
+    """The usage logs read into the hourly aggregate, as calibrate and forecast both do: a file given twice
+    is read once (a note says so), --map columns and routes applied, rows matched to workloads.
+    Returns (files, column renames, matcher, aggregate)."""
+    seen: set[Path] = set()
+    files = []
+    for p in usage:
+        key = Path(p).resolve()
+        if key in seen:
+            notes.append(f"{p} was given twice; read once")
+            continue
+        seen.add(key)
+        files.append(Path(p))
+    rename, routes = usage_mod.parse_maps(list(maps))
+    matcher = _matcher(loaded, routes, usage_workload)
+    agg = usage_mod.aggregate(files, matcher, rename=rename, shown=[str(p) for p in files],
+                              max_bad_rows=max_bad_rows, progress=progress)
+    return files, rename, matcher, agg
 
 
 def _matcher(loaded: LoadedPlan, routes: list, usage_workload: str | None = None) -> usage_mod.Matcher:
