@@ -254,7 +254,7 @@ def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict
     (exact: fewer GPUs a replica and more goodput never need more GPUs at any hour, nor GPU-hours
     for a batch day), then give the survivors their hourly replicas and GPUs."""
     sd = scenario_days(plan)
-    doubt = sd is not None and w.kind == "interactive" and any(sd.goodput(d) != 1.0 for d in sd.base)
+    doubt = sd is not None and w.kind in ("interactive", "batch") and any(sd.goodput(d) != 1.0 for d in sd.base)
     if not prune:
         kept, dominated = configs, []
     elif doubt:  # scenarios scale estimated goodput, not measured: compare like with like

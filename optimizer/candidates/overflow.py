@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from optimizer import vocab
 from optimizer.candidates.types import Candidate, DayHour
+from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.physics import replicas as rep
 
@@ -32,7 +33,7 @@ def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour,
     tokens. Each level is a config with constant hourly GPUs and a constant API cost.
     """
     cache = {} if cache is None else cache
-    key = ("levels", w.name, c.goodput, c.gpu_fraction)
+    key = ("levels", w.name, c.goodput, c.gpu_fraction, c.goodput_source)
     if key not in cache:
         cache[key] = _levels(plan, w, c, demand)
     return [c] + [replace(c, key=f"{c.key}/cap{b}", replicas=reps, gpus=gpus, ceiling_replicas=b,
@@ -40,11 +41,20 @@ def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour,
                   for b, reps, gpus, spill, cost in cache[key]]
 
 
+def ceiling_rate(plan: Plan, c: Candidate, day_type: str) -> float:
+    """Output tokens/s one base replica takes on a day type before the gateway spills to the API: goodput ×
+    occupancy, × the day type's scenario goodput multiplier when the goodput is estimated."""
+    rate = c.goodput * plan.policy.occupancy
+    sd = scenario_days(plan)
+    if sd is not None and c.goodput_source == "estimated":
+        rate *= sd.goodput(day_type)
+    return rate
+
+
 def _levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float]) -> list[tuple]:
     assert w.api is not None
     pol = plan.policy
     days = plan.day_type_days()
-    cap_per_replica = c.goodput * pol.occupancy
     top = max(r.base for r in c.replicas.values())
     price = api_price_per_output_token(w)
     out = []
@@ -53,7 +63,7 @@ def _levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float])
         ok = True
         for d in days:
             tokens = sum(demand[(d, h)] for h in range(24))
-            over = sum(max(0.0, demand[(d, h)] - b * cap_per_replica) for h in range(24))
+            over = sum(max(0.0, demand[(d, h)] - b * ceiling_rate(plan, c, d)) for h in range(24))
             if over > w.api.max_share * tokens * (1 + 1e-9):
                 ok = False
                 break

@@ -9,6 +9,7 @@ from optimizer.candidates import ownership
 from optimizer.candidates.configs import offer_domain, offer_scale_out
 from optimizer.candidates.types import Candidate, DayHour
 from optimizer.inputs.catalog import Catalog
+from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
 
@@ -115,8 +116,15 @@ def dominated_offers_by_configs(plan: Plan, catalog: Catalog, by_workload: dict[
 
 def _beaten(c2: Candidate, others: list[Candidate], w: Workload, plan: Plan, demand: dict[DayHour, float] | None) -> bool:
     mode = "batch" if w.kind == "batch" else "fixed"
-    ctx = _DominanceContext(mode, w, plan, max(demand.values()) if demand else 0.0)
+    ctx = _DominanceContext(mode, w, plan, max(demand.values()) if demand else 0.0, _goodput_varies(plan))
     return any(ctx.dominates(c1, c2) for c1 in others)
+
+
+def _goodput_varies(plan: Plan | None) -> bool:
+    """Scenarios scale estimated goodput (not measured): an estimated and a measured config then compare
+    differently from one day type to the next."""
+    sd = scenario_days(plan) if plan is not None else None
+    return sd is not None and any(sd.goodput(d) != 1.0 for d in sd.base)
 
 
 def pareto_configs(configs: list[Candidate]) -> tuple[list[Candidate], list[tuple[Candidate, Candidate]]]:
@@ -145,7 +153,7 @@ def prune_dominated(cands: list[Candidate], w: Workload | None = None, plan: Pla
       - batch (replica-hours are continuous): fewer or equal GPU-hours per output token.
     """
     mode = "batch" if w is not None and w.kind == "batch" else "fixed"
-    ctx = _DominanceContext(mode, w, plan, max(demand.values()) if demand else 0.0)
+    ctx = _DominanceContext(mode, w, plan, max(demand.values()) if demand else 0.0, _goodput_varies(plan))
     by_offer: dict[str, list[Candidate]] = {}
     for c in cands:
         by_offer.setdefault(c.offer or "", []).append(c)
@@ -177,6 +185,7 @@ class _DominanceContext:
     w: Workload | None
     plan: Plan | None
     max_demand: float
+    goodput_varies: bool = False
 
     def dominates(self, a: Candidate, b: Candidate) -> bool:
         if self.mode == "fixed":
@@ -184,7 +193,10 @@ class _DominanceContext:
         return self._batch(a, b)
 
     def _batch(self, a: Candidate, b: Candidate) -> bool:
-        # Batch replica-hours are continuous (model.define_batch_volume): GPU-hours per token decide.
+        # Batch replica-hours are continuous (model.define_batch_volume): GPU-hours per token decide —
+        # on every day type, so an estimated and a measured config never compare when scenarios scale one.
+        if self.goodput_varies and a.goodput_source != b.goodput_source:
+            return False
         return a.gpu_fraction / a.goodput <= b.gpu_fraction / b.goodput
 
 

@@ -284,6 +284,15 @@ def _batch_volume(w: Workload) -> float:
     return w.batch.output_tokens_per_day
 
 
+def _batch_goodput(prog: Program, c: Candidate, day_type: str) -> float:
+    """A batch config's goodput on a day type: a scenario's goodput multiplier scales an estimated one
+    (inputs.scenarios; interactive configs carry it in their hourly GPUs), never a measured one."""
+    sd = scenario_days(prog.plan)
+    if sd is None or c.goodput_source != "estimated":
+        return c.goodput
+    return c.goodput * sd.goodput(day_type)
+
+
 def _api_share(w: Workload) -> float:
     return w.api.max_share if w.api is not None else 0.0
 
@@ -358,9 +367,9 @@ def define_variables(prog: Program) -> None:
             cid = _cid(prog, c)
             # No n ≤ nmax·x row: replica-hours of a config that is not chosen count toward no volume
             # and only cost GPUs, so the program leaves them at zero anyway.
-            nmax = batch_replica_hours(vol, c.goodput)
             gd = prog.gpu_demand.setdefault(c.key, {})
-            for s, _d in prog.segments.of_offer(c.offer):
+            for s, d in prog.segments.of_offer(c.offer):
+                nmax = batch_replica_hours(vol, _batch_goodput(prog, c, d))
                 for h in range(24):
                     if h in window:
                         n = prog.prob.add_variable(names("n", cid, s, h), lowBound=0, upBound=nmax)
@@ -470,7 +479,8 @@ def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
                         assert w.batch is not None
                         if h not in w.batch.hours():
                             continue
-                        g = ceil_tol(batch_replica_hours(_batch_volume(w), c.goodput) * c.gpu_fraction)
+                        g = ceil_tol(batch_replica_hours(_batch_volume(w), _batch_goodput(prog, c, dtype))
+                                     * c.gpu_fraction)
                     else:
                         continue
                     key = (c.offer, s, h)  # type: ignore[assignment]
@@ -515,7 +525,7 @@ def define_batch_volume(prog: Program) -> None:
         batch_volume:  Σ_{h∈window} 3600·γ_c·n[c,s,h] / V + y[c,s] ≥ x[c]
         batch_api:     y[c,s] ≤ max_share · x[c]
 
-    and the GPUs a batch config uses are f_c · n[c,s,h] inside the window, 0 outside. Spot counts
+    (γ_c: the config's goodput, × the segment's scenario goodput multiplier when estimated) and the GPUs a batch config uses are f_c · n[c,s,h] inside the window, 0 outside. Spot counts
     at (1 − interruption) in the supply rows. With max_share 1 the API-only config sends all of V
     to the API at a constant cost (in the objective).
     """
@@ -524,10 +534,12 @@ def define_batch_volume(prog: Program) -> None:
         for s in dict.fromkeys(s for c in cands for s, _d in prog.segments.of_offer(c.offer)):
             sent = []
             for c in cands:
-                if s not in {ss for ss, _d in prog.segments.of_offer(c.offer)}:
+                day = dict(prog.segments.of_offer(c.offer)).get(s)
+                if day is None:
                     continue
                 x, cid = prog.choice[c.key], _cid(prog, c)
-                produced = [SECONDS_PER_HOUR * c.goodput / vol * prog.batch_replicas[(c.key, s, h)] for h in range(24)
+                rate = _batch_goodput(prog, c, day)
+                produced = [SECONDS_PER_HOUR * rate / vol * prog.batch_replicas[(c.key, s, h)] for h in range(24)
                             if (c.key, s, h) in prog.batch_replicas]
                 y = prog.batch_api.get((c.key, s))
                 if y is not None:
@@ -682,13 +694,14 @@ def define_node_rounding(prog: Program) -> None:
                     assert w.batch is not None
                     vol = (1 - _api_share(w)) * _batch_volume(w)
                     held = k * len(w.batch.hours())
-                    terms = [(math.ceil(max(0.0, vol * c.gpu_fraction / (SECONDS_PER_HOUR * c.goodput * m) - held / m)
+                    terms = [(math.ceil(max(0.0, vol * c.gpu_fraction
+                                            / (SECONDS_PER_HOUR * _batch_goodput(prog, c, dtype) * m) - held / m)
                                         - 1e-9), prog.choice[c.key]) for c in cs]
                     lhs = [v for h in w.batch.hours() for v in nodes_at(s, h)]
                     if any(n for n, _ in terms):
                         prog.add("batch_rounding", pulp.lpSum(lhs) >= pulp.lpSum(n * x for n, x in terms),
                                  prog.names("batch_rounding", _wid(prog, w), o, s))
-                    _batch_mir(prog, w, cs, o, s, m, held, lhs)
+                    _batch_mir(prog, w, cs, o, s, dtype, m, held, lhs)
                     continue
                 for h in range(24):
                     terms = [(math.ceil(max(0, c.gpus[(dtype, h)] - k) / m - 1e-9), prog.choice[c.key]) for c in cs]
@@ -698,7 +711,7 @@ def define_node_rounding(prog: Program) -> None:
                              prog.names("node_rounding", _wid(prog, w), o, s, h))
 
 
-def _batch_mir(prog: Program, w: Workload, cs: list[Candidate], o: str, s: str, m: int, held: int,
+def _batch_mir(prog: Program, w: Workload, cs: list[Candidate], o: str, s: str, day_type: str, m: int, held: int,
                lhs: list) -> None:
     """Mixed-integer rounding of a batch day with API overflow (the row batch_rounding cannot see).
 
@@ -718,8 +731,9 @@ def _batch_mir(prog: Program, w: Workload, cs: list[Candidate], o: str, s: str, 
         y = prog.batch_api.get((c.key, s))
         if y is None:
             continue
-        a = SECONDS_PER_HOUR * c.goodput * m / (c.gpu_fraction * vol)
-        beta = (1.0 - held * SECONDS_PER_HOUR * c.goodput / (c.gpu_fraction * vol)) / a
+        rate = _batch_goodput(prog, c, day_type)
+        a = SECONDS_PER_HOUR * rate * m / (c.gpu_fraction * vol)
+        beta = (1.0 - held * SECONDS_PER_HOUR * rate / (c.gpu_fraction * vol)) / a
         frac = beta - math.floor(beta)
         if beta <= 0 or frac < 1e-6 or frac > 1 - 1e-6:
             continue  # nothing to round: batch_rounding is already the hull

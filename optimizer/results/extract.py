@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from optimizer import vocab
 from optimizer.candidates import ownership, prune
-from optimizer.candidates.overflow import api_price_per_output_token
+from optimizer.candidates.overflow import api_price_per_output_token, ceiling_rate
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
@@ -432,14 +432,13 @@ def _api(prog: Solved, w, c: Candidate, days: dict[str, int]) -> tuple[float, fl
     sent = total = 0.0
     if w.kind == "interactive":
         dem = prog.cands.demand[w.name]
-        occ = prog.plan.policy.occupancy
         for d, n in days.items():
             row = []
             for h in range(24):
                 if c.kind == "api":
                     y = dem[(d, h)]
                 elif c.ceiling_replicas is not None:
-                    y = max(0.0, dem[(d, h)] - c.ceiling_replicas * c.goodput * occ)
+                    y = max(0.0, dem[(d, h)] - c.ceiling_replicas * ceiling_rate(prog.plan, c, d))
                 else:
                     y = 0.0
                 row.append(y)
