@@ -131,6 +131,7 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
     except (InfeasiblePlan, SolverError):
         mean_cost = None
     regret = {}
+    missed: list[str] = []
     for row in result.scenarios:
         one = next(s for s in stated.plan.scenarios if s.name == row.name)
         try:
@@ -142,11 +143,14 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
             best = extract(alone.plan, acands, asol, ainfo, loaded.catalog.offers, loaded.file).cost_total
             regret[row.name] = max(0.0, row.cost_total - best)
         except (InfeasiblePlan, SolverError):
-            continue
+            missed.append(row.name)
     vss = None if mean_cost is None else mean_cost - risk.value
-    basis = "optimal" if not unproven and mean_cost is not None and len(regret) == len(result.scenarios) else (
-        "estimates: the time limit stopped " + ", ".join(unproven) + " short of the gap" if unproven
-        else "partly computed: the time limit ran out")
+    gaps = ([] if mean_cost is not None else ["the mean-scenario plan"]) + (
+        [f"the regret of {', '.join(missed)}"] if missed else [])
+    parts = (["partly computed: no " + " nor ".join(gaps) + " (the time limit ran out, or a solve failed)"] if gaps
+             else []) + (["estimates: the time limit stopped " + ", ".join(unproven) + " short of the gap"]
+                         if unproven else [])
+    basis = "; ".join(parts) or "optimal"
     return replace(result, risk=replace(risk, mean_plan_cost=mean_cost, vss=vss, regret=regret, basis=basis))
 
 
