@@ -22,7 +22,7 @@ from optimizer.errors import (
     SolverError,
     unknown_id_fix,
 )
-from optimizer.inputs import months, scenarios
+from optimizer.inputs import estimates, months, scenarios
 from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.inputs.scenarios import demand_factor
 from optimizer.inputs.schema.plan import Risk, Scenario
@@ -44,9 +44,10 @@ __all__ = ["SolveOptions", "solve_plan", "explain", "load_side", "Explanation", 
 
 def _loaded(plan: LoadedPlan | Path | str, extra_catalogs: list[Path | str]) -> LoadedPlan:
     """The plan as the program sees it: loaded, and with demand that changes by month cut into one day
-    type per month (inputs.months), and with scenarios one per scenario (inputs.scenarios)."""
-    return scenarios.expand(months.expand(plan if isinstance(plan, LoadedPlan)
-                                          else load_plan(plan, list(extra_catalogs))))
+    type per month (inputs.months), the estimator's error applied (inputs.estimates), and with scenarios
+    one per scenario (inputs.scenarios)."""
+    return scenarios.expand(estimates.expand(months.expand(plan if isinstance(plan, LoadedPlan)
+                                                           else load_plan(plan, list(extra_catalogs)))))
 
 
 def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptions(),
@@ -61,7 +62,8 @@ def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptio
     Raises PlanError (bad input), InfeasiblePlan (constraints cannot all be met, with reasons)
     or SolverError (solver failure, or a time limit with no feasible plan).
     """
-    stated = months.expand(plan if isinstance(plan, LoadedPlan) else load_plan(plan, list(extra_catalogs)))
+    stated = estimates.expand(months.expand(plan if isinstance(plan, LoadedPlan)
+                                            else load_plan(plan, list(extra_catalogs))))
     carried = None
     if carry is not None:
         stated, carried = carry_commitments(stated, carry)

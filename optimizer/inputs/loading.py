@@ -258,9 +258,10 @@ def _horizon_months(plan: Plan) -> list[str]:
 def _check_scenarios(plan: Plan, catalog: Catalog, err) -> None:
     """Scenario weights add up to 1, names are unique, and what they scale exists."""
     if not plan.scenarios:
-        if plan.policy.risk.measure != "expected":
+        if plan.policy.risk.measure != "expected" and plan.policy.estimate_error != "scenarios":
             err(("policy", "risk"), f"risk measure {plan.policy.risk.measure} weighs scenarios, and the plan has none",
-                "add scenarios: [{name: …, weight: …, demand: {all: …}}, …], or remove policy.risk")
+                "add scenarios: [{name: …, weight: …, demand: {all: …}}, …], set policy.estimate_error: scenarios, "
+                "or remove policy.risk")
         return
     total = sum(s.weight for s in plan.scenarios)
     if abs(total - 1.0) > 1e-6:

@@ -19,7 +19,8 @@ POLICY_LABELS = {
     "rollout_fraction": "Rollout headroom", "tiers": "Purchase tiers allowed", "spot_pools": "Pools that may use spot",
     "mig_pools": "Pools that may use MIG slices", "providers": "Providers", "share_reserved_across_pools":
     "Reserved capacity shared across pools", "solver": "Solver", "time_limit_s": "Solver time limit (s)",
-    "mip_gap": "Target gap", "change_threshold": "Change threshold (with a baseline)"}
+    "mip_gap": "Target gap", "change_threshold": "Change threshold (with a baseline)",
+    "estimate_error": "Estimator error planned for"}
 
 
 def config_label(w: WorkloadResult) -> str:

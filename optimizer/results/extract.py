@@ -246,6 +246,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             for w in plan.workloads if w.api is not None}
     notes = [info.fallback_note] if info.fallback_note else []
     notes += plan.warnings()
+    if plan._estimate_note:
+        notes.append(plan._estimate_note)
     contracts, new, exp = [], [], []
     if cal is not None:
         notes += cal.notes

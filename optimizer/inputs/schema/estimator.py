@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 from pydantic import Field
 
 from optimizer.inputs.schema.catalog import ComputeDtype, Generation, Sourced
 
 # Datatypes without their own fitted efficiency borrow a fitted one (see catalogs/estimator.yaml).
 DTYPE_FALLBACK: dict[str, str] = {"fp16": "bf16", "int8": "fp8", "fp4": "fp8", "bf16": "fp16"}
+
+HELD_OUT = {"p10": 0.835, "p50": 0.998, "p90": 1.238}
+"""Published ÷ estimated goodput at P10/P50/P90 over the rows held out one model at a time (fit_estimator.py
+--cv model, on the fitted catalog); catalogs/estimator.yaml carries the same numbers (a test keeps them equal)."""
 
 
 class EstimatorParams(Sourced):
@@ -72,6 +78,12 @@ class EstimatorParams(Sourced):
     keeps `uncalibrated_headroom` of its goodput."""
     uncalibrated_headroom: float = Field(default=0.85, gt=0, le=1)
     """Share of the estimated goodput a plan counts on where no published result calibrated the group."""
+    held_out: dict[Literal["p10", "p50", "p90"], Annotated[float, Field(gt=0, le=10)]] = Field(
+        default_factory=lambda: dict(HELD_OUT))
+    """What a held-out benchmark row really delivered per unit of estimated goodput (published ÷ estimated),
+    at its 10th, 50th and 90th percentile over the rows held out one model at a time
+    (benchmarks/fit_estimator.py --cv model): the estimator's error for a model it has not seen.
+    policy.estimate_error plans for it (a headroom at P10, or three scenarios)."""
     goodput_factor: float = Field(default=1.0, gt=0, le=10)
     """Multiplies every estimated goodput (never a measured one): a what-if, not a fitted value —
     `planopt sweep --vary goodput=…` sets it to ask what the estimator's error would cost. 1 in the catalog."""

@@ -218,6 +218,11 @@ class Policy(Strict):
     risk: Risk = Field(default_factory=Risk)
     """With scenarios: what the plan minimizes over them — expected cost (default), cvar at a level, or the
     worst case."""
+    estimate_error: Literal["none", "headroom", "scenarios"] = Field(default="none", examples=["headroom"])
+    """How a plan on estimated goodput carries the estimator's held-out error (catalog estimator.held_out):
+    none — estimates as they are; headroom — every estimated goodput at the P10 of what held-out models
+    delivered per unit of estimate; scenarios — three goodput scenarios at its P10, P50 and P90 (weights
+    0.3, 0.4, 0.3), crossed with the plan's scenarios. Measured goodput is never scaled."""
 
     @field_validator("spot_pools", "mig_pools")
     @classmethod
@@ -633,6 +638,9 @@ class Plan(Extensible):
     workloads: list[Workload] = Field(min_length=1)
     """What must be served: interactive traffic, batch jobs and fixed reservations."""
 
+    _estimate_note: str | None = PrivateAttr(default=None)
+    """Set on the copy policy.estimate_error was applied to (inputs.estimates.expand: never twice): the
+    sentence the result's notes carry about it."""
     _expanded_scenarios: Any = PrivateAttr(default=None)
     """Set on the program's copy of a plan with scenarios (inputs.scenarios.expand): each day type's
     base day type and scenario."""
