@@ -196,3 +196,13 @@ def test_overflow_spills_by_the_scenarios_goodput(tmp_path: Path) -> None:
             assert y == pytest.approx(want, rel=1e-9, abs=1e-6), (day, h)
         spilled[scenario] = sum(rates)
     assert spilled["goodput-p10"] > spilled["goodput-p50"] >= spilled["goodput-p90"]
+
+
+def test_explain_says_the_goodput_carries_the_headroom(tmp_path: Path) -> None:
+    path = write(tmp_path, _plan("headroom"))
+    res = runner.invoke(app, ["explain", str(path), "--workload", "chat", "--top", "1"])
+    assert res.exit_code == 0, res.output
+    assert "planned at the held-out P10 of the estimate" in res.output
+    res = runner.invoke(app, ["explain", str(path), "--workload", "tagger", "--top", "1"])
+    assert res.exit_code == 0, res.output
+    assert "held-out P10" not in res.output  # measured goodput: as measured

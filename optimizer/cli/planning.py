@@ -202,6 +202,8 @@ def explain(
             copies = (f" ({w.kv_copies:g} copies: {w.kv_gb_per_seq / w.kv_copies:.3f} GB each)" if w.kv_copies > 1
                       else "")
             calib = "" if w.calibrated else "; no published result calibrates this accelerator and precision: headroom kept"
+            if w.goodput_source == "estimated" and ex.result.policy.get("estimate_error") == "headroom":
+                calib += "; planned at the held-out P10 of the estimate (policy.estimate_error)"
             out.print(f"  {per}; goodput {w.goodput_output_tokens_per_s:,.0f} tok/s ({w.goodput_source}"
                       f"{', bound by ' + w.bound if w.bound else ''}{calib}); weights {w.weights_gb:.1f} GB, "
                       f"KV {w.kv_gb_per_seq:.3f} GB/seq{copies}, {w.kv_concurrency} sequences fit, "
