@@ -147,9 +147,9 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
         except (InfeasiblePlan, SolverError):
             missed.append(row.name)
     vss = None if mean_cost is None else mean_cost - risk.value
-    gaps = ([] if mean_cost is not None else ["the mean-scenario plan"]) + (
-        [f"the regret of {', '.join(missed)}"] if missed else [])
-    parts = (["partly computed: no " + " nor ".join(gaps) + " (the time limit ran out, or a solve failed)"] if gaps
+    gaps = ([] if mean_cost is not None else ["no value of the stochastic solution"]) + (
+        [f"no regret for {', '.join(missed)}"] if missed else [])
+    parts = (["partly computed: " + " and ".join(gaps) + " (the time limit ran out, or a solve failed)"] if gaps
              else []) + (["estimates: the time limit stopped " + ", ".join(unproven) + " short of the gap"]
                          if unproven else [])
     basis = "; ".join(parts) or "optimal"

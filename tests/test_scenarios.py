@@ -468,3 +468,23 @@ def test_duplicate_scenario_names(tmp_path) -> None:
     plan = hand_plan("expected")
     plan["scenarios"][1]["name"] = "low"
     _refused(tmp_path, plan, "duplicate scenario name 'low'")
+
+
+def test_a_regret_that_could_not_be_computed_is_named(tmp_path, monkeypatch) -> None:
+    """A side solve that fails leaves that scenario out of the regret, and the basis says which."""
+    import optimizer.pipeline as pipeline
+    from optimizer.errors import SolverError
+
+    real = pipeline.solve_candidates
+
+    def failing_for_high(plan, cands, options, **kw):
+        scns = plan.plan.scenarios
+        if len(scns) == 1 and scns[0].name == "high":
+            raise SolverError("stopped")
+        return real(plan, cands, options, **kw)
+
+    monkeypatch.setattr(pipeline, "solve_candidates", failing_for_high)
+    result = solve_plan(write(tmp_path, hand_plan("expected")), SolveOptions(solver="highs"))
+    assert set(result.risk.regret) == {"low", "mid"}
+    assert result.risk.basis.startswith("partly computed: no regret for high")
+    assert result.risk.vss is not None

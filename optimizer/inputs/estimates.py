@@ -9,9 +9,8 @@ estimates may carry that error in one of two ways:
              had enough (one plan, no scenarios; batch work too);
   scenarios  three scenarios of estimated goodput at the P10, P50 and P90 ratio, weighted 0.3, 0.4 and
              0.3 (Swanson's rule for a three-point distribution), crossed with the plan's own scenarios:
-             the reservations are decided once, hourly capacity follows each (the two-stage program).
-             Scenario goodput scales interactive configs (inputs.scenarios); batch work keeps its
-             estimate.
+             the reservations are decided once, hourly capacity follows each (the two-stage program);
+             interactive replicas, batch replica-hours and API overflow follow each scenario's goodput.
 
 Measured goodput (a workload's `goodput:` table or a calibrated load test) is never scaled. Groups no
 published result calibrated keep their `uncalibrated_headroom` besides. No solving, no I/O: pipeline
@@ -39,7 +38,7 @@ def note(loaded: LoadedPlan) -> str | None:
     if mode == "scenarios":
         return (f"estimated goodput in three scenarios, {q['p10']:.0%} / {q['p50']:.0%} / {q['p90']:.0%} of the "
                 f"estimate (held-out P10 / P50 / P90, weights 0.3 / 0.4 / 0.3; policy.estimate_error: scenarios); "
-                f"batch work and measured goodput as stated")
+                f"measured goodput as measured")
     return None
 
 
