@@ -721,3 +721,34 @@ def test_batch_overflow_rounding_is_the_hull(tmp_path):
     prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()))
     assert "batch_mir" in prog.constraint_families
     assert solve_program(prog.prob, "highs", relax=True).objective == pytest.approx(30.88)
+
+
+# --- the solve's steps --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+def test_a_relaxation_that_cannot_be_rounded_still_starts_the_search(tmp_path, solver, monkeypatch):
+    """Step 2 holds every workload on the config the relaxation chose most. Here that cannot be held:
+    w1 needs 12 GPUs, and the relaxation puts 2/3 of it (8 GPUs, all the cap) on the cheap capped offer a
+    — the whole of w1 does not fit there. Step 2's fallback holds only what the relaxation was sure of
+    (w3 on c) and takes the first plan with w1 free; the search then proves the optimum: w1 and w3 share
+    c's 8-GPU nodes, 18 GPUs in 3 nodes × 8 × 1.50 × 24 h = 864 (w1 on d's reserved instead: 2 × 8 × 1.90
+    + 8 × 1.50 = 42.40 an hour)."""
+    import optimizer.optimize.strategy as strategy
+
+    calls = []
+    real = strategy.solve
+
+    def spy(prob, solver_name="highs", **kw):
+        calls.append(kw.get("first_plan", False))
+        return real(prob, solver_name, **kw)
+
+    monkeypatch.setattr(strategy, "solve", spy)
+    data = plan([interactive("w1", 1200), interactive("w3", 600, accs=("gpu-b",))],
+                [offer("a", "gpu-a", m=8, caps={"on-demand": 8}, on_demand=1.0),
+                 offer("c", "gpu-b", m=8, on_demand=1.5), offer("d", "gpu-b", m=8, reserved_1y=1.9)])
+    r = solve(tmp_path, data, solver)
+    assert True in calls, "the fallback did not run"
+    assert r.status == "optimal"
+    assert r.cost_total == pytest.approx(864.0)
+    assert {w.name: w.offer for w in r.workloads} == {"w1": "c", "w3": "c"}

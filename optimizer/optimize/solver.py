@@ -74,12 +74,14 @@ def quiet_stdout(msg: bool) -> Iterator[None]:
 def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 60,
           mip_gap: float = 0.001, msg: bool = False, relax: bool = False,
           warm_start: dict[str, float] | None = None, node_limit: int | None = None,
-          progress: Callable[[float, float | None, float | None], None] | None = None) -> SolveInfo:
+          progress: Callable[[float, float | None, float | None], None] | None = None,
+          first_plan: bool = False) -> SolveInfo:
     """Solve in place; HiGHS falls back to CBC (with a note) when it is not installed.
 
     `node_limit` stops HiGHS's branch and bound after that many nodes (a limit that, unlike time,
     gives the same answer on every machine; CBC takes only the time limit). `progress(seconds, incumbent,
     bound)` hears HiGHS's branch and bound: each improving plan, and the bound about once a second.
+    `first_plan` stops HiGHS at the first feasible plan it finds (CBC runs to its time limit).
 
     `relax` solves the LP relaxation (integer variables taken as continuous); `warm_start`
     maps variable names to a feasible solution the solver starts from.
@@ -95,7 +97,7 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
     started = time.perf_counter()
     time_limit_s = max(time_limit_s, 0.01)
     if solver == "highs":
-        info = _solve_highs(prob, time_limit_s, mip_gap, msg, relax, warm_start, node_limit, progress)
+        info = _solve_highs(prob, time_limit_s, mip_gap, msg, relax, warm_start, node_limit, progress, first_plan)
     else:
         info = _solve_cbc(prob, time_limit_s, mip_gap, msg, relax, warm_start)
     seconds = time.perf_counter() - started
@@ -151,9 +153,11 @@ def _progress_callback(progress: Callable[[float, float | None, float | None], N
             "callbacksToActivate": [kinds.kCallbackMipImprovingSolution, kinds.kCallbackMipInterrupt]}
 
 
-def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None, progress=None
-                 ) -> tuple[Status, float | None, float | None, float | None]:
+def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None, progress=None,
+                 first_plan=False) -> tuple[Status, float | None, float | None, float | None]:
     extra: dict = {} if node_limit is None else {"mip_max_nodes": int(node_limit)}
+    if first_plan:
+        extra["mip_max_improving_sols"] = 1
     if progress is not None and not relax:
         extra.update(_progress_callback(progress))
     cmd = _WarmHiGHS(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=THREADS, mip=not relax, **extra)

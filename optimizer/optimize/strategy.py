@@ -55,7 +55,9 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     Three steps, each exact about what it proves:
       1. the LP relaxation: a lower bound, and each workload's most-chosen config;
       2. those configs fixed, the node counts solved as an integer program: a feasible plan —
-         when it is within mip_gap of the bound, the plan is proven optimal and we stop;
+         when it is within mip_gap of the bound, the plan is proven optimal and we stop. When those
+         configs cannot all be held (caps), only the ones the relaxation is sure of are, and the
+         solver's first plan with the rest free is the start;
       3. otherwise the whole integer program with the valid inequalities added, started from
          that plan, within the time left. The proven gap is always the distance to the best bound.
     """
@@ -190,8 +192,15 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
     if relaxed.status == "optimal" and left() > 0:
         bound = relaxed.objective
         tell("bound", None, bound)
+        decided = _decided_choices(prog)
         with prog.choices_fixed_to_relaxation():
             rounded = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target)
+        if rounded.status not in ("optimal", "feasible") and decided and left() > 0:
+            # The relaxation's configs cannot all be held (caps, usually): hold only those it was sure of
+            # and take the first plan the solver finds with the rest free — a start for step 3
+            with prog.choices_fixed(decided):
+                rounded = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * left(), mip_gap=gap_target,
+                                first_plan=True)
         if rounded.status in ("optimal", "feasible"):
             incumbent = rounded.objective
             values = prog.values()
@@ -233,6 +242,29 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
         return prog.solution(), _info(solver, status, started, gap, incumbent, best_bound, note)
     raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible plan "
                       f"(time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
+
+
+DECIDED = 0.99
+"""A config the relaxation gives at least this share of its workload is held in step 2's fallback."""
+FIRST_PLAN_SHARE = 0.5
+"""At most this share of the time left for that fallback's first plan."""
+
+
+def _decided_choices(prog: Program) -> dict[str, str]:
+    """Workloads whose config the solved relaxation is sure of (x ≥ DECIDED), when it is unsure of some."""
+    out: dict[str, str] = {}
+    unsure = False
+    for w in prog.plan.workloads:
+        xs = [(x.varValue or 0.0, c.key) for c in prog.cands.by_workload[w.name]
+              if isinstance(x := prog.choice[c.key], pulp.LpVariable)]
+        if not xs:
+            continue
+        value, key = max(xs)
+        if value >= DECIDED:
+            out[w.name] = key
+        else:
+            unsure = True
+    return out if unsure else {}
 
 
 @dataclass(frozen=True)
