@@ -104,6 +104,10 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
     solves = 2 + len(result.scenarios)
     unproven: list[str] = []
 
+    def before_building() -> None:  # building a side program counts against the deadline too
+        if deadline - time.perf_counter() < 0.5:
+            raise SolverError("no time left")
+
     def solve_within(plan: LoadedPlan, cands: CandidateSet, what: str, **kw):
         nonlocal solves
         left = deadline - time.perf_counter()
@@ -119,10 +123,12 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
 
     mean_cost = None
     try:
+        before_building()
         mean = scenarios.expand(replace(base, plan=base.plan.model_copy(
             update={"scenarios": [_mean_scenario(base.plan)]})))
         mcands = build_candidates(mean)
         msol, _ = solve_within(mean, mcands, "the mean-scenario plan")
+        before_building()
         cands = build_candidates(loaded)
         keys = {c.key for cs in cands.by_workload.values() for c in cs}
         if all(k in keys for k in msol.chosen.values()):
@@ -137,6 +143,7 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
     for row in result.scenarios:
         one = next(s for s in stated.plan.scenarios if s.name == row.name)
         try:
+            before_building()
             alone = scenarios.expand(replace(base, plan=base.plan.model_copy(
                 update={"scenarios": [one.model_copy(update={"weight": 1.0})],
                         "policy": base.plan.policy.model_copy(update={"risk": Risk()})})))
