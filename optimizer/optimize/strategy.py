@@ -56,8 +56,8 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
       1. the LP relaxation: a lower bound, and each workload's most-chosen config;
       2. those configs fixed, the node counts solved as an integer program: a feasible plan —
          when it is within mip_gap of the bound, the plan is proven optimal and we stop. When those
-         configs cannot all be held (caps), only the ones the relaxation is sure of are, and the
-         solver's first plan with the rest free is the start;
+         configs cannot all be held (caps), only the ones the relaxation is sure of are, the solver's
+         first plan with the rest free is taken, and its configs held while its hourly capacity is solved;
       3. otherwise the whole integer program with the valid inequalities added, started from
          that plan, within the time left. The proven gap is always the distance to the best bound.
     """
@@ -201,6 +201,18 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             with prog.choices_fixed(decided):
                 rounded = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * left(), mip_gap=gap_target,
                                 first_plan=True)
+            if rounded.status in ("optimal", "feasible") and left() > 0:
+                # that first plan's configs held, its hourly capacity solved properly (it is only a first plan)
+                first, first_values = rounded, prog.values()
+                with prog.choices_fixed(_chosen(prog)):
+                    held = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * left(), mip_gap=gap_target,
+                                 warm_start={k: v for k, v in first_values.items() if v is not None})
+                if held.status in ("optimal", "feasible") and held.objective is not None \
+                        and first.objective is not None and held.objective < first.objective:
+                    rounded = held
+                else:
+                    rounded = first
+                    prog.restore(first_values)
         if rounded.status in ("optimal", "feasible"):
             incumbent = rounded.objective
             values = prog.values()
@@ -248,6 +260,17 @@ DECIDED = 0.99
 """A config the relaxation gives at least this share of its workload is held in step 2's fallback."""
 FIRST_PLAN_SHARE = 0.5
 """At most this share of the time left for that fallback's first plan."""
+
+
+def _chosen(prog: Program) -> dict[str, str]:
+    """Each workload's config in the program's current values (the largest x)."""
+    out: dict[str, str] = {}
+    for w in prog.plan.workloads:
+        xs = [(x.varValue or 0.0, c.key) for c in prog.cands.by_workload[w.name]
+              if isinstance(x := prog.choice[c.key], pulp.LpVariable)]
+        if xs:
+            out[w.name] = max(xs)[1]
+    return out
 
 
 def _decided_choices(prog: Program) -> dict[str, str]:
