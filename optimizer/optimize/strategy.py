@@ -259,35 +259,32 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
 DECIDED = 0.99
 """A config the relaxation gives at least this share of its workload is held in step 2's fallback."""
 FIRST_PLAN_SHARE = 0.5
-"""At most this share of the time left for that fallback's first plan."""
+"""At most this share of the time left for each of the fallback's two solves (its first plan, then that
+plan's configs held)."""
 
 
-def _chosen(prog: Program) -> dict[str, str]:
-    """Each workload's config in the program's current values (the largest x)."""
-    out: dict[str, str] = {}
+def _largest_choices(prog: Program) -> dict[str, tuple[float, str]]:
+    """Each workload with configs to choose from: its largest x in the program's current values, and whose."""
+    out: dict[str, tuple[float, str]] = {}
     for w in prog.plan.workloads:
         xs = [(x.varValue or 0.0, c.key) for c in prog.cands.by_workload[w.name]
               if isinstance(x := prog.choice[c.key], pulp.LpVariable)]
         if xs:
-            out[w.name] = max(xs)[1]
+            out[w.name] = max(xs)
     return out
+
+
+def _chosen(prog: Program) -> dict[str, str]:
+    """Each workload's config in the program's current values."""
+    return {w: key for w, (_value, key) in _largest_choices(prog).items()}
 
 
 def _decided_choices(prog: Program) -> dict[str, str]:
     """Workloads whose config the solved relaxation is sure of (x ≥ DECIDED), when it is unsure of some."""
-    out: dict[str, str] = {}
-    unsure = False
-    for w in prog.plan.workloads:
-        xs = [(x.varValue or 0.0, c.key) for c in prog.cands.by_workload[w.name]
-              if isinstance(x := prog.choice[c.key], pulp.LpVariable)]
-        if not xs:
-            continue
-        value, key = max(xs)
-        if value >= DECIDED:
-            out[w.name] = key
-        else:
-            unsure = True
-    return out if unsure else {}
+    largest = _largest_choices(prog)
+    if all(value >= DECIDED for value, _key in largest.values()):
+        return {}
+    return {w: key for w, (value, key) in largest.items() if value >= DECIDED}
 
 
 @dataclass(frozen=True)
