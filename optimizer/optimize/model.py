@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -148,24 +148,20 @@ class Program:
             for x, lo, hi in saved:
                 x.lowBound, x.upBound = lo, hi
 
-    @contextmanager
-    def choices_fixed_to_relaxation(self) -> Iterator[None]:
-        """Fix every choice to the config the solved relaxation chose most (ties: the first key), then undo."""
-        saved = []
+    def largest_choices(self) -> dict[str, tuple[float, str]]:
+        """Each workload with configs to choose from: its largest x in the current values and whose it is
+        (ties: the first key) — the relaxation's most-chosen config, or an integer plan's config."""
+        out: dict[str, tuple[float, str]] = {}
         for w in self.plan.workloads:
-            xs = [(c.key, x) for c in self.cands.by_workload[w.name]
+            xs = [(round(x.varValue or 0.0, 9), c.key) for c in self.cands.by_workload[w.name]
                   if isinstance(x := self.choice[c.key], pulp.LpVariable)]
-            if not xs:
-                continue
-            best = max(xs, key=lambda kx: (round(kx[1].varValue or 0.0, 9), [-ord(ch) for ch in kx[0]]))[0]
-            for key, x in xs:
-                saved.append((x, x.lowBound, x.upBound))
-                x.lowBound = x.upBound = 1 if key == best else 0
-        try:
-            yield
-        finally:
-            for x, lo, up in saved:
-                x.lowBound, x.upBound = lo, up
+            if xs:
+                out[w.name] = max(xs, key=lambda vk: (vk[0], [-ord(ch) for ch in vk[1]]))
+        return out
+
+    def choices_fixed_to_relaxation(self) -> AbstractContextManager[None]:
+        """Fix every choice to the config the solved relaxation chose most (ties: the first key), then undo."""
+        return self.choices_fixed({w: key for w, (_value, key) in self.largest_choices().items()})
 
     @contextmanager
     def first_stage_fixed(self) -> Iterator[None]:

@@ -204,7 +204,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             if rounded.status in ("optimal", "feasible") and left() > 0:
                 # that first plan's configs held, its hourly capacity solved properly (it is only a first plan)
                 first, first_values = rounded, prog.values()
-                with prog.choices_fixed(_chosen(prog)):
+                with prog.choices_fixed({w: key for w, (_v, key) in prog.largest_choices().items()}):
                     held = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * left(), mip_gap=gap_target,
                                  warm_start={k: v for k, v in first_values.items() if v is not None})
                 if held.status in ("optimal", "feasible") and held.objective is not None \
@@ -263,25 +263,9 @@ FIRST_PLAN_SHARE = 0.5
 plan's configs held)."""
 
 
-def _largest_choices(prog: Program) -> dict[str, tuple[float, str]]:
-    """Each workload with configs to choose from: its largest x in the program's current values, and whose."""
-    out: dict[str, tuple[float, str]] = {}
-    for w in prog.plan.workloads:
-        xs = [(x.varValue or 0.0, c.key) for c in prog.cands.by_workload[w.name]
-              if isinstance(x := prog.choice[c.key], pulp.LpVariable)]
-        if xs:
-            out[w.name] = max(xs)
-    return out
-
-
-def _chosen(prog: Program) -> dict[str, str]:
-    """Each workload's config in the program's current values."""
-    return {w: key for w, (_value, key) in _largest_choices(prog).items()}
-
-
 def _decided_choices(prog: Program) -> dict[str, str]:
     """Workloads whose config the solved relaxation is sure of (x ≥ DECIDED), when it is unsure of some."""
-    largest = _largest_choices(prog)
+    largest = prog.largest_choices()
     if all(value >= DECIDED for value, _key in largest.values()):
         return {}
     return {w: key for w, (value, key) in largest.items() if value >= DECIDED}
