@@ -24,7 +24,7 @@ from optimizer.candidates.types import (
 from optimizer.errors import InfeasiblePlan, PlanError, Problem
 from optimizer.inputs.catalog import Catalog
 from optimizer.inputs.loading import LoadedPlan
-from optimizer.inputs.scenarios import scenario_days
+from optimizer.inputs.scenarios import goodput_factor, goodput_varies
 from optimizer.inputs.schema.catalog import (
     Accelerator,
     MigProfile,
@@ -253,8 +253,7 @@ def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict
     """Keep the configs no other config of the offer beats on both GPUs per replica and goodput
     (exact: fewer GPUs a replica and more goodput never need more GPUs at any hour, nor GPU-hours
     for a batch day), then give the survivors their hourly replicas and GPUs."""
-    sd = scenario_days(plan)
-    doubt = sd is not None and w.kind in ("interactive", "batch") and any(sd.goodput(d) != 1.0 for d in sd.base)
+    doubt = w.kind in ("interactive", "batch") and goodput_varies(plan)
     if not prune:
         kept, dominated = configs, []
     elif doubt:  # scenarios scale estimated goodput, not measured: compare like with like
@@ -274,8 +273,7 @@ def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict
     for c in kept:
         dem = demand
         if doubt and c.goodput_source == "estimated":  # a scenario's goodput g: the replicas of demand ÷ g
-            assert sd is not None
-            dem = {(d, h): v / sd.goodput(d) for (d, h), v in demand.items()}
+            dem = {(d, h): v / goodput_factor(plan, c.goodput_source, d) for (d, h), v in demand.items()}
         reps, gpus = _hourly(plan, w, c.goodput, c.gpu_fraction, dem, cache, scaled=dem is not demand)
         out.append(replace(c, replicas=reps, gpus=gpus))
     return out

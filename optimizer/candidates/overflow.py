@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from optimizer import vocab
 from optimizer.candidates.types import Candidate, DayHour
-from optimizer.inputs.scenarios import scenario_days
+from optimizer.inputs.scenarios import goodput_factor
 from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.physics import replicas as rep
 
@@ -44,11 +44,7 @@ def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour,
 def ceiling_rate(plan: Plan, c: Candidate, day_type: str) -> float:
     """Output tokens/s one base replica takes on a day type before the gateway spills to the API: goodput ×
     occupancy, × the day type's scenario goodput multiplier when the goodput is estimated."""
-    rate = c.goodput * plan.policy.occupancy
-    sd = scenario_days(plan)
-    if sd is not None and c.goodput_source == "estimated":
-        rate *= sd.goodput(day_type)
-    return rate
+    return c.goodput * plan.policy.occupancy * goodput_factor(plan, c.goodput_source, day_type)
 
 
 def _levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float]) -> list[tuple]:

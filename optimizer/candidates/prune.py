@@ -9,7 +9,7 @@ from optimizer.candidates import ownership
 from optimizer.candidates.configs import offer_domain, offer_scale_out
 from optimizer.candidates.types import Candidate, DayHour
 from optimizer.inputs.catalog import Catalog
-from optimizer.inputs.scenarios import scenario_days
+from optimizer.inputs.scenarios import goodput_varies
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
 
@@ -116,15 +116,9 @@ def dominated_offers_by_configs(plan: Plan, catalog: Catalog, by_workload: dict[
 
 def _beaten(c2: Candidate, others: list[Candidate], w: Workload, plan: Plan, demand: dict[DayHour, float] | None) -> bool:
     mode = "batch" if w.kind == "batch" else "fixed"
-    ctx = _DominanceContext(mode, w, plan, max(demand.values()) if demand else 0.0, _goodput_varies(plan))
+    ctx = _DominanceContext(mode, w, plan, max(demand.values()) if demand else 0.0, goodput_varies(plan))
     return any(ctx.dominates(c1, c2) for c1 in others)
 
-
-def _goodput_varies(plan: Plan | None) -> bool:
-    """Scenarios scale estimated goodput (not measured): an estimated and a measured config then compare
-    differently from one day type to the next."""
-    sd = scenario_days(plan) if plan is not None else None
-    return sd is not None and any(sd.goodput(d) != 1.0 for d in sd.base)
 
 
 def pareto_configs(configs: list[Candidate]) -> tuple[list[Candidate], list[tuple[Candidate, Candidate]]]:
@@ -153,7 +147,7 @@ def prune_dominated(cands: list[Candidate], w: Workload | None = None, plan: Pla
       - batch (replica-hours are continuous): fewer or equal GPU-hours per output token.
     """
     mode = "batch" if w is not None and w.kind == "batch" else "fixed"
-    ctx = _DominanceContext(mode, w, plan, max(demand.values()) if demand else 0.0, _goodput_varies(plan))
+    ctx = _DominanceContext(mode, w, plan, max(demand.values()) if demand else 0.0, goodput_varies(plan))
     by_offer: dict[str, list[Candidate]] = {}
     for c in cands:
         by_offer.setdefault(c.offer or "", []).append(c)

@@ -47,6 +47,20 @@ class ScenarioDays:
         return s.prices.get(tier, 1.0) * s.prices.get(provider, 1.0)
 
 
+def goodput_factor(plan: Plan, source: str, day_type: str) -> float:
+    """What a scenario does to a config's goodput on one of the program's day types: its multiplier for an
+    estimated goodput, 1 for a measured one (or outside scenarios)."""
+    sd = scenario_days(plan)
+    return sd.goodput(day_type) if sd is not None and source == "estimated" else 1.0
+
+
+def goodput_varies(plan: Plan | None) -> bool:
+    """Whether scenarios scale estimated goodput: an estimated and a measured config then compare differently
+    from one day type to the next."""
+    sd = scenario_days(plan) if plan is not None else None
+    return sd is not None and any(sd.goodput(d) != 1.0 for d in sd.base)
+
+
 def demand_factor(s: Scenario, w: Workload) -> float:
     for key in (w.name, w.pool, "all"):
         if key in s.demand:

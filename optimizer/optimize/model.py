@@ -35,7 +35,7 @@ from optimizer.candidates.build import allowed_tiers
 from optimizer.candidates.overflow import api_price_per_output_token
 from optimizer.candidates.types import Candidate, CandidateSet, DayHour
 from optimizer.inputs.loading import LoadedPlan
-from optimizer.inputs.scenarios import ScenarioDays, scenario_days
+from optimizer.inputs.scenarios import ScenarioDays, goodput_factor, scenario_days
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.optimize.calendar import Segments
@@ -281,12 +281,9 @@ def _batch_volume(w: Workload) -> float:
 
 
 def _batch_goodput(prog: Program, c: Candidate, day_type: str) -> float:
-    """A batch config's goodput on a day type: a scenario's goodput multiplier scales an estimated one
-    (inputs.scenarios; interactive configs carry it in their hourly GPUs), never a measured one."""
-    sd = scenario_days(prog.plan)
-    if sd is None or c.goodput_source != "estimated":
-        return c.goodput
-    return c.goodput * sd.goodput(day_type)
+    """A batch config's goodput on a day type (inputs.scenarios.goodput_factor; interactive configs carry it
+    in their hourly GPUs)."""
+    return c.goodput * goodput_factor(prog.plan, c.goodput_source, day_type)
 
 
 def _api_share(w: Workload) -> float:
