@@ -19,8 +19,11 @@ memory — the files are never edited):
 
 Points: one at a time around the plan (each key over its values, the others at the plan's: what a tornado
 chart needs; the plan itself once), or the full grid. One solve per point, on a local process pool or Ray
-tasks. Each solved point is appended to OUTDIR/sweep.jsonl as it finishes; a rerun with the same plan and
-keys reads those back and solves only the missing points.
+tasks — except along a price: a price moves the cost of every plan linearly, so the least cost is concave
+in it, and a point between two solved ones is proven from them when their bounds' chord is within the gap
+of the cheaper of their plans there (results.sweep.prove_between); the points solved on such a line are its
+ends, then where the plans of two solved neighbours cross. Each point is appended to OUTDIR/sweep.jsonl as
+it finishes; a rerun with the same plan and keys reads those back and solves only the missing points.
 """
 
 from __future__ import annotations
@@ -34,9 +37,10 @@ import math
 import multiprocessing
 import os
 import time
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from optimizer.errors import (
     InfeasiblePlan,
@@ -53,14 +57,17 @@ from optimizer.results.sweep import (
     SweepPoint,
     Vary,
     append_point,
+    cost_at,
+    prove_between,
     read_points,
     reserved_gpus,
+    tier_spend,
     vary_key,
 )
 from optimizer.vocab import RENTED_TIERS
 
 __all__ = ["KEYS", "VarySpec", "Sweep", "parse_vary", "check_varies", "sweep_points", "base_point",
-           "apply_point", "plan_hash", "run_sweep", "ENGINES"]
+           "apply_point", "plan_hash", "run_sweep", "ENGINES", "PriceLine", "price_lines"]
 
 KEYS = ("demand", "goodput", "occupancy", "growth") + tuple(f"price.{t}" for t in RENTED_TIERS)
 """Every key but `demand.<workload>` (one per workload of the plan)."""
@@ -305,7 +312,7 @@ def solve_point(loaded: LoadedPlan, vary: Vary, options: SolveOptions, phash: st
     except PlanError as exc:
         return SweepPoint(vary, "invalid", None, None, phash, time.perf_counter() - t0, str(exc.problems[0]))
     return SweepPoint(vary, result.status, result.cost_total, reserved_gpus(result), phash, time.perf_counter() - t0,
-                      gap=result.solver.gap)
+                      gap=result.solver.gap, spend=tier_spend(result))
 
 
 @dataclass(frozen=True)
@@ -329,17 +336,25 @@ class Sweep:
 
 
 OnPoint = Callable[[int, int, SweepPoint], None]
-"""Hears each point as it finishes: (points done, points to solve, the point)."""
+"""Hears each point as it finishes (solved, or proven from solved neighbours): (points done, points to do,
+the point)."""
 
 
 def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Path | str, *, grid: bool = False,
               engine: str = "process", workers: int | None = None, address: str | None = None,
               options: SolveOptions = SolveOptions(alternatives=0), extra_catalogs: list[Path | str] = (),
+              every_point: bool = False,
               on_start: Callable[[int, int], None] | None = None, on_point: OnPoint | None = None) -> Sweep:
     """Solve every point not already in OUTDIR/sweep.jsonl, appending each as it finishes.
 
+    Along a price (price.<tier> over three or more values, the other keys held) the ends are solved and a
+    point between two solved ones is proven from them when it can be (results.sweep.prove_between: the least
+    cost is concave in a price) rather than solved; the points solved are chosen where the plans of the two
+    sides cross. `every_point` solves each point instead. Only for the expected cost: under policy.risk
+    cvar or worst every point is solved.
+
     PlanError (exit 2, nothing written) for a key or range the plan does not allow, an unreadable
-    sweep.jsonl, or Ray missing or unreachable. `on_start(to_solve, read_back)` is called once the points
+    sweep.jsonl, or Ray missing or unreachable. `on_start(to_do, read_back)` is called once the points
     are known, `on_point` as each finishes."""
     t0 = time.perf_counter()
     if engine not in ENGINES:
@@ -365,43 +380,219 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
             other += 1
     todo = [p for p in wanted if vary_key(p) not in found]
     read_back = len(wanted) - len(todo)
-    runner = _ray_points if engine == "ray" else _process_points
-    if todo:
-        submit = runner(address) if engine == "ray" else runner(workers)  # Ray missing: exit 2 before any solve
+    pool = None
+    if todo:  # Ray missing or unreachable: exit 2 before any solve
+        pool = _ray_pool(address) if engine == "ray" else _process_pool(workers, len(todo))
     if on_start:
         on_start(len(todo), read_back)
     if todo:
-        for i, point in enumerate(submit(loaded, todo, options, phash), 1):
+        assert pool is not None
+        lines = [] if every_point or not _linear_in_prices(loaded) else price_lines(wanted, varies)
+        gap = loaded.plan.policy.mip_gap if options.mip_gap is None else options.mip_gap
+        schedule = _Schedule(wanted, found, lines, gap, phash)
+        count = 0
+
+        def finished(point: SweepPoint) -> None:
+            nonlocal count
             append_point(jsonl, point)
-            found[vary_key(point.vary)] = point
+            schedule.done(point)
+            count += 1
             if on_point:
-                on_point(i, len(todo), point)
+                on_point(count, len(todo), point)
+
+        with pool(loaded, options, phash) as run:
+            while True:
+                for point in schedule.proven():
+                    finished(point)
+                for vary in schedule.next_to_solve(run.slots - len(schedule.running)):
+                    schedule.start(vary)
+                    run.submit(vary)
+                if not schedule.running:
+                    break
+                finished(run.next())
     points = [found[vary_key(p)] for p in wanted]
     return Sweep(loaded.plan.plan, loaded.file, loaded.plan.currency, [v.key for v in varies], base, grid, points,
                  read_back, other, jsonl, engine, time.perf_counter() - t0)
 
 
-Submit = Callable[[LoadedPlan, list[Vary], SolveOptions, str], Iterable[SweepPoint]]
+def _linear_in_prices(loaded: LoadedPlan) -> bool:
+    """The plan's objective moves linearly with the prices: the expected cost (a risk measure does not)."""
+    return loaded.plan.policy.risk.measure == "expected"
 
 
-def _process_points(workers: int | None) -> Submit:
+@dataclass(frozen=True)
+class PriceLine:
+    """Points that differ only in one price.<tier> value, in its order (three or more)."""
+
+    key: str
+    points: list[Vary]
+
+
+def price_lines(wanted: list[Vary], varies: list[VarySpec]) -> list[PriceLine]:
+    """Every line of three or more points along one price key, the other keys held (one at a time: each
+    price key's values through the plan's point; a grid: every row of the grid along each price key)."""
+    out = []
+    for v in varies:
+        if not v.key.startswith("price."):
+            continue
+        groups: dict[str, list[Vary]] = {}
+        for p in wanted:
+            rest = {k: x for k, x in p.items() if k != v.key}
+            groups.setdefault(vary_key(rest), []).append(p)
+        for _rest, ps in sorted(groups.items()):
+            if len(ps) >= 3 and all(p[v.key] is not None for p in ps):
+                out.append(PriceLine(v.key, sorted(ps, key=lambda p: p[v.key])))  # type: ignore[arg-type,return-value]
+    return out
+
+
+class _Schedule:
+    """Which points to solve next, and which are proven by those solved (see run_sweep)."""
+
+    def __init__(self, wanted: list[Vary], found: dict[str, SweepPoint], lines: list[PriceLine], gap: float,
+                 phash: str) -> None:
+        self.found, self.lines, self.gap, self.phash = found, lines, gap, phash
+        self.running: set[str] = set()
+        on_line = {vary_key(p) for line in lines for p in line.points}
+        ends = {vary_key(p): p for line in lines for p in (line.points[0], line.points[-1])}
+        self.ends = list(ends.values())
+        """The ends of every line: solved first (they unlock the proofs between them)."""
+        self.rest = [p for p in wanted if vary_key(p) not in on_line]
+        """The points on no line: solved when no line point is ready."""
+
+    def done(self, point: SweepPoint) -> None:
+        k = vary_key(point.vary)
+        self.running.discard(k)
+        self.found[k] = point
+
+    def start(self, vary: Vary) -> None:
+        self.running.add(vary_key(vary))
+
+    def _open(self, vary: Vary) -> bool:
+        k = vary_key(vary)
+        return k not in self.found and k not in self.running
+
+    def _anchors(self, line: PriceLine) -> list[int]:
+        """Indices of the line's points solved (with a plan or not) or being solved."""
+        out = []
+        for i, p in enumerate(line.points):
+            k = vary_key(p)
+            q = self.found.get(k)
+            if k in self.running or (q is not None and not q.interpolated):
+                out.append(i)
+        return out
+
+    def proven(self) -> list[SweepPoint]:
+        """Points between two solved ones that those prove, now."""
+        out = []
+        for line in self.lines:
+            solved = [self.found[vary_key(p)] for p in line.points if vary_key(p) in self.found
+                      and not self.found[vary_key(p)].interpolated]
+            anchors = self._anchors(line)
+            for a, b in zip(anchors, anchors[1:]):
+                lo, hi = (self.found.get(vary_key(line.points[i])) for i in (a, b))
+                if lo is None or hi is None:  # an end still solving
+                    continue
+                for p in line.points[a + 1:b]:
+                    if not self._open(p):
+                        continue
+                    q = prove_between(lo, hi, p, line.key, self.gap, self.phash, solved)
+                    if q is not None:
+                        self.found[vary_key(p)] = q
+                        out.append(q)
+        return out
+
+    def next_to_solve(self, slots: int) -> list[Vary]:
+        """Up to `slots` points to solve now: the lines' ends, then a point inside each interval whose ends are
+        solved but whose points are not all proven, then the points on no line."""
+        if slots <= 0:
+            return []
+        picks: list[Vary] = []
+        for p in self.ends:
+            if len(picks) >= slots:
+                return picks
+            if self._open(p):
+                picks.append(p)
+        for line in self.lines:
+            anchors = self._anchors(line)
+            for a, b in zip(anchors, anchors[1:]):
+                inner = [p for p in line.points[a + 1:b] if self._open(p)]
+                ends = [self.found.get(vary_key(line.points[i])) for i in (a, b)]
+                if not inner or ends[0] is None or ends[1] is None:
+                    continue
+                p = _where_plans_cross(line.key, ends[0], ends[1], inner)
+                if all(vary_key(p) != vary_key(q) for q in picks):
+                    picks.append(p)
+                if len(picks) >= slots:
+                    return picks
+        for p in self.rest:
+            if len(picks) >= slots:
+                break
+            if self._open(p):
+                picks.append(p)
+        return picks
+
+
+def _where_plans_cross(key: str, lo: SweepPoint, hi: SweepPoint, inner: list[Vary]) -> Vary:
+    """The point of `inner` nearest where the plans solved at lo and hi cost the same (the least cost's kink
+    between them: solving there proves both sides when no third plan is cheaper), else the middle one."""
+    t1, t2 = lo.vary[key], hi.vary[key]
+    a1, a2 = cost_at(lo, {**lo.vary, key: t2}), cost_at(hi, {**hi.vary, key: t1})
+    if None not in (t1, t2, a1, a2, lo.cost_total, hi.cost_total) and t1 < t2:  # type: ignore[operator]
+        # plan lo: c1 + s1·(t − t1); plan hi: c2 + s2·(t − t2), slopes from each plan's cost at the other end
+        s1 = (a1 - lo.cost_total) / (t2 - t1)  # type: ignore[operator]
+        s2 = (hi.cost_total - a2) / (t2 - t1)  # type: ignore[operator]
+        if abs(s1 - s2) > 1e-12:
+            t = (hi.cost_total - s2 * t2 - lo.cost_total + s1 * t1) / (s1 - s2)  # type: ignore[operator]
+            return min(inner, key=lambda p: abs(p[key] - t))  # type: ignore[operator]
+    return inner[len(inner) // 2]
+
+
+class _Pool:
+    """Points solving in workers: submit one, wait for the next to finish."""
+
+    slots: int
+
+    def submit(self, vary: Vary) -> None:
+        raise NotImplementedError
+
+    def next(self) -> SweepPoint:
+        raise NotImplementedError
+
+
+PoolFactory = Callable[[LoadedPlan, SolveOptions, str], AbstractContextManager[_Pool]]
+
+
+def _process_pool(workers: int | None, todo: int) -> PoolFactory:
     """A local process pool (spawned workers: the caller may hold threads, e.g. a progress bar)."""
 
-    def submit(loaded: LoadedPlan, todo: list[Vary], options: SolveOptions, phash: str) -> Iterable[SweepPoint]:
-        n = max(1, min(workers or os.cpu_count() or 1, len(todo)))
-        with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(solve_point, loaded, v, options, phash) for v in todo]
+    @contextmanager
+    def pool(loaded: LoadedPlan, options: SolveOptions, phash: str) -> Iterator[_Pool]:
+        n = max(1, min(workers or os.cpu_count() or 1, todo))
+        with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) as ex:
+            futures: set[cf.Future] = set()
+
+            class Local(_Pool):
+                slots = n
+
+                def submit(self, vary: Vary) -> None:
+                    futures.add(ex.submit(solve_point, loaded, vary, options, phash))
+
+                def next(self) -> SweepPoint:
+                    done, _ = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
+                    f = min(done, key=lambda f: id(f))
+                    futures.discard(f)
+                    return f.result()
+
             try:
-                for f in cf.as_completed(futures):
-                    yield f.result()
+                yield Local()
             finally:
                 for f in futures:
                     f.cancel()
 
-    return submit
+    return pool
 
 
-def _ray_points(address: str | None) -> Submit:
+def _ray_pool(address: str | None) -> PoolFactory:
     """Ray tasks on the cluster at `address` (or the one this process already joined, or a local one)."""
     try:
         import ray
@@ -409,7 +600,8 @@ def _ray_points(address: str | None) -> Submit:
         raise _bad("--engine ray needs Ray, which is not installed",
                    "pip install 'planopt[ray]' (or use the local process pool: --engine process)") from None
 
-    def submit(loaded: LoadedPlan, todo: list[Vary], options: SolveOptions, phash: str) -> Iterable[SweepPoint]:
+    @contextmanager
+    def pool(loaded: LoadedPlan, options: SolveOptions, phash: str) -> Iterator[_Pool]:
         started = False
         if not ray.is_initialized():
             try:
@@ -419,19 +611,27 @@ def _ray_points(address: str | None) -> Submit:
                            "check --address (host:port of the head node, or ray://host:10001) and `ray status`; "
                            "without --address a local Ray is started") from None
             started = True
+        pending: list = []
         try:
             task = ray.remote(num_cpus=1)(solve_point)
             ref = ray.put(loaded)  # once in the object store, not once per task
-            pending = [task.remote(ref, v, options, phash) for v in todo]
-            try:
-                while pending:
-                    done, pending = ray.wait(pending, num_returns=1)
-                    yield ray.get(done[0])
-            finally:
-                for r in pending:
-                    ray.cancel(r)
+
+            class Remote(_Pool):
+                slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+                def submit(self, vary: Vary) -> None:
+                    pending.append(task.remote(ref, vary, options, phash))
+
+                def next(self) -> SweepPoint:
+                    done, rest = ray.wait(pending, num_returns=1)
+                    pending[:] = rest
+                    return ray.get(done[0])
+
+            yield Remote()
         finally:
+            for r in pending:
+                ray.cancel(r)
             if started:
                 ray.shutdown()
 
-    return submit
+    return pool

@@ -261,6 +261,12 @@ def test_a_bad_line_in_sweep_jsonl_is_exit_2_with_its_line(swept, tmp_path):
                       ("not json\n", "sweep.jsonl:3: not a sweep point: not JSON"),
                       ('{"plan_hash": "x", "vary": {}, "status": "optimal", "cost_total": "a lot", '
                        '"reserved_gpus": 1}\n', "cost_total is 'a lot', not a number"),
+                      ('{"plan_hash": "x", "vary": {}, "status": "optimal", "cost_total": 1, "reserved_gpus": 1, '
+                       '"spend": {"on-demand": "cheap"}}\n', "spend 'on-demand' is 'cheap', not a number"),
+                      ('{"plan_hash": "x", "vary": {}, "status": "optimal", "cost_total": 1, "reserved_gpus": 1, '
+                       '"spend": [1, 2]}\n', "'spend' is not an object of TIER: cost"),
+                      ('{"plan_hash": "x", "vary": {}, "status": "optimal", "cost_total": 1, "reserved_gpus": 1, '
+                       '"interpolated": "yes"}\n', "'interpolated' is 'yes', not true or false"),
                       (lines[0][:40], "sweep.jsonl:3: the last line is cut off")):
         (out / "sweep.jsonl").write_text("".join(lines) + bad, encoding="utf-8")
         res = runner.invoke(app, ["sweep", str(plan), *sum((["--vary", v] for v in VARIES), []), "-o", str(out)])

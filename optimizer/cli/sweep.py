@@ -55,6 +55,10 @@ def sweep(
     time_limit: Annotated[Optional[float], typer.Option("--time-limit", metavar="S",
                                                         help="Seconds per point; overrides policy.time_limit_s.")] = None,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
+    every_point: Annotated[bool, typer.Option(
+        "--every-point", help="Solve every point. By default a point along a price (3+ values) that the points "
+                              "solved on either side prove within the gap is not solved: a price moves the cost "
+                              "linearly, so the least cost is concave in it.")] = False,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
@@ -76,7 +80,7 @@ def sweep(
             with progress:
                 result = run_sweep(plan, specs, outdir, grid=grid, engine=engine.value, workers=workers,
                                    address=address, options=opts, extra_catalogs=list(catalog or []),
-                                   on_start=progress.start, on_point=progress.point)
+                                   every_point=every_point, on_start=progress.start, on_point=progress.point)
         except KeyboardInterrupt:
             err.print(f"interrupted: the {progress.done} points solved are in {outdir / 'sweep.jsonl'}; "
                       "run the same command again to solve the rest")
@@ -95,6 +99,10 @@ def sweep(
             failed = sum(1 for p in result.points if not p.solved)
             if failed:
                 out.print(f"{failed} of {len(result.points)} points have no plan (their status says why)")
+            proven = sum(1 for p in result.points if p.interpolated)
+            if proven:
+                out.print(f"{proven} of {len(result.points)} points were proven from the points solved on either "
+                          "side of them along a price, not solved (--every-point solves them)")
             out.print(f"\nwrote {result.jsonl}, {html}", style="dim")
         short = sum(1 for p in result.points if p.solved and p.status != "optimal")
         if short:
@@ -123,7 +131,7 @@ class _Progress:
 
         self.show = show
         self.done = 0
-        self.bar = Progress(TextColumn("solving points"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        self.bar = Progress(TextColumn("points"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                             TextColumn("{task.fields[last]}"), console=err, transient=True,
                             disable=not (show and err.is_terminal))
         self.task = None

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from optimizer.errors import PlanError, Problem
 from optimizer.results.types import PlanResult
-from optimizer.vocab import RESERVED_TIERS
+from optimizer.vocab import RENTED_TIERS, RESERVED_TIERS
 
 JSONL = "sweep.jsonl"
 """The file of solved points in the output folder, one JSON object a line."""
@@ -43,6 +43,12 @@ class SweepPoint:
     """The solve's proven gap (above the plan's mip_gap when the time limit stopped it: a cheaper plan may exist)."""
     read_back: bool = field(default=False, compare=False)
     """True when this run read the point back from sweep.jsonl instead of solving it."""
+    spend: dict[str, float] | None = None
+    """A solved plan's spend on each rented tier at this point's prices (on-demand, spot, reserved-1y, …):
+    how its cost moves when a price moves, everything else held (cost_at)."""
+    interpolated: bool = False
+    """Not solved: proven within the gap from the points solved on either side of it along a price
+    (prove_between); its plan is one of theirs, its message says which."""
 
     @property
     def solved(self) -> bool:
@@ -51,7 +57,16 @@ class SweepPoint:
     @property
     def status_text(self) -> str:
         """The status, with the proven gap when the solve stopped short of optimal."""
+        if self.interpolated:
+            return f"{self.status} (between solved points)"
         return f"{self.status} (gap {self.gap:.1%})" if self.gap and self.status != "optimal" else self.status
+
+    @property
+    def bound(self) -> float | None:
+        """The proven lower bound on the cost at this point (the cost less its gap); None without a plan."""
+        if self.cost_total is None or self.gap is None:
+            return None
+        return self.cost_total - self.gap * abs(self.cost_total)
 
 
 def vary_key(vary: Vary) -> str:
@@ -64,11 +79,80 @@ def reserved_gpus(result: PlanResult) -> int:
     return int(sum(p.gpus for p in result.purchases if p.tier in RESERVED_TIERS or p.tier == "buy"))
 
 
+def tier_spend(result: PlanResult) -> dict[str, float]:
+    """What the plan spends on each rented tier at the prices it was solved at (its purchases)."""
+    out = dict.fromkeys(RENTED_TIERS, 0.0)
+    for p in result.purchases:
+        if p.tier in out:
+            out[p.tier] += p.cost
+    return out
+
+
+# --- points proven between solved ones --------------------------------------------------------------
+#
+# A price multiplier t enters the program's objective only, linearly: every plan z costs a_z + b_z·t and the
+# least cost over the plans, min_z (a_z + b_z·t), is concave in t (its feasible plans do not depend on t).
+# So between two points solved at t1 < t2 with proven bounds L1, L2, the least cost at t is at least the
+# chord (1−λ)·L1 + λ·L2 (λ = (t−t1)/(t2−t1)), and either solved plan, its cost moved to t's prices, is a plan
+# at t. When the cheaper of the two is within the gap of the chord, t needs no solve. This holds for the
+# expected cost only: a risk measure (cvar, worst) is not linear in the prices.
+
+
+def cost_at(p: SweepPoint, vary: Vary) -> float | None:
+    """The cost of the plan solved at p with the prices of `vary` (the same point but for price.* values);
+    None when p has no plan or no spend by tier (a point solved before sweeps recorded it)."""
+    if p.cost_total is None or p.spend is None:
+        return None
+    cost = p.cost_total
+    for key, value in vary.items():
+        if not key.startswith("price."):
+            if value != p.vary.get(key):
+                return None
+            continue
+        old = p.vary.get(key)
+        if value is None or old is None or old <= 0:
+            return None
+        cost += p.spend.get(key.partition(".")[2], 0.0) * (value / old - 1.0)
+    return cost
+
+
+def prove_between(lo: SweepPoint, hi: SweepPoint, vary: Vary, key: str, gap: float, plan_hash: str,
+                  plans: Iterable[SweepPoint] = ()) -> SweepPoint | None:
+    """The point `vary` proven from the points solved at either side of it along the price `key` (lo below,
+    hi above, every other value equal): the cheapest of their plans (and of `plans`, other solved points of
+    the same line) at its prices, when within `gap` of the chord of their bounds; None otherwise."""
+    t, t1, t2 = vary[key], lo.vary[key], hi.vary[key]
+    if t is None or t1 is None or t2 is None or not t1 < t < t2 or lo.bound is None or hi.bound is None:
+        return None
+    lam = (t - t1) / (t2 - t1)
+    bound = (1.0 - lam) * lo.bound + lam * hi.bound
+    best: tuple[float, SweepPoint] | None = None
+    for z in (lo, hi, *plans):
+        c = cost_at(z, vary)
+        if c is not None and (best is None or c < best[0] - 1e-9):
+            best = (c, z)
+    if best is None:
+        return None
+    cost, z = best
+    proven = max(0.0, (cost - bound) / abs(cost)) if cost else (0.0 if bound >= -1e-9 else math.inf)
+    if proven > gap + 1e-12:
+        return None
+    message = (f"not solved: the plan solved at {key}={z.vary[key]:g} costs {cost:,.2f} here, within {proven:.3%} "
+               f"of the least cost the points solved at {t1:g} and {t2:g} prove ({key} moves the cost linearly, "
+               "so the least cost is concave in it)")
+    return SweepPoint(dict(vary), "optimal", cost, z.reserved_gpus, plan_hash, 0.0, message, proven,
+                      interpolated=True)
+
+
 def point_json(p: SweepPoint) -> dict[str, Any]:
-    """The `--json` contract's point: vary, status, cost_total, reserved_gpus."""
-    return {"vary": dict(p.vary), "status": p.status,
-            "cost_total": None if p.cost_total is None else round(p.cost_total, 2),
-            "reserved_gpus": p.reserved_gpus}
+    """The `--json` contract's point: vary, status, cost_total, reserved_gpus (and `interpolated: true` for a
+    point proven from its neighbours instead of solved)."""
+    data: dict[str, Any] = {"vary": dict(p.vary), "status": p.status,
+                            "cost_total": None if p.cost_total is None else round(p.cost_total, 2),
+                            "reserved_gpus": p.reserved_gpus}
+    if p.interpolated:
+        data["interpolated"] = True
+    return data
 
 
 def line_json(p: SweepPoint) -> str:
@@ -78,6 +162,8 @@ def line_json(p: SweepPoint) -> str:
         data["gap"] = round(p.gap, 6)
     if p.message:
         data["message"] = p.message
+    if p.spend is not None:
+        data["spend"] = {k: round(v, 6) for k, v in sorted(p.spend.items())}
     return json.dumps(data, ensure_ascii=False, allow_nan=False) + "\n"
 
 
@@ -151,10 +237,18 @@ def _point(d: Any) -> SweepPoint:
     status, plan_hash = d["status"], d["plan_hash"]
     if not isinstance(status, str) or not isinstance(plan_hash, str):
         raise ValueError("'status' and 'plan_hash' must be strings")
+    spend = d.get("spend")
+    if spend is not None and not (isinstance(spend, dict) and all(isinstance(k, str) for k in spend)):
+        raise ValueError("'spend' is not an object of TIER: cost")
+    interpolated = d.get("interpolated", False)
+    if not isinstance(interpolated, bool):
+        raise ValueError(f"'interpolated' is {interpolated!r}, not true or false")
     return SweepPoint({k: _number(v, f"vary {k!r}") for k, v in vary.items()}, status,
                       _number(d["cost_total"], "cost_total"), _number(d["reserved_gpus"], "reserved_gpus", True),
                       plan_hash, _number(d.get("seconds", 0.0), "seconds") or 0.0, str(d.get("message", "")),
-                      _number(d.get("gap"), "gap"), read_back=True)
+                      _number(d.get("gap"), "gap"), read_back=True,
+                      spend=None if spend is None else {k: _number(v, f"spend {k!r}") for k, v in spend.items()},
+                      interpolated=interpolated)
 
 
 # --- tornado ---------------------------------------------------------------------------------------
