@@ -1,8 +1,8 @@
 """A 100-point sweep of plans/q4.yaml: demand 0.8–1.2 and price.on-demand 0.8–1.2, 50 values each, one key at
-a time (100 points and the plan itself: 101 solves), on the local process pool.
+a time (100 points and the plan itself: 101), on the local process pool.
 
     python benchmarks/sweep_q4.py [--points 50] [--workers 2] [--engine process|ray] [--plan plans/q4.yaml]
-                                  [--outdir DIR] [--time-limit S]
+                                  [--outdir DIR] [--time-limit S] [--every-point]
 
 Prints the wall time, the points solved and those proven from solved neighbours along the price (see
 optimizer.sweep), the median and the slowest seconds of one solve (each measured in its worker), and the
