@@ -15,17 +15,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_scenarios import SEEDS, brute_force, random_plan
+from test_scenarios import SEEDS, brute_force, random_plan, scenario_costs
 from test_sweep import write_plan
 from tiny_plans import write
 
 from optimizer.inputs.loading import load_plan
-from optimizer.pipeline import SolveOptions
+from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.sweep import SweepPoint, cost_at, prove_between, read_points
 from optimizer.sweep import (
     PriceLine,
     _linear_in_prices,
     _where_plans_cross,
+    apply_point,
     parse_vary,
     price_lines,
     run_sweep,
@@ -59,6 +60,16 @@ def test_the_chord_and_the_moved_plans_bound_the_enumerators_least_cost(seed: in
     for t in ts:
         for z in (lo, hi):  # a solved plan at other prices is a plan there: never below the least cost
             assert cost_at(z, {KEY: t}) >= exact[t] - tol, (t, z.vary)
+    # without spot (the hourly tier cannot change), the enumerator prices the plan solved at 0.4 exactly
+    if not any("spot" in o["price_per_gpu_hour"] for o in plan["offers"]):
+        result = solve_plan(apply_point(loaded, {KEY: ts[0]}), SolveOptions(alternatives=0))
+        assert result.cost_total == pytest.approx(lo.cost_total, rel=1e-9)
+        choice = {w.name: w.offer for w in result.workloads}
+        reserved = {p.offer: p.gpus // p.gpus_per_node for p in result.purchases if p.tier == "reserved-1y"}
+        for t in ts:
+            first, second = scenario_costs(priced(plan, t), choice, reserved, plan["scenarios"])
+            moved = first + sum(s["weight"] * q for s, q in zip(plan["scenarios"], second))
+            assert cost_at(lo, {KEY: t}) == pytest.approx(moved, rel=1e-6, abs=1e-6), t
     for t in ts[1:-1]:
         p = prove_between(lo, hi, {KEY: t}, KEY, math.inf, "h")
         assert p is not None and p.interpolated and p.status == "optimal"
