@@ -387,7 +387,7 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
         on_start(len(todo), read_back)
     if todo:
         assert pool is not None
-        lines = [] if every_point or not _linear_in_prices(loaded) else price_lines(wanted, varies)
+        lines = [] if every_point or not _linear_in_prices(loaded) else price_lines(wanted, varies, grid)
         gap = loaded.plan.policy.mip_gap if options.mip_gap is None else options.mip_gap
         schedule = _Schedule(wanted, found, lines, gap, phash)
         count = 0
@@ -428,13 +428,15 @@ class PriceLine:
     points: list[Vary]
 
 
-def price_lines(wanted: list[Vary], varies: list[VarySpec]) -> list[PriceLine]:
-    """Every line of three or more points along one price key, the other keys held (one at a time: each
-    price key's values through the plan's point; a grid: every row of the grid along each price key)."""
+def price_lines(wanted: list[Vary], varies: list[VarySpec], grid: bool = False) -> list[PriceLine]:
+    """Every line of three or more points along one price key, the other keys held: one at a time, each
+    price key's values through the plan's point; a grid, its rows along the price key with the most values
+    (the first of those), so that a point lies on one line at most but the plan's own point."""
+    keys = [v for v in varies if v.key.startswith("price.")]
+    if grid and keys:
+        keys = [max(keys, key=lambda v: v.n)]  # max keeps the first of equals
     out = []
-    for v in varies:
-        if not v.key.startswith("price."):
-            continue
+    for v in keys:
         groups: dict[str, list[Vary]] = {}
         for p in wanted:
             rest = {k: x for k, x in p.items() if k != v.key}
@@ -452,10 +454,18 @@ class _Schedule:
                  phash: str) -> None:
         self.found, self.lines, self.gap, self.phash = found, lines, gap, phash
         self.running: set[str] = set()
-        on_line = {vary_key(p) for line in lines for p in line.points}
+        lines_of: dict[str, int] = {}
+        for line in lines:
+            for p in line.points:
+                lines_of[vary_key(p)] = lines_of.get(vary_key(p), 0) + 1
+        on_line = set(lines_of)
         ends = {vary_key(p): p for line in lines for p in (line.points[0], line.points[-1])}
+        ends.update({vary_key(p): p for line in lines for p in line.points if lines_of[vary_key(p)] > 1})
         self.ends = list(ends.values())
-        """The ends of every line: solved first (they unlock the proofs between them)."""
+        """The ends of every line, and the plan's own point where several lines cross: solved first (they
+        unlock the proofs between them). Every other point lies on one line and is proven from its two
+        solved neighbours there or solved, as those neighbours' results decide: which points are solved
+        does not depend on which solve finishes first, so the same plan gives the same sweep."""
         self.rest = [p for p in wanted if vary_key(p) not in on_line]
         """The points on no line: solved when no line point is ready."""
 
@@ -485,8 +495,6 @@ class _Schedule:
         """Points between two solved ones that those prove, now."""
         out = []
         for line in self.lines:
-            solved = [self.found[vary_key(p)] for p in line.points if vary_key(p) in self.found
-                      and not self.found[vary_key(p)].interpolated]
             anchors = self._anchors(line)
             for a, b in zip(anchors, anchors[1:]):
                 lo, hi = (self.found.get(vary_key(line.points[i])) for i in (a, b))
@@ -495,7 +503,7 @@ class _Schedule:
                 for p in line.points[a + 1:b]:
                     if not self._open(p):
                         continue
-                    q = prove_between(lo, hi, p, line.key, self.gap, self.phash, solved)
+                    q = prove_between(lo, hi, p, line.key, self.gap, self.phash)
                     if q is not None:
                         self.found[vary_key(p)] = q
                         out.append(q)

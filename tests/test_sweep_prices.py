@@ -122,8 +122,12 @@ def test_lines_run_along_each_price_through_the_held_values() -> None:
     lines = price_lines(sweep_points(base, varies), varies)
     # one at a time: on-demand's five values through the plan's point (spot's two are no line)
     assert lines == [PriceLine(KEY, [{**base, KEY: t} for t in (0.5, 0.75, 1.0, 1.25, 1.5)])]
-    grid = price_lines(sweep_points(base, varies, grid=True), varies)
+    grid = price_lines(sweep_points(base, varies, grid=True), varies, grid=True)
     assert len(grid) == 3 * 2 and all(line.key == KEY and len(line.points) == 5 for line in grid)
+    # a grid over two prices: rows along the one with more values only, so no point lies on two lines
+    two = [parse_vary("price.on-demand=0.5:1.5:3"), parse_vary("price.reserved-1y=0.5:1.5:4")]
+    rows = price_lines(sweep_points({KEY: 1.0, "price.reserved-1y": 1.0}, two, grid=True), two, grid=True)
+    assert [line.key for line in rows] == ["price.reserved-1y"] * 3
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +163,18 @@ def test_proven_points_are_read_back_and_not_solved_again(along) -> None:
                                                                       for p in proved.points]
     assert sum(p.spend is not None for p in read_points(d / "proved" / "sweep.jsonl")) == \
         sum(not p.interpolated for p in proved.points)
+
+
+def test_ray_proves_the_same_points(along, tmp_path) -> None:
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'planopt[ray]')")
+    _d, plan, varies, proved, _every = along
+    ray.init(num_cpus=2, include_dashboard=False)
+    try:
+        remote = run_sweep(plan, varies, tmp_path / "ray", engine="ray")
+    finally:
+        ray.shutdown()
+    assert [(p.vary, p.status, p.cost_total, p.reserved_gpus, p.interpolated) for p in remote.points] == \
+        [(p.vary, p.status, p.cost_total, p.reserved_gpus, p.interpolated) for p in proved.points]
 
 
 def test_the_cli_says_which_points_were_proven(along) -> None:
