@@ -452,7 +452,7 @@ class _Schedule:
 
     def __init__(self, wanted: list[Vary], found: dict[str, SweepPoint], lines: list[PriceLine], gap: float,
                  phash: str) -> None:
-        self.found, self.lines, self.gap, self.phash = found, lines, gap, phash
+        self.wanted, self.found, self.lines, self.gap, self.phash = wanted, found, lines, gap, phash
         self.running: set[str] = set()
         lines_of: dict[str, int] = {}
         for line in lines:
@@ -537,6 +537,8 @@ class _Schedule:
                 break
             if self._open(p):
                 picks.append(p)
+        if not picks and not self.running:  # nothing left to wait for: whatever is still open is solved
+            picks = [p for p in self.wanted if self._open(p)][:slots]
         return picks
 
 

@@ -165,6 +165,13 @@ def test_proven_points_are_read_back_and_not_solved_again(along) -> None:
         sum(not p.interpolated for p in proved.points)
 
 
+def test_the_same_points_are_solved_whatever_finishes_first(along, tmp_path) -> None:
+    _d, plan, varies, proved, _every = along
+    alone = run_sweep(plan, varies, tmp_path / "one", workers=1)
+    assert [(p.vary, p.status, p.cost_total, p.reserved_gpus, p.interpolated) for p in alone.points] == \
+        [(p.vary, p.status, p.cost_total, p.reserved_gpus, p.interpolated) for p in proved.points]
+
+
 def test_ray_proves_the_same_points(along, tmp_path) -> None:
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'planopt[ray]')")
     _d, plan, varies, proved, _every = along
