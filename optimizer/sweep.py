@@ -462,6 +462,7 @@ class _Schedule:
         ends = {vary_key(p): p for line in lines for p in (line.points[0], line.points[-1])}
         ends.update({vary_key(p): p for line in lines for p in line.points if lines_of[vary_key(p)] > 1})
         self.ends = list(ends.values())
+        self.end_keys = set(ends)
         """The ends of every line, and the plan's own point where several lines cross: solved first (they
         unlock the proofs between them). Every other point lies on one line and is proven from its two
         solved neighbours there or solved, as those neighbours' results decide: which points are solved
@@ -482,12 +483,13 @@ class _Schedule:
         return k not in self.found and k not in self.running
 
     def _anchors(self, line: PriceLine) -> list[int]:
-        """Indices of the line's points solved (with a plan or not) or being solved."""
+        """Indices of the line's points that are solved (with a plan or not), being solved, or to be solved
+        first (self.ends: never proven, whatever finishes first)."""
         out = []
         for i, p in enumerate(line.points):
             k = vary_key(p)
             q = self.found.get(k)
-            if k in self.running or (q is not None and not q.interpolated):
+            if k in self.running or k in self.end_keys or (q is not None and not q.interpolated):
                 out.append(i)
         return out
 
