@@ -172,6 +172,17 @@ def test_the_same_points_are_solved_whatever_finishes_first(along, tmp_path) -> 
         [(p.vary, p.status, p.cost_total, p.reserved_gpus, p.interpolated) for p in proved.points]
 
 
+def test_the_html_says_which_points_were_proven(along) -> None:
+    from optimizer.report.sweep import render_html
+
+    _d, _plan, _varies, proved, every = along
+    n = sum(p.interpolated for p in proved.points)
+    html = render_html(proved)
+    assert f"({len(proved.points)} with a plan, {n} of them proven between solved points)" in html
+    assert "--every-point" in html and html.count("optimal (between solved points): not solved: the plan") == n
+    assert "proven" not in render_html(every)
+
+
 def test_ray_proves_the_same_points(along, tmp_path) -> None:
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'planopt[ray]')")
     _d, plan, varies, proved, _every = along

@@ -134,6 +134,7 @@ def context(sweep: Any) -> dict[str, Any]:
             "base": [{"key": k, "value": value_text(k, v)} for k, v in sweep.base.items()],
             "mode": "every combination (grid)" if sweep.grid else "one key at a time, the others at the plan's",
             "rows": rows, "charts": charts, "solved": solved, "total": len(sweep.points),
+            "proven": sum(1 for p in sweep.points if p.interpolated),
             "base_cost": _money(base_pt.cost_total if base_pt else None, cur),
             "base_reserved": _gpus(base_pt.reserved_gpus if base_pt else None)}
 
