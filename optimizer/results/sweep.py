@@ -158,8 +158,8 @@ def point_json(p: SweepPoint) -> dict[str, Any]:
 def line_json(p: SweepPoint) -> str:
     """One line of sweep.jsonl (with its newline)."""
     data = {"plan_hash": p.plan_hash, **point_json(p), "seconds": round(p.seconds, 3)}
-    if p.gap is not None:
-        data["gap"] = round(p.gap, 6)
+    if p.gap is not None:  # rounded up: a bound read back (SweepPoint.bound) is never above the one proven
+        data["gap"] = max(0.0, math.ceil(p.gap * 1e6 - 1e-9) / 1e6)
     if p.message:
         data["message"] = p.message
     if p.spend is not None:
