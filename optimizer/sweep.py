@@ -12,6 +12,8 @@ memory — the files are never edited):
     demand.<workload>   one workload's demand, the same way (multiplies with `demand`)
     price.<tier>        every offer's price per GPU-hour on that tier (on-demand, spot, reserved-1y, reserved-3y);
                         contracts signed before keep their price
+    price.api           every workload's API price (`api:` input and output tokens): what overflow and batch
+                        work sent to the API cost
     goodput             every estimated goodput (catalog.estimator.goodput_factor); a measured goodput
                         stays as measured
     occupancy           policy.occupancy, the value itself
@@ -69,7 +71,7 @@ from optimizer.vocab import RENTED_TIERS
 __all__ = ["KEYS", "VarySpec", "Sweep", "parse_vary", "check_varies", "sweep_points", "base_point",
            "apply_point", "plan_hash", "run_sweep", "ENGINES", "PriceLine", "price_lines"]
 
-KEYS = ("demand", "goodput", "occupancy", "growth") + tuple(f"price.{t}" for t in RENTED_TIERS)
+KEYS = ("demand", "goodput", "occupancy", "growth") + tuple(f"price.{t}" for t in RENTED_TIERS + ("api",))
 """Every key but `demand.<workload>` (one per workload of the plan)."""
 MULTIPLIERS = ("demand", "goodput", "price")
 """Keys (and key families) whose values multiply the plan's."""
@@ -167,6 +169,11 @@ def check_varies(loaded: LoadedPlan, varies: list[VarySpec]) -> None:
                                     f"did you mean '{guess}'?" if guess else
                                     f"keys: {', '.join(KEYS)}, demand.<workload>"))
             continue
+        if v.key == "price.api" and not any(w.api is not None for w in plan.workloads):
+            problems.append(Problem(f"{where}: no workload of {loaded.file} sends tokens to an API, so its price "
+                                    "changes nothing",
+                                    "give a workload `api:` (its prices and max_share), or vary another key"))
+            continue
         if head in MULTIPLIERS and v.lo <= 0:
             problems.append(Problem(f"{where}: {v.lo:g} is not a multiplier (it multiplies the plan's "
                                     f"{_what(v.key)})", "give multipliers above 0, e.g. 0.8:1.2 for ±20%"))
@@ -232,16 +239,17 @@ def apply_point(loaded: LoadedPlan, vary: Mapping[str, float | None]) -> LoadedP
     plan, catalog = loaded.plan, loaded.catalog
     demand = vary.get("demand")
     growth = vary.get("growth")
-    workloads = [_workload(w, (demand or 1.0) * (vary.get(f"demand.{w.name}") or 1.0), growth, plan.horizon_days)
-                 for w in plan.workloads]
+    api = vary.get("price.api") or 1.0
+    workloads = [_workload(w, (demand or 1.0) * (vary.get(f"demand.{w.name}") or 1.0), growth, plan.horizon_days,
+                           api) for w in plan.workloads]
     update: dict[str, Any] = {}
     if any(a is not b for a, b in zip(workloads, plan.workloads)):
         update["workloads"] = workloads
     if vary.get("occupancy") is not None:
         update["policy"] = plan.policy.model_copy(update={"occupancy": float(vary["occupancy"])})  # type: ignore[arg-type]
     cat: dict[str, Any] = {}
-    prices = {k.partition(".")[2]: float(m) for k, m in vary.items() if k.startswith("price.") and m is not None
-              and m != 1}
+    prices = {k.partition(".")[2]: float(m) for k, m in vary.items()
+              if k.startswith("price.") and k != "price.api" and m is not None and m != 1}
     if prices:
         cat["offers"] = {oid: _priced(o, prices) for oid, o in catalog.offers.items()}
     if vary.get("goodput") is not None and vary["goodput"] != 1:
@@ -254,8 +262,11 @@ def apply_point(loaded: LoadedPlan, vary: Mapping[str, float | None]) -> LoadedP
     return out
 
 
-def _workload(w: Workload, m: float, growth: float | None, horizon_days: int) -> Workload:
+def _workload(w: Workload, m: float, growth: float | None, horizon_days: int, api: float = 1.0) -> Workload:
     update: dict[str, Any] = {}
+    if w.api is not None and api != 1:
+        update["api"] = w.api.model_copy(update={"usd_per_m_input": w.api.usd_per_m_input * api,
+                                                 "usd_per_m_output": w.api.usd_per_m_output * api})
     d = w.demand
     if d is not None and (m != 1 or (growth is not None and _business(w))):
         months = None if d.peak_by_month is None else {k: v * m for k, v in d.peak_by_month.items()}

@@ -54,9 +54,14 @@ VARIES = ["demand=0.8:1.2:3", "price.on-demand=0.8:1.2:3"]
 runner = CliRunner()
 
 
-def write_plan(path: Path, demand: float = 1.0, on_demand: float = 1.0, occupancy: float = 0.6, caps: str = "") -> Path:
-    path.write_text(PLAN.format(peak=PEAK * demand, batch=BATCH * demand, on_demand=ON_DEMAND * on_demand,
-                                occupancy=occupancy, profile=PROFILE, caps=caps), encoding="utf-8")
+def write_plan(path: Path, demand: float = 1.0, on_demand: float = 1.0, occupancy: float = 0.6, caps: str = "",
+               api: str | None = None) -> Path:
+    """The sweep plan; `api`: the batch workload's `api:` (a flow mapping), none by default."""
+    text = PLAN.format(peak=PEAK * demand, batch=BATCH * demand, on_demand=ON_DEMAND * on_demand,
+                       occupancy=occupancy, profile=PROFILE, caps=caps)
+    if api is not None:
+        text += f"    api: {api}\n"
+    path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -232,6 +237,7 @@ def test_growth_and_demand_rederive_a_business_peak(tmp_path):
     ("occupancy=0:0.5:3", "occupancy 0–0.5 leaves (0, 1]"),
     ("occupancy=0.5:1.2:3", "occupancy 0.5–1.2 leaves (0, 1]"),
     ("growth=0:0.1:3", "no workload of"),
+    ("price.api=0.5:2:3", "sends tokens to an API, so its price changes nothing — give a workload `api:`"),
 ])
 def test_bad_varies_are_exit_2_with_a_fix(tmp_path, vary, said):
     plan = write_plan(tmp_path / "plan.yaml")

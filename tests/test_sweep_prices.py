@@ -35,6 +35,7 @@ from optimizer.sweep import (
 )
 
 KEY = "price.on-demand"
+API = "{usd_per_m_input: 0.005, usd_per_m_output: 0.025, max_share: 1.0}"
 EXPECTED_SEEDS = [s for s in SEEDS if random_plan(s)["policy"]["risk"]["measure"] == "expected"]
 
 
@@ -76,6 +77,42 @@ def test_the_chord_and_the_moved_plans_bound_the_enumerators_least_cost(seed: in
         assert p.bound <= exact[t] + tol <= p.cost_total + 2 * tol, t  # the chord below, the plan above
         if prove_between(lo, hi, {KEY: t}, KEY, 1e-9, "h") is not None:  # proven: it is the least cost
             assert p.cost_total == pytest.approx(exact[t], rel=1e-6, abs=1e-6)
+
+
+def test_the_api_price_moves_only_the_api_prices(tmp_path: Path) -> None:
+    loaded = load_plan(write_plan(tmp_path / "plan.yaml", api=API))
+    moved = apply_point(loaded, {"price.api": 2.5})
+    summaries = moved.plan.workloads[1]
+    assert summaries.api.usd_per_m_input == pytest.approx(0.0125) and summaries.api.usd_per_m_output == pytest.approx(0.0625)
+    assert summaries.api.max_share == 1.0 and loaded.plan.workloads[1].api.usd_per_m_output == 0.025
+    assert moved.catalog.offers == loaded.catalog.offers and moved.plan.workloads[0] == loaded.plan.workloads[0]
+
+
+def test_a_sweep_along_the_api_price_proves_points_exactly(tmp_path: Path) -> None:
+    """The batch job may go to the API whole (max_share 1): cheap API, all of it there; dear, none of it."""
+    plan = write_plan(tmp_path / "plan.yaml", api=API)
+    varies = [parse_vary("price.api=0.1:2:15")]
+    proved = run_sweep(plan, varies, tmp_path / "proved", workers=2)
+    every = run_sweep(plan, varies, tmp_path / "every", workers=2, every_point=True)
+    assert sum(p.interpolated for p in proved.points) >= 5
+    costs = [q.cost_total for q in sorted(every.points, key=lambda q: q.vary["price.api"])]
+    assert costs[0] < costs[-1]  # the API price matters to this plan
+    for p, q in zip(proved.points, every.points):
+        assert p.status == q.status == "optimal"
+        assert p.cost_total == pytest.approx(q.cost_total, rel=1e-3), p.vary
+
+
+def test_a_plan_highs_misreports_from_its_start_is_solved_again(tmp_path: Path) -> None:
+    """Found by the proofs along the API price: HiGHS 1.16, started from step 2's plan (the batch job all sent
+    to the API), reported 43,920 as optimal for a plan that costs 45,061, and planopt returned it. The
+    optimum is the LP relaxation's 44,786.34 (10 reserved GPUs, 866.34 of API): a solve whose reported
+    objective is not its plan's is now solved again without the start."""
+    loaded = load_plan(write_plan(tmp_path / "plan.yaml", api=API))
+    result = solve_plan(apply_point(loaded, {"price.api": 0.507142857143}), SolveOptions(alternatives=0))
+    assert result.status == "optimal" and result.solver.gap == 0
+    assert result.cost_total == pytest.approx(44786.34, abs=0.01)
+    assert result.cost_by_tier["reserved"] == pytest.approx(10 * 2.8 * 24 * 30)
+    assert result.cost_by_tier["api"] == pytest.approx(866.34, abs=0.01)
 
 
 def test_cvar_and_worst_plans_are_solved_at_every_point(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ def sweep(
     vary: Annotated[list[str], typer.Option(
         "--vary", metavar="KEY=LO:HI:N",
         help="A key over N values from LO to HI (repeatable). Keys: demand, demand.<workload>, price.on-demand, "
-             "price.spot, price.reserved-1y, price.reserved-3y, goodput (multipliers: 1 is the plan's; goodput "
+             "price.spot, price.reserved-1y, price.reserved-3y, price.api, goodput (multipliers: 1 is the plan's; goodput "
              "scales estimated goodput, measured stays), occupancy (policy.occupancy), growth (monthly_growth of "
              "workloads sized from business numbers).")],
     grid: Annotated[bool, typer.Option("--grid", help="Every combination of the keys' values (default: one key "

@@ -98,6 +98,12 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
     time_limit_s = max(time_limit_s, 0.01)
     if solver == "highs":
         info = _solve_highs(prob, time_limit_s, mip_gap, msg, relax, warm_start, node_limit, progress, first_plan)
+        if warm_start and info[0] in ("optimal", "feasible") and not _objective_agrees(prob, info[2]):
+            # HiGHS 1.16, handed a start, can report an objective (and a bound to match) that its own
+            # returned plan does not have — a start whose configs presolve fixes loses their cost. The
+            # plan and its proof are then not to be trusted: solve again, without the start.
+            left = max(0.01, time_limit_s - (time.perf_counter() - started))
+            info = _solve_highs(prob, left, mip_gap, msg, relax, None, node_limit, progress, first_plan)
     else:
         info = _solve_cbc(prob, time_limit_s, mip_gap, msg, relax, warm_start)
     seconds = time.perf_counter() - started
@@ -187,6 +193,14 @@ def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_
     if has_solution and not relax:
         return "feasible", _clean_gap(gap, obj, bound), obj, bound
     return "error", None, None, None
+
+
+def _objective_agrees(prob: pulp.LpProblem, reported: float | None) -> bool:
+    """The solver's reported objective is the objective of the values it returned (to 1e-6 relative)."""
+    value = pulp.value(prob.objective)
+    if reported is None or value is None:
+        return True
+    return abs(float(value) - reported) <= 1e-6 * max(1.0, abs(float(value)))
 
 
 def _has_integers(prob: pulp.LpProblem) -> bool:

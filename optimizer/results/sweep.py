@@ -80,11 +80,12 @@ def reserved_gpus(result: PlanResult) -> int:
 
 
 def tier_spend(result: PlanResult) -> dict[str, float]:
-    """What the plan spends on each rented tier at the prices it was solved at (its purchases)."""
+    """What the plan spends on each rented tier (its purchases) and on the API, at the prices it was solved at."""
     out = dict.fromkeys(RENTED_TIERS, 0.0)
     for p in result.purchases:
         if p.tier in out:
             out[p.tier] += p.cost
+    out["api"] = result.cost_by_tier.get("api", 0.0)
     return out
 
 
