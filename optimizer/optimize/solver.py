@@ -100,8 +100,9 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
         info = _solve_highs(prob, time_limit_s, mip_gap, msg, relax, warm_start, node_limit, progress, first_plan)
         if warm_start and info[0] in ("optimal", "feasible") and not _objective_agrees(prob, info[2]):
             # HiGHS 1.16, handed a start, can report an objective (and a bound to match) that its own
-            # returned plan does not have — a start whose configs presolve fixes loses their cost. The
-            # plan and its proof are then not to be trusted: solve again, without the start.
+            # returned plan does not have (seen: 43,920 "optimal" for a plan costing 45,061, the start's
+            # API-only config's cost missing). The plan and its proof are then not to be trusted: solve
+            # again, without the start.
             left = max(0.01, time_limit_s - (time.perf_counter() - started))
             info = _solve_highs(prob, left, mip_gap, msg, relax, None, node_limit, progress, first_plan)
     else:
