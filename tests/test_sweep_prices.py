@@ -115,6 +115,24 @@ def test_a_plan_highs_misreports_from_its_start_is_solved_again(tmp_path: Path) 
     assert result.cost_by_tier["api"] == pytest.approx(866.34, abs=0.01)
 
 
+@pytest.mark.parametrize("t", [0.1, 0.3, 0.45, 0.507142857143, 0.6, 0.8, 1.2, 2.0])
+def test_the_optimum_is_the_cheaper_of_the_batch_jobs_configs_forced(t: float, tmp_path: Path) -> None:
+    """Build against buy by hand: the batch job runs on its GPU config or goes to the API whole, so the optimum
+    is the cheaper of the two plans with each forced (chat has one config)."""
+    from optimizer.candidates.build import build_candidates
+    from optimizer.optimize.strategy import solve_candidates
+
+    loaded = apply_point(load_plan(write_plan(tmp_path / "plan.yaml", api=API)), {"price.api": t})
+    cands = build_candidates(loaded)
+    keys = [c.key for c in cands.by_workload["summaries"]]
+    assert len(keys) == 2 and len(cands.by_workload["chat"]) == 1
+    forced = [solve_candidates(loaded, cands, SolveOptions(alternatives=0), fix={"summaries": k})[1].objective
+              for k in keys]
+    result = solve_plan(loaded, SolveOptions(alternatives=0))
+    assert result.status == "optimal"
+    assert result.cost_total == pytest.approx(min(forced), rel=1e-9), (t, forced)
+
+
 def test_cvar_and_worst_plans_are_solved_at_every_point(tmp_path: Path) -> None:
     for seed in SEEDS[:3]:
         plan = random_plan(seed)
