@@ -42,7 +42,7 @@ import time
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from optimizer.errors import (
     InfeasiblePlan,
@@ -570,16 +570,14 @@ def _where_plans_cross(key: str, lo: SweepPoint, hi: SweepPoint, inner: list[Var
     return inner[len(inner) // 2]
 
 
-class _Pool:
+class _Pool(Protocol):
     """Points solving in workers: submit one, wait for the next to finish."""
 
     slots: int
 
-    def submit(self, vary: Vary) -> None:
-        raise NotImplementedError
+    def submit(self, vary: Vary) -> None: ...
 
-    def next(self) -> SweepPoint:
-        raise NotImplementedError
+    def next(self) -> SweepPoint: ...
 
 
 PoolFactory = Callable[[LoadedPlan, SolveOptions, str], AbstractContextManager[_Pool]]
@@ -594,7 +592,7 @@ def _process_pool(workers: int | None, todo: int) -> PoolFactory:
         with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) as ex:
             futures: set[cf.Future] = set()
 
-            class Local(_Pool):
+            class Local:
                 slots = n
 
                 def submit(self, vary: Vary) -> None:
@@ -602,7 +600,7 @@ def _process_pool(workers: int | None, todo: int) -> PoolFactory:
 
                 def next(self) -> SweepPoint:
                     done, _ = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
-                    f = min(done, key=lambda f: id(f))
+                    f = next(iter(done))
                     futures.discard(f)
                     return f.result()
 
@@ -639,7 +637,7 @@ def _ray_pool(address: str | None) -> PoolFactory:
             task = ray.remote(num_cpus=1)(solve_point)
             ref = ray.put(loaded)  # once in the object store, not once per task
 
-            class Remote(_Pool):
+            class Remote:
                 slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
 
                 def submit(self, vary: Vary) -> None:

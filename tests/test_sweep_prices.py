@@ -162,7 +162,7 @@ def test_proofs_by_hand() -> None:
     for t, plan_cost in ((0.6, 130.0), (0.7, 135.0)):
         p = prove_between(a, mid, {KEY: t}, KEY, 0.0, "h")
         assert p is not None and p.cost_total == pytest.approx(plan_cost) and p.gap == pytest.approx(0, abs=1e-12)
-    p = prove_between(mid, b, {KEY: 1.0}, KEY, 0.0, "h", plans=[a, b, mid])
+    p = prove_between(mid, b, {KEY: 1.0}, KEY, 0.0, "h")
     assert p is not None and p.cost_total == pytest.approx(140.0) and p.reserved_gpus == 0  # B's plan
     assert "price.on-demand=1.5 costs 140.00 here" in p.message
     # a bound with a gap: the chord moves down by it, and a point is proven only within that gap

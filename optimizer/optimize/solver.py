@@ -96,17 +96,19 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
         raise SolverError("CBC is not available; install PuLP with its bundled CBC or use --solver highs")
     started = time.perf_counter()
     time_limit_s = max(time_limit_s, 0.01)
-    if solver == "highs":
-        info = _solve_highs(prob, time_limit_s, mip_gap, msg, relax, warm_start, node_limit, progress, first_plan)
-        if warm_start and info[0] in ("optimal", "feasible") and not _objective_agrees(prob, info[2]):
-            # HiGHS 1.16, handed a start, can report an objective (and a bound to match) that its own
-            # returned plan does not have (seen: 43,920 "optimal" for a plan costing 45,061, the start's
-            # API-only config's cost missing). The plan and its proof are then not to be trusted: solve
-            # again, without the start.
-            left = max(0.01, time_limit_s - (time.perf_counter() - started))
-            info = _solve_highs(prob, left, mip_gap, msg, relax, None, node_limit, progress, first_plan)
-    else:
-        info = _solve_cbc(prob, time_limit_s, mip_gap, msg, relax, warm_start)
+
+    def run(limit: float, warm: dict[str, float] | None):
+        if solver == "highs":
+            return _solve_highs(prob, limit, mip_gap, msg, relax, warm, node_limit, progress, first_plan)
+        return _solve_cbc(prob, limit, mip_gap, msg, relax, warm)
+
+    info = run(time_limit_s, warm_start)
+    if warm_start and info[0] in ("optimal", "feasible") and not _objective_agrees(prob, info[2]):
+        # A solver handed a start can report an objective (and a bound to match) that its own returned
+        # plan does not have — HiGHS 1.16 was seen to (43,920 "optimal" for a plan costing 45,061, the
+        # start's API-only config's cost missing). The plan and its proof are then not to be trusted:
+        # solve again, without the start.
+        info = run(max(0.01, time_limit_s - (time.perf_counter() - started)), None)
     seconds = time.perf_counter() - started
     return SolveInfo(solver, info[0], seconds, info[1], info[2], info[3], note)
 

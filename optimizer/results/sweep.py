@@ -117,18 +117,18 @@ def cost_at(p: SweepPoint, vary: Vary) -> float | None:
     return cost
 
 
-def prove_between(lo: SweepPoint, hi: SweepPoint, vary: Vary, key: str, gap: float, plan_hash: str,
-                  plans: Iterable[SweepPoint] = ()) -> SweepPoint | None:
+def prove_between(lo: SweepPoint, hi: SweepPoint, vary: Vary, key: str, gap: float,
+                  plan_hash: str) -> SweepPoint | None:
     """The point `vary` proven from the points solved at either side of it along the price `key` (lo below,
-    hi above, every other value equal): the cheapest of their plans (and of `plans`, other solved points of
-    the same line) at its prices, when within `gap` of the chord of their bounds; None otherwise."""
+    hi above, every other value equal): the cheaper of their plans at its prices, when within `gap` of the
+    chord of their bounds; None otherwise."""
     t, t1, t2 = vary[key], lo.vary[key], hi.vary[key]
     if t is None or t1 is None or t2 is None or not t1 < t < t2 or lo.bound is None or hi.bound is None:
         return None
     lam = (t - t1) / (t2 - t1)
     bound = (1.0 - lam) * lo.bound + lam * hi.bound
     best: tuple[float, SweepPoint] | None = None
-    for z in (lo, hi, *plans):
+    for z in (lo, hi):
         c = cost_at(z, vary)
         if c is not None and (best is None or c < best[0] - 1e-9):
             best = (c, z)
