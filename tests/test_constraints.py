@@ -726,14 +726,46 @@ def test_batch_overflow_rounding_is_the_hull(tmp_path):
 # --- the solve's steps --------------------------------------------------------------------------------
 
 
+def _unroundable() -> dict:
+    """w1 needs 12 GPUs, w3 6 (gpu-b only), all day. a is cheap but capped at 8 on-demand GPUs, so the
+    relaxation puts half of w1 there — the whole of w1 does not fit. The optimum: w1 and w3 share c's
+    8-GPU nodes, 18 GPUs in 3 nodes × 8 × 1.50 × 24 h = 864 (w1 on d's reserved instead: 2 × 8 × 1.90
+    + 8 × 1.50 = 42.40 an hour)."""
+    return plan([interactive("w1", 1200), interactive("w3", 600, accs=("gpu-b",))],
+                [offer("a", "gpu-a", m=8, caps={"on-demand": 8}, on_demand=1.0),
+                 offer("c", "gpu-b", m=8, on_demand=1.5), offer("d", "gpu-b", m=8, reserved_1y=1.9)])
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+def test_a_relaxation_that_cannot_be_rounded_has_its_configs_chosen_whole(tmp_path, solver):
+    """Step 2 holds every workload on the config the relaxation chose most; here that cannot be held.
+    With only the config choices whole (capacity fractional) the program is still a relaxation, by hand:
+
+      the LP: half of w1 on a (its rounding row asks 2 nodes of a whole w1, a's cap allows 1): one node,
+        $8 an hour; the other half, 6 GPUs, on c beside w3's 6: 1.5 nodes × 8 × $1.50 = $18; $26 × 24 = $624;
+      configs whole: w1 cannot sit on a, so 18 GPUs on c, 2.25 nodes × 8 × $1.50 × 24 = $648 — a better
+        bound, and the configs the plan needs; held, whole nodes cost $864, the optimum."""
+    from optimizer.optimize.model import build_model
+    from optimizer.optimize.solver import solve as solve_program
+    from optimizer.optimize.strategy import _choices_solved, _segments
+
+    loaded = load_plan(write(tmp_path, _unroundable()))
+    cands = build_candidates(loaded)
+    prog = build_model(loaded, cands, _segments(loaded, cands))
+    assert solve_program(prog.prob, solver, relax=True).objective == pytest.approx(624.0)
+    held, bound = _choices_solved(prog, solver, lambda: 60.0, 1e-6)
+    assert bound == pytest.approx(648.0, rel=1e-6)
+    assert held.status == "optimal" and held.objective == pytest.approx(864.0)
+    assert {w: key.split("/")[1] for w, (_v, key) in prog.largest_choices().items()} == {"w1": "c", "w3": "c"}
+    # the relaxation is undone: nodes whole again
+    assert all(v.cat == "Integer" for v in prog.on_demand.values())
+
+
 @pytest.mark.parametrize("solver", available_solvers())
 def test_a_relaxation_that_cannot_be_rounded_still_starts_the_search(tmp_path, solver, monkeypatch):
-    """Step 2 holds every workload on the config the relaxation chose most. Here that cannot be held:
-    w1 needs 12 GPUs, and the relaxation puts 2/3 of it (8 GPUs, all the cap) on the cheap capped offer a
-    — the whole of w1 does not fit there. Step 2's fallback holds only what the relaxation was sure of
-    (w3 on c) and takes the first plan with w1 free; the search then proves the optimum: w1 and w3 share
-    c's 8-GPU nodes, 18 GPUs in 3 nodes × 8 × 1.50 × 24 h = 864 (w1 on d's reserved instead: 2 × 8 × 1.90
-    + 8 × 1.50 = 42.40 an hour)."""
+    """When the program with its choices whole finds no plan either (time), step 2's last fallback holds
+    only what the relaxation was sure of (w3 on c) and takes the first plan with w1 free; the search then
+    proves the optimum (_unroundable: $864)."""
     import optimizer.optimize.strategy as strategy
 
     calls = []
@@ -743,12 +775,21 @@ def test_a_relaxation_that_cannot_be_rounded_still_starts_the_search(tmp_path, s
         calls.append(kw.get("first_plan", False))
         return real(prob, solver_name, **kw)
 
+    def nothing(prog, solver_name, left, gap):
+        return strategy.SolveInfo(solver_name, "error", 0.0, None, None, None), None
+
     monkeypatch.setattr(strategy, "solve", spy)
-    data = plan([interactive("w1", 1200), interactive("w3", 600, accs=("gpu-b",))],
-                [offer("a", "gpu-a", m=8, caps={"on-demand": 8}, on_demand=1.0),
-                 offer("c", "gpu-b", m=8, on_demand=1.5), offer("d", "gpu-b", m=8, reserved_1y=1.9)])
-    r = solve(tmp_path, data, solver)
+    monkeypatch.setattr(strategy, "_choices_solved", nothing)
+    r = solve(tmp_path, _unroundable(), solver)
     assert True in calls, "the fallback did not run"
+    assert r.status == "optimal"
+    assert r.cost_total == pytest.approx(864.0)
+    assert {w.name: w.offer for w in r.workloads} == {"w1": "c", "w3": "c"}
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+def test_a_relaxation_that_cannot_be_rounded_is_solved_through_its_whole_configs(tmp_path, solver):
+    r = solve(tmp_path, _unroundable(), solver)
     assert r.status == "optimal"
     assert r.cost_total == pytest.approx(864.0)
     assert {w.name: w.offer for w in r.workloads} == {"w1": "c", "w3": "c"}

@@ -179,6 +179,20 @@ class Program:
             for v, lo, hi in saved:
                 v.lowBound, v.upBound = lo, hi
 
+    @contextmanager
+    def capacity_relaxed(self) -> Iterator[None]:
+        """Take every integer variable but the config choices x[c] as continuous (nodes, reservations,
+        splits, racks), then undo: a relaxation of the program in which only the configs are whole."""
+        choices = {id(x) for x in self.choice.values() if isinstance(x, pulp.LpVariable)}
+        relaxed = [v for v in self.prob.variables() if v.cat == pulp.LpInteger and id(v) not in choices]
+        for v in relaxed:
+            v.cat = pulp.LpContinuous
+        try:
+            yield
+        finally:
+            for v in relaxed:
+                v.cat = pulp.LpInteger
+
     def values(self) -> dict[str, float | None]:
         """The solved value of every variable, by name (a warm start, or a plan to go back to)."""
         return {v.name: v.varValue for v in self.prob.variables()}

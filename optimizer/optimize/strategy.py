@@ -56,7 +56,9 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
       1. the LP relaxation: a lower bound, and each workload's most-chosen config;
       2. those configs fixed, the node counts solved as an integer program: a feasible plan —
          when it is within mip_gap of the bound, the plan is proven optimal and we stop. When those
-         configs cannot all be held (caps), only the ones the relaxation is sure of are, the solver's
+         configs cannot all be held (caps), the program with only its choices whole picks configs that
+         can (its bound, a relaxation's, replaces the LP's when higher) and they are held
+         (_choices_solved); failing that, only the ones the relaxation is sure of are held, the solver's
          first plan with the rest free is taken, and its configs held while its hourly capacity is solved;
       3. otherwise the whole integer program with the valid inequalities added, started from
          that plan, within the time left. The proven gap is always the distance to the best bound.
@@ -193,8 +195,16 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
         bound = relaxed.objective
         tell("bound", None, bound)
         decided = _decided_choices(prog)
+        unsure = any(value < DECIDED for value, _key in prog.largest_choices().values())
         with prog.choices_fixed_to_relaxation():
             rounded = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target)
+        if rounded.status not in ("optimal", "feasible") and unsure and left() > 0:
+            # The relaxation's configs cannot all be held (caps, usually: it spread workloads over offers
+            # fractionally): choose whole configs with the capacity still fractional, then hold them
+            rounded, choice_bound = _choices_solved(prog, solver, left, gap_target)
+            if choice_bound is not None and choice_bound > bound:
+                bound = choice_bound
+                tell("bound", None, bound)
         if rounded.status not in ("optimal", "feasible") and decided and left() > 0:
             # The relaxation's configs cannot all be held (caps, usually): hold only those it was sure of
             # and take the first plan the solver finds with the rest free — a start for step 3
@@ -256,6 +266,26 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
                       f"(time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
 
 
+def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_target: float
+                    ) -> tuple[SolveInfo, float | None]:
+    """Step 2 when the relaxation's configs cannot all be held: the program with only its config choices
+    whole (every node count, reservation and split continuous, Program.capacity_relaxed) picks a set of
+    configs that fit the caps together — the relaxation had spread workloads over several offers to fill
+    their sunk committed GPUs, which no plan can. It is a relaxation of the plan, so its best bound is a
+    lower bound on every plan's cost (at least the LP's). Its configs held, the capacity is solved whole.
+    Returns that solve (a plan, or not) and the bound (None when the choice program found no plan)."""
+    with prog.capacity_relaxed():
+        chosen = solve(prog.prob, solver, time_limit_s=CHOICE_SHARE * left(), mip_gap=gap_target)
+    if chosen.status not in ("optimal", "feasible") or left() <= 0:
+        return chosen, None
+    configs = {w: key for w, (_v, key) in prog.largest_choices().items()}
+    with prog.choices_fixed(configs):
+        held = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * left(), mip_gap=gap_target)
+    return held, chosen.bound
+
+
+CHOICE_SHARE = 0.5
+"""At most this share of the time left for the program with only its choices whole (_choices_solved)."""
 DECIDED = 0.99
 """A config the relaxation gives at least this share of its workload is held in step 2's fallback."""
 FIRST_PLAN_SHARE = 0.5
