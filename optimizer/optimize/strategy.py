@@ -194,8 +194,10 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
     if relaxed.status == "optimal" and left() > 0:
         bound = relaxed.objective
         tell("bound", None, bound)
-        decided = _decided_choices(prog)
-        unsure = any(value < DECIDED for value, _key in prog.largest_choices().values())
+        largest = prog.largest_choices()
+        unsure = any(value < DECIDED for value, _key in largest.values())
+        # the configs the relaxation is sure of, when it is unsure of some (step 2's last fallback holds them)
+        decided = {w: key for w, (value, key) in largest.items() if value >= DECIDED} if unsure else {}
         with prog.choices_fixed_to_relaxation():
             rounded = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target)
         if rounded.status not in ("optimal", "feasible") and unsure and left() > 0:
@@ -206,8 +208,8 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
                 bound = choice_bound
                 tell("bound", None, bound)
         if rounded.status not in ("optimal", "feasible") and decided and left() > 0:
-            # The relaxation's configs cannot all be held (caps, usually): hold only those it was sure of
-            # and take the first plan the solver finds with the rest free — a start for step 3
+            # Nor could configs chosen whole be held, in their time: hold only those the relaxation was sure
+            # of and take the first plan the solver finds with the rest free — a start for step 3
             with prog.choices_fixed(decided):
                 rounded = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * left(), mip_gap=gap_target,
                                 first_plan=True)
@@ -287,18 +289,12 @@ def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_t
 CHOICE_SHARE = 0.5
 """At most this share of the time left for the program with only its choices whole (_choices_solved)."""
 DECIDED = 0.99
-"""A config the relaxation gives at least this share of its workload is held in step 2's fallback."""
+"""A relaxation that gives some workload's config less than this share is unsure of it (when step 2 cannot
+hold its configs, they are then chosen whole); the configs it gives at least this share are held in step
+2's last fallback."""
 FIRST_PLAN_SHARE = 0.5
 """At most this share of the time left for each of the fallback's two solves (its first plan, then that
 plan's configs held)."""
-
-
-def _decided_choices(prog: Program) -> dict[str, str]:
-    """Workloads whose config the solved relaxation is sure of (x ≥ DECIDED), when it is unsure of some."""
-    largest = prog.largest_choices()
-    if all(value >= DECIDED for value, _key in largest.values()):
-        return {}
-    return {w: key for w, (value, key) in largest.items() if value >= DECIDED}
 
 
 @dataclass(frozen=True)
