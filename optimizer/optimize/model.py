@@ -26,7 +26,7 @@ import math
 import re
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pulp
 
@@ -121,6 +121,9 @@ class Program:
     baseline_penalty: dict[str, tuple[str, float]] = field(default_factory=dict)
     """Workload → (last plan's candidate key, switching cost) from --baseline (define_baseline)."""
     has_cuts: bool = False
+    """Every hourly node-rounding row is in (add_cuts)."""
+    cut_rows: set[tuple[str, str, str, int | None]] = field(default_factory=set)
+    """(workload, offer, segment, hour) of the valid inequalities in the program (hour None: a batch day's)."""
 
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
         self.prob += constraint, name
@@ -235,8 +238,9 @@ def build_model(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, 
                 cuts: bool = True, baseline: dict[str, tuple[str, float]] | None = None) -> Program:
     """min horizon cost  s.t. choice, committed split, batch volume, supply, sharing, caps [, cuts].
 
-    `cuts` adds the node-rounding valid inequalities now; without, add_cuts() adds them later
-    (they tighten branch and bound but make the LP relaxation slower to solve). `baseline` maps a
+    `cuts` adds the valid inequalities (define_node_rounding) now; without, separate_cuts() adds
+    those a solved relaxation violates and add_cuts() the rest (all of them make the relaxation much
+    slower to solve). `baseline` maps a
     workload to its last plan's candidate key and the cost of moving it (define_baseline).
     """
     plan = loaded.plan
@@ -658,13 +662,41 @@ def define_facility(prog: Program) -> None:
 
 
 def add_cuts(prog: Program) -> None:
-    """Add the valid inequalities (once)."""
+    """Add every valid inequality not yet in (once): the full program has them all."""
     if not prog.has_cuts:
         define_node_rounding(prog)
         prog.has_cuts = True
 
 
-def define_node_rounding(prog: Program) -> None:
+def separate_cuts(prog: Program) -> int:
+    """Add the valid inequalities the solved relaxation violates; how many were added (0: its
+    optimum meets every one, so its bound is the bound with all of them)."""
+    return 0 if prog.has_cuts else define_node_rounding(prog, violated_only=True)
+
+
+def _nodes_for(prog: Program, w: Workload, o: str) -> Callable[[str, int], list]:
+    """The nodes w can draw on at offer o in segment s at hour h: the reserved nodes it may borrow
+    from, and its pool's on-demand and spot nodes."""
+    res = _reserved_nodes(prog, o, w.pool)
+
+    def nodes_at(s: str, h: int) -> list:
+        out = list(res)
+        for table in (prog.on_demand, prog.spot):
+            v = table.get((o, w.pool, s, h))
+            if v is not None:
+                out.append(v)
+        return out
+
+    return nodes_at
+
+
+def _violated(lhs: list, rhs: list[tuple[float, object]]) -> bool:
+    """Σ lhs ≥ Σ coef·var fails at the solved values."""
+    need = sum(n * _value(x) for n, x in rhs)
+    return sum(_value(v) for v in lhs) < need - 1e-6 * max(1.0, need)
+
+
+def define_node_rounding(prog: Program, violated_only: bool = False) -> int:
     """Valid inequalities: whole nodes carry at least each workload's own GPUs.
 
     node_rounding[w,o,s,h]:  Σ R[o,·] + D[o,p,s,h] + S[o,p,s,h] ≥ Σ_{c∈C(w) at o} ceil((G[c,s,h] − K[o,s]) / m_o) · x[c]
@@ -674,8 +706,14 @@ def define_node_rounding(prog: Program) -> None:
     Not new rules: whatever else shares them, the nodes w can draw on (its pool's on-demand and
     spot nodes, and the reserved nodes it may borrow from) hold w's own GPUs in whole nodes;
     GPUh_min is a batch day's GPU-hours less what the API may take, K the GPUs under contract.
-    They cut off the fractional node counts that make up most of the LP relaxation's gap.
+    They cut off the fractional node counts that make up much of the relaxation's gap — but one row
+    per workload, offer, segment and hour is most of a large plan's rows and most of its relaxation's
+    time (1.8 s without them, 25 s with, on the generated 100-workload plan, whose bound they do not
+    move). So the relaxation takes only the rows its optimum violates (`violated_only`, in rounds:
+    separate_cuts) and branch and bound all of them (add_cuts, before step 3). Returns the rows added.
     """
+    added = prog.cut_rows
+    count = 0
     for w in prog.plan.workloads:
         by_offer: dict[str, list[Candidate]] = {}
         for c in _gpu_cands(prog, w):
@@ -685,42 +723,60 @@ def define_node_rounding(prog: Program) -> None:
             if m == 1:
                 continue  # whole GPUs are whole nodes: nothing to round
             cs = by_offer[o]
-            res = _reserved_nodes(prog, o, w.pool)
-
-            def nodes_at(s: str, h: int) -> list:
-                out = list(res)
-                for table in (prog.on_demand, prog.spot):
-                    v = table.get((o, w.pool, s, h))
-                    if v is not None:
-                        out.append(v)
-                return out
-
+            if violated_only and not any(_value(prog.choice[c.key]) > 1e-9 for c in cs):
+                continue  # none of its configs here is chosen, even in part: no row is violated
+            nodes_at = _nodes_for(prog, w, o)
             for s, dtype in prog.segments.of_offer(o):
                 k = prog.segments.committed_at(o, s)  # GPUs under contract need no node
                 if w.kind == "batch":
-                    assert w.batch is not None
-                    vol = (1 - _api_share(w)) * _batch_volume(w)
-                    held = k * len(w.batch.hours())
-                    terms = [(math.ceil(max(0.0, vol * c.gpu_fraction
-                                            / (SECONDS_PER_HOUR * _batch_goodput(prog, c, dtype) * m) - held / m)
-                                        - 1e-9), prog.choice[c.key]) for c in cs]
-                    lhs = [v for h in w.batch.hours() for v in nodes_at(s, h)]
-                    if any(n for n, _ in terms):
-                        prog.add("batch_rounding", pulp.lpSum(lhs) >= pulp.lpSum(n * x for n, x in terms),
-                                 prog.names("batch_rounding", _wid(prog, w), o, s))
-                    _batch_mir(prog, w, cs, o, s, dtype, m, held, lhs)
+                    if (w.name, o, s, None) not in added:
+                        count += _batch_rows(prog, w, cs, o, s, dtype, m, k, nodes_at, violated_only)
                     continue
                 for h in range(24):
+                    if (w.name, o, s, h) in added:
+                        continue
                     terms = [(math.ceil(max(0, c.gpus[(dtype, h)] - k) / m - 1e-9), prog.choice[c.key]) for c in cs]
                     if not any(n for n, _ in terms):
                         continue
-                    prog.add("node_rounding", pulp.lpSum(nodes_at(s, h)) >= pulp.lpSum(n * x for n, x in terms),
+                    nodes = nodes_at(s, h)
+                    if violated_only and not _violated(nodes, terms):
+                        continue
+                    prog.add("node_rounding", pulp.lpSum(nodes) >= pulp.lpSum(n * x for n, x in terms),
                              prog.names("node_rounding", _wid(prog, w), o, s, h))
+                    added.add((w.name, o, s, h))
+                    count += 1
+    return count
 
 
-def _batch_mir(prog: Program, w: Workload, cs: list[Candidate], o: str, s: str, day_type: str, m: int, held: int,
-               lhs: list) -> None:
-    """Mixed-integer rounding of a batch day with API overflow (the row batch_rounding cannot see).
+def _batch_rows(prog: Program, w: Workload, cs: list[Candidate], o: str, s: str, dtype: str, m: int, k: int,
+                nodes_at: Callable[[str, int], list], violated_only: bool) -> int:
+    """A batch day's batch_rounding and batch_mir rows (define_node_rounding), both in once either is
+    violated; how many were added."""
+    assert w.batch is not None
+    vol = (1 - _api_share(w)) * _batch_volume(w)
+    held = k * len(w.batch.hours())
+    terms = [(math.ceil(max(0.0, vol * c.gpu_fraction / (SECONDS_PER_HOUR * _batch_goodput(prog, c, dtype) * m)
+                            - held / m) - 1e-9), prog.choice[c.key]) for c in cs]
+    lhs = [v for h in w.batch.hours() for v in nodes_at(s, h)]
+    mir = _batch_mir(prog, w, cs, s, dtype, m, held)
+    rows = []
+    if any(n for n, _ in terms):
+        rows.append(("batch_rounding", lhs, terms))
+    if mir is not None:
+        rows.append(("batch_mir", lhs + mir[0], mir[1]))
+    if violated_only and not any(_violated(left, right) for _f, left, right in rows):
+        return 0
+    for family, left, right in rows:
+        prog.add(family, pulp.lpSum(left) >= pulp.lpSum(n * x for n, x in right),
+                 prog.names(family, _wid(prog, w), o, s))
+    prog.cut_rows.add((w.name, o, s, None))
+    return len(rows)
+
+
+def _batch_mir(prog: Program, w: Workload, cs: list[Candidate], s: str, day_type: str, m: int, held: int
+               ) -> tuple[list, list[tuple[float, object]]] | None:
+    """Mixed-integer rounding of a batch day with API overflow (the row batch_rounding cannot see):
+    its left-hand side's API terms and its right-hand side, or None when nothing rounds.
 
     With N the nodes w can use at o over its window, a_c = 3600·γ_c·m / (f_c·V) the share of the
     day one node-hour produces and b_c the share the GPUs under contract produce, config c needs
@@ -745,10 +801,8 @@ def _batch_mir(prog: Program, w: Workload, cs: list[Candidate], o: str, s: str, 
         if beta <= 0 or frac < 1e-6 or frac > 1 - 1e-6:
             continue  # nothing to round: batch_rounding is already the hull
         ys.append(y / (a * frac))
-        rhs.append(math.ceil(beta) * prog.choice[c.key])
-    if ys:
-        prog.add("batch_mir", pulp.lpSum(lhs) + pulp.lpSum(ys) >= pulp.lpSum(rhs),
-                 prog.names("batch_mir", _wid(prog, w), o, s))
+        rhs.append((float(math.ceil(beta)), prog.choice[c.key]))
+    return (ys, rhs) if ys else None
 
 
 def define_objective(prog: Program) -> None:

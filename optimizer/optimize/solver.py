@@ -98,19 +98,22 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
     time_limit_s = max(time_limit_s, 0.01)
 
     def run(limit: float, warm: dict[str, float] | None):
+        t0 = time.perf_counter()
         if solver == "highs":
-            return _solve_highs(prob, limit, mip_gap, msg, relax, warm, node_limit, progress, first_plan)
-        return _solve_cbc(prob, limit, mip_gap, msg, relax, warm)
+            out = _solve_highs(prob, limit, mip_gap, msg, relax, warm, node_limit, progress, first_plan)
+        else:
+            out = _solve_cbc(prob, limit, mip_gap, msg, relax, warm)
+        return out[:4], max(0.0, time.perf_counter() - t0 - out[4])
 
-    info = run(time_limit_s, warm_start)
+    info, overhead = run(time_limit_s, warm_start)
     if warm_start and info[0] in ("optimal", "feasible") and not _objective_agrees(prob, info[2]):
         # A solver handed a start can report an objective (and a bound to match) that its own returned
         # plan does not have — HiGHS 1.16 was seen to (43,920 "optimal" for a plan costing 45,061, the
         # start's API-only config's cost missing). The plan and its proof are then not to be trusted:
         # solve again, without the start.
-        info = run(max(0.01, time_limit_s - (time.perf_counter() - started)), None)
+        info, overhead = run(max(0.01, time_limit_s - (time.perf_counter() - started)), None)
     seconds = time.perf_counter() - started
-    return SolveInfo(solver, info[0], seconds, info[1], info[2], info[3], note)
+    return SolveInfo(solver, info[0], seconds, info[1], info[2], info[3], note, overhead)
 
 
 class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
@@ -163,7 +166,8 @@ def _progress_callback(progress: Callable[[float, float | None, float | None], N
 
 
 def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None, progress=None,
-                 first_plan=False) -> tuple[Status, float | None, float | None, float | None]:
+                 first_plan=False) -> tuple[Status, float | None, float | None, float | None, float]:
+    """(status, gap, objective, bound, seconds HiGHS itself ran)."""
     extra: dict = {} if node_limit is None else {"mip_max_nodes": int(node_limit)}
     if first_plan:
         extra["mip_max_improving_sols"] = 1
@@ -178,7 +182,8 @@ def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_
             raise SolverError(f"HiGHS failed: {type(exc).__name__}: {exc}") from None
     model = getattr(prob, "solverModel", None)
     if model is None:
-        return _from_pulp_status(prob)
+        return (*_from_pulp_status(prob), 0.0)
+    ran = float(model.getRunTime())
     info = model.getInfo()
     status_text = model.modelStatusToString(model.getModelStatus())
     # HiGHS is handed the objective without PuLP's constant term (owned servers' fixed costs): add it back
@@ -189,13 +194,13 @@ def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_
     else:
         bound, gap = obj, 0.0
     if "Infeasible" in status_text:
-        return "infeasible", None, None, None
+        return "infeasible", None, None, None, ran
     has_solution = info.primal_solution_status == 2
     if status_text == "Optimal" and has_solution:
-        return "optimal", _clean_gap(gap, obj, bound), obj, bound
+        return "optimal", _clean_gap(gap, obj, bound), obj, bound, ran
     if has_solution and not relax:
-        return "feasible", _clean_gap(gap, obj, bound), obj, bound
-    return "error", None, None, None
+        return "feasible", _clean_gap(gap, obj, bound), obj, bound, ran
+    return "error", None, None, None, ran
 
 
 def _objective_agrees(prob: pulp.LpProblem, reported: float | None) -> bool:
@@ -219,7 +224,8 @@ def _clean_gap(gap: float | None, obj: float | None, bound: float | None) -> flo
 
 
 def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
-               ) -> tuple[Status, float | None, float | None, float | None]:
+               ) -> tuple[Status, float | None, float | None, float | None, float]:
+    """(status, gap, objective, bound, seconds CBC itself ran: its log's wallclock)."""
     tmp = Path(tempfile.mkdtemp(prefix="planopt-cbc-"))
     log = tmp / "cbc.log"
     if warm:
@@ -238,23 +244,24 @@ def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
         text = log.read_text(errors="replace") if log.exists() else ""
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    ran = _parse_float(r"Wallclock seconds\):\s*([0-9.eE+]+)", text) or 0.0
     status = pulp.LpStatus.get(prob.status, "Undefined")
     if status == "Infeasible":
-        return "infeasible", None, None, None
+        return "infeasible", None, None, None, ran
     if status not in ("Optimal",):
         if status == "Not Solved" or prob.sol_status not in (1, 2):
-            return "error", None, None, None
+            return "error", None, None, None, ran
     obj = pulp.value(prob.objective)
     if relax:
-        return "optimal", 0.0, obj, obj
+        return "optimal", 0.0, obj, obj, ran
     stopped = prob.sol_status == 2 or "Stopped on time" in text or "Stopped on iterations" in text
     bound = _parse_float(r"Lower bound:\s*([-0-9.eE+]+)", text)
     if stopped:
         gap = _clean_gap(None, obj, bound) if bound is not None else None
-        return "feasible", gap, obj, bound
+        return "feasible", gap, obj, bound, ran
     if bound is None:
         bound = obj
-    return "optimal", _clean_gap(None, obj, bound), obj, bound
+    return "optimal", _clean_gap(None, obj, bound), obj, bound, ran
 
 
 def _parse_float(pattern: str, text: str) -> float | None:
