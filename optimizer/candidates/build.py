@@ -359,7 +359,9 @@ def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offe
     decodes = sorted(estimated, key=lambda ls: (-ls[1].goodput / ls[1].gpus, ls[0].key))[:2]
     out = []
     for decode, _s in decodes:
-        key = ("disagg", w.name, acc.id, offer.id, prec.id, prefill, decode)
+        # what the offer gives the pair: its scale-up domain and scale-out network (size_disaggregated)
+        key = ("disagg", _sizing_key(w), acc.id, configs.offer_domain(acc, offer),
+               configs.offer_scale_out(acc, offer, params), prec.id, prefill, decode)
         if key not in cache:
             cache[key] = configs.size_disaggregated(plan, w, model, acc, offer, prec, prefill, decode, params)
         sized = cache[key]
@@ -432,12 +434,26 @@ def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: di
 def _size(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision, layout: Layout,
           mig: MigProfile | None, cache: dict, params: EstimatorParams) -> configs.Sized | Dropped:
     """Memory fit and goodput of a config; cached per build, since offers repeat accelerators (and
-    offers with the same domain and network give a layout the same links)."""
+    offers with the same domain and network give a layout the same links), and workloads repeat
+    what sizing reads of them (model, tokens, context, SLO, KV precision: _sizing_key)."""
     domain, out = configs.offer_domain(acc, offer), configs.offer_scale_out(acc, offer, params)
-    key = (w.name, acc.id, prec.id, layout, mig.name if mig else None, domain, out)
+    key = ("size", _sizing_key(w), acc.id, prec.id, layout, mig.name if mig else None, domain, out)
     if key not in cache:
         link = configs.offer_links(acc, offer, layout, params)
         cache[key] = configs.size(plan, w, model, acc, prec, layout, mig, link, params)
-    return cache[key]
+    sized = cache[key]
+    if isinstance(sized, Dropped) and sized.workload != w.name:
+        return replace(sized, workload=w.name)  # another workload's twin was sized first: the same reason
+    return sized
+
+
+def _sizing_key(w: Workload) -> tuple:
+    """All configs.size reads of a workload besides its name: workloads alike in these size alike.
+    A workload with measured goodput keys on its name (its measurements are its own)."""
+    if w.measured:
+        return ("workload", w.name)
+    tokens, slo = w.tokens, w.slo
+    return (w.model, w.context, w.kv_precision, tokens.input if tokens else None, tokens.output if tokens else None,
+            slo.ttft_ms, slo.tpot_ms, slo.percentile)
 
 

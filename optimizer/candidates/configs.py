@@ -153,17 +153,17 @@ def size(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precisio
                      layout=_shown(layout))
     inp, out = int(round(tokens.input)), int(round(tokens.output))
     try:
+        rl = roofline.roofline(model, prec, acc, layout, inp, out, mig=mig, params=params,
+                               kv_bytes_per_elem=kv_elem, link=link)
         est = roofline.estimate(model, prec, acc, layout, inp, out, ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms,
                                 percentile=slo.percentile, max_batch=f.kv_concurrency, mig=mig, params=params,
-                                kv_bytes_per_elem=kv_elem, link=link)
+                                kv_bytes_per_elem=kv_elem, link=link, rl=rl)
     except ValueError as exc:
         return Dropped(w.name, "", "goodput", f"no measured goodput and no estimate ({exc}); add a `measured` entry")
     if est.goodput_output_tokens_per_s <= 0 or est.batch < 1:
         return _slo_miss(w, est)
     needed = rep.needed_concurrency(est.goodput_output_tokens_per_s, slo.tpot_ms)
     needed = min(needed, est.batch) if slo.tpot_ms is not None else needed
-    rl = roofline.roofline(model, prec, acc, layout, inp, out, mig=mig, params=params, kv_bytes_per_elem=kv_elem,
-                           link=link)
     at_load = rl.batch_at_throughput(plan.policy.occupancy * est.raw_goodput_output_tokens_per_s, est.batch)
     return Sized(f, est.goodput_output_tokens_per_s, "estimated", est.bound, est.batch, est.ttft_ms, est.tpot_ms,
                  needed, float(layout.gpus), est.calibrated, rl.ttft_s(at_load, slo.percentile) * 1e3,

@@ -120,6 +120,8 @@ class Program:
     constraint_families: dict[str, list[str]] = field(default_factory=dict)
     baseline_penalty: dict[str, tuple[str, float]] = field(default_factory=dict)
     """Workload → (last plan's candidate key, switching cost) from --baseline (define_baseline)."""
+    candidate_ids: dict[str, str] = field(default_factory=dict)
+    """Candidate key → its short id in the program's names (_cid)."""
     has_cuts: bool = False
     """Every hourly node-rounding row is in (add_cuts)."""
     cut_rows: set[tuple[str, str, str, int | None]] = field(default_factory=set)
@@ -281,7 +283,10 @@ def _wid(prog: Program, w: Workload | str) -> str:
 
 def _cid(prog: Program, c: Candidate) -> str:
     """Short, safe id of a candidate: workload index + its position among that workload's candidates."""
-    return f"{_wid(prog, c.workload)}_c{prog.cands.by_workload[c.workload].index(c)}"
+    if not prog.candidate_ids:
+        prog.candidate_ids.update((cand.key, f"{_wid(prog, w)}_c{i}") for w, cs in prog.cands.by_workload.items()
+                                  for i, cand in enumerate(cs))
+    return prog.candidate_ids[c.key]
 
 
 def _committed_supply(prog: Program, o: str, p: str, seg: str):

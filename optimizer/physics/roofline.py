@@ -104,6 +104,10 @@ class Estimate:
     """Disaggregated: prefill GPUs per decode GPU."""
 
 
+BATCH_TOLERANCE = 1e-6
+"""Roofline.batch_at_throughput finds the batch to within this many sequences."""
+
+
 @dataclass(frozen=True)
 class Roofline:
     """Per-step costs of one replica for a workload (input I, output O tokens per request), seconds.
@@ -228,16 +232,35 @@ class Roofline:
         return "compute" if comp > mem else "bandwidth"
 
     def batch_at_throughput(self, output_tokens_per_s: float, max_batch: float) -> float:
-        """The (fractional) batch whose goodput is `output_tokens_per_s`, capped at max_batch."""
-        if self.goodput(max_batch) <= output_tokens_per_s:
+        """The (fractional) batch whose goodput is `output_tokens_per_s`, capped at max_batch, to within
+        BATCH_TOLERANCE sequences: goodput rises with the batch, so the root stays bracketed; false
+        position with the Illinois step converges in a few evaluations where halving takes thirty."""
+        f_hi = self.goodput(max_batch) - output_tokens_per_s
+        if f_hi <= 0:
             return max_batch
-        lo, hi = 0.0, max_batch
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            if self.goodput(mid) < output_tokens_per_s:
-                lo = mid
+        lo, hi, f_lo = 0.0, float(max_batch), -output_tokens_per_s
+        side = 0
+        for _ in range(100):
+            if hi - lo <= BATCH_TOLERANCE:
+                break
+            mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+            if not lo < mid < hi:
+                mid = 0.5 * (lo + hi)
+            f_mid = self.goodput(mid) - output_tokens_per_s
+            if f_mid < 0:
+                lo, f_lo = mid, f_mid
+                if side == -1:
+                    f_hi *= 0.5  # Illinois: the end kept twice has its weight halved
+                side = -1
+            elif f_mid > 0:
+                hi, f_hi = mid, f_mid
+                if side == 1:
+                    f_lo *= 0.5
+                side = 1
             else:
-                hi = mid
+                return mid
+            if abs(f_mid) <= 1e-12 * output_tokens_per_s:
+                return mid
         return hi
 
 
@@ -423,7 +446,8 @@ def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: i
              input_tokens: int, output_tokens: int, *, ttft_ms: float | None = None,
              tpot_ms: float | None = None, percentile: float | None = None, max_batch: int | None = None,
              mig: MigProfile | None = None, params: EstimatorParams | None = None,
-             kv_bytes_per_elem: float | None = None, link: Links | None = None) -> Estimate:
+             kv_bytes_per_elem: float | None = None, link: Links | None = None,
+             rl: Roofline | None = None) -> Estimate:
     """Goodput of one replica at the SLO: the largest batch B ≤ max_batch (the KV concurrency)
     and ≤ the engine's batch cap with TPOT_p(B) ≤ tpot_ms and TTFT_p(B) ≤ ttft_ms (p = `percentile`;
     the mean without one); goodput = B / TPOT(B) output tokens/s (see `Roofline`). Without SLOs it
@@ -438,8 +462,9 @@ def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: i
     """
     p = params or EstimatorParams()
     layout = tp if isinstance(tp, Layout) else Layout("tp", tp=tp)
-    rl = roofline(model, precision, accelerator, layout, input_tokens, output_tokens, mig=mig, params=p,
-                  kv_bytes_per_elem=kv_bytes_per_elem, link=link)
+    if rl is None:  # a caller that has the replica's roofline (of these same arguments) passes it as `rl`
+        rl = roofline(model, precision, accelerator, layout, input_tokens, output_tokens, mig=mig, params=p,
+                      kv_bytes_per_elem=kv_bytes_per_elem, link=link)
     eff = efficiency(precision, accelerator, p, moe=_moe(model), mig=mig)
     cap = p.max_batch if max_batch is None else min(max_batch, p.max_batch)
     kv_limited = max_batch is not None and max_batch <= p.max_batch
