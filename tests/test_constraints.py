@@ -793,3 +793,53 @@ def test_a_relaxation_that_cannot_be_rounded_is_solved_through_its_whole_configs
     assert r.status == "optimal"
     assert r.cost_total == pytest.approx(864.0)
     assert {w.name: w.offer for w in r.workloads} == {"w1": "c", "w3": "c"}
+
+
+# --- valid inequalities in the relaxation: separated, the same bound as all of them ------------------
+
+
+def _relaxation(tmp_path, data, cuts: bool):
+    from optimizer.optimize.calendar import segment
+    from optimizer.optimize.model import build_model
+    loaded = load_plan(write(tmp_path, data))
+    cands = build_candidates(loaded)
+    return build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()), cuts=cuts)
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+def test_separated_node_rounding_gives_the_bound_of_every_row(tmp_path, solver):
+    """3 GPUs all day: on 8-GPU nodes at $2 a GPU-hour a whole node costs $384, on 1-GPU nodes at $3 the 3 GPUs
+    cost $216. Without node rounding the relaxation rents 3/8 of a node ($144); the rows it violates (one
+    per hour) lift it to $216, the bound with every row, and then none is violated."""
+    from optimizer.optimize.model import separate_cuts
+    from optimizer.optimize.solver import solve as run
+    data = plan([interactive("w", 300)], [offer("big", m=8, on_demand=2.0), offer("one", acc="gpu-b", on_demand=3.0)],
+                tiers=["on-demand"])
+    every = _relaxation(tmp_path, data, cuts=True)
+    assert run(every.prob, solver, relax=True).objective == pytest.approx(216)
+    prog = _relaxation(tmp_path, data, cuts=False)
+    assert run(prog.prob, solver, relax=True).objective == pytest.approx(144)
+    assert separate_cuts(prog) == 24
+    assert run(prog.prob, solver, relax=True).objective == pytest.approx(216)
+    assert separate_cuts(prog) == 0
+    assert len(prog.constraint_families["node_rounding"]) == len(every.constraint_families["node_rounding"]) == 24
+    plan_ = solve(tmp_path, data, solver)
+    assert plan_.cost_total == pytest.approx(216)
+
+
+def test_twin_workloads_are_sized_once_and_drop_under_their_own_names(tmp_path):
+    """Workloads alike in everything sizing reads share one sizing (candidates.build._sizing_key): the same
+    configs and goodputs, and each one's dropped options under its own name."""
+    w = {"model": "llama-3.1-70b", "precisions": ["bf16", "fp8"], "accelerators": ["h100-sxm", "a100-80gb"],
+         "tokens": {"input": 2000, "output": 300}, "slo": {"ttft_ms": 1000, "tpot_ms": 50},
+         "demand": {"peak_output_tokens_per_s": 2000}}
+    data = {"plan": "twins", "horizon_days": 30, "catalogs": ["builtin"],
+            "workloads": [{"name": "left", **w}, {"name": "right", **w}]}
+    cands = build_candidates(load_plan(write(tmp_path, data)))
+    left = {c.key.split("/", 1)[1]: c.goodput for c in cands.by_workload["left"]}
+    right = {c.key.split("/", 1)[1]: c.goodput for c in cands.by_workload["right"]}
+    assert left and left == right
+    drops = {name: sorted((d.option, d.family, d.reason) for d in cands.dropped if d.workload == name)
+             for name in ("left", "right")}
+    assert drops["left"] and drops["left"] == drops["right"]
+    assert any(d.family == "fit" for d in cands.dropped if d.workload == "right")

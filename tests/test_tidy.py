@@ -77,3 +77,20 @@ def test_reserved_serves_the_interactive_pool_first(tmp_path, solver, monkeypatc
     assert by_pool(sol.on_demand_nodes, "batch") == {12: pytest.approx(1.0)}
     _plain, untidy = solved(tmp_path, data, solver, tidy=False, monkeypatch=monkeypatch)
     assert untidy.objective == pytest.approx(info.objective)
+
+
+def test_no_tidy_pass_when_handing_the_program_over_outlasts_it(tmp_path):
+    """A program whose hand-over to the solver alone took longer than the pass may (SolveInfo.overhead_s: a
+    1,000-workload plan's) keeps its solved schedule: the pass is not tried."""
+    from dataclasses import replace
+
+    from optimizer.optimize.calendar import segment
+    from optimizer.optimize.model import build_model
+    from optimizer.optimize.solver import solve
+    data = plan([batch("b", 8 * GPU_HOUR, [0, 8], accs=("gpu-a",))], [offer("o", on_demand=1.0)])
+    loaded = load_plan(write(tmp_path, data))
+    cands = build_candidates(loaded)
+    prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()))
+    info = solve(prog.prob, "highs" if "highs" in available_solvers() else "cbc", mip_gap=0.0)
+    slow = replace(info, overhead_s=strategy.TIDY_MIN_S + 1.0)
+    assert strategy.tidy(prog, slow) == (slow, False)
