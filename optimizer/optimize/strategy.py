@@ -138,8 +138,9 @@ def tidy(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
     work spreads over its window. Every decision made once (configs, reservations, purchases) is held,
     so only the hourly nodes and the batch placement move, and the cost never rises: a pass that finds
     nothing in its nodes or time keeps the solved plan, and a program whose hand-over to the solver alone
-    took longer than the pass's time (SolveInfo.overhead_s: a 1,000-workload plan's) is not tidied. Scenario plans keep theirs (each scenario's cost
-    is a reported number; an equal measure is not an equal plan). True when the schedule changed."""
+    takes longer than the pass's time (SolveInfo.overhead_s: a 1,000-workload plan's) is not tidied.
+    Scenario plans keep theirs (each scenario's cost is a reported number; an equal measure is not an
+    equal plan). True when the schedule changed."""
     if info.objective is None or not prog.batch_replicas or scenario_days(prog.plan) is not None:
         return info, False  # nothing can move (no batch work), or a scenario plan
     budget = max(TIDY_MIN_S, TIDY_SHARE * info.seconds)
@@ -219,7 +220,8 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             relaxed = before
             prog.restore(before_values)
             break
-        if (relaxed.objective or 0.0) - (before.objective or 0.0) <= CUT_ROUND_GAIN * max(1.0, abs(before.objective or 0.0)):
+        lifted = (relaxed.objective or 0.0) - (before.objective or 0.0)
+        if lifted <= CUT_ROUND_GAIN * max(1.0, abs(before.objective or 0.0)):
             break
     if relaxed.status == "optimal" and left() > 0:
         bound = relaxed.objective
