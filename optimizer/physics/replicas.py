@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from optimizer.vocab import ceil_tol
 
@@ -53,7 +54,10 @@ def replicas(
     return replicas_from_base(base, spares, rollout_fraction)
 
 
+@lru_cache(maxsize=1 << 16)
 def replicas_from_base(base: int, spares: int, rollout_fraction: float) -> Replicas:
-    """Spares and rollout on top of a given base: rollout = ceil(rollout_fraction × (base + spares))."""
+    """Spares and rollout on top of a given base: rollout = ceil(rollout_fraction × (base + spares)).
+    Remembered: candidates ask for the same few hundred bases hundreds of thousands of times (the
+    result is immutable, so sharing it is safe)."""
     rollout = ceil_tol(rollout_fraction * (base + spares))
     return Replicas(base=base, spares=spares, rollout=rollout, total=base + spares + rollout)

@@ -208,14 +208,16 @@ class Roofline:
         queueing for prefill is taken at that percentile (mean without)."""
         s = self.prefill_alone_s(self.input_tokens)
         chunks = max(1, math.ceil(self.input_tokens / self.chunk_tokens))
-        base = chunks * self.decode_s(batch) + s
+        step = self.decode_s(batch)
+        base = chunks * step + s
         if batch <= 0:
             return base
-        lam = self.request_rate(batch)
+        # request_rate(batch), its decode step already known
+        lam = batch / ((step + self.prefill_s(batch * self.input_tokens / self.output_tokens)) * self.output_tokens)
         servers = self.prefill_servers
         # The prefill budget per step caps what the servers take in: a chunk of `chunk_tokens` per
         # decode step at most; beyond that requests queue however fast the GPUs would prefill.
-        budget = self.chunk_tokens / self.decode_s(batch) * servers
+        budget = self.chunk_tokens / step * servers
         load = max(lam * s, lam * self.input_tokens / budget * servers)
         if load >= servers:
             return math.inf
