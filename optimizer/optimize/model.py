@@ -123,7 +123,7 @@ class Program:
     candidate_ids: dict[str, str] = field(default_factory=dict)
     """Candidate key → its short id in the program's names (_cid)."""
     has_cuts: bool = False
-    """Every hourly node-rounding row is in (add_cuts)."""
+    """Every valid inequality is in (add_cuts)."""
     cut_rows: set[tuple[str, str, str, int | None]] = field(default_factory=set)
     """(workload, offer, segment, hour) of the valid inequalities in the program (hour None: a batch day's)."""
 
@@ -242,8 +242,8 @@ def build_model(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, 
 
     `cuts` adds the valid inequalities (define_node_rounding) now; without, separate_cuts() adds
     those a solved relaxation violates and add_cuts() the rest (all of them make the relaxation much
-    slower to solve). `baseline` maps a
-    workload to its last plan's candidate key and the cost of moving it (define_baseline).
+    slower to solve). `baseline` maps a workload to its last plan's candidate key and the cost of
+    moving it (define_baseline).
     """
     plan = loaded.plan
     offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
@@ -713,7 +713,7 @@ def define_node_rounding(prog: Program, violated_only: bool = False) -> int:
     GPUh_min is a batch day's GPU-hours less what the API may take, K the GPUs under contract.
     They cut off the fractional node counts that make up much of the relaxation's gap — but one row
     per workload, offer, segment and hour is most of a large plan's rows and most of its relaxation's
-    time (1.8 s without them, 25 s with, on the generated 100-workload plan, whose bound they do not
+    time (3.2 s without them, 30.6 s with, on the generated 100-workload plan, whose bound they do not
     move). So the relaxation takes only the rows its optimum violates (`violated_only`, in rounds:
     separate_cuts) and branch and bound all of them (add_cuts, before step 3). Returns the rows added.
     """

@@ -196,12 +196,18 @@ class Roofline:
 
     def tpot_s(self, batch: float, percentile: float | None = None) -> float:
         """Mean TPOT at `batch`; with a percentile, that percentile of a request's mean TPOT."""
-        arrivals = batch if percentile is None else poisson_quantile(batch, percentile)
-        return self.decode_s(batch) + self.prefill_s(arrivals * self.input_tokens / self.output_tokens)
+        return self._tpot_after(self.decode_s(batch), batch, percentile)
 
-    def request_rate(self, batch: float) -> float:
-        """Requests per second a replica completes (and admits) at `batch`."""
-        return batch / (self.tpot_s(batch) * self.output_tokens) if batch > 0 else 0.0
+    def _tpot_after(self, step: float, batch: float, percentile: float | None = None) -> float:
+        """TPOT at `batch` given its decode step (decode_s(batch)), for callers that already have it."""
+        arrivals = batch if percentile is None else poisson_quantile(batch, percentile)
+        return step + self.prefill_s(arrivals * self.input_tokens / self.output_tokens)
+
+    def request_rate(self, batch: float, step: float | None = None) -> float:
+        """Requests per second a replica completes (and admits) at `batch` (`step`: decode_s(batch), when known)."""
+        if batch <= 0:
+            return 0.0
+        return batch / (self._tpot_after(self.decode_s(batch) if step is None else step, batch) * self.output_tokens)
 
     def ttft_s(self, batch: float, percentile: float | None = None) -> float:
         """TTFT of a request arriving while the replica runs at `batch`; with a percentile, its
@@ -212,8 +218,7 @@ class Roofline:
         base = chunks * step + s
         if batch <= 0:
             return base
-        # request_rate(batch), its decode step already known
-        lam = batch / ((step + self.prefill_s(batch * self.input_tokens / self.output_tokens)) * self.output_tokens)
+        lam = self.request_rate(batch, step)
         servers = self.prefill_servers
         # The prefill budget per step caps what the servers take in: a chunk of `chunk_tokens` per
         # decode step at most; beyond that requests queue however fast the GPUs would prefill.
