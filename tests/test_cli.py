@@ -485,6 +485,42 @@ def test_explain_side_by_side_prices_as_in_turn(tmp_path):
         assert s1 == s2 == "optimal" and o1 == pytest.approx(o2, abs=1e-6)
 
 
+def test_explain_drops_an_early_re_solve_of_the_config_the_plan_chose(tmp_path, monkeypatch):
+    """The first re-solve starts while the plan is solved, on the first ranked config the relaxation
+    does not choose; when the plan chooses that one after all, its re-solve is dropped and the next
+    ranked configs are priced, at the prices one process gives."""
+    from optimizer.candidates.build import build_candidates
+    from optimizer.candidates.prune import ranked_alternatives
+    from optimizer.inputs.loading import load_plan
+    from optimizer.optimize import strategy
+    from optimizer.pipeline import SolveOptions as Options
+
+    loaded = load_plan(_explain_plan(tmp_path))
+    cands = build_candidates(loaded, frozenset({"chat"}), strict=False)
+    offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
+    ranked = ranked_alternatives(loaded.plan, offers, cands.by_workload, {w.name: "" for w in loaded.plan.workloads})
+    sol, _info, _forced = strategy.solve_and_force(loaded, cands, Options(), "chat", [], 0)
+    chosen = sol.chosen["chat"]
+    keys = [chosen] + [c.key for c in ranked["chat"] if c.key != chosen]
+    other = keys[1]
+    started = []
+    real = strategy._likely_choices
+
+    def misled(prog):  # the relaxation "chooses" another config, so the early re-solve is the plan's own
+        started.append(True)
+        return {**real(prog), "chat": other}
+
+    monkeypatch.setattr(strategy, "_likely_choices", misled)
+    seen = []
+    _sol, _i, side = strategy.solve_and_force(loaded, cands, Options(), "chat", keys, 2,
+                                              lambda i, n, f, _p: seen.append((i, n)), workers=2)
+    _sol, _i, alone = strategy.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=1)
+    assert started and seen == [(1, 2), (2, 2)]
+    assert [f.key for f in side] == [f.key for f in alone] == keys[1:3]
+    for a, b in zip(side, alone):
+        assert a.status == b.status == "optimal" and a.objective == pytest.approx(b.objective, abs=1e-6)
+
+
 def test_solve_reports_its_progress_bound_below_plan(tmp_path):
     """The progress hook hears the relaxation's bound, then the plan; the best plan never gets dearer, the
     bound never falls, and the last plan heard is the result's cost."""

@@ -195,7 +195,10 @@ relaxation can violate other rows without a higher bound)."""
 
 
 def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions,
-           solver: str, limit: float, gap_target: float, started: float) -> tuple[Solution, SolveInfo]:
+           solver: str, limit: float, gap_target: float, started: float,
+           on_relaxed: Callable[[Program], None] | None = None) -> tuple[Solution, SolveInfo]:
+    """The three steps of solve_candidates; `on_relaxed(prog)` hears the solved relaxation (its values
+    still in the program) before step 2."""
     def left() -> float:
         return limit - (time.perf_counter() - started)
 
@@ -226,6 +229,8 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
     if relaxed.status == "optimal" and left() > 0:
         bound = relaxed.objective
         tell("bound", None, bound)
+        if on_relaxed is not None:
+            on_relaxed(prog)
         largest = prog.largest_choices()
         unsure = any(value < DECIDED for value, _key in largest.values())
         # the configs the relaxation is sure of, when it is unsure of some (step 2's last fallback holds them)
@@ -366,7 +371,11 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     go: an alternative whose time ran out is reported as a range, never as a guess.
 
     With more than one core (`workers`, default all), the re-solves run side by side in spawned
-    processes, each building the program once; the processes start while the plan is solved.
+    processes, each building the program once; the processes start while the plan is solved, and
+    the first re-solve starts there too, once the relaxation says which config the plan will most
+    likely choose (the plan's solve uses one core): the first ranked config other than that one,
+    started from the relaxation's configs. Should the plan choose it after all, that re-solve is
+    the plan again and is dropped; a forced re-solve's price does not depend on where it started.
     """
     solver, limit, gap_target = _settings(loaded, options)
     started = time.perf_counter()
@@ -377,11 +386,22 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
                                       initializer=_worker_start, initargs=(loaded, cands))
         for _ in range(n_workers):  # start the processes (and their builds) now, beside the plan's solve
             pool.submit(_worker_ready)
+    early: dict[str, cf.Future] = {}
+
+    def speculate(relaxed: Program) -> None:
+        if pool is None or count < 2:
+            return
+        likely = _likely_choices(relaxed)
+        first = next((k for k in ranked if k != likely.get(workload)), None)
+        if first is not None:  # one: two would share the one core the plan's solve leaves
+            early[first] = pool.submit(_worker_force, likely, workload, first, solver, gap_target,
+                                       limit / 2 * n_workers / count)
+
     try:
         segments = _segments(loaded, cands)
         prog = build_model(loaded, cands, segments, cuts=False)
         sol, info = _solve(prog, loaded, cands, segments, options, solver, limit / 2 if count else limit, gap_target,
-                           started)
+                           started, on_relaxed=speculate)
         info, tidied = tidy(prog, info)
         if tidied:
             sol = prog.solution()
@@ -390,12 +410,19 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         if pool is None or len(keys) < 2:
             out = _force_in_turn(prog, sol.chosen, workload, keys, solver, gap_target, limit, started, info, on_done)
         else:
+            for k in set(early) - set(keys):
+                early.pop(k).cancel()  # the plan chose it: that re-solve is the plan's own
             out = _force_side_by_side(pool, n_workers, sol.chosen, workload, keys, solver, gap_target, limit,
-                                      started, info, on_done)
+                                      started, info, on_done, early)
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
     return sol, info, out
+
+
+def _likely_choices(relaxed: Program) -> dict[str, str]:
+    """Each workload's config the solved relaxation chose most: the plan's most likely choices."""
+    return {w: key for w, (_v, key) in relaxed.largest_choices().items()}
 
 
 def _force_in_turn(prog: Program, chosen: dict[str, str], workload: str, keys: list[str], solver: str,
@@ -416,14 +443,18 @@ def _force_in_turn(prog: Program, chosen: dict[str, str], workload: str, keys: l
 
 def _force_side_by_side(pool: cf.ProcessPoolExecutor, workers: int, chosen: dict[str, str], workload: str,
                         keys: list[str], solver: str, gap_target: float, limit: float, started: float,
-                        info: SolveInfo, on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None
-                        ) -> list[ForcedSolve]:
-    """The forced re-solves on `workers` processes: each gets the time left × workers ÷ alternatives."""
+                        info: SolveInfo, on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None,
+                        early: dict[str, cf.Future] | None = None) -> list[ForcedSolve]:
+    """The forced re-solves on `workers` processes: each gets the time left × workers ÷ alternatives;
+    those in `early` were started while the plan was solved."""
+    early = early or {}
     left = limit - (time.perf_counter() - started)
-    share = left * workers / len(keys)
+    share = left * workers / max(1, len(keys) - len(early))
     if share <= 0.05:
         return [ForcedSolve(k, None, None, "not solved", 0.0) for k in keys]
-    futures = {pool.submit(_worker_force, chosen, workload, k, solver, gap_target, share): k for k in keys}
+    futures = {f: k for k, f in early.items()}
+    futures.update({pool.submit(_worker_force, chosen, workload, k, solver, gap_target, share): k
+                    for k in keys if k not in early})
     done: dict[str, ForcedSolve] = {}
     for f in cf.as_completed(futures):
         k = futures[f]
@@ -433,11 +464,15 @@ def _force_side_by_side(pool: cf.ProcessPoolExecutor, workers: int, chosen: dict
     return [done[k] for k in keys]
 
 
+WORKER_NICENESS = 10
+"""Re-solve processes run below the plan's own solve (they start, and build, while it runs)."""
 _WORKER: dict[str, Program] = {}
 """In a re-solve process: the program, built once from the plan the process started with."""
 
 
 def _worker_start(loaded: LoadedPlan, cands: CandidateSet) -> None:
+    if hasattr(os, "nice"):
+        os.nice(WORKER_NICENESS)  # the plan's own solve, beside it, keeps its core
     _WORKER["prog"] = build_model(loaded, cands, _segments(loaded, cands), cuts=True)
 
 
