@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from optimizer.candidates.build import build_candidates, unreachable_slo
-from optimizer.candidates.prune import ranked_alternatives
+from optimizer.candidates.prune import prune_dominated, ranked_alternatives
 from optimizer.candidates.types import CandidateSet, Dropped
 from optimizer.errors import (
     InfeasiblePlan,
@@ -299,8 +299,13 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
         if on_progress is not None:
             on_progress(i, n, alternative(f, plan))
 
+    # The plan itself is solved with the workload's dominated configs pruned (exact: the same optimum from a
+    # smaller program); the forced re-solves keep every config, each one is priced
+    w = next(w for w in loaded.plan.workloads if w.name == workload)
+    kept, _dominated = prune_dominated(cands.by_workload[workload], w, loaded.plan, cands.demand.get(workload))
+    plan_cands = replace(cands, by_workload={**cands.by_workload, workload: kept})
     sol, info, forced = solve_and_force(loaded, cands, options, workload, [c.key for c in ranked[workload]], count,
-                                        done)
+                                        done, plan_cands=plan_cands)
     result = with_carry(extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file), carried)
     alts = [alternative(f, info) for f in forced]
     alts.sort(key=lambda a: (a.total_cost is None, a.total_cost or 0.0, a.key))

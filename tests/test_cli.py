@@ -451,6 +451,9 @@ def test_explain_re_solves_in_the_solved_program_as_a_fresh_solve_would(tmp_path
     assert [(i, n) for i, n, _k in seen] == [(1, 4), (2, 4), (3, 4), (4, 4)]
     loaded = load_plan(path)
     cands = build_candidates(loaded, frozenset({"chat"}), strict=False)
+    # the plan is solved over its pruned configs (exact), the alternatives over every config
+    _sol, whole = solve_candidates(loaded, cands, Options(alternatives=0, mip_gap=0.0))
+    assert ex.result is not None and ex.result.cost_total == pytest.approx(whole.objective, rel=1e-9)
     for a in ex.alternatives:
         assert a.proven and a.bound is not None and a.bound <= a.total_cost + 1e-6
         _sol, info = solve_candidates(loaded, cands, Options(alternatives=0), fix={"chat": a.key})

@@ -360,7 +360,8 @@ class ForcedSolve:
 def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, workload: str,
                     ranked: list[str], count: int,
                     on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None = None,
-                    workers: int | None = None) -> tuple[Solution, SolveInfo, list[ForcedSolve]]:
+                    workers: int | None = None, plan_cands: CandidateSet | None = None
+                    ) -> tuple[Solution, SolveInfo, list[ForcedSolve]]:
     """Solve the plan, then force each of the first `count` configs of `ranked` other than the chosen
     one on `workload`, in the same program, and re-solve; `on_done(i, n, forced, plan_info)` as each ends.
 
@@ -376,6 +377,9 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     likely choose (the plan's solve uses one core): the first ranked config other than that one,
     started from the relaxation's configs. Should the plan choose it after all, that re-solve is
     the plan again and is dropped; a forced re-solve's price does not depend on where it started.
+
+    `plan_cands` (default `cands`), a subset of `cands` with the same optimum (dominated configs pruned),
+    is what the plan itself is solved over; the forced re-solves use `cands`.
     """
     solver, limit, gap_target = _settings(loaded, options)
     started = time.perf_counter()
@@ -398,16 +402,19 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
                                        limit / 2 * n_workers / count)
 
     try:
-        segments = _segments(loaded, cands)
-        prog = build_model(loaded, cands, segments, cuts=False)
-        sol, info = _solve(prog, loaded, cands, segments, options, solver, limit / 2 if count else limit, gap_target,
-                           started, on_relaxed=speculate)
+        plan_cands = plan_cands or cands
+        segments = _segments(loaded, plan_cands)
+        prog = build_model(loaded, plan_cands, segments, cuts=False)
+        sol, info = _solve(prog, loaded, plan_cands, segments, options, solver, limit / 2 if count else limit,
+                           gap_target, started, on_relaxed=speculate)
         info, tidied = tidy(prog, info)
         if tidied:
             sol = prog.solution()
         solver = info.name
         keys = [k for k in ranked if k != sol.chosen[workload]][:count]
         if pool is None or len(keys) < 2:
+            if plan_cands is not cands:  # the forced configs may be ones the plan's program pruned
+                prog = build_model(loaded, cands, _segments(loaded, cands), cuts=True)
             out = _force_in_turn(prog, sol.chosen, workload, keys, solver, gap_target, limit, started, info, on_done)
         else:
             for k in set(early) - set(keys):
