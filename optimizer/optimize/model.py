@@ -126,6 +126,9 @@ class Program:
     """Every valid inequality is in (add_cuts)."""
     cut_rows: set[tuple[str, str, str, int | None]] = field(default_factory=set)
     """(workload, offer, segment, hour) of the valid inequalities in the program (hour None: a batch day's)."""
+    private: dict[str, float] = field(default_factory=dict)
+    """Configs at an offer no other workload can use → what that offer costs serving them alone, solved
+    apart (define_private): in the program each is its x[c] at that cost, with no capacity of its own."""
 
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
         self.prob += constraint, name
@@ -237,19 +240,20 @@ def _value(v) -> float:
 
 
 def build_model(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, elastic: bool = False,
-                cuts: bool = True, baseline: dict[str, tuple[str, float]] | None = None) -> Program:
+                cuts: bool = True, baseline: dict[str, tuple[str, float]] | None = None,
+                private: dict[str, float] | None = None) -> Program:
     """min horizon cost  s.t. choice, committed split, batch volume, supply, sharing, caps [, cuts].
 
     `cuts` adds the valid inequalities (define_node_rounding) now; without, separate_cuts() adds
     those a solved relaxation violates and add_cuts() the rest (all of them make the relaxation much
     slower to solve). `baseline` maps a workload to its last plan's candidate key and the cost of
-    moving it (define_baseline).
+    moving it (define_baseline); `private` the configs taken at a cost solved apart (define_private).
     """
     plan = loaded.plan
     offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
     prog = Program(pulp.LpProblem("planopt", pulp.LpMinimize), plan, cands, offers, segments,
                    {w.name: i for i, w in enumerate(plan.workloads)}, elastic=elastic,
-                   own=ownership.terms(plan, loaded.catalog.offers))
+                   own=ownership.terms(plan, loaded.catalog.offers), private=dict(private or {}))
     define_variables(prog)
     define_choice(prog)
     define_committed_split(prog)
@@ -273,7 +277,8 @@ def _workloads(prog: Program, kind: str) -> list[Workload]:
 
 
 def _gpu_cands(prog: Program, w: Workload) -> list[Candidate]:
-    return [c for c in prog.cands.by_workload[w.name] if c.kind != "api"]
+    """w's configs that draw on an offer's capacity in the program (not the API, not a private one)."""
+    return [c for c in prog.cands.by_workload[w.name] if c.kind != "api" and c.key not in prog.private]
 
 
 def _wid(prog: Program, w: Workload | str) -> str:
@@ -396,7 +401,8 @@ def define_variables(prog: Program) -> None:
                         names("api_volume", cid, s), lowBound=0, upBound=share)
 
     prog.pool_demand = _pool_demand(prog)
-    prog.pool_offer_pairs = sorted({(c.offer, c.pool) for c in prog.cands.all() if c.offer})  # type: ignore[misc]
+    prog.pool_offer_pairs = sorted({(c.offer, c.pool) for c in prog.cands.all()  # type: ignore[misc]
+                                    if c.offer and c.key not in prog.private})
 
     # R[o,(p),k]: reserved nodes, one level for the horizon (a cap bounds them)
     shared = plan.policy.share_reserved_across_pools
@@ -827,20 +833,53 @@ def define_objective(prog: Program) -> None:
                     for (o, _p, s, _h), v in prog.on_demand.items())
     spot = pulp.lpSum(days[s] * prog.offers[o].gpus_per_node * _hourly_price(prog, s, o, "spot") * v
                       for (o, _p, s, _h), v in prog.spot.items())
-    api_terms = [c.api_cost * prog.choice[c.key] for c in prog.cands.all() if c.api_cost]
+    api_terms = [c.api_cost * prog.choice[c.key] for c in prog.cands.all() if c.api_cost and c.key not in prog.private]
     by_name = {w.name: w for w in plan.workloads}
     for (wn, s), y in prog.api_volume.items():
         api_terms.append(days[s] * api_price_per_output_token(by_name[wn]) * y)
     bought, fixed, serving = _own_costs(prog)
     facility = fixed + serving
+    private = define_private(prog)
     prog.cost_terms = {"reserved": reserved, "on_demand": od, "spot": spot, "api": pulp.lpSum(api_terms),
-                       "buy": bought, "facility": facility}
+                       "buy": bought, "facility": facility, "private": private}
     penalty = pulp.lpSum(_excess_penalty(prog) * v for v in prog.cap_excess.values())
     sd = scenario_days(plan)
     if sd is not None and plan.policy.risk.measure != "expected":
         prog.prob += define_risk(prog, sd, reserved + bought + fixed) + penalty
         return
-    prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + bought + facility + penalty
+    prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + bought + facility + private + penalty
+
+
+def define_private(prog: Program) -> pulp.LpAffineExpression:
+    """A config c alone at its offer o (no other workload has a config there) takes nothing any other
+    workload could use, so what o costs when c is chosen — its reserved, on-demand and spot nodes, the
+    API share, hour by hour — is o's cheapest way to serve c alone, K_c, solved apart (strategy). In the
+    program:
+
+        private[c]:  objective += Σ_{c private} K_c · x[c]        x[c] ≤ 0 when no plan at o serves c
+
+    and o has no variables or rows. Exact: the program with o's capacity in it would choose, for x[c] = 1,
+    that same cheapest capacity, since nothing else draws on it. K_c may first be a lower bound (the
+    relaxation of o alone; the program is then a relaxation of the plan), made exact for the configs a
+    solution chooses before that solution is taken (strategy._settle_private); a solution that chooses c
+    gets o's hours from the program without private configs (strategy._with_private_capacity).
+    Why: an offer only one workload can use still brings its hourly nodes, caps and rows into the
+    program; on plans/q4.yaml 16 of nightly-summaries' configs are alone at their offers and their rows
+    made the solver's root work several times longer (README, "How").
+    """
+    terms = []
+    for key, cost in prog.private.items():
+        x = prog.choice[key]
+        if math.isinf(cost):  # a row, not a bound: forcing c (explain) is then infeasible, as it is
+            prog.add("private", x <= 0, prog.names("private", _cid_of(prog, key)))
+            continue
+        terms.append(cost * x)
+    return pulp.lpSum(terms)
+
+
+def _cid_of(prog: Program, key: str) -> str:
+    c = next(c for c in prog.cands.all() if c.key == key)
+    return _cid(prog, c)
 
 
 def _hourly_price(prog: Program, s: str, o: str, tier: str) -> float:

@@ -4,6 +4,7 @@ infeasible in words (the program re-solved with its caps made elastic)."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import math
 import multiprocessing
 import os
 import time
@@ -51,14 +52,16 @@ def _segments(loaded: LoadedPlan, cands: CandidateSet) -> Segments:
 def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
                      fix: dict[str, str] | None = None,
                      baseline: dict[str, tuple[str, float]] | None = None,
-                     reserved: dict[tuple[str, str | None, str], float] | None = None) -> tuple[Solution, SolveInfo]:
+                     reserved: dict[tuple[str, str | None, str], float] | None = None,
+                     private_ok: bool = True) -> tuple[Solution, SolveInfo]:
     """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain);
     with `options.alternatives`, each workload's next configs are priced after the solve (price_alternatives);
     `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline);
     `reserved` fixes every reserved (and bought) level R[o,p,k] — with `fix`, the whole first stage of
     a two-stage plan, to price another plan's decision over these scenarios.
 
-    Three steps, each exact about what it proves:
+    Configs alone at their offer are priced apart (model.define_private; `private_ok` False keeps every
+    offer in the program). Then three steps, each exact about what it proves:
       1. the LP relaxation: a lower bound, and each workload's most-chosen config;
       2. those configs fixed, the node counts solved as an integer program: a feasible plan —
          when it is within mip_gap of the bound, the plan is proven optimal and we stop. When those
@@ -72,13 +75,20 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     solver, limit, gap_target = _settings(loaded, options)
     started = time.perf_counter()
     segments = _segments(loaded, cands)
-    prog = build_model(loaded, cands, segments, cuts=False, baseline=baseline)
+    private = _private_costs(loaded, cands, segments, solver) if reserved is None and private_ok else None
+    prog = build_model(loaded, cands, segments, cuts=False, baseline=baseline,
+                       private=private.costs if private else None)
     for w, key in (fix or {}).items():
         prog.fix_choice(w, key)
     if reserved is not None:
         for k, v in prog.reserved.items():
             v.lowBound = v.upBound = round(reserved.get(k, 0.0))
-    sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started)
+    settled = _solve_settled(prog, private, loaded, cands, segments, options, solver, limit, gap_target, started,
+                             baseline)
+    if settled is None:  # a chosen config's own offer not solved whole in time: the program as it was
+        return solve_candidates(loaded, cands, replace(options, time_limit_s=max(
+            1.0, limit - (time.perf_counter() - started))), fix, baseline, reserved, private_ok=False)
+    prog, sol, info = settled
     changed = _cheapest_recourse(prog, info.name, limit - (time.perf_counter() - started))
     info, tidied = tidy(prog, info)
     if changed or tidied:
@@ -88,9 +98,176 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
             options.progress("alternatives", time.perf_counter() - started, info.objective, info.bound)
         ranked = ranked_alternatives(loaded.plan, prog.offers, cands.by_workload, sol.chosen)
         budget = min(PRICING_BUDGET_S, max(5.0, limit / 2))
+        if private and prog.private:  # a forced private config is priced at its whole-node cost, not a bound
+            tried = [c.key for alts in ranked.values() for c in alts[:2 * options.alternatives]]
+            _settle_private(prog, private, tried, loaded, cands, segments, info.name, budget)
         sol = replace(sol, forced=price_alternatives(prog, sol.chosen, ranked, options.alternatives, info.objective,
                                                      info.name, gap_target, budget))
     return sol, info
+
+
+@dataclass
+class PrivateCosts:
+    """Configs alone at their offer, each solved apart (model.define_private): first their relaxation's
+    cost (a lower bound, so the program stays a relaxation of the plan), made exact — solved whole — for
+    the ones a solution chooses (_settle_private)."""
+
+    costs: dict[str, float]
+    """Config key → its cost in the program (inf: no plan at its offer serves it)."""
+    exact: set[str]
+    """The keys whose cost is the whole-node optimum, not a bound."""
+    values: dict[str, dict[str, dict[tuple, float]]]
+    """Exact key → that solve's values by variable family and key (Program's dicts), to start from."""
+    fixed: float = 0.0
+    """What every program of the plan costs whatever it serves (owned servers' fixed costs): not a config's."""
+
+
+_FAMILIES = ("reserved", "on_demand", "spot", "lent", "batch_replicas", "batch_api", "committed_split")
+SETTLE_ROUNDS = 5
+"""At most this many re-solves after a solution chose private configs whose cost was only a bound."""
+
+
+def _private_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str
+                   ) -> PrivateCosts | None:
+    """The configs whose offer no other workload can use, each one's relaxation solved alone at that offer
+    (model.define_private): a bound on what the offer costs serving it.
+
+    Not for configs at servers of your own (the facility's power and racks tie offers together), a
+    workload's only config, or scenarios weighed by cvar or worst (their measure is not a sum over offers).
+    """
+    plan = loaded.plan
+    if scenario_days(plan) is not None and plan.policy.risk.measure != "expected":
+        return None
+    own = set(ownership.terms(plan, loaded.catalog.offers))
+    users: dict[str, set[str]] = {}
+    for c in cands.all():
+        if c.offer:
+            users.setdefault(c.offer, set()).add(c.workload)
+    lonely = [c for w, cs in cands.by_workload.items() if len(cs) > 1 for c in cs
+              if c.offer and c.offer not in own and users[c.offer] == {w}]
+    private = PrivateCosts({}, set(), {}, _fixed_cost(loaded, cands, segments))
+    for c in lonely:
+        prog = _alone(loaded, cands, segments, c.key)
+        out = solve(prog.prob, solver, time_limit_s=PRIVATE_LP_S, relax=True)
+        if out.status == "infeasible":  # no plan there, whole or not
+            private.costs[c.key] = math.inf
+            private.exact.add(c.key)
+        elif out.status == "optimal" and out.objective is not None:
+            private.costs[c.key] = out.objective - private.fixed
+    return private if private.costs else None
+
+
+PRIVATE_LP_S = 5.0
+"""Time limit of one private config's relaxation (a few milliseconds; one not solved stays in the program)."""
+
+
+def _fixed_cost(loaded: LoadedPlan, cands: CandidateSet, segments: Segments) -> float:
+    """The objective's constant with no config at all (owned servers' idle energy, colocation, support)."""
+    nothing = replace(cands, by_workload={w: [] for w in cands.by_workload})
+    return float(build_model(loaded, nothing, segments, cuts=False).prob.objective.constant)
+
+
+def _alone(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, key: str) -> Program:
+    """The program of one config alone: its workload with only it, every other workload with nothing."""
+    c = next(c for c in cands.all() if c.key == key)
+    alone = replace(cands, by_workload={w: [c] if w == c.workload else [] for w in cands.by_workload})
+    return build_model(loaded, alone, segments, cuts=True)
+
+
+def _settle_private(prog: Program, private: PrivateCosts, keys: list[str], loaded: LoadedPlan,
+                    cands: CandidateSet, segments: Segments, solver: str, seconds: float) -> bool | None:
+    """Make the costs of these chosen private configs exact (each one's offer solved whole, alone) and
+    raise them in the program's objective; True when one rose (the solution may no longer be the best),
+    False when none did, None when one could not be solved in `seconds` (its cost stays a bound)."""
+    deadline = time.perf_counter() + seconds
+    rose = False
+    for key in keys:
+        if key not in private.costs or key in private.exact:
+            continue
+        alone = _alone(loaded, cands, segments, key)
+        out = solve(alone.prob, solver, time_limit_s=max(0.05, deadline - time.perf_counter()), mip_gap=0.0)
+        if out.status == "infeasible":
+            cost = math.inf
+        elif out.status == "optimal" and out.objective is not None:
+            cost = out.objective - private.fixed
+            private.values[key] = {f: {k: v.varValue or 0.0 for k, v in getattr(alone, f).items()}
+                                   for f in _FAMILIES}
+        else:
+            return None
+        private.exact.add(key)
+        x = prog.choice[key]
+        assert isinstance(x, pulp.LpVariable)  # a workload's only config is never private
+        if math.isinf(cost):
+            prog.add("private", x <= 0, prog.names("private_settled", prog.candidate_ids[key]))
+            rose = True
+        elif cost > private.costs[key] + 1e-9 * max(1.0, abs(cost)):
+            prog.prob.objective[x] = prog.prob.objective.get(x, 0.0) + cost - private.costs[key]
+            rose = True
+        private.costs[key] = cost
+        prog.private[key] = cost
+    return rose
+
+
+def _solve_settled(prog: Program, private: PrivateCosts | None, loaded: LoadedPlan, cands: CandidateSet,
+                   segments: Segments, options: SolveOptions, solver: str, limit: float, gap_target: float,
+                   started: float, baseline: dict[str, tuple[str, float]] | None,
+                   on_relaxed: Callable[[Program], None] | None = None
+                   ) -> tuple[Program, Solution, SolveInfo] | None:
+    """_solve, then, while the solution chooses private configs whose cost was only a bound, those costs made
+    exact and the program solved again; the chosen private configs' hours filled in. None when a chosen
+    private config could not be solved whole in the time (the caller solves without taking offers apart)."""
+    sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started, on_relaxed)
+    if not private:
+        return prog, sol, info
+    for _ in range(SETTLE_ROUNDS):
+        rose = _settle_private(prog, private, list(sol.chosen.values()), loaded, cands, segments, info.name,
+                               limit - (time.perf_counter() - started))
+        if rose is None:
+            return None
+        if not rose:
+            break
+        sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started)
+    else:
+        if any(k in private.costs and k not in private.exact for k in sol.chosen.values()):
+            return None
+    prog, sol = _with_private_capacity(loaded, cands, segments, prog, sol, private, info.name, gap_target,
+                                       limit - (time.perf_counter() - started), baseline)
+    return prog, sol, info
+
+
+def _exact_private_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str
+                         ) -> dict[str, float]:
+    """Every private config's cost solved whole (_private_costs, then _settle_private on each): for programs
+    whose solutions are priced, not read (explain's forced re-solves); one not solved in time stays out."""
+    private = _private_costs(loaded, cands, segments, solver)
+    if private is None:
+        return {}
+    prog = build_model(loaded, cands, segments, cuts=False, private=private.costs)
+    for key in list(private.costs):
+        _settle_private(prog, private, [key], loaded, cands, segments, solver, PRIVATE_LP_S)
+    return {k: v for k, v in private.costs.items() if k in private.exact}
+
+
+def _with_private_capacity(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, prog: Program,
+                           sol: Solution, private: PrivateCosts, solver: str, gap_target: float, seconds: float,
+                           baseline: dict[str, tuple[str, float]] | None) -> tuple[Program, Solution]:
+    """A solution that chose a private config has no hours for its offer: the program without private
+    configs, every choice held, started from that solution and the config's own solve (a plan of the same
+    cost), gives them. Otherwise the program and solution as they are."""
+    if not any(key in private.costs for key in sol.chosen.values()):
+        return prog, sol
+    full = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
+    start = {k: v for k, v in prog.values().items() if v is not None}
+    for key in sol.chosen.values():
+        for family, vals in private.values.get(key, {}).items():
+            table = getattr(full, family)
+            start.update({table[k].name: v for k, v in vals.items() if k in table})
+    with full.choices_fixed(sol.chosen):
+        out = solve(full.prob, solver, time_limit_s=max(seconds, 5.0), mip_gap=gap_target, warm_start=start)
+    if out.status not in ("optimal", "feasible"):
+        raise SolverError(f"{solver} found no hours for the chosen configs' own offers "
+                          f"(time limit {max(seconds, 5.0):g} s); raise policy.time_limit_s or --time-limit")
+    return full, full.solution()
 
 
 def _cheapest_recourse(prog: Program, solver: str, seconds: float) -> bool:
@@ -387,7 +564,7 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     pool = None
     if n_workers > 1:
         pool = cf.ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=_worker_start, initargs=(loaded, cands))
+                                      initializer=_worker_start, initargs=(loaded, cands, solver))
         for _ in range(n_workers):  # start the processes (and their builds) now, beside the plan's solve
             pool.submit(_worker_ready)
     early: dict[str, cf.Future] = {}
@@ -404,17 +581,26 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     try:
         plan_cands = plan_cands or cands
         segments = _segments(loaded, plan_cands)
-        prog = build_model(loaded, plan_cands, segments, cuts=False)
-        sol, info = _solve(prog, loaded, plan_cands, segments, options, solver, limit / 2 if count else limit,
-                           gap_target, started, on_relaxed=speculate)
+        private = _private_costs(loaded, plan_cands, segments, solver)
+        prog = build_model(loaded, plan_cands, segments, cuts=False, private=private.costs if private else None)
+        plan_limit = limit / 2 if count else limit
+        settled = _solve_settled(prog, private, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
+                                 started, None, on_relaxed=speculate)
+        if settled is None:  # as solve_candidates: the program as it was
+            prog = build_model(loaded, plan_cands, segments, cuts=False)
+            settled = (prog, *_solve(prog, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
+                                     started))
+        prog, sol, info = settled
         info, tidied = tidy(prog, info)
         if tidied:
             sol = prog.solution()
         solver = info.name
         keys = [k for k in ranked if k != sol.chosen[workload]][:count]
         if pool is None or len(keys) < 2:
-            if plan_cands is not cands:  # the forced configs may be ones the plan's program pruned
-                prog = build_model(loaded, cands, _segments(loaded, cands), cuts=True)
+            # the forced configs may be ones the plan's program pruned, and its private configs' costs bounds
+            every = _segments(loaded, cands)
+            prog = build_model(loaded, cands, every, cuts=True,
+                               private=_exact_private_costs(loaded, cands, every, solver))
             out = _force_in_turn(prog, sol.chosen, workload, keys, solver, gap_target, limit, started, info, on_done)
         else:
             for k in set(early) - set(keys):
@@ -477,10 +663,13 @@ _WORKER: dict[str, Program] = {}
 """In a re-solve process: the program, built once from the plan the process started with."""
 
 
-def _worker_start(loaded: LoadedPlan, cands: CandidateSet) -> None:
+def _worker_start(loaded: LoadedPlan, cands: CandidateSet, solver: str) -> None:
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)  # the plan's own solve, beside it, keeps its core
-    _WORKER["prog"] = build_model(loaded, cands, _segments(loaded, cands), cuts=True)
+    segments = _segments(loaded, cands)
+    # forced re-solves are priced, not read: private configs at their whole-node cost (model.define_private)
+    _WORKER["prog"] = build_model(loaded, cands, segments, cuts=True,
+                                  private=_exact_private_costs(loaded, cands, segments, solver))
 
 
 def _worker_ready() -> None:

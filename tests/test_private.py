@@ -1,0 +1,98 @@
+"""Configs alone at their offer, taken apart (model.define_private): the program prices each at its offer's
+own cost instead of carrying that offer's hours, and the plans are the plans without it.
+
+The hand-made plan (the conventions of test_constraints: one day, occupancy 1, 100 tok/s per GPU): w1
+needs 12 GPUs and runs on gpu-a or gpu-b, w2 needs 4 on gpu-a only. Offer s sells gpu-a by the GPU at
+$1.00, offer p sells gpu-b in 8-GPU nodes; only w1 can use p, so its config there is private:
+  p at $0.50: w1 on p, 2 nodes × 8 × 0.50 × 24 = $192, w2 on s, 4 × 24 = $96: $288;
+  p at $0.80: w1 on p would cost 2 × 8 × 0.80 × 24 = $307.20 > 12 × 24 = $288 on s: $384 all on s.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_bruteforce import SEEDS, expected
+from test_constraints import interactive, offer, plan, write
+
+from optimizer.candidates.build import build_candidates
+from optimizer.errors import InfeasiblePlan
+from optimizer.inputs.loading import load_plan
+from optimizer.optimize import strategy
+from optimizer.optimize.solver import available_solvers
+from optimizer.optimize.strategy import SolveOptions, solve_candidates
+
+W1_ON_P = "w1/p/bf16/tp1"
+
+
+def _plan(p_price: float, p_caps: dict | None = None) -> dict:
+    return plan([interactive("w1", 1200, accs=("gpu-a", "gpu-b")), interactive("w2", 400, accs=("gpu-a",))],
+                [offer("s", "gpu-a", on_demand=1.0), offer("p", "gpu-b", m=8, caps=p_caps, on_demand=p_price)])
+
+
+def _solve(tmp_path: Path, data: dict, solver: str, **kw):
+    loaded = load_plan(write(tmp_path, data))
+    cands = build_candidates(loaded)
+    return loaded, cands, solve_candidates(loaded, cands, SolveOptions(solver=solver, alternatives=0), **kw)
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+def test_a_private_config_is_priced_at_its_offers_own_cost(tmp_path, solver):
+    loaded, cands, _ = _solve(tmp_path, _plan(0.5), solver)
+    private = strategy._private_costs(loaded, cands, strategy._segments(loaded, cands), solver)
+    assert private is not None and set(private.costs) == {W1_ON_P}
+    assert private.costs[W1_ON_P] == pytest.approx(192.0)  # its relaxation, node-rounding rows in: whole already
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+@pytest.mark.parametrize("p_price, cost, w1_at", [(0.5, 288.0, "p"), (0.8, 384.0, "s")])
+def test_a_bound_below_the_private_cost_is_settled(tmp_path, monkeypatch, solver, p_price, cost, w1_at):
+    """The program first prices a private config at a bound (here half its cost): a solution that chooses
+    it has that cost made exact and is solved again, keeping it when it is still the best (p at $0.50) and
+    leaving it when not (p at $0.80); the chosen private offer's hours are filled in."""
+    real = strategy._private_costs
+
+    def halved(*args):
+        out = real(*args)
+        out.costs = {k: v / 2 for k, v in out.costs.items()}
+        return out
+
+    monkeypatch.setattr(strategy, "_private_costs", halved)
+    _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(p_price), solver)
+    assert info.objective == pytest.approx(cost) and info.status == "optimal"
+    assert sol.chosen["w1"].split("/")[1] == w1_at
+    nodes_at_p = {h: n for (o, _p, _s, h), n in sol.on_demand_nodes.items() if o == "p" and n}
+    assert nodes_at_p == ({h: 2.0 for h in range(24)} if w1_at == "p" else {})
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+def test_a_private_config_no_plan_can_host_is_never_chosen_and_cannot_be_forced(tmp_path, solver):
+    """p capped at one node cannot hold w1's 12 GPUs: its config stays out, and forcing it is infeasible."""
+    data = _plan(0.5, {"on-demand": 8})
+    loaded, cands, (sol, info) = _solve(tmp_path, data, solver)
+    assert sol.chosen["w1"].split("/")[1] == "s" and info.objective == pytest.approx(384.0)
+    with pytest.raises(InfeasiblePlan):
+        solve_candidates(loaded, cands, SolveOptions(solver=solver, alternatives=0), fix={"w1": W1_ON_P})
+
+
+def test_plans_are_the_same_with_private_offers_taken_apart(tmp_path):
+    """The brute-force suite's random plans: the same optimum taken apart or not, and private configs
+    chosen in some of them (so the settling and the hours filled in are exercised there too)."""
+    chosen_private = 0
+    for seed in SEEDS[:40]:
+        data, best = expected(seed)
+        if best is None:
+            continue
+        path = tmp_path / f"p{seed}.yaml"
+        path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        loaded = load_plan(path)
+        cands = build_candidates(loaded)
+        options = SolveOptions(alternatives=0, mip_gap=0.0)
+        sol, info = solve_candidates(loaded, cands, options)
+        _sol, whole = solve_candidates(loaded, cands, options, private_ok=False)
+        assert info.objective == pytest.approx(whole.objective, rel=1e-7, abs=1e-6), seed
+        private = strategy._private_costs(loaded, cands, strategy._segments(loaded, cands), "highs")
+        chosen_private += bool(private and set(sol.chosen.values()) & set(private.costs))
+    assert chosen_private >= 3, chosen_private
