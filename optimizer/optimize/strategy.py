@@ -9,7 +9,7 @@ import multiprocessing
 import os
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 import pulp
 
@@ -98,11 +98,10 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
             options.progress("alternatives", time.perf_counter() - started, info.objective, info.bound)
         ranked = ranked_alternatives(loaded.plan, prog.offers, cands.by_workload, sol.chosen)
         budget = min(PRICING_BUDGET_S, max(5.0, limit / 2))
-        if private and prog.private:  # a forced private config is priced at its whole-node cost, not a bound
-            tried = [c.key for alts in ranked.values() for c in alts[:2 * options.alternatives]]
-            _settle_private(prog, private, tried, loaded, cands, segments, info.name, budget)
-        sol = replace(sol, forced=price_alternatives(prog, sol.chosen, ranked, options.alternatives, info.objective,
-                                                     info.name, gap_target, budget))
+        # priced where every offer has its hours: a private config's cost here may be only a bound
+        pricing = build_model(loaded, cands, segments, cuts=True, baseline=baseline) if prog.private else prog
+        sol = replace(sol, forced=price_alternatives(pricing, sol.chosen, ranked, options.alternatives,
+                                                     info.objective, info.name, gap_target, budget))
     return sol, info
 
 
@@ -233,19 +232,6 @@ def _solve_settled(prog: Program, private: PrivateCosts | None, loaded: LoadedPl
     prog, sol = _with_private_capacity(loaded, cands, segments, prog, sol, private, info.name, gap_target,
                                        limit - (time.perf_counter() - started), baseline)
     return prog, sol, info
-
-
-def _exact_private_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str
-                         ) -> dict[str, float]:
-    """Every private config's cost solved whole (_private_costs, then _settle_private on each): for programs
-    whose solutions are priced, not read (explain's forced re-solves); one not solved in time stays out."""
-    private = _private_costs(loaded, cands, segments, solver)
-    if private is None:
-        return {}
-    prog = build_model(loaded, cands, segments, cuts=False, private=private.costs)
-    for key in list(private.costs):
-        _settle_private(prog, private, [key], loaded, cands, segments, solver, PRIVATE_LP_S)
-    return {k: v for k, v in private.costs.items() if k in private.exact}
 
 
 def _with_private_capacity(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, prog: Program,
@@ -599,9 +585,12 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         if pool is None or len(keys) < 2:
             # the forced configs may be ones the plan's program pruned, and its private configs' costs bounds
             every = _segments(loaded, cands)
-            prog = build_model(loaded, cands, every, cuts=True,
-                               private=_exact_private_costs(loaded, cands, every, solver))
-            out = _force_in_turn(prog, sol.chosen, workload, keys, solver, gap_target, limit, started, info, on_done)
+            alone = _private_costs(loaded, cands, every, solver)
+            forced = build_model(loaded, cands, every, cuts=True, private=alone.costs if alone else None)
+            settle = None if alone is None else (
+                lambda ks, seconds: _settle_private(forced, alone, ks, loaded, cands, every, solver, seconds))
+            out = _force_in_turn(forced, sol.chosen, workload, keys, solver, gap_target, limit, started, info,
+                                 on_done, settle)
         else:
             for k in set(early) - set(keys):
                 early.pop(k).cancel()  # the plan chose it: that re-solve is the plan's own
@@ -620,7 +609,8 @@ def _likely_choices(relaxed: Program) -> dict[str, str]:
 
 def _force_in_turn(prog: Program, chosen: dict[str, str], workload: str, keys: list[str], solver: str,
                    gap_target: float, limit: float, started: float, info: SolveInfo,
-                   on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None) -> list[ForcedSolve]:
+                   on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None,
+                   settle: Callable[[list[str], float], bool | None] | None = None) -> list[ForcedSolve]:
     out: list[ForcedSolve] = []
     for i, key in enumerate(keys):
         t0 = time.perf_counter()
@@ -628,7 +618,7 @@ def _force_in_turn(prog: Program, chosen: dict[str, str], workload: str, keys: l
         if share <= 0.05:
             out.append(ForcedSolve(key, None, None, "not solved", 0.0))
         else:
-            out.append(_force(prog, chosen, workload, key, solver, gap_target, share))
+            out.append(_force(prog, chosen, workload, key, solver, gap_target, share, settle))
         if on_done is not None:
             on_done(i + 1, len(keys), out[-1], info)
     return out
@@ -659,17 +649,27 @@ def _force_side_by_side(pool: cf.ProcessPoolExecutor, workers: int, chosen: dict
 
 WORKER_NICENESS = 10
 """Re-solve processes run below the plan's own solve (they start, and build, while it runs)."""
-_WORKER: dict[str, Program] = {}
-"""In a re-solve process: the program, built once from the plan the process started with."""
+_WORKER: dict[str, Any] = {}
+"""In a re-solve process: the program, built once from the plan the process started with, and what
+settling its private configs needs (prog, private, loaded, cands, segments, solver)."""
 
 
 def _worker_start(loaded: LoadedPlan, cands: CandidateSet, solver: str) -> None:
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)  # the plan's own solve, beside it, keeps its core
     segments = _segments(loaded, cands)
-    # forced re-solves are priced, not read: private configs at their whole-node cost (model.define_private)
-    _WORKER["prog"] = build_model(loaded, cands, segments, cuts=True,
-                                  private=_exact_private_costs(loaded, cands, segments, solver))
+    private = _private_costs(loaded, cands, segments, solver)
+    prog = build_model(loaded, cands, segments, cuts=True, private=private.costs if private else None)
+    _WORKER.update(prog=prog, private=private, loaded=loaded, cands=cands, segments=segments, solver=solver)
+
+
+def _worker_settle() -> Callable[[list[str], float], bool | None] | None:
+    """The settling of private configs (_settle_private) in the program the process built."""
+    w = _WORKER
+    if not w.get("private"):
+        return None
+    return lambda keys, seconds: _settle_private(w["prog"], w["private"], keys, w["loaded"], w["cands"],
+                                                 w["segments"], w["solver"], seconds)
 
 
 def _worker_ready() -> None:
@@ -678,23 +678,38 @@ def _worker_ready() -> None:
 
 def _worker_force(chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
                   seconds: float) -> ForcedSolve:
-    return _force(_WORKER["prog"], chosen, workload, key, solver, gap_target, seconds)
+    return _force(_WORKER["prog"], chosen, workload, key, solver, gap_target, seconds, _worker_settle())
 
 
 def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
-           seconds: float) -> ForcedSolve:
+           seconds: float, settle: Callable[[list[str], float], bool | None] | None = None) -> ForcedSolve:
+    """`settle(keys, seconds)` makes chosen private configs' costs exact (_settle_private): a price is only
+    taken from a plan whose private configs are priced whole."""
     t0 = time.perf_counter()
+
+    def left() -> float:
+        return max(0.05, seconds - (time.perf_counter() - t0))
+
     add_cuts(prog)  # branch and bound: every node-rounding row
     warm, best = None, None
+    if settle is not None and settle([*chosen.values(), key], left()) is None:
+        return ForcedSolve(key, None, None, "not solved", time.perf_counter() - t0)
     quick = _others_kept(prog, chosen, workload, key, solver, gap_target, min(seconds / 2, SECONDS_PER_ALTERNATIVE))
     if quick.status in ("optimal", "feasible") and quick.objective is not None:
         warm, best = prog.values(), quick.objective
-    left = max(0.05, seconds - (time.perf_counter() - t0))
-    with prog.choices_fixed({workload: key}):
-        full = solve(prog.prob, solver, time_limit_s=left, mip_gap=gap_target, warm_start=warm)
-    if full.status == "infeasible":
-        return ForcedSolve(key, None, None, "infeasible", time.perf_counter() - t0)
-    if full.status in ("optimal", "feasible") and full.objective is not None:
+    for _ in range(SETTLE_ROUNDS):
+        with prog.choices_fixed({workload: key}):
+            full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=warm)
+        if full.status == "infeasible":
+            return ForcedSolve(key, None, None, "infeasible", time.perf_counter() - t0)
+        found = full.status in ("optimal", "feasible") and full.objective is not None
+        rose = settle(list(prog.solution().chosen.values()), left()) if found and settle is not None else False
+        if rose is None:  # its private configs could not be priced whole: its price is not taken
+            found = False
+        if not rose:
+            break
+        warm = None  # the plan's own price rose: search again
+    if found:
         best = full.objective if best is None else min(best, full.objective)
     bound = full.bound if full.status in ("optimal", "feasible") else None
     if best is None:
