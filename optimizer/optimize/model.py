@@ -871,15 +871,11 @@ def define_private(prog: Program) -> pulp.LpAffineExpression:
     for key, cost in prog.private.items():
         x = prog.choice[key]
         if math.isinf(cost):  # a row, not a bound: forcing c (explain) is then infeasible, as it is
-            prog.add("private", x <= 0, prog.names("private", _cid_of(prog, key)))
+            prog.add("private", x <= 0, prog.names("private", prog.candidate_ids[key]))
             continue
         terms.append(cost * x)
     return pulp.lpSum(terms)
 
-
-def _cid_of(prog: Program, key: str) -> str:
-    c = next(c for c in prog.cands.all() if c.key == key)
-    return _cid(prog, c)
 
 
 def _hourly_price(prog: Program, s: str, o: str, tier: str) -> float:

@@ -144,9 +144,11 @@ def _private_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, 
             users.setdefault(c.offer, set()).add(c.workload)
     lonely = [c for w, cs in cands.by_workload.items() if len(cs) > 1 for c in cs
               if c.offer and c.offer not in own and users[c.offer] == {w}]
+    if not lonely:
+        return None
     private = PrivateCosts({}, set(), {}, _fixed_cost(loaded, cands, segments))
     for c in lonely:
-        prog = _alone(loaded, cands, segments, c.key)
+        prog = _alone(loaded, cands, segments, c)
         out = solve(prog.prob, solver, time_limit_s=PRIVATE_LP_S, relax=True)
         if out.status == "infeasible":  # no plan there, whole or not
             private.costs[c.key] = math.inf
@@ -166,9 +168,8 @@ def _fixed_cost(loaded: LoadedPlan, cands: CandidateSet, segments: Segments) -> 
     return float(build_model(loaded, nothing, segments, cuts=False).prob.objective.constant)
 
 
-def _alone(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, key: str) -> Program:
+def _alone(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, c: Candidate) -> Program:
     """The program of one config alone: its workload with only it, every other workload with nothing."""
-    c = next(c for c in cands.all() if c.key == key)
     alone = replace(cands, by_workload={w: [c] if w == c.workload else [] for w in cands.by_workload})
     return build_model(loaded, alone, segments, cuts=True)
 
@@ -180,10 +181,10 @@ def _settle_private(prog: Program, private: PrivateCosts, keys: list[str], loade
     False when none did, None when one could not be solved in `seconds` (its cost stays a bound)."""
     deadline = time.perf_counter() + seconds
     rose = False
-    for key in keys:
-        if key not in private.costs or key in private.exact:
-            continue
-        alone = _alone(loaded, cands, segments, key)
+    todo = [k for k in dict.fromkeys(keys) if k in private.costs and k not in private.exact]
+    by_key = {c.key: c for c in cands.all()} if todo else {}
+    for key in todo:
+        alone = _alone(loaded, cands, segments, by_key[key])
         out = solve(alone.prob, solver, time_limit_s=max(0.05, deadline - time.perf_counter()), mip_gap=0.0)
         if out.status == "infeasible":
             cost = math.inf
