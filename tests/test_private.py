@@ -96,3 +96,22 @@ def test_plans_are_the_same_with_private_offers_taken_apart(tmp_path):
         private = strategy._private_costs(loaded, cands, strategy._segments(loaded, cands), "highs")
         chosen_private += bool(private and set(sol.chosen.values()) & set(private.costs))
     assert chosen_private >= 3, chosen_private
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+def test_a_private_cost_not_solved_in_time_falls_back_to_every_offer(tmp_path, monkeypatch, solver):
+    """When a chosen private config's offer cannot be solved whole in the time (its cost stays a bound),
+    the plan is solved again with every offer in the program: the same plan and hours."""
+    real = strategy._private_costs
+
+    def halved(*args):
+        out = real(*args)
+        out.costs = {k: v / 2 for k, v in out.costs.items()}
+        return out
+
+    monkeypatch.setattr(strategy, "_private_costs", halved)
+    monkeypatch.setattr(strategy, "_settle_private", lambda *a, **k: None)
+    _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(0.5), solver)
+    assert info.objective == pytest.approx(288.0) and info.status == "optimal"
+    assert sol.chosen["w1"] == W1_ON_P
+    assert {h: n for (o, _p, _s, h), n in sol.on_demand_nodes.items() if o == "p" and n} == {h: 2.0 for h in range(24)}
