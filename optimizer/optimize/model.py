@@ -488,28 +488,33 @@ def _pool_demand(prog: Program) -> dict[OfferPoolHour, pulp.LpAffineExpression]:
 
 
 def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
-    """Most GPUs the pool could ask of the offer at an hour (for variable bounds)."""
+    """Most GPUs the pool could ask of the offer at an hour (for variable bounds): per workload, its
+    largest config at the offer and hour, summed over the pool's workloads."""
     ub: dict[OfferPoolHour, int] = {}
     for w in prog.plan.workloads:
-        best: dict[tuple[str, str, int], int] = {}
+        hours = w.batch.hours() if w.kind == "batch" and w.batch is not None else []
+        # the largest GPUs any config asks at (offer, day type), hour by hour
+        most: dict[tuple[str, str], list[int]] = {}
         for c in _gpu_cands(prog, w):
-            for s, dtype in prog.segments.of_offer(c.offer):
-                for h in range(24):
-                    if c.gpus:
-                        g = c.gpus[(dtype, h)]
-                    elif c.kind == "batch":
-                        assert w.batch is not None
-                        if h not in w.batch.hours():
-                            continue
-                        g = ceil_tol(batch_replica_hours(_batch_volume(w), _batch_goodput(prog, c, dtype))
-                                     * c.gpu_fraction)
-                    else:
-                        continue
-                    key = (c.offer, s, h)  # type: ignore[assignment]
-                    best[key] = max(best.get(key, 0), g)
-        for (o, s, h), g in best.items():
-            k = (o, w.pool, s, h)
-            ub[k] = ub.get(k, 0) + g
+            for dtype in dict.fromkeys(d for _s, d in prog.segments.of_offer(c.offer)):
+                if c.gpus:
+                    row = [c.gpus[(dtype, h)] for h in range(24)]
+                elif c.kind == "batch":
+                    g = ceil_tol(batch_replica_hours(_batch_volume(w), _batch_goodput(prog, c, dtype)) * c.gpu_fraction)
+                    row = [g if h in hours else -1 for h in range(24)]  # -1: outside the window, no demand
+                else:
+                    continue
+                key = (c.offer, dtype)  # type: ignore[assignment]
+                held = most.get(key)
+                most[key] = row if held is None else list(map(max, held, row))
+        for (o, dtype), row in most.items():
+            for s, d in prog.segments.of_offer(o):
+                if d != dtype:
+                    continue
+                for h, g in enumerate(row):
+                    if g >= 0:
+                        k = (o, w.pool, s, h)
+                        ub[k] = ub.get(k, 0) + g
     return ub
 
 
@@ -561,15 +566,16 @@ def define_batch_volume(prog: Program) -> None:
                     continue
                 x, cid = prog.choice[c.key], _cid(prog, c)
                 rate = _batch_goodput(prog, c, day)
-                produced = [SECONDS_PER_HOUR * rate / vol * prog.batch_replicas[(c.key, s, h)] for h in range(24)
-                            if (c.key, s, h) in prog.batch_replicas]
+                per_hour = SECONDS_PER_HOUR * rate / vol
+                produced: dict = {n: per_hour for h in range(24)
+                                  if (n := prog.batch_replicas.get((c.key, s, h))) is not None}
                 y = prog.batch_api.get((c.key, s))
                 if y is not None:
                     if isinstance(x, pulp.LpVariable):
                         prog.add("batch_api", y <= _api_share(w) * x, prog.names("batch_api", cid, s))
-                    produced.append(y)
+                    produced[y] = 1
                     sent.append(vol * y)
-                prog.add("batch_volume", pulp.lpSum(produced) >= x, prog.names("batch_volume", cid, s))
+                prog.add("batch_volume", pulp.LpAffineExpression(produced) >= x, prog.names("batch_volume", cid, s))
             if sent:
                 prog.api_volume[(w.name, s)] = pulp.lpSum(sent)
 
@@ -597,7 +603,18 @@ def define_supply(prog: Program) -> None:
             supply.append(m * prog.on_demand[(o, p, s, h)])
         if (o, p, s, h) in prog.spot:
             supply.append((1.0 - offer.spot_interruption) * m * prog.spot[(o, p, s, h)])
-        prog.add("supply", pulp.lpSum(supply) >= prog.pool_demand[(o, p, s, h)], prog.names("supply", o, p, s, h))
+        prog.add("supply", _at_least(pulp.lpSum(supply), prog.pool_demand[(o, p, s, h)]),
+                 prog.names("supply", o, p, s, h))
+
+
+def _at_least(lhs: pulp.LpAffineExpression, rhs: pulp.LpAffineExpression) -> pulp.LpConstraint:
+    """lhs ≥ rhs, the row PuLP's `lhs >= rhs` makes (lhs's terms, then rhs's negated, in that order), built
+    without copying rhs term by term: the supply rows' demand sums hold every config of a pool."""
+    terms = dict(lhs.items())
+    for v, coef in rhs.items():
+        terms[v] = terms.get(v, 0) - coef
+    return pulp.LpConstraint(pulp.LpAffineExpression(terms, constant=lhs.constant - rhs.constant),
+                             pulp.LpConstraintGE)
 
 
 def define_reserved_sharing(prog: Program) -> None:
