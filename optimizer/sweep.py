@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Protocol
 
+from optimizer.candidates.build import sized_alone
 from optimizer.errors import (
     InfeasiblePlan,
     PlanError,
@@ -314,7 +315,8 @@ def solve_point(loaded: LoadedPlan, vary: Vary, options: SolveOptions, phash: st
     infeasible, error (solver), invalid (the varied plan is refused)."""
     t0 = time.perf_counter()
     try:
-        result = solve_plan(apply_point(loaded, vary), options)
+        with sized_alone():  # the points are the parallelism
+            result = solve_plan(apply_point(loaded, vary), options)
     except InfeasiblePlan as exc:
         return SweepPoint(vary, "infeasible", None, None, phash, time.perf_counter() - t0,
                           exc.reasons[0] if exc.reasons else "")

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import dataclasses
+import multiprocessing
+import os
+from contextlib import contextmanager
 from dataclasses import replace
+from typing import Iterator
 
 from optimizer import vocab
 from optimizer.candidates import configs
@@ -82,19 +87,9 @@ def build_candidates(loaded: LoadedPlan, keep_dominated: frozenset[str] = frozen
     demand: dict[str, dict[DayHour, float]] = {}
     problems: list[Problem] = []
     unreachable: list[Problem] = []
-    cache: dict = {"estimator": catalog.estimator}
-    for i, w in enumerate(plan.workloads):
-        if w.kind == "interactive":
-            demand[w.name] = demand_profile(plan, w)
-        prune = w.name not in keep_dominated
-        cands, drops = _workload_candidates(plan, catalog, w, demand.get(w.name, {}), cache, prune)
-        if w.kind == "interactive" and has_overflow(w):
-            cands = [v for c in cands for v in overflow_levels(plan, w, c, demand[w.name], cache)]
-        kept, dominated = prune_dominated(cands, w, plan, demand.get(w.name)) if prune else (cands, [])
-        drops += [Dropped(w.name, c.label, "dominated", f"dominated by {by.label}: needs no fewer GPUs at any hour")
-                  for c, by in dominated]
-        if w.api is not None and w.api.max_share >= 1:
-            kept.append(api_candidate(plan, w, demand.get(w.name, {})))
+    for i, (w, (dem, kept, drops)) in enumerate(zip(plan.workloads, _every_workload(loaded, keep_dominated))):
+        if dem is not None:
+            demand[w.name] = dem
         if not kept:
             if any(d.family == "slo" for d in drops):
                 unreachable.append(loaded.doc.problem(("workloads", i, "slo"), unreachable_slo(w, drops), SLO_FIX))
@@ -117,6 +112,81 @@ def build_candidates(loaded: LoadedPlan, keep_dominated: frozenset[str] = frozen
             by_workload[w.name] = keep
     pruned = sum(1 for d in dropped if d.family == "dominated")
     return CandidateSet(by_workload, dropped, demand, pruned)
+
+
+PARALLEL_WORKLOADS = 200
+"""Plans with at least this many workloads size them on every core (build_candidates): a workload's
+configs depend on the plan, the catalog and that workload alone."""
+
+_ALONE: list[bool] = []
+"""Non-empty inside `sized_alone()`."""
+
+Sized = tuple["dict[DayHour, float] | None", list[Candidate], list[Dropped]]
+"""One workload's demand by hour (interactive), its configs kept and what was dropped."""
+
+
+def _every_workload(loaded: LoadedPlan, keep_dominated: frozenset[str]) -> list[Sized]:
+    """Each workload's configs, in the plan's order. Large plans are split by model over a process pool
+    (workloads of one model land in one process, where sizing's cache serves them all); the result is
+    the same list whichever way, and a process already in a pool (sweep points, explain's re-solves)
+    sizes alone."""
+    plan, catalog = loaded.plan, loaded.catalog
+    workers = min(os.cpu_count() or 1, 8)
+    if len(plan.workloads) < PARALLEL_WORKLOADS or workers < 2 or _ALONE or multiprocessing.parent_process() is not None:
+        cache: dict = {"estimator": catalog.estimator}
+        return [_one_workload(plan, catalog, w, keep_dominated, cache) for w in plan.workloads]
+    by_model: dict[str, list[int]] = {}
+    for i, w in enumerate(plan.workloads):
+        by_model.setdefault(w.model or w.kind, []).append(i)
+    shares: list[list[int]] = [[] for _ in range(workers)]
+    for group in sorted(by_model.values(), key=lambda g: (-len(g), g[0])):  # largest first, to the lightest
+        min(shares, key=len).extend(group)
+    out: list[Sized | None] = [None] * len(plan.workloads)
+    with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                initializer=_worker_start, initargs=(plan, catalog, keep_dominated)) as pool:
+        for share, sized in zip(shares, pool.map(_worker_size, shares)):
+            for i, one in zip(share, sized):
+                out[i] = one
+    return out  # type: ignore[return-value]
+
+
+@contextmanager
+def sized_alone() -> Iterator[None]:
+    """Size every workload in this process: the caller is itself one task among many (a sweep's point,
+    which may run as a Ray task, where no multiprocessing parent says so)."""
+    _ALONE.append(True)
+    try:
+        yield
+    finally:
+        _ALONE.pop()
+
+
+_WORKER: dict = {}
+
+
+def _worker_start(plan: Plan, catalog: Catalog, keep_dominated: frozenset[str]) -> None:
+    _WORKER.update(plan=plan, catalog=catalog, keep=keep_dominated, cache={"estimator": catalog.estimator})
+
+
+def _worker_size(indices: list[int]) -> list[Sized]:
+    plan, catalog = _WORKER["plan"], _WORKER["catalog"]
+    return [_one_workload(plan, catalog, plan.workloads[i], _WORKER["keep"], _WORKER["cache"]) for i in indices]
+
+
+def _one_workload(plan: Plan, catalog: Catalog, w: Workload, keep_dominated: frozenset[str], cache: dict) -> Sized:
+    """A workload's configs: enumerated and sized, overflow ceilings, dominated ones pruned (unless it is
+    in `keep_dominated`), the API-only config when the API may take everything."""
+    dem = demand_profile(plan, w) if w.kind == "interactive" else None
+    prune = w.name not in keep_dominated
+    cands, drops = _workload_candidates(plan, catalog, w, dem or {}, cache, prune)
+    if dem is not None and has_overflow(w):
+        cands = [v for c in cands for v in overflow_levels(plan, w, c, dem, cache)]
+    kept, dominated = prune_dominated(cands, w, plan, dem) if prune else (cands, [])
+    drops += [Dropped(w.name, c.label, "dominated", f"dominated by {by.label}: needs no fewer GPUs at any hour")
+              for c, by in dominated]
+    if w.api is not None and w.api.max_share >= 1:
+        kept.append(api_candidate(plan, w, dem or {}))
+    return dem, kept, drops
 
 
 _FAMILY_FIXES = {

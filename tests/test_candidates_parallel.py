@@ -1,0 +1,53 @@
+"""Large plans size their workloads on every core (candidates.build._every_workload): the configs, what
+was dropped and why, and the demand must be exactly those of sizing them one by one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from optimizer.candidates import build as candidates_mod
+from optimizer.inputs.loading import load_plan
+from optimizer.synth.plans import generate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _both(loaded, monkeypatch, keep=frozenset()):
+    monkeypatch.setattr(candidates_mod, "PARALLEL_WORKLOADS", 10**9)
+    one_by_one = candidates_mod.build_candidates(loaded, keep, strict=False)
+    monkeypatch.setattr(candidates_mod, "PARALLEL_WORKLOADS", 1)
+    monkeypatch.setattr(candidates_mod.os, "cpu_count", lambda: 2)
+    side_by_side = candidates_mod.build_candidates(loaded, keep, strict=False)
+    return one_by_one, side_by_side
+
+
+def _whole(cands) -> dict:
+    """Every config with the fields a Candidate leaves out of ==: its hourly GPUs, replicas and API overflow."""
+    return {w: [(c, c.gpus, c.replicas, c.api_output_tokens_per_day) for c in cs] for w, cs in cands.by_workload.items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plan", ["q4", "generated"])
+def test_workloads_sized_side_by_side_give_the_same_candidates(tmp_path, monkeypatch, plan):
+    if plan == "generated":
+        path = tmp_path / "p12.yaml"
+        path.write_text(generate(12, seed=3), encoding="utf-8")  # several models, batch and reserve workloads
+    else:
+        path = ROOT / "plans" / "q4.yaml"
+    loaded = load_plan(path)
+    a, b = _both(loaded, monkeypatch)
+    assert list(a.by_workload) == list(b.by_workload)
+    assert _whole(a) == _whole(b)
+    assert a.dropped == b.dropped
+    assert a.demand == b.demand
+    assert a.pruned == b.pruned
+
+
+@pytest.mark.slow
+def test_explained_workload_keeps_its_dominated_configs_side_by_side(monkeypatch):
+    loaded = load_plan(ROOT / "plans" / "q4.yaml")
+    a, b = _both(loaded, monkeypatch, frozenset({"chat"}))
+    assert _whole(a) == _whole(b) and a.dropped == b.dropped
+    assert len(b.by_workload["chat"]) > 100  # every alternative kept for explain
