@@ -115,3 +115,25 @@ def test_a_private_cost_not_solved_in_time_falls_back_to_every_offer(tmp_path, m
     assert info.objective == pytest.approx(288.0) and info.status == "optimal"
     assert sol.chosen["w1"] == W1_ON_P
     assert {h: n for (o, _p, _s, h), n in sol.on_demand_nodes.items() if o == "p" and n} == {h: 2.0 for h in range(24)}
+
+
+def test_step_three_without_every_valid_inequality_finds_the_same_optimum(tmp_path, monkeypatch):
+    """A plan whose valid inequalities would be too many rows (strategy.FULL_CUTS_ROWS) is searched with
+    only those its relaxation violated: a weaker relaxation, the same optimum (brute-force plans, gap 0,
+    so step 3 runs wherever step 2's plan is not proven)."""
+    reached, added = [], []
+    real = strategy.cut_rows_left
+    monkeypatch.setattr(strategy, "FULL_CUTS_ROWS", -1.0)
+    monkeypatch.setattr(strategy, "cut_rows_left", lambda prog: reached.append(1) or real(prog))
+    monkeypatch.setattr(strategy, "add_cuts", lambda prog: added.append(1))
+    for seed in SEEDS[:25]:
+        data, best = expected(seed)
+        if best is None:
+            continue
+        path = tmp_path / f"p{seed}.yaml"
+        path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        loaded = load_plan(path)
+        _sol, info = solve_candidates(loaded, build_candidates(loaded), SolveOptions(alternatives=0, mip_gap=0.0))
+        assert info.objective == pytest.approx(best, rel=1e-6, abs=1e-6), seed
+        assert info.status == "optimal", seed
+    assert len(reached) >= 3 and not added, (len(reached), len(added))

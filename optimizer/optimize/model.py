@@ -696,6 +696,19 @@ def add_cuts(prog: Program) -> None:
         prog.has_cuts = True
 
 
+def cut_rows_left(prog: Program) -> int:
+    """At most how many rows add_cuts would still add: one per workload, offer sold in nodes of several
+    GPUs, segment and hour (two per batch day), less those separated already."""
+    if prog.has_cuts:
+        return 0
+    count = 0
+    for w in prog.plan.workloads:
+        for o in {c.offer for c in _gpu_cands(prog, w)}:
+            if prog.offers[o].gpus_per_node > 1:  # type: ignore[index]
+                count += len(prog.segments.of_offer(o)) * (2 if w.kind == "batch" else 24)
+    return max(0, count - len(prog.cut_rows))
+
+
 def separate_cuts(prog: Program) -> int:
     """Add the valid inequalities the solved relaxation violates; how many were added (0: its
     optimum meets every one, so its bound is the bound with all of them)."""
