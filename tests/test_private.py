@@ -77,17 +77,22 @@ def test_a_private_config_no_plan_can_host_is_never_chosen_and_cannot_be_forced(
         solve_candidates(loaded, cands, SolveOptions(solver=solver, alternatives=0), fix={"w1": W1_ON_P})
 
 
-def test_plans_are_the_same_with_private_offers_taken_apart(tmp_path):
-    """The brute-force suite's random plans: the same optimum taken apart or not, and private configs
-    chosen in some of them (so the settling and the hours filled in are exercised there too)."""
-    chosen_private = 0
-    for seed in SEEDS[:40]:
+def _brute_force_plans(tmp_path: Path, count: int):
+    """(seed, loaded plan, brute-force optimum) of the brute-force suite's first `count` plans that have one."""
+    for seed in SEEDS[:count]:
         data, best = expected(seed)
         if best is None:
             continue
         path = tmp_path / f"p{seed}.yaml"
         path.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        loaded = load_plan(path)
+        yield seed, load_plan(path), best
+
+
+def test_plans_are_the_same_with_private_offers_taken_apart(tmp_path):
+    """The brute-force suite's random plans: the same optimum taken apart or not, and private configs
+    chosen in some of them (so the settling and the hours filled in are exercised there too)."""
+    chosen_private = 0
+    for seed, loaded, _best in _brute_force_plans(tmp_path, 40):
         cands = build_candidates(loaded)
         options = SolveOptions(alternatives=0, mip_gap=0.0)
         sol, info = solve_candidates(loaded, cands, options)
@@ -126,13 +131,7 @@ def test_step_three_without_every_valid_inequality_finds_the_same_optimum(tmp_pa
     monkeypatch.setattr(strategy, "FULL_CUTS_ROWS", -1.0)
     monkeypatch.setattr(strategy, "cut_rows_left", lambda prog: reached.append(1) or real(prog))
     monkeypatch.setattr(strategy, "add_cuts", lambda prog: added.append(1))
-    for seed in SEEDS[:25]:
-        data, best = expected(seed)
-        if best is None:
-            continue
-        path = tmp_path / f"p{seed}.yaml"
-        path.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        loaded = load_plan(path)
+    for seed, loaded, best in _brute_force_plans(tmp_path, 25):
         _sol, info = solve_candidates(loaded, build_candidates(loaded), SolveOptions(alternatives=0, mip_gap=0.0))
         assert info.objective == pytest.approx(best, rel=1e-6, abs=1e-6), seed
         assert info.status == "optimal", seed
