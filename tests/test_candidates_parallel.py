@@ -51,3 +51,20 @@ def test_explained_workload_keeps_its_dominated_configs_side_by_side(monkeypatch
     a, b = _both(loaded, monkeypatch, frozenset({"chat"}))
     assert _whole(a) == _whole(b) and a.dropped == b.dropped
     assert len(b.by_workload["chat"]) > 100  # every alternative kept for explain
+
+
+def test_no_process_pool_to_be_had_sizes_them_in_this_process(monkeypatch):
+    """Where processes cannot be started (a sandbox, a broken pool), the same candidates, one by one."""
+    loaded = load_plan(ROOT / "plans" / "q4.yaml")
+    monkeypatch.setattr(candidates_mod, "PARALLEL_WORKLOADS", 10**9)
+    expected = candidates_mod.build_candidates(loaded)
+
+    class NoPool:
+        def __init__(self, *args, **kwargs):
+            raise OSError("no processes here")
+
+    monkeypatch.setattr(candidates_mod, "PARALLEL_WORKLOADS", 1)
+    monkeypatch.setattr(candidates_mod.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(candidates_mod.cf, "ProcessPoolExecutor", NoPool)
+    got = candidates_mod.build_candidates(loaded)
+    assert _whole(got) == _whole(expected) and got.dropped == expected.dropped

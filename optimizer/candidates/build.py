@@ -142,11 +142,15 @@ def _every_workload(loaded: LoadedPlan, keep_dominated: frozenset[str]) -> list[
     for group in sorted(by_model.values(), key=lambda g: (-len(g), g[0])):  # largest first, to the lightest
         min(shares, key=len).extend(group)
     out: list[Sized | None] = [None] * len(plan.workloads)
-    with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                initializer=_worker_start, initargs=(plan, catalog, keep_dominated)) as pool:
-        for share, sized in zip(shares, pool.map(_worker_size, shares)):
-            for i, one in zip(share, sized):
-                out[i] = one
+    try:
+        with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                    initializer=_worker_start, initargs=(plan, catalog, keep_dominated)) as pool:
+            for share, sized in zip(shares, pool.map(_worker_size, shares)):
+                for i, one in zip(share, sized):
+                    out[i] = one
+    except (OSError, cf.BrokenExecutor):  # no processes to be had here: size them in this one
+        with sized_alone():
+            return _every_workload(loaded, keep_dominated)
     return out  # type: ignore[return-value]
 
 
