@@ -54,12 +54,14 @@ def _levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float])
     top = max(r.base for r in c.replicas.values())
     price = api_price_per_output_token(w)
     out = []
+    rate = {d: ceiling_rate(plan, c, d) for d in days}
+    tokens_of = {d: sum(demand[(d, h)] for h in range(24)) for d in days}
     for b in range(top - 1, -1, -1):
         spill: dict[str, float] = {}
         ok = True
         for d in days:
-            tokens = sum(demand[(d, h)] for h in range(24))
-            over = sum(max(0.0, demand[(d, h)] - b * ceiling_rate(plan, c, d)) for h in range(24))
+            tokens, cap = tokens_of[d], b * rate[d]
+            over = sum(max(0.0, demand[(d, h)] - cap) for h in range(24))
             if over > w.api.max_share * tokens * (1 + 1e-9):
                 ok = False
                 break
