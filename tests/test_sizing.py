@@ -224,10 +224,10 @@ def test_estimator_on_published_rows():
 
 def test_estimate_is_fast():
     m, p, a = MOD["llama-3.1-70b"], PREC["fp8"], ACC["h100-sxm"]
-    start = time.perf_counter()
+    start = time.process_time()  # CPU: the tests share the cores with each other
     for i in range(500):
         roofline.estimate(m, p, a, 2, 1000 + i, 300, tpot_ms=40, ttft_ms=800, max_batch=400 + i)
-    assert (time.perf_counter() - start) / 500 < 1e-3
+    assert (time.process_time() - start) / 500 < 1e-3
 
 
 # --- properties -----------------------------------------------------------------------------------
