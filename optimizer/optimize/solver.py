@@ -153,7 +153,8 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
         n = len(cols)
         for i, var in enumerate(cols):
             var.index = i
-        cost = np.fromiter((sense * lp.objective.get(v, 0.0) for v in cols), dtype=np.float64, count=n)
+        objective = lp.objective or {}  # a program without one is a feasibility question
+        cost = np.fromiter((sense * objective.get(v, 0.0) for v in cols), dtype=np.float64, count=n)
         lower = np.fromiter((-inf if v.lowBound is None else v.lowBound for v in cols), dtype=np.float64, count=n)
         upper = np.fromiter((inf if v.upBound is None else v.upBound for v in cols), dtype=np.float64, count=n)
         none = np.zeros(0, dtype=np.int32)
