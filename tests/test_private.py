@@ -46,12 +46,8 @@ def test_a_private_config_is_priced_at_its_offers_own_cost(tmp_path, solver):
     assert private.costs[W1_ON_P] == pytest.approx(192.0)  # its relaxation, node-rounding rows in: whole already
 
 
-@pytest.mark.parametrize("solver", available_solvers())
-@pytest.mark.parametrize("p_price, cost, w1_at", [(0.5, 288.0, "p"), (0.8, 384.0, "s")])
-def test_a_bound_below_the_private_cost_is_settled(tmp_path, monkeypatch, solver, p_price, cost, w1_at):
-    """The program first prices a private config at a bound (here half its cost): a solution that chooses
-    it has that cost made exact and is solved again, keeping it when it is still the best (p at $0.50) and
-    leaving it when not (p at $0.80); the chosen private offer's hours are filled in."""
+def _private_costs_halved(monkeypatch) -> None:
+    """The program prices every private config at half its cost (a bound below it, to be settled)."""
     real = strategy._private_costs
 
     def halved(*args):
@@ -60,11 +56,24 @@ def test_a_bound_below_the_private_cost_is_settled(tmp_path, monkeypatch, solver
         return out
 
     monkeypatch.setattr(strategy, "_private_costs", halved)
+
+
+def _nodes_at_p(sol) -> dict:
+    """On-demand nodes bought at offer p, by hour."""
+    return {h: n for (o, _p, _s, h), n in sol.on_demand_nodes.items() if o == "p" and n}
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+@pytest.mark.parametrize("p_price, cost, w1_at", [(0.5, 288.0, "p"), (0.8, 384.0, "s")])
+def test_a_bound_below_the_private_cost_is_settled(tmp_path, monkeypatch, solver, p_price, cost, w1_at):
+    """The program first prices a private config at a bound (here half its cost): a solution that chooses
+    it has that cost made exact and is solved again, keeping it when it is still the best (p at $0.50) and
+    leaving it when not (p at $0.80); the chosen private offer's hours are filled in."""
+    _private_costs_halved(monkeypatch)
     _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(p_price), solver)
     assert info.objective == pytest.approx(cost) and info.status == "optimal"
     assert sol.chosen["w1"].split("/")[1] == w1_at
-    nodes_at_p = {h: n for (o, _p, _s, h), n in sol.on_demand_nodes.items() if o == "p" and n}
-    assert nodes_at_p == ({h: 2.0 for h in range(24)} if w1_at == "p" else {})
+    assert _nodes_at_p(sol) == ({h: 2.0 for h in range(24)} if w1_at == "p" else {})
 
 
 @pytest.mark.parametrize("solver", available_solvers())
@@ -107,19 +116,12 @@ def test_plans_are_the_same_with_private_offers_taken_apart(tmp_path):
 def test_a_private_cost_not_solved_in_time_falls_back_to_every_offer(tmp_path, monkeypatch, solver):
     """When a chosen private config's offer cannot be solved whole in the time (its cost stays a bound),
     the plan is solved again with every offer in the program: the same plan and hours."""
-    real = strategy._private_costs
-
-    def halved(*args):
-        out = real(*args)
-        out.costs = {k: v / 2 for k, v in out.costs.items()}
-        return out
-
-    monkeypatch.setattr(strategy, "_private_costs", halved)
+    _private_costs_halved(monkeypatch)
     monkeypatch.setattr(strategy, "_settle_private", lambda *a, **k: None)
     _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(0.5), solver)
     assert info.objective == pytest.approx(288.0) and info.status == "optimal"
     assert sol.chosen["w1"] == W1_ON_P
-    assert {h: n for (o, _p, _s, h), n in sol.on_demand_nodes.items() if o == "p" and n} == {h: 2.0 for h in range(24)}
+    assert _nodes_at_p(sol) == {h: 2.0 for h in range(24)}
 
 
 def test_step_three_without_every_valid_inequality_finds_the_same_optimum(tmp_path, monkeypatch):
