@@ -42,7 +42,7 @@ from optimizer.results.types import PlanResult
 __all__ = ["SolveOptions", "solve_plan", "explain", "load_side", "Explanation", "Alternative"]
 
 
-def _loaded(plan: LoadedPlan | Path | str, extra_catalogs: list[Path | str]) -> LoadedPlan:
+def as_solved(plan: LoadedPlan | Path | str, extra_catalogs: list[Path | str] = ()) -> LoadedPlan:
     """The plan as the program sees it: loaded, and with demand that changes by month cut into one day
     type per month (inputs.months), the estimator's error applied (inputs.estimates), and with scenarios
     one per scenario (inputs.scenarios)."""
@@ -267,7 +267,7 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     the whole plan re-solved around it (with `carry`, on the plan with the last result's contracts
     added, as solve_plan does). `options.time_limit_s` is the total for the solve and every re-solve;
     `on_progress(done, total, alternative)` is called as each re-solve finishes."""
-    loaded = _loaded(plan, list(extra_catalogs))
+    loaded = as_solved(plan, list(extra_catalogs))
     carried = None
     if carry is not None:
         loaded, carried = carry_commitments(loaded, carry)
