@@ -1,0 +1,77 @@
+"""A relaxation re-solved from the last one's basis (solver.Basis, the cut rounds of strategy._solve):
+the same optimum as from scratch, the basis really used, and a basis that no longer fits ignored."""
+
+from __future__ import annotations
+
+import random
+
+import pulp
+import pytest
+
+from optimizer.optimize.solver import Basis, available_solvers, solve
+
+pytestmark = pytest.mark.skipif("highs" not in available_solvers(), reason="HiGHS (highspy) is not installed")
+
+
+def _program(seed: int, n: int = 12, m: int = 8) -> tuple[pulp.LpProblem, list[pulp.LpVariable]]:
+    """A covering program: m rows Σ a·x ≥ b over n bounded integer variables, positive costs."""
+    rng = random.Random(seed)
+    prob = pulp.LpProblem(f"p{seed}", pulp.LpMinimize)
+    xs = [prob.add_variable(f"x{j}", lowBound=0, upBound=rng.randint(3, 9), cat=pulp.LpInteger) for j in range(n)]
+    prob += pulp.lpSum(rng.uniform(1, 10) * x for x in xs)
+    for i in range(m):
+        picked = rng.sample(xs, rng.randint(2, 5))
+        prob += pulp.lpSum(rng.uniform(0.5, 3) * x for x in picked) >= rng.uniform(1, 8), f"cover{i}"
+    return prob, xs
+
+
+def _cold(prob: pulp.LpProblem) -> float:
+    info = solve(prob, "highs", time_limit_s=30, relax=True)
+    assert info.status == "optimal"
+    return info.objective
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_rows_added_then_solved_from_the_basis_give_the_cold_optimum(seed):
+    prob, xs = _program(seed)
+    basis = Basis()
+    first = solve(prob, "highs", time_limit_s=30, relax=True, basis=basis)
+    assert first.status == "optimal" and basis.cols and set(basis.rows) == set(prob._constraints)
+    rng = random.Random(1000 + seed)
+    for k in range(3):  # rows the relaxation's optimum may violate, as a cut round adds
+        picked = rng.sample(xs, 3)
+        prob += pulp.lpSum(picked) >= rng.randint(1, 6), f"cut{k}"
+    warm = solve(prob, "highs", time_limit_s=30, relax=True, basis=basis)
+    assert warm.status == "optimal"
+    assert warm.objective == pytest.approx(_cold(prob), rel=1e-9, abs=1e-9)
+    assert {"cut0", "cut1", "cut2"} <= set(basis.rows)  # the new relaxation's basis is kept
+
+
+def test_the_same_relaxation_from_its_own_basis_takes_no_iteration():
+    prob, _ = _program(3)
+    basis = Basis()
+    solve(prob, "highs", time_limit_s=30, relax=True, basis=basis)
+    again = solve(prob, "highs", time_limit_s=30, relax=True, basis=basis)
+    assert again.status == "optimal"
+    assert prob.solverModel.getInfo().simplex_iteration_count == 0
+
+
+def test_a_basis_that_no_longer_fits_is_not_used():
+    prob, _ = _program(5)
+    basis = Basis()
+    solve(prob, "highs", time_limit_s=30, relax=True, basis=basis)
+    basic_rows = [name for name, s in basis.rows.items() if str(s).endswith("kBasic")]
+    gone = [name for name in prob._constraints if name not in basic_rows][:1]
+    assert gone  # a binding row of the optimum
+    for name in gone:  # a nonbasic row removed: one basic too few for the rows left
+        del prob._constraints[name]
+    warm = solve(prob, "highs", time_limit_s=30, relax=True, basis=basis)
+    assert warm.status == "optimal"
+    assert warm.objective == pytest.approx(_cold(prob), rel=1e-9, abs=1e-9)
+
+
+def test_a_whole_solve_neither_reads_nor_keeps_a_basis():
+    prob, _ = _program(7)
+    basis = Basis()
+    info = solve(prob, "highs", time_limit_s=30, basis=basis)
+    assert info.status == "optimal" and not basis.cols and not basis.rows
