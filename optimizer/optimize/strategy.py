@@ -30,7 +30,7 @@ from optimizer.optimize.model import (
     separate_cuts,
 )
 from optimizer.optimize.solution import Forced, Solution, SolveInfo
-from optimizer.optimize.solver import solve
+from optimizer.optimize.solver import Basis, solve
 
 
 @dataclass(frozen=True)
@@ -358,7 +358,14 @@ FULL_CUTS_ROWS = 10.0
 program's rows; otherwise with those separated so far (still a valid program, its bound a valid bound).
 On the generated 1,000-workload plan they would add 700k rows to 32k: building them took 64 s of its
 120 on a slow two-core machine, ran past the time limit, and left no time to search. q4 adds 1,082 rows
-to 2,301 and the generated 100-workload plan 69,604 to 12,260: both still take them all."""
+to 2,301 and the generated 100-workload plan 69,604 to 12,260: both still take them all. explain's
+forced re-solves take the same rule (_cuts_for_search)."""
+WARM_LP_S = 1.0
+"""A relaxation that took at least this long starts each cut round from the last round's basis
+(solver.Basis): plans/q1-forecast.yaml's rounds took 1.0 s and 0.5 s against 9.6 s and 10.5 s cold. A
+quicker one has nothing to gain and is solved from scratch: from the last basis the relaxation can end at
+another optimal vertex, separate other rows, and leave step 3 another (equally exact) program — on q4,
+2,061 rows instead of 2,088 in another order, 8.2 s instead of 6.7 s."""
 CUT_ROUNDS = 5
 """Rounds of adding the valid inequalities the relaxation violates and solving it again (its bound
 then is, or comes close to, the bound with every row: 58,834 on plans/q4.yaml, 55,681 without them)."""
@@ -380,7 +387,10 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             options.progress(phase, time.perf_counter() - started, inc, bnd)
 
     bound, incumbent, values = None, None, None
-    relaxed = solve(prog.prob, solver, time_limit_s=left(), relax=True)
+    basis: Basis | None = Basis()  # each cut round's relaxation starts from the last one's optimum
+    relaxed = solve(prog.prob, solver, time_limit_s=left(), relax=True, basis=basis)
+    if relaxed.seconds < WARM_LP_S:
+        basis = None  # a relaxation this quick is solved again from scratch, as it always was
     note = relaxed.fallback_note
     solver = relaxed.name
     if relaxed.status == "infeasible":
@@ -391,7 +401,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
         if relaxed.status != "optimal" or left() <= 0 or not separate_cuts(prog):
             break
         before, before_values = relaxed, prog.values()
-        relaxed = solve(prog.prob, solver, time_limit_s=left(), relax=True)
+        relaxed = solve(prog.prob, solver, time_limit_s=left(), relax=True, basis=basis)
         if relaxed.status != "optimal":  # out of time: the last relaxation solved is still a bound
             relaxed = before
             prog.restore(before_values)
@@ -450,8 +460,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
     handover = relaxed.overhead_s
     if left() > 0:
         rows = _rows(prog)
-        if cut_rows_left(prog) <= FULL_CUTS_ROWS * rows:
-            add_cuts(prog)
+        _cuts_for_search(prog)
         # Handing the program over (PuLP to the solver and back) is not in the solver's time limit: on a
         # 1,000-workload plan it outlasted the limit by half a minute. It grows with the rows: the
         # relaxation's hand-over, scaled, is kept out of the limit; when nothing is left, step 2's plan stands.
@@ -706,7 +715,7 @@ def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solve
     def left() -> float:
         return max(0.05, seconds - (time.perf_counter() - t0))
 
-    add_cuts(prog)  # branch and bound: every node-rounding row
+    _cuts_for_search(prog)  # branch and bound: every node-rounding row, unless they would swamp the program
     warm, best = None, None
     if settle is not None and settle([*chosen.values(), key], left()) is None:
         return ForcedSolve(key, None, None, "not solved", time.perf_counter() - t0)
@@ -785,6 +794,13 @@ def price_alternatives(prog: Program, chosen: dict[str, str], ranked: dict[str, 
                 out[alt.key] = Forced(r.objective - objective, "optimal" if r.status == "optimal" else "bounded")
                 priced += 1
     return out
+
+
+def _cuts_for_search(prog: Program) -> None:
+    """Before a branch and bound: every valid inequality in, when they add at most FULL_CUTS_ROWS times the
+    program's rows; otherwise only those separated so far (a valid program either way)."""
+    if cut_rows_left(prog) <= FULL_CUTS_ROWS * _rows(prog):
+        add_cuts(prog)
 
 
 def _gap(objective: float | None, bound: float | None) -> float | None:
