@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Callable
 
 from optimizer.candidates.build import build_candidates, unreachable_slo
 from optimizer.candidates.prune import prune_dominated, ranked_alternatives
-from optimizer.candidates.types import CandidateSet, Dropped
+from optimizer.candidates.types import Candidate, CandidateSet, Dropped
 from optimizer.errors import (
     InfeasiblePlan,
     PlanError,
@@ -129,12 +130,12 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
         mcands = build_candidates(mean)
         msol, _ = solve_within(mean, mcands, "the mean-scenario plan")
         before_building()
-        cands = build_candidates(loaded)
-        keys = {c.key for cs in cands.by_workload.values() for c in cs}
-        if all(k in keys for k in msol.chosen.values()):
-            esol, einfo = solve_within(loaded, cands, "its run through the scenarios", fix=dict(msol.chosen),
-                                       reserved=msol.reserved_nodes)
-            other = extract(loaded.plan, cands, esol, einfo, loaded.catalog.offers, loaded.file)
+        held = _held(build_candidates(loaded), msol.chosen)
+        if held is None:  # dominated over these scenarios, not over their mean: kept for this evaluation
+            held = _held(build_candidates(loaded, keep_dominated=frozenset(msol.chosen)), msol.chosen)
+        if held is not None:
+            esol, einfo = solve_within(loaded, held, "its run through the scenarios", reserved=msol.reserved_nodes)
+            other = extract(loaded.plan, held, esol, einfo, loaded.catalog.offers, loaded.file)
             mean_cost = other.cost_total
     except (InfeasiblePlan, SolverError):
         mean_cost = None
@@ -161,6 +162,29 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
                          if unproven else [])
     basis = "; ".join(parts) or "optimal"
     return replace(result, risk=replace(risk, mean_plan_cost=mean_cost, vss=vss, regret=regret, basis=basis))
+
+
+def _held(cands: CandidateSet, chosen: dict[str, str]) -> CandidateSet | None:
+    """The candidates cut to another plan's configs (`chosen`: workload → key): each workload's own config,
+    or, when that config's API overflow ceiling is not one of this plan's (the ceilings are drawn from each
+    plan's demand: the mean scenario's are not the scenarios'), the same hardware — offer, precision,
+    parallelism — at each ceiling this plan has, the program picking one. None when some config is not
+    here at all."""
+    out: dict[str, list[Candidate]] = {}
+    for w, cs in cands.by_workload.items():
+        key = chosen.get(w)
+        if key is None:
+            return None
+        same = [c for c in cs if c.key == key] or [c for c in cs if _hardware(c.key) == _hardware(key)]
+        if not same:
+            return None
+        out[w] = same
+    return replace(cands, by_workload=out)
+
+
+def _hardware(key: str) -> str:
+    """A config's key without its overflow ceiling (candidates.overflow: `…/cap<replicas>`)."""
+    return re.sub(r"/cap\d+$", "", key)
 
 
 FACILITY_STEPS = (("power_kw", 1000.0, "power_kw_plus_1000"), ("racks", 1, "racks_plus_1"))
