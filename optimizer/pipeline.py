@@ -7,13 +7,13 @@
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from optimizer.candidates.build import build_candidates, unreachable_slo
+from optimizer.candidates.overflow import without_ceiling
 from optimizer.candidates.prune import prune_dominated, ranked_alternatives
 from optimizer.candidates.types import Candidate, CandidateSet, Dropped
 from optimizer.errors import (
@@ -175,16 +175,11 @@ def _held(cands: CandidateSet, chosen: dict[str, str]) -> CandidateSet | None:
         key = chosen.get(w)
         if key is None:
             return None
-        same = [c for c in cs if c.key == key] or [c for c in cs if _hardware(c.key) == _hardware(key)]
+        same = [c for c in cs if c.key == key] or [c for c in cs if without_ceiling(c.key) == without_ceiling(key)]
         if not same:
             return None
         out[w] = same
     return replace(cands, by_workload=out)
-
-
-def _hardware(key: str) -> str:
-    """A config's key without its overflow ceiling (candidates.overflow: `…/cap<replicas>`)."""
-    return re.sub(r"/cap\d+$", "", key)
 
 
 FACILITY_STEPS = (("power_kw", 1000.0, "power_kw_plus_1000"), ("racks", 1, "racks_plus_1"))

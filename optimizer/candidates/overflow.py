@@ -3,6 +3,7 @@ and the API-only config (build vs buy)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from optimizer import vocab
@@ -36,9 +37,18 @@ def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour,
     key = ("levels", w.name, c.goodput, c.gpu_fraction, c.goodput_source)
     if key not in cache:
         cache[key] = _levels(plan, w, c, demand)
-    return [c] + [replace(c, key=f"{c.key}/cap{b}", replicas=reps, gpus=gpus, ceiling_replicas=b,
+    return [c] + [replace(c, key=f"{c.key}{CEILING}{b}", replicas=reps, gpus=gpus, ceiling_replicas=b,
                           api_output_tokens_per_day=spill, api_cost=cost)
                   for b, reps, gpus, spill, cost in cache[key]]
+
+
+CEILING = "/cap"
+"""A ceiling level's key is its config's key, this, and the ceiling's base replicas."""
+
+
+def without_ceiling(key: str) -> str:
+    """A config's key without its overflow ceiling: the same offer, precision and parallelism."""
+    return re.sub(re.escape(CEILING) + r"\d+$", "", key)
 
 
 def ceiling_rate(plan: Plan, c: Candidate, day_type: str) -> float:
