@@ -94,7 +94,8 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
       - the value of the stochastic solution: the plan decided for the mean scenario (its configs,
         reservations and servers bought), then run through every scenario — hourly capacity bought as
         each needs it — against this plan, by the same risk measure;
-      - each scenario's regret: this plan's cost there against the best plan had it been known.
+      - each scenario's regret: this plan's cost there against the best plan had it been known — and, when
+        that scenario's own solve stops short of the gap, the most the regret can be (against its bound).
     """
     if result.risk is None:
         return result
@@ -139,7 +140,8 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
             mean_cost = other.cost_total
     except (InfeasiblePlan, SolverError):
         mean_cost = None
-    regret = {}
+    regret: dict[str, float] = {}
+    upto: dict[str, float] = {}
     missed: list[str] = []
     for row in result.scenarios:
         one = next(s for s in stated.plan.scenarios if s.name == row.name)
@@ -152,6 +154,11 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
             asol, ainfo = solve_within(alone, acands, f"the best plan for {row.name}")
             best = extract(alone.plan, acands, asol, ainfo, loaded.catalog.offers, loaded.file).cost_total
             regret[row.name] = max(0.0, row.cost_total - best)
+            upto[row.name] = regret[row.name]
+            if ainfo.status != "optimal" and ainfo.bound is not None and ainfo.objective is not None:
+                # not proven: the best plan there costs at least its bound, as far below `best` as the
+                # bound is below the plan found
+                upto[row.name] = max(regret[row.name], row.cost_total - (best - max(0.0, ainfo.objective - ainfo.bound)))
         except (InfeasiblePlan, SolverError):
             missed.append(row.name)
     vss = None if mean_cost is None else mean_cost - risk.value
@@ -161,7 +168,8 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
              else []) + (["estimates: the time limit stopped " + ", ".join(unproven) + " short of the gap"]
                          if unproven else [])
     basis = "; ".join(parts) or "optimal"
-    return replace(result, risk=replace(risk, mean_plan_cost=mean_cost, vss=vss, regret=regret, basis=basis))
+    return replace(result, risk=replace(risk, mean_plan_cost=mean_cost, vss=vss, regret=regret,
+                                            regret_upto=upto, basis=basis))
 
 
 def _held(cands: CandidateSet, chosen: dict[str, str]) -> CandidateSet | None:

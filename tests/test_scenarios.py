@@ -488,3 +488,50 @@ def test_a_regret_that_could_not_be_computed_is_named(tmp_path, monkeypatch) -> 
     assert set(result.risk.regret) == {"low", "mid"}
     assert result.risk.basis.startswith("partly computed: no regret for high")
     assert result.risk.vss is not None
+
+
+def test_a_regret_against_an_unproven_best_plan_is_a_range(tmp_path, monkeypatch) -> None:
+    """When a scenario's own solve stops short of the gap, its regret is a range: against the best plan found
+    (regret) up to against that solve's bound (regret_upto), and the reports say both."""
+    from dataclasses import replace as dc_replace
+
+    import optimizer.pipeline as pipeline
+    from optimizer.report import labels as L
+
+    real = pipeline.solve_candidates
+
+    def unproven_for_high(plan, cands, options, **kw):
+        sol, info = real(plan, cands, options, **kw)
+        scns = plan.plan.scenarios
+        if len(scns) == 1 and scns[0].name == "high":  # as if the time had stopped it $1,000 above its bound
+            info = dc_replace(info, status="feasible", bound=info.objective - 1000.0, gap=None)
+        return sol, info
+
+    monkeypatch.setattr(pipeline, "solve_candidates", unproven_for_high)
+    result = solve_plan(write(tmp_path, hand_plan("expected")), SolveOptions(solver="highs"))
+    risk = result.risk
+    assert risk.regret_upto["high"] == pytest.approx(risk.regret["high"] + 1000.0, abs=1e-6)
+    assert {k: risk.regret_upto[k] for k in ("low", "mid")} == {k: risk.regret[k] for k in ("low", "mid")}
+    assert "the best plan for high" in risk.basis
+    money = lambda v, nd=0: f"${v:,.{nd}f}"  # noqa: E731
+    assert L.regret_text(result, "high", money) == f"{money(risk.regret['high'])}–{money(risk.regret_upto['high'])}"
+    assert L.regret_text(result, "low", money) == money(risk.regret["low"])
+    assert L.max_regret(result) == ("high", risk.regret_upto["high"], risk.regret["high"])
+    sign = [text for head, text in L.decision_lines(result, money) if head == "Sign"]
+    assert result.new_commitments  # the hand plan reserves
+    assert f"at most {money(risk.regret_upto['high'])} (if high comes true; {money(risk.regret['high'])} " \
+           "against the best plan found for it" in sign[0]
+    # the workbook adds the largest regret it can be; the HTML shows the range and says what it means
+    import openpyxl
+
+    from optimizer.report import html
+    from optimizer.report.provenance import provenance
+    from optimizer.report.xlsx import workbook as excel
+    book = tmp_path / "ranged.xlsx"
+    excel.write_workbook(result, book)
+    sh = openpyxl.load_workbook(book)["Scenarios"]
+    row = next(r for r in sh.iter_rows() if str(r[0].value).startswith("Largest regret it can be"))
+    assert row[1].value == pytest.approx(risk.regret_upto["high"])
+    page = html.render_html(result, provenance())
+    assert L.regret_text(result, "high", lambda v, nd=0: f"${v:,.{nd}f}") in page
+    assert "A range is a regret whose scenario's own solve stopped short of the gap" in page

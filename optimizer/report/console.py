@@ -117,10 +117,9 @@ def _scenarios(result: PlanResult) -> list:
               title_justify="left", show_edge=False)
     for col in ("scenario", "weight", "cost if it came true", "hourly part", "GPU-hours on hourly tiers", "regret"):
         t.add_column(col, justify="left" if col == "scenario" else "right")
-    regret = result.risk.regret
     for row in result.scenarios:
         t.add_row(row.name, f"{row.weight:.0%}", vocab.money(row.cost_total, cur), vocab.money(row.cost_hourly, cur),
-                  f"{row.shortfall_gpu_hours:,.0f}", vocab.money(regret[row.name], cur) if row.name in regret else "–")
+                  f"{row.shortfall_gpu_hours:,.0f}", L.regret_text(result, row.name, lambda v: vocab.money(v, cur)))
     lines = [Text(f"  {line}", style="dim") for line in L.risk_lines(result, lambda v, nd=0: vocab.money(v, cur, nd))]
     return [Text(""), t, *lines]
 

@@ -122,7 +122,7 @@ def _scenarios(result: PlanResult, money, charts: Charts) -> dict[str, Any] | No
     rows = [{"name": r.name, "weight": f"{r.weight:.0%}", "cost": money(r.cost_total),
              "first": money(r.cost_total - r.cost_hourly), "hourly": money(r.cost_hourly),
              "shortfall": f"{r.shortfall_gpu_hours:,.0f}",
-             "regret": money(risk.regret[r.name]) if r.name in risk.regret else "–",
+             "regret": L.regret_text(result, r.name, money),
              "hot": worst is not None and worst[1] > 0.5 and worst[0] == r.name}
             for r in result.scenarios]
     fan = L.month_fan(result)
@@ -136,6 +136,7 @@ def _scenarios(result: PlanResult, money, charts: Charts) -> dict[str, Any] | No
             "p90": money(risk.p90), "vss": None if risk.vss is None else money(risk.vss),
             "mean_plan": None if risk.mean_plan_cost is None else money(risk.mean_plan_cost),
             "max_regret": None if worst is None else {"name": worst[0], "value": money(worst[1])},
+            "regret_ranged": L.regret_ranged(result),
             "svg": Markup(charts.scenario_costs(result)),
             "fan": None if fan is None else {"svg": Markup(charts.month_fan(fan)), "scenarios": fan["scenarios"],
                                              "rows": fan_rows, "held": f"{fan['held']:,}"}}

@@ -116,7 +116,10 @@ def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
         out.append(("Sign", f"{n.gpus} GPUs of {n.offer} {n.tier} at {money(n.price_per_gpu_hour, 2)}/GPU-hour: "
                             f"{money(n.monthly)} a month, {money(n.total_committed)} over the term{last}"
                             + (f"; regret across the {len(result.scenarios)} scenarios at most {money(regret[1])} "
-                               f"(if {regret[0]} comes true)" if regret else "")))
+                               f"(if {regret[0]} comes true" + ("" if _same_money(regret[2], regret[1]) else
+                                                                f"; {money(regret[2])} against the best plan found "
+                                                                "for it, whose solve stopped short of the gap")
+                               + ")" if regret else "")))
     if not result.new_commitments:
         out.append(("Sign", "no new reservation"))
     own = result.own
@@ -196,12 +199,38 @@ def price_paid(result: PlanResult, p) -> float:
     return p.price_per_gpu_hour
 
 
-def max_regret(result: PlanResult) -> tuple[str, float] | None:
-    """The scenario where this plan regrets most (its cost there − the best plan had it been known)."""
+def max_regret(result: PlanResult) -> tuple[str, float, float] | None:
+    """The scenario where this plan may regret most: (name, the most its regret can be, the regret against the
+    best plan found for it). The two differ when that scenario's own solve stopped short of the gap."""
     if result.risk is None or not result.risk.regret:
         return None
-    name, v = max(result.risk.regret.items(), key=lambda kv: (kv[1], kv[0]))
-    return name, v
+    ranges = {k: regret_range(result, k) for k in result.risk.regret}
+    name, (found, most) = max(ranges.items(), key=lambda kv: (kv[1][1], kv[0]))
+    return name, most, found
+
+
+def regret_range(result: PlanResult, name: str) -> tuple[float, float]:
+    """A scenario's regret against the best plan found for it, and the most it can be (its solve's bound)."""
+    assert result.risk is not None
+    found = result.risk.regret[name]
+    return found, max(found, getattr(result.risk, "regret_upto", {}).get(name, found))
+
+
+def regret_text(result: PlanResult, name: str, money) -> str:
+    """A scenario's regret in words: "$1,200", or "$1,200–$5,400" when its own solve was not proven."""
+    if result.risk is None or name not in result.risk.regret:
+        return "–"
+    found, most = regret_range(result, name)
+    return money(found) if _same_money(found, most) else f"{money(found)}–{money(most)}"
+
+
+def regret_ranged(result: PlanResult) -> bool:
+    """Some scenario's regret is a range (its own solve stopped short of the gap)."""
+    return result.risk is not None and any(not _same_money(*regret_range(result, k)) for k in result.risk.regret)
+
+
+def _same_money(a: float, b: float) -> bool:
+    return abs(b - a) < 0.5
 
 
 def tiers_total(result: PlanResult) -> float:

@@ -409,7 +409,12 @@ class RiskInfo:
     vss: float | None = None
     """Value of the stochastic solution: mean_plan_cost − value (≥ 0 up to the solver's gap)."""
     regret: dict[str, float] = field(default_factory=dict)
-    """Per scenario: this plan's cost there − the best plan had that scenario been known."""
+    """Per scenario: this plan's cost there − the best plan had that scenario been known (the best plan its
+    own solve found)."""
+    regret_upto: dict[str, float] = field(default_factory=dict)
+    """Per scenario: the most its regret can be — this plan's cost there − the best bound of that scenario's
+    own solve, when the time stopped that solve short of the gap (the best plan there may be cheaper than the
+    one found); otherwise the regret itself."""
     basis: str = ""
     """How mean_plan_cost, vss and regret were found: optimal (each solve within the gap), or estimates
     when the time they share (half the time limit) stopped a solve short."""

@@ -136,6 +136,11 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.calc(r, 1, f"MAX({rng(sh.name, first, last, REGRET)})", max(regrets), num="money0")
     else:
         sh.num(r, 1, None)
+    if L.regret_ranged(result):  # a scenario's own solve stopped short of the gap
+        most = [L.regret_range(result, s.name)[1] for s in rows if s.name in risk.regret]
+        r += 1
+        sh.text(r, 0, "Largest regret it can be (against each scenario's solve bound, where the time stopped it)")
+        sh.num(r, 1, max(most), num="money0")
     r += 1
     sh.text(r, 0, "Plan decided for the mean scenario, run through every scenario (same measure)")
     sh.num(r, 1, risk.mean_plan_cost, num="money0")
