@@ -229,6 +229,7 @@ def test_growth_and_demand_rederive_a_business_peak(tmp_path):
     ("demand=0.8:1.2:1001", "N is 1001 — give 1 to 1000 values"),
     ("demand=0.8:1.2:three", "N 'three' is not a whole number"),
     ("demand=low:1.2:3", "LO 'low' is not a number"),
+    ("demand=a:b:c", "'demand=a:b:c': LO 'a' is not a number"),  # as typed: ':b:' is not an emoji code
     ("demand=0.8:nan:3", "HI 'nan' is not a number"),
     ("demand=0.8:1.2", "is not LO:HI:N"),
     ("demand", "has no KEY="),

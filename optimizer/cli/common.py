@@ -24,10 +24,10 @@ app = typer.Typer(
 )
 
 
-out = Console(highlight=False, soft_wrap=False, width=140)
+out = Console(highlight=False, soft_wrap=False, width=140, emoji=False)
 
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 CatalogOpt = Annotated[Optional[list[Path]], typer.Option(
