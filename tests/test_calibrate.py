@@ -311,6 +311,8 @@ GOOD = "2026-07-06T10:00:00Z,chat,a,100,20\n"
      ["text.csv:2: row 1: prompt_tokens 'lots' is not a number"]),
     ("ragged.csv", HEADER + GOOD + "2026-07-06T11:00:00Z,chat,a,1,2,3\n" + GOOD,
      ["ragged.csv:3: the row does not have the header's 5 columns"]),
+    ("wide.csv", HEADER + "2026-07-06T11:00:00Z,chat,a,1,2,3\n",  # its only row longer than the header
+     ["wide.csv:2: the row does not have the header's 5 columns"]),
     ("empty.csv", "", ["empty.csv: the file is empty"]),
     ("header.csv", HEADER, ["header.csv: has no events"]),
     ("bad.jsonl", '{"timestamp": "2026-07-06T10:00:00Z", "model": "chat", "prompt_tokens": 1, "completion_tokens": 2}\n'

@@ -174,10 +174,11 @@ def inspect(con, path: Path, shown: str, rename: dict[str, str], default_workloa
         sniffed = True
     except Exception as exc:  # duckdb raises several error classes; all mean "cannot read this file"
         rel, sniffed, first_error = [], False, exc
-    if fmt == "csv" and (not sniffed or len(rel) == 1):
-        # The sniffer gives up on files whose rows disagree: take the header as written, so the
-        # scan names the row that does not fit.
-        header, delim = _csv_header(path)
+    written, written_delim = _csv_header(path) if fmt == "csv" else (None, None)
+    if fmt == "csv" and (not sniffed or len(rel) == 1 or written is not None and len(written) != len(rel)):
+        # The sniffer gives up on files whose rows disagree, or takes a longer row for the header: take the
+        # header as written, so the scan names the row that does not fit.
+        header, delim = written, written_delim
         if header is not None and len(header) > 1:
             rel = [(h, "VARCHAR") for h in header]
             sniffed = True
