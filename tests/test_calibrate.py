@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -480,3 +481,30 @@ def test_tenant_shares_from_the_log_feed_the_showback(logs, tmp_path):
         mine = [x for x in rows if x["team"] == tenant]
         assert any(f"chat ({share:.0%})" in x["workloads"] for x in mine)
     assert cost_chat > 0
+
+
+def _vllm_run(**change) -> str:
+    doc = json.loads((BENCH / "vllm-chat-h100-fp8-tp2-c48.json").read_text())
+    doc.update(change)
+    return json.dumps({k: v for k, v in doc.items() if v is not None})
+
+
+@pytest.mark.parametrize("name,content,expect", [
+    ("empty.json", "", "empty.json: the file is empty"),
+    ("none.json", "[]", "none.json: has no runs (an empty JSON list)"),
+    ("broken.json", '{"output_throughput": 1', "broken.json:1: not JSON"),
+    ("lines.jsonl", '{"output_throughput": 1}\n{oops\n', "lines.jsonl:2: not JSON"),
+    ("scalar.json", "[1, 2]", "scalar.json: run 1 is not a JSON object"),
+    ("other.json", '{"foo": 1}', "other.json: not a vllm bench serve, GenAI-Perf or AIPerf result"),
+    ("no-tpot.json", None, "no TPOT in the file — rerun with --percentile-metrics ttft,tpot,itl"),
+])
+def test_bad_load_tests_exit_2(tmp_path, name, content, expect):
+    bench = tmp_path / name
+    if content is None:  # a vllm run saved without TPOT percentiles
+        content = _vllm_run(**{k: None for k in ("mean_tpot_ms", "median_tpot_ms", "std_tpot_ms", "p99_tpot_ms")})
+    bench.write_text(content)
+    out = tmp_path / "out.yaml"
+    r = invoke("calibrate", PLAN, "--bench", bench, "-o", out)
+    assert r.exit_code == 2, r.output
+    assert expect in " ".join(r.output.split()), r.output
+    assert "Traceback" not in r.output and not out.exists() and not out.with_suffix(".html").exists()

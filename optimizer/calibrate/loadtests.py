@@ -115,6 +115,9 @@ def read_runs(path: Path, shown: str, percentile: float) -> list[Run]:
             except json.JSONDecodeError:
                 raise PlanError(Problem(f"not JSON: {exc.msg}", "give the tool's JSON output file",
                                         file=shown, line=exc.lineno if i == 1 else i)) from None
+    if not docs:  # `[]`: a list of no runs
+        raise PlanError(Problem("has no runs (an empty JSON list)",
+                                "give a vllm bench serve, GenAI-Perf or AIPerf JSON with at least one run", file=shown))
     runs = []
     for i, doc in enumerate(docs):
         if not isinstance(doc, dict):
