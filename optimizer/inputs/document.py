@@ -384,6 +384,14 @@ def _pydantic_problem(doc: Document, cls: type, err: dict, base: tuple[Any, ...]
         else:
             integer = " (an integer)" if kind in ("int_type", "int_parsing", "int_from_float") else ""
             msg, fix = f"{_shown(value)} is not {words}{integer}", f"write {words}"
+    elif kind in {"string_too_short", "string_too_long"}:
+        ctx = err.get("ctx") or {}
+        if value == "":
+            msg, fix = "is empty", "give it a name" if loc and loc[-1] in ("name", "plan") else "write a value"
+        elif kind == "string_too_long":
+            msg, fix = f"{_shown(value)} is longer than {ctx.get('max_length')} characters", "shorten it"
+        else:
+            msg, fix = f"{_shown(value)} is shorter than {ctx.get('min_length')} characters", "lengthen it"
     elif kind in {"too_short", "too_long"}:
         ctx = err.get("ctx") or {}
         actual = ctx.get("actual_length")
