@@ -226,3 +226,15 @@ def test_an_empty_log_is_refused(tmp_path, text, needle):
     log.write_text(text, encoding="utf-8")
     out = tmp_path / "next.yaml"
     _refused(invoke("forecast", PLAN, "--usage", log, "--start", "2027-01-01", "-o", out), out, f"{log}: ", needle)
+
+
+def test_an_hour_that_is_no_whole_clock_hour_is_refused(tmp_path):
+    """The shape of Azure's public trace: an hour of events from 18:17 to 19:14 covers no whole clock hour,
+    so there is no history at all — refused as too short, not a traceback."""
+    log = tmp_path / "azure.csv"
+    start = dt.datetime(2023, 11, 16, 18, 17, tzinfo=dt.UTC)
+    rows = [f"{start + dt.timedelta(seconds=7 * k):%Y-%m-%d %H:%M:%S}.000,{1000 + k},{200 + k % 50}" for k in range(490)]
+    log.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    out = tmp_path / "next.yaml"
+    r = invoke("forecast", PLAN, "--usage", log, "--usage-workload", "chat", "--start", "2027-01-01", "-o", out)
+    _refused(r, out, f"{log}: chat: needs at least 14 days of hourly usage", "got 0.0 days")

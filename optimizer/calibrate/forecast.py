@@ -346,6 +346,9 @@ def history(agg: UsageAggregate, s, name: str) -> History:
         key = s.of_quarter[qi]
         tokens[key] = tokens.get(key, 0.0) + c
     whole = sorted(k for k, h in s.hours.items() if h >= 1.0)
+    if not whole:  # the log covers no whole hour (an hour's trace from 10:20 to 11:20): no history at all
+        d0 = min(s.hours)[0] if s.hours else min(tokens)[0]
+        return History(d0, 0, np.zeros(0), 0)
     active = min(d for (d, _h), c in tokens.items() if c > 0) if any(c > 0 for c in tokens.values()) else whole[0][0]
     whole = [k for k in whole if k[0] >= active] or whole
     (d0, h0), (d1, h1) = whole[0], whole[-1]
