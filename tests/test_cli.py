@@ -540,3 +540,21 @@ def test_solve_reports_its_progress_bound_below_plan(tmp_path):
     assert plans[-1] == pytest.approx(r.cost_total) and all(b <= plans[-1] + 1e-6 for b in bounds)
     times = [t for _p, t, *_ in heard]
     assert times == sorted(times)
+
+
+def test_counts_of_gpus_and_replicas_have_thousands_separators(tmp_path):
+    """A fleet of millions of GPUs reads as one: 2,976,196, not 2976196 (the console, as the money beside it)."""
+    import yaml
+
+    d = yaml.safe_load((ROOT / "plans" / "seed-fleet.yaml").read_text())
+    d["workloads"][0]["demand"]["peak_output_tokens_per_s"] = 1e9
+    plan = tmp_path / "huge.yaml"
+    plan.write_text(yaml.safe_dump(d, sort_keys=False))
+    res = invoke("solve", str(plan), "-o", str(tmp_path / "out"))
+    assert res.exit_code == 0, res.output
+    result = json.loads((tmp_path / "out" / "huge.json").read_text())
+    gpus = result["workloads"][0]["gpus_at_peak"]
+    assert gpus > 1_000_000
+    text = res.stdout
+    assert f"{gpus:,}" in text and str(gpus) not in text.replace(",", ";")
+    assert f"{gpus:,} GPUs rest on hourly capacity" in " ".join(text.split())

@@ -68,8 +68,8 @@ def render_result(result: PlanResult) -> Group:
         wl.add_row(w.name, w.pool, choice,
                    f"{w.goodput_output_tokens_per_s:,.0f}" if w.goodput_output_tokens_per_s else "–",
                    (w.goodput_source + (f", {w.bound}-bound" if w.bound else "")) if w.kind != "reserve" else "–",
-                   str(r.base), str(r.spares), str(r.rollout),
-                   str(r.total), str(w.gpus_at_peak), vocab.money(w.cost / result.horizon_days, cur),
+                   f"{r.base:,}", f"{r.spares:,}", f"{r.rollout:,}",
+                   f"{r.total:,}", f"{w.gpus_at_peak:,}", vocab.money(w.cost / result.horizon_days, cur),
                    *((vocab.money(w.committed_cost / result.horizon_days, cur),) if committed else ()))
     if result.cost_idle > 0.005 or result.cost_idle_committed > 0.005:
         wl.add_row("bought, used by none", "", "GPU-hours no workload used at that hour", "", "", "", "", "", "", "",
@@ -84,7 +84,7 @@ def render_result(result: PlanResult) -> Group:
     for p in result.purchases:
         est = "*" if p.price_estimated else ""
         held = p.tier.startswith("reserved") or p.tier == "buy"
-        pur.add_row(p.offer, p.accelerator, p.tier, str(p.gpus) if held else "–", "–" if held else str(p.gpus),
+        pur.add_row(p.offer, p.accelerator, p.tier, f"{p.gpus:,}" if held else "–", "–" if held else f"{p.gpus:,}",
                     f"{p.gpu_hours:,.0f}", f"{L.price_paid(result, p):,.2f}{est}", vocab.money(p.cost, cur))
     parts: list = [head, Text(""), decision, Text(""), tiers, *_scenarios(result), Text(""), wl, _peaks_note(result),
                    Text(""), pur]
