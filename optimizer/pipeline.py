@@ -123,7 +123,7 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
             unproven.append(what)
         return sol, info
 
-    mean_cost = None
+    mean_cost = mean_least = None
     try:
         before_building()
         mean = scenarios.expand(replace(base, plan=base.plan.model_copy(
@@ -138,6 +138,7 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
             esol, einfo = solve_within(loaded, held, "its run through the scenarios", reserved=msol.reserved_nodes)
             other = extract(loaded.plan, held, esol, einfo, loaded.catalog.offers, loaded.file)
             mean_cost = other.cost_total
+            mean_least = _least(mean_cost, einfo)
     except (InfeasiblePlan, SolverError):
         mean_cost = None
     regret: dict[str, float] = {}
@@ -154,22 +155,33 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
             asol, ainfo = solve_within(alone, acands, f"the best plan for {row.name}")
             best = extract(alone.plan, acands, asol, ainfo, loaded.catalog.offers, loaded.file).cost_total
             regret[row.name] = max(0.0, row.cost_total - best)
-            upto[row.name] = regret[row.name]
-            if ainfo.status != "optimal" and ainfo.bound is not None and ainfo.objective is not None:
-                # not proven: the best plan there costs at least its bound, as far below `best` as the
-                # bound is below the plan found
-                upto[row.name] = max(regret[row.name], row.cost_total - (best - max(0.0, ainfo.objective - ainfo.bound)))
+            upto[row.name] = max(regret[row.name], row.cost_total - _least(best, ainfo))
         except (InfeasiblePlan, SolverError):
             missed.append(row.name)
     vss = None if mean_cost is None else mean_cost - risk.value
+    vss_range = None
+    if mean_cost is not None and mean_least is not None:
+        # the mean plan's cost over the scenarios is at least its solve's bound, this plan's optimum at least
+        # this solve's: the value lies between, and is a range when either solve stopped short of the gap
+        least = _least(risk.value, result.solver)
+        if mean_least < mean_cost or least < risk.value:
+            vss_range = [mean_least - risk.value, mean_cost - least]
     gaps = ([] if mean_cost is not None else ["no value of the stochastic solution"]) + (
         [f"no regret for {', '.join(missed)}"] if missed else [])
     parts = (["partly computed: " + " and ".join(gaps) + " (the time limit ran out, or a solve failed)"] if gaps
              else []) + (["estimates: the time limit stopped " + ", ".join(unproven) + " short of the gap"]
                          if unproven else [])
     basis = "; ".join(parts) or "optimal"
-    return replace(result, risk=replace(risk, mean_plan_cost=mean_cost, vss=vss, regret=regret,
-                                            regret_upto=upto, basis=basis))
+    return replace(result, risk=replace(risk, mean_plan_cost=mean_cost, vss=vss, vss_range=vss_range,
+                                            regret=regret, regret_upto=upto, basis=basis))
+
+
+def _least(cost: float, info: SolveInfo) -> float:
+    """The least a solved cost can be: the cost itself when the solve proved its gap, else as far below it as
+    the solve's best bound is below the plan it found."""
+    if info.status == "optimal" or info.bound is None or info.objective is None:
+        return cost
+    return cost - max(0.0, info.objective - info.bound)
 
 
 def _held(cands: CandidateSet, chosen: dict[str, str]) -> CandidateSet | None:

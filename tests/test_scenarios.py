@@ -535,3 +535,40 @@ def test_a_regret_against_an_unproven_best_plan_is_a_range(tmp_path, monkeypatch
     page = html.render_html(result, provenance())
     assert L.regret_text(result, "high", lambda v, nd=0: f"${v:,.{nd}f}") in page
     assert "A range is a regret whose scenario's own solve stopped short of the gap" in page
+
+
+def test_a_value_of_the_stochastic_solution_from_unproven_solves_is_a_range(tmp_path, monkeypatch) -> None:
+    """When the mean plan's run through the scenarios stops short of its gap, the VSS is a range: from its
+    solve's bound to the plan it found (this plan proven); the risk lines and the workbook say so."""
+    from dataclasses import replace as dc_replace
+
+    import openpyxl
+
+    import optimizer.pipeline as pipeline
+    from optimizer.report import labels as L
+    from optimizer.report.xlsx import workbook as excel
+
+    real = pipeline.solve_candidates
+
+    def unproven_evaluation(plan, cands, options, **kw):
+        sol, info = real(plan, cands, options, **kw)
+        if kw.get("reserved") is not None:  # the mean plan's decision, run through the scenarios
+            info = dc_replace(info, status="feasible", bound=info.objective - 500.0, gap=None)
+        return sol, info
+
+    monkeypatch.setattr(pipeline, "solve_candidates", unproven_evaluation)
+    result = solve_plan(write(tmp_path, hand_plan("expected")), SolveOptions(solver="highs"))
+    risk = result.risk
+    assert result.solver.status == "optimal" and risk.vss is not None
+    assert risk.vss_range == pytest.approx([risk.vss - 500.0, risk.vss], abs=1e-6)
+    money = lambda v, nd=0: f"${v:,.{nd}f}"  # noqa: E731
+    line = next(x for x in L.risk_lines(result, money) if x.startswith("Value of the stochastic solution"))
+    assert f"VSS {money(risk.vss)} — somewhere from {money(risk.vss - 500.0)} to {money(risk.vss)}" in line
+    book = tmp_path / "vss.xlsx"
+    excel.write_workbook(result, book)
+    sh = openpyxl.load_workbook(book)["Scenarios"]
+    row = next(r for r in sh.iter_rows() if str(r[0].value).strip().startswith("it lies between"))
+    assert [row[1].value, row[2].value] == pytest.approx(risk.vss_range)
+    # proven solves: no range
+    monkeypatch.setattr(pipeline, "solve_candidates", real)
+    assert solve_plan(write(tmp_path, hand_plan("expected")), SolveOptions(solver="highs")).risk.vss_range is None

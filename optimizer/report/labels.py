@@ -253,9 +253,13 @@ def risk_lines(result: PlanResult, money) -> list[str]:
                   f"the plan's total is the {risk_name(result)}.")
     out = [first]
     if risk.mean_plan_cost is not None and risk.vss is not None:
+        span = getattr(risk, "vss_range", None)
         out.append(f"Value of the stochastic solution: the plan decided for the mean scenario would cost "
                    f"{money(risk.mean_plan_cost)} by the same measure, this plan {money(risk.value)}: "
-                   f"VSS {money(risk.vss)}.")
+                   f"VSS {money(risk.vss)}" + (
+                       f" — somewhere from {money(span[0])} to {money(span[1])}, as the solves behind it stopped "
+                       "short of their gaps (each cost lies between its solve's bound and the plan found)."
+                       if span else "."))
     else:
         out.append("Value of the stochastic solution: not computed (the mean scenario's plan could not be solved "
                    "or run through the scenarios).")

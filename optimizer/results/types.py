@@ -408,6 +408,10 @@ class RiskInfo:
     by the same measure; None when not computed."""
     vss: float | None = None
     """Value of the stochastic solution: mean_plan_cost − value (≥ 0 up to the solver's gap)."""
+    vss_range: list[float] | None = None
+    """[least, most] the value of the stochastic solution can be when a solve behind it stopped short of its
+    gap: the mean plan's cost over the scenarios lies between its solve's bound and mean_plan_cost, this
+    plan's optimum between its bound and value. None when both were proven."""
     regret: dict[str, float] = field(default_factory=dict)
     """Per scenario: this plan's cost there − the best plan had that scenario been known (the best plan its
     own solve found)."""

@@ -151,6 +151,12 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.calc(r, 1, f"B{mean_row + 1}-scenario_risk", risk.mean_plan_cost - v, num="money0")
     else:
         sh.num(r, 1, None)
+    span = getattr(risk, "vss_range", None)
+    if span:  # a solve behind it stopped short of its gap
+        r += 1
+        sh.text(r, 0, "  it lies between (each cost between its solve's bound and the plan found)")
+        sh.num(r, 1, span[0], num="money0")
+        sh.num(r, 2, span[1], num="money0")
     r += 1
     basis = getattr(risk, "basis", "")
     sh.text(r, 0, "Regret and the mean scenario's plan come from further solves (values, not formulas)"
