@@ -572,3 +572,7 @@ def test_a_value_of_the_stochastic_solution_from_unproven_solves_is_a_range(tmp_
     # proven solves: no range
     monkeypatch.setattr(pipeline, "solve_candidates", real)
     assert solve_plan(write(tmp_path, hand_plan("expected")), SolveOptions(solver="highs")).risk.vss_range is None
+    # a mean plan cheaper than this one: only a solve stopped early can leave that, and the lines say so
+    low = dc_replace(result, risk=dc_replace(risk, vss=-100.0, mean_plan_cost=risk.value - 100.0, vss_range=None))
+    assert any("the time limit stopped this plan's solve early" in x for x in L.risk_lines(low, money))
+    assert not any("stopped this plan's solve early" in x for x in L.risk_lines(result, money))

@@ -260,6 +260,10 @@ def risk_lines(result: PlanResult, money) -> list[str]:
                        f" — somewhere from {money(span[0])} to {money(span[1])}, as the solves behind it stopped "
                        "short of their gaps (each cost lies between its solve's bound and the plan found)."
                        if span else "."))
+        if risk.vss < -0.5:
+            out.append("The plan decided for the mean scenario costs less over these scenarios than this plan: this "
+                       "program could have chosen it, so the time limit stopped this plan's solve early — raise "
+                       "policy.time_limit_s or --time-limit.")
     else:
         out.append("Value of the stochastic solution: not computed (the mean scenario's plan could not be solved "
                    "or run through the scenarios).")
