@@ -213,7 +213,7 @@ def regret_range(result: PlanResult, name: str) -> tuple[float, float]:
     """A scenario's regret against the best plan found for it, and the most it can be (its solve's bound)."""
     assert result.risk is not None
     found = result.risk.regret[name]
-    return found, max(found, getattr(result.risk, "regret_upto", {}).get(name, found))
+    return found, max(found, result.risk.regret_upto.get(name, found))
 
 
 def regret_text(result: PlanResult, name: str, money) -> str:
@@ -253,7 +253,7 @@ def risk_lines(result: PlanResult, money) -> list[str]:
                   f"the plan's total is the {risk_name(result)}.")
     out = [first]
     if risk.mean_plan_cost is not None and risk.vss is not None:
-        span = getattr(risk, "vss_range", None)
+        span = risk.vss_range
         out.append(f"Value of the stochastic solution: the plan decided for the mean scenario would cost "
                    f"{money(risk.mean_plan_cost)} by the same measure, this plan {money(risk.value)}: "
                    f"VSS {money(risk.vss)}" + (

@@ -136,11 +136,11 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.calc(r, 1, f"MAX({rng(sh.name, first, last, REGRET)})", max(regrets), num="money0")
     else:
         sh.num(r, 1, None)
-    if L.regret_ranged(result):  # a scenario's own solve stopped short of the gap
-        most = [L.regret_range(result, s.name)[1] for s in rows if s.name in risk.regret]
+    worst = L.max_regret(result)
+    if worst is not None and L.regret_ranged(result):  # a scenario's own solve stopped short of the gap
         r += 1
         sh.text(r, 0, "Largest regret it can be (against each scenario's solve bound, where the time stopped it)")
-        sh.num(r, 1, max(most), num="money0")
+        sh.num(r, 1, worst[1], num="money0")
     r += 1
     sh.text(r, 0, "Plan decided for the mean scenario, run through every scenario (same measure)")
     sh.num(r, 1, risk.mean_plan_cost, num="money0")
@@ -151,7 +151,7 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.calc(r, 1, f"B{mean_row + 1}-scenario_risk", risk.mean_plan_cost - v, num="money0")
     else:
         sh.num(r, 1, None)
-    span = getattr(risk, "vss_range", None)
+    span = risk.vss_range
     if span:  # a solve behind it stopped short of its gap
         r += 1
         sh.text(r, 0, "  it lies between (each cost between its solve's bound and the plan found)")
