@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
+from optimizer import vocab
 from optimizer.candidates.build import build_candidates, unreachable_slo
 from optimizer.candidates.overflow import without_ceiling
 from optimizer.candidates.prune import prune_dominated, ranked_alternatives
@@ -124,6 +125,7 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
         return sol, info
 
     mean_cost = mean_least = None
+    adopted = False
     try:
         before_building()
         mean = scenarios.expand(replace(base, plan=base.plan.model_copy(
@@ -139,6 +141,11 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
             other = extract(loaded.plan, held, esol, einfo, loaded.catalog.offers, loaded.file)
             mean_cost = other.cost_total
             mean_least = _least(mean_cost, einfo)
+            if _cheaper(einfo, result.solver):
+                result = _adopted(result, other, einfo, loaded.plan.policy.mip_gap if options.mip_gap is None
+                                  else options.mip_gap)
+                risk = result.risk
+                adopted = True
     except (InfeasiblePlan, SolverError):
         mean_cost = None
     regret: dict[str, float] = {}
@@ -173,7 +180,38 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
                          if unproven else [])
     basis = "; ".join(parts) or "optimal"
     return replace(result, risk=replace(risk, mean_plan_cost=mean_cost, vss=vss, vss_range=vss_range,
-                                            regret=regret, regret_upto=upto, basis=basis))
+                                            regret=regret, regret_upto=upto, basis=basis, mean_plan_returned=adopted))
+
+
+def _cheaper(mine: SolveInfo, theirs: SolveInfo) -> bool:
+    """True when a plan of the same program costs more than half a unit of money less than the solve's plan."""
+    return mine.objective is not None and theirs.objective is not None and mine.objective < theirs.objective - 0.5
+
+
+def _adopted(result: PlanResult, mean: PlanResult, info: SolveInfo, gap_target: float) -> PlanResult:
+    """The mean scenario's plan, run through the scenarios, in place of the two-stage solve's own plan: it is a
+    plan of the same program (its first stage held), and cheaper by the same measure when the time limit
+    stopped the two-stage solve far from its optimum. The two-stage solve's bound still bounds every plan,
+    so the gap is this plan's distance to it; the candidates are the two-stage program's, the alternatives
+    (priced against the other plan) are not kept."""
+    before = result.solver
+    obj = float(info.objective or 0.0)
+    gap = None if before.bound is None else max(0.0, obj - before.bound) / max(abs(obj), 1e-9)
+    status = "optimal" if gap is not None and gap <= gap_target + 1e-9 else "feasible"
+    solver = replace(before, status=status, objective=obj, gap=gap, seconds=before.seconds + info.seconds,
+                     overhead_s=before.overhead_s + info.overhead_s)
+    chosen = {w.name: w.key for w in mean.workloads}
+    known = {(r.workload, r.key) for r in result.candidates}
+    rows = ([replace(r, chosen=chosen.get(r.workload) == r.key) for r in result.candidates]
+            if all((w, k) in known for w, k in chosen.items()) else mean.candidates)
+    cut = "" if before.gap is None else f" (stopped by the time limit {before.gap:.1%} from its bound)"
+    note = (f"the plan decided for the mean scenario, run through the scenarios, costs "
+            f"{vocab.money(mean.cost_total, mean.currency)} by the risk measure against "
+            f"{vocab.money(result.cost_total, result.currency)} for "
+            f"the two-stage solve's own plan{cut}: it is the plan returned, with the two-stage solve's bound; "
+            "raise the time limit for a two-stage plan (alternatives are not priced for it)")
+    return replace(mean, status=status, solver=solver, candidates=rows, dropped=result.dropped,
+                   pruned=result.pruned, alternatives=[], notes=[*mean.notes, note])
 
 
 def _least(cost: float, info: SolveInfo) -> float:

@@ -576,3 +576,58 @@ def test_a_value_of_the_stochastic_solution_from_unproven_solves_is_a_range(tmp_
     low = dc_replace(result, risk=dc_replace(risk, vss=-100.0, mean_plan_cost=risk.value - 100.0, vss_range=None))
     assert any("the time limit stopped this plan's solve early" in x for x in L.risk_lines(low, money))
     assert not any("stopped this plan's solve early" in x for x in L.risk_lines(result, money))
+
+
+def test_a_mean_plan_cheaper_than_the_two_stage_plan_found_is_the_plan_returned(tmp_path, monkeypatch) -> None:
+    """When the time limit leaves the two-stage solve with a plan dearer than the mean scenario's plan run
+    through the scenarios, that plan — one the program could have chosen — is returned, with the two-stage
+    solve's bound and the gap to it. By hand (hand_plan): the two-stage optimum reserves 2 GPUs (4752);
+    the mean scenario (demand × 0.95: 3.8 GPUs) reserves 4, which costs 4320 / 4320 / 10080, expected 5472;
+    the solve is made to stop at 8 reserved GPUs (8640 in every scenario)."""
+    from dataclasses import replace as dc_replace
+
+    import optimizer.pipeline as pipeline
+
+    real = pipeline.solve_candidates
+    main = {"calls": 0}
+
+    def stopped_at_eight(plan, cands, options, **kw):
+        sol, info = real(plan, cands, options, **kw)
+        if len(plan.plan.scenarios) == 3 and "reserved" not in kw and main["calls"] == 0:
+            main["calls"] += 1  # the two-stage solve, as if the time had stopped it at a dear plan
+            dear, dinfo = real(plan, cands, options, reserved={k: 8.0 for k in sol.reserved_nodes}, **kw)
+            return dear, dc_replace(dinfo, status="feasible", bound=info.objective,
+                                    gap=(dinfo.objective - info.objective) / dinfo.objective)
+        return sol, info
+
+    monkeypatch.setattr(pipeline, "solve_candidates", stopped_at_eight)
+    result = solve_plan(write(tmp_path, hand_plan("expected")), SolveOptions(solver="highs"))
+    assert [p.gpus for p in result.purchases if p.tier == "reserved-1y"] == [4]
+    assert {r.name: r.cost_total for r in result.scenarios} == pytest.approx(
+        {"low": 4320, "mid": 4320, "high": 10080}, rel=1e-9)
+    assert result.cost_total == pytest.approx(5472, rel=1e-9)
+    assert result.status == result.solver.status == "feasible"
+    assert result.solver.bound == pytest.approx(4752, rel=1e-9)
+    assert result.solver.gap == pytest.approx((5472 - 4752) / 5472, rel=1e-6)
+    assert result.risk.mean_plan_cost == pytest.approx(5472, rel=1e-9)
+    assert result.risk.vss == pytest.approx(0.0, abs=1e-6)
+    # regrets are this plan's: low alone reserves 2 (2160), mid 4 (4320), high 8 (8640)
+    assert result.risk.regret == pytest.approx({"low": 2160, "mid": 0, "high": 1440}, abs=1e-6)
+    assert any("plan decided for the mean scenario" in n and "$8,640" in n for n in result.notes)
+    assert result.alternatives == []
+    assert [r.key for r in result.candidates if r.chosen] == [result.workload("w0").key]
+    assert result.risk.mean_plan_returned
+    from optimizer.report import labels as L
+    money = lambda v, nd=0: f"${v:,.{nd}f}"  # noqa: E731
+    lines = L.risk_lines(result, money)
+    assert any(line.startswith("Value of the stochastic solution: this plan is the one decided for the mean "
+                               "scenario") and "$5,472" in line for line in lines), lines
+    assert not any("VSS" in line for line in lines)
+    import openpyxl
+
+    from optimizer.report.xlsx import workbook as excel
+    book = tmp_path / "mean.xlsx"
+    excel.write_workbook(result, book)
+    texts = [str(r[0].value) for r in openpyxl.load_workbook(book)["Scenarios"].iter_rows()]
+    assert any(t.startswith("This plan is the mean scenario's plan") for t in texts)
+    assert not solve_plan(write(tmp_path, hand_plan("expected")), SolveOptions(solver="highs")).risk.mean_plan_returned

@@ -419,6 +419,9 @@ class RiskInfo:
     """Per scenario: the most its regret can be — this plan's cost there − the best bound of that scenario's
     own solve, when the time stopped that solve short of the gap (the best plan there may be cheaper than the
     one found); otherwise the regret itself."""
+    mean_plan_returned: bool = False
+    """True: the plan returned is the mean scenario's plan run through the scenarios — the time limit left the
+    two-stage solve with a dearer plan of its own (so vss is 0, and vss_range says what a longer solve may find)."""
     basis: str = ""
     """How mean_plan_cost, vss and regret were found: optimal (each solve within the gap), or estimates
     when the time they share (half the time limit) stopped a solve short."""

@@ -157,6 +157,10 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.text(r, 0, "  it lies between (each cost between its solve's bound and the plan found)")
         sh.num(r, 1, span[0], num="money0")
         sh.num(r, 2, span[1], num="money0")
+    if risk.mean_plan_returned:
+        r += 1
+        sh.text(r, 0, "This plan is the mean scenario's plan: the two-stage solve's own plan cost more when its time "
+                "limit stopped it", "note")
     r += 1
     basis = getattr(risk, "basis", "")
     sh.text(r, 0, "Regret and the mean scenario's plan come from further solves (values, not formulas)"
