@@ -117,4 +117,4 @@ def unknown_id_fix(kind: str, name: str, known: list[str] | set[str]) -> str:
         return f"did you mean '{guess}'?"
     shown = ", ".join(sorted(known)[:12])
     more = " …" if len(known) > 12 else ""
-    return f"known {kind}: {shown}{more}" if known else f"no {kind} is defined; add one"
+    return f"known {kind}: {shown}{more}" if known else f"no {kind} defined yet; add one"

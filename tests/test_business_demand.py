@@ -161,6 +161,18 @@ def test_a_profile_that_contradicts_the_peak_hour_share_is_a_warning(tmp_path):
     assert any("peak_hour_share is 12.5%" in w for w in json.loads(res.stdout)["plans"][0]["warnings"])
 
 
+def test_a_profile_that_never_reaches_the_peak_is_a_warning(tmp_path):
+    """A profile at most 0.9 of the peak plans for 90% of it: valid, but said (shares of the day, which add up
+    to 1, are refused: bad_plans/142)."""
+    low = PROFILE.replace("1.0", "0.9")
+    res = invoke("validate", write(tmp_path, with_profile(STATED, low)))
+    assert res.exit_code == 0, res.output
+    assert ("chat: demand.profile never reaches the peak (its busiest hour is 0.9): the fleet is sized "
+            "for 90% of peak_output_tokens_per_s") in " ".join(res.output.split()) and "warning:" in res.output
+    assert [n for n in solve_plan(write(tmp_path, with_profile(STATED, low))).notes if "never reaches the peak" in n]
+    assert not [n for n in solve_plan(write(tmp_path, with_profile(STATED))).notes if "never reaches" in n]
+
+
 # --- errors -------------------------------------------------------------------------------------------
 
 

@@ -254,6 +254,17 @@ def test_owned_servers_serve_before_anything_is_rented(tmp_path, solver):
     assert o.depreciation_in_horizon == pytest.approx(2 * 120000 * H / 365 / 2)   # sunk: reported only
 
 
+def test_policy_providers_keeps_the_owned_servers(tmp_path):
+    """`providers` names the accounts to rent from; servers you own are paid for either way and still serve
+    (leaving them out had rented 24 GPUs beside 16 idle owned ones)."""
+    data = own_plan([hold("a", 8), hold("b", 8), hold("c", 8)], [cloud_offer(on_demand=3.0, reserved_1y=2.0)],
+                    owned=[OWNED], start="2027-01-04")
+    data["policy"]["providers"] = ["cloud"]
+    r = solve(tmp_path, data)
+    assert sorted(w.offer for w in r.workloads) == ["cloud-h100", "owned-h100-sxm", "owned-h100-sxm"]
+    assert tiers(r) == {("cloud-h100", "reserved-1y"): 8}
+
+
 def test_a_workload_larger_than_the_owned_servers_rents_all_of_it(tmp_path):
     """A workload runs at one offer: 24 GPUs in one workload do not fit 16 owned GPUs, so all 24 are
     rented and the owned servers stand idle — their idle energy and support still count."""

@@ -210,7 +210,7 @@ def filter_reason(plan: Plan, catalog: Catalog, w: Workload, offer: Offer) -> st
         return "region"
     if w.offers and offer.id not in w.offers:
         return "offer"
-    if plan.policy.providers is not None and offer.provider not in plan.policy.providers:
+    if plan.policy.providers is not None and offer.provider not in plan.policy.providers and offer.provider != "own":
         return "provider"
     return None
 

@@ -238,6 +238,10 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
         if c.offer not in catalog.offers:
             err(("commitments", j, "offer"), f"unknown offer '{c.offer}'",
                 unknown_id_fix("offers", c.offer, list(catalog.offers)))
+        elif catalog.offers[c.offer].provider == "own":
+            err(("commitments", j, "offer"), f"'{c.offer}' is your own servers (owned:), not an offer to sign a "
+                "contract on", "give the rented offer the contract is with; servers you own are listed under "
+                "owned: and cost no contract")
         elif c.price_per_gpu_hour is None and catalog.offers[c.offer].price(c.tier) is None:
             err(("commitments", j, "tier"), f"offer '{c.offer}' has no {c.tier} price to cost this contract",
                 f"give the contract's price: price_per_gpu_hour: … (per GPU-hour, {plan.currency})")

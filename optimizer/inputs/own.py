@@ -109,6 +109,12 @@ def resolve(plan: Plan, catalog: Catalog, err: Err, line_of: Callable[[tuple], i
     if uses and plan.facility.usd_per_kwh is None:
         err(("facility",), "the plan runs servers of its own but gives no energy price",
             "add facility: {usd_per_kwh: 0.08} (USD per kWh; or 24 prices, one per hour)")
+    if plan.start_date is None:
+        for i, o in enumerate(plan.owned):
+            if o.since is not None:
+                err(("owned", i, "since"), "owned servers have a date they entered service, and the plan has no "
+                    "start_date to place it on the horizon", "add start_date: YYYY-MM-DD (the horizon's first day), "
+                    "or remove since (servers then serve the whole horizon)")
     late = sorted(o.id for o in catalog.offers.values() if o.buy is not None and (o.buy.lead_time_days or 0) > 0)
     if late and plan.start_date is None:
         err(("start_date",), f"bought servers arrive after a lead time ({', '.join(late)}), and the plan has no "

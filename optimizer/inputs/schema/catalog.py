@@ -44,6 +44,10 @@ class Strict(BaseModel):
     @classmethod
     def _no_bool_for_numbers(cls, value: Any, info: ValidationInfo) -> Any:
         field = cls.model_fields.get(info.field_name or "")
+        if field is not None and _holds_dates(field.annotation) and isinstance(value, (int, float)) \
+                and not isinstance(value, bool):
+            # pydantic reads a number as seconds since 1970 (start_date: 0 is 1970-01-01)
+            raise ValueError(f"{value!r} is a number, not a date — write a date as YYYY-MM-DD (2027-01-04)")
         if field is None or not _numbers_only(field.annotation):
             return value
         if isinstance(value, dict) and not _has_mapping(field.annotation):
@@ -71,6 +75,11 @@ def _numbers_only(annotation: Any) -> bool:
 
     walk(annotation)
     return bool(kinds) and bool not in kinds
+
+
+def _holds_dates(annotation: Any) -> bool:
+    """Whether the annotation is a date, or a union with one."""
+    return annotation is dt.date or any(_holds_dates(a) for a in typing.get_args(annotation))
 
 
 def _has_mapping(annotation: Any) -> bool:

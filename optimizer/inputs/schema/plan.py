@@ -204,7 +204,8 @@ class Policy(Strict):
     mig_pools: list[str] = Field(default_factory=lambda: ["small"], examples=[["small"]])
     """Pools whose workloads may run on MIG slices of a GPU."""
     providers: list[str] | None = None
-    """Only offers from these providers (the accounts you have); default: every offer."""
+    """Only offers from these providers (the accounts you have); default: every offer. Servers you own
+    (`owned`) are always in: their cost is paid either way."""
     share_reserved_across_pools: bool = True
     """Whether pools borrow each other's reserved and committed GPUs hour by hour."""
     solver: Literal["highs", "cbc"] = "highs"
@@ -296,7 +297,8 @@ class Demand(Strict):
     """Business numbers: growth of the users a month, compounded (0.05, not 5). planopt buys one fleet
     for the horizon, so it sizes for the horizon's end: × (1 + monthly_growth)^(horizon_days ÷ 30)."""
     profile: Profile | dict[str, Profile] | None = None
-    """24 fractions of the peak per hour; one list for every day type, or one per day type."""
+    """24 fractions of the peak per hour, the busiest hour 1.0 (not shares of the day); one list for every day
+    type, or one per day type."""
     peak_by_month: dict[str, Annotated[float, Field(gt=0, le=MAX_TOKENS_PER_S)]] | None = Field(
         default=None, examples=[{"2027-01": 8200, "2027-02": 8900, "2027-03": 9600}])
     """Demand that changes inside the horizon: the busiest hour's output tokens/s in each calendar month
@@ -374,7 +376,22 @@ class Demand(Strict):
             bad = [v for v in values if not 0 <= v <= 1]
             if bad:
                 raise ValueError(f"value {bad[0]} is outside [0, 1]; profiles are fractions of the peak")
+        top = max((max(values) for values in lists), default=None)
+        if top == 0:
+            raise ValueError("is 0 at every hour: no traffic at all — give each hour's fraction of the peak "
+                             "(the busiest hour 1.0), or remove the workload")
+        if top is not None and top < 1 - PEAK_HOUR_TOLERANCE and all(abs(sum(v) - 1) <= 0.05 for v in lists):
+            where = "its busiest hour" if len(lists) == 1 else "the busiest hour of any day type"
+            raise ValueError(f"adds up to 1 and never reaches the peak: {where} is {top:g}, not 1 — these are "
+                             "shares of the day, which would size the fleet "
+                             f"{1 / top:.3g}× too small. A profile gives each hour's traffic as a fraction of the "
+                             f"peak, the busiest hour 1.0: divide every value by {top:g}")
         return profile
+
+
+PEAK_HOUR_TOLERANCE = 0.005
+"""A profile's busiest hour may fall this short of 1.0 (values rounded to two decimals) and still be read as the
+peak hour; below it the profile is refused (shares of the day, not fractions of the peak)."""
 
 
 class Measured(Strict):
@@ -676,10 +693,18 @@ class Plan(Extensible):
         return {k: (v if isinstance(v, int) else v.days) for k, v in self.day_types.items()}
 
     def warnings(self) -> list[str]:
-        """What is valid but looks wrong: a workload's hourly profile that contradicts the peak-hour share
-        its business numbers state (solve notes them, validate prints them)."""
+        """What is valid but looks wrong: a workload's hourly profile that never reaches its peak, or that
+        contradicts the peak-hour share its business numbers state (solve notes them, validate prints them)."""
         out = []
         for w in self.workloads:
+            if w.demand is not None and w.demand.profile is not None:
+                lists = ([w.demand.profile] if isinstance(w.demand.profile, list)
+                         else list(w.demand.profile.values()))
+                top = max(max(v) for v in lists)
+                if 0 < top < 1 - PEAK_HOUR_TOLERANCE:
+                    out.append(f"{w.name}: demand.profile never reaches the peak (its busiest hour is {top:g}): the "
+                               f"fleet is sized for {top:.0%} of peak_output_tokens_per_s — if the peak is the "
+                               f"busiest hour, divide the profile by {top:g}")
             d = w.demand.derivation if w.demand is not None else None
             if d is None:
                 continue
