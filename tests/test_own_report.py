@@ -208,3 +208,14 @@ def test_no_amount_number_or_date_breaks_across_lines(page, medium, width, tmp_p
     assert not out["overflow"], out["overflow"][:10]
 
 
+
+
+def test_the_fleet_busiest_hour_counts_each_period_once(own):
+    """The delivery on day 10 cuts the horizon in two periods: an hour of one is not the same hour of the
+    other, so the fleet's busiest hour never holds more GPUs than the workloads' own peaks add up to (both
+    workloads hold their GPUs every hour: 16 + 24, and no note)."""
+    from optimizer.report.console import _peaks_note
+
+    assert own.periods and any(h.period for h in own.hourly)
+    assert sum(w.gpus_at_peak for w in own.workloads) == 40
+    assert _peaks_note(own).plain == ""
