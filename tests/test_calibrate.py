@@ -193,6 +193,18 @@ def test_refuses_to_overwrite_the_plan(logs, tmp_path):
     assert sha(plan) == before
 
 
+def test_an_output_under_a_file_is_exit_2_before_reading_the_log(logs, tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for out in (afile / "x.yaml", tmp_path):
+        r = invoke("calibrate", PLAN, "--usage", logs.files["openai-csv"], "-o", out)
+        assert r.exit_code == 2, r.output
+        said = " ".join(r.output.split())
+        assert ("afile is a file, not a folder" in said if out != tmp_path else "is a folder, not a file" in said)
+        assert "choose a writable -o" in said and "Traceback" not in r.output
+    assert afile.read_text() == "x"
+
+
 def test_sig_rounding():
     assert sig(1913.509) == 1914 and isinstance(sig(1913.509), int)
     assert sig(1.530807) == 1.531
@@ -455,6 +467,18 @@ def test_result_gives_occupancy_table(logs, tmp_path):
     assert "Occupancy against" in r.output
     html = (tmp_path / "again.html").read_text()
     assert "Occupancy against" in html
+    # the result of another plan (its workloads renamed) has no occupancy to give: a note says why
+    other = tmp_path / "other.json"
+    data = json.loads(res.read_text())
+    for w in data["workloads"]:
+        w["name"] = "other-" + w["name"]
+    data["plan"] = "another plan"
+    other.write_text(json.dumps(data))
+    r = invoke("calibrate", small, "--usage", logs.files["openai-csv"], "--result", other, "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert "Occupancy against" not in r.output
+    assert "no occupancy to show — it has none of this plan's workloads (it is the result of 'another plan')" in said
 
 
 def test_tenant_shares_from_the_log_feed_the_showback(logs, tmp_path):

@@ -117,6 +117,39 @@ def test_bad_inputs_exit_2(plans, tmp_path, content, expect):
     assert expect in r.output and "Traceback" not in r.output
 
 
+def _edited(path, tmp_path, edit) -> Path:
+    d = json.loads(Path(path).read_text())
+    edit(d)
+    out = tmp_path / "edited.json"
+    out.write_text(json.dumps(d))
+    return out
+
+
+@pytest.mark.parametrize("edit,expect", [
+    (lambda d: d["cost"].__setitem__("total", "1800"), 'cost.total: "1800" is not a number'),
+    (lambda d: d.__setitem__("horizon_days", 0), "horizon_days: 0 is not a horizon"),
+    (lambda d: d["workloads"][0].__setitem__("cost", "x"), 'workloads[0].cost: "x" is not a number'),
+    (lambda d: d["workloads"][0]["replicas"].__setitem__("total", "fifteen"),
+     'workloads[0].replicas.total: "fifteen" is not a number'),
+    (lambda d: d.__setitem__("notes", None), "notes: null is not a list"),
+    (lambda d: d.__setitem__("currency", None), "currency: null is not text"),
+    (lambda d: d["policy"].__setitem__("occupancy", 0), "policy.occupancy: 0 is not a share"),
+    (lambda d: d["purchases"][0].__setitem__("tier", "x"), "purchases[0].tier: 'x' is not a tier"),
+    (lambda d: d["hourly"][0].__setitem__("day_type", "x"), "hourly[0].day_type: 'x' is not one of"),
+    (lambda d: next(iter(d["offers"].values())).__setitem__("prices", "x"), 'prices: "x" is not an object'),
+])
+@pytest.mark.parametrize("command", ["compare", "report"])
+def test_a_hand_edited_result_is_refused_with_the_key_and_exit_2(plans, tmp_path, edit, expect, command):
+    """A result whose values are not what `planopt solve` writes is refused when read — the key, the value,
+    exit 2 — not halfway through a report with a traceback; `report` writes nothing."""
+    bad = _edited(plans["ja"], tmp_path, edit)
+    args = ("compare", plans["ja"], bad) if command == "compare" else ("report", bad, "-o", tmp_path / "out")
+    r = invoke(*args)
+    assert r.exit_code == 2, r.output
+    assert expect in " ".join(r.output.split()) and "Traceback" not in r.output
+    assert not (tmp_path / "out").exists()
+
+
 def test_invalid_plan_exits_2_with_file_and_line(plans, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(SEED.read_text().replace("occupancy: 0.6", "occupancy: 1.6"))

@@ -113,6 +113,11 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
     if result is not None:
         cal.result_file = str(options.result)
         cal.occupancy = occupancy(result, cal.workloads, _calendar(loaded), plan.policy.occupancy)
+        if not cal.occupancy:
+            shared = sorted({w.name for w in result.workloads} & {w.name for w in plan.workloads})
+            cal.notes.append(f"--result {options.result}: no occupancy to show — " + (
+                f"it has none of this plan's workloads (it is the result of '{result.plan}')" if not shared else
+                f"its workloads here ({', '.join(shared)}) are batch, reserved or without usage in the log"))
     cal.yaml_text, cal.changes = rewrite(loaded, cal, out_path)
     return cal
 

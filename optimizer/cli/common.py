@@ -4,6 +4,8 @@ that turns planopt's errors into messages and exit codes."""
 from __future__ import annotations
 
 import re
+import signal
+import threading
 import traceback
 from enum import Enum
 from pathlib import Path
@@ -43,7 +45,9 @@ class SolverName(str, Enum):
 
 
 def run(fn: Callable[[], int | None], debug: bool) -> None:
-    """Run a command body; map planopt's errors to messages and exit codes, never tracebacks."""
+    """Run a command body; map planopt's errors to messages and exit codes, never tracebacks. A SIGTERM (a
+    `timeout`, a CI runner's cancel) stops it as Ctrl-C does: what is finished stays, nothing half-written."""
+    _terminate_as_interrupt()
     try:
         code = fn() or 0
     except PlanError as exc:
@@ -73,6 +77,25 @@ def run(fn: Callable[[], int | None], debug: bool) -> None:
         err.print("interrupted; nothing was written")
         raise typer.Exit(130) from None
     raise typer.Exit(code)
+
+
+def _terminate_as_interrupt() -> None:
+    def interrupt(_signum, _frame) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
+
+
+READ_BACK_FAILURES = (KeyError, TypeError, ValueError, AttributeError, ArithmeticError, IndexError)
+"""What rendering a saved result can raise when the file was edited into something no solve writes."""
+
+
+def not_as_written(path: Path, exc: Exception) -> PlanError:
+    """A saved result that passed its checks but does not hold together (edited by hand): exit 2, no traceback."""
+    return PlanError(Problem(f"the result does not hold together ({type(exc).__name__}: {exc}) — was it edited?",
+                             "give the file as `planopt solve` wrote it, or solve the plan again (--debug shows "
+                             "where it failed)", file=str(path)))
 
 
 def escape(s: str) -> str:

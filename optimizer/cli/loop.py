@@ -3,24 +3,29 @@ forecast from usage, plans side by side)."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
 
 from optimizer.cli.common import (
+    READ_BACK_FAILURES,
     CatalogOpt,
     DebugOpt,
     SolverName,
     app,
     err,
+    not_as_written,
     out,
     run,
     solve_options,
 )
 from optimizer.cli.complete import workload_names
+from optimizer.errors import PlanError, Problem
 
 PROGRESS_MIN_BYTES = 16_000_000
 """Usage logs at least this big get a progress bar on a terminal."""
@@ -61,6 +66,7 @@ def calibrate(
             peak_percentile=peak_percentile, slo_percentile=percentile,
             flags=Flags(accelerator, precision, tp, workload), max_bad_rows=max_bad_rows,
             allow_partial=allow_partial, usage_workload=usage_workload)
+        _writable(out_yaml)
         cal = _reading_usage(opts.usage, lambda tell: do_calibrate(plan, opts, out_yaml, tell, list(catalog or [])))
         html_path = write_outputs(cal, out_yaml, render_html(cal), list(catalog or []))
         print_calibration(cal, out)
@@ -110,6 +116,7 @@ def forecast(
 
         opts = ForecastOptions(usage=tuple(usage), start=start, months=months, scenarios=scenarios,
                                maps=tuple(maps or ()), usage_workload=usage_workload, max_bad_rows=max_bad_rows)
+        _writable(out_yaml)
         fc = _reading_usage(opts.usage, lambda tell: do_forecast(plan, opts, out_yaml, tell, list(catalog or [])))
         html_path = write_outputs(fc, out_yaml, render_html(fc), list(catalog or []))
         if as_json:
@@ -143,12 +150,29 @@ def compare(
         opts = solve_options(solver, time_limit)
         ra, ka = load_side(a, opts, list(catalog or []))
         rb, kb = load_side(b, opts, list(catalog or []))
-        cmp = do_compare(ra, rb, str(a), str(b), ka, kb)
+        try:
+            cmp = do_compare(ra, rb, str(a), str(b), ka, kb)
+            text = json.dumps(cmp.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+            shown = Console(file=io.StringIO(), highlight=False, soft_wrap=False, width=out.width, emoji=False,
+                            record=True)
+            print_comparison(cmp, shown)
+        except READ_BACK_FAILURES as exc:
+            raise not_as_written(Path(" or ".join(str(p) for p, k in ((a, ka), (b, kb)) if k == "result")
+                                      or str(b)), exc) from exc
         if as_json:
-            sys.stdout.write(json.dumps(cmp.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+            sys.stdout.write(text)
             sys.stdout.flush()
         else:
             print_comparison(cmp, out)
         return 0
 
     run(body, debug)
+
+
+def _writable(out_yaml: Path) -> None:
+    """Refuse an output the plan cannot be written to before reading any usage (exit 2, nothing written)."""
+    from optimizer.atomic import unwritable
+
+    blocked = unwritable(out_yaml, folder=False)
+    if blocked:
+        raise PlanError(Problem(f"cannot write {out_yaml}: {blocked}", "choose a writable -o", file=str(out_yaml)))

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from optimizer import vocab
 from optimizer.cli.common import (
+    READ_BACK_FAILURES,
     CatalogOpt,
     DebugOpt,
     SolverName,
@@ -19,6 +20,7 @@ from optimizer.cli.common import (
     err,
     escape,
     failure_json,
+    not_as_written,
     out,
     run,
     slug,
@@ -135,7 +137,11 @@ def report(
         from optimizer.results.jsonio import read_result
 
         result = read_result(result_file)
-        written = write_reports(result, outdir if outdir is not None else result_file.parent, slug(result_file), None)
+        try:
+            written = write_reports(result, outdir if outdir is not None else result_file.parent, slug(result_file),
+                                    None)
+        except READ_BACK_FAILURES as exc:
+            raise not_as_written(result_file, exc) from exc
         out.print(f"wrote {', '.join(str(p) for p in written)}", style="dim")
         return 0
 

@@ -3,8 +3,11 @@ and the one reader of a saved result (it checks the format version)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
+import types
+import typing
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,7 @@ from optimizer.results.types import (
     ScheduleRow,
     WorkloadResult,
 )
+from optimizer.vocab import TIERS
 
 FORMAT_VERSION = 1
 
@@ -334,6 +338,117 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
         raise PlanError(Problem(f"result format {version!r} is newer than this planopt reads ({FORMAT_VERSION})",
                                 "upgrade planopt, or solve the plan again", file=shown))
     try:
-        return from_dict(data)
+        result = from_dict(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise PlanError(Problem(f"not a planopt result JSON ({type(exc).__name__}: {exc})", fix, file=shown)) from None
+    wrong = type_error(result, PlanResult, "") or _consistency_error(result)
+    if wrong is not None:
+        raise PlanError(Problem(wrong, "give the file as `planopt solve` wrote it, or solve the plan again",
+                                file=shown))
+    return result
+
+
+_OFFER_SHAPE = {"provider": str, "region": str, "accelerator": str, "gpus_per_node": float,
+                "prices": dict[str, float], "estimated": dict[str, bool], "available_gpus": dict[str, Any],
+                "spot_interruption": float}
+_POLICY_SHAPE = {"occupancy": float, "memory_reserve": float, "spares": float, "rollout_fraction": float,
+                 "mip_gap": float, "change_threshold": float, "time_limit_s": float, "tiers": list[str]}
+"""The parts of a result's free-form `offers` and `policy` that the reports read, by type."""
+
+
+def _consistency_error(result: PlanResult) -> str | None:
+    """What types cannot say: a horizon of days, day types and tiers that the rows name, and the shape of the
+    offers and policy the reports read."""
+    if result.horizon_days < 1:
+        return f"horizon_days: {result.horizon_days} is not a horizon (at least 1 day)"
+    if not result.day_types:
+        return "day_types: is empty (every result has at least one day type)"
+    for k, v in result.policy.items():
+        if k in _POLICY_SHAPE:
+            wrong = type_error(v, _POLICY_SHAPE[k], f"policy.{k}")
+            if wrong:
+                return wrong
+    occupancy = result.policy.get("occupancy", 1.0)
+    if not 0 < occupancy <= 1:
+        return f"policy.occupancy: {occupancy} is not a share in (0, 1]"
+    for oid, offer in result.offers.items():
+        if not isinstance(offer, dict):
+            return f"offers.{oid}: {_shown(offer)} is not an object"
+        for k, v in offer.items():
+            if k in _OFFER_SHAPE:
+                wrong = type_error(v, _OFFER_SHAPE[k], f"offers.{oid}.{k}")
+                if wrong:
+                    return wrong
+    for i, h in enumerate(result.hourly):
+        if h.day_type not in result.day_types:
+            return f"hourly[{i}].day_type: '{h.day_type}' is not one of the result's day_types"
+    for i, p in enumerate(result.purchases):
+        if p.tier not in TIERS:
+            return f"purchases[{i}].tier: '{p.tier}' is not a tier ({', '.join(TIERS)})"
+    return None
+
+
+_JSON_NAMES = {"cost_total": "cost.total", "cost_by_tier": "cost.by_tier", "cost_idle": "cost.idle",
+               "cost_idle_by_tier": "cost.idle_by_tier", "cost_idle_committed": "cost.idle_committed",
+               "cost_committed": "cost.committed", "peak_day_type": "peak.day_type", "peak_hour": "peak.hour",
+               "peak_output_tokens_per_s": "peak.output_tokens_per_s", "peak_derivation": "peak.derived_from"}
+"""Fields a saved result keeps under another key: an error names the key in the file."""
+
+_WORDS = {float: "a number", int: "a number", str: "text", bool: "true or false"}
+
+
+def type_error(value: Any, tp: Any, path: str) -> str | None:
+    """The first value in a rebuilt result whose type is not its field's (`path: 'x' is not a number`), or None:
+    a hand-edited file is refused when read, not halfway through a report."""
+    origin = typing.get_origin(tp)
+    if tp is Any or tp is object:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        errors = [type_error(value, arg, path) for arg in typing.get_args(tp)]
+        return None if any(e is None for e in errors) else next(e for e in errors if e is not None)
+    if tp is type(None):
+        return None if value is None else f"{path or 'the result'}: {_shown(value)} is not null"
+    if origin is typing.Literal:
+        args = typing.get_args(tp)
+        return None if value in args else f"{path}: {_shown(value)} is not one of {', '.join(map(repr, args))}"
+    if tp in _WORDS:
+        ok = (isinstance(value, bool) if tp is bool else
+              isinstance(value, str) if tp is str else
+              isinstance(value, (int, float)) and not isinstance(value, bool))  # counts may be shares of days
+        return None if ok else f"{path}: {_shown(value)} is not {_WORDS[tp]}"
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            return f"{path}: {_shown(value)} is not a list"
+        args = typing.get_args(tp)
+        for i, item in enumerate(value):
+            arg = args[0] if origin is list or (len(args) == 2 and args[1] is Ellipsis) else (
+                args[i] if i < len(args) else Any)
+            wrong = type_error(item, arg, f"{path}[{i}]")
+            if wrong:
+                return wrong
+        return None
+    if origin is dict:
+        if not isinstance(value, dict):
+            return f"{path}: {_shown(value)} is not an object"
+        key_tp, val_tp = typing.get_args(tp) or (Any, Any)
+        for k, v in value.items():
+            wrong = type_error(k, key_tp, f"{path} key") or type_error(v, val_tp, f"{path}.{k}")
+            if wrong:
+                return wrong
+        return None
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, tp):
+            return f"{path}: {_shown(value)} is not an object"
+        hints = typing.get_type_hints(tp)
+        for f in dataclasses.fields(tp):
+            name = _JSON_NAMES.get(f.name, f.name)
+            wrong = type_error(getattr(value, f.name), hints[f.name], f"{path}.{name}" if path else name)
+            if wrong:
+                return wrong
+        return None
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str) if not dataclasses.is_dataclass(value) else "an object"
+    return text if len(text) <= 40 else text[:37] + "..."
