@@ -38,13 +38,15 @@ import json
 import math
 import multiprocessing
 import os
+import socket
 import time
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Protocol
 
-from optimizer.candidates.build import sized_alone
+from optimizer.atomic import unwritable
+from optimizer.candidates.build import build_candidates, sized_alone
 from optimizer.errors import (
     InfeasiblePlan,
     PlanError,
@@ -54,7 +56,8 @@ from optimizer.errors import (
 )
 from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.inputs.schema.plan import Workload
-from optimizer.pipeline import SolveOptions, solve_plan
+from optimizer.pipeline import SolveOptions, as_solved, solve_plan
+from optimizer.processes import stop_workers, watch_parent
 from optimizer.results.sweep import (
     JSONL,
     SweepPoint,
@@ -64,6 +67,7 @@ from optimizer.results.sweep import (
     prove_between,
     read_points,
     reserved_gpus,
+    reusable,
     tier_spend,
     vary_key,
 )
@@ -325,7 +329,12 @@ def solve_point(loaded: LoadedPlan, vary: Vary, options: SolveOptions, phash: st
     except PlanError as exc:
         return SweepPoint(vary, "invalid", None, None, phash, time.perf_counter() - t0, str(exc.problems[0]))
     return SweepPoint(vary, result.status, result.cost_total, reserved_gpus(result), phash, time.perf_counter() - t0,
-                      gap=result.solver.gap, spend=tier_spend(result))
+                      gap=result.solver.gap, spend=tier_spend(result), solver=result.solver.name,
+                      time_limit_s=_time_limit(loaded, options))
+
+
+def _time_limit(loaded: LoadedPlan, options: SolveOptions) -> float:
+    return float(options.time_limit_s or loaded.plan.policy.time_limit_s)
 
 
 @dataclass(frozen=True)
@@ -376,6 +385,9 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
         raise _bad("--address names a Ray cluster", "add --engine ray, or drop --address")
     if workers is not None and workers < 1:
         raise _bad(f"--workers is {workers}", "give at least 1 worker")
+    blocked = unwritable(Path(outdir), folder=True)
+    if blocked:
+        raise _bad(f"cannot write the sweep's points: {blocked}", "choose a writable --outdir")
     loaded = plan if isinstance(plan, LoadedPlan) else load_plan(plan, list(extra_catalogs))
     if not varies:
         raise _bad("nothing to vary", f"add at least one {VARY_FORM}")
@@ -386,14 +398,20 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
     jsonl = Path(outdir) / JSONL
     found: dict[str, SweepPoint] = {}
     other = 0
+    gap = loaded.plan.policy.mip_gap if options.mip_gap is None else options.mip_gap
+    solver = options.solver or loaded.plan.policy.solver
     for p in read_points(jsonl):
         if p.plan_hash == phash and set(p.vary) == set(base):
             found[vary_key(p.vary)] = p
         else:
             other += 1
+    found = {k: p for k, p in found.items()  # the last line of each point, if it stands for this run
+             if reusable(p, every_point=every_point, solver=solver, time_limit_s=_time_limit(loaded, options), gap=gap)}
     todo = [p for p in wanted if vary_key(p) not in found]
     read_back = len(wanted) - len(todo)
     pool = None
+    if todo:  # the plan as written is refused (no config serves a workload, …): exit 2 before any point
+        build_candidates(as_solved(loaded))
     if todo:  # Ray missing or unreachable: exit 2 before any solve
         pool = _ray_pool(address) if engine == "ray" else _process_pool(workers, len(todo))
     if on_start:
@@ -401,7 +419,6 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
     if todo:
         assert pool is not None
         lines = [] if every_point or not _linear_in_prices(loaded) else price_lines(wanted, varies, grid)
-        gap = loaded.plan.policy.mip_gap if options.mip_gap is None else options.mip_gap
         schedule = _Schedule(wanted, found, lines, gap, phash)
         count = 0
 
@@ -591,7 +608,7 @@ def _process_pool(workers: int | None, todo: int) -> PoolFactory:
     @contextmanager
     def pool(loaded: LoadedPlan, options: SolveOptions, phash: str) -> Iterator[_Pool]:
         n = max(1, min(workers or os.cpu_count() or 1, todo))
-        with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) as ex:
+        with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"), initializer=watch_parent) as ex:
             futures: set[cf.Future] = set()
 
             class Local:
@@ -608,11 +625,33 @@ def _process_pool(workers: int | None, todo: int) -> PoolFactory:
 
             try:
                 yield Local()
+            except BaseException:  # interrupted (Ctrl-C, SIGTERM): the points solved so far are kept
+                stop_workers(ex)
+                raise
             finally:
                 for f in futures:
                     f.cancel()
 
     return pool
+
+
+RAY_CONNECT_S = 5.0
+"""How long `--address` gets to answer before the sweep gives up on it."""
+
+
+def _unreachable(address: str | None) -> str | None:
+    """Why nothing answers at a Ray address (host:port or ray://host:port), or None when something does (or the
+    address is not one to check: none, auto, local)."""
+    if address is None or address in ("auto", "local"):
+        return None
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return None  # Ray says what is wrong with it
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=RAY_CONNECT_S):
+            return None
+    except OSError as exc:
+        return f"nothing answers at {host}:{port} ({exc.strerror or type(exc).__name__})"
 
 
 def _ray_pool(address: str | None) -> PoolFactory:
@@ -627,6 +666,11 @@ def _ray_pool(address: str | None) -> PoolFactory:
     def pool(loaded: LoadedPlan, options: SolveOptions, phash: str) -> Iterator[_Pool]:
         started = False
         if not ray.is_initialized():
+            unreachable = _unreachable(address)
+            if unreachable:  # Ray itself would retry the connection for minutes
+                raise _bad(f"cannot join the Ray cluster at {address}: {unreachable}",
+                           "check --address (host:port of the head node, or ray://host:10001) and `ray status` "
+                           "there; without --address a local Ray is started")
             try:
                 ray.init(address=address, include_dashboard=False, log_to_driver=False)
             except (ConnectionError, RuntimeError, ValueError) as exc:

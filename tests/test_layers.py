@@ -10,7 +10,7 @@
     candidates               configs per workload, dropped ones with reasons
     physics                  memory, KV, replicas, goodput — pure
     inputs, synth            YAML with line marks, schemas, catalogs, plans; synthetic data
-    base                     errors, vocabulary, resources, atomic writes
+    base                     errors, vocabulary, resources, atomic writes, worker processes
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "optimizer"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("optimizer", "optimizer.errors", "optimizer.vocab", "optimizer.resources", "optimizer.atomic")),
+    ("base", ("optimizer", "optimizer.errors", "optimizer.vocab", "optimizer.resources", "optimizer.atomic",
+              "optimizer.processes")),
     ("inputs", ("optimizer.inputs", "optimizer.synth")),
     ("physics", ("optimizer.physics",)),
     ("candidates", ("optimizer.candidates",)),

@@ -265,6 +265,17 @@ def test_policy_providers_keeps_the_owned_servers(tmp_path):
     assert tiers(r) == {("cloud-h100", "reserved-1y"): 8}
 
 
+def test_a_sweep_point_spend_adds_up_to_the_cost_with_servers_of_your_own(tmp_path):
+    from optimizer.results.sweep import tier_spend
+
+    data = own_plan([hold("a", 8), hold("b", 8), hold("c", 8)], [cloud_offer(on_demand=3.0, reserved_1y=2.0)],
+                    owned=[OWNED], start="2027-01-04")
+    r = solve(tmp_path, data)
+    spend = tier_spend(r)
+    assert spend["facility"] == pytest.approx(r.cost_by_tier["facility"]) and spend["facility"] > 0
+    assert sum(spend.values()) == pytest.approx(r.cost_total)
+
+
 def test_a_workload_larger_than_the_owned_servers_rents_all_of_it(tmp_path):
     """A workload runs at one offer: 24 GPUs in one workload do not fit 16 owned GPUs, so all 24 are
     rented and the owned servers stand idle — their idle energy and support still count."""

@@ -299,3 +299,74 @@ def test_ray_missing_is_exit_2_with_the_install_command(tmp_path, monkeypatch):
                               "-o", str(tmp_path / "out")])
     assert res.exit_code == 2, res.output
     assert "pip install 'planopt[ray]'" in res.stderr and not (tmp_path / "out").exists()
+
+
+def test_a_point_the_time_limit_stopped_is_solved_again_under_a_longer_limit(tmp_path):
+    """A point read back that its time limit stopped short of the gap stands for a rerun under the same limit
+    and solver, and is solved again under a longer one (the advice the sweep gives) or another solver."""
+    from optimizer.results.sweep import SweepPoint
+    from optimizer.sweep import plan_hash
+
+    plan = write_plan(tmp_path / "plan.yaml")
+    out = tmp_path / "out"
+    short = SweepPoint({"demand": 1.0}, "feasible", 1.0e9, 7, plan_hash(load_plan(plan)), 1.0, gap=0.3,
+                       spend={}, solver="highs", time_limit_s=5.0)
+    append_point(out / "sweep.jsonl", short)
+    varies = [parse_vary("demand=1:1:1")]
+    seen = []
+    again = run_sweep(plan, varies, out, options=SolveOptions(alternatives=0, time_limit_s=5.0),
+                      on_start=lambda todo, back: seen.append((todo, back)))
+    assert seen == [(0, 1)] and again.points[0].cost_total == 1.0e9  # the same limit: read back
+    longer = run_sweep(plan, varies, out, options=SolveOptions(alternatives=0, time_limit_s=60.0),
+                       on_start=lambda todo, back: seen.append((todo, back)))
+    assert seen[-1] == (1, 0)
+    point = longer.points[0]
+    assert point.status == "optimal" and point.cost_total < 1.0e9
+    assert (point.solver, point.time_limit_s) == ("highs", 60.0)
+    assert read_points(out / "sweep.jsonl")[-1].cost_total == point.cost_total  # the last line wins
+    other = run_sweep(plan, varies, out, options=SolveOptions(alternatives=0, time_limit_s=60.0, solver="cbc"),
+                      on_start=lambda todo, back: seen.append((todo, back)))
+    assert seen[-1] == (0, 1) and other.points[0].cost_total == point.cost_total  # proven: any solver's
+
+
+def test_every_point_on_a_rerun_solves_the_points_proven_from_their_neighbours(tmp_path):
+    plan = write_plan(tmp_path / "plan.yaml")
+    varies = [parse_vary("price.on-demand=0.8:1.2:5")]
+    first = run_sweep(plan, varies, tmp_path / "out", workers=2)
+    between = [p for p in first.points if p.interpolated]
+    assert between, "the price line proves some points from their neighbours"
+    seen = []
+    every = run_sweep(plan, varies, tmp_path / "out", workers=2, every_point=True,
+                      on_start=lambda todo, back: seen.append((todo, back)))
+    assert seen == [(len(between), len(first.points) - len(between))]
+    assert not any(p.interpolated for p in every.points)
+    for a, b in zip(first.points, every.points):
+        assert b.cost_total == pytest.approx(a.cost_total, rel=0.002)  # within the plan's gap
+
+
+def test_a_plan_refused_as_written_or_an_outdir_that_is_a_file_stops_before_any_solve(tmp_path):
+    plan = write_plan(tmp_path / "plan.yaml")
+    huge = tmp_path / "huge.yaml"  # 405B on one-GPU nodes: no config meets chat's TPOT (as `solve`: exit 1)
+    huge.write_text(plan.read_text().replace("model: llama-3.1-8b", "model: llama-3.1-405b", 1))
+    res = runner.invoke(app, ["sweep", str(huge), "--vary", "demand=0.5:1:2", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 1, res.output
+    assert "workload 'chat' cannot meet its SLO" in res.stderr
+    assert "Traceback" not in res.output and not (tmp_path / "out").exists()
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for outdir in (afile, afile / "sub"):
+        res = runner.invoke(app, ["sweep", str(plan), "--vary", "demand=0.5:1:2", "-o", str(outdir)])
+        assert res.exit_code == 2, res.output
+        assert "afile is a file, not a folder" in res.stderr and "choose a writable --outdir" in res.stderr
+        assert "Traceback" not in res.output and afile.read_text() == "x"
+
+
+def test_a_ray_address_where_nothing_answers_is_exit_2_in_seconds(tmp_path):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'planopt[ray]')")
+    plan = write_plan(tmp_path / "plan.yaml")
+    res = runner.invoke(app, ["sweep", str(plan), "--vary", "demand=1:2:2", "--engine", "ray",
+                              "--address", "127.0.0.1:1", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    said = " ".join(res.stderr.split())
+    assert "cannot join the Ray cluster at 127.0.0.1:1: nothing answers at 127.0.0.1:1" in said
+    assert "Traceback" not in res.output and not (tmp_path / "out").exists()

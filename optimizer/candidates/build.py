@@ -42,6 +42,7 @@ from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.physics import replicas as rep
 from optimizer.physics import roofline
 from optimizer.physics.layout import Layout
+from optimizer.processes import watch_parent
 
 
 def day_hours(plan: Plan) -> list[DayHour]:
@@ -169,6 +170,7 @@ _WORKER: dict = {}
 
 
 def _worker_start(plan: Plan, catalog: Catalog, keep_dominated: frozenset[str]) -> None:
+    watch_parent()
     _WORKER.update(plan=plan, catalog=catalog, keep=keep_dominated, cache={"estimator": catalog.estimator})
 
 

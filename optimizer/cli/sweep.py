@@ -22,6 +22,7 @@ from optimizer.cli.common import (
     solve_options,
 )
 from optimizer.errors import PlanError, Problem
+from optimizer.vocab import plural
 
 
 class Engine(str, Enum):
@@ -82,7 +83,7 @@ def sweep(
                                    address=address, options=opts, extra_catalogs=list(catalog or []),
                                    every_point=every_point, on_start=progress.start, on_point=progress.point)
         except KeyboardInterrupt:
-            err.print(f"interrupted: the {progress.done} points solved are in {outdir / 'sweep.jsonl'}; "
+            err.print(f"interrupted: the {plural(progress.done, 'point')} solved are in {outdir / 'sweep.jsonl'}; "
                       "run the same command again to solve the rest")
             raise typer.Exit(130) from None
         try:
@@ -106,10 +107,10 @@ def sweep(
             out.print(f"\nwrote {result.jsonl}, {html}", style="dim")
         short = sum(1 for p in result.points if p.solved and p.status != "optimal")
         if short:
-            err.print(f"note: {short} points stopped at the time limit short of the plan's mip_gap (status and gap "
+            err.print(f"note: {plural(short, 'point')} stopped at the time limit short of the plan's mip_gap (status and gap "
                       "in the table): a cheaper plan may exist there — raise --time-limit or use fewer --workers")
         if result.other_lines:
-            err.print(f"note: {result.other_lines} lines of {result.jsonl} are for another version of the plan or "
+            err.print(f"note: {plural(result.other_lines, 'line')} of {result.jsonl} are for another version of the plan or "
                       "other keys; kept, not used")
         return 0
 
@@ -145,7 +146,7 @@ class _Progress:
 
     def start(self, to_solve: int, read_back: int) -> None:
         if read_back:  # stderr: --json keeps stdout to the JSON
-            err.print(f"read back {read_back} solved points from sweep.jsonl; solving {to_solve}")
+            err.print(f"read back {plural(read_back, 'solved point')} from sweep.jsonl; solving {to_solve}")
         self.task = self.bar.add_task("points", total=to_solve, last="")
 
     def point(self, done: int, total: int, p) -> None:

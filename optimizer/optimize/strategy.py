@@ -31,6 +31,7 @@ from optimizer.optimize.model import (
 )
 from optimizer.optimize.solution import Forced, Solution, SolveInfo
 from optimizer.optimize.solver import Basis, solve
+from optimizer.processes import watch_parent
 
 
 @dataclass(frozen=True)
@@ -688,6 +689,7 @@ settling its private configs needs (prog, private, loaded, cands, segments, solv
 
 
 def _worker_start(loaded: LoadedPlan, cands: CandidateSet, solver: str) -> None:
+    watch_parent()
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)  # the plan's own solve, beside it, keeps its core
     segments = _segments(loaded, cands)

@@ -49,6 +49,10 @@ class SweepPoint:
     interpolated: bool = False
     """Not solved: proven within the gap from the points solved on either side of it along a price
     (prove_between); its plan is one of theirs, its message says which."""
+    solver: str | None = None
+    """The solver it was solved with (None: read back from a sweep.jsonl written before points recorded it)."""
+    time_limit_s: float | None = None
+    """The time limit it was solved under: a point the limit stopped short is solved again under a longer one."""
 
     @property
     def solved(self) -> bool:
@@ -80,12 +84,16 @@ def reserved_gpus(result: PlanResult) -> int:
 
 
 def tier_spend(result: PlanResult) -> dict[str, float]:
-    """What the plan spends on each rented tier (its purchases) and on the API, at the prices it was solved at."""
+    """What the plan spends on each rented tier (its purchases) and on the API, at the prices it was solved at,
+    and — with servers of its own — on buying them (`buy`) and running them (`facility`): together cost_total."""
     out = dict.fromkeys(RENTED_TIERS, 0.0)
     for p in result.purchases:
         if p.tier in out:
             out[p.tier] += p.cost
     out["api"] = result.cost_by_tier.get("api", 0.0)
+    if result.own is not None:
+        for key in ("buy", "facility"):
+            out[key] = result.cost_by_tier.get(key, 0.0)
     return out
 
 
@@ -165,7 +173,27 @@ def line_json(p: SweepPoint) -> str:
         data["message"] = p.message
     if p.spend is not None:
         data["spend"] = {k: round(v, 6) for k, v in sorted(p.spend.items())}
+    if p.solver is not None:
+        data["solver"] = p.solver
+    if p.time_limit_s is not None:
+        data["time_limit_s"] = p.time_limit_s
     return json.dumps(data, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+FINAL = ("optimal", "infeasible", "invalid")
+"""Statuses no longer solve changes: proven within the gap, or no plan whatever the time."""
+
+
+def reusable(p: SweepPoint, *, every_point: bool, solver: str, time_limit_s: float, gap: float) -> bool:
+    """Whether a point read back from sweep.jsonl stands for this run: a point proven (within this run's gap) or
+    with no plan at all stands; one the time limit stopped short (feasible, or an error with no plan in time)
+    is solved again when this run gives it more time or another solver; with `every_point`, a point proven
+    from its neighbours is solved."""
+    if p.interpolated:
+        return not every_point and (p.gap is None or p.gap <= gap + 1e-9)
+    if p.status in FINAL:
+        return p.status != "optimal" or p.gap is None or p.gap <= gap + 1e-9
+    return p.solver == solver and p.time_limit_s is not None and p.time_limit_s >= time_limit_s
 
 
 def append_point(path: Path, p: SweepPoint) -> None:
@@ -244,12 +272,15 @@ def _point(d: Any) -> SweepPoint:
     interpolated = d.get("interpolated", False)
     if not isinstance(interpolated, bool):
         raise ValueError(f"'interpolated' is {interpolated!r}, not true or false")
+    solver, limit = d.get("solver"), d.get("time_limit_s")
+    if solver is not None and not isinstance(solver, str):
+        raise ValueError(f"'solver' is {solver!r}, not a solver's name")
     return SweepPoint({k: _number(v, f"vary {k!r}") for k, v in vary.items()}, status,
                       _number(d["cost_total"], "cost_total"), _number(d["reserved_gpus"], "reserved_gpus", True),
                       plan_hash, _number(d.get("seconds", 0.0), "seconds") or 0.0, str(d.get("message", "")),
                       _number(d.get("gap"), "gap"), read_back=True,
                       spend=None if spend is None else {k: _number(v, f"spend {k!r}") for k, v in spend.items()},
-                      interpolated=interpolated)
+                      interpolated=interpolated, solver=solver, time_limit_s=_number(limit, "time_limit_s"))
 
 
 # --- tornado ---------------------------------------------------------------------------------------

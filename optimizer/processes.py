@@ -1,0 +1,31 @@
+"""Worker processes that do not outlive the planopt that started them."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+PARENT_CHECK_S = 1.0
+"""How often a worker looks for its parent."""
+
+
+def watch_parent() -> None:
+    """In a worker process (a pool's initializer): exit once the process that started it is gone — killed by
+    SIGKILL, the OOM killer or a CI runner's cancel — instead of solving on for no one."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_CHECK_S)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="planopt-parent-watch").start()
+
+
+def stop_workers(executor: object) -> None:
+    """Stop a process pool's workers now (an interrupted run): the solves they hold are not waited for."""
+    for process in list(getattr(executor, "_processes", {}).values()):
+        if process.is_alive():
+            process.terminate()
