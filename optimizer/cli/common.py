@@ -47,7 +47,7 @@ class SolverName(str, Enum):
 def run(fn: Callable[[], int | None], debug: bool) -> None:
     """Run a command body; map planopt's errors to messages and exit codes, never tracebacks. A SIGTERM (a
     `timeout`, a CI runner's cancel) stops it as Ctrl-C does: what is finished stays, nothing half-written."""
-    _terminate_as_interrupt()
+    before = _terminate_as_interrupt()
     try:
         code = fn() or 0
     except PlanError as exc:
@@ -76,15 +76,20 @@ def run(fn: Callable[[], int | None], debug: bool) -> None:
     except KeyboardInterrupt:
         err.print("interrupted; nothing was written")
         raise typer.Exit(130) from None
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
     raise typer.Exit(code)
 
 
-def _terminate_as_interrupt() -> None:
+def _terminate_as_interrupt():
+    """SIGTERM raises KeyboardInterrupt in the main thread; returns the handler it replaced (None: not set)."""
     def interrupt(_signum, _frame) -> None:
         raise KeyboardInterrupt
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, interrupt)
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, interrupt)
 
 
 READ_BACK_FAILURES = (KeyError, TypeError, ValueError, AttributeError, ArithmeticError, IndexError)

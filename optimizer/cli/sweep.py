@@ -83,7 +83,8 @@ def sweep(
                                    address=address, options=opts, extra_catalogs=list(catalog or []),
                                    every_point=every_point, on_start=progress.start, on_point=progress.point)
         except KeyboardInterrupt:
-            err.print(f"interrupted: the {plural(progress.done, 'point')} solved are in {outdir / 'sweep.jsonl'}; "
+            err.print(f"interrupted: the {plural(progress.done, 'point')} solved {'is' if progress.done == 1 else 'are'} in "
+                      f"{outdir / 'sweep.jsonl'}; "
                       "run the same command again to solve the rest")
             raise typer.Exit(130) from None
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import json
 import types
 import typing
@@ -439,7 +440,7 @@ def type_error(value: Any, tp: Any, path: str) -> str | None:
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, tp):
             return f"{path}: {_shown(value)} is not an object"
-        hints = typing.get_type_hints(tp)
+        hints = _hints(tp)
         for f in dataclasses.fields(tp):
             name = _JSON_NAMES.get(f.name, f.name)
             wrong = type_error(getattr(value, f.name), hints[f.name], f"{path}.{name}" if path else name)
@@ -447,6 +448,11 @@ def type_error(value: Any, tp: Any, path: str) -> str | None:
                 return wrong
         return None
     return None
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
 
 
 def _shown(value: Any) -> str:
