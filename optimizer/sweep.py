@@ -136,6 +136,9 @@ def parse_vary(text: str) -> VarySpec:
         raise _bad(f"--vary {text!r}: N is {n}", f"give 1 to {MAX_VALUES} values")
     if lo > hi:
         raise _bad(f"--vary {text!r}: LO {lo:g} is above HI {hi:g}", f"swap them: {key}={hi:g}:{lo:g}:{n}")
+    if n == 1 and lo != hi:
+        raise _bad(f"--vary {text!r}: one value (N = 1) cannot run from {lo:g} to {hi:g}",
+                   f"give one value as {key}={lo:g}:{lo:g}:1, or more values: {key}={lo:g}:{hi:g}:3")
     return VarySpec(key, lo, hi, n)
 
 

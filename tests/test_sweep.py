@@ -227,6 +227,7 @@ def test_growth_and_demand_rederive_a_business_peak(tmp_path):
     ("demand=1.2:0.8:3", "LO 1.2 is above HI 0.8 — swap them: demand=0.8:1.2:3"),
     ("demand=0.8:1.2:0", "N is 0 — give 1 to 1000 values"),
     ("demand=0.8:1.2:1001", "N is 1001 — give 1 to 1000 values"),
+    ("demand=1.5:2:1", "one value (N = 1) cannot run from 1.5 to 2 — give one value as demand=1.5:1.5:1"),
     ("demand=0.8:1.2:three", "N 'three' is not a whole number"),
     ("demand=low:1.2:3", "LO 'low' is not a number"),
     ("demand=a:b:c", "'demand=a:b:c': LO 'a' is not a number"),  # as typed: ':b:' is not an emoji code
