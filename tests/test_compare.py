@@ -150,6 +150,15 @@ def test_a_hand_edited_result_is_refused_with_the_key_and_exit_2(plans, tmp_path
     assert not (tmp_path / "out").exists()
 
 
+def test_a_result_saved_with_a_byte_order_mark_is_read(plans, tmp_path):
+    """Windows tools save UTF-8 with a BOM; the result reads the same."""
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + Path(plans["ja"]).read_bytes())
+    r = invoke("compare", plans["ja"], bom, "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["cost"]["total"]["change"] == pytest.approx(0.0, abs=1e-6)
+
+
 def test_invalid_plan_exits_2_with_file_and_line(plans, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(SEED.read_text().replace("occupancy: 0.6", "occupancy: 1.6"))

@@ -323,9 +323,10 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
     shown = str(path)
     fix = "give the JSON that `planopt solve PLAN -o DIR` wrote (DIR/<plan>.json)"
     if not path.is_file():
-        raise PlanError(Problem(f"{what} file not found", fix, file=shown))
+        raise PlanError(Problem(f"{what} file not found" if not path.exists() else f"the {what} is not a file "
+                                "(a folder or a device)", fix, file=shown))
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError:
         raise PlanError(Problem(f"the {what} is not UTF-8 text", fix, file=shown)) from None
     except OSError as exc:
