@@ -204,7 +204,8 @@ def _adopted(result: PlanResult, mean: PlanResult, info: SolveInfo, gap_target: 
     known = {(r.workload, r.key) for r in result.candidates}
     rows = ([replace(r, chosen=chosen.get(r.workload) == r.key) for r in result.candidates]
             if all((w, k) in known for w, k in chosen.items()) else mean.candidates)
-    cut = "" if before.gap is None else f" (stopped by the time limit {before.gap:.1%} from its bound)"
+    cut = ("" if before.gap is None else " (within the plan's gap)" if before.status == "optimal"
+           else f" (stopped by the time limit {before.gap:.1%} from its bound)")
     note = (f"the plan decided for the mean scenario, run through the scenarios, costs "
             f"{vocab.money(mean.cost_total, mean.currency)} by the risk measure against "
             f"{vocab.money(result.cost_total, result.currency)} for "
