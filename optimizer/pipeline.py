@@ -32,6 +32,7 @@ from optimizer.optimize.solution import SolveInfo
 from optimizer.optimize.strategy import (
     ForcedSolve,
     SolveOptions,
+    settings,
     solve_and_force,
     solve_candidates,
 )
@@ -142,8 +143,7 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
             mean_cost = other.cost_total
             mean_least = _least(mean_cost, einfo)
             if _cheaper(einfo, result.solver):
-                result = _adopted(result, other, einfo, loaded.plan.policy.mip_gap if options.mip_gap is None
-                                  else options.mip_gap)
+                result = _adopted(result, other, einfo, settings(loaded, options)[2])
                 risk = result.risk
                 adopted = True
     except (InfeasiblePlan, SolverError):

@@ -56,6 +56,7 @@ from optimizer.errors import (
 )
 from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.inputs.schema.plan import Workload
+from optimizer.optimize.strategy import settings
 from optimizer.pipeline import SolveOptions, as_solved, solve_plan
 from optimizer.processes import stop_workers, watch_parent
 from optimizer.results.sweep import (
@@ -333,11 +334,7 @@ def solve_point(loaded: LoadedPlan, vary: Vary, options: SolveOptions, phash: st
         return SweepPoint(vary, "invalid", None, None, phash, time.perf_counter() - t0, str(exc.problems[0]))
     return SweepPoint(vary, result.status, result.cost_total, reserved_gpus(result), phash, time.perf_counter() - t0,
                       gap=result.solver.gap, spend=tier_spend(result), solver=result.solver.name,
-                      time_limit_s=_time_limit(loaded, options))
-
-
-def _time_limit(loaded: LoadedPlan, options: SolveOptions) -> float:
-    return float(options.time_limit_s or loaded.plan.policy.time_limit_s)
+                      time_limit_s=float(settings(loaded, options)[1]))
 
 
 @dataclass(frozen=True)
@@ -401,21 +398,19 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
     jsonl = Path(outdir) / JSONL
     found: dict[str, SweepPoint] = {}
     other = 0
-    gap = loaded.plan.policy.mip_gap if options.mip_gap is None else options.mip_gap
-    solver = options.solver or loaded.plan.policy.solver
+    solver, limit, gap = settings(loaded, options)
     for p in read_points(jsonl):
         if p.plan_hash == phash and set(p.vary) == set(base):
             found[vary_key(p.vary)] = p
         else:
             other += 1
     found = {k: p for k, p in found.items()  # the last line of each point, if it stands for this run
-             if reusable(p, every_point=every_point, solver=solver, time_limit_s=_time_limit(loaded, options), gap=gap)}
+             if reusable(p, every_point=every_point, solver=solver, time_limit_s=limit, gap=gap)}
     todo = [p for p in wanted if vary_key(p) not in found]
     read_back = len(wanted) - len(todo)
     pool = None
-    if todo:  # the plan as written is refused (no config serves a workload, …): exit 2 before any point
-        build_candidates(as_solved(loaded))
-    if todo:  # Ray missing or unreachable: exit 2 before any solve
+    if todo:  # the plan as written refused (no config serves a workload, …), Ray missing or unreachable: stop
+        build_candidates(as_solved(loaded))  # before any point is solved
         pool = _ray_pool(address) if engine == "ray" else _process_pool(workers, len(todo))
     if on_start:
         on_start(len(todo), read_back)

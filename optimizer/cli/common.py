@@ -96,7 +96,7 @@ READ_BACK_FAILURES = (KeyError, TypeError, ValueError, AttributeError, Arithmeti
 """What rendering a saved result can raise when the file was edited into something no solve writes."""
 
 
-def not_as_written(path: Path, exc: Exception) -> PlanError:
+def not_as_written(path: Path | str, exc: Exception) -> PlanError:
     """A saved result that passed its checks but does not hold together (edited by hand): exit 2, no traceback."""
     return PlanError(Problem(f"the result does not hold together ({type(exc).__name__}: {exc}) — was it edited?",
                              "give the file as `planopt solve` wrote it, or solve the plan again (--debug shows "

@@ -153,12 +153,11 @@ def compare(
         try:
             cmp = do_compare(ra, rb, str(a), str(b), ka, kb)
             text = json.dumps(cmp.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-            shown = Console(file=io.StringIO(), highlight=False, soft_wrap=False, width=out.width, emoji=False,
-                            record=True)
-            print_comparison(cmp, shown)
+            # drawn once aside first: an edited result that breaks the table is refused before anything is shown
+            print_comparison(cmp, Console(file=io.StringIO(), width=out.width, emoji=False))
         except READ_BACK_FAILURES as exc:
-            raise not_as_written(Path(" or ".join(str(p) for p, k in ((a, ka), (b, kb)) if k == "result")
-                                      or str(b)), exc) from exc
+            raise not_as_written(" or ".join(str(p) for p, k in ((a, ka), (b, kb)) if k == "result") or str(b), exc) \
+                from exc
         if as_json:
             sys.stdout.write(text)
             sys.stdout.flush()

@@ -74,7 +74,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
       3. otherwise the whole integer program with the valid inequalities added, started from
          that plan, within the time left. The proven gap is always the distance to the best bound.
     """
-    solver, limit, gap_target = _settings(loaded, options)
+    solver, limit, gap_target = settings(loaded, options)
     started = time.perf_counter()
     segments = _segments(loaded, cands)
     private = _private_costs(loaded, cands, segments, solver) if reserved is None and private_ok else None
@@ -349,7 +349,7 @@ def _objective_value(prog: Program) -> float:
     return float(pulp.value(prog.prob.objective) or 0.0)
 
 
-def _settings(loaded: LoadedPlan, options: SolveOptions) -> tuple[str, float, float]:
+def settings(loaded: LoadedPlan, options: SolveOptions) -> tuple[str, float, float]:
     """Solver, time limit and gap target: the options where given, else the plan's policy."""
     pol = loaded.plan.policy
     return (options.solver or pol.solver, options.time_limit_s or pol.time_limit_s,
@@ -578,7 +578,7 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     `plan_cands` (default `cands`), a subset of `cands` with the same optimum (dominated configs pruned),
     is what the plan itself is solved over; the forced re-solves use `cands`.
     """
-    solver, limit, gap_target = _settings(loaded, options)
+    solver, limit, gap_target = settings(loaded, options)
     started = time.perf_counter()
     n_workers = max(1, min(workers or os.cpu_count() or 1, count))
     pool = None
