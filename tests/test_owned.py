@@ -265,6 +265,21 @@ def test_policy_providers_keeps_the_owned_servers(tmp_path):
     assert tiers(r) == {("cloud-h100", "reserved-1y"): 8}
 
 
+def test_an_owned_only_plan_short_of_owned_gpus_says_so(tmp_path):
+    """No rented tier, no offer to buy: 24 GPUs of demand on 16 owned. The diagnosis names the owned GPUs
+    and what to change (it had said "the diagnosis solve found no reason")."""
+    from optimizer.errors import InfeasiblePlan
+
+    data = own_plan([chat("chat", 2400.0, {"h100-sxm": 100.0})], [], owned=[OWNED], start="2027-01-04")
+    data["policy"]["providers"] = ["own"]
+    with pytest.raises(InfeasiblePlan) as err:
+        solve(tmp_path, data)
+    (reason,) = err.value.reasons
+    assert reason == ("chat (24 GPUs) needs 24 owned h100-sxm GPUs in 8-GPU nodes at 00:00 on every day; "
+                      "owned-h100-sxm (own) has 16 of them (short all day)")
+    assert "buy more" in err.value.fix and "policy.providers" in err.value.fix
+
+
 def test_a_sweep_point_spend_adds_up_to_the_cost_with_servers_of_your_own(tmp_path):
     from optimizer.results.sweep import tier_spend
 
@@ -420,3 +435,16 @@ def test_the_random_plans_cover_the_cases():
     }
     assert all(feats.values()), feats
     assert not math.isinf(sum(expected(s)[1] for s in SEEDS))
+
+
+def test_a_facility_too_small_for_the_servers_needed_says_which_limit(tmp_path):
+    """Only servers to buy (lead time 0, no price to rent), 16 GPUs of demand, power for one 10.2 kW server:
+    the diagnosis names the facility's power and its fix, not a cap of GPUs."""
+    from optimizer.errors import InfeasiblePlan
+
+    data = own_plan([hold("a", 16)], [buy_offer()], power_kw=15)
+    with pytest.raises(InfeasiblePlan) as err:
+        solve(tmp_path, data)
+    assert err.value.reasons == ["the servers the plan needs to buy draw 20.4 kW at load; the facility has 15.0 kW "
+                                 "for them (facility.power_kw 15)"]
+    assert err.value.fix.startswith("raise facility.power_kw")

@@ -463,6 +463,18 @@ def define_variables(prog: Program) -> None:
                     prog.cap_excess[(o, tier, s, h)] = prog.prob.add_variable(
                         names("excess", o, tier, s, h), lowBound=0)
 
+        # the facility's power and rack positions for servers bought (kW, positions)
+        if any(k == "buy" for (_o, _p, k) in prog.reserved):
+            for limit in ("power_kw", "racks"):
+                if getattr(plan.facility, limit) is not None:
+                    prog.cap_excess[("facility", limit, None, None)] = prog.prob.add_variable(
+                        names("excess", "facility", limit), lowBound=0)
+        # GPUs held (owned servers, signed contracts) are caps too: what the program may not exceed
+        for o, _p, s, h in sorted(prog.pool_demand):
+            tier = _held_tier(prog, o, s)
+            if tier is not None and (o, tier, s, h) not in prog.cap_excess:
+                prog.cap_excess[(o, tier, s, h)] = prog.prob.add_variable(names("excess", o, tier, s, h), lowBound=0)
+
     # Q[o]: rack positions of servers bought at o, when the facility counts racks and a rack holds several
     if plan.facility.racks is not None:
         for (o, _p, k), _v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0]):
@@ -580,6 +592,20 @@ def define_batch_volume(prog: Program) -> None:
                 prog.api_volume[(w.name, s)] = pulp.lpSum(sent)
 
 
+def _held_tier(prog: Program, o: str, s: str) -> str | None:
+    """"owned" or "signed" when GPUs held at the offer during the segment bound what it supplies."""
+    if not prog.segments.committed_at(o, s):
+        return None
+    own = prog.own.get(o)
+    return "owned" if own is not None and own.kind == "owned" else "signed"
+
+
+def _held_excess(prog: Program, o: str, s: str, h: int):
+    """Diagnosis only: the GPUs beyond those held at the offer in that hour (0 outside diagnosis)."""
+    tier = _held_tier(prog, o, s)
+    return prog.cap_excess.get((o, tier, s, h), 0) if tier is not None else 0
+
+
 def define_supply(prog: Program) -> None:
     """supply[o,p,s,h]:  L[o,p,s,h] + m_o·D[o,p,s,h] + (1−ι_o)·m_o·S[o,p,s,h] ≥ Σ_{c at o, in p} gpus[c,s,h]
 
@@ -598,7 +624,8 @@ def define_supply(prog: Program) -> None:
         else:
             res_nodes = _reserved_nodes(prog, o, p, tiers)
             if res_nodes or prog.segments.committed_at(o, s):
-                supply.append(m * pulp.lpSum(res_nodes) + _committed_supply(prog, o, p, s))
+                supply.append(m * pulp.lpSum(res_nodes) + _committed_supply(prog, o, p, s)
+                              + _held_excess(prog, o, s, h))
         if (o, p, s, h) in prog.on_demand:
             supply.append(m * prog.on_demand[(o, p, s, h)])
         if (o, p, s, h) in prog.spot:
@@ -620,14 +647,16 @@ def _at_least(lhs: pulp.LpAffineExpression, rhs: pulp.LpAffineExpression) -> pul
 def define_reserved_sharing(prog: Program) -> None:
     """reserved_sharing[o,s,h]:  Σ_p L[o,p,s,h] ≤ m_o · Σ_k R[o,k] + K[o,s] — pools share the offer's
     reserved nodes and committed GPUs hour by hour (policy.share_reserved_across_pools). At servers of
-    your own, K is the GPUs owned and R[o,buy] counts only from the servers' delivery (segments after it)."""
+    your own, K is the GPUs owned and R[o,buy] counts only from the servers' delivery (segments after it).
+    In diagnosis, + e[o,s,h]: the GPUs beyond those held (where no pool borrows, in the supply row)."""
     by_offer_hour: dict[tuple[str, str, int], list] = {}
     for (o, p, s, h), v in prog.lent.items():
         by_offer_hour.setdefault((o, s, h), []).append(v)
     for (o, s, h), lent in sorted(by_offer_hour.items()):
         m = prog.offers[o].gpus_per_node
         res = [v for (oo, _, k), v in prog.reserved.items() if oo == o and (k != "buy" or prog.segments.delivered(o, s))]
-        prog.add("reserved_sharing", pulp.lpSum(lent) <= m * pulp.lpSum(res) + prog.segments.committed_at(o, s),
+        prog.add("reserved_sharing", pulp.lpSum(lent) <= m * pulp.lpSum(res) + prog.segments.committed_at(o, s)
+                 + _held_excess(prog, o, s, h),
                  prog.names("reserved_sharing", o, s, h))
 
 
@@ -668,6 +697,7 @@ def define_facility(prog: Program) -> None:
 
     Bought servers count from the horizon's start: the limit holds at its end, when they all stand.
     Owned servers already beyond a limit leave nothing to buy under it (not an infeasible plan).
+    In diagnosis, + e[facility, limit] on the right of each.
     """
     fac = prog.plan.facility
     bought = [(o, v) for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0]) if k == "buy"]
@@ -675,7 +705,8 @@ def define_facility(prog: Program) -> None:
     if fac.power_kw is not None and bought:
         used = sum(t.load_kw * t.owned_nodes for t in owned)
         room = max(0.0, fac.power_kw - used)
-        prog.add("facility_power", pulp.lpSum(prog.own[o].load_kw * v for o, v in bought) <= room, "facility_power")
+        prog.add("facility_power", pulp.lpSum(prog.own[o].load_kw * v for o, v in bought)
+                 <= room + prog.cap_excess.get(("facility", "power_kw", None, None), 0), "facility_power")
     if fac.racks is not None and bought:
         used = sum(math.ceil(t.owned_nodes / t.nodes_per_rack) for t in owned)
         positions = []
@@ -686,7 +717,9 @@ def define_facility(prog: Program) -> None:
                 continue
             prog.add("facility_racks", prog.own[o].nodes_per_rack * q >= v, prog.names("rack_positions", o))
             positions.append(q)
-        prog.add("facility_racks", pulp.lpSum(positions) <= max(0, fac.racks - used), "facility_racks")
+        prog.add("facility_racks", pulp.lpSum(positions)
+                 <= max(0, fac.racks - used) + prog.cap_excess.get(("facility", "racks", None, None), 0),
+                 "facility_racks")
 
 
 def add_cuts(prog: Program) -> None:

@@ -4,6 +4,7 @@ infeasible in words (the program re-solved with its caps made elastic)."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import datetime as dt
 import math
 import multiprocessing
 import os
@@ -399,7 +400,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
     note = relaxed.fallback_note
     solver = relaxed.name
     if relaxed.status == "infeasible":
-        raise InfeasiblePlan(diagnose(loaded, cands, segments, options))
+        raise diagnose(loaded, cands, segments, options)
     for _ in range(CUT_ROUNDS):
         # the valid inequalities this relaxation violates, and the relaxation again (a higher bound, and
         # configs that fit whole nodes better for step 2), while the bound rises
@@ -487,7 +488,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             full = solve(prog.prob, solver, time_limit_s=max(0.01, left() - handover), mip_gap=gap_target,
                          warm_start=start, progress=searching if options.progress is not None else None)
             if full.status == "infeasible":
-                raise InfeasiblePlan(diagnose(loaded, cands, segments, options))
+                raise diagnose(loaded, cands, segments, options)
     bounds = [b for b in (bound, full.bound if full else None) if b is not None]
     best_bound = max(bounds) if bounds else None
     if full is not None and full.status in ("optimal", "feasible") and (
@@ -831,14 +832,35 @@ def _info(solver: str, status: str, started: float, gap: float | None, objective
                      overhead_s)
 
 
-def diagnose(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions) -> list[str]:
-    """Say in words why no plan meets the caps: re-solve with caps made elastic and read the excess."""
+HELD_FIX = {
+    "owned": "the servers you own are all this plan may use there: buy more (an offer with buy:, rented until they arrive), allow "
+             "rented tiers and providers (policy.tiers, policy.providers), or allow API overflow",
+    "power_kw": "raise facility.power_kw, buy denser servers, or allow rented tiers and providers (policy.tiers, "
+                "policy.providers) or API overflow",
+    "racks": "raise facility.racks, buy denser servers, or allow rented tiers and providers (policy.tiers, "
+             "policy.providers) or API overflow",
+    "signed": "the signed contracts are all this plan may use there: allow on-demand, spot or reserved at the "
+              "offer (policy.tiers), other offers, or API overflow",
+}
+
+
+def diagnose(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions) -> InfeasiblePlan:
+    """Say in words why no plan meets the caps: re-solve with caps — and the GPUs owned or signed for —
+    made elastic and read the excess."""
+    reasons, tiers = _diagnosis(loaded, cands, segments, options)
+    fix = HELD_FIX[tiers.pop()] if len(tiers) == 1 and next(iter(tiers)) in HELD_FIX else None
+    return InfeasiblePlan(reasons, fix=fix)
+
+
+def _diagnosis(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions
+               ) -> tuple[list[str], set[str]]:
+    """The reasons, and the tiers ("owned", "signed" or a rented one) whose limits they are about."""
     plan = loaded.plan
-    prog = build_model(loaded, cands, segments, elastic=True)
+    prog = build_model(loaded, cands, segments, elastic=True, cuts=False)  # the cuts hold only within the caps
     info = solve(prog.prob, options.solver or plan.policy.solver,
                  time_limit_s=options.time_limit_s or plan.policy.time_limit_s, mip_gap=0.0)
     if info.status not in ("optimal", "feasible"):
-        return ["no plan meets the constraints, and the diagnosis solve found no reason either"]
+        return ["no plan meets the constraints, and the diagnosis solve found no reason either"], set()
     sol = prog.solution()
     chosen = cands.chosen(sol.chosen)
     # Group the excess by offer, tier and day type; name the worst hour and every hour affected.
@@ -846,10 +868,16 @@ def diagnose(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, option
     for (o, tier, d, h), excess in sol.cap_excess.items():
         if excess >= 0.5:
             groups.setdefault((o, tier, d), []).append((h, excess))
-    reasons = []
+    reasons = [_facility_shortfall(loaded, prog, limit, hours[0][1]) for (o, limit, _d), hours in sorted(groups.items())
+               if o == "facility"]
     for (o, tier, d), hours in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2]))):
+        if o == "facility":
+            continue
         offer = prog.offers[o]
-        cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
+        if tier in ("owned", "signed"):  # the GPUs held then, not a cap
+            cap = prog.segments.committed_at(o, d or "")
+        else:
+            cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
         worst_h, worst = max(hours, key=lambda he: (he[1], -(he[0] or 0)))
         at_offer = [w for w in plan.workloads if chosen[w.name].offer == o]
         short_hours = sorted(h for h, _ in hours if h is not None)
@@ -873,17 +901,50 @@ def diagnose(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, option
         who = " and ".join(users) if users else "the plan"
         verb = "needs" if len(users) == 1 else "need"
         need = int(round(cap + worst))
-        if len(short_hours) == 24:
-            when = f"all day on {day}"
-        else:
-            when = f"at {worst_h:02d}:00 on {day}"
-        tail = "" if len(short_hours) == 24 else f" (short at {_hour_ranges(short_hours)})"
+        tail = " (short all day)" if len(short_hours) == 24 else f" (short at {_hour_ranges(short_hours)})"
         unit = f" in {offer.gpus_per_node}-GPU nodes" if offer.gpus_per_node > 1 else ""
-        reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs{unit} {when}; "
-                       f"{o} ({offer.provider}) can supply {cap}{tail}")
+        reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs{unit} at {worst_h:02d}:00 on {day}; "
+                       f"{o} ({offer.provider}) {_supplies(tier, cap)}{tail}")
+    reasons += _unbridged_deliveries(loaded, prog)
     if not reasons:
         reasons.append("no plan meets the constraints")
-    return reasons
+    return reasons, {tier for (_o, tier, _d) in groups}
+
+
+def _unbridged_deliveries(loaded: LoadedPlan, prog) -> list[str]:
+    """Offers to buy whose servers arrive inside the horizon with nothing rented at the offer until then: a
+    workload serves from one offer for the whole horizon, so none can move there (a cause the excess hides)."""
+    cal, out = prog.segments.calendar, []
+    for o in sorted(prog.own):
+        day = cal.deliveries.get(o) if cal is not None else None
+        offer = prog.offers[o]
+        if not day or prog.own[o].kind != "buy" or any(offer.sells(t) for t in ("on-demand", "spot")):
+            continue
+        when = f"on {loaded.plan.start_date + dt.timedelta(days=day)}" if loaded.plan.start_date else f"on day {day}"
+        out.append(f"{o}'s servers arrive {when}, {day} days into the horizon, and {o} has no on-demand price to "
+                   f"serve from until then — a workload runs at one offer for the whole horizon (give "
+                   f"{o} price_per_gpu_hour: {{on-demand: …}} to rent the same machine until they arrive)")
+    return out
+
+
+def _facility_shortfall(loaded: LoadedPlan, prog, limit: str, excess: float) -> str:
+    """'the servers the plan needs to buy draw 61 kW; the facility has 9.6 kW left (power_kw 30 less 20.4 owned)'."""
+    fac, owned = loaded.plan.facility, [t for t in prog.own.values() if t.kind == "owned"]
+    if limit == "power_kw":
+        used = sum(t.load_kw * t.owned_nodes for t in owned)
+        room = max(0.0, fac.power_kw - used)
+        less = f", less {used:,.1f} kW the owned servers draw" if used else ""
+        return (f"the servers the plan needs to buy draw {room + excess:,.1f} kW at load; the facility has "
+                f"{room:,.1f} kW for them (facility.power_kw {fac.power_kw:g}{less})")
+    used = sum(math.ceil(t.owned_nodes / t.nodes_per_rack) for t in owned)
+    room = max(0, fac.racks - used)
+    less = f", less {used} the owned servers take" if used else ""
+    return (f"the servers the plan needs to buy take {room + excess:,.0f} rack positions; the facility has "
+            f"{room} for them (facility.racks {fac.racks}{less})")
+
+
+def _supplies(tier: str, gpus: int) -> str:
+    return {"owned": f"has {gpus} of them", "signed": f"has {gpus} under contract"}.get(tier, f"can supply {gpus}")
 
 
 def _batch_shortfall(w, c: Candidate, offer, tier: str, cap: int, day: str) -> str:
@@ -894,8 +955,10 @@ def _batch_shortfall(w, c: Candidate, offer, tier: str, cap: int, day: str) -> s
     window = w.batch.hours()
     start, end = w.batch.window_hours
     span = "all day" if len(window) == 24 else f"{start:02d}:00–{end:02d}:00"
+    held = f"has {cap} {tier} {offer.accelerator} GPUs" if tier in HELD_FIX else \
+        f"caps {tier} at {cap} {offer.accelerator} GPUs"
     return (f"{w.name} needs {need:,.0f} GPU-hours a day in its window {span} on {day} ({c.label}); "
-            f"{offer.id} ({offer.provider}) caps {tier} at {cap} {offer.accelerator} GPUs, "
+            f"{offer.id} ({offer.provider}) {held}, "
             f"at most {cap * len(window):,} GPU-hours in the window")
 
 
