@@ -232,6 +232,10 @@ SLO_FIX = ("loosen the targets to what is reachable, allow faster accelerators o
            "lists every option tried")
 
 
+SECONDS_LIKE_MS = 20.0
+"""A TTFT target below this many milliseconds is no first token any engine returns: likely seconds."""
+
+
 def unreachable_slo(w: Workload, drops: list[Dropped]) -> str:
     """One sentence for a workload no option serves at its SLO: the best TTFT and TPOT any option
     reaches (at batch 1, at the SLO's percentile), on which option, against the targets."""
@@ -252,6 +256,8 @@ def unreachable_slo(w: Workload, drops: list[Dropped]) -> str:
                      f"({verdict} the {slo.tpot_ms:g} ms target)")
     if parts and not any("(above" in p for p in parts):
         parts.append("no single option meets both targets at once")
+    if slo.ttft_ms is not None and slo.ttft_ms < SECONDS_LIKE_MS:
+        parts.append(f"ttft_ms is in milliseconds: {slo.ttft_ms:g} s would be ttft_ms: {slo.ttft_ms * 1000:g}")
     others = {}
     for d in drops:
         if d.family not in ("slo", "dominated"):

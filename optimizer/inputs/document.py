@@ -347,6 +347,9 @@ def _pydantic_problem(doc: Document, cls: type, err: dict, base: tuple[Any, ...]
         allowed = re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", "")))
         guess = did_you_mean(str(value), allowed) if allowed and isinstance(value, str) else None
         fix = f"did you mean '{guess}'?" if guess else "use one of the listed values"
+        ties = [a for a in allowed if isinstance(value, str) and value and a.lower().startswith(value.lower())]
+        if len(ties) > 1:  # 'reserved': reserved-1y as much as reserved-3y
+            fix = "did you mean " + " or ".join(f"'{t}'" for t in ties) + "?"
         if bad_key:
             return doc.problem(full, f"unknown key {_shown(value)}: {msg.lower().replace('input should be', 'keys are')}",
                                fix)
@@ -375,6 +378,9 @@ def _pydantic_problem(doc: Document, cls: type, err: dict, base: tuple[Any, ...]
         limit = next(iter((err.get("ctx") or {}).values()), None)
         if kind.startswith("less") and isinstance(limit, (int, float)) and limit >= 1000:
             fix = "check the value and its units; the limit is far beyond any real fleet"
+        elif (kind.startswith("less") and limit == 1 and isinstance(value, (int, float))
+              and not isinstance(value, bool) and 1 < value <= 100):
+            fix = f"a fraction, not a percentage: {value:g} → {value / 100:g}"
         else:
             fix = "use a value in range"
     elif kind in _TYPE_WORDS or kind == "union_type":

@@ -221,6 +221,14 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
                         err(base + ("demand", "peak_by_month", m), f"month {m} is outside the horizon "
                             f"({min(months)} to {max(months)})", "list only months the horizon covers, or move "
                             "start_date / horizon_days")
+        model = catalog.models.get(w.model) if w.model is not None else None
+        if model is not None and model.max_context and w.tokens is not None and w.context > model.max_context:
+            held = (f"context_tokens {w.context_tokens:,}" if w.context_tokens is not None else
+                    f"{w.context:,} tokens (input {w.tokens.input:,g} + output {w.tokens.output:,g})")
+            err(base + (("context_tokens",) if w.context_tokens is not None else ("tokens",)),
+                f"{w.model} supports {model.max_context:,} tokens of context; this workload's sequences hold {held}",
+                "shorten the requests, pick a model with a longer context, or — if you serve it with RoPE scaling "
+                "(YaRN) — give the model's max_context in a plan catalog entry")
         if w.tokens is not None and w.context_tokens is not None and w.context_tokens < w.tokens.input:
             err(base + ("context_tokens",), f"context_tokens {w.context_tokens} is below the mean input "
                 f"{w.tokens.input:g}", "the working context is at least input + output tokens")
@@ -249,9 +257,34 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
         err(("commitments",), "commitments have dates, the plan has no start_date",
             "add start_date: YYYY-MM-DD (the horizon's first day)")
     _check_scenarios(plan, catalog, err)
+    _check_currency(plan, catalog, err)
     unknown_tiers = [t for t in plan.policy.tiers if t not in TIERS]
     if unknown_tiers:
         err(("policy", "tiers"), f"unknown tier {unknown_tiers[0]}", f"tiers are {', '.join(TIERS)}")
+
+
+def _check_currency(plan: Plan, catalog: Catalog, err) -> None:
+    """Built-in offers are priced in USD and planopt converts no currency: a plan in another currency may
+    use only offers it prices itself."""
+    if plan.currency.upper() == "USD":
+        return
+    def serves(w, o) -> bool:
+        if w.reserve_gpus is not None:
+            return w.reserve_gpus.accelerators is None or o.accelerator in w.reserve_gpus.accelerators
+        return (w.offers is None or o.id in w.offers) and (w.accelerators is None or o.accelerator in w.accelerators)
+
+    usable = sorted(o.id for o in catalog.offers.values()
+                    if catalog.origins[("offers", o.id)].file.startswith("<builtin>") and o.provider != "own"
+                    and (plan.policy.providers is None or o.provider in plan.policy.providers)
+                    and any(serves(w, o) for w in plan.workloads))
+    usable += sorted(o.id for o in catalog.offers.values() if o.buy is not None and o.buy.system is not None
+                     and o.buy.price_per_node is None and any(serves(w, o) for w in plan.workloads))
+    if usable:
+        more = f" and {len(usable) - 2} more" if len(usable) > 2 else ""
+        err(("currency",), f"{plan.currency}, but the built-in prices this plan may use ({', '.join(usable[:2])}"
+            f"{more}) are in USD — planopt converts no currency",
+            f"write currency: USD, or price the offers yourself in {plan.currency} (offers: in the plan or a catalog "
+            f"file; buy: with price_per_node) and keep workloads to them (policy.providers or each workload's offers:)")
 
 
 def _horizon_months(plan: Plan) -> list[str]:

@@ -693,9 +693,13 @@ class Plan(Extensible):
         return {k: (v if isinstance(v, int) else v.days) for k, v in self.day_types.items()}
 
     def warnings(self) -> list[str]:
-        """What is valid but looks wrong: a workload's hourly profile that never reaches its peak, or that
-        contradicts the peak-hour share its business numbers state (solve notes them, validate prints them)."""
+        """What is valid but looks wrong: spot pools with no spot tier; a workload's hourly profile that never
+        reaches its peak, or that contradicts the peak-hour share its business numbers state (solve notes them,
+        validate prints them)."""
         out = []
+        if "spot_pools" in self.policy.model_fields_set and self.policy.spot_pools and "spot" not in self.policy.tiers:
+            out.append(f"policy.spot_pools names {', '.join(self.policy.spot_pools)}, but policy.tiers has no spot: no "
+                       "pool rents spot — add spot to policy.tiers, or remove spot_pools")
         for w in self.workloads:
             if w.demand is not None and w.demand.profile is not None:
                 lists = ([w.demand.profile] if isinstance(w.demand.profile, list)
