@@ -55,7 +55,7 @@ OWN_COST_KEYS = ("buy", "facility")
 them only when the plan owns or may buy hardware."""
 TIER_GROUP = {"buy": "buy", "reserved-1y": "reserved", "reserved-3y": "reserved", "on-demand": "on_demand", "spot": "spot"}
 """Purchase tier → the cost key it adds to."""
-COST_LABELS = {"buy": "Bought (ownership)", "facility": "Energy and space", "reserved": "Reserved",
+COST_LABELS = {"buy": "Bought (ownership)", "facility": "Energy, space and support", "reserved": "Reserved",
                "on_demand": "On-demand", "spot": "Spot", "api": "API"}
 CHEAPEST_HOURLY_FIRST = ("on-demand", "spot", "reserved-1y", "reserved-3y")
 """The order in which a standalone (one config alone) cost picks an offer's tier."""
@@ -171,7 +171,7 @@ def choice_label(offer: str | None, precision: str | None, tp: int, mig: str | N
     if offer is None:
         return "served by the API"
     if kind == "reserve":
-        return f"{offer} · {gpus} GPUs reserved" if gpus else f"{offer} · reserve"
+        return f"{offer} · {gpus} GPUs held" if gpus else f"{offer} · reserve"
     label = f"{offer} · {precision} · {layout or parallel_label(tp, mig)}"
     if api_share > 0:
         label += f" + API {percent(api_share)} of its tokens"
@@ -183,6 +183,8 @@ def choice_label(offer: str | None, precision: str | None, tp: int, mig: str | N
 
 def duration_ms(ms: float) -> str:
     """A latency as people say it: '850 ms', '7.7 s'."""
+    if ms < 10:
+        return f"{ms:.2g} ms"  # a target written in seconds (1.5) must not read as "2 ms"
     return f"{ms:,.0f} ms" if ms < 1000 else f"{ms / 1000:,.1f} s"
 
 

@@ -419,7 +419,7 @@ def test_explain_lists_alternatives_and_dropped(tmp_path):
 
     text = invoke("explain", path, "--workload", "chat")
     assert text.exit_code == 0, text.output
-    assert "Next best configs" in text.output and "Dropped before solving" in text.output
+    assert "Alternatives, cheapest on their own first" in text.output and "Dropped before solving" in text.output
     assert "scale-up domain" in text.output
 
 

@@ -75,6 +75,8 @@ class Candidate:
 
     @property
     def label(self) -> str:
+        if self.kind == "reserve":  # a GPU budget held, not a serving layout
+            return vocab.choice_label(self.offer, None, self.tp, None, "reserve", gpus=self.tp)
         return vocab.config_label(self.offer, self.precision, self.tp, self.mig, api=self.kind == "api",
                                   ceiling=self.ceiling_replicas, layout=self.layout)
 

@@ -223,15 +223,20 @@ def explain(
                       f"{r.base} base + {r.spares} spare + {r.rollout} rollout = {vocab.plural(r.total, 'replica')}"
                       f"{_on_gpus(w)}")
         out.print(f"  plan total {money(ex.result.cost_total, cur)}; this workload {money(w.cost, cur)}")
-        t = Table(title="Next best configs (whole plan re-solved with each forced)", title_justify="left", show_edge=False)
-        for col in ("config", "goodput tok/s", "source", "peak GPUs", "plan total", "difference", ""):
+        t = Table(title="Alternatives, cheapest on their own first (whole plan re-solved with each forced)",
+                  title_justify="left", show_edge=False)
+        for col in ("config", "goodput tok/s", "source", "peak GPUs", "plan total", "difference", "note"):
             t.add_column(col, justify="left" if col in ("config", "source", "") else "right")
         for a in ex.alternatives:
-            t.add_row(a.label, f"{a.goodput_output_tokens_per_s:,.0f}", a.goodput_source, str(a.gpus_at_peak),
+            held = w.kind == "reserve"  # a GPU budget: no goodput to compare
+            t.add_row(a.label, "—" if held else f"{a.goodput_output_tokens_per_s:,.0f}",
+                      "—" if held else a.goodput_source, "—" if w.kind == "batch" else str(a.gpus_at_peak),
                       _total_text(a, cur), _difference_text(a, ex.result.cost_total, cur),
                       "" if a.proven or a.total_cost is None else "range: time ran out")
         if ex.alternatives:
             out.print(t)
+        elif count == 0:
+            out.print("  no alternative re-solved (--top 0)")
         else:
             out.print("  no other config to compare: every other option was dropped before solving (below)"
                       if ex.dropped else "  no other config to compare: this is the only option the plan allows")

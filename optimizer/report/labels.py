@@ -28,7 +28,7 @@ def config_label(w: WorkloadResult) -> str:
     if w.offer is None:
         return "API only"
     if w.kind == "reserve":
-        return f"{vocab.plural(w.gpus_at_peak, 'GPU')} reserved"
+        return f"{vocab.plural(w.gpus_at_peak, 'GPU')} held"
     return w.layout or vocab.parallel_label(w.tp, w.mig)
 
 
