@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from optimizer.cli.common import CatalogOpt, DebugOpt, app, escape, out, run
+from optimizer.cli.common import CatalogOpt, DebugOpt, app, err, escape, out, run
 from optimizer.cli.complete import catalog_ids
 from optimizer.errors import PlanError, Problem
 
@@ -47,8 +47,9 @@ def fit(
 
         _check_sizing_flags(tp, context_tokens, memory_reserve, concurrency, pp, ep)
         m, a, p, est = _lookup(catalog, model, accelerator, precision)
-        layout = _layout(a, tp, pp, ep)
+        layout = _layout(a, tp, pp, ep, m)
         kv_elem = _kv_elem(kv_precision)
+        _warn_context(m, context_tokens)
         f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, layout.gpus, context_tokens, memory_reserve, kv_elem,
                        attention_tp=layout.tp, runtime_gb_per_gpu=est.runtime_gb)
         need = concurrency or 1
@@ -104,6 +105,7 @@ def estimate(
     occupancy: Annotated[float, typer.Option("--occupancy", help="The replica's planned load, as a share of its goodput: TTFT is also shown there.")] = 0.6,
     context_tokens: Annotated[Optional[int], typer.Option("--context-tokens", help="KV sizing context (default input + output).")] = None,
     memory_reserve: Annotated[float, typer.Option("--memory-reserve")] = 0.10,
+    kv_precision: Annotated[Optional[str], typer.Option("--kv-precision", help="KV datatype (default: the precision's).")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
@@ -133,8 +135,10 @@ def estimate(
         why = roofline.why_not_native(p, a)
         if why:
             raise PlanError(Problem(why, "choose a precision with kernels on the accelerator, or a weight-only one"))
-        layout = _layout(a, tp, pp, ep)
-        f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, layout.gpus, ctx, memory_reserve,
+        layout = _layout(a, tp, pp, ep, m)
+        kv_elem = _kv_elem(kv_precision)
+        _warn_context(m, ctx)
+        f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, layout.gpus, ctx, memory_reserve, kv_elem,
                        attention_tp=layout.tp, runtime_gb_per_gpu=est.runtime_gb)
         if f.kv_concurrency < 1:
             raise PlanError(Problem(f"does not fit: weights {f.weights_gb:.1f} GB, usable {f.usable_gb:.1f} GB",
@@ -142,8 +146,10 @@ def estimate(
         link = links(a, layout, est)
         try:
             e = roofline.estimate(m, p, a, layout, input_tokens, output_tokens, ttft_ms=ttft_ms, tpot_ms=tpot_ms,
-                                  percentile=percentile, params=est, max_batch=f.kv_concurrency, link=link)
-            rl = roofline.roofline(m, p, a, layout, input_tokens, output_tokens, params=est, link=link)
+                                  percentile=percentile, params=est, max_batch=f.kv_concurrency, link=link,
+                                  kv_bytes_per_elem=kv_elem)
+            rl = roofline.roofline(m, p, a, layout, input_tokens, output_tokens, params=est, link=link,
+                                   kv_bytes_per_elem=kv_elem)
         except ValueError as exc:
             raise PlanError(Problem(str(exc), "give the accelerator bandwidth_tb_s and tflops_dense")) from None
         load_batch = rl.batch_at_throughput(occupancy * e.raw_goodput_output_tokens_per_s, max(e.batch, 1))
@@ -267,7 +273,13 @@ def _lookup(catalog: list[Path] | None, model: str, accelerator: str, precision:
     return cat.model(model), cat.accelerator(accelerator), cat.precision(precision), cat.estimator
 
 
-def _layout(acc, tp: int, pp: int, ep: int):
+def _warn_context(m, context_tokens: int) -> None:
+    if m.max_context and context_tokens > m.max_context:
+        err.print(f"[yellow]warning:[/yellow] {escape(m.id)} supports {m.max_context:,} tokens of context; "
+                  f"sized here for {context_tokens:,} (a plan with it is refused)")
+
+
+def _layout(acc, tp: int, pp: int, ep: int, model=None):
     """The layout the flags ask for; TP within the scale-up domain (or a machine of 8 over PCIe)."""
     from optimizer.physics.layout import Layout
 
@@ -276,6 +288,9 @@ def _layout(acc, tp: int, pp: int, ep: int):
         raise PlanError(Problem(f"--tp {tp} is beyond the scale-up domain of {acc.id} ({limit} GPUs)",
                                 f"use --tp {limit} or less, and --pp or --ep for more GPUs"))
     if ep > 1:
+        if model is not None and not (model.experts and model.experts > 1):
+            raise PlanError(Problem(f"--ep {ep}: {model.id} is a dense model, it has no experts to spread",
+                                    "use --tp (or --pp) for a dense model; --ep is for MoE models"))
         if ep % tp:
             raise PlanError(Problem(f"--ep {ep} is not a multiple of --tp {tp}", "the experts spread over tp × dp GPUs"))
         return Layout("ep", tp=tp, dp=ep // tp, pp=pp)
