@@ -127,6 +127,23 @@ def test_batch_on_spot_is_charged_spot_and_idle_reserved_is_its_own_line(tmp_pat
                                         + r.cost_idle_by_tier["spot"])
 
 
+def test_a_batch_job_pays_for_its_fractional_gpu_hours(tmp_path):
+    """A batch job of 2.5 GPU-hours a day in 00:00–03:00 (goodput 100 tok/s, 900,000 tokens), on-demand at $4.00:
+    the plan buys 3 whole GPU-hours; the job is charged the 2.5 it uses ($10.00) and the half GPU-hour
+    nobody uses is the idle line ($2.00). The hourly rows count 3 GPUs busy (it had charged the job 2
+    GPU-hours, $8.00, and called $4.00 idle)."""
+    from test_constraints import batch, offer
+
+    job = batch("nightly", 2.5 * 3600 * 100, [0, 3])
+    r = solve_plan(write(tmp_path, plan([job], [offer("a", "gpu-a", on_demand=4.0)], tiers=["on-demand"])))
+    check_allocation(r)
+    (w,) = r.workloads
+    assert w.gpu_hours == pytest.approx(2.5)
+    assert w.cost == pytest.approx(10.0)
+    assert r.cost_total == pytest.approx(12.0) and r.cost_idle == pytest.approx(2.0)
+    assert sum(h.demand_gpus for h in r.hourly) == sum(h.on_demand_gpus for h in r.hourly) == 3
+
+
 @pytest.fixture(scope="module")
 def quarters(tmp_path_factory):
     """q4 and q1 (a time limit: the invariants hold for any plan the solver returns), through JSON."""

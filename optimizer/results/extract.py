@@ -66,7 +66,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     hourly_gpus: dict[str, dict[str, list[int]]] = {}
     workload_gh: dict[str, float] = {}
     offer_pool_demand: dict[tuple[str, str, str, int], int] = {}
-    members: dict[tuple[str, str, str, int], list[tuple[str, int]]] = {}
+    members: dict[tuple[str, str, str, int], list[tuple[str, float]]] = {}
     for w in plan.workloads:
         c = chosen[w.name]
         per: dict[str, list[int]] = {d: [0] * 24 for d in days}
@@ -74,13 +74,14 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         for s, d in sol.segments.of_offer(c.offer):
             row = per[d]
             for h in range(24):
-                g = int(round(sol.gpus_at(c.key, (s, h)))) if c.kind != "api" else 0
+                exact = _gpus(sol.gpus_at(c.key, (s, h))) if c.kind != "api" else 0.0
+                g = math.ceil(exact - 1e-9)  # a batch job's 20.3 replica-hours keep 21 GPUs busy that hour
                 row[h] = max(row[h], g)
-                gh += seg_days[s] * g
+                gh += seg_days[s] * exact  # …and use 20.3 GPU-hours: the rest of the 21st is idle
                 if g and c.offer:
                     k = (c.offer, c.pool, s, h)
                     offer_pool_demand[k] = offer_pool_demand.get(k, 0) + g
-                    members.setdefault(k, []).append((w.name, g))
+                    members.setdefault(k, []).append((w.name, exact))
         hourly_gpus[w.name] = per
         workload_gh[w.name] = gh
 
@@ -352,7 +353,14 @@ def _shares(tenants: dict[str, float] | None) -> dict[str, float]:
     return {t: v / total for t, v in sorted((tenants or {}).items())} if total > 0 else {}
 
 
-def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tuple[str, int]], demand: int,
+def _gpus(v: float) -> float:
+    """GPUs in use from the solver: whole where they are whole within its tolerance (interactive replicas),
+    else the fraction (a batch job's replica-hours in an hour)."""
+    r = round(v)
+    return float(r) if abs(v - r) < 1e-6 else v
+
+
+def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tuple[str, float]], demand: int,
               committed: int, reserved: int, on_demand: int, spot: int, interruption: float, days: float,
               offer: str, serving_energy: float = 0.0) -> None:
     """Charge one (offer, pool, segment, hour)'s GPUs to the workloads that used them.
@@ -360,12 +368,14 @@ def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tupl
     The pool's demand is served by the GPUs already signed for first, then reserved, then spot (at
     1 − interruption: a spot GPU carries that share of a GPU's work), then on-demand; each workload
     takes each tier in proportion to its GPUs at that hour. GPU-hours bought and not used go to
-    nobody (the plan's idle line). At servers of your own (committed: owned, reserved: bought), the
+    nobody (the plan's idle line) — a batch job's fraction of a GPU-hour included: `demand` counts
+    whole GPUs busy, the members their exact use. At servers of your own (committed: owned, reserved: bought), the
     serving energy of the GPUs a workload runs is its own (`energy`, in USD, not GPU-hours).
     """
     if demand <= 0 or not members:
         return
-    left = float(demand)
+    used = sum(g for _name, g in members)  # the GPU-hours the workloads use: a batch hour's may be fractional
+    left = used
     served: dict[str, float] = {}
     com = min(left, committed)
     left -= com
@@ -379,7 +389,7 @@ def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tupl
     if serving_energy:
         served["energy"] = (com + res) * serving_energy
     for name, g in members:
-        share = g / demand
+        share = g / used
         mine = alloc.setdefault(name, {})
         for tier, v in served.items():
             if v:
