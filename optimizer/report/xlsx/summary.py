@@ -201,8 +201,16 @@ def _gpus_by_accelerator(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> i
                 num="int")
         sh.calc(r, 5, f'SUMIFS({P["cost"]},{P["accelerator"]},{a})', _sum_in_order(rows, acc, "cost"),
                 num="money0")
+    for o in result.own.owned if result.own is not None else []:
+        r += 1  # servers owned already: no purchase row, their GPUs and running cost (capital sunk)
+        sh.text(r, 0, f"{o.accelerator} (owned)")
+        sh.num(r, 1, o.gpus, num="int")
+        sh.num(r, 4, o.gpu_hours_used, num="int")
+        sh.num(r, 5, o.running_in_horizon, num="money0")
     r += 1
-    sh.text(r, 0, "On-demand and spot: the most in use at one hour on each offer, added up over offers.", "note")
+    sh.text(r, 0, "On-demand and spot: the most in use at one hour on each offer, added up over offers."
+            + (" Owned: GPU-hours served and the energy, space and support of the servers (capital sunk)."
+               if result.own is not None and result.own.owned else ""), "note")
     return r
 
 
