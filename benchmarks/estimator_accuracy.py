@@ -302,7 +302,7 @@ def engine_kv(model: Model, prec: Precision, acc: Accelerator, layout: Layout, c
     how, default = ENGINE_MEMORY.get(engine, ENGINE_MEMORY["trtllm"])
     frac = fraction if fraction is not None else default
     mem = acc.memory_bytes_per_gpu / 1e9 * layout.gpus
-    weights = memory.weights_gb(model, prec)
+    weights = memory.resident_weights_gb(model, prec, layout.dp)  # ep: attention and dense layers per group
     runtime = ENGINE_RUNTIME_GB * layout.gpus
     kv = frac * (mem - weights - runtime) if how == "free" else frac * mem - weights - runtime
     per_seq = memory.kv_gb_per_seq(model, ctx, prec.kv_bytes_per_elem) * memory.kv_copies(model, layout.tp)

@@ -41,6 +41,21 @@ TWO_BYTES = Precision(id="bf16", bytes_per_param=2.0, compute_dtype="bf16")
 # --- golden case: the seed's fleet.go -----------------------------------------------------------
 
 
+def test_attention_groups_of_an_ep_layout_each_hold_the_dense_weights():
+    """DeepSeek-R1 at bf16 spread over 16 GPUs with attention data-parallel: the routed experts once, all
+    else (attention, 3 dense layers, shared experts, embedding, output layer) once per GPU. By hand from
+    the catalog's config: embedding = output = 129,280 × 7,168 = 926,679,040; routed experts =
+    256 × 3 × 7,168 × 2,048 × 58 MoE layers = 653,908,770,816; the rest of the 671B = 15,237,871,104.
+    Dense = (2 × 926,679,040 + 15,237,871,104) × 2 bytes = 34.18 GB a copy; 15 more copies = 512.7 GB."""
+    m, bf16 = MOD["deepseek-r1"], PREC["bf16"]
+    assert memory.dense_weights_bytes(m, bf16) == pytest.approx((2 * 926_679_040 + 15_237_871_104) * 2)
+    one = memory.fit(m, bf16, 192, 16, 4096)
+    ep16 = memory.fit(m, bf16, 192, 16, 4096, dense_copies=16)
+    assert ep16.weights_gb - one.weights_gb == pytest.approx(15 * 34.182458368)
+    assert ep16.free_gb == pytest.approx(one.free_gb - 15 * 34.182458368)
+    assert memory.fit(m, bf16, 192, 16, 4096, dense_copies=1) == one
+
+
 def test_seed_fit_at_one_byte():
     f = memory.fit(SEED_MODEL, ONE_BYTE, memory_gb_per_gpu=80, gpus=2, context_tokens=8192)
     assert f.weights_gb == pytest.approx(70)

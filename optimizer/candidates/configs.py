@@ -132,7 +132,7 @@ def size(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precisio
     reserve = plan.policy.memory_reserve
     kv_elem = kv_bytes_of(w, prec)
     f = memory.fit(model, prec, memory_gb_per_gpu(acc, mig), layout.gpus, w.context, reserve, kv_elem,
-                   attention_tp=layout.tp, runtime_gb_per_gpu=params.runtime_gb)
+                   attention_tp=layout.tp, runtime_gb_per_gpu=params.runtime_gb, dense_copies=layout.dp)
     if f.kv_concurrency < 1:
         copies = f" ({f.kv_copies:g} copies, one per GPU)" if f.kv_copies > 1 else ""
         return Dropped(w.name, "", "fit",
@@ -193,7 +193,7 @@ def size_disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, 
     """A disaggregated replica: one decode group plus the share of prefill groups its load needs."""
     kv_elem = kv_bytes_of(w, prec)
     f = memory.fit(model, prec, memory_gb_per_gpu(acc, None), decode.gpus, w.context, plan.policy.memory_reserve,
-                   kv_elem, attention_tp=decode.tp, runtime_gb_per_gpu=params.runtime_gb)
+                   kv_elem, attention_tp=decode.tp, runtime_gb_per_gpu=params.runtime_gb, dense_copies=decode.dp)
     if f.kv_concurrency < 1:
         return Dropped(w.name, "", "fit", f"the decode group ({decode.label}) holds no sequence")
     tokens, slo = w.tokens, w.slo

@@ -51,7 +51,7 @@ def fit(
         kv_elem = _kv_elem(kv_precision)
         _warn_context(m, context_tokens)
         f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, layout.gpus, context_tokens, memory_reserve, kv_elem,
-                       attention_tp=layout.tp, runtime_gb_per_gpu=est.runtime_gb)
+                       attention_tp=layout.tp, runtime_gb_per_gpu=est.runtime_gb, dense_copies=layout.dp)
         need = concurrency or 1
         ok = f.fits(need)
         if as_json:
@@ -68,7 +68,8 @@ def fit(
         t.add_row(f"device memory ({a.memory_bytes_per_gpu / 1e9:,.1f} GB per GPU as the driver reports it)",
                   f"{f.total_gb:,.1f} GB")
         t.add_row(f"reserve ({memory_reserve:.0%}, at least {est.runtime_gb:g} GB per GPU)", f"{f.reserve_gb:,.1f} GB")
-        t.add_row("weights", f"{f.weights_gb:,.1f} GB")
+        t.add_row("weights" + (f" (all but the routed experts × {layout.dp}: one copy per attention group)"
+                               if layout.dp > 1 else ""), f"{f.weights_gb:,.1f} GB")
         t.add_row("free for KV cache", f"{f.free_gb:,.1f} GB")
         copies = f" (× {f.kv_copies:g} copies: the MLA latent on every GPU)" if f.kv_copies > 1 and m.attention == "mla" \
             else (f" (× {f.kv_copies:g} copies: more GPUs than KV heads)" if f.kv_copies > 1 else "")
@@ -139,7 +140,7 @@ def estimate(
         kv_elem = _kv_elem(kv_precision)
         _warn_context(m, ctx)
         f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, layout.gpus, ctx, memory_reserve, kv_elem,
-                       attention_tp=layout.tp, runtime_gb_per_gpu=est.runtime_gb)
+                       attention_tp=layout.tp, runtime_gb_per_gpu=est.runtime_gb, dense_copies=layout.dp)
         if f.kv_concurrency < 1:
             raise PlanError(Problem(f"does not fit: weights {f.weights_gb:.1f} GB, usable {f.usable_gb:.1f} GB",
                                     "quantize, or add GPUs per replica (--tp, --pp, --ep)"))

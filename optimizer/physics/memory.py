@@ -91,6 +91,25 @@ def weights_gb(model: Model, precision: Precision) -> float:
     return weights_bytes(model, precision) / GB
 
 
+def dense_weights_bytes(model: Model, precision: Precision) -> float:
+    """The weights each data-parallel attention group keeps a copy of: the body but the routed experts
+    (attention, dense FFN, shared experts, norms), the embedding and the output layer, each at the bytes
+    weights_bytes gives it. The routed experts (and the MTP module, mostly experts) are spread once."""
+    parts = weight_parts(model)
+    bpp = precision.bytes_per_param
+    if bpp >= SIXTEEN_BIT:
+        return (parts.embedding + parts.output + parts.other) * bpp
+    other = parts.other * (SIXTEEN_BIT if model.quantized_scope == "experts" and parts.experts else bpp)
+    return (parts.embedding + parts.output) * SIXTEEN_BIT + other
+
+
+def resident_weights_gb(model: Model, precision: Precision, dense_copies: int = 1) -> float:
+    """Weights a replica holds, GB: one copy of the experts, `dense_copies` of the rest (ep layouts:
+    one per attention group — SGLang's and TensorRT-LLM's attention data parallelism)."""
+    extra = (dense_copies - 1) * dense_weights_bytes(model, precision) if dense_copies > 1 else 0.0
+    return (weights_bytes(model, precision) + extra) / GB
+
+
 # --- the KV cache ----------------------------------------------------------------------------------
 
 
@@ -222,7 +241,7 @@ class Fit:
 
 def fit(model: Model, precision: Precision, memory_gb_per_gpu: float, gpus: int, context_tokens: int,
         memory_reserve: float = 0.10, kv_bytes_per_elem: float | None = None, *,
-        attention_tp: int | None = None, runtime_gb_per_gpu: float = 0.0) -> Fit:
+        attention_tp: int | None = None, runtime_gb_per_gpu: float = 0.0, dense_copies: int = 1) -> Fit:
     """Does the model fit, and for how many sequences?
 
     usable = gpus × (memory − max(memory × memory_reserve, runtime)); free = usable − weights;
@@ -231,14 +250,16 @@ def fit(model: Model, precision: Precision, memory_gb_per_gpu: float, gpus: int,
     `memory_gb_per_gpu` is device memory in GB of 1e9 bytes (Accelerator.memory_bytes / 1e9, or a
     MIG slice's). `attention_tp` is the tensor-parallel degree of attention (default `gpus`; 1 with
     data-parallel attention). `runtime_gb_per_gpu` is the engine's floor per GPU (CUDA context,
-    graphs, activation buffers): the reserve is never below it.
+    graphs, activation buffers): the reserve is never below it. `dense_copies` is the data-parallel
+    attention groups of an ep layout: each holds its own copy of all but the routed experts
+    (resident_weights_gb).
     """
     if gpus < 1:
         raise ValueError("gpus must be ≥ 1")
     if not 0 <= memory_reserve < 1:
         raise ValueError("memory_reserve must be in [0, 1)")
     kvb = precision.kv_bytes_per_elem if kv_bytes_per_elem is None else kv_bytes_per_elem
-    w = weights_gb(model, precision)
+    w = resident_weights_gb(model, precision, dense_copies)
     copies = kv_copies(model, gpus if attention_tp is None else attention_tp)
     kv = kv_gb_per_seq(model, context_tokens, kvb) * copies
     total = gpus * memory_gb_per_gpu

@@ -392,18 +392,23 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
     heads = model.attention_heads
     attention_layers = max(layers - model.linear_attention_layers, 0)
     if heads and model.attention == "mla" and model.kv_lora_rank:
+        # decode attends in the absorbed form, over the 512-wide latent; prefill in the plain one, over
+        # 192-wide keys and 128-wide values (DeepSeek's kernels and the engines' MLA prefill paths)
         per_ctx = 2 * heads * (2 * model.kv_lora_rank + (model.qk_rope_head_dim or 0))
+        per_ctx_prefill = (2 * heads * ((model.qk_nope_head_dim or 0) + (model.qk_rope_head_dim or 0)
+                                        + (model.v_head_dim or 0))
+                           if model.qk_nope_head_dim and model.v_head_dim else per_ctx)
     elif heads and hd:
-        per_ctx = 4 * heads * hd  # QK^T and AV, 2 FLOPs per multiply-add
+        per_ctx = per_ctx_prefill = 4 * heads * hd  # QK^T and AV, 2 FLOPs per multiply-add
     else:
-        per_ctx = 0
+        per_ctx = per_ctx_prefill = 0
     window = model.sliding_window
     win_layers = model.sliding_window_layers if window else 0
     ctx_decode = (attention_layers - win_layers) * mean_ctx + win_layers * min(mean_ctx, window or mean_ctx)
     ctx_prefill = ((attention_layers - win_layers) * input_tokens / 2
                    + win_layers * min(input_tokens / 2, window or input_tokens))
     attn_decode = per_ctx * ctx_decode / (tp_ * dp * pp)
-    attn_prefill_per_token = per_ctx * ctx_prefill  # one request, all layers
+    attn_prefill_per_token = per_ctx_prefill * ctx_prefill  # one request, all layers
 
     hidden = model.hidden_size or math.sqrt(model.params_b * GB / (12 * layers))
     act = hidden * p.activation_bytes
