@@ -4,6 +4,7 @@ and a GB200 NVL72 rack."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,21 @@ def test_405b_on_a_gb200_nvl72_rack():
     w = r.workload("frontier-chat")
     assert w.offer == "coreweave-gb200-rack" and w.accelerator == "gb200"
     assert all(p.gpus % 72 == 0 for p in r.purchases)  # whole racks
+
+
+def test_disaggregated_replicas_share_whole_prefill_groups():
+    """A disaggregated replica is a whole decode group and a share of prefill groups: at every hour the
+    fleet holds whole decode groups and whole prefill groups (it had rounded replicas × GPUs per replica:
+    13 replicas of a tp4 decode and 1.875 tp2 prefill groups made 101 GPUs, not 52 + 25 × 2 = 102)."""
+    from optimizer.candidates.types import whole_gpus
+
+    assert whole_gpus(13, 7.75, (1.875, 2)) == 102 and whole_gpus(13, 7.75) == 101
+    cands = build_candidates(load_plan(SERVING / "llama-405b-gb200-nvl72.yaml"))
+    disagg = [c for c in cands.all() if c.family == "disagg"]
+    assert disagg and all(c.prefill_groups is not None for c in disagg)
+    for c in disagg:
+        groups, per = c.prefill_groups
+        decode = round(c.gpu_fraction - groups * per)
+        for dh, g in c.gpus.items():
+            n = c.replicas[dh].total
+            assert g == n * decode + math.ceil(n * groups - 1e-9) * per, (c.key, dh)

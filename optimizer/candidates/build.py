@@ -25,6 +25,7 @@ from optimizer.candidates.types import (
     CandidateSet,
     DayHour,
     Dropped,
+    whole_gpus,
 )
 from optimizer.errors import InfeasiblePlan, PlanError, Problem
 from optimizer.inputs.catalog import Catalog
@@ -356,7 +357,8 @@ def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict
         dem = demand
         if doubt and c.goodput_source == "estimated":  # a scenario's goodput g: the replicas of demand ÷ g
             dem = {(d, h): v / goodput_factor(plan, c.goodput_source, d) for (d, h), v in demand.items()}
-        reps, gpus = _hourly(plan, w, c.goodput, c.gpu_fraction, dem, cache, scaled=dem is not demand)
+        reps, gpus = _hourly(plan, w, c.goodput, c.gpu_fraction, dem, cache, scaled=dem is not demand,
+                             prefill_groups=c.prefill_groups)
         out.append(replace(c, replicas=reps, gpus=gpus))
     return out
 
@@ -491,14 +493,15 @@ def _candidate(w: Workload, offer: Offer, acc: Accelerator, prec: Precision, lay
         total_gb=f.total_gb, reserve_gb=f.reserve_gb, free_gb=f.free_gb, batch=sized.batch,
         ttft_ms=sized.ttft_ms, tpot_ms=sized.tpot_ms, family=layout.family, layout=sized.layout, pp=layout.pp,
         ep=layout.stage_gpus if layout.family == "ep" else 1, kv_copies=f.kv_copies, calibrated=sized.calibrated,
-        ttft_at_load_ms=sized.ttft_at_load_ms)
+        ttft_at_load_ms=sized.ttft_at_load_ms, prefill_groups=sized.prefill_groups)
 
 
 def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: dict[DayHour, float],
-            cache: dict, scaled: bool = False) -> tuple[dict[DayHour, rep.Replicas], dict[DayHour, int]]:
+            cache: dict, scaled: bool = False, prefill_groups: tuple[float, int] | None = None
+            ) -> tuple[dict[DayHour, rep.Replicas], dict[DayHour, int]]:
     """Replicas and GPUs at every hour; shared by every offer of the same accelerator (`scaled`: the
     demand divided by scenarios' goodput factors, for an estimated config)."""
-    key = ("hourly", w.name, goodput, fraction, scaled)
+    key = ("hourly", w.name, goodput, fraction, scaled, prefill_groups)
     if key not in cache:
         pol = plan.policy
         reps: dict[DayHour, rep.Replicas] = {}
@@ -507,7 +510,7 @@ def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: di
         for dh, dem in demand.items():
             if dem not in by_demand:
                 r = rep.replicas(dem, goodput, pol.occupancy, pol.spares, pol.rollout_fraction)
-                by_demand[dem] = (r, vocab.ceil_tol(r.total * fraction))
+                by_demand[dem] = (r, whole_gpus(r.total, fraction, prefill_groups))
             reps[dh], gpus[dh] = by_demand[dem]
         cache[key] = (reps, gpus)
     return cache[key]

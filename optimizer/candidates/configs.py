@@ -101,6 +101,8 @@ class Sized:
     ttft_at_load_ms: float | None = None
     layout: str | None = None
     """Shown in labels when the replica is more than one tensor-parallel group."""
+    prefill_groups: tuple[float, int] | None = None
+    """Disaggregated: (prefill groups per replica, GPUs per prefill group)."""
 
 
 def kv_bytes_of(w: Workload, prec: Precision) -> float:
@@ -214,7 +216,8 @@ def size_disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, 
     needed = min(rep.needed_concurrency(est.goodput_output_tokens_per_s, slo.tpot_ms), est.batch)
     label = f"disagg: prefill {prefill.label} × {d.prefill_groups:g} + decode {decode.label}"
     return Sized(f, d.goodput_output_tokens_per_s, "estimated", "tpot" if slo.tpot_ms else est.bound, est.batch,
-                 d.ttft_ms, est.tpot_ms, needed, d.gpus, d.calibrated, d.ttft_ms, layout=label)
+                 d.ttft_ms, est.tpot_ms, needed, d.gpus, d.calibrated, d.ttft_ms, layout=label,
+                 prefill_groups=(d.prefill_groups, prefill.gpus))
 
 
 def describe_option(acc: Accelerator, prec: Precision, layout: Layout, mig: MigProfile | None) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from optimizer import vocab
 from optimizer.candidates.types import Candidate, DayHour
 from optimizer.inputs.scenarios import goodput_factor
 from optimizer.inputs.schema.plan import Plan, Workload
@@ -82,7 +81,7 @@ def _levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float])
         for dh, r in c.replicas.items():
             rr = rep.replicas_from_base(min(r.base, b), pol.spares, pol.rollout_fraction)
             reps[dh] = rr
-            gpus[dh] = vocab.ceil_tol(rr.total * c.gpu_fraction)
+            gpus[dh] = c.gpus_for(rr.total)
         cost = sum(days[d] * spill[d] for d in days) * price
         out.append((b, reps, gpus, spill, cost))
     return out

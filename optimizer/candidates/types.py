@@ -64,14 +64,16 @@ class Candidate:
     """False when no published result calibrated the estimate's (generation, datatype)."""
     ttft_at_load_ms: float | None = None
     """TTFT at the SLO's percentile with the replica at the plan's occupancy of its goodput."""
+    prefill_groups: tuple[float, int] | None = None
+    """Disaggregated: (prefill groups per replica, GPUs per prefill group); replicas share whole groups."""
 
     @property
     def gpus_per_replica(self) -> float:
         return self.gpu_fraction
 
     def gpus_for(self, replicas: int) -> int:
-        """Whole GPUs that `replicas` replicas occupy (MIG slices pack onto GPUs)."""
-        return vocab.ceil_tol(replicas * self.gpu_fraction)
+        """Whole GPUs that `replicas` replicas occupy (whole_gpus)."""
+        return whole_gpus(replicas, self.gpu_fraction, self.prefill_groups)
 
     @property
     def label(self) -> str:
@@ -79,6 +81,17 @@ class Candidate:
             return vocab.choice_label(self.offer, None, self.tp, None, "reserve", gpus=self.tp)
         return vocab.config_label(self.offer, self.precision, self.tp, self.mig, api=self.kind == "api",
                                   ceiling=self.ceiling_replicas, layout=self.layout)
+
+
+def whole_gpus(replicas: int, fraction: float, prefill_groups: tuple[float, int] | None = None) -> int:
+    """Whole GPUs `replicas` replicas of `fraction` GPUs each occupy: MIG slices pack onto GPUs; a
+    disaggregated replica's decode group is whole and its prefill share is of whole prefill groups
+    (13 replicas of a tp4 decode group and 1.875 tp2 prefill groups: 52 + 25 × 2 = 102 GPUs, not
+    ceil(13 × 7.75) = 101)."""
+    if prefill_groups is None:
+        return vocab.ceil_tol(replicas * fraction)
+    groups, per_group = prefill_groups
+    return vocab.ceil_tol(replicas * (fraction - groups * per_group)) + vocab.ceil_tol(replicas * groups) * per_group
 
 
 @dataclass(frozen=True)
