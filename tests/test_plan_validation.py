@@ -290,3 +290,23 @@ def test_absolute_catalog_path_is_taken_as_given(tmp_path, monkeypatch):
     path = _plan_beside(tmp_path, str(tmp_path / "extra.yaml"))
     monkeypatch.chdir(tmp_path / "plans")
     assert solve_plan(path).cost_total == pytest.approx(BASE_COST)
+
+
+@pytest.mark.parametrize("old, new, warning", [
+    ("  tiers: [on-demand]\n", "  tiers: [on-demand]\n  spot_pools: [interactive]\n",
+     "policy.spot_pools names interactive, but policy.tiers has no spot: no pool rents spot"),
+    ("{on-demand: 2.5}", "{on-demand: 250}",
+     "offer seed-cloud: 250 USD per GPU-hour (on-demand) is far above any accelerator's rent — is it in cents"),
+    ("    tokens: {input: 1000, output: 250}\n",
+     "    tokens: {input: 1000, output: 250}\n    slo: {ttft_ms: 1500000}\n",
+     "chat: slo.ttft_ms 1,500,000 ms is 25.0 minutes — targets are in milliseconds (1.5 s is ttft_ms: 1500)"),
+])
+def test_valid_but_suspicious_plans_warn(tmp_path, old, new, warning):
+    """Valid plans that look wrong: validate prints a warning (exit 0), solve notes it."""
+    path = tmp_path / "plan.yaml"
+    path.write_text(variant(old, new), encoding="utf-8")
+    assert any(warning in w for w in load_plan(path).plan.warnings()), load_plan(path).plan.warnings()
+    res = CliRunner().invoke(app, ["validate", str(path)])
+    assert res.exit_code == 0 and warning in " ".join(res.output.split()), res.output
+    path.write_text(BASE, encoding="utf-8")
+    assert load_plan(path).plan.warnings() == []

@@ -155,7 +155,7 @@ def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
         (d, period, hour), (od, sp) = max(hourly.items(), key=lambda kv: (sum(kv[1]), kv[0]))
         if od + sp:
             when = f"{d} {hour:02d}:00" + (f", {period}" if period else "")
-            out.append(("Hourly", f"{od + sp:,} GPUs rest on hourly capacity at its busiest hour ({when}): "
+            out.append(("Hourly", f"{od + sp:,} GPUs rest on hourly capacity at the hour it peaks ({when}): "
                                   f"{od:,} on-demand, {sp:,} spot — not guaranteed where a provider runs short"))
     return out
 

@@ -249,6 +249,13 @@ class Tokens(Strict):
     """Mean output (completion) tokens per request."""
 
 
+STEEP_PRICE_PER_GPU_HOUR = 100.0
+"""A price per GPU-hour above this is likely cents or a node's price (a warning, in DOLLAR_LIKE currencies)."""
+DOLLAR_LIKE = ("USD", "EUR", "GBP", "CHF", "CAD", "AUD", "SGD", "NZD")
+SLOW_TTFT_MS, SLOW_TPOT_MS = 600_000.0, 10_000.0
+"""Targets above these (10 minutes to a first token, 10 s a token) are likely seconds written as ms × 1000."""
+
+
 class Slo(Strict):
     ttft_ms: float | None = Field(default=None, gt=0)
     """Time to first token, ms, at the percentile: queueing and prefill at the replica's load included."""
@@ -700,7 +707,17 @@ class Plan(Extensible):
         if "spot_pools" in self.policy.model_fields_set and self.policy.spot_pools and "spot" not in self.policy.tiers:
             out.append(f"policy.spot_pools names {', '.join(self.policy.spot_pools)}, but policy.tiers has no spot: no "
                        "pool rents spot — add spot to policy.tiers, or remove spot_pools")
+        for o in self.offers if self.currency.upper() in DOLLAR_LIKE else []:
+            steep = sorted(t for t in o.price_per_gpu_hour if (o.price(t) or 0) > STEEP_PRICE_PER_GPU_HOUR)
+            if steep:
+                out.append(f"offer {o.id}: {o.price(steep[0]):g} {self.currency} per GPU-hour ({steep[0]}) is far above "
+                           "any accelerator's rent — is it in cents, or per node-hour? prices are per GPU-hour")
         for w in self.workloads:
+            for name, limit in (("ttft_ms", SLOW_TTFT_MS), ("tpot_ms", SLOW_TPOT_MS)):
+                v = getattr(w.slo, name)
+                if v is not None and v > limit:
+                    out.append(f"{w.name}: slo.{name} {v:,.0f} ms is {v / 60000:,.1f} minutes — targets are in "
+                               f"milliseconds ({v / 1e6:g} s is {name}: {v / 1000:g})")
             if w.demand is not None and w.demand.profile is not None:
                 lists = ([w.demand.profile] if isinstance(w.demand.profile, list)
                          else list(w.demand.profile.values()))
