@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import functools
 import json
+import re
 import types
 import typing
 from dataclasses import asdict
@@ -397,6 +398,10 @@ _JSON_NAMES = {"cost_total": "cost.total", "cost_by_tier": "cost.by_tier", "cost
 """Fields a saved result keeps under another key: an error names the key in the file."""
 
 _WORDS = {float: "a number", int: "a number", str: "text", bool: "true or false"}
+_COUNTS = {"gpus", "nodes", "total", "base", "spares", "rollout", "gpus_at_peak", "demand_gpus", "reserved_gpus",
+           "on_demand_gpus", "spot_gpus", "committed_gpus", "kv_concurrency", "needed_concurrency", "hourly_gpus",
+           "hourly_replicas", "candidates"}
+"""Integer fields that count things: a negative one is refused when read."""
 
 
 def type_error(value: Any, tp: Any, path: str) -> str | None:
@@ -417,6 +422,8 @@ def type_error(value: Any, tp: Any, path: str) -> str | None:
         ok = (isinstance(value, bool) if tp is bool else
               isinstance(value, str) if tp is str else
               isinstance(value, (int, float)) and not isinstance(value, bool))  # counts may be shares of days
+        if ok and tp is int and value < 0 and re.sub(r"\[\d+\]$", "", path.rsplit(".", 1)[-1]) in _COUNTS:
+            return f"{path}: {_shown(value)} is negative (a count of GPUs, nodes or replicas)"
         return None if ok else f"{path}: {_shown(value)} is not {_WORDS[tp]}"
     if origin in (list, tuple):
         if not isinstance(value, (list, tuple)):
