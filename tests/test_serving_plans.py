@@ -87,3 +87,15 @@ def test_disaggregated_replicas_share_whole_prefill_groups():
         for dh, g in c.gpus.items():
             n = c.replicas[dh].total
             assert g == n * decode + math.ceil(n * groups - 1e-9) * per, (c.key, dh)
+
+
+def test_a_moe_model_spreads_its_experts_over_a_whole_nvl72_rack():
+    """A GB200 NVL72 rack is one 72-GPU NVLink domain: ep72 is a candidate beside the powers of two (it was
+    refused as not a power of two, and as more than the 64 GPUs a replica could have)."""
+    cands = build_candidates(load_plan(Path(__file__).resolve().parent.parent / "plans" / "owned-cluster.yaml"),
+                             keep_dominated=frozenset({"agents-moe"}))
+    rack = {c.layout for c in cands.by_workload["agents-moe"] if c.offer == "buy-gb200-nvl72" and c.family == "ep"}
+    assert "ep72 (dp-attention)" in rack and "ep64 (dp-attention)" in rack
+    res = CliRunner().invoke(app, ["fit", "--model", "deepseek-r1", "--accelerator", "gb200", "--precision", "fp4",
+                                   "--ep", "72"])
+    assert res.exit_code == 0 and "ep72" in res.output, res.output

@@ -425,10 +425,14 @@ def _is_moe(model: Model) -> bool:
 
 
 def _ep_sizes(acc: Accelerator, offer: Offer) -> list[int]:
-    """Expert groups: powers of two from 4 inside the scale-up domain, and whole machines (up to
-    four) across the inter-node network."""
+    """Expert groups: powers of two from 4 inside the scale-up domain, the whole domain when it is not
+    one (a GB200 NVL72 rack: ep72, experts over all 72 GPUs), and whole machines (up to four) across the
+    inter-node network."""
     domain, machine = configs.offer_domain(acc, offer), offer.max_tp
-    return [s for s in (4, 8, 16, 32, 64) if s <= domain or (s % machine == 0 and s <= 4 * machine)]
+    sizes = [s for s in (4, 8, 16, 32, 64) if s <= domain or (s % machine == 0 and s <= 4 * machine)]
+    if domain > 4 and domain & (domain - 1) and domain <= configs.MAX_REPLICA_GPUS:
+        sizes = sorted(set(sizes) | {domain})
+    return sizes
 
 
 def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision,

@@ -21,7 +21,7 @@ from optimizer.physics.layout import Layout, Links, links
 from optimizer.vocab import GB, option_label
 
 KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
-MAX_REPLICA_GPUS = 64
+MAX_REPLICA_GPUS = 72
 """Largest replica the builder considers (pipeline stages × tensor parallel, or an expert group)."""
 
 

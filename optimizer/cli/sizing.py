@@ -310,9 +310,11 @@ def _kv_elem(kv_precision: str | None) -> float | None:
 def _check_sizing_flags(tp: int, context_tokens: int, memory_reserve: float, concurrency: int | None,
                         pp: int = 1, ep: int = 1) -> None:
     problems = []
-    for flag, v in (("--tp", tp), ("--pp", pp), ("--ep", ep)):
-        if v < 1 or v & (v - 1):
-            problems.append(Problem(f"{flag} {v} is not a power of two", "use 1, 2, 4, 8, …"))
+    if tp < 1 or tp & (tp - 1):
+        problems.append(Problem(f"--tp {tp} is not a power of two", "use 1, 2, 4, 8, … (attention heads split evenly)"))
+    for flag, v in (("--pp", pp), ("--ep", ep)):
+        if v < 1:
+            problems.append(Problem(f"{flag} {v} is not a positive whole number", "e.g. 2, 3 or 72"))
     if context_tokens < 1:
         problems.append(Problem("--context-tokens must be ≥ 1", None))
     if not 0 <= memory_reserve < 1:
