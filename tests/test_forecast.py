@@ -67,6 +67,36 @@ def accuracy() -> list[tuple[str, int, float, float, float, float]]:
     return rows
 
 
+def test_a_one_off_spike_or_an_outage_does_not_move_the_forecast():
+    """Ten weeks of chat with one hour at 3× its level (a spike) in the last week: every month's P50 stays
+    within 3% of the clean log's and a note names the hour (as data, the spike had become part of the
+    weekly season: +20% on every month). Six hours without traffic inside a day that every other week had
+    traffic at are read as a gap, not as no demand (as zeros they had raised the P50 by half)."""
+    from optimizer.calibrate.forecast import _silent_hours
+
+    weeks, seed = 10, 3
+    end = START + dt.timedelta(days=weeks * 7 - 1)
+    months = calendar_months(dt.date(end.year + end.month // 12, end.month % 12 + 1, 1), 3)
+    _events, truth = usage_synth.generate_growing(
+        weeks=weeks, until=months[-1][1] + dt.timedelta(days=months[-1][2]), start=START, seed=seed,
+        monthly_growth={"chat": 0.05, "code-assistant": 0.05}, requests_per_hour=1)
+    n = weeks * 7 * 24
+    rates = np.asarray(truth.rates["chat"][:n], dtype=float)
+    clean = forecast_workload("chat", History(START, 0, rates, n), months, WEEKDAYS, paths=300, seed=0)
+    spike = n - 6 * 24 + 14  # a Tuesday, 14:00, in the last week
+    spiked = rates.copy()
+    spiked[spike] *= 3
+    wf = forecast_workload("chat", History(START, 0, spiked, n), months, WEEKDAYS, paths=300, seed=0)
+    for a, b in zip(clean.months, wf.months):
+        assert b.p50 == pytest.approx(a.p50, rel=0.03), (a, b)
+    day, hour = History(START, 0, spiked, n).when(spike)
+    assert any(f"one-offs (a spike, an incident): {day} {hour:02d}:00 at 3" in note for note in wf.notes), wf.notes
+    outage = rates.copy()
+    outage[n - 20 * 24 + 2:n - 20 * 24 + 8] = 0.0
+    assert _silent_hours(outage).tolist() == list(range(n - 20 * 24 + 2, n - 20 * 24 + 8))
+    assert _silent_hours(rates).tolist() == []
+
+
 def test_p50_monthly_peak_is_within_10_percent_for_each_of_three_months(accuracy):
     for k in (1, 2, 3):
         errors = [p50 / truth - 1 for _w, ahead, _lo, p50, _hi, truth in accuracy if ahead == k]

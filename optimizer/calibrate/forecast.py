@@ -3,6 +3,9 @@
 The model (statsmodels), per workload with demand, on the log of its hourly output tokens/s in the
 plan's time zone (24 clock hours a day; a clock change's missing hour is filled, its doubled hour
 averaged):
+- hours without traffic where every other week had traffic at that hour are gaps (an outage, a lost
+  export), and hours far off a robust STL fit (a spike, an incident) are set aside as one-offs: both are
+  filled like gap days and named in a note;
 - MSTL splits off a daily (24 h) and a weekly (168 h) season; the future repeats their last week;
 - what is left is an UnobservedComponents model: a deterministic linear trend (on the log scale, so
   growth compounds), an AR(1) for runs of busy or quiet hours, and white noise;
@@ -48,6 +51,8 @@ from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.vocab import day_type_of, plural, weekday_id
 
 MIN_HOURS = 14 * 24
+OUTLIER_SCALES = 8.0
+"""An hour whose log rate is this many robust deviations (1.4826 × MAD) off a robust STL fit is a one-off."""
 """Two weekly cycles: MSTL fits a weekly season only on more than that."""
 MAX_MONTHS = 24
 MAX_LEAD_MONTHS = 12
@@ -95,7 +100,8 @@ class WorkloadForecast:
     name: str
     history_first: dt.date
     history_peaks: list[float]
-    """The busiest hour of each day of the log (output tokens/s), from history_first on."""
+    """The busiest hour of each day of the log (output tokens/s), from history_first on; hours set aside as
+    one-offs or gaps count as the fill the forecast used."""
     months: list[MonthForecast]
     daily: dict[str, list[float]]
     """p10, p50, p90 of each forecast day's busiest hour, from the first month's first day on."""
@@ -327,6 +333,8 @@ class History:
     rates: np.ndarray
     data_hours: int
     """Hours the log saw (the rest were filled)."""
+    silent_hours: int = 0
+    """Of the hours the log covers, those without traffic read as gaps (_silent_hours)."""
 
     @property
     def end(self) -> dt.date:
@@ -360,7 +368,24 @@ def history(agg: UsageAggregate, s, name: str) -> History:
         if 0 <= k < n and covered >= 1.0:
             rates[k] = tokens.get((d, h), 0.0) / (3600.0 * covered)
             seen += 1
-    return History(d0, h0, _fill(rates), seen)
+    silent = _silent_hours(rates)
+    rates[silent] = np.nan
+    return History(d0, h0, _fill(rates), seen - len(silent), len(silent))
+
+
+def _silent_hours(x: np.ndarray) -> np.ndarray:
+    """Hours without traffic where every other week of the log had traffic at that hour (two weeks at
+    least): an outage or a lost export, read as a gap — as zero demand, six such hours had raised the
+    forecast busiest hour by half (their log is far below anything, and the noise fitted to it widens
+    every path)."""
+    week = 7 * DAY
+    out = []
+    for k in np.flatnonzero(x == 0):
+        others = x[k % week::week]
+        others = others[~np.isnan(others)]
+        if len(others) >= 3 and np.count_nonzero(others) == len(others) - 1:
+            out.append(k)
+    return np.asarray(out, dtype=int)
 
 
 def _fill(x: np.ndarray) -> np.ndarray:
@@ -389,6 +414,9 @@ class Fit:
     offset: float
     """Added before the log: a share of the mean, so hours without traffic stay finite."""
     converged: bool
+    outliers: list[tuple[int, float]] = field(default_factory=list)
+    """Hours far off their season (OUTLIER_SCALES robust deviations), read as gaps: (index, how far, as a
+    factor of the robust fit)."""
 
 
 def fit(rates: np.ndarray) -> Fit:
@@ -401,6 +429,16 @@ def fit(rates: np.ndarray) -> Fit:
     z = np.log(rates + offset)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # statsmodels' own deprecations inside its internals are not ours to act on
+        # Hours far off their season (a spike, an incident) stand out of a robust STL's remainder; they are
+        # read as gaps before the fit — as data, one hour at 3× had become part of the weekly season and
+        # raised every coming month's busiest hour by a fifth
+        rest = np.asarray(MSTL(z, periods=(DAY, 7 * DAY), stl_kwargs={"robust": True}).fit().resid)
+        odd = _outliers(rest)
+        factors = [(int(k), math.exp(rest[k] - float(np.median(rest[k % DAY::DAY])))) for k in odd]
+        if len(odd):
+            cleaned = rates.astype(float).copy()
+            cleaned[odd] = np.nan
+            z = np.log(_fill(cleaned) + offset)
         seasons = np.asarray(MSTL(z, periods=(DAY, 7 * DAY)).fit().seasonal)
     if seasons.ndim != 2 or seasons.shape[1] != 2:
         raise ValueError("MSTL dropped a season: the series is too short")
@@ -411,7 +449,21 @@ def fit(rates: np.ndarray) -> Fit:
         warnings.simplefilter("always")
         results = model.fit(disp=False, cov_type="none")
     converged = not any(issubclass(c.category, ConvergenceWarning) for c in caught)
-    return Fit(seasonal[-7 * DAY:], results, offset, converged)
+    return Fit(seasonal[-7 * DAY:], results, offset, converged, factors)
+
+
+def _outliers(rest: np.ndarray) -> np.ndarray:
+    """Hours of a robust STL remainder more than OUTLIER_SCALES robust deviations (1.4826 × MAD) from the
+    median of the same clock hour: quiet hours are noisier than busy ones (fewer requests), so each hour
+    of the day is measured against its own spread."""
+    odd = []
+    for hour in range(DAY):
+        r = rest[hour::DAY]
+        dev = np.abs(r - np.median(r))
+        scale = 1.4826 * float(np.median(dev))
+        if scale > 0:
+            odd.extend(hour + DAY * np.flatnonzero(dev > OUTLIER_SCALES * scale))
+    return np.asarray(sorted(odd), dtype=int)
 
 
 def forecast_workload(name: str, h: History, months: list[tuple[str, dt.date, int]],
@@ -452,7 +504,10 @@ def forecast_workload(name: str, h: History, months: list[tuple[str, dt.date, in
     multipliers = {q: float(np.quantile(busiest, q)) / mid for q in quantile_levels(scenarios)}
     qd = np.quantile(daily, BAND, axis=1)
     hist_days = (n + h.first_hour) // DAY
-    peaks = [float(h.rates[max(0, j * DAY - h.first_hour):(j + 1) * DAY - h.first_hour].max())
+    seen = h.rates.copy()  # the history the forecast is from: one-offs set aside
+    seen[[k for k, _x in f.outliers]] = np.nan
+    seen = _fill(seen)
+    peaks = [float(seen[max(0, j * DAY - h.first_hour):(j + 1) * DAY - h.first_hour].max())
              for j in range(hist_days + (1 if (n + h.first_hour) % DAY else 0))]
     wf = WorkloadForecast(
         name, h.first, peaks, out_months, {"p10": qd[0].tolist(), "p50": qd[1].tolist(), "p90": qd[2].tolist()},
@@ -460,6 +515,15 @@ def forecast_workload(name: str, h: History, months: list[tuple[str, dt.date, in
         _growth(f.results), n, n - h.data_hours)
     if not f.converged:
         wf.notes.append("the trend fit did not fully converge; read the band with care")
+    if f.outliers:
+        top = sorted(f.outliers, key=lambda kf: -abs(math.log(kf[1])))[:3]
+        shown = ", ".join(f"{d} {hh:02d}:00 at {x:.2g}× the fit" for k, x in top for d, hh in [h.when(k)])
+        more = f" and {len(f.outliers) - 3} more" if len(f.outliers) > 3 else ""
+        wf.notes.append(f"{plural(len(f.outliers), 'hour')} far off the daily and weekly pattern set aside as "
+                        f"one-offs (a spike, an incident): {shown}{more}")
+    if h.silent_hours:
+        wf.notes.append(f"{plural(h.silent_hours, 'hour')} without traffic, where every other week had traffic at "
+                        "that hour, read as a gap in the log (an outage or a lost export), not as no demand")
     if n - h.data_hours > n / 3:
         wf.notes.append(f"{n - h.data_hours:,} of {n:,} hours were filled (gaps in the log)")
     return wf
