@@ -326,13 +326,14 @@ def _shared_use(prog: Solved, sol: Solution, keys: list, demand: dict[tuple[str,
     out: dict[tuple[str, str, str, int], tuple[int, int]] = {}
     for (o, d, h), pools in groups.items():
         m = prog.offers[o].gpus_per_node
-        keep = 1.0 - prog.offers[o].spot_interruption
         k = sol.segments.committed_at(o, d)
         capacity = k + (reserved_gpus.get((o, None), 0) if sol.segments.delivered(o, d) else 0)
         use: dict[str, int] = {}
         for p in pools:
             dem = demand.get((o, p, d, h), 0)
-            own = _int(sol.on_demand_nodes.get((o, p, d, h), 0)) * m + _int(sol.spot_nodes.get((o, p, d, h), 0)) * m * keep
+            # spot GPUs in whole: the program counts a spot GPU as (1 − interruption) of one, so its shared GPUs
+            # may be a fraction (19.64 beside 8 spot for 27); rounded up they were more than there are (q4: 33 of 32)
+            own = (_int(sol.on_demand_nodes.get((o, p, d, h), 0)) + _int(sol.spot_nodes.get((o, p, d, h), 0))) * m
             use[p] = min(dem, max(0, math.ceil(dem - own - 1e-9)))
         left = max(0, capacity - sum(use.values())) if o not in own_offers else 0
         for p in pools:
