@@ -90,7 +90,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
                              baseline)
     if settled is None:  # a chosen config's own offer not solved whole in time: the program as it was
         return solve_candidates(loaded, cands, replace(options, time_limit_s=max(
-            1.0, limit - (time.perf_counter() - started))), fix, baseline, reserved, private_ok=False)
+            SETTLE_MIN_S, limit - (time.perf_counter() - started))), fix, baseline, reserved, private_ok=False)
     prog, sol, info = settled
     changed = _cheapest_recourse(prog, info.name, limit - (time.perf_counter() - started))
     info, tidied = tidy(prog, info)
@@ -127,6 +127,10 @@ class PrivateCosts:
 _FAMILIES = ("reserved", "on_demand", "spot", "lent", "batch_replicas", "batch_api", "committed_split")
 SETTLE_ROUNDS = 5
 """At most this many re-solves after a solution chose private configs whose cost was only a bound."""
+SETTLE_MIN_S = 5.0
+"""Seconds a private config's own offer, and the program once its cost rose, get at least when the time limit
+has run out: a plan of the program in hand is not thrown away for want of the last seconds (q1-forecast under
+load had ended in 'no feasible plan (time limit 1 s)' after 13 s with one)."""
 
 
 def _private_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str
@@ -188,7 +192,7 @@ def _settle_private(prog: Program, private: PrivateCosts, keys: list[str], loade
     by_key = {c.key: c for c in cands.all()} if todo else {}
     for key in todo:
         alone = _alone(loaded, cands, segments, by_key[key])
-        out = solve(alone.prob, solver, time_limit_s=max(0.05, deadline - time.perf_counter()), mip_gap=0.0)
+        out = solve(alone.prob, solver, time_limit_s=max(SETTLE_MIN_S, deadline - time.perf_counter()), mip_gap=0.0)
         if out.status == "infeasible":
             cost = math.inf
         elif out.status == "optimal" and out.objective is not None:
@@ -229,7 +233,8 @@ def _solve_settled(prog: Program, private: PrivateCosts | None, loaded: LoadedPl
             return None
         if not rose:
             break
-        sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started)
+        budget = max(limit, time.perf_counter() - started + SETTLE_MIN_S)
+        sol, info = _solve(prog, loaded, cands, segments, options, solver, budget, gap_target, started)
     else:
         if any(k in private.costs and k not in private.exact for k in sol.chosen.values()):
             return None

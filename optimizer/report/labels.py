@@ -20,7 +20,7 @@ POLICY_LABELS = {
     "mig_pools": "Pools that may use MIG slices", "providers": "Providers", "share_reserved_across_pools":
     "Reserved capacity shared across pools", "solver": "Solver", "time_limit_s": "Solver time limit (s)",
     "mip_gap": "Target gap", "change_threshold": "Change threshold (with a baseline)",
-    "estimate_error": "Estimator error planned for"}
+    "estimate_error": "Estimator error planned for", "risk": "Risk measure over the scenarios"}
 
 
 def config_label(w: WorkloadResult) -> str:

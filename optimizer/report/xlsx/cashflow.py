@@ -4,6 +4,7 @@ commitment's payments month by month for up to 36 months."""
 
 from __future__ import annotations
 
+from optimizer import vocab
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet, ref, rng
 from optimizer.report.xlsx.refs import Refs
@@ -22,13 +23,26 @@ def write_cash_flow(sh: Sheet, result: PlanResult, refs: Refs) -> None:
                 "price on Assumptions (new) or Commitments (signed). The months add up to the all-in spend: new "
                 "spend + committed spend. Months are calendar months from start_date (M1, M2, … of 30 days "
                 "without one)." + (" Servers of your own (tiers buy and facility): their costs on Own hardware, "
-                                   "spread evenly over the days they serve." if result.own is not None else ""),
+                                   "spread evenly over the days they serve." if result.own is not None else "")
+             + _capex_note(result),
              9, 4 if result.own is not None else 3)
     r = _horizon(sh, result, refs, 3)
     r = _by_month(sh, result, refs, r + 2)
     r = _schedule(sh, result, refs, r + 2)
     ws.freeze_panes(3, 0)
     sh.page(r, 9)
+
+
+def _capex_note(result: PlanResult) -> str:
+    """Servers bought are spend here as their horizon share (depreciation, cost of capital, support), not the
+    cash paid for them: say what is paid, and when."""
+    bought = [b for b in result.own.bought if b.capex] if result.own is not None else []
+    if not bought:
+        return ""
+    paid = "; ".join(f"{vocab.money(b.capex, result.currency)} for {b.offer} at delivery"
+                     + (f" on {b.delivery_date}" if b.delivery_date else "") for b in bought)
+    return (" Servers bought count as their ownership share, not as cash: the cash out is " + paid
+            + " (Own hardware).")
 
 
 def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:

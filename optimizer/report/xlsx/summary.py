@@ -185,7 +185,9 @@ def _gpus_by_accelerator(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> i
     held = (*vocab.RESERVED_TIERS, "buy") if result.own is not None else vocab.RESERVED_TIERS
     sh.text(r, 0, "GPUs by accelerator and tier", "h2")
     r += 1
-    sh.header(r, 0, ["Accelerator", "Reserved and bought GPUs" if result.own is not None else "Reserved GPUs",
+    owned = bool(result.own is not None and result.own.owned)
+    sh.header(r, 0, ["Accelerator", ("Reserved, bought or owned GPUs" if owned else "Reserved and bought GPUs")
+                     if result.own is not None else "Reserved GPUs",
                      "On-demand GPUs (peak hour)", "Spot GPUs (peak hour)", "GPU-hours", "Cost over the horizon"])
     sh.ws.set_row(r, 30)
     rows = refs.purchase_rows
@@ -245,6 +247,9 @@ def _policy_value(sh: Sheet, r: int, v: Any, num: str) -> None:
         sh.num(r, 1, float(v), "value", "left", num=num)
     elif isinstance(v, (list, tuple)):
         sh.text(r, 1, ", ".join(str(x) for x in v) or "none", "value")
+    elif isinstance(v, dict):  # policy.risk: 'cvar at 0.9', 'expected'
+        words = str(v.get("measure", "")) + (f" at {v['level']:g}" if v.get("measure") == "cvar" and "level" in v else "")
+        sh.text(r, 1, words or ", ".join(f"{k} {x}" for k, x in v.items()), "value")
     elif v is None:
         sh.text(r, 1, "any", "value")
     else:
