@@ -272,7 +272,7 @@ def test_bought_servers_are_costed_on_purchases_cash_flow_and_workloads(solved, 
     acc = next(r for r in _rows(summary, head + 1) if r[0] == bought["accelerator"])
     held = sum(p["gpus"] for p in d["purchases"] if p["accelerator"] == bought["accelerator"]
                and (p["tier"] == "buy" or p["tier"].startswith("reserved")))
-    assert acc[col["Reserved and bought GPUs"]] == held
+    assert acc[col["Reserved, bought or owned GPUs" if d["own"]["owned"] else "Reserved and bought GPUs"]] == held
     assert math.isclose(acc[col["Cost over the horizon"]],
                         sum(p["cost"] for p in d["purchases"] if p["accelerator"] == bought["accelerator"]),
                         rel_tol=1e-6)

@@ -631,7 +631,8 @@ class Plan(Extensible):
     plan: str = Field(min_length=1)
     """The plan's name, shown in every report."""
     currency: str = "USD"
-    """Currency of every price (reports format USD with $)."""
+    """Currency of every price (reports format USD with $). planopt converts no currency: the built-in offers
+    and systems are priced in USD, so a plan in another currency prices its own offers."""
     horizon_days: int = Field(ge=1, le=MAX_HORIZON_DAYS)
     """Days the plan buys for (a quarter: 90–92)."""
     start_date: dt.date | None = None
