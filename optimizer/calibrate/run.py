@@ -11,7 +11,8 @@ Definitions (stated in the output too):
   keeps its curve and peak in tokens/s; a day type seen for less than one whole day is kept too when
   another day type has a whole day, and stops the run when none has — unless --allow-partial, which
   scales the plan's curve to the hours the log saw;
-- burstiness: the busiest minute's output tokens ÷ the hour's mean minute, p95 across hours; a fleet
+- burstiness: the busiest minute's output tokens ÷ the hour's mean minute, p95 across the busy hours
+  (at least half the busiest hour's rate: usage.BURST_BUSY_SHARE); a fleet
   sized for the hour at occupancy o runs at o × that in the minute, so 1 ÷ it is the occupancy to keep.
 """
 
@@ -247,6 +248,9 @@ def _usage_notes(cal: Calibration, agg: UsageAggregate, plan, matcher: usage_mod
         cal.notes.append(f"{failed:,} failed requests (status failure) left out")
     if agg.excluded_bad:
         cal.notes.append(f"{agg.excluded_bad:,} bad rows left out (--max-bad-rows)")
+    for name, n in agg.repeated.items():
+        cal.notes.append(f"{name}: {n:,} events repeat another exactly (same timestamp, tokens and tenant) — counted; "
+                         "if the logs are overlapping exports, give each event once")
     for f in agg.files:
         if f.default_workload is not None:
             why = "--usage-workload" if matcher.default_given else "the plan's only workload"

@@ -75,7 +75,8 @@ class WorkloadCalibration:
 
 @dataclass(frozen=True)
 class Burst:
-    """Intra-hour burstiness: the busiest minute's output tokens ÷ the hour's mean minute, p95 across hours."""
+    """Intra-hour burstiness: the busiest minute's output tokens ÷ the hour's mean minute, p95 across the
+    hours with at least half the busiest hour's rate (the hours that size the fleet)."""
 
     hours: int
     ratio: float

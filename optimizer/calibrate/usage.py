@@ -31,6 +31,9 @@ from optimizer.errors import PlanError, Problem
 QUARTER_S = 900
 BURST_PERCENTILE = 95.0
 BURST_MIN_MINUTES = 15
+BURST_BUSY_SHARE = 0.5
+"""Burstiness is read over the hours with at least this share of the workload's busiest hour's tokens: the
+hours that size the fleet (quiet night hours' few requests make any minute look bursty: 7.1× against 2.5×)."""
 """An hour counts for burstiness when the log spans at least this many of its minutes."""
 FAILED_STATUS = ("failure", "failed", "error")
 EPOCH_MIN, EPOCH_MAX = 946_684_800, 4_102_444_800  # 2000-01-01 .. 2100-01-01 UTC
@@ -102,6 +105,8 @@ class UsageAggregate:
     active_quarters: set[int] = field(default_factory=set)
     """15-minute indexes with at least one good event (any workload, matched or not)."""
     burst: dict[str, tuple[int, float]] = field(default_factory=dict)
+    repeated: dict[str, int] = field(default_factory=dict)
+    """Per workload, events that repeat another exactly (timestamp, tokens, tenant): overlapping exports?"""
     """workload → (hours counted, p95 across them of the busiest minute's output tokens ÷ the hour's mean minute)."""
 
 
@@ -251,7 +256,9 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
                  least(m1, minute // 60 * 60 + 59) - greatest(m0, minute // 60 * 60) + 1 AS minutes
           FROM g CROSS JOIN span
           WHERE kind = 'minute' AND wl IS NOT NULL
-          GROUP BY wl, minute // 60, m0, m1)
+          GROUP BY wl, minute // 60, m0, m1),
+        busy AS (SELECT *, max(total / minutes) OVER (PARTITION BY wl) AS busiest FROM hours
+                 WHERE total > 0 AND minutes >= {BURST_MIN_MINUTES})
         SELECT kind, fid, problem, wl, umodel, NULL AS quarter, tenant, n, p, c, t0, t1 FROM g WHERE kind <> 'minute'
         UNION ALL
         SELECT 'quarter', NULL, NULL, wl, umodel, minute // {QUARTER_S // 60}, NULL, sum(n), sum(p), sum(c), NULL, NULL
@@ -260,7 +267,12 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
         UNION ALL
         SELECT 'burst', NULL, NULL, wl, NULL, NULL, NULL, count(*),
                quantile_cont(top / (total / minutes), {BURST_PERCENTILE / 100}), NULL, NULL, NULL
-        FROM hours WHERE total > 0 AND minutes >= {BURST_MIN_MINUTES}
+        FROM busy WHERE total / minutes >= {BURST_BUSY_SHARE} * busiest
+        GROUP BY wl
+        UNION ALL
+        SELECT 'repeat', NULL, NULL, wl, NULL, NULL, NULL, count(*) - count(DISTINCT (epoch_s, p, c, tenant)),
+               NULL, NULL, NULL, NULL
+        FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL
         GROUP BY wl
         """
         names = {str(src.path): src.shown for src in sources}
@@ -354,6 +366,7 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
     first = last = None
     active: set[int] = set()
     burst: dict[str, tuple[int, float]] = {}
+    repeated: dict[str, int] = {}
     for kind, fid, problem, wl, umodel, quarter, tenant, n, p, c, t0, t1 in rows:
         if kind == "file":
             per_file[fid][problem] = n
@@ -370,6 +383,9 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
         elif kind == "burst":
             if wl is not None and p is not None:
                 burst[wl] = (int(n), float(p))
+        elif kind == "repeat":
+            if wl is not None and n:
+                repeated[wl] = int(n)
         elif wl is not None:
             tenants.setdefault(wl, {})[tenant] = (int(n), float(c or 0.0))
     files = []
@@ -383,7 +399,8 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
                  if k is not None and k != "failed"}, default_workload=s.default_workload))
     events = sum(f.events for f in files)
     return UsageAggregate(files, quarters, tenants, dict(sorted(unmatched.items())), dict(sorted(ambiguous.items())),
-                          first, last, events, active_quarters=active, burst=dict(sorted(burst.items())))
+                          first, last, events, active_quarters=active, burst=dict(sorted(burst.items())),
+                          repeated=dict(sorted(repeated.items())))
 
 
 def _bad_row_problems(con, sources: list[Source], files: list[FileSummary], total: int, allowed: int) -> list[Problem]:
