@@ -204,4 +204,6 @@ def test_validate_finds_what_solve_finds(path: Path, tmp_path: Path, monkeypatch
     for p in problems:
         assert set(p) == {"file", "line", "key", "message", "fix"} and p["message"]
     assert list(tmp_path.iterdir()) == [], "validate writes nothing"
-    assert elapsed < 1.0, f"validating took {elapsed:.2f} s of CPU"
+    # a guard against expanding what a bad plan asks for (a billion laughs fully expanded takes minutes), not
+    # a speed test: validating the largest case costs 0.65–1.4 s of CPU on the two-core CI machine
+    assert elapsed < 5.0, f"validating took {elapsed:.2f} s of CPU"
