@@ -16,6 +16,7 @@ Days in service are plan days: the days of the horizon from delivery (bought) or
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -154,6 +155,13 @@ def terms(plan: Plan, offers: dict[str, Offer]) -> dict[str, OwnTerms]:
                 support_per_year=sum(o.support_per_year * o.nodes for o in group) / nodes, owned_nodes=nodes,
                 book_value_per_node=book, remaining_life_years=min(lives) if lives else None)
     return out
+
+
+def owned_facility_use(terms: dict[str, OwnTerms]) -> tuple[float, int]:
+    """(kW at load, rack positions) the servers owned already take in the facility."""
+    owned = [t for t in terms.values() if t.kind == "owned"]
+    return (sum(t.load_kw * t.owned_nodes for t in owned),
+            sum(math.ceil(t.owned_nodes / t.nodes_per_rack) for t in owned))
 
 
 def _since_day(plan: Plan, since: dt.date | None) -> int:

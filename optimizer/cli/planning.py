@@ -168,6 +168,7 @@ def explain(
 
     def body() -> int:
         from optimizer.pipeline import explain as do_explain
+        from optimizer.report.labels import alternative_figures
         from optimizer.vocab import money
 
         opts = solve_options(solver, time_limit)
@@ -228,9 +229,8 @@ def explain(
         for col in ("config", "goodput tok/s", "source", "peak GPUs", "plan total", "difference", "note"):
             t.add_column(col, justify="left" if col in ("config", "source", "") else "right")
         for a in ex.alternatives:
-            held = w.kind == "reserve"  # a GPU budget: no goodput to compare
-            t.add_row(a.label, "—" if held else f"{a.goodput_output_tokens_per_s:,.0f}",
-                      "—" if held else a.goodput_source, "—" if w.kind == "batch" else str(a.gpus_at_peak),
+            t.add_row(a.label, *alternative_figures(w.kind, a.goodput_output_tokens_per_s, a.goodput_source,
+                                                    a.gpus_at_peak),
                       _total_text(a, cur), _difference_text(a, ex.result.cost_total, cur),
                       "" if a.proven or a.total_cost is None else "range: time ran out")
         if ex.alternatives:

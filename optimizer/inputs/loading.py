@@ -268,6 +268,7 @@ def _check_currency(plan: Plan, catalog: Catalog, err) -> None:
     use only offers it prices itself."""
     if plan.currency.upper() == "USD":
         return
+
     def serves(w, o) -> bool:
         if w.reserve_gpus is not None:
             return w.reserve_gpus.accelerators is None or o.accelerator in w.reserve_gpus.accelerators

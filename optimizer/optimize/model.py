@@ -701,14 +701,12 @@ def define_facility(prog: Program) -> None:
     """
     fac = prog.plan.facility
     bought = [(o, v) for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0]) if k == "buy"]
-    owned = [t for t in prog.own.values() if t.kind == "owned"]
+    kw_owned, racks_owned = ownership.owned_facility_use(prog.own)
     if fac.power_kw is not None and bought:
-        used = sum(t.load_kw * t.owned_nodes for t in owned)
-        room = max(0.0, fac.power_kw - used)
+        room = max(0.0, fac.power_kw - kw_owned)
         prog.add("facility_power", pulp.lpSum(prog.own[o].load_kw * v for o, v in bought)
                  <= room + prog.cap_excess.get(("facility", "power_kw", None, None), 0), "facility_power")
     if fac.racks is not None and bought:
-        used = sum(math.ceil(t.owned_nodes / t.nodes_per_rack) for t in owned)
         positions = []
         for o, v in bought:
             q = prog.racks.get(o)
@@ -718,7 +716,7 @@ def define_facility(prog: Program) -> None:
             prog.add("facility_racks", prog.own[o].nodes_per_rack * q >= v, prog.names("rack_positions", o))
             positions.append(q)
         prog.add("facility_racks", pulp.lpSum(positions)
-                 <= max(0, fac.racks - used) + prog.cap_excess.get(("facility", "racks", None, None), 0),
+                 <= max(0, fac.racks - racks_owned) + prog.cap_excess.get(("facility", "racks", None, None), 0),
                  "facility_racks")
 
 

@@ -837,6 +837,8 @@ def _info(solver: str, status: str, started: float, gap: float | None, objective
                      overhead_s)
 
 
+HELD_TIERS = ("owned", "signed")
+"""Diagnosis 'tiers' that are GPUs held (owned servers, contracts signed), not a provider's cap."""
 HELD_FIX = {
     "owned": "the servers you own are all this plan may use there: buy more (an offer with buy:, rented until they arrive), allow "
              "rented tiers and providers (policy.tiers, policy.providers), or allow API overflow",
@@ -879,7 +881,7 @@ def _diagnosis(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, opti
         if o == "facility":
             continue
         offer = prog.offers[o]
-        if tier in ("owned", "signed"):  # the GPUs held then, not a cap
+        if tier in HELD_TIERS:  # the GPUs held then, not a cap
             cap = prog.segments.committed_at(o, d or "")
         else:
             cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
@@ -933,17 +935,16 @@ def _unbridged_deliveries(loaded: LoadedPlan, prog) -> list[str]:
 
 
 def _facility_shortfall(loaded: LoadedPlan, prog, limit: str, excess: float) -> str:
-    """'the servers the plan needs to buy draw 61 kW; the facility has 9.6 kW left (power_kw 30 less 20.4 owned)'."""
-    fac, owned = loaded.plan.facility, [t for t in prog.own.values() if t.kind == "owned"]
+    """'the servers the plan needs to buy draw 20.4 kW at load; the facility has 9.6 kW for them (…)'."""
+    fac = loaded.plan.facility
+    kw_owned, racks_owned = ownership.owned_facility_use(prog.own)
     if limit == "power_kw":
-        used = sum(t.load_kw * t.owned_nodes for t in owned)
-        room = max(0.0, fac.power_kw - used)
-        less = f", less {used:,.1f} kW the owned servers draw" if used else ""
+        room = max(0.0, fac.power_kw - kw_owned)
+        less = f", less {kw_owned:,.1f} kW the owned servers draw" if kw_owned else ""
         return (f"the servers the plan needs to buy draw {room + excess:,.1f} kW at load; the facility has "
                 f"{room:,.1f} kW for them (facility.power_kw {fac.power_kw:g}{less})")
-    used = sum(math.ceil(t.owned_nodes / t.nodes_per_rack) for t in owned)
-    room = max(0, fac.racks - used)
-    less = f", less {used} the owned servers take" if used else ""
+    room = max(0, fac.racks - racks_owned)
+    less = f", less {racks_owned} the owned servers take" if racks_owned else ""
     return (f"the servers the plan needs to buy take {room + excess:,.0f} rack positions; the facility has "
             f"{room} for them (facility.racks {fac.racks}{less})")
 
@@ -960,7 +961,7 @@ def _batch_shortfall(w, c: Candidate, offer, tier: str, cap: int, day: str) -> s
     window = w.batch.hours()
     start, end = w.batch.window_hours
     span = "all day" if len(window) == 24 else f"{start:02d}:00–{end:02d}:00"
-    held = f"has {cap} {tier} {offer.accelerator} GPUs" if tier in HELD_FIX else \
+    held = f"has {cap} {tier} {offer.accelerator} GPUs" if tier in HELD_TIERS else \
         f"caps {tier} at {cap} {offer.accelerator} GPUs"
     return (f"{w.name} needs {need:,.0f} GPU-hours a day in its window {span} on {day} ({c.label}); "
             f"{offer.id} ({offer.provider}) {held}, "

@@ -71,19 +71,24 @@ def weight_parts(model: Model) -> WeightParts:
     return WeightParts(embed, output, experts, max(other, 0.0), (model.mtp_params_b or 0.0) * GB)
 
 
-def weights_bytes(model: Model, precision: Precision) -> float:
-    """Resident weights: the quantized part at the precision's bytes per parameter (scales included),
-    the rest 16-bit. A quantized checkpoint leaves the embedding and the output layer 16-bit and,
-    for `quantized_scope: experts` (gpt-oss), everything but the routed experts. MoE: every expert
-    is resident; an MTP module is counted (engines that speculate with it load it)."""
+def weight_bytes(model: Model, precision: Precision) -> WeightParts:
+    """Each part's bytes at a precision (a WeightParts of bytes, not counts): the quantized parts at the
+    precision's bytes per parameter (scales included), the rest 16-bit. A quantized checkpoint leaves the
+    embedding and the output layer 16-bit and, for `quantized_scope: experts` (gpt-oss), everything but
+    the routed experts; the routed experts and an MTP module are at the precision."""
     parts = weight_parts(model)
     bpp = precision.bytes_per_param
     if bpp >= SIXTEEN_BIT:
-        return parts.total * bpp
-    quantized = parts.experts if (model.quantized_scope == "experts" and parts.experts) else \
-        parts.experts + parts.other
-    quantized += parts.mtp
-    return quantized * bpp + (parts.total - quantized) * SIXTEEN_BIT
+        return WeightParts(*(x * bpp for x in (parts.embedding, parts.output, parts.experts, parts.other, parts.mtp)))
+    other = SIXTEEN_BIT if model.quantized_scope == "experts" and parts.experts else bpp
+    return WeightParts(parts.embedding * SIXTEEN_BIT, parts.output * SIXTEEN_BIT, parts.experts * bpp,
+                       parts.other * other, parts.mtp * bpp)
+
+
+def weights_bytes(model: Model, precision: Precision) -> float:
+    """Resident weights (weight_bytes): MoE: every expert is resident; an MTP module is counted (engines
+    that speculate with it load it)."""
+    return weight_bytes(model, precision).total
 
 
 def weights_gb(model: Model, precision: Precision) -> float:
@@ -93,14 +98,10 @@ def weights_gb(model: Model, precision: Precision) -> float:
 
 def dense_weights_bytes(model: Model, precision: Precision) -> float:
     """The weights each data-parallel attention group keeps a copy of: the body but the routed experts
-    (attention, dense FFN, shared experts, norms), the embedding and the output layer, each at the bytes
-    weights_bytes gives it. The routed experts (and the MTP module, mostly experts) are spread once."""
-    parts = weight_parts(model)
-    bpp = precision.bytes_per_param
-    if bpp >= SIXTEEN_BIT:
-        return (parts.embedding + parts.output + parts.other) * bpp
-    other = parts.other * (SIXTEEN_BIT if model.quantized_scope == "experts" and parts.experts else bpp)
-    return (parts.embedding + parts.output) * SIXTEEN_BIT + other
+    (attention, dense FFN, shared experts, norms), the embedding and the output layer. The routed experts
+    (and the MTP module, mostly experts) are spread once."""
+    b = weight_bytes(model, precision)
+    return b.embedding + b.output + b.other
 
 
 def resident_weights_gb(model: Model, precision: Precision, dense_copies: int = 1) -> float:

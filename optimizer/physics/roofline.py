@@ -13,12 +13,12 @@ from optimizer.inputs.schema.catalog import Accelerator, MigProfile, Model, Prec
 from optimizer.inputs.schema.estimator import EstimatorParams
 from optimizer.physics.layout import Layout, Links, links
 from optimizer.physics.memory import (
-    SIXTEEN_BIT,
     expert_split,
     head_dim_of,
     kv_bytes_per_seq,
     kv_copies,
     moe_layer_count,
+    weight_bytes,
     weight_parts,
 )
 from optimizer.physics.queueing import mean_wait_s, poisson_quantile, wait_quantile_s
@@ -362,12 +362,8 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
 
     # Weights by part, in bytes: what every step reads, and the routed experts. A low-bit checkpoint
     # keeps the output layer (and, quantized_scope: experts, all but the experts) 16-bit.
-    parts = weight_parts(model)
-    bpp = precision.bytes_per_param
-    low = bpp < SIXTEEN_BIT
-    experts_b = parts.experts * bpp
-    other_b = parts.other * (SIXTEEN_BIT if low and model.quantized_scope == "experts" and parts.experts else bpp)
-    output_b = parts.output * (SIXTEEN_BIT if low else bpp)
+    parts, wb = weight_parts(model), weight_bytes(model, precision)
+    experts_b, other_b, output_b = wb.experts, wb.other, wb.output
     _routed, per_expert = expert_split(model)
     k = model.active_experts or 0
     share = k / model.experts if (per_expert and model.experts) else 0.0

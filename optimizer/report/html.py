@@ -420,12 +420,11 @@ def _alternatives(result: PlanResult, money) -> list[dict[str, Any]]:
     out: dict[str, list] = {}
     kinds = {w.name: w.kind for w in result.workloads}
     for a in result.alternatives:
-        kind = kinds.get(a.workload)  # a batch job is scheduled, not sized at a peak; a reservation has no goodput
+        goodput, source, gpus = L.alternative_figures(kinds.get(a.workload), a.goodput_output_tokens_per_s,
+                                                      a.goodput_source, a.gpus_at_peak)
         out.setdefault(a.workload, []).append({
-            "rank": a.rank, "label": a.label,
-            "goodput": "—" if kind == "reserve" else f"{a.goodput_output_tokens_per_s:,.0f}",
-            "source": "—" if kind == "reserve" else a.goodput_source,
-            "gpus": "—" if kind == "batch" else f"{a.gpus_at_peak:,}", "cost": money(a.standalone_cost),
+            "rank": a.rank, "label": a.label, "goodput": goodput, "source": source, "gpus": gpus,
+            "cost": money(a.standalone_cost),
             "difference": L.alternative_difference(a.difference, money), "basis": L.BASIS.get(a.basis, a.basis)})
     return [{"workload": k, "rows": v} for k, v in out.items()]
 

@@ -76,6 +76,14 @@ BASIS = {
 }
 
 
+def alternative_figures(kind: str | None, goodput: float, source: str, gpus_at_peak: int) -> tuple[str, str, str]:
+    """An alternative's goodput, its source and its GPUs at the peak as tables show them: a reservation has
+    no goodput, a batch job no peak (it is scheduled in its window, not sized at an hour)."""
+    held = kind == "reserve"
+    return ("—" if held else f"{goodput:,.0f}", "—" if held else source,
+            "—" if kind == "batch" else f"{gpus_at_peak:,}")
+
+
 def alternative_difference(difference: float | None, money) -> str:
     """A priced difference, signed; a dash when there is none."""
     if difference is None:
@@ -170,12 +178,13 @@ MONTH = re.compile(r"-(\d{4}-\d{2})$")
 
 def risk_name(result: PlanResult) -> str:
     """The risk measure in words: 'expected cost', 'CVaR at 80%', 'worst case'."""
-    risk = result.risk
-    if risk is None:
-        return ""
-    if risk.measure == "cvar":
-        return f"CVaR at {risk.level:.0%}" if risk.level is not None else "CVaR"
-    return "worst case" if risk.measure == "worst" else "expected cost"
+    return "" if result.risk is None else risk_words(result.risk.measure, result.risk.level)
+
+
+def risk_words(measure: str, level: float | None) -> str:
+    if measure == "cvar":
+        return f"CVaR at {level:.0%}" if level is not None else "CVaR"
+    return "worst case" if measure == "worst" else "expected cost"
 
 
 def risk_meaning(result: PlanResult) -> str:

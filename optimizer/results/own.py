@@ -10,7 +10,7 @@ import datetime as dt
 import math
 
 from optimizer import vocab
-from optimizer.candidates.ownership import DAYS_PER_YEAR, OwnTerms
+from optimizer.candidates.ownership import DAYS_PER_YEAR, OwnTerms, owned_facility_use
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
 from optimizer.optimize.calendar import Segments
@@ -178,10 +178,9 @@ def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], seg
                                   t.owned_nodes * t.book_value_per_node, dep, fixed.get(o, 0.0) + serving.get(o, 0.0),
                                   gh, gh / held if held else 0.0))
     fac = plan.facility
-    power = sum(t.load_kw * t.owned_nodes for t in terms.values() if t.kind == "owned") \
-        + sum(terms[b.offer].load_kw * b.nodes for b in bought)
-    racks = sum(math.ceil(t.owned_nodes / t.nodes_per_rack) for t in terms.values() if t.kind == "owned") \
-        + sum(math.ceil(b.nodes / terms[b.offer].nodes_per_rack) for b in bought)
+    kw_owned, racks_owned = owned_facility_use(terms)
+    power = kw_owned + sum(terms[b.offer].load_kw * b.nodes for b in bought)
+    racks = racks_owned + sum(math.ceil(b.nodes / terms[b.offer].nodes_per_rack) for b in bought)
     binding = []
     buyable = [t for t in terms.values() if t.kind == "buy"]
     if fac.power_kw is not None and buyable and fac.power_kw - power < min(t.load_kw for t in buyable) - 1e-9:

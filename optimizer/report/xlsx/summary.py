@@ -247,9 +247,8 @@ def _policy_value(sh: Sheet, r: int, v: Any, num: str) -> None:
         sh.num(r, 1, float(v), "value", "left", num=num)
     elif isinstance(v, (list, tuple)):
         sh.text(r, 1, ", ".join(str(x) for x in v) or "none", "value")
-    elif isinstance(v, dict):  # policy.risk: 'cvar at 0.9', 'expected'
-        words = str(v.get("measure", "")) + (f" at {v['level']:g}" if v.get("measure") == "cvar" and "level" in v else "")
-        sh.text(r, 1, words or ", ".join(f"{k} {x}" for k, x in v.items()), "value")
+    elif isinstance(v, dict) and "measure" in v:  # policy.risk
+        sh.text(r, 1, L.risk_words(str(v["measure"]), v.get("level")), "value")
     elif v is None:
         sh.text(r, 1, "any", "value")
     else:
