@@ -116,6 +116,29 @@ def test_time_zone_and_calendar_follow_the_plan(tmp_path):
     assert corr(shifted, truth.profile["chat"]["weekday"]) < 0.9
 
 
+def test_a_busiest_hour_that_moves_between_days_still_carries_the_peak(tmp_path):
+    """Monday peaks at 10:00, Tuesday at 11:00: each hour's p95 across the two days is below the p95 of the
+    days' maxima. The curve's busiest hour carries that peak (1.0), so the plan is sized for the peak it
+    states, and the written plan validates without "never reaches the peak"."""
+    rows = ["timestamp,model,prompt_tokens,completion_tokens"]
+    for day, busy in (("2026-07-06", 10), ("2026-07-07", 11)):
+        for h in range(24):
+            out = 36_000_000 if h == busy else 3_600_000  # 10,000 tok/s at the busy hour, 1,000 elsewhere
+            rows.append(f"{day}T{h:02d}:30:00Z,llama-3.1-70b,100,{out}")
+    log = tmp_path / "moving.csv"
+    log.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out.yaml"
+    r = invoke("calibrate", PLAN, "--usage", log, "--map", "model=llama-3.1-70b:workload=chat", "-o", out)
+    assert r.exit_code == 0, r.output
+    chat = load_plan(out).plan.workloads[0]
+    assert chat.demand.peak_output_tokens_per_s == pytest.approx(10_000, rel=0.01)
+    assert max(chat.demand.profile["weekday"]) == 1.0
+    assert chat.demand.profile["weekday"][10] < 1.0 or chat.demand.profile["weekday"][11] < 1.0
+    v = invoke("validate", out)
+    assert v.exit_code == 0, v.output
+    assert "never reaches the peak" not in v.output
+
+
 def test_timestamps_iso_offsets_and_epochs(tmp_path):
     log = tmp_path / "mixed.csv"
     log.write_text(

@@ -407,6 +407,11 @@ def _interactive(wc: WorkloadCalibration, w, by_type: dict[str, list[dt.date]], 
         if full:
             maxes = [max(wc.rates.get((d, h), 0.0) for h in HOURS if (d, h) in wc.rates) for d in full]
             peaks[t] = (float(np.percentile(maxes, q)), len(full))
+            # The busiest hour carries the day type's peak: when the busiest hour moves from day to day, each
+            # hour's percentile across days falls short of the percentile of the days' maxima, and a curve
+            # topping out at 0.99 of the peak would size the fleet below the peak it states.
+            busiest = max(HOURS, key=lambda h: (curves[t][h], -h))
+            curves[t][busiest] = max(curves[t][busiest], peaks[t][0])
         else:  # less than a whole day (the caller stopped unless --allow-partial)
             peaks[t] = (max(curves[t]), 0)
             scaled[t] = (cov[t].amount(), k)
