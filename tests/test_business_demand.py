@@ -210,7 +210,10 @@ def test_business_numbers_need_tokens(tmp_path):
 # --- calibrate: measured usage replaces the numbers ---------------------------------------------------
 
 
-def test_calibrate_replaces_business_numbers_with_the_measured_peak(tmp_path):
+@pytest.mark.parametrize("growth", [None, 0.05])
+def test_calibrate_replaces_business_numbers_with_the_measured_peak(tmp_path, growth):
+    """With monthly_growth the measured peak is not grown (the log is the past): the console and the YAML
+    comment say so and where growth goes instead."""
     from optimizer.synth import usage as usage_synth
 
     data = Path(__file__).resolve().parent / "data" / "calibrate" / "plan.yaml"
@@ -218,11 +221,12 @@ def test_calibrate_replaces_business_numbers_with_the_measured_peak(tmp_path):
     assert "      peak_output_tokens_per_s: 9000   # last quarter's guess\n" in text
     text = text.replace("      peak_output_tokens_per_s: 9000   # last quarter's guess\n",
                         "      users: 300000\n      active_share: 0.2\n      requests_per_active_user_per_day: 15\n"
-                        "      peak_hour_share: 0.1\n")
+                        "      peak_hour_share: 0.1\n" + (f"      monthly_growth: {growth}\n" if growth else ""))
     plan = tmp_path / "plan.yaml"
     plan.write_text(text, encoding="utf-8")
     before = load_plan(plan).plan.workloads[0].demand
-    assert before.peak_output_tokens_per_s == pytest.approx(300000 * 0.2 * 15 * 350 * 0.1 / 3600)
+    assert before.peak_output_tokens_per_s == pytest.approx(300000 * 0.2 * 15 * 350 * 0.1 / 3600
+                                                            * (1 + (growth or 0)) ** (28 / 30))
     events, truth = usage_synth.generate(2000, days=14, seed=11, mode="exact")
     log = usage_synth.write(events, tmp_path / "usage.csv", style="openai")
     out = tmp_path / "calibrated.yaml"
@@ -235,3 +239,9 @@ def test_calibrate_replaces_business_numbers_with_the_measured_peak(tmp_path):
     after = load_plan(out).plan.workloads[0].demand
     assert after.derivation is None
     assert math.isclose(after.peak_output_tokens_per_s, truth.peak_output_tokens_per_s["chat"], rel_tol=0.05)
+    said = " ".join(res.output.split())
+    if growth:
+        assert "monthly_growth 0.05 went with the business numbers" in said and "planopt forecast" in said
+        assert "monthly_growth not applied" in out.read_text(encoding="utf-8")
+    else:
+        assert "monthly_growth" not in said

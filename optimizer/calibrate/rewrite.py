@@ -97,7 +97,9 @@ def _edit_workload(node: CommentedMap, w, wc: "WorkloadCalibration", cal: "Calib
             else:
                 why = f"calibrated: {q} over {wc.peak_days} {top} days of each day's busiest hour"
             note(demand, "demand", "peak_output_tokens_per_s",
-                 why + (f"; replaces the business numbers (peak {_fmt(wc.old_peak)})" if business else ""))
+                 why + (f"; replaces the business numbers (peak {_fmt(wc.old_peak)})" if business else "")
+                 + ("; monthly_growth not applied (planopt forecast writes peak_by_month)"
+                    if "monthly_growth" in business else ""))
             if not (wc.peak_kept and wc.old_peak == wc.new_peak):
                 changes.append(Change(w.name, "peak output tok/s", _fmt(wc.old_peak), _fmt(wc.new_peak),
                                       _ratio(wc.old_peak, wc.new_peak)))

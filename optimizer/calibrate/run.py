@@ -428,6 +428,9 @@ def _interactive(wc: WorkloadCalibration, w, by_type: dict[str, list[dt.date]], 
         wc.peak_kept = True
     wc.new_peak, wc.peak_day_type = peak, top
     wc.kept, wc.scaled = kept, scaled
+    if old.monthly_growth:  # the business numbers go; their growth is a view of the future the log cannot give
+        wc.notes.append(f"monthly_growth {old.monthly_growth:g} went with the business numbers: the peak is the "
+                        "log's, not grown — for growth inside the horizon use `planopt forecast` (peak_by_month)")
     profile = {}
     for t in types:
         seen = wc.actual[t].pct if t not in kept else [None] * 24
