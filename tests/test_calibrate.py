@@ -320,6 +320,20 @@ def test_map_renames_columns(tmp_path):
     assert w.tokens.input == 100 and w.tokens.output == pytest.approx(61.5)
 
 
+def test_a_column_map_turned_away_from_is_said(tmp_path):
+    """--map llm=model on a log that also has a model column: the model column is not read, and the note
+    says so (a rename never hides a column silently)."""
+    log = tmp_path / "two.csv"
+    log.write_text("timestamp,model,llm,prompt_tokens,completion_tokens\n" +
+                   "".join(f"2026-07-06T{h:02d}:10:00Z,gateway-default,chat,100,50\n" for h in range(24)))
+    r = invoke("calibrate", PLAN, "--usage", log, "--map", "llm=model", "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert "model read from column llm (--map llm=model); its column model is not read" in said
+    plain = invoke("calibrate", PLAN, "--usage", log, "--map", "model=llm:workload=chat", "-o", tmp_path / "p.yaml")
+    assert "is not read" not in " ".join(plain.output.split())
+
+
 def test_parse_maps_rejects_nonsense():
     with pytest.raises(PlanError, match="unknown field 'modle'.*did you mean 'model'"):
         parse_maps(["x=modle"])

@@ -252,6 +252,9 @@ def _usage_notes(cal: Calibration, agg: UsageAggregate, plan, matcher: usage_mod
         cal.notes.append(f"{name}: {n:,} events repeat another exactly (same timestamp, tokens and tenant) — counted; "
                          "if the logs are overlapping exports, give each event once")
     for f in agg.files:
+        for fld, mapped, left in f.shadowed:
+            cal.notes.append(f"{f.file}: {fld} read from column {mapped} (--map {mapped}={fld}); its column {left} "
+                             "is not read")
         if f.default_workload is not None:
             why = "--usage-workload" if matcher.default_given else "the plan's only workload"
             cal.notes.append(f"{f.file} has no model or workload column: its {f.events:,} events go to "

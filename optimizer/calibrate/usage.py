@@ -84,6 +84,8 @@ class FileSummary:
     bad: dict[str, int]
     default_workload: str | None = None
     """No model or workload column: every event went to this workload."""
+    shadowed: tuple[tuple[str, str, str], ...] = ()
+    """(field, column --map named, the file's usual column for it, not read)."""
 
 
 @dataclass
@@ -396,7 +398,7 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
             columns={k: " or ".join(str(c) for c in v) for k, v in s.columns.items()},
             events=counts.get(None, 0), failed=counts.get("failed", 0),
             bad={k: v for k, v in sorted(counts.items(), key=lambda kv: str(kv[0]))
-                 if k is not None and k != "failed"}, default_workload=s.default_workload))
+                 if k is not None and k != "failed"}, default_workload=s.default_workload, shadowed=s.shadowed))
     events = sum(f.events for f in files)
     return UsageAggregate(files, quarters, tenants, dict(sorted(unmatched.items())), dict(sorted(ambiguous.items())),
                           first, last, events, active_quarters=active, burst=dict(sorted(burst.items())),

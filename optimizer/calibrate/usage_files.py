@@ -71,6 +71,8 @@ class Source:
     """CSV only, when the sniffer could not read the file: its header, read as written."""
     default_workload: str | None = None
     """The file has no model or workload column: every event goes to this workload."""
+    shadowed: tuple[tuple[str, str, str], ...] = ()
+    """(field, column --map named, the file's usual column for the field left unread)."""
 
 
 # --- parsing the --map options -------------------------------------------------------------------
@@ -206,6 +208,12 @@ def inspect(con, path: Path, shown: str, rename: dict[str, str], default_workloa
                         break
         if found:
             columns[fld] = tuple(found)
+    used = {c.name for cols in columns.values() for c in cols}
+    shadowed = []  # a usual column --map turned away from: said, so a renamed column never hides silently
+    for fld, aliases in AUTO_COLUMNS.items():
+        if fld in rename:
+            usual = [c for a in aliases if (c := _resolve(a, lower, types, fmt)) is not None and c.name not in used]
+            shadowed += [(fld, rename[fld], usual[0].name)] if usual else []
     problems = []
     have = ", ".join(types) or "none"
     for fld in ("timestamp", "prompt_tokens", "completion_tokens"):
@@ -228,7 +236,7 @@ def inspect(con, path: Path, shown: str, rename: dict[str, str], default_workloa
                                     "pass --map COLUMN=model (or COLUMN=workload)", file=shown))
     if problems:
         raise PlanError(problems)
-    return Source(path, shown, fmt, columns, size, delim, header, default)
+    return Source(path, shown, fmt, columns, size, delim, header, default, tuple(shadowed))
 
 
 def _csv_header(path: Path) -> tuple[tuple[str, ...] | None, str | None]:
