@@ -183,6 +183,12 @@ def check_varies(loaded: LoadedPlan, varies: list[VarySpec]) -> None:
                                     "changes nothing",
                                     "give a workload `api:` (its prices and max_share), or vary another key"))
             continue
+        tier = tail if head == "price" else ""
+        if tier in RENTED_TIERS and tier not in plan.policy.tiers:
+            problems.append(Problem(f"{where}: {loaded.file} buys no {tier} (policy.tiers: "
+                                    f"{', '.join(plan.policy.tiers)}), so its price changes nothing",
+                                    f"vary the price of a tier it buys, or add {tier} to policy.tiers"))
+            continue
         if head in MULTIPLIERS and v.lo <= 0:
             problems.append(Problem(f"{where}: {v.lo:g} is not a multiplier (it multiplies the plan's "
                                     f"{_what(v.key)})", "give multipliers above 0, e.g. 0.8:1.2 for ±20%"))
