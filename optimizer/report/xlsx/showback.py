@@ -17,7 +17,7 @@ def write_showback(sh: Sheet, result: PlanResult, refs: Refs) -> None:
                 "their own line, never spread. Teams and cost centres come from the plan's workloads (team:, "
                 "cost_center:).", 6, 3)
     r = 3
-    sh.header(r, 0, ["Team", "Cost centre", "Workload", "New spend", "Committed spend used", "All-in",
+    sh.header(r, 0, ["Team", "Cost centre", "Workload", "New spend", "Committed spend (signed before)", "All-in",
                      "Share of the workload"])
     ws.set_row(r, 30)
     head = r
@@ -58,7 +58,7 @@ def write_showback(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     r += 3
     sh.text(r, 0, "By team and cost centre", "h2")
     r += 1
-    sh.header(r, 0, ["Team", "Cost centre", "Workloads", "New spend", "Committed spend used", "All-in"])
+    sh.header(r, 0, ["Team", "Cost centre", "Workloads", "New spend", "Committed spend (signed before)", "All-in"])
     teams = list(dict.fromkeys((t, cc) for t, cc, _n, _s, _c in lines))
     T, C = rng(sh.name, first, last, 0), rng(sh.name, first, last, 1)
     for team, cc in teams:
