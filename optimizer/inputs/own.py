@@ -105,6 +105,13 @@ def resolve(plan: Plan, catalog: Catalog, err: Err, line_of: Callable[[tuple], i
             notes=None)
         catalog.add("offers", offer, Origin(file, line_of(("owned", i0))))
 
+    if not plan.facility.liquid_cooling:
+        for i, o in enumerate(plan.owned):
+            acc = catalog.accelerators.get(o.accelerator)
+            if acc is not None and acc.needs_liquid_cooling:
+                err(("owned", i, "accelerator"), f"{o.accelerator} needs liquid-cooled racks, and facility.liquid_cooling "
+                    "is false", "set facility: {liquid_cooling: true}: these servers run in your racks, so they "
+                    "have it (and liquid-cooled systems you could buy become candidates)")
     uses = bool(plan.owned) or any(o.buy is not None for o in catalog.offers.values())
     if uses and plan.facility.usd_per_kwh is None:
         err(("facility",), "the plan runs servers of its own but gives no energy price",
