@@ -18,7 +18,7 @@ from test_bruteforce import SEEDS, expected
 from test_constraints import interactive, offer, plan, write
 
 from optimizer.candidates.build import build_candidates
-from optimizer.errors import InfeasiblePlan
+from optimizer.errors import InfeasiblePlan, SolverError
 from optimizer.inputs.loading import load_plan
 from optimizer.optimize import strategy
 from optimizer.optimize.solver import available_solvers
@@ -138,3 +138,65 @@ def test_step_three_without_every_valid_inequality_finds_the_same_optimum(tmp_pa
         assert info.objective == pytest.approx(best, rel=1e-6, abs=1e-6), seed
         assert info.status == "optimal", seed
     assert len(reached) >= 3 and not added, (len(reached), len(added))
+
+
+def _second_solve_fails(monkeypatch) -> list:
+    """strategy._solve fails (no plan in its time) from its second call on; returns the calls made."""
+    real, calls = strategy._solve, []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) > 1:
+            raise SolverError("highs stopped after 9.0 s without a feasible plan (time limit 5 s); raise …")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(strategy, "_solve", failing)
+    return calls
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+def test_a_plan_in_hand_is_kept_when_solving_again_after_settling_runs_out_of_time(tmp_path, monkeypatch, solver):
+    """w1 on p was chosen at a bound ($96, half its $192); settled, the program is solved again — and that
+    solve finds nothing in its time. The plan in hand stands, at its settled cost ($192 + w2's $96), with
+    the bound the first solve proved ($96 + $96): a feasible plan with its true gap, not 'no plan'."""
+    _private_costs_halved(monkeypatch)
+    calls = _second_solve_fails(monkeypatch)
+    _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(0.5), solver)
+    assert len(calls) == 2
+    assert info.objective == pytest.approx(288.0) and info.bound == pytest.approx(192.0)
+    assert info.status == "feasible" and info.gap == pytest.approx(96.0 / 288.0)
+    assert sol.chosen["w1"] == W1_ON_P and _nodes_at_p(sol) == {h: 2.0 for h in range(24)}
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+def test_a_private_cost_known_only_from_above_is_not_solved_on(tmp_path, monkeypatch, solver):
+    """p at $0.80: w1 on p chosen at a bound ($153.60); its own solve ran out of time with its plan ($307.20,
+    an upper bound: marked so here). The program is not solved again on a cost that is no bound: the plan
+    in hand is returned at $307.20 + $96 with the first solve's bound ($249.60) — the true optimum ($384, all
+    on s) lies inside that gap, which the result says."""
+    _private_costs_halved(monkeypatch)
+    real = strategy._settle_private
+
+    def settled_from_above(prog, private, keys, *args):
+        out = real(prog, private, keys, *args)
+        private.upper |= {k for k in keys if k in private.exact}
+        return out
+
+    monkeypatch.setattr(strategy, "_settle_private", settled_from_above)
+    calls = _second_solve_fails(monkeypatch)
+    _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(0.8), solver)
+    assert len(calls) == 1
+    assert info.objective == pytest.approx(403.2) and info.bound == pytest.approx(249.6)
+    assert info.status == "feasible" and info.bound <= 384.0 <= info.objective
+    assert sol.chosen["w1"] == W1_ON_P and _nodes_at_p(sol) == {h: 2.0 for h in range(24)}
+
+
+def test_no_plan_after_the_fallback_quotes_the_plans_time_limit(tmp_path, monkeypatch):
+    """A chosen private config not settled in time sends the plan to the program with every offer, with what
+    is left of the limit (at least 5 s): when that finds nothing, the message gives the plan's limit."""
+    _private_costs_halved(monkeypatch)
+    monkeypatch.setattr(strategy, "_settle_private", lambda *a, **k: None)
+    _second_solve_fails(monkeypatch)
+    loaded = load_plan(write(tmp_path, _plan(0.5)))
+    with pytest.raises(SolverError, match=r"without a feasible plan \(time limit 30 s\)"):
+        solve_candidates(loaded, build_candidates(loaded), SolveOptions(time_limit_s=30, alternatives=0))

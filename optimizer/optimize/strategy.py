@@ -9,7 +9,7 @@ import math
 import multiprocessing
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import pulp
@@ -89,8 +89,12 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     settled = _solve_settled(prog, private, loaded, cands, segments, options, solver, limit, gap_target, started,
                              baseline)
     if settled is None:  # a chosen config's own offer not solved whole in time: the program as it was
-        return solve_candidates(loaded, cands, replace(options, time_limit_s=max(
-            SETTLE_MIN_S, limit - (time.perf_counter() - started))), fix, baseline, reserved, private_ok=False)
+        try:
+            return solve_candidates(loaded, cands, replace(options, time_limit_s=max(
+                SETTLE_MIN_S, limit - (time.perf_counter() - started))), fix, baseline, reserved, private_ok=False)
+        except SolverError as e:  # said with the limit the plan gave, not the seconds this last try had left
+            raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible "
+                              f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit") from e
     prog, sol, info = settled
     changed = _cheapest_recourse(prog, info.name, limit - (time.perf_counter() - started))
     info, tidied = tidy(prog, info)
@@ -122,6 +126,9 @@ class PrivateCosts:
     """Exact key → that solve's values by variable family and key (Program's dicts), to start from."""
     fixed: float = 0.0
     """What every program of the plan costs whatever it serves (owned servers' fixed costs): not a config's."""
+    upper: set[str] = field(default_factory=set)
+    """Keys in `exact` whose own solve ran out of time with a plan: their cost is that plan's (an upper
+    bound), so a program solved with it in is no relaxation of the plan — its bound is not kept."""
 
 
 _FAMILIES = ("reserved", "on_demand", "spot", "lent", "batch_replicas", "batch_api", "committed_split")
@@ -195,10 +202,13 @@ def _settle_private(prog: Program, private: PrivateCosts, keys: list[str], loade
         out = solve(alone.prob, solver, time_limit_s=max(SETTLE_MIN_S, deadline - time.perf_counter()), mip_gap=0.0)
         if out.status == "infeasible":
             cost = math.inf
-        elif out.status == "optimal" and out.objective is not None:
+        elif out.status in ("optimal", "feasible") and out.objective is not None:
+            # out of time with a plan: that plan's cost, an upper bound (the caller keeps the bound it had)
             cost = out.objective - private.fixed
             private.values[key] = {f: {k: v.varValue or 0.0 for k, v in getattr(alone, f).items()}
                                    for f in _FAMILIES}
+            if out.status == "feasible":
+                private.upper.add(key)
         else:
             return None
         private.exact.add(key)
@@ -227,20 +237,46 @@ def _solve_settled(prog: Program, private: PrivateCosts | None, loaded: LoadedPl
     if not private:
         return prog, sol, info
     for _ in range(SETTLE_ROUNDS):
+        before = prog.values()
         rose = _settle_private(prog, private, list(sol.chosen.values()), loaded, cands, segments, info.name,
                                limit - (time.perf_counter() - started))
         if rose is None:
             return None
         if not rose:
             break
+        held = _held(prog, sol, info, gap_target, started)  # this plan at its settled cost: a plan in hand
+        if held is not None and private.upper:
+            # a cost known only from above: solving again would rest on it (no bound); keep this plan
+            sol, info = held
+            break
         budget = max(limit, time.perf_counter() - started + SETTLE_MIN_S)
-        sol, info = _solve(prog, loaded, cands, segments, options, solver, budget, gap_target, started)
+        try:
+            sol, info = _solve(prog, loaded, cands, segments, options, solver, budget, gap_target, started)
+        except SolverError:
+            if held is None:
+                raise
+            prog.restore(before)
+            sol, info = held  # out of time solving again: the plan in hand, at its settled cost
+            break
     else:
         if any(k in private.costs and k not in private.exact for k in sol.chosen.values()):
             return None
     prog, sol = _with_private_capacity(loaded, cands, segments, prog, sol, private, info.name, gap_target,
                                        limit - (time.perf_counter() - started), baseline)
     return prog, sol, info
+
+
+def _held(prog: Program, sol: Solution, info: SolveInfo, gap_target: float, started: float
+          ) -> tuple[Solution, SolveInfo] | None:
+    """The solution in the program (solved before its private configs' costs were settled), priced at those
+    costs — the program's objective now holds them: still a plan, with the bound it had (costs only rose, so
+    that bound stays one). None when a config it chose turned out to have no plan at its offer."""
+    if any(math.isinf(prog.private.get(key, 0.0)) for key in sol.chosen.values()):
+        return None
+    objective = _objective_value(prog)
+    gap = _gap(objective, info.bound)
+    status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "feasible"
+    return sol, _info(info.name, status, started, gap, objective, info.bound, info.fallback_note, info.overhead_s)
 
 
 def _with_private_capacity(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, prog: Program,
