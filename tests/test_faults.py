@@ -266,3 +266,59 @@ def test_killing_solve_while_it_writes_leaves_the_previous_files_intact(tmp_path
         for name in previous:  # put the old files back for the next attempt
             (out / name).write_bytes(previous[name])
     assert mid_write >= 2, f"only {mid_write} of 5 kills landed while files were being written"
+
+
+# --- outputs that cannot be written: refused before the work, nothing written ----------------------
+
+CAL_PLAN = ROOT / "tests" / "data" / "calibrate" / "plan.yaml"
+BENCH = ROOT / "tests" / "data" / "loadtests"
+
+
+def _files(d: Path) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file())
+
+
+def test_a_result_file_whose_place_is_a_folder_is_refused_before_the_solve(tmp_path, monkeypatch):
+    """OUTDIR/<plan>.xlsx is a folder: exit 2 naming it, no solve, and neither the JSON nor the HTML is
+    written (the three files come as a set)."""
+    out = tmp_path / "out"
+    (out / "seed-fleet.xlsx").mkdir(parents=True)
+    import optimizer.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "solve_plan", lambda *a, **k: pytest.fail("solved before checking the outputs"))
+    r = runner.invoke(app, ["solve", str(SEED), "-o", str(out), "-q"])
+    assert r.exit_code == 2, r.output
+    said = " ".join(r.stderr.split())
+    assert f"{out / 'seed-fleet.xlsx'}: is a folder, not a file" in said and "choose a writable --outdir" in said
+    assert _files(out) == [] and "Traceback" not in r.output
+
+
+def test_report_writes_none_of_its_files_when_one_place_is_a_folder(tmp_path):
+    res = runner.invoke(app, ["solve", str(SEED), "-o", str(tmp_path / "a"), "-q"])
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "b"
+    (out / "seed-fleet.html").mkdir(parents=True)
+    r = runner.invoke(app, ["report", str(tmp_path / "a" / "seed-fleet.json"), "-o", str(out)])
+    assert r.exit_code == 2 and "seed-fleet.html: is a folder, not a file" in " ".join(r.stderr.split())
+    assert _files(out) == []
+
+
+def test_calibrate_refuses_a_page_whose_place_is_a_folder_and_says_a_failed_write(tmp_path, monkeypatch):
+    """OUT.html (written beside OUT.yaml) is a folder: exit 2 before reading anything. A write that fails
+    anyway (permissions: here mkstemp refused) is exit 2 naming OUT.yaml, not a traceback."""
+    bench = next(BENCH.glob("vllm*.json"))
+    (tmp_path / "p.html").mkdir()
+    r = runner.invoke(app, ["calibrate", str(CAL_PLAN), "--bench", str(bench), "-o", str(tmp_path / "p.yaml")])
+    assert r.exit_code == 2 and "p.html: is a folder, not a file" in " ".join(r.stderr.split()), r.output
+    assert not (tmp_path / "p.yaml").exists()
+
+    import optimizer.atomic as atomic
+
+    def refused(*a, **k):
+        raise PermissionError(13, "Permission denied", str(tmp_path / ".q.yaml.x.tmp"))
+
+    monkeypatch.setattr(atomic.tempfile, "mkstemp", refused)
+    r = runner.invoke(app, ["calibrate", str(CAL_PLAN), "--bench", str(bench), "-o", str(tmp_path / "q.yaml")])
+    assert r.exit_code == 2, r.output
+    assert f"{tmp_path / 'q.yaml'}: cannot write: Permission denied" in " ".join(r.stderr.split())
+    assert "Traceback" not in r.output and not (tmp_path / "q.yaml").exists()

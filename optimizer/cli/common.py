@@ -129,14 +129,36 @@ def slug(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-") or "plan"
 
 
+def report_paths(outdir: Path, name: str, json: bool = True) -> list[Path]:
+    """The files write_reports writes: OUTDIR/<name>.json (with `json`), .xlsx and .html."""
+    return [Path(outdir) / f"{name}.{ext}" for ext in (("json",) if json else ()) + ("xlsx", "html")]
+
+
+def check_writable(paths: list[Path], option: str) -> None:
+    """Refuse outputs that cannot be written before any work (exit 2, nothing written): a folder where a
+    file goes, a file where a folder goes, a folder without write permission."""
+    from optimizer.atomic import unwritable
+
+    for path in paths:
+        blocked = unwritable(path, folder=False)
+        if blocked:
+            said = blocked[len(f"{path} "):] if blocked.startswith(f"{path} ") else f"cannot write it: {blocked}"
+            raise PlanError(Problem(said, f"choose a writable {option}, or move what is in the way", file=str(path)))
+
+
+def write_failed(exc: OSError, where: Path, option: str) -> PlanError:
+    """A write the checks could not foresee failed (permissions, a full disk): exit 2 naming the file."""
+    return PlanError(Problem(f"cannot write: {exc.strerror or exc}", f"choose a writable {option}", file=str(where)))
+
+
 def write_reports(result, outdir: Path, name: str, json_text: str | None) -> list[Path]:
     from optimizer.report.files import write_reports
 
+    check_writable(report_paths(outdir, name, json_text is not None), "--outdir")
     try:
         return write_reports(result, outdir, name, json_text)
     except OSError as exc:
-        raise PlanError(Problem(f"cannot write the result files: {exc.strerror or exc}",
-                                "choose a writable --outdir", file=str(outdir))) from None
+        raise write_failed(exc, outdir, "--outdir") from None
 
 
 def solve_options(solver: "SolverName | None", time_limit: float | None, **extra):

@@ -18,14 +18,15 @@ from optimizer.cli.common import (
     DebugOpt,
     SolverName,
     app,
+    check_writable,
     err,
     not_as_written,
     out,
     run,
     solve_options,
+    write_failed,
 )
 from optimizer.cli.complete import workload_names
-from optimizer.errors import PlanError, Problem
 
 PROGRESS_MIN_BYTES = 16_000_000
 """Usage logs at least this big get a progress bar on a terminal."""
@@ -68,7 +69,10 @@ def calibrate(
             allow_partial=allow_partial, usage_workload=usage_workload)
         _writable(out_yaml)
         cal = _reading_usage(opts.usage, lambda tell: do_calibrate(plan, opts, out_yaml, tell, list(catalog or [])))
-        html_path = write_outputs(cal, out_yaml, render_html(cal), list(catalog or []))
+        try:
+            html_path = write_outputs(cal, out_yaml, render_html(cal), list(catalog or []))
+        except OSError as exc:
+            raise write_failed(exc, out_yaml, "-o") from None
         print_calibration(cal, out)
         out.print(f"\nwrote {out_yaml} and {html_path}", style="dim")
         return 0
@@ -118,7 +122,10 @@ def forecast(
                                maps=tuple(maps or ()), usage_workload=usage_workload, max_bad_rows=max_bad_rows)
         _writable(out_yaml)
         fc = _reading_usage(opts.usage, lambda tell: do_forecast(plan, opts, out_yaml, tell, list(catalog or [])))
-        html_path = write_outputs(fc, out_yaml, render_html(fc), list(catalog or []))
+        try:
+            html_path = write_outputs(fc, out_yaml, render_html(fc), list(catalog or []))
+        except OSError as exc:
+            raise write_failed(exc, out_yaml, "-o") from None
         if as_json:
             sys.stdout.write(json.dumps(fc.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
             sys.stdout.flush()
@@ -169,9 +176,6 @@ def compare(
 
 
 def _writable(out_yaml: Path) -> None:
-    """Refuse an output the plan cannot be written to before reading any usage (exit 2, nothing written)."""
-    from optimizer.atomic import unwritable
-
-    blocked = unwritable(out_yaml, folder=False)
-    if blocked:
-        raise PlanError(Problem(f"cannot write {out_yaml}: {blocked}", "choose a writable -o", file=str(out_yaml)))
+    """Refuse an output the plan (or its page beside it) cannot be written to before reading any usage
+    (exit 2, nothing written)."""
+    check_writable([out_yaml, out_yaml.with_suffix(".html")], "-o")

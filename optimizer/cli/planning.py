@@ -17,11 +17,13 @@ from optimizer.cli.common import (
     DebugOpt,
     SolverName,
     app,
+    check_writable,
     err,
     escape,
     failure_json,
     not_as_written,
     out,
+    report_paths,
     run,
     slug,
     solve_options,
@@ -66,6 +68,7 @@ def solve(
 
         opts = solve_options(solver, time_limit, alternatives=alternatives,
                              progress=None if quiet or as_json or not err.is_terminal else _SolveProgress())
+        check_writable(report_paths(outdir, slug(plan)), "--outdir")  # before the solve, not after it
         last = None
         if baseline is not None:
             from optimizer.results.baseline import load_baseline
