@@ -55,7 +55,7 @@ from optimizer.errors import (
     did_you_mean,
 )
 from optimizer.inputs.loading import LoadedPlan, load_plan
-from optimizer.inputs.schema.plan import Workload
+from optimizer.inputs.schema.plan import MAX_TOKENS_PER_S, Plan, Policy, Workload
 from optimizer.optimize.strategy import settings
 from optimizer.pipeline import SolveOptions, as_solved, solve_plan
 from optimizer.processes import stop_workers, watch_parent
@@ -192,9 +192,9 @@ def check_varies(loaded: LoadedPlan, varies: list[VarySpec]) -> None:
         if head in MULTIPLIERS and v.lo <= 0:
             problems.append(Problem(f"{where}: {v.lo:g} is not a multiplier (it multiplies the plan's "
                                     f"{_what(v.key)})", "give multipliers above 0, e.g. 0.8:1.2 for ±20%"))
-        elif v.key == "occupancy" and not (0 < v.lo and v.hi <= 1):
-            problems.append(Problem(f"{where}: occupancy {v.lo:g}–{v.hi:g} leaves (0, 1]",
-                                    "give the share of goodput used at the peak, e.g. occupancy=0.5:0.8:4"))
+        elif v.key == "occupancy" and not (MIN_OCCUPANCY <= v.lo and v.hi <= 1):
+            problems.append(Problem(f"{where}: occupancy {v.lo:g}–{v.hi:g} leaves [{MIN_OCCUPANCY:g}, 1] (a plan's "
+                                    "range)", "give the share of goodput used at the peak, e.g. occupancy=0.5:0.8:4"))
         elif v.key == "growth":
             if not (0 <= v.lo and v.hi <= 1):
                 problems.append(Problem(f"{where}: growth {v.lo:g}–{v.hi:g} leaves [0, 1]",
@@ -204,8 +204,34 @@ def check_varies(loaded: LoadedPlan, varies: list[VarySpec]) -> None:
                                         "so no monthly_growth applies",
                                         "vary `demand` instead, or give a workload users, active_share, … "
                                         "and monthly_growth"))
+    problems += _beyond_limits(plan, varies)
     if problems:
         raise PlanError(problems)
+
+
+MIN_OCCUPANCY = float(next(m.ge for m in Policy.model_fields["occupancy"].metadata if hasattr(m, "ge")))
+"""The lowest occupancy a plan may state (policy.occupancy): a sweep goes no lower."""
+
+
+def _beyond_limits(plan: Plan, varies: list[VarySpec]) -> list[Problem]:
+    """Demand multipliers that would take a workload past what a plan may state (its peak, its batch
+    volume): the point would solve a plan no file could hold."""
+    top = {v.key: v.hi for v in varies}
+    out = []
+    for w in plan.workloads:
+        m = top.get("demand", 1.0) * top.get(f"demand.{w.name}", 1.0)
+        if m <= 1:
+            continue
+        key = f"demand.{w.name}" if f"demand.{w.name}" in top else "demand"
+        peak = w.demand.peak_output_tokens_per_s if w.demand is not None else None
+        for amount, limit, what in ((peak, MAX_TOKENS_PER_S, "peak output tokens/s"),
+                                    (w.batch.output_tokens_per_day if w.batch is not None else None,
+                                     MAX_TOKENS_PER_S * 86400, "output tokens a day")):
+            if amount is not None and amount * m > limit:
+                out.append(Problem(f"--vary {key}: × {m:g} gives {w.name} {amount * m:,.4g} {what}, above the "
+                                   f"{limit:,.4g} a plan may state",
+                                   f"give a highest multiplier of at most {limit / amount:,.4g}"))
+    return out
 
 
 def _what(key: str) -> str:

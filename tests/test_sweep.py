@@ -237,8 +237,10 @@ def test_growth_and_demand_rederive_a_business_peak(tmp_path):
     ("price.on-demand=-0.5:1:3", "-0.5 is not a multiplier"),
     ("price.spot=0.5:2:3", "buys no spot (policy.tiers: reserved-1y, on-demand), so its price changes nothing"),
     ("goodput=0:1:3", "give multipliers above 0"),
-    ("occupancy=0:0.5:3", "occupancy 0–0.5 leaves (0, 1]"),
-    ("occupancy=0.5:1.2:3", "occupancy 0.5–1.2 leaves (0, 1]"),
+    ("occupancy=0:0.5:3", "occupancy 0–0.5 leaves [0.01, 1]"),
+    ("occupancy=0.001:0.5:2", "occupancy 0.001–0.5 leaves [0.01, 1] (a plan's range)"),
+    ("occupancy=0.5:1.2:3", "occupancy 0.5–1.2 leaves [0.01, 1]"),
+    ("demand=1:1e9:2", "--vary demand: × 1e+09 gives chat"),
     ("growth=0:0.1:3", "no workload of"),
     ("price.api=0.5:2:3", "sends tokens to an API, so its price changes nothing — give a workload `api:`"),
 ])
@@ -282,6 +284,26 @@ def test_a_bad_line_in_sweep_jsonl_is_exit_2_with_its_line(swept, tmp_path):
         assert res.exit_code == 2, res.output
         assert said in res.stderr and "delete that line" in res.stderr, res.stderr
         assert "Traceback" not in res.output and sorted(p.name for p in out.iterdir()) == ["sweep.jsonl"]
+
+
+def test_one_point_proven_at_two_costs_is_exit_2_naming_both_lines(swept, tmp_path):
+    """Two sweeps of one plan writing to one folder (or an edit) can leave a point proven twice at different
+    costs: which to believe is not for planopt to guess. The same cost twice (within the gap) is read."""
+    d, plan, _args, _data = swept
+    out = tmp_path / "out"
+    out.mkdir()
+    lines = (d / "out" / "sweep.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    first = json.loads(lines[0])
+    assert first["status"] == "optimal"
+    again = json.dumps({**first, "cost_total": 1.0}) + "\n"
+    (out / "sweep.jsonl").write_text("".join(lines[:2]) + again, encoding="utf-8")
+    res = runner.invoke(app, ["sweep", str(plan), *sum((["--vary", v] for v in VARIES), []), "-o", str(out)])
+    assert res.exit_code == 2, res.output
+    said = " ".join(res.stderr.split())
+    assert "sweep.jsonl:3:" in said and "is proven twice at different costs" in said and "on line 1" in said
+    same = json.dumps({**first, "cost_total": first["cost_total"] * (1 + 1e-9)}) + "\n"
+    (out / "sweep.jsonl").write_text("".join(lines[:2]) + same, encoding="utf-8")
+    assert len(read_points(out / "sweep.jsonl")) == 3
 
 
 def test_a_last_line_without_its_newline_is_read_and_appended_after(swept, tmp_path):

@@ -226,17 +226,36 @@ def read_points(path: Path) -> list[SweepPoint]:
                                 "make it readable, or delete it to solve every point again", file=shown)) from None
     out = []
     lines = text.splitlines()
+    proven: dict[tuple, tuple[int, SweepPoint]] = {}  # (plan, point) → the first line proving its cost
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            out.append(_point(json.loads(line)))
+            p = _point(json.loads(line))
         except (ValueError, TypeError, KeyError) as exc:
             cut = n == len(lines) and not text.endswith("\n")
             what = "the last line is cut off (a run stopped while writing it)" if cut else \
                 f"not a sweep point: {_why(exc)}"
             raise PlanError(Problem(what, _FIX, file=shown, line=n)) from None
+        out.append(p)
+        if p.status == "optimal" and p.cost_total is not None:
+            key = (p.plan_hash, tuple(sorted(p.vary.items())))
+            if key in proven and not _agree(proven[key][1], p):
+                first, q = proven[key]
+                raise PlanError(Problem(
+                    f"{vary_key(p.vary)} is proven twice at different costs ({q.cost_total:,.2f} on line {first}, "
+                    f"{p.cost_total:,.2f} here): two sweeps of one plan wrote to this folder, or a line was edited",
+                    "delete the line that is wrong (or the whole file to solve every point again)",
+                    file=shown, line=n))
+            proven.setdefault(key, (n, p))
     return out
+
+
+def _agree(a: SweepPoint, b: SweepPoint) -> bool:
+    """Two proven costs of one point agree within the gaps they were proven to."""
+    assert a.cost_total is not None and b.cost_total is not None
+    slack = (max(a.gap or 0.0, b.gap or 0.0) + 1e-6) * max(abs(a.cost_total), abs(b.cost_total), 1.0)
+    return abs(a.cost_total - b.cost_total) <= slack
 
 
 def _why(exc: Exception) -> str:
