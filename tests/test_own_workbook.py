@@ -273,9 +273,19 @@ def test_bought_servers_are_costed_on_purchases_cash_flow_and_workloads(solved, 
     held = sum(p["gpus"] for p in d["purchases"] if p["accelerator"] == bought["accelerator"]
                and (p["tier"] == "buy" or p["tier"].startswith("reserved")))
     assert acc[col["Reserved, bought or owned GPUs" if d["own"]["owned"] else "Reserved and bought GPUs"]] == held
+    fac = _name_cell(again, "own_facility_total").value  # bought and owned servers' energy, space and support
+    table = []
+    for r in _rows(summary, head + 1):
+        if not isinstance(r[col["Cost over the horizon"]], (int, float)):
+            break
+        table.append(r)
+    owned_running = sum(r[col["Cost over the horizon"]] for r in table if str(r[0]).endswith("(owned)"))
     assert math.isclose(acc[col["Cost over the horizon"]],
-                        sum(p["cost"] for p in d["purchases"] if p["accelerator"] == bought["accelerator"]),
-                        rel_tol=1e-6)
+                        sum(p["cost"] for p in d["purchases"] if p["accelerator"] == bought["accelerator"])
+                        + fac - owned_running, rel_tol=1e-6)
+    # the table's rows add up to the total but the API: servers bought carry their facility cost too
+    assert math.isclose(sum(r[col["Cost over the horizon"]] for r in table) + cost["by_tier"].get("api", 0.0),
+                        cost["total"], rel_tol=1e-9)
 
     # Cash flow: the total is the all-in spend, own hardware included
     assert any(c["tier"] in ("buy", "facility") for c in d["cash_flow"])

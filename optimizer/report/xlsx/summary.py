@@ -201,18 +201,29 @@ def _gpus_by_accelerator(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> i
             sh.calc(r, c, f, sum(p["gpus"] for p in mine if p["tier"] in tiers), num="int")
         sh.calc(r, 4, f'SUMIFS({P["gpu_hours"]},{P["accelerator"]},{a})', _sum_in_order(rows, acc, "gh"),
                 num="int")
-        sh.calc(r, 5, f'SUMIFS({P["cost"]},{P["accelerator"]},{a})', _sum_in_order(rows, acc, "cost"),
-                num="money0")
+        # servers bought: their ownership share is the purchase row; their energy, space and support are the
+        # Own hardware sheet's (tier facility), so the rows add up to the total
+        facility = [refs.own_offer[o]["facility"] for o in dict.fromkeys(p["offer"] for p in mine if p["tier"] == "buy")
+                    if "facility" in refs.own_offer.get(o, {})]
+        sh.calc(r, 5, f'SUMIFS({P["cost"]},{P["accelerator"]},{a})' + "".join(f"+{c}" for c, _v in facility),
+                _sum_in_order(rows, acc, "cost") + sum(v for _c, v in facility), num="money0")
     for o in result.own.owned if result.own is not None else []:
         r += 1  # servers owned already: no purchase row, their GPUs and running cost (capital sunk)
         sh.text(r, 0, f"{o.accelerator} (owned)")
-        sh.num(r, 1, o.gpus, num="int")
+        cells = refs.own_offer.get(o.offer, {})
+        if "gpus" in cells:  # the Own hardware sheet's units × GPUs per unit, and its running cost
+            sh.calc(r, 1, cells["gpus"], o.gpus, num="int")
+        else:
+            sh.num(r, 1, o.gpus, num="int")
         sh.num(r, 4, o.gpu_hours_used, num="int")
-        sh.num(r, 5, o.running_in_horizon, num="money0")
+        if "facility" in cells:
+            sh.calc(r, 5, cells["facility"][0], cells["facility"][1], num="money0")
+        else:
+            sh.num(r, 5, o.running_in_horizon, num="money0")
     r += 1
     sh.text(r, 0, "On-demand and spot: the most in use at one hour on each offer, added up over offers."
-            + (" Owned: GPU-hours served and the energy, space and support of the servers (capital sunk)."
-               if result.own is not None and result.own.owned else ""), "note")
+            + (" Bought and owned servers: with their energy, space and support (Own hardware)."
+               if result.own is not None else ""), "note")
     return r
 
 
