@@ -199,7 +199,18 @@ def recalculate(base: Path, inputs: list[Path]) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def recalculated(books, doubled, lowered, tmp_path_factory) -> dict[str, Path]:
+def lengthened(books, tmp_path_factory) -> Path:
+    """q4's workbook with five more weekdays and a horizon five days longer on Assumptions (saved by openpyxl)."""
+    wb = openpyxl.load_workbook(books["q4"])
+    for name in ("days_weekday", "horizon_days"):
+        _name_cell(wb, name).value += 5
+    path = tmp_path_factory.mktemp("lengthened") / "q4-lengthened.xlsx"
+    wb.save(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def recalculated(books, doubled, lowered, lengthened, tmp_path_factory) -> dict[str, Path]:
     """Every workbook recalculated by LibreOffice in one call, with a profile that forces recalculation."""
     need("soffice", "libreoffice")
     base = tmp_path_factory.mktemp("lo")
@@ -209,7 +220,7 @@ def recalculated(books, doubled, lowered, tmp_path_factory) -> dict[str, Path]:
     wb = xlsxwriter.Workbook(str(canary))
     wb.add_worksheet().write_formula(0, 0, "=1+1", None, 5)  # a wrong stored value LibreOffice must replace
     wb.close()
-    produced = recalculate(base, [*books.values(), doubled["path"], lowered, canary])
+    produced = recalculate(base, [*books.values(), doubled["path"], lowered, lengthened, canary])
     assert openpyxl.load_workbook(produced["canary"], data_only=True).active["A1"].value == 2, \
         "LibreOffice kept the stored value: the recalculation profile is not in effect"
     return produced
@@ -321,6 +332,19 @@ def test_doubling_a_price_moves_the_cash_flow_and_the_summary_together(doubled, 
     assert math.isclose(after["cash_flow_total"] - before["cash_flow_total"], doubled["spend"], rel_tol=1e-6)
     for v in (before, after):
         assert math.isclose(v["cash_flow_total"], v["total_cost"] + v["committed_spend"], rel_tol=1e-9)
+
+
+def test_more_days_move_the_cash_flow_and_the_summary_together(recalculated):
+    """Five more weekdays and a horizon five days longer: reserved GPUs are held longer and the hourly tiers
+    run more weekdays — the Summary's total rises, and the Cash flow's months (each month's share of the
+    offers' GPU-hours on Purchases) still add up to it (they had stayed put, $6,807 short)."""
+    def names(path):
+        wb = openpyxl.load_workbook(path, data_only=True)
+        return {n: _name_cell(wb, n).value for n in ("total_cost", "committed_spend", "cash_flow_total")}
+    before, after = names(recalculated["q4"]), names(recalculated["q4-lengthened"])
+    assert after["total_cost"] > before["total_cost"] + 1000
+    for v in (before, after):
+        assert math.isclose(v["cash_flow_total"], v["total_cost"] + v["committed_spend"], rel_tol=1e-9), v
 
 
 def test_workbook_layout(books, results):

@@ -19,7 +19,9 @@ def write_cash_flow(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws = sh.ws
     sh.widths([12, 14, 28, 13, 11, 13, 12, 15, 15, 15])
     sh.text(0, 0, "Cash flow: the horizon's spend by month, and every commitment month by month", "title")
-    sh.intro(1, "GPU-hours in each month (a day type's days spread over the calendar days of that type) × the "
+    sh.intro(1, "GPU-hours in each month (a day type's days spread over the calendar days of that type; new "
+                "GPU-hours are each month's share of the offer's on Purchases, so days edited on Assumptions flow "
+                "through) × the "
                 "price on Assumptions (new) or Commitments (signed). The months add up to the all-in spend: new "
                 "spend + committed spend. Months are calendar months from start_date (M1, M2, … of 30 days "
                 "without one)." + (" Servers of your own (tiers buy and facility): their costs on Own hardware, "
@@ -71,7 +73,13 @@ def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
             v = _share_of(sh, r, c.amount, own_total[(c.offer, c.tier)],
                           *refs.own_offer.get(c.offer, {}).get(OWN_TIERS[c.tier], (None, 0.0)))
         else:
-            sh.num(r, 5, c.gpu_hours, num="int")
+            whole = refs.purchase_gh.get((c.offer, c.tier)) if c.kind == "new" else None
+            if whole is not None and whole[1] > 0:
+                # the month's share of the offer's GPU-hours on Purchases (which follow the days on Assumptions),
+                # so the months still add up to the all-in spend when the days are edited
+                sh.calc(r, 5, f"{c.gpu_hours / whole[1]!r}*{whole[0]}", c.gpu_hours, num="int")
+            else:
+                sh.num(r, 5, c.gpu_hours, num="int")
             price_v = _price_cell(sh, refs, r, 6, c.offer, c.tier, c.price_per_gpu_hour, c.kind == "committed",
                                   blend=bool(result.scenarios) and c.tier in ("on-demand", "spot"))
             v = c.gpu_hours * price_v

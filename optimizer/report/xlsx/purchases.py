@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from optimizer import vocab
 from optimizer.report.xlsx.assumptions import api_table
-from optimizer.report.xlsx.cells import Sheet, rng
+from optimizer.report.xlsx.cells import Sheet, ref, rng
 from optimizer.report.xlsx.hourly import hourly_rows, row_days
 from optimizer.report.xlsx.own import ownership
 from optimizer.report.xlsx.refs import Refs
@@ -56,6 +56,7 @@ def write_purchases(sh: Sheet, result: PlanResult, refs: Refs) -> None:
             col = od_gh if p["tier"] == "on-demand" else sp_gh
             gh = p["hourly_gpu_hours"]
             sh.calc(r, 7, f'SUMIFS({col},{hourly_offer},"="&{a})', gh, num="int")
+        refs.purchase_gh[(p["offer"], p["tier"])] = (ref(sh.name, r, 7), gh)
         price_ref = refs.price.get((p["offer"], p["tier"]))
         price = p["price"]
         factor = _factor(p, gh) if result.scenarios else 1.0

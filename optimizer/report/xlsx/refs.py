@@ -23,6 +23,8 @@ class Refs:
     purchases: dict[str, str] = field(default_factory=dict)
     """Column ranges on Purchases by column key."""
     purchase_rows: list[dict] = field(default_factory=list)
+    purchase_gh: dict[tuple[str, str], tuple[str, float]] = field(default_factory=dict)
+    """(offer, tier) → its GPU-hours cell on Purchases (a formula of the days on Assumptions) and value."""
     api_cost: dict[str, tuple[str, float]] = field(default_factory=dict)
     """workload → (cell with its API cost, value)."""
     api_total: tuple[str, float] | None = None
