@@ -345,6 +345,16 @@ def test_more_days_move_the_cash_flow_and_the_summary_together(recalculated):
     assert after["total_cost"] > before["total_cost"] + 1000
     for v in (before, after):
         assert math.isclose(v["cash_flow_total"], v["total_cost"] + v["committed_spend"], rel_tol=1e-9), v
+    # the workloads that ran on those days pay for them (their tiers' GPU-hours are each day type's × its days):
+    # what no workload used stays about its share of the new spend (it had taken the whole rise, 7.8% → 13.9%)
+    idle = {}
+    for k, path in (("before", recalculated["q4"]), ("after", recalculated["q4-lengthened"])):
+        ws = openpyxl.load_workbook(path, data_only=True)["Workloads"]
+        head = [c.value for c in ws[4]]
+        col = head.index("Cost over the horizon (tiers it used + API)")
+        row = next(r for r in ws.iter_rows(min_row=5, values_only=True) if r[0] == "Not used by any workload")
+        idle[k] = row[col] / names(path)["total_cost"]
+    assert abs(idle["after"] - idle["before"]) < 0.01, idle
 
 
 def test_workbook_layout(books, results):

@@ -141,6 +141,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     periods = cm.period_rows(cal) if cal is not None else []
     hourly: list[HourlySupply] = []
     alloc: dict[str, dict[tuple[str, str], float]] = {}
+    by_day: dict[str, dict[tuple[str, str, str], float]] = {}  # workload → (offer, tier, day type) → GPU-hours
     keys = sorted(set(offer_pool_demand) | set(sol.on_demand_nodes) | set(sol.spot_nodes))
     committed_used: dict[tuple[str, int | None], float] = {}
     serving = {o: 0.0 for o in own_terms}  # offer → serving energy over the horizon
@@ -177,7 +178,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         row_days[f"{dtype}|{label}"] = seg_days[d]
         _allocate(alloc, members.get((o, p, d, h), []), dem, com, res, od, sp,
                   prog.offers[o].spot_interruption, seg_days[d], o,
-                  own_terms[o].serving_energy(h) if o in own_terms else 0.0)
+                  own_terms[o].serving_energy(h) if o in own_terms else 0.0, by_day, dtype)
 
     for o, t in own_terms.items():
         if t.kind == "owned":  # idle energy, space and support of the servers owned, for the days they serve
@@ -202,6 +203,11 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                  for t in ("reserved", "on_demand", "spot")}
         gh_tiers = {t: sum(gh for (o, tt), gh in used.items() if tt == t and (o not in own_terms or t in HOURLY))
                     for t in ("reserved", "on_demand", "spot", "committed")}
+        gh_days: dict[str, dict[str, float]] = {}  # the same GPU-hours by the day type they were used on
+        for (o, tt, dt), gh in sorted(by_day.get(w.name, {}).items()):
+            t = tt if o not in own_terms or tt in HOURLY else {"reserved": "buy", "committed": "owned"}.get(tt)
+            if t is not None and gh:
+                gh_days.setdefault(t, {})[dt] = gh_days.get(t, {}).get(dt, 0.0) + gh
         for t in ("on_demand", "spot"):
             tiers[t] += sum(gh * rates.get((o, t), 0.0) for (o, tt), gh in used.items() if tt == t and o in own_terms)
         if own_terms:
@@ -214,7 +220,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         results.append(replace(
             _workload_result(prog, by_name[w.name], c, hourly_gpus[w.name], workload_gh[w.name], cost, api_cost,
                              api_share, api_rates),
-            cost_by_tier={**tiers, "api": api_cost}, gpu_hours_by_tier=gh_tiers, team=w.team,
+            cost_by_tier={**tiers, "api": api_cost}, gpu_hours_by_tier=gh_tiers, gpu_hours_by_day_type=gh_days,
+            team=w.team,
             cost_center=w.cost_center, peak_derivation=w.demand.derivation if w.demand is not None else None,
             tenants=_shares(w.tenants)))
     idle_by_tier = {t: max(0.0, cost_by_tier[t] - allocated[t]) for t in allocated}
@@ -363,7 +370,8 @@ def _gpus(v: float) -> float:
 
 def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tuple[str, float]], demand: int,
               committed: int, reserved: int, on_demand: int, spot: int, interruption: float, days: float,
-              offer: str, serving_energy: float = 0.0) -> None:
+              offer: str, serving_energy: float = 0.0,
+              by_day: dict[str, dict[tuple[str, str, str], float]] | None = None, day_type: str = "") -> None:
     """Charge one (offer, pool, segment, hour)'s GPUs to the workloads that used them.
 
     The pool's demand is served by the GPUs already signed for first, then reserved, then spot (at
@@ -371,7 +379,8 @@ def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tupl
     takes each tier in proportion to its GPUs at that hour. GPU-hours bought and not used go to
     nobody (the plan's idle line) — a batch job's fraction of a GPU-hour included: `demand` counts
     whole GPUs busy, the members their exact use. At servers of your own (committed: owned, reserved: bought), the
-    serving energy of the GPUs a workload runs is its own (`energy`, in USD, not GPU-hours).
+    serving energy of the GPUs a workload runs is its own (`energy`, in USD, not GPU-hours). `by_day` gets the
+    same GPU-hours by (offer, tier, day type).
     """
     if demand <= 0 or not members:
         return
@@ -395,6 +404,10 @@ def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tupl
         for tier, v in served.items():
             if v:
                 mine[(offer, tier)] = mine.get((offer, tier), 0.0) + share * v * days
+                if by_day is not None and tier != "energy":
+                    key = (offer, tier, day_type)
+                    day = by_day.setdefault(name, {})
+                    day[key] = day.get(key, 0.0) + share * v * days
 
 
 def _rates(prog: Solved, purchases: list[Purchase], reserved_gpus: dict[tuple[str, str | None], int],

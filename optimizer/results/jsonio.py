@@ -205,6 +205,7 @@ def _workload(w: WorkloadResult) -> dict[str, Any]:
         "cost_by_tier": {k: _r(v) for k, v in w.cost_by_tier.items()},
         "gpu_hours_by_tier": {k: _r(v) for k, v in w.gpu_hours_by_tier.items()},
         # beyond the contract
+        "gpu_hours_by_day_type": {t: {d: _r(v) for d, v in days.items()} for t, days in w.gpu_hours_by_day_type.items()},
         "kind": w.kind, "provider": w.provider, "mig": w.mig, "bound": w.bound,
         "needed_concurrency": w.needed_concurrency, "total_gb": _r(w.total_gb), "reserve_gb": _r(w.reserve_gb),
         "free_gb": _r(w.free_gb), "peak": {"day_type": w.peak_day_type, "hour": w.peak_hour,
@@ -268,7 +269,7 @@ def from_dict(d: dict[str, Any]) -> PlanResult:
             kv_copies=w.get("kv_copies", 1.0), calibrated=w.get("calibrated", True),
             ttft_at_load_ms=w.get("ttft_at_load_ms"), committed_cost=w.get("committed_cost", 0.0),
             cost_by_tier=w.get("cost_by_tier", {}), gpu_hours_by_tier=w.get("gpu_hours_by_tier", {}),
-            team=w.get("team"), cost_center=w.get("cost_center"), tenants=w.get("tenants") or {},
+            gpu_hours_by_day_type=w.get("gpu_hours_by_day_type", {}), team=w.get("team"), cost_center=w.get("cost_center"), tenants=w.get("tenants") or {},
             peak_derivation=_derivation(w.get("peak", {}).get("derived_from"))))
     purchases = [Purchase(p["offer"], p["accelerator"], p.get("provider", ""), p.get("region", ""), p["tier"],
                           p["gpus"], p["gpu_hours"], p.get("price_per_gpu_hour", 0.0), p.get("price_estimated", False),

@@ -82,6 +82,8 @@ class WorkloadResult:
     hour, at that tier's rate) and api."""
     gpu_hours_by_tier: dict[str, float] = field(default_factory=dict)
     """GPU-hours it used on reserved, on-demand, spot and committed capacity."""
+    gpu_hours_by_day_type: dict[str, dict[str, float]] = field(default_factory=dict)
+    """The same GPU-hours by tier and the day type they were used on (the workbook scales each by its days)."""
     committed_cost: float = 0.0
     """Its share of contracts signed before this plan: the committed GPU-hours it used at their
     rate (sunk spend; not in `cost`)."""

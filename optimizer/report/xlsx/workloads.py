@@ -127,10 +127,16 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.num(r, C["gh"], w.gpu_hours, num="int")
         sh.num(r, C["share"], w.api_share, num="pct")
         # cost: each tier's GPU-hours at its rate, + the workload's API cost
-        gh = w.gpu_hours_by_tier
+        gh = dict(w.gpu_hours_by_tier)
         for k, t in (("gh_res", "reserved"), ("gh_od", "on_demand"), ("gh_spot", "spot"), ("gh_com", "committed"),
                      ("gh_buy", "buy"), ("gh_own", "owned")):
-            if k in C:
+            if k not in C:
+                continue
+            live = _by_days(result, refs, w.gpu_hours_by_day_type.get(t)) if w.offer and t in SCALED else None
+            if live is not None:  # each day type's GPU-hours × its days on Assumptions ÷ the days solved
+                formula, gh[t] = live
+                sh.calc(r, C[k], formula, gh[t], num="int")
+            else:
                 sh.num(r, C[k], gh.get(t, 0.0) if w.offer else None, num="int")
         parts, value = [], 0.0
         if w.offer:
@@ -219,6 +225,22 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws.set_print_scale(52)
     ws.set_v_pagebreaks([C["peak_at"]])
     ws.repeat_columns(0, 0)
+
+
+SCALED = ("reserved", "on_demand", "spot")
+"""Tiers whose GPU-hours follow the days on Assumptions (as Purchases' do); contracts signed before and
+servers of your own keep theirs (their days are the contracts' and the servers' own)."""
+
+
+def _by_days(result: PlanResult, refs: Refs, days: dict[str, float] | None) -> tuple[str, float] | None:
+    """A tier's GPU-hours as Σ over day types of (GPU-hours used on it × its days ÷ the days solved), with
+    the value that formula gives; None when the result does not break them down (results written before)."""
+    if not days or any(d not in refs.days or not result.day_types.get(d) for d in days):
+        return None
+    parts = [(v, refs.days[d], float(result.day_types[d])) for d, v in days.items() if v]
+    if not parts:
+        return None
+    return "+".join(f"{v!r}*{cell}/{n!r}" for v, cell, n in parts), sum(v * n / n for v, _c, n in parts)
 
 
 def _own_cost(result: PlanResult, w, r: int, refs: Refs) -> tuple[list[str], float]:
