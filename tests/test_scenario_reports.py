@@ -104,7 +104,14 @@ def recalculated(solved) -> dict[str, Path]:
     for r in range(head + 1, head + 4):
         ws.cell(r, 2).value = NEW_WEIGHTS[ws.cell(r, 1).value]
     wb.save(weights)
-    return recalculate(base, [solved["expected"]["book"], solved["cvar"]["book"], weights])
+    priced = base / "expected-priced.xlsx"  # every on-demand price doubled on Assumptions
+    wb = openpyxl.load_workbook(solved["expected"]["book"])
+    names = [n for n in wb.defined_names if n.startswith("price_") and n.endswith("_on_demand")]
+    assert names
+    for n in names:
+        _name_cell(wb, n).value *= 2
+    wb.save(priced)
+    return recalculate(base, [solved["expected"]["book"], solved["cvar"]["book"], weights, priced])
 
 
 def _scenario_rows(wb) -> dict[str, dict[str, float]]:
@@ -219,7 +226,7 @@ def test_workbook_scenarios_sheet_recalculates_to_the_results_numbers(solved, re
             row = rows[s["name"]]
             assert row["Weight"] == s["weight"]
             assert math.isclose(row["Cost if it came true"], s["cost_total"], rel_tol=1e-9), (s, row)
-            assert math.isclose(row["Hourly part"], s["cost_hourly"], rel_tol=1e-12, abs_tol=1e-9)
+            assert math.isclose(row["Hourly part"], s["cost_hourly"], rel_tol=1e-9, abs_tol=1e-9)
             assert row["GPU-hours on hourly tiers"] == pytest.approx(s["shortfall_gpu_hours"])
             assert math.isclose(row["Regret"], risk["regret"][s["name"]], rel_tol=1e-12, abs_tol=1e-9)
         v = {n: _name_cell(again, n).value for n in ("scenario_expected", "scenario_p90", "scenario_risk",
@@ -243,6 +250,20 @@ def test_workbook_scenarios_sheet_recalculates_to_the_results_numbers(solved, re
         else:
             assert "Expected cost over the scenarios (Scenarios: Σ weight × cost)" in summary
         assert any(s.startswith("Risk measure over the scenarios") for s in summary)
+
+
+def test_new_prices_move_every_hourly_part_and_keep_the_expected_cost_the_summarys(solved, recalculated):
+    """On-demand prices doubled on Assumptions: the Summary's tiers rise, and the Scenarios sheet's hourly parts
+    rise with them (they had stayed planopt's values: the expected cost said it was the Summary's and was not)."""
+    before = openpyxl.load_workbook(recalculated["expected"], data_only=True)
+    after = openpyxl.load_workbook(recalculated["expected-priced"], data_only=True)
+    v = {k: {n: _name_cell(wb, n).value for n in ("scenario_expected", "total_cost")} for k, wb in
+         (("before", before), ("after", after))}
+    assert v["after"]["total_cost"] > v["before"]["total_cost"] + 1
+    for k in v:
+        assert math.isclose(v[k]["scenario_expected"], v[k]["total_cost"], rel_tol=1e-9), v
+    rows_b, rows_a = _scenario_rows(before), _scenario_rows(after)
+    assert all(rows_a[s]["Hourly part"] > rows_b[s]["Hourly part"] for s in rows_b if rows_b[s]["Hourly part"])
 
 
 @pytest.mark.slow

@@ -7,8 +7,10 @@ risk measure over them as live formulas.
     cvar at α            = min over the costs η of η + Σ weight × (cost − η)⁺ ÷ (1 − α)
     worst                = the largest cost
 
-The hourly parts and regrets are planopt's (values); the first stage reads the Summary's tiers. Each Python
-value beside a formula is computed the way the formula computes it.
+The hourly parts are planopt's, scaled by the Summary's hourly tiers now ÷ their expected value solved (so
+edited prices and days move them, and the expected cost stays the Summary's); regrets are planopt's (values);
+the first stage reads the Summary's tiers. Each Python value beside a formula is computed the way the
+formula computes it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet, rng
 from optimizer.report.xlsx.refs import Refs
+from optimizer.report.xlsx.summary import TIER_NAMES, cost_keys
 from optimizer.results.types import PlanResult
 
 SHEET = "Scenarios"
@@ -37,7 +40,9 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.widths([26, 10, 14, 14, 15, 14, 13, 13, 14, 16])
     sh.text(0, 0, "Scenarios: what the plan costs if each comes true, and the risk measure over them", "title")
     sh.intro(1, "Reservations and servers bought are decided once, before the scenario is known (the first stage); "
-                "on-demand, spot, the API and serving energy follow each scenario (its hourly part, planopt's result). "
+                "on-demand, spot, the API and serving energy follow each scenario (its hourly part, planopt's result; "
+                "prices or days edited on Assumptions scale every hourly part alike, exact for the expected cost — "
+                "re-solve for each scenario's own). "
                 f"The plan's total is the {L.risk_name(result)}: {L.risk_meaning(result)}. Weights are inputs: the "
                 "expected cost, the P90 and the risk measure follow them; the plan does not (re-solve to re-optimise).",
              9, 3)
@@ -54,9 +59,21 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     first, last = head + 1, head + len(rows)
     W, C = rng(sh.name, first, last, WEIGHT), rng(sh.name, first, last, COST)
     weights = [s.weight for s in rows]
-    costs = []
+    # Each hourly part follows the Summary's hourly tiers (prices and days edited on Assumptions): scaled by their
+    # total now ÷ their expected value solved — exact for the expected cost, a first reading for each scenario
+    keys = cost_keys(result)
+    tiers_f = "(" + "+".join(TIER_NAMES[k] for k in keys) + ")"
+    tiers_v = 0.0
+    for k in keys:
+        tiers_v += refs.api_total[1] if k == "api" and refs.api_total else refs.tier_cost.get(k, 0.0)
+    solved = 0.0
     for s in rows:
-        costs.append(first_v + s.cost_hourly)
+        solved += s.weight * s.cost_hourly
+    scale = (tiers_v - first_v) / solved if solved else None
+    hourly = [s.cost_hourly * scale if scale is not None else s.cost_hourly for s in rows]
+    costs = []
+    for h in hourly:
+        costs.append(first_v + h)
     below = []
     for c in costs:
         acc = 0.0
@@ -72,7 +89,10 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.text(r, NAME, s.name)
         sh.inp(r, WEIGHT, s.weight, "pct")
         sh.calc(r, FIRST, first_cell, first_v, num="money0")
-        sh.num(r, HOURLY, s.cost_hourly, num="money0")
+        if scale is not None:
+            sh.calc(r, HOURLY, f"{s.cost_hourly!r}*({tiers_f}-{first_cell})/{solved!r}", hourly[i], num="money0")
+        else:
+            sh.num(r, HOURLY, s.cost_hourly, num="money0")
         sh.calc(r, COST, f"C{n}+D{n}", costs[i], num="money0")
         sh.num(r, SHORT, s.shortfall_gpu_hours, num="int")
         sh.num(r, REGRET, risk.regret.get(s.name), num="money0")
