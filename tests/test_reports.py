@@ -334,7 +334,7 @@ def test_doubling_a_price_moves_the_cash_flow_and_the_summary_together(doubled, 
         assert math.isclose(v["cash_flow_total"], v["total_cost"] + v["committed_spend"], rel_tol=1e-9)
 
 
-def test_more_days_move_the_cash_flow_and_the_summary_together(recalculated):
+def test_more_days_move_the_cash_flow_and_the_summary_together(recalculated, results):
     """Five more weekdays and a horizon five days longer: reserved GPUs are held longer and the hourly tiers
     run more weekdays — the Summary's total rises, and the Cash flow's months (each month's share of the
     offers' GPU-hours on Purchases) still add up to it (they had stayed put, $6,807 short)."""
@@ -343,6 +343,9 @@ def test_more_days_move_the_cash_flow_and_the_summary_together(recalculated):
         return {n: _name_cell(wb, n).value for n in ("total_cost", "committed_spend", "cash_flow_total")}
     before, after = names(recalculated["q4"]), names(recalculated["q4-lengthened"])
     assert after["total_cost"] > before["total_cost"] + 1000
+    # the signed contracts run past the horizon's end: five more days of each in it (their days had been typed in)
+    signed = sum(c["gpus"] * 24 * 5 * c["price_per_gpu_hour"] for c in to_dict(results["q4"])["commitments"])
+    assert math.isclose(after["committed_spend"] - before["committed_spend"], signed, rel_tol=1e-9)
     for v in (before, after):
         assert math.isclose(v["cash_flow_total"], v["total_cost"] + v["committed_spend"], rel_tol=1e-9), v
     # the workloads that ran on those days pay for them (their tiers' GPU-hours are each day type's × its days):

@@ -74,6 +74,9 @@ def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
                           *refs.own_offer.get(c.offer, {}).get(OWN_TIERS[c.tier], (None, 0.0)))
         else:
             whole = refs.purchase_gh.get((c.offer, c.tier)) if c.kind == "new" else None
+            signed = refs.contract_gh.get((c.offer, c.tier, round(c.price_per_gpu_hour, 6)), [])
+            if c.kind == "committed" and len(signed) == 1:  # its contract's GPU-hours in the horizon (Commitments)
+                whole = signed[0]
             if whole is not None and whole[1] > 0:
                 # the month's share of the offer's GPU-hours on Purchases (which follow the days on Assumptions),
                 # so the months still add up to the all-in spend when the days are edited

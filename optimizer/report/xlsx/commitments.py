@@ -51,9 +51,17 @@ def _signed(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         cell = sh.inp(r, 5, c.price_per_gpu_hour, "money2")
         refs.contract_price.setdefault((c.offer, c.tier, round(c.price_per_gpu_hour, 6)), cell)
         refs.price_value[cell] = c.price_per_gpu_hour
-        sh.num(r, 6, c.days_in_horizon, num="int")
+        if result.start_date is not None and _overlap(result, c.start, c.end) == c.days_in_horizon:
+            # the days the contract overlaps the horizon, from its dates and horizon_days (Assumptions)
+            first = serial(result.start_date)
+            sh.calc(r, 6, f"MAX(0,MIN({first}+{refs.horizon}-1,E{n})-MAX(D{n},{first})+1)", c.days_in_horizon,
+                    num="int")
+        else:
+            sh.num(r, 6, c.days_in_horizon, num="int")
         gh = c.gpus * 24 * c.days_in_horizon
         sh.calc(r, 7, f"C{n}*24*G{n}", gh, num="int")
+        refs.contract_gh.setdefault((c.offer, c.tier, round(c.price_per_gpu_hour, 6)), []).append((ref(sh.name, r, 7),
+                                                                                                 gh))
         v = gh * c.price_per_gpu_hour
         sh.calc(r, 8, f"H{n}*F{n}", v, num="money0")
         spend += v
@@ -86,6 +94,13 @@ def _signed(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     sh.book.name("committed_spend", sh.name, r, 8)
     refs.committed = (ref(sh.name, r, 8), spend)
     return r
+
+
+def _overlap(result: PlanResult, start: str, end: str) -> int:
+    """Days a contract from `start` to `end` (last day) overlaps the horizon, as the Days formula counts them."""
+    assert result.start_date is not None
+    first = serial(result.start_date)
+    return max(0, min(first + result.horizon_days - 1, serial(end)) - max(serial(start), first) + 1)
 
 
 def _new(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:

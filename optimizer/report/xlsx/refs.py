@@ -40,6 +40,9 @@ class Refs:
     """Workloads' "GPUs needed at its peak" and "GPUs in the fleet at its peak" column ranges."""
     price_value: dict[str, float] = field(default_factory=dict)
     """Price cell (as formulas read it) → its value."""
+    contract_gh: dict[tuple[str, str, float], list[tuple[str, float]]] = field(default_factory=dict)
+    """(offer, tier, price) of a signed contract → its GPU-hours in the horizon on Commitments (cell, value),
+    one per contract at those terms."""
     contract_price: dict[tuple[str, str, float], str] = field(default_factory=dict)
     """(offer, tier, price) of a signed contract → its price cell on Commitments."""
     cash: dict[str, str] = field(default_factory=dict)
