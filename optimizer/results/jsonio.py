@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import functools
 import json
+import math
 import re
 import types
 import typing
@@ -328,7 +329,7 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
         raise PlanError(Problem(f"{what} file not found" if not path.exists() else f"the {what} is not a file "
                                 "(a folder or a device)", fix, file=shown))
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"), parse_constant=_NonFinite, parse_float=_finite)
     except UnicodeDecodeError:
         raise PlanError(Problem(f"the {what} is not UTF-8 text", fix, file=shown)) from None
     except OSError as exc:
@@ -337,9 +338,19 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
         raise PlanError(Problem(f"not JSON: {exc.msg}", fix, file=shown, line=exc.lineno)) from None
     if not isinstance(data, dict) or "plan" not in data or "workloads" not in data:
         raise PlanError(Problem("not a planopt result JSON (no 'plan' and 'workloads')", fix, file=shown))
+    wrong = _non_finite(data, "")
+    if wrong is not None:
+        raise PlanError(Problem(f"{wrong}: {data_at(data, wrong)} is not a finite number (a result holds no NaN or Infinity)",
+                                "give the file as `planopt solve` wrote it, or solve the plan again", file=shown))
     version = data.get("format", FORMAT_VERSION)
-    if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
-        raise PlanError(Problem(f"result format {version!r} is newer than this planopt reads ({FORMAT_VERSION})",
+    if isinstance(version, float) and version.is_integer():
+        version = int(version)  # 1.0 is format 1
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise PlanError(Problem(f"format: {_shown(version)} is not a result format (a whole number, 1 or more)",
+                                f"this planopt writes format {FORMAT_VERSION}: give the file as `planopt solve` "
+                                "wrote it, or solve the plan again", file=shown))
+    if version > FORMAT_VERSION:
+        raise PlanError(Problem(f"result format {version} is newer than this planopt reads ({FORMAT_VERSION})",
                                 "upgrade planopt, or solve the plan again", file=shown))
     try:
         result = from_dict(data)
@@ -350,6 +361,40 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
         raise PlanError(Problem(wrong, "give the file as `planopt solve` wrote it, or solve the plan again",
                                 file=shown))
     return result
+
+
+class _NonFinite(str):
+    """NaN, Infinity or -Infinity in a result file (or a number too large for a float), kept as its text
+    so the reader can name its key: `json.dumps` never writes one (allow_nan=False)."""
+
+
+def _finite(text: str) -> float | _NonFinite:
+    v = float(text)
+    return v if math.isfinite(v) else _NonFinite(text)
+
+
+def _non_finite(value: Any, path: str) -> str | None:
+    """The key path of the first NaN or Infinity in parsed JSON, or None."""
+    if isinstance(value, _NonFinite):
+        return path or "the result"
+    if isinstance(value, dict):
+        items: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for p, v in items:
+        found = _non_finite(v, p)
+        if found is not None:
+            return found
+    return None
+
+
+def data_at(data: Any, path: str) -> Any:
+    """The value at a key path that `_non_finite` returned."""
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        data = data[int(part[1:-1])] if part.startswith("[") else data[part]
+    return data
 
 
 _OFFER_SHAPE = {"provider": str, "region": str, "accelerator": str, "gpus_per_node": float,

@@ -1,0 +1,153 @@
+"""Reading a saved result JSON (`report`, `compare`, `solve --baseline`, `solve --carry`, `calibrate --result`):
+a file edited into something `planopt solve` never writes is refused when read — exit 2, the file and the key
+path named, no traceback, nothing written."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from optimizer.cli import app
+from optimizer.results.jsonio import read_result
+
+ROOT = Path(__file__).resolve().parent.parent
+PLAN = ROOT / "tests" / "data" / "calibrate" / "plan.yaml"
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> dict[str, Any]:
+    """A result as `planopt solve` wrote it (no start_date, reserved, on-demand and spot bought)."""
+    out = tmp_path_factory.mktemp("solved")
+    res = runner.invoke(app, ["solve", str(PLAN), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    return json.loads((out / "plan.json").read_text(encoding="utf-8"))
+
+
+def _set(path: str, value: Any) -> Callable[[dict], None]:
+    """Set the value at a dotted key path (`workloads[0].name`)."""
+    def edit(d: dict) -> None:
+        *parents, last = _parts(path)
+        for p in parents:
+            d = d[p]
+        d[last] = value
+    return edit
+
+
+def _drop(path: str) -> Callable[[dict], None]:
+    def edit(d: dict) -> None:
+        *parents, last = _parts(path)
+        for p in parents:
+            d = d[p]
+        del d[last]
+    return edit
+
+
+def _parts(path: str) -> list[str | int]:
+    out: list[str | int] = []
+    for part in path.split("."):
+        name, *idx = part.replace("]", "").split("[")
+        if name:
+            out.append(name)
+        out += [int(i) for i in idx]
+    return out
+
+
+def _write(tmp_path: Path, d: dict, name: str = "bad.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(d, indent=2), encoding="utf-8")  # allow_nan: NaN and Infinity as JS literals
+    return path
+
+
+def _refused(res, path: Path, *words: str) -> None:
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output and not isinstance(res.exception, (KeyError, TypeError, ValueError))
+    assert f"{path}: " in res.output, res.output
+    for w in words:
+        assert w in res.output, res.output
+
+
+# --- NaN and Infinity ---------------------------------------------------------------------------------------
+
+NON_FINITE = [
+    ("cost.total", float("nan"), "NaN"),
+    ("cost.total", float("inf"), "Infinity"),
+    ("cost.by_tier.spot", float("-inf"), "-Infinity"),
+    ("workloads[0].goodput_output_tokens_per_s", float("nan"), "NaN"),
+    ("hourly[3].demand_gpus", float("inf"), "Infinity"),
+]
+
+
+@pytest.mark.parametrize("key, value, text", NON_FINITE)
+def test_report_refuses_nan_and_infinity_naming_the_key(saved, tmp_path, key, value, text):
+    d = copy.deepcopy(saved)
+    _set(key, value)(d)
+    path = _write(tmp_path, d)
+    assert text in path.read_text(encoding="utf-8")
+    res = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "out")])
+    _refused(res, path, f"{key}: {text} is not a finite number")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_number_too_large_for_a_float_is_refused_like_infinity(saved, tmp_path):
+    path = _write(tmp_path, saved)
+    text = path.read_text(encoding="utf-8").replace('"horizon_days": 28', '"horizon_days": 1e999')
+    path.write_text(text, encoding="utf-8")
+    res = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "out")])
+    _refused(res, path, "horizon_days: 1e999 is not a finite number")
+
+
+def test_compare_names_the_file_with_nan(saved, tmp_path):
+    good = _write(tmp_path, saved, "good.json")
+    d = copy.deepcopy(saved)
+    d["cost"]["total"] = float("nan")
+    bad = _write(tmp_path, d, "cost-nan.json")
+    res = runner.invoke(app, ["compare", str(good), str(bad)])
+    _refused(res, bad, "cost.total: NaN")
+    assert "good.json" not in res.output  # the file at fault alone, not "a.json or b.json"
+
+
+def test_baseline_and_calibrate_refuse_nan(saved, tmp_path):
+    d = copy.deepcopy(saved)
+    d["cost"]["total"] = float("nan")
+    bad = _write(tmp_path, d, "cost-nan.json")
+    res = runner.invoke(app, ["solve", str(PLAN), "--baseline", str(bad), "-o", str(tmp_path / "out")])
+    _refused(res, bad, "cost.total: NaN")
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(Exception) as err:
+        read_result(bad)
+    assert "cost.total: NaN" in str(err.value)
+
+
+# --- format -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, words", [
+    (0, "format: 0 is not a result format"),
+    (-1, "format: -1 is not a result format"),
+    ("2", 'format: "2" is not a result format'),
+    (True, "format: true is not a result format"),
+    (1.5, "format: 1.5 is not a result format"),
+    (99, "result format 99 is newer than this planopt reads (1)"),
+])
+def test_report_refuses_a_format_that_is_not_a_whole_number_from_1(saved, tmp_path, value, words):
+    d = copy.deepcopy(saved)
+    d["format"] = value
+    path = _write(tmp_path, d)
+    res = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "out")])
+    _refused(res, path, words)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("edit", [_set("format", 1.0), _drop("format")], ids=["1.0", "absent"])
+def test_format_1_written_as_1_0_or_left_out_is_read(saved, tmp_path, edit):
+    d = copy.deepcopy(saved)
+    edit(d)
+    res = runner.invoke(app, ["report", str(_write(tmp_path, d)), "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
