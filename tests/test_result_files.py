@@ -151,3 +151,49 @@ def test_format_1_written_as_1_0_or_left_out_is_read(saved, tmp_path, edit):
     edit(d)
     res = runner.invoke(app, ["report", str(_write(tmp_path, d)), "-o", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output
+
+
+# --- keys `from_dict` needs, lists and objects ---------------------------------------------------------------
+
+SHAPES = [
+    (_drop("cost.total"), "cost.total: missing"),
+    (_drop("cost"), "cost: missing"),
+    (_drop("solver.seconds"), "solver.seconds: missing"),
+    (_set("cost", [1, 2]), "cost: [1, 2] is not an object"),
+    (_set("cost.by_tier", 5), "cost.by_tier: 5 is not an object"),
+    (_drop("workloads[0].name"), "workloads[0].name: missing"),
+    (_drop("workloads[0].replicas"), "workloads[0].replicas: missing"),
+    (_drop("workloads[0].replicas.total"), "workloads[0].replicas.total: missing"),
+    (_set("workloads[0].replicas.extra", 1), "workloads[0].replicas.extra: is not a key"),
+    (_set("workloads", {"chat": 1}), 'workloads: {"chat": 1} is not a list'),
+    (_set("workloads", "chat"), 'workloads: "chat" is not a list'),
+    (_set("workloads[0]", "chat"), 'workloads[0]: "chat" is not an object'),
+    (_set("workloads[0].peak", 3), "workloads[0].peak: 3 is not an object"),
+    (_set("workloads[0].hourly_gpus", [1]), "workloads[0].hourly_gpus: [1] is not an object"),
+    (_drop("purchases[0].tier"), "purchases[0].tier: missing"),
+    (_set("purchases", None), "purchases: null is not a list"),
+    (_drop("hourly[2].hour"), "hourly[2].hour: missing"),
+    (_set("hourly[2].colour", "red"), "hourly[2].colour: is not a key of hourly[2]"),
+    (_set("cash_flow", 7), "cash_flow: 7 is not a list"),
+    (_drop("cash_flow[0].amount"), "cash_flow[0].amount: missing"),
+    (_set("new_commitments[0]", 1), "new_commitments[0]: 1 is not an object"),
+    (_set("notes", "hello"), 'notes: "hello" is not a list'),
+    (_set("own", []), "own: [] is not an object"),
+    (_set("own", {"bought": []}), "own.facility: missing"),
+    (_set("baseline", {"changes": [{}]}), "baseline.changes[0].workload: missing"),
+    (_set("carried", {"carried": [{"offer": "x"}]}), "carried.carried[0].entry: missing"),
+    (_set("risk", {"measure": "expected"}), "risk.level: missing"),
+    (_set("offers", []), "offers: [] is not an object"),
+]
+
+
+@pytest.mark.parametrize("edit, words", SHAPES, ids=[w.split(":")[0] + ("" if i < 1 else f"-{i}")
+                                                     for i, (_, w) in enumerate(SHAPES)])
+def test_report_names_the_key_a_result_lacks_or_has_of_the_wrong_kind(saved, tmp_path, edit, words):
+    d = copy.deepcopy(saved)
+    edit(d)
+    path = _write(tmp_path, d)
+    res = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "out")])
+    _refused(res, path, words)
+    assert "not a planopt result JSON (" not in res.output  # no KeyError: 'total'
+    assert not (tmp_path / "out").exists()

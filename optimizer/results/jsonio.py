@@ -11,6 +11,7 @@ import math
 import re
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -352,6 +353,10 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
     if version > FORMAT_VERSION:
         raise PlanError(Problem(f"result format {version} is newer than this planopt reads ({FORMAT_VERSION})",
                                 "upgrade planopt, or solve the plan again", file=shown))
+    wrong = shape_error(data)
+    if wrong is not None:
+        raise PlanError(Problem(wrong, "give the file as `planopt solve` wrote it, or solve the plan again",
+                                file=shown))
     try:
         result = from_dict(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -395,6 +400,136 @@ def data_at(data: Any, path: str) -> Any:
     for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
         data = data[int(part[1:-1])] if part.startswith("[") else data[part]
     return data
+
+
+_ROWS: dict[str, type] = {
+    "hourly": HourlySupply, "candidates": CandidateRow, "dropped": Dropped, "binding": Binding,
+    "alternatives": AlternativeRow, "commitments": ContractRow, "new_commitments": NewReservation,
+    "expiry": ExpiryRow, "periods": PeriodRow, "cash_flow": CashFlowRow, "commitment_schedule": ScheduleRow,
+    "scenarios": ScenarioRow}
+"""Lists of a result whose rows are rebuilt field for field (`Row(**row)`)."""
+_OWN_ROWS: dict[str, type] = {"bought": BoughtRow, "owned": OwnedRow, "break_even": BreakEvenRow,
+                              "inputs": OwnInputRow}
+_REQUIRED = {"": ("plan", "status", "currency", "horizon_days", "cost", "workloads", "purchases", "solver"),
+             "cost": ("total", "by_tier"), "solver": ("name", "seconds", "gap"),
+             "workloads[]": ("name", "pool", "replicas"),
+             "purchases[]": ("offer", "accelerator", "tier", "gpus", "gpu_hours")}
+"""Keys `from_dict` cannot do without (the rest have defaults, for files written before they were kept)."""
+
+
+def shape_error(d: dict[str, Any]) -> str | None:
+    """What in a parsed result `from_dict` could not rebuild — a key it needs that is missing, a list that is not
+    a list, an object that is not an object, a key no row has — as `path: what`, or None.
+
+    Types of the values themselves are checked on the rebuilt result (`type_error`), meanings after that
+    (`_consistency_error`)."""
+    return (_keys(d, "", _REQUIRED[""])
+            or _objects(d, "", ("cost", "solver", "day_types", "policy", "offers", "apis"), nullable=False)
+            or _keys(d["cost"], "cost", _REQUIRED["cost"])
+            or _objects(d["cost"], "cost", ("by_tier", "idle_by_tier"), nullable=False)
+            or _keys(d["solver"], "solver", _REQUIRED["solver"])
+            or _list_of(d, "", "workloads", _workload_shape)
+            or _list_of(d, "", "purchases", lambda p, path: _keys(p, path, _REQUIRED["purchases[]"]))
+            or next((e for k, cls in _ROWS.items() if (e := _list_of(d, "", k, _row(cls)))), None)
+            or _list_of(d, "", "notes", None)
+            or _own_shape(d.get("own"))
+            or _carried_shape(d.get("carried"))
+            or _baseline_shape(d.get("baseline"))
+            or (_row(RiskInfo)(d["risk"], "risk") if d.get("risk") else None))
+
+
+def _keys(d: dict[str, Any], path: str, required: tuple[str, ...]) -> str | None:
+    missing = next((k for k in required if k not in d), None)
+    return None if missing is None else f"{_join(path, missing)}: missing"
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _objects(d: dict[str, Any], path: str, keys: tuple[str, ...], *, nullable: bool = True) -> str | None:
+    for k in keys:
+        if k in d and not isinstance(d[k], dict) and not (nullable and d[k] is None):
+            return f"{_join(path, k)}: {_shown(d[k])} is not an object"
+    return None
+
+
+def _list_of(d: dict[str, Any], path: str, key: str, item: Callable[[Any, str], str | None] | None) -> str | None:
+    """d[key], when present, is a list; each item an object that `item` finds nothing wrong with."""
+    if key not in d:
+        return None
+    rows, where = d[key], _join(path, key)
+    if not isinstance(rows, list):
+        return f"{where}: {_shown(rows)} is not a list"
+    if item is None:
+        return None
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            return f"{where}[{i}]: {_shown(row)} is not an object"
+        wrong = item(row, f"{where}[{i}]")
+        if wrong:
+            return wrong
+    return None
+
+
+def _row(cls: type) -> Callable[[Any, str], str | None]:
+    """A row rebuilt as `cls(**row)`: every field without a default present, no key that is not a field."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    required = tuple(n for n, f in fields.items()
+                     if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+
+    def check(row: Any, path: str) -> str | None:
+        if not isinstance(row, dict):
+            return f"{path}: {_shown(row)} is not an object"
+        unknown = next((k for k in row if k not in fields), None)
+        if unknown is not None:
+            return f"{_join(path, unknown)}: is not a key of {path} (planopt writes {', '.join(fields)})"
+        return _keys(row, path, required)
+    return check
+
+
+def _workload_shape(w: dict[str, Any], path: str) -> str | None:
+    wrong = _keys(w, path, _REQUIRED["workloads[]"]) or _row(ReplicaCount)(w["replicas"], f"{path}.replicas") \
+        or _objects(w, path, ("peak", "hourly_gpus", "hourly_replicas", "hourly_demand", "hourly_api_tokens_per_s",
+                              "cost_by_tier", "gpu_hours_by_tier"), nullable=False) \
+        or _objects(w, path, ("tenants",))
+    if wrong or "peak" not in w:
+        return wrong
+    derived = w["peak"].get("derived_from")
+    if not derived:
+        return None
+    if not isinstance(derived, dict):
+        return f"{path}.peak.derived_from: {_shown(derived)} is not an object"
+    return _keys(derived, f"{path}.peak.derived_from",
+                 tuple(f.name for f in dataclasses.fields(PeakDerivation) if f.default is dataclasses.MISSING))
+
+
+def _own_shape(own: Any) -> str | None:
+    if own is None:
+        return None
+    if not isinstance(own, dict):
+        return f"own: {_shown(own)} is not an object"
+    return (_keys(own, "own", ("facility",)) or _row(FacilityUse)(own["facility"], "own.facility")
+            or next((e for k, cls in _OWN_ROWS.items() if (e := _list_of(own, "own", k, _row(cls)))), None))
+
+
+def _carried_shape(carried: Any) -> str | None:
+    if not carried:
+        return None
+    if not isinstance(carried, dict):
+        return f"carried: {_shown(carried)} is not an object"
+    return (_list_of(carried, "carried", "carried", _row(CarriedContract))
+            or _list_of(carried, "carried", "skipped", _row(CarriedContract))
+            or _list_of(carried, "carried", "notes", None))
+
+
+def _baseline_shape(baseline: Any) -> str | None:
+    if not baseline:
+        return None
+    if not isinstance(baseline, dict):
+        return f"baseline: {_shown(baseline)} is not an object"
+    return (_list_of(baseline, "baseline", "changes", lambda c, path: _keys(c, path, ("workload",)))
+            or next((e for k in ("kept", "new", "notes") if (e := _list_of(baseline, "baseline", k, None))), None))
 
 
 _OFFER_SHAPE = {"provider": str, "region": str, "accelerator": str, "gpus_per_node": float,
