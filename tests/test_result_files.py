@@ -197,3 +197,66 @@ def test_report_names_the_key_a_result_lacks_or_has_of_the_wrong_kind(saved, tmp
     _refused(res, path, words)
     assert "not a planopt result JSON (" not in res.output  # no KeyError: 'total'
     assert not (tmp_path / "out").exists()
+
+
+# --- what types cannot say ----------------------------------------------------------------------------------
+
+def _duplicate_first_workload(d: dict) -> None:
+    d["workloads"].append(copy.deepcopy(d["workloads"][0]))
+
+
+MEANINGS = [
+    (_duplicate_first_workload, "workloads[4].name: 'chat' is workloads[0]'s name too"),  # the plan has 4
+    (_set("status", "banana"), 'status: "banana" is not a status planopt writes'),
+    (_set("day_types.weekday", -20), "day_types.weekday: -20 is not a count of days"),
+    (_set("day_types.weekday", 29), "day_types.weekday: 29 is not a count of days"),
+    (_set("horizon_days", 10**12), "horizon_days: 1000000000000 is not a horizon (1 to 3,660 days)"),
+    (_set("horizon_days", 0), "horizon_days: 0 is not a horizon"),
+    (_set("cash_flow[0].month", "2027-13"), 'cash_flow[0].month: "2027-13" is not a month'),
+    (_set("cash_flow[0].month", "M0"), 'cash_flow[0].month: "M0" is not a month'),
+    (_set("workloads[0].hourly_gpus.weekday", [1, 2, 3, 4, 5]), "workloads[0].hourly_gpus.weekday: 5 values, not 24"),
+    (_set("workloads[1].hourly_demand.weekend", [0.0] * 25), "workloads[1].hourly_demand.weekend: 25 values, not 24"),
+    (_set("workloads[0].hourly_replicas.holiday", [0] * 24),
+     "workloads[0].hourly_replicas.holiday: 'holiday' is not one of the result's day_types"),
+    (_set("hourly[0].hour", 24), "hourly[0].hour: 24 is not an hour of the day"),
+    (_set("start_date", "2027-02-30"), 'start_date: "2027-02-30" is not a date'),
+    (_set("start_date", "20270201"), 'start_date: "20270201" is not a date'),
+    (_set("new_commitments[0].start", "soon"), 'new_commitments[0].start: "soon" is not a date'),
+]
+
+
+@pytest.mark.parametrize("edit, words", MEANINGS, ids=[f"{i}-" + w.split(":")[0] for i, (_, w) in enumerate(MEANINGS)])
+def test_report_refuses_a_result_planopt_would_not_write(saved, tmp_path, edit, words):
+    d = copy.deepcopy(saved)
+    edit(d)
+    path = _write(tmp_path, d)
+    res = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "out")])
+    _refused(res, path, words)
+    assert not (tmp_path / "out").exists()
+
+
+def test_compare_refuses_a_date_that_is_not_on_the_calendar(saved, tmp_path):
+    good = _write(tmp_path, saved, "good.json")
+    d = copy.deepcopy(saved)
+    d["start_date"] = "2027-02-30"
+    bad = _write(tmp_path, d, "start-date-bad.json")
+    res = runner.invoke(app, ["compare", str(good), str(bad), "--json"])
+    _refused(res, bad, 'start_date: "2027-02-30" is not a date')
+    assert "good.json" not in res.output
+
+
+def test_compare_refuses_two_workloads_of_one_name(saved, tmp_path):
+    d = copy.deepcopy(saved)
+    _duplicate_first_workload(d)
+    bad = _write(tmp_path, d, "dup.json")
+    res = runner.invoke(app, ["compare", str(_write(tmp_path, saved, "good.json")), str(bad)])
+    _refused(res, bad, "workloads[4].name: 'chat'")
+
+
+def test_an_older_file_with_new_reservations_ending_the_day_after_names_a_bad_end(saved, tmp_path):
+    d = copy.deepcopy(saved)
+    d.pop("end_is_last_day", None)
+    d["new_commitments"][0]["end"] = "2027-02-30"
+    path = _write(tmp_path, d)
+    res = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "out")])
+    _refused(res, path, 'new_commitments[0].end: "2027-02-30" is not a date')

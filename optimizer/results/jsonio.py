@@ -19,7 +19,8 @@ from typing import Any
 from optimizer.candidates.types import Dropped
 from optimizer.errors import PlanError, Problem
 from optimizer.inputs.demand import PeakDerivation
-from optimizer.optimize.solution import SolveInfo
+from optimizer.inputs.schema.plan import MAX_HORIZON_DAYS
+from optimizer.optimize.solution import SolveInfo, Status
 from optimizer.results.contracts import (
     CarriedContract,
     CarryInfo,
@@ -53,6 +54,8 @@ from optimizer.results.types import (
 from optimizer.vocab import TIERS
 
 FORMAT_VERSION = 1
+STATUSES = typing.get_args(Status)
+"""What `status` can say: what a solve ends in."""
 
 
 def _r(x: float, nd: int = 6) -> float:
@@ -435,7 +438,10 @@ def shape_error(d: dict[str, Any]) -> str | None:
             or _own_shape(d.get("own"))
             or _carried_shape(d.get("carried"))
             or _baseline_shape(d.get("baseline"))
-            or (_row(RiskInfo)(d["risk"], "risk") if d.get("risk") else None))
+            or (_row(RiskInfo)(d["risk"], "risk") if d.get("risk") else None)
+            or (None if d.get("end_is_last_day") else  # files before it: each end is read as a date now
+                next((e for i, n in enumerate(d.get("new_commitments", []))
+                      if n.get("end") and (e := date_error(n["end"], f"new_commitments[{i}].end"))), None)))
 
 
 def _keys(d: dict[str, Any], path: str, required: tuple[str, ...]) -> str | None:
@@ -541,12 +547,33 @@ _POLICY_SHAPE = {"occupancy": float, "memory_reserve": float, "spares": float, "
 
 
 def _consistency_error(result: PlanResult) -> str | None:
-    """What types cannot say: a horizon of days, day types and tiers that the rows name, and the shape of the
+    """What types cannot say: a status planopt writes, a horizon of days, day types and tiers that the rows name,
+    workloads named once, 24 hours to a day, dates and months that are on the calendar, and the shape of the
     offers and policy the reports read."""
-    if result.horizon_days < 1:
-        return f"horizon_days: {result.horizon_days} is not a horizon (at least 1 day)"
+    if result.status not in STATUSES:
+        return f"status: {_shown(result.status)} is not a status planopt writes ({', '.join(STATUSES)})"
+    if not 1 <= result.horizon_days <= MAX_HORIZON_DAYS:
+        return f"horizon_days: {result.horizon_days} is not a horizon (1 to {MAX_HORIZON_DAYS:,} days)"
     if not result.day_types:
         return "day_types: is empty (every result has at least one day type)"
+    for name, days in result.day_types.items():
+        if not 0 <= days <= result.horizon_days:
+            return f"day_types.{name}: {_shown(days)} is not a count of days (0 to horizon_days, {result.horizon_days})"
+    seen: dict[str, int] = {}
+    for i, w in enumerate(result.workloads):
+        if w.name in seen:
+            return f"workloads[{i}].name: '{w.name}' is workloads[{seen[w.name]}]'s name too (each workload once)"
+        seen[w.name] = i
+        for key in ("hourly_gpus", "hourly_replicas", "hourly_demand", "hourly_api_tokens_per_s"):
+            for day_type, row in getattr(w, key).items():
+                where = f"workloads[{i}].{key}.{day_type}"
+                if day_type not in result.day_types:
+                    return f"{where}: '{day_type}' is not one of the result's day_types"
+                if len(row) != 24:
+                    return f"{where}: {len(row)} values, not 24 (one an hour)"
+    wrong = _calendar_error(result)
+    if wrong:
+        return wrong
     for k, v in result.policy.items():
         if k in _POLICY_SHAPE:
             wrong = type_error(v, _POLICY_SHAPE[k], f"policy.{k}")
@@ -566,9 +593,68 @@ def _consistency_error(result: PlanResult) -> str | None:
     for i, h in enumerate(result.hourly):
         if h.day_type not in result.day_types:
             return f"hourly[{i}].day_type: '{h.day_type}' is not one of the result's day_types"
+        if not 0 <= h.hour <= 23:
+            return f"hourly[{i}].hour: {_shown(h.hour)} is not an hour of the day (0 to 23)"
+    if result.own is not None:
+        if len(result.own.facility.tariff) not in (0, 24):
+            return f"own.facility.tariff: {len(result.own.facility.tariff)} values, not 24 (one an hour)"
+        for i, row in enumerate(result.own.inputs):
+            if len(row.served_gpu_hours_by_hour) != 24:
+                return (f"own.inputs[{i}].served_gpu_hours_by_hour: {len(row.served_gpu_hours_by_hour)} values, "
+                        "not 24 (one an hour)")
     for i, p in enumerate(result.purchases):
         if p.tier not in TIERS:
             return f"purchases[{i}].tier: '{p.tier}' is not a tier ({', '.join(TIERS)})"
+    return None
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])|M[1-9]\d*")
+
+
+def date_error(value: str | None, path: str, *, empty: bool = False) -> str | None:
+    """`path: … is not a date (YYYY-MM-DD)` unless `value` is a day on the calendar (or None / "" where allowed)."""
+    if value is None or (empty and value == ""):
+        return None
+    if isinstance(value, str) and _ISO_DATE.fullmatch(value):
+        try:
+            dt.date.fromisoformat(value)
+            return None
+        except ValueError:
+            pass
+    return f"{path}: {_shown(value)} is not a date (YYYY-MM-DD, a day on the calendar)"
+
+
+def _calendar_error(result: PlanResult) -> str | None:
+    """Dates and months: the start, every contract's days, quarters, periods and deliveries; cash-flow months."""
+    dates: list[tuple[str | None, str]] = [(result.start_date, "start_date")]
+    for i, c in enumerate(result.commitments):
+        dates += [(c.start, f"commitments[{i}].start"), (c.end, f"commitments[{i}].end")]
+    for i, n in enumerate(result.new_commitments):
+        dates += [(n.start, f"new_commitments[{i}].start"), (n.end, f"new_commitments[{i}].end")]
+    for i, e in enumerate(result.expiry):
+        dates += [(e.first_day, f"expiry[{i}].first_day"), (e.last_day, f"expiry[{i}].last_day")]
+    for i, p in enumerate(result.periods):
+        dates += [(p.start, f"periods[{i}].start"), (p.end, f"periods[{i}].end")]
+    if result.own is not None:
+        for i, b in enumerate(result.own.bought):
+            dates += [(b.order_date, f"own.bought[{i}].order_date"),
+                      (b.delivery_date, f"own.bought[{i}].delivery_date")]
+    wrong = next((e for v, path in dates if (e := date_error(v, path))), None)
+    if wrong:
+        return wrong
+    if result.carried is not None:
+        for key in ("carried", "skipped"):
+            for i, c in enumerate(getattr(result.carried, key)):
+                wrong = (date_error(c.start, f"carried.{key}[{i}].start", empty=True)
+                         or date_error(c.end, f"carried.{key}[{i}].end", empty=True))
+                if wrong:
+                    return wrong
+    for key, rows in (("cash_flow", result.cash_flow), ("commitment_schedule", result.commitment_schedule)):
+        for i, r in enumerate(rows):
+            if not _MONTH.fullmatch(r.month):
+                return (f"{key}[{i}].month: {_shown(r.month)} is not a month (YYYY-MM, or M1, M2, … without a "
+                        "start_date)")
     return None
 
 
