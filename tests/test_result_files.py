@@ -260,3 +260,40 @@ def test_an_older_file_with_new_reservations_ending_the_day_after_names_a_bad_en
     path = _write(tmp_path, d)
     res = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "out")])
     _refused(res, path, 'new_commitments[0].end: "2027-02-30" is not a date')
+
+
+# --- every reader; results as written --------------------------------------------------------------------
+
+def test_carry_refuses_a_last_result_with_nan(saved, tmp_path):
+    d = copy.deepcopy(saved)
+    d["new_commitments"][0]["price_per_gpu_hour"] = float("nan")
+    bad = _write(tmp_path, d, "last.json")
+    res = runner.invoke(app, ["solve", str(PLAN), "--carry", str(bad), "-o", str(tmp_path / "out")])
+    _refused(res, bad, "new_commitments[0].price_per_gpu_hour: NaN is not a finite number")
+    assert not (tmp_path / "out").exists()
+
+
+def test_calibrate_refuses_a_result_with_a_missing_key(saved, tmp_path):
+    from optimizer.synth import usage as usage_synth
+
+    events, _ = usage_synth.generate(300, days=2, seed=3, mode="exact")
+    log = usage_synth.write(events, tmp_path / "usage.csv", style="openai")
+    d = copy.deepcopy(saved)
+    del d["workloads"][1]["pool"]
+    bad = _write(tmp_path, d)
+    out = tmp_path / "o.yaml"
+    res = runner.invoke(app, ["calibrate", str(PLAN), "--usage", str(log), "--result", str(bad), "-o", str(out)])
+    _refused(res, bad, "workloads[1].pool: missing")
+    assert not out.exists() and not out.with_suffix(".html").exists()
+
+
+@pytest.mark.parametrize("plan", ["seed-fleet", "owned-cluster", "q1-with-commitments"])
+def test_results_as_written_are_read_and_written_again_byte_for_byte(tmp_path, plan):
+    """Every check above passes what planopt writes: own hardware, contracts, periods, dated months."""
+    from optimizer.pipeline import SolveOptions, solve_plan
+    from optimizer.results.jsonio import dumps
+
+    text = dumps(solve_plan(ROOT / "plans" / f"{plan}.yaml", SolveOptions(time_limit_s=60)))
+    path = tmp_path / f"{plan}.json"
+    path.write_text(text, encoding="utf-8")
+    assert dumps(read_result(path)) == text
