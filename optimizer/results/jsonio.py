@@ -344,7 +344,8 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
         raise PlanError(Problem("not a planopt result JSON (no 'plan' and 'workloads')", fix, file=shown))
     wrong = _non_finite(data, "")
     if wrong is not None:
-        raise PlanError(Problem(f"{wrong}: {data_at(data, wrong)} is not a finite number (a result holds no NaN or Infinity)",
+        raise PlanError(Problem(f"{wrong}: {_value_at(data, wrong)} is not a finite number "
+                                "(a result holds no NaN or Infinity)",
                                 "give the file as `planopt solve` wrote it, or solve the plan again", file=shown))
     version = data.get("format", FORMAT_VERSION)
     if isinstance(version, float) and version.is_integer():
@@ -398,7 +399,7 @@ def _non_finite(value: Any, path: str) -> str | None:
     return None
 
 
-def data_at(data: Any, path: str) -> Any:
+def _value_at(data: Any, path: str) -> Any:
     """The value at a key path that `_non_finite` returned."""
     for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
         data = data[int(part[1:-1])] if part.startswith("[") else data[part]
