@@ -309,3 +309,24 @@ def test_bought_servers_are_costed_on_purchases_cash_flow_and_workloads(solved, 
     workloads = sum(by_name[w["name"]][cost_col] for w in d["workloads"])
     assert math.isclose(workloads + idle, cost["total"], rel_tol=1e-9)
     assert math.isclose(by_name["Total"][cost_col], cost["total"], rel_tol=1e-6)
+
+
+def test_supply_shows_owned_gpus_and_holds_bought_ones(solved):
+    """Supply, hour by hour: the owned servers' GPUs in use are a column of their own and bought servers count
+    as held — every hour's demand is met by the columns shown (owned GPUs had not appeared at all: 51 GPUs
+    demanded against 24 on-demand shown)."""
+    wb = openpyxl.load_workbook(solved["book"], data_only=True)
+    ws = wb["Supply"]
+    held = ws["E3"].value
+    bought = sum(p["gpus"] for p in solved["json"]["purchases"] if p["tier"] == "buy")
+    assert bought and held >= bought
+    head = next(i for i, r in enumerate(ws.iter_rows(values_only=True), 1) if r[0] == "Hour")
+    cols = {v: c for c, v in enumerate(next(ws.iter_rows(min_row=head, max_row=head, values_only=True))) if v}
+    assert "Committed or owned in use" in cols and "Reserved or bought held" in cols
+    owned_any = False
+    for r in ws.iter_rows(min_row=head + 1, max_row=head + 24, values_only=True):
+        shown = sum(r[cols[k]] or 0 for k in ("Reserved or bought in use", "On-demand", "Spot",
+                                               "Committed or owned in use"))
+        assert shown >= r[cols["GPUs demanded"]], r
+        owned_any |= bool(r[cols["Committed or owned in use"]])
+    assert owned_any

@@ -20,13 +20,17 @@ def write_supply(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.text(0, 0, "Supply: GPUs by tier over the day, against demand", "title")
     sh.intro(1, "Sums of Hourly over offers and pools. Spot counts here at full size; batch work plans for its "
                   "interruptions, so spot supply can exceed demand.", 5, 4)
-    sh.text(2, 0, "Reserved GPUs held (all offers, every hour)")
-    held_v = sum(p["gpus"] for p in refs.purchase_rows if p["tier"] in vocab.RESERVED_TIERS)
-    held_f = "+".join(f'SUMIFS({refs.purchases["gpus"]},{refs.purchases["tier"]},"{t}")' for t in vocab.RESERVED_TIERS)
+    own = result.own is not None
+    # servers bought are held every hour like reservations (Hourly shows them as reserved in use)
+    tiers = (*vocab.RESERVED_TIERS, "buy") if own else vocab.RESERVED_TIERS
+    sh.text(2, 0, "Reserved or bought GPUs held (all offers, every hour)" if own else
+            "Reserved GPUs held (all offers, every hour)")
+    held_v = sum(p["gpus"] for p in refs.purchase_rows if p["tier"] in tiers)
+    held_f = "+".join(f'SUMIFS({refs.purchases["gpus"]},{refs.purchases["tier"]},"{t}")' for t in tiers)
     sh.calc(2, 4, held_f, held_v, "big", num="int")
     held = ref(sh.name, 2, 4)
     rows = hourly_rows(result)
-    committed = bool(result.commitments)
+    committed = "committed" in refs.hourly  # contracts signed before, or servers owned: Hourly's column
     if committed:
         ws.set_column(6, 6, 12)
     r = 4
@@ -42,8 +46,9 @@ def write_supply(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         if period is not None:
             sh.text(r, 6, period, "value")
         r += 1
-        sh.header(r, 0, ["Hour", "GPUs demanded", "Reserved in use", "On-demand", "Spot", "Reserved held"]
-                  + (["Committed in use"] if committed else []))
+        sh.header(r, 0, ["Hour", "GPUs demanded", "Reserved or bought in use" if own else "Reserved in use",
+                         "On-demand", "Spot", "Reserved or bought held" if own else "Reserved held"]
+                  + ([("Committed or owned in use" if own else "Committed in use")] if committed else []))
         ws.set_row(r, 30)
         first = r + 1
         day = f"$A${title_row + 1}"
