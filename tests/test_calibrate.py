@@ -550,6 +550,20 @@ def _vllm_run(**change) -> str:
     return json.dumps({k: v for k, v in doc.items() if v is not None})
 
 
+def _genai_run(metric: str, key: str, value) -> str:
+    doc = json.loads((BENCH / "qwen3-32b-c64_genai_perf.json").read_text())
+    if key:
+        doc[metric][key] = value
+    else:
+        doc[metric] = value
+    return json.dumps(doc)
+
+
+def _no_ttft() -> str:
+    doc = json.loads(_vllm_run())
+    return json.dumps({k: v for k, v in doc.items() if not k.endswith("_ttft_ms")})
+
+
 @pytest.mark.parametrize("name,content,expect", [
     ("empty.json", "", "empty.json: the file is empty"),
     ("none.json", "[]", "none.json: has no runs (an empty JSON list)"),
@@ -558,12 +572,58 @@ def _vllm_run(**change) -> str:
     ("scalar.json", "[1, 2]", "scalar.json: run 1 is not a JSON object"),
     ("other.json", '{"foo": 1}', "other.json: not a vllm bench serve, GenAI-Perf or AIPerf result"),
     ("no-tpot.json", None, "no TPOT in the file — rerun with --percentile-metrics ttft,tpot,itl"),
+    # numbers that are not numbers: a traceback, or "missing" / "rerun with --metric-percentiles 99" before
+    ("bigint.json", _vllm_run(output_throughput=10 ** 400),
+     "bigint.json: output_throughput is a 401-digit number, too large to be a measurement"),
+    ("completed-str.json", _vllm_run(completed="640"),
+     "completed-str.json: completed is '640', not a number — give the JSON that --save-result wrote"),
+    ("completed-obj.json", _vllm_run(completed={"n": 1}), "completed-obj.json: completed is an object, not a number"),
+    ("thr-nan.json", _vllm_run(output_throughput=float("nan")), "thr-nan.json: output_throughput is NaN, not a finite"),
+    ("thr-inf.json", _vllm_run(output_throughput=float("inf")), "output_throughput is Infinity, not a finite number"),
+    ("thr-str.json", _vllm_run(output_throughput="fast"), "thr-str.json: output_throughput is 'fast', not a number"),
+    ("ttft-nan.json", _vllm_run(p99_ttft_ms=float("nan")), "ttft-nan.json: p99_ttft_ms is NaN, not a finite number"),
+    ("tpot-inf.json", _vllm_run(p99_tpot_ms=float("-inf")), "p99_tpot_ms is -Infinity, not a finite number"),
+    ("tpot-null.json", _vllm_run().replace('"p99_tpot_ms": 47.9', '"p99_tpot_ms": null'),
+     "tpot-null.json: p99_tpot_ms is null, not a number — rerun the load test"),
+    ("tpot-bool.json", _vllm_run(p99_tpot_ms=True), "p99_tpot_ms is true, not a number"),
+    ("ttft-list.json", _vllm_run(p99_ttft_ms=[905.0]), "p99_ttft_ms is a list, not a number"),
+    ("g-itl-null.json", _genai_run("inter_token_latency", "p99", None),
+     "g-itl-null.json: inter_token_latency.p99 is null, not a number"),
+    ("g-ttft-inf.json", _genai_run("time_to_first_token", "p99", float("inf")),
+     "g-ttft-inf.json: time_to_first_token.p99 is Infinity, not a finite number"),
+    ("g-itl-obj-null.json", _genai_run("inter_token_latency", None, None),
+     "inter_token_latency is null, not the tool's statistics"),
+    ("no-ttft.json", _no_ttft(), "no-ttft.json: no TTFT in the file — rerun with --percentile-metrics ttft,tpot,itl"),
+    # out of range: refused naming the load test, not the calibrated plan it would have written
+    ("ttft-neg.json", _vllm_run(p99_ttft_ms=-5), "ttft-neg.json: p99_ttft_ms is -5, negative — a latency is ≥ 0 ms"),
+    ("thr-neg.json", _vllm_run(output_throughput=-1534.2),
+     "thr-neg.json: output_throughput is -1534.2, negative — a throughput is ≥ 0 tokens/s"),
+    ("thr-zero.json", _vllm_run(output_throughput=0), "thr-zero.json: output_throughput is 0: the run served no"),
+    ("thr-huge.json", _vllm_run(output_throughput=1e308),
+     "thr-huge.json: output_throughput is 1e+308 tokens/s, beyond the 1e+09 planopt takes"),
+    ("g-thr-neg.json", _genai_run("output_token_throughput", "avg", -3),
+     "g-thr-neg.json: output_token_throughput.avg is -3, negative"),
+    # what the file says, read strictly
+    ("utf16.json", _vllm_run().encode("utf-16"),
+     "utf16.json:1: the file is not UTF-8 text (it is UTF-16) — save or export it as UTF-8"),
+    ("latin1.json", _vllm_run().replace("Llama-3.1-70B-Instruct", "Llama-3.1-70B-Café").encode("latin-1"),
+     "latin1.json:1: the file is not UTF-8 text — save or export it as UTF-8"),
+    ("dupkey.json", _vllm_run()[:-1] + ', "output_throughput": 99999}',
+     "dupkey.json: key 'output_throughput' appears twice in one JSON object"),
+    ("dupkey.jsonl", _vllm_run() + "\n" + _vllm_run()[:-1] + ', "completed": 1}\n',
+     "dupkey.jsonl:2: key 'completed' appears twice in one JSON object"),
+    ("tp-float.json", _vllm_run(tp=2.5), "tp-float.json: tp '2.5' is not a whole number — give GPUs per replica"),
+    ("maxconc.json", _vllm_run(max_concurrency="lots"),
+     "maxconc.json: max_concurrency is 'lots', not a whole number of requests"),
 ])
 def test_bad_load_tests_exit_2(tmp_path, name, content, expect):
     bench = tmp_path / name
     if content is None:  # a vllm run saved without TPOT percentiles
         content = _vllm_run(**{k: None for k in ("mean_tpot_ms", "median_tpot_ms", "std_tpot_ms", "p99_tpot_ms")})
-    bench.write_text(content)
+    if isinstance(content, bytes):
+        bench.write_bytes(content)
+    else:
+        bench.write_text(content)
     out = tmp_path / "out.yaml"
     r = invoke("calibrate", PLAN, "--bench", bench, "-o", out)
     assert r.exit_code == 2, r.output

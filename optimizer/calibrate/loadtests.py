@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.errors import PlanError, Problem, did_you_mean
+from optimizer.inputs.schema.plan import MAX_TOKENS_PER_S
 from optimizer.vocab import PRECISION_ALIASES, PRECISION_IDS
 
 MAX_FILE_BYTES = 50_000_000
@@ -44,7 +45,8 @@ class Run:
     """What drove the run: 'concurrency 64', 'rate 8/s', … (for the report)."""
     metadata: dict[str, str] = field(default_factory=dict)
     problem: str | None = None
-    """Why this run cannot be judged (no percentile, cancelled, no requests)."""
+    """Why this run cannot be judged (no percentile, cancelled, no requests); with ` — fix` it is an input
+    error."""
 
     @property
     def where(self) -> str:
@@ -98,23 +100,43 @@ def read_runs(path: Path, shown: str, percentile: float) -> list[Run]:
     if path.stat().st_size > MAX_FILE_BYTES:
         raise PlanError(Problem(f"load-test file is over {MAX_FILE_BYTES // 1_000_000} MB",
                                 "save the summary JSON (without per-request detail)", file=shown))
-    text = path.read_text(encoding="utf-8-sig", errors="replace").strip()
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig").strip()
+    except UnicodeDecodeError as exc:
+        utf16 = " (it is UTF-16)" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise PlanError(Problem(f"the file is not UTF-8 text{utf16}", "save or export it as UTF-8",
+                                file=shown, line=raw[:exc.start].count(b"\n") + 1)) from None
     if not text:
         raise PlanError(Problem("the file is empty", "give a vllm bench serve, GenAI-Perf or AIPerf JSON", file=shown))
     docs: list[Any]
+    line_no = None
     try:
-        data = json.loads(text, parse_constant=_no_constant)
-        docs = data if isinstance(data, list) else [data]
-    except json.JSONDecodeError as exc:
-        docs = []
-        for i, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                docs.append(json.loads(line, parse_constant=_no_constant))
-            except json.JSONDecodeError:
-                raise PlanError(Problem(f"not JSON: {exc.msg}", "give the tool's JSON output file",
-                                        file=shown, line=exc.lineno if i == 1 else i)) from None
+        try:
+            data = _loads(text)
+            docs = data if isinstance(data, list) else [data]
+        except _DuplicateKey:
+            raise
+        except ValueError as exc:  # JSONDecodeError, or a number too long for Python to read
+            docs = []
+            for i, line in enumerate(text.splitlines(), 1):
+                if not line.strip():
+                    continue
+                line_no = i
+                try:
+                    docs.append(_loads(line))
+                except _DuplicateKey:
+                    raise
+                except ValueError:
+                    msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc).split(";")[0]
+                    at = (exc.lineno if isinstance(exc, json.JSONDecodeError) else None) if i == 1 else i
+                    raise PlanError(Problem(f"not JSON: {msg}", "give the tool's JSON output file",
+                                            file=shown, line=at)) from None
+            line_no = None
+    except _DuplicateKey as dup:
+        raise PlanError(Problem(f"key '{dup.key}' appears twice in one JSON object (which one is the run's?)",
+                                "the load-test tools write each key once: keep the right one, or rerun and give "
+                                "the file the tool wrote", file=shown, line=line_no)) from None
     if not docs:  # `[]`: a list of no runs
         raise PlanError(Problem("has no runs (an empty JSON list)",
                                 "give a vllm bench serve, GenAI-Perf or AIPerf JSON with at least one run", file=shown))
@@ -127,14 +149,30 @@ def read_runs(path: Path, shown: str, percentile: float) -> list[Run]:
     return runs
 
 
-def _no_constant(name: str) -> float:
-    return math.nan
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice (json.loads would keep the last without a word)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_object, parse_constant=float)
 
 
 def parse_run(doc: dict[str, Any], shown: str, index: int, percentile: float) -> Run:
     """Recognise the tool by its field names and read throughput, TTFT and TPOT at `percentile`."""
     p = _pword(percentile)
-    if "output_throughput" in doc and any(k.endswith("_ttft_ms") for k in doc):
+    if "output_throughput" in doc or any(k.endswith(("_ttft_ms", "_tpot_ms")) for k in doc):
         return _vllm(doc, shown, index, percentile, p)
     if isinstance(doc.get("output_token_throughput"), dict) and isinstance(doc.get("time_to_first_token"), dict):
         tool = "AIPerf" if ("aiperf_version" in doc or "schema_version" in doc or "benchmark_id" in doc) else "GenAI-Perf"
@@ -154,9 +192,67 @@ def _num(v: Any) -> float | None:
         return None
     try:
         x = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return x if math.isfinite(x) else None
+
+
+class _Bad(Exception):
+    """A field present but unusable; the message reads `what — fix`."""
+
+
+def _shown(v: Any) -> str:
+    """A JSON value as a message quotes it."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return repr(v[:40] + ("…" if len(v) > 40 else ""))
+    if isinstance(v, int):
+        return f"a {int(v.bit_length() * 0.30103) + 1}-digit number" if abs(v) >= 10 ** 15 else str(v)
+    if isinstance(v, float):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity") if math.isinf(v) else f"{v:g}"
+    return "a list" if isinstance(v, list) else "an object" if isinstance(v, dict) else type(v).__name__
+
+
+def _number(v: Any, name: str, fix: str) -> float:
+    """A finite number (a number written as text is read too, as before); `_Bad` for anything else."""
+    x = _num(v)
+    if x is None:
+        if isinstance(v, int) and not isinstance(v, bool):
+            raise _Bad(f"{name} is {_shown(v)}, too large to be a measurement — {fix}")
+        raise _Bad(f"{name} is {_shown(v)}, not a {'finite number' if isinstance(v, float) else 'number'} — {fix}")
+    return x
+
+
+def _count(doc: dict[str, Any], key: str, fix: str) -> int | None:
+    """A count of requests (a whole number ≥ 0, written as a JSON number), or None when the file has none."""
+    if key not in doc or doc[key] is None:
+        return None
+    v = doc[key]
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise _Bad(f"{key} is {_shown(v)}, not a number — {fix}")
+    if not math.isfinite(v) or v < 0 or not float(v).is_integer() or v > 10 ** 15:
+        raise _Bad(f"{key} is {_shown(v)}, not a count of requests (a whole number ≥ 0) — {fix}")
+    return int(v)
+
+
+def _throughput(x: float, name: str, fix: str) -> float:
+    if x < 0:
+        raise _Bad(f"{name} is {x:g}, negative — a throughput is ≥ 0 tokens/s; {fix}")
+    if x == 0:
+        raise _Bad(f"{name} is 0: the run served no output tokens — give the file of a run that served requests")
+    if x > MAX_TOKENS_PER_S:
+        raise _Bad(f"{name} is {x:g} tokens/s, beyond the {MAX_TOKENS_PER_S:g} planopt takes — no server runs that "
+                   f"fast; {fix}")
+    return x
+
+
+def _latency(x: float, name: str, fix: str) -> float:
+    if x < 0:
+        raise _Bad(f"{name} is {x:g}, negative — a latency is ≥ 0 ms; {fix}")
+    return x
 
 
 def _meta(doc: dict[str, Any]) -> dict[str, str]:
@@ -174,57 +270,94 @@ def _meta(doc: dict[str, Any]) -> dict[str, str]:
 
 
 def _vllm(doc: dict[str, Any], shown: str, index: int, percentile: float, p: str) -> Run:
-    thr = _num(doc.get("output_throughput"))
-    ttft = _num(doc.get(f"p{p}_ttft_ms"))
-    tpot = _num(doc.get(f"p{p}_tpot_ms"))
+    fix = "give the JSON that --save-result wrote"
+    thr, ttft, tpot = 0.0, None, None
     problem = None
-    if thr is None:
-        problem = "output_throughput is missing — give the JSON that --save-result wrote"
-    elif (doc.get("completed") or 0) <= 0 and "completed" in doc:
-        problem = "no request completed"
-    have = sorted({k.split("_", 1)[0] for k in doc if k.startswith("p") and k.endswith("_ttft_ms")})
-    if problem is None and not any(k.endswith("_tpot_ms") for k in doc):
-        problem = "no TPOT in the file — rerun with --percentile-metrics ttft,tpot,itl"
-    elif problem is None and (ttft is None or tpot is None):
-        problem = (f"no p{p} TTFT/TPOT in the file (it has {', '.join(have) or 'none'}) — rerun with "
-                   f"--metric-percentiles {p}, or pass --percentile")
     load = []
-    if doc.get("max_concurrency") not in (None, "None"):
-        load.append(f"concurrency {doc['max_concurrency']}")
-    rate = doc.get("request_rate")
-    if rate not in (None, "inf", float("inf")):
-        load.append(f"rate {rate}/s")
-    return Run(shown, index, "vllm bench serve", _str(doc.get("model_id")), thr or 0.0, ttft, tpot, percentile,
+    try:
+        if "output_throughput" not in doc:
+            raise _Bad(f"output_throughput is missing — {fix}")
+        thr = _number(doc["output_throughput"], "output_throughput", fix)
+        done = _count(doc, "completed", fix)
+        lat = {}
+        for m, name in (("ttft", "TTFT"), ("tpot", "TPOT")):
+            key = f"p{p}_{m}_ms"
+            if key in doc:
+                lat[m] = _latency(_number(doc[key], key, f"rerun the load test; a p{p} latency is a number of ms"),
+                                  key, "check the file")
+        conc = doc.get("max_concurrency")
+        if conc not in (None, "None"):
+            c = _num(conc)
+            if c is None or c < 1 or not c.is_integer():
+                raise _Bad(f"max_concurrency is {_shown(conc)}, not a whole number of requests — {fix}")
+            load.append(f"concurrency {int(c)}")
+        rate = doc.get("request_rate")
+        if rate not in (None, "inf", float("inf")):
+            r = _num(rate)
+            if r is None or r <= 0:
+                raise _Bad(f"request_rate is {_shown(rate)}, not a rate of requests per second — {fix}")
+            load.append(f"rate {rate}/s")
+        ttft, tpot = lat.get("ttft"), lat.get("tpot")
+        if done == 0:
+            problem = "no request completed"
+        else:
+            _throughput(thr, "output_throughput", fix)
+            if not any(k.endswith("_ttft_ms") for k in doc):
+                raise _Bad("no TTFT in the file — rerun with --percentile-metrics ttft,tpot,itl")
+            if not any(k.endswith("_tpot_ms") for k in doc):
+                raise _Bad("no TPOT in the file — rerun with --percentile-metrics ttft,tpot,itl")
+            if ttft is None or tpot is None:
+                have = sorted({k[:-len("_ttft_ms")] for k in doc if k.startswith("p") and k.endswith("_ttft_ms")}
+                              & {k[:-len("_tpot_ms")] for k in doc if k.startswith("p") and k.endswith("_tpot_ms")})
+                raise _Bad(f"no p{p} TTFT/TPOT in the file (it has {', '.join(have) or 'none'}) — rerun with "
+                           f"--metric-percentiles {p}, or pass --percentile")
+    except _Bad as bad:
+        problem = str(bad)
+    return Run(shown, index, "vllm bench serve", _str(doc.get("model_id")), thr, ttft, tpot, percentile,
                ", ".join(load), _meta(doc), problem)
 
 
 def _stat(doc: dict[str, Any], metric: str, key: str) -> float | None:
+    """`metric.key` in ms (times) or as written; None when the file does not have it; `_Bad` when it is not a
+    number."""
     block = doc.get(metric)
-    if not isinstance(block, dict):
+    if not isinstance(block, dict) or key not in block:
         return None
-    v = _num(block.get(key))
-    if v is None:
-        return None
+    v = _number(block[key], f"{metric}.{key}", "give the tool's summary JSON of a finished run")
     unit = str(block.get("unit", "ms")).strip().lower()
     if metric in ("time_to_first_token", "inter_token_latency", "time_per_output_token"):
-        return v * UNIT_TO_MS.get(unit, 1.0)
+        return _latency(v * UNIT_TO_MS.get(unit, 1.0), f"{metric}.{key}", "check the file")
     return v
 
 
 def _genai(doc: dict[str, Any], shown: str, index: int, percentile: float, p: str, tool: str) -> Run:
-    thr = _stat(doc, "output_token_throughput", "avg")
-    ttft = _stat(doc, "time_to_first_token", f"p{p}")
-    tpot_metric = "inter_token_latency" if isinstance(doc.get("inter_token_latency"), dict) else "time_per_output_token"
-    tpot = _stat(doc, tpot_metric, f"p{p}")
+    thr, ttft, tpot = 0.0, None, None
     problem = None
-    if thr is None:
-        problem = "output_token_throughput.avg is missing — give the tool's summary JSON"
-    elif doc.get("was_cancelled") is True:
-        problem = "the run was cancelled"
-    elif ttft is None or tpot is None:
-        have = sorted(k for k in (doc.get("time_to_first_token") or {}) if k.startswith("p"))
-        problem = (f"no p{p} for time_to_first_token/inter_token_latency (the file has {', '.join(have) or 'none'})"
-                   " — pass --percentile with one of those")
+    try:
+        got = _stat(doc, "output_token_throughput", "avg")
+        if got is None:
+            raise _Bad("output_token_throughput.avg is missing — give the tool's summary JSON")
+        thr = got
+        if doc.get("was_cancelled") is not True:
+            _throughput(got, "output_token_throughput.avg", "give the tool's summary JSON")
+        tpot_metric = next((m for m in ("inter_token_latency", "time_per_output_token")
+                            if isinstance(doc.get(m), dict)), None)
+        ttft = _stat(doc, "time_to_first_token", f"p{p}")
+        tpot = _stat(doc, tpot_metric, f"p{p}") if tpot_metric else None
+        if doc.get("was_cancelled") is True:
+            problem = "the run was cancelled"
+        elif tpot_metric is None:
+            given = next((m for m in ("inter_token_latency", "time_per_output_token") if m in doc), None)
+            if given is not None:
+                raise _Bad(f"{given} is {_shown(doc[given])}, not the tool's statistics (an object with avg, p50, "
+                           f"p99, …) — give the tool's summary JSON of a finished run")
+            raise _Bad("no inter_token_latency in the file — profile with streaming on, so the tool measures it")
+        elif ttft is None or tpot is None:
+            have = sorted(k for k in doc["time_to_first_token"] if k.startswith("p") and k in doc[tpot_metric])
+            raise _Bad(f"no p{p} for time_to_first_token/{tpot_metric} (the file has {', '.join(have) or 'none'})"
+                       " — pass --percentile with one of those")
+    except _Bad as bad:
+        problem = str(bad)
     cfg = doc.get("input_config") if isinstance(doc.get("input_config"), dict) else {}
     model = _model_of(cfg)
     load = []
@@ -237,7 +370,7 @@ def _genai(doc: dict[str, Any], shown: str, index: int, percentile: float, p: st
     meta = _meta(doc)
     for k, v in _meta(cfg).items():
         meta.setdefault(k, v)
-    return Run(shown, index, tool, model, thr or 0.0, ttft, tpot, percentile, ", ".join(load), meta, problem)
+    return Run(shown, index, tool, model, thr, ttft, tpot, percentile, ", ".join(load), meta, problem)
 
 
 def _model_of(cfg: dict[str, Any]) -> str | None:
@@ -407,11 +540,11 @@ def _precision(value: str, reasons: list[str]) -> str | None:
 def _tp(value: str | None, reasons: list[str]) -> int | None:
     if value is None:
         return 1
-    try:
-        tp = int(float(value))
-    except ValueError:
+    x = _num(value)
+    if x is None or not x.is_integer():
         reasons.append(f"tp '{value}' is not a whole number — give GPUs per replica, e.g. 2")
         return None
+    tp = int(x)
     if tp < 1 or tp & (tp - 1):
         reasons.append(f"tp {tp} is not a power of two — use 1, 2, 4 or 8")
         return None
