@@ -14,7 +14,7 @@ import pytest
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
-from optimizer.calibrate.loadtests import read_runs
+from optimizer.calibrate.loadtests import Flags, read_runs
 from optimizer.calibrate.occupancy import occupancy, serving_replicas
 from optimizer.calibrate.run import CalibrateOptions, calibrate, slots
 from optimizer.calibrate.types import sig
@@ -629,3 +629,41 @@ def test_bad_load_tests_exit_2(tmp_path, name, content, expect):
     assert r.exit_code == 2, r.output
     assert expect in " ".join(r.output.split()), r.output
     assert "Traceback" not in r.output and not out.exists() and not out.with_suffix(".html").exists()
+
+
+def test_a_run_with_many_failed_requests_is_not_used(tmp_path):
+    """More than 5% of the requests failed: the numbers are of the survivors, so the run is listed, not used."""
+    bench = tmp_path / "failed.json"
+    bench.write_text(_vllm_run(completed=20))
+    out = tmp_path / "o.yaml"
+    r = invoke("calibrate", PLAN, "--bench", bench, "-o", out)
+    assert r.exit_code == 0, r.output
+    assert "not used: 620 of 640" in r.output
+    (v,) = calibrate(PLAN, CalibrateOptions(bench=(bench,)), tmp_path / "x.yaml").verdicts
+    assert not v.used and v.reasons == ["620 of 640 requests failed (97%; more than 5% failed, so its numbers are "
+                                        "of the requests that survived)"]
+    assert load_plan(out).plan.workloads[0].measured[0].goodput_output_tokens_per_s == 1400  # the plan's, kept
+    few = tmp_path / "few.json"  # 2 of 640 failed: normal, used
+    few.write_text(_vllm_run(completed=638))
+    r = invoke("calibrate", PLAN, "--bench", few, "-o", out)
+    assert r.exit_code == 0 and "requests failed" not in r.output and "│ used" in r.output, r.output
+    doc = json.loads((BENCH / "profile_export_aiperf.json").read_text())
+    doc["error_summary"] = [{"error_details": {"code": 500, "type": "InternalServerError"}, "count": 2400}]
+    aiperf = tmp_path / "aiperf.json"
+    aiperf.write_text(json.dumps(doc))
+    cal = calibrate(PLAN, CalibrateOptions(bench=(aiperf,), flags=Flags("h100-sxm", "fp8", 2)), tmp_path / "x.yaml")
+    (v,) = cal.verdicts
+    assert not v.used and v.reasons == ["2,400 of 4,872 requests failed (49%; more than 5% failed, so its numbers are "
+                                        "of the requests that survived)"]
+
+
+def test_a_run_with_other_request_lengths_is_noted(tmp_path):
+    bench = tmp_path / "tiny.json"
+    bench.write_text(_vllm_run(total_input_tokens=64000, total_output_tokens=6400))
+    r = invoke("calibrate", PLAN, "--bench", bench, "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert ("tiny.json (concurrency 48): its requests are not chat's (prompts 100 tokens vs the workload's 1,800; "
+            "completions 10 tokens vs the workload's 350, mean per request)") in said
+    r = invoke("calibrate", PLAN, "--bench", BENCH / "vllm-chat-h100-fp8-tp2-c48.json", "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 0 and "its requests are not" not in " ".join(r.output.split())

@@ -45,8 +45,10 @@ class Run:
     """What drove the run: 'concurrency 64', 'rate 8/s', … (for the report)."""
     metadata: dict[str, str] = field(default_factory=dict)
     problem: str | None = None
-    """Why this run cannot be judged (no percentile, cancelled, no requests); with ` — fix` it is an input
-    error."""
+    """Why this run cannot be judged (no percentile, cancelled, no requests, most requests failed); with
+    ` — fix` it is an input error."""
+    tokens: tuple[float, float] | None = None
+    """Mean prompt and completion tokens per request, when the file says."""
 
     @property
     def where(self) -> str:
@@ -69,6 +71,8 @@ class Verdict:
     reasons: list[str]
     """Why the run misses the SLO or cannot be used; empty when it is usable."""
     used: bool = False
+    notes: tuple[str, ...] = ()
+    """What the report should say about the run (its prompts far from the workload's, …)."""
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,17 @@ def parse_run(doc: dict[str, Any], shown: str, index: int, percentile: float) ->
         file=shown))
 
 
+MAX_FAILED_SHARE = 0.05
+"""A run with more than this share of its requests failed is not used. Its throughput and latency
+percentiles are those of the requests that survived: a server shedding load (timeouts, 5xx, out of
+memory) looks fast on the few it answered, so the run overstates what the config serves at that load.
+A stray failure or two (client timeouts in the tail) is normal; one request in 20 is not."""
+
+TOKENS_OFF_BY = 2.0
+"""A run whose mean prompt or completion length is more than this factor away from the workload's
+`tokens` measured another workload (goodput depends strongly on both): it is used, with a note."""
+
+
 def _pword(percentile: float) -> str:
     return str(int(percentile)) if float(percentile).is_integer() else f"{percentile:g}"
 
@@ -255,6 +270,14 @@ def _latency(x: float, name: str, fix: str) -> float:
     return x
 
 
+def _failed(failed: int | None, total: int | None) -> str | None:
+    """'620 of 640 requests failed (97%; …)' when more than MAX_FAILED_SHARE failed, else None."""
+    if failed is None or not total or failed <= 0 or failed / total <= MAX_FAILED_SHARE:
+        return None
+    return (f"{failed:,} of {total:,} requests failed ({failed / total:.0%}; more than {MAX_FAILED_SHARE:.0%} "
+            "failed, so its numbers are of the requests that survived)")
+
+
 def _meta(doc: dict[str, Any]) -> dict[str, str]:
     """--metadata k=v pairs (vLLM writes them at the top level) and a `metadata` object, if any."""
     keys = ("accelerator", "gpu", "gpu_type", "hardware", "precision", "quantization", "dtype", "tp",
@@ -271,7 +294,7 @@ def _meta(doc: dict[str, Any]) -> dict[str, str]:
 
 def _vllm(doc: dict[str, Any], shown: str, index: int, percentile: float, p: str) -> Run:
     fix = "give the JSON that --save-result wrote"
-    thr, ttft, tpot = 0.0, None, None
+    thr, ttft, tpot, tokens = 0.0, None, None, None
     problem = None
     load = []
     try:
@@ -279,6 +302,7 @@ def _vllm(doc: dict[str, Any], shown: str, index: int, percentile: float, p: str
             raise _Bad(f"output_throughput is missing — {fix}")
         thr = _number(doc["output_throughput"], "output_throughput", fix)
         done = _count(doc, "completed", fix)
+        prompts = _count(doc, "num_prompts", fix)
         lat = {}
         for m, name in (("ttft", "TTFT"), ("tpot", "TPOT")):
             key = f"p{p}_{m}_ms"
@@ -311,10 +335,15 @@ def _vllm(doc: dict[str, Any], shown: str, index: int, percentile: float, p: str
                               & {k[:-len("_tpot_ms")] for k in doc if k.startswith("p") and k.endswith("_tpot_ms")})
                 raise _Bad(f"no p{p} TTFT/TPOT in the file (it has {', '.join(have) or 'none'}) — rerun with "
                            f"--metric-percentiles {p}, or pass --percentile")
+            problem = _failed(prompts - done if prompts is not None and done is not None else None, prompts)
+            if done:
+                tin, tout = _num(doc.get("total_input_tokens")), _num(doc.get("total_output_tokens"))
+                if tin is not None and tout is not None and tin >= 0 and tout > 0:
+                    tokens = (tin / done, tout / done)
     except _Bad as bad:
         problem = str(bad)
     return Run(shown, index, "vllm bench serve", _str(doc.get("model_id")), thr, ttft, tpot, percentile,
-               ", ".join(load), _meta(doc), problem)
+               ", ".join(load), _meta(doc), problem, tokens)
 
 
 def _stat(doc: dict[str, Any], metric: str, key: str) -> float | None:
@@ -331,7 +360,7 @@ def _stat(doc: dict[str, Any], metric: str, key: str) -> float | None:
 
 
 def _genai(doc: dict[str, Any], shown: str, index: int, percentile: float, p: str, tool: str) -> Run:
-    thr, ttft, tpot = 0.0, None, None
+    thr, ttft, tpot, tokens = 0.0, None, None, None
     problem = None
     try:
         got = _stat(doc, "output_token_throughput", "avg")
@@ -356,6 +385,14 @@ def _genai(doc: dict[str, Any], shown: str, index: int, percentile: float, p: st
             have = sorted(k for k in doc["time_to_first_token"] if k.startswith("p") and k in doc[tpot_metric])
             raise _Bad(f"no p{p} for time_to_first_token/{tpot_metric} (the file has {', '.join(have) or 'none'})"
                        " — pass --percentile with one of those")
+        else:
+            problem = _failed(*_aiperf_failures(doc))
+            tin = _num((doc.get("input_sequence_length") or {}).get("avg")) if isinstance(
+                doc.get("input_sequence_length"), dict) else None
+            tout = _num((doc.get("output_sequence_length") or {}).get("avg")) if isinstance(
+                doc.get("output_sequence_length"), dict) else None
+            if tin is not None and tout is not None and tin >= 0 and tout > 0:
+                tokens = (tin, tout)
     except _Bad as bad:
         problem = str(bad)
     cfg = doc.get("input_config") if isinstance(doc.get("input_config"), dict) else {}
@@ -370,7 +407,24 @@ def _genai(doc: dict[str, Any], shown: str, index: int, percentile: float, p: st
     meta = _meta(doc)
     for k, v in _meta(cfg).items():
         meta.setdefault(k, v)
-    return Run(shown, index, tool, model, thr, ttft, tpot, percentile, ", ".join(load), meta, problem)
+    return Run(shown, index, tool, model, thr, ttft, tpot, percentile, ", ".join(load), meta, problem, tokens)
+
+
+def _aiperf_failures(doc: dict[str, Any]) -> tuple[int | None, int | None]:
+    """(failed, all requests) from AIPerf's error_request_count (or error_summary counts) and request_count
+    (the valid requests); (None, None) when the file does not say."""
+    def avg(key: str) -> float | None:
+        block = doc.get(key)
+        return _num(block.get("avg")) if isinstance(block, dict) else None
+
+    valid = avg("request_count")
+    failed = avg("error_request_count")
+    if failed is None and isinstance(doc.get("error_summary"), list):
+        counts = [_num(e.get("count")) for e in doc["error_summary"] if isinstance(e, dict)]
+        failed = sum(c for c in counts if c is not None and c > 0) if counts else None
+    if valid is None or failed is None or valid < 0 or failed < 0:
+        return None, None
+    return int(failed), int(valid + failed)
 
 
 def _model_of(cfg: dict[str, Any]) -> str | None:
@@ -468,7 +522,8 @@ def judge(runs: list[Run], plan, catalog, flags: Flags) -> tuple[list[Verdict], 
                 problems.append(Problem(f"{_where(run)}{msg}", fix or None, file=run.file))
             continue
         reasons = [run.problem] if run.problem else _misses(run, w)
-        verdicts.append(Verdict(run, wname, acc, prec, tp, not reasons, reasons))
+        verdicts.append(Verdict(run, wname, acc, prec, tp, not reasons, reasons,
+                                notes=() if reasons else _token_notes(run, w)))
     if problems:
         raise PlanError(problems)
     best: dict[tuple[str, str, str, int], int] = {}
@@ -482,13 +537,31 @@ def judge(runs: list[Run], plan, catalog, flags: Flags) -> tuple[list[Verdict], 
     points = []
     for key, i in sorted(best.items()):
         v = verdicts[i]
-        verdicts[i] = Verdict(v.run, v.workload, v.accelerator, v.precision, v.tp, True, [], used=True)
+        verdicts[i] = Verdict(v.run, v.workload, v.accelerator, v.precision, v.tp, True, [], used=True, notes=v.notes)
         points.append(Point(key[0], key[1], key[2], key[3], v.run.output_tokens_per_s, _source(v.run, workloads[key[0]])))
     return verdicts, points
 
 
 def _where(run: Run) -> str:
     return f"run {run.index + 1}: " if run.index else ""
+
+
+def _token_notes(run: Run, w) -> tuple[str, ...]:
+    """A note when a usable run's mean prompt or completion length is more than TOKENS_OFF_BY from the workload's
+    (a run not used needs none)."""
+    if run.tokens is None or run.problem or w.tokens is None:
+        return ()
+    off = [f"{what} {got:,.0f} tokens vs the workload's {want:,.0f}"
+           for what, got, want in (("prompts", run.tokens[0], w.tokens.input),
+                                   ("completions", run.tokens[1], w.tokens.output))
+           if got > 0 and want > 0 and max(got / want, want / got) > TOKENS_OFF_BY]
+    if not off and run.tokens[0] == 0 < w.tokens.input:
+        off = [f"prompts 0 tokens vs the workload's {w.tokens.input:,.0f}"]
+    if not off:
+        return ()
+    return (f"{run.label}: its requests are not {w.name}'s ({'; '.join(off)}, mean per request): goodput "
+            f"depends on both, so the measured point may be far off — rerun the load test with prompts of about "
+            f"{w.tokens.input:,.0f} and completions of about {w.tokens.output:,.0f} tokens",)
 
 
 def _misses(run: Run, w) -> list[str]:

@@ -101,6 +101,7 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
         if problems:
             raise PlanError(problems)
         cal.verdicts, cal.points = judge(runs, plan, loaded.catalog, options.flags)
+        cal.notes.extend(n for v in cal.verdicts for n in v.notes)
     if options.usage:
         _files, _rename, matcher, agg = read_usage(loaded, options.usage, options.maps, options.usage_workload,
                                                    options.max_bad_rows, progress, cal.notes)
