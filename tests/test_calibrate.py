@@ -369,6 +369,23 @@ GOOD = "2026-07-06T10:00:00Z,chat,a,100,20\n"
                   '{"timestamp": 17, "model": "chat", "prompt_tokens": 1, "completion_tokens": 2}\n',
      ["bad.jsonl:2: row 2: timestamp '17' is outside 2000–2100"]),
     ("usage.xlsx", "x", ["unknown usage file type '.xlsx'"]),
+    # absurd token counts: refused by row, not on the calibrated plan's tokens or context_tokens
+    ("huge.csv", HEADER + GOOD + "2026-07-06T11:00:00Z,chat,a,100,1e300\n",
+     ["huge.csv:3: row 2: completion_tokens '1e300' takes the request (prompt + completion) past 100,000,000 tokens",
+      "check the column holds each request's own tokens"]),
+    ("hugeint.csv", HEADER + "2026-07-06T11:00:00Z,chat,a," + "9" * 40 + ",5\n" + GOOD,
+     ["hugeint.csv:2: row 1: prompt_tokens '" + "9" * 40 + "' is more than 100,000,000 tokens, for one request"]),
+    ("int64.csv", HEADER + GOOD + "2026-07-06T11:00:00Z,chat,a,100,9000000000000000000\n",
+     ["int64.csv:3: row 2: completion_tokens '9000000000000000000' takes the request"]),
+    ("sum.csv", HEADER + GOOD + "2026-07-06T11:00:00Z,chat,a,60000000,60000000\n",
+     ["sum.csv:3: row 2: completion_tokens '60000000' takes the request (prompt + completion) past 100,000,000"]),
+    ("huge.jsonl", '{"timestamp": "2026-07-06T10:00:00Z", "model": "chat", "prompt_tokens": 1, "completion_tokens": 2}\n'
+                   '{"timestamp": "2026-07-06T10:05:00Z", "model": "chat", "prompt_tokens": 1e300, '
+                   '"completion_tokens": 2}\n',
+     ["huge.jsonl:2: row 2: prompt_tokens '1e+300' is more than 100,000,000 tokens"]),
+    ("bigint.jsonl", '{"timestamp": "2026-07-06T10:00:00Z", "model": "chat", "prompt_tokens": '
+                     + "9" * 40 + ', "completion_tokens": 2}\n',
+     ["bigint.jsonl:1: row 1: prompt_tokens '" + "9" * 40 + "' is more than 100,000,000 tokens"]),
 ])
 def test_bad_usage_files_exit_2(tmp_path, name, content, expect):
     log = tmp_path / name
@@ -389,6 +406,15 @@ def test_not_utf8_exits_2(tmp_path):
     r = invoke("calibrate", PLAN, "--usage", log, "-o", tmp_path / "o.yaml")
     assert r.exit_code == 2
     assert "u16.csv:1: the file is not UTF-8 text — save or export it as UTF-8" in " ".join(r.output.split())
+
+
+def test_max_bad_rows_leaves_a_huge_token_count_out(tmp_path):
+    log = tmp_path / "u.csv"
+    log.write_text(HEADER + GOOD * 3 + "2026-07-06T10:30:00Z,chat,a,100,1e300\n")
+    r = invoke("calibrate", PLAN, "--usage", log, "--max-bad-rows", "1", "--allow-partial", "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 0, r.output
+    assert "1 bad rows left out" in r.output
+    assert load_plan(tmp_path / "o.yaml").plan.workloads[0].tokens.output == 20
 
 
 def test_max_bad_rows_leaves_a_few_out(tmp_path):

@@ -24,7 +24,7 @@ from optimizer.calibrate.types import (
     pword,
     sig,
 )
-from optimizer.inputs.schema.plan import BUSINESS_KEYS
+from optimizer.inputs.schema.plan import BUSINESS_KEYS, MAX_TOKENS_PER_REQUEST
 from optimizer.vocab import PRECISION_ALIASES
 
 if TYPE_CHECKING:
@@ -148,7 +148,8 @@ def _edit_workload(node: CommentedMap, w, wc: "WorkloadCalibration", cal: "Calib
             _eol(tok, "output", f"calibrated: mean of {wc.requests:,} requests")
         ctx = w.context_tokens
         if ctx is not None and ctx < wc.new_tokens[0] + wc.new_tokens[1]:
-            new_ctx = int(math.ceil((wc.new_tokens[0] + wc.new_tokens[1]) / 1024.0) * 1024)
+            new_ctx = min(int(math.ceil((wc.new_tokens[0] + wc.new_tokens[1]) / 1024.0) * 1024),
+                          MAX_TOKENS_PER_REQUEST)  # usage rows stop there (usage.PROBLEMS "…-huge")
             node["context_tokens"] = new_ctx
             changes.append(Change(w.name, "context tokens", f"{ctx:,}", f"{new_ctx:,}", _ratio(ctx, new_ctx)))
             wc.notes.append(f"context_tokens raised to {new_ctx:,}: the mean request no longer fitted")

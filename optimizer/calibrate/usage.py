@@ -27,6 +27,7 @@ from optimizer.calibrate.usage_files import (  # noqa: F401  (re-exported: the C
     total_bytes,
 )
 from optimizer.errors import PlanError, Problem
+from optimizer.inputs.schema.plan import MAX_TOKENS_PER_REQUEST
 
 QUARTER_S = 900
 BURST_PERCENTILE = 95.0
@@ -51,6 +52,14 @@ PROBLEMS = {
     "completion-bad": ("completion_tokens", "is not a number",
                        "write the request's completion tokens as a whole number"),
     "completion-negative": ("completion_tokens", "is negative", "token counts are ≥ 0; fix or drop the row"),
+    # A plan's request (its context, prompt and completion together) stops at MAX_TOKENS_PER_REQUEST: a row
+    # beyond it is a broken count (a sum, an overflow, a wrong column), and would make the calibrated plan
+    # unloadable.
+    "prompt-huge": ("prompt_tokens", f"is more than {MAX_TOKENS_PER_REQUEST:,} tokens, for one request",
+                    "check the column holds each request's own tokens; fix or drop the row"),
+    "completion-huge": ("completion_tokens", f"takes the request (prompt + completion) past "
+                        f"{MAX_TOKENS_PER_REQUEST:,} tokens", "check the column holds each request's own tokens; "
+                        "fix or drop the row"),
 }
 
 
@@ -178,8 +187,10 @@ PROBLEM_SQL = f"""CASE
   WHEN epoch_s < {EPOCH_MIN} OR epoch_s >= {EPOCH_MAX} THEN 'timestamp-range'
   WHEN p IS NULL OR NOT isfinite(p) THEN 'prompt-bad'
   WHEN p < 0 THEN 'prompt-negative'
+  WHEN p > {MAX_TOKENS_PER_REQUEST} THEN 'prompt-huge'
   WHEN c IS NULL OR NOT isfinite(c) THEN 'completion-bad'
   WHEN c < 0 THEN 'completion-negative'
+  WHEN p + c > {MAX_TOKENS_PER_REQUEST} THEN 'completion-huge'
 END"""
 
 
