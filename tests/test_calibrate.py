@@ -386,6 +386,13 @@ GOOD = "2026-07-06T10:00:00Z,chat,a,100,20\n"
     ("bigint.jsonl", '{"timestamp": "2026-07-06T10:00:00Z", "model": "chat", "prompt_tokens": '
                      + "9" * 40 + ', "completion_tokens": 2}\n',
      ["bigint.jsonl:1: row 1: prompt_tokens '" + "9" * 40 + "' is more than 100,000,000 tokens"]),
+    # a column read twice: which one is meant?
+    ("dupcol.csv", "timestamp,model,tenant,prompt_tokens,completion_tokens,completion_tokens\n"
+                   "2026-07-06T10:00:00Z,chat,a,100,20,3528\n",
+     ["dupcol.csv:1: the header has column completion_tokens twice (columns 5 and 6): which one holds "
+      "completion_tokens? — rename or remove one of them"]),
+    ("dupcol2.csv", "timestamp,model,Prompt_Tokens,completion_tokens,prompt_tokens\n2026-07-06T10:00:00Z,chat,100,20,5\n",
+     ["dupcol2.csv:1: the header has column prompt_tokens twice (columns 3 and 5)"]),
 ])
 def test_bad_usage_files_exit_2(tmp_path, name, content, expect):
     log = tmp_path / name
@@ -415,6 +422,14 @@ def test_max_bad_rows_leaves_a_huge_token_count_out(tmp_path):
     assert r.exit_code == 0, r.output
     assert "1 bad rows left out" in r.output
     assert load_plan(tmp_path / "o.yaml").plan.workloads[0].tokens.output == 20
+
+
+def test_a_column_repeated_that_is_not_read_is_fine(tmp_path):
+    log = tmp_path / "u.csv"
+    log.write_text("timestamp,model,note,prompt_tokens,completion_tokens,note\n"
+                   + "".join(f"2026-07-06T{h:02d}:10:00Z,chat,x,100,50,y\n" for h in range(24)))
+    r = invoke("calibrate", PLAN, "--usage", log, "-o", tmp_path / "o.yaml")
+    assert r.exit_code == 0, r.output
 
 
 def test_max_bad_rows_leaves_a_few_out(tmp_path):

@@ -214,7 +214,7 @@ def inspect(con, path: Path, shown: str, rename: dict[str, str], default_workloa
         if fld in rename:
             usual = [c for a in aliases if (c := _resolve(a, lower, types, fmt)) is not None and c.name not in used]
             shadowed += [(fld, rename[fld], usual[0].name)] if usual else []
-    problems = []
+    problems = _duplicate_columns(written, columns, shown)
     have = ", ".join(types) or "none"
     for fld in ("timestamp", "prompt_tokens", "completion_tokens"):
         if fld not in columns:
@@ -237,6 +237,26 @@ def inspect(con, path: Path, shown: str, rename: dict[str, str], default_workloa
     if problems:
         raise PlanError(problems)
     return Source(path, shown, fmt, columns, size, delim, header, default, tuple(shadowed))
+
+
+def _duplicate_columns(header: tuple[str, ...] | None, columns: dict[str, tuple[Column, ...]],
+                       shown: str) -> list[Problem]:
+    """A CSV header naming a column it reads twice: which of the two holds the field is anyone's guess
+    (DuckDB would read the first, and rename the other), so neither is read."""
+    if not header:
+        return []
+    first: dict[str, int] = {}
+    problems = []
+    read = {c.name.lower(): fld for fld, cols in columns.items() for c in cols}
+    for i, name in enumerate(header, 1):
+        key = name.lower()
+        if key not in first:
+            first[key] = i
+        elif key in read:
+            problems.append(Problem(
+                f"the header has column {name} twice (columns {first[key]} and {i}): which one holds "
+                f"{read[key]}?", "rename or remove one of them", file=shown, line=1))
+    return problems
 
 
 def _csv_header(path: Path) -> tuple[tuple[str, ...] | None, str | None]:
