@@ -308,3 +308,12 @@ def test_q1_carries_the_reservations_q4_buys(tmp_path):
     assert {(n["start"], n["end"]) for n in q4["new_commitments"]} == {("2026-10-01", "2027-09-30")}
     _check_story(q4, q1, q1_plan)
     assert q1["carried"]["skipped"] == []
+
+
+def test_what_carry_did_is_a_note_not_a_warning(last, tmp_path):
+    """`solve --carry` says what it carried as a note; warnings are for what needs the reader's attention."""
+    plan = write(tmp_path, quarter_b(), "b.yaml")
+    res = CliRunner().invoke(app, ["solve", str(plan), "--carry", str(last), "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.stderr.split())
+    assert "note: carried 2 contracts" in said and "warning: carried" not in said

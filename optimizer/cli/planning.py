@@ -89,8 +89,9 @@ def solve(
         else:
             print_result(result, out)
             out.print(f"\nwrote {', '.join(str(p) for p in written)}", style="dim")
+        told = set(result.carried.notes) if result.carried else set()  # what --carry did: said, not warned
         for note in result.notes + (result.baseline.notes if result.baseline else []):
-            err.print(f"[yellow]warning:[/yellow] {escape(note)}")
+            err.print(f"[dim]note:[/dim] {escape(note)}" if note in told else f"[yellow]warning:[/yellow] {escape(note)}")
         gap, target = result.solver.gap, result.policy.get("mip_gap")
         if not as_json and gap is not None and target is not None and gap > float(target) + 1e-12:
             err.print(f"[yellow]note:[/yellow] the time limit stopped the search at a proven {gap:.2%} gap (target "

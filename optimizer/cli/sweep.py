@@ -111,8 +111,9 @@ def sweep(
             err.print(f"note: {plural(short, 'point')} stopped at the time limit short of the plan's mip_gap (status and gap "
                       "in the table): a cheaper plan may exist there — raise --time-limit or use fewer --workers")
         if result.other_lines:
-            err.print(f"note: {plural(result.other_lines, 'line')} of {result.jsonl} are for another version of the plan or "
-                      "other keys; kept, not used")
+            are = "is" if result.other_lines == 1 else "are"
+            err.print(f"note: {plural(result.other_lines, 'line')} of {result.jsonl} {are} for another version of the plan "
+                      "or other keys; kept, not used")
         return 0
 
     run(body, debug)
