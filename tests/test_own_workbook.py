@@ -137,7 +137,14 @@ def recalculated(solved) -> dict[str, Path]:
     assert cell.value == 4
     cell.value = NEW_LIFE
     wb.save(life)
-    return recalculate(base, [solved["book"], energy, life])
+    power = base / "own-power.xlsx"  # every server drawing ten times its load: past the facility's 200 kW
+    wb = openpyxl.load_workbook(solved["book"])
+    loads = [n for n in wb.defined_names if n.startswith("own_") and n.endswith("_load_kw")]
+    assert loads
+    for n in loads:
+        _name_cell(wb, n).value *= 10
+    wb.save(power)
+    return recalculate(base, [solved["book"], energy, life, power])
 
 
 def _values(path: Path) -> dict[str, float]:
@@ -330,3 +337,14 @@ def test_supply_shows_owned_gpus_and_holds_bought_ones(solved):
         assert shown >= r[cols["GPUs demanded"]], r
         owned_any |= bool(r[cols["Committed or owned in use"]])
     assert owned_any
+
+
+def test_servers_edited_past_the_facilitys_power_say_so(recalculated):
+    """The facility table's Binds cell is the solve's answer until the inputs no longer fit: ten times the load
+    on every server leaves power short, and the cell says to re-solve (it had kept saying "no")."""
+    def power_row(path):
+        ws = openpyxl.load_workbook(path, data_only=True)["Own hardware"]
+        return next(r for r in ws.iter_rows(values_only=True) if r[0] == "Power (kW, servers' load)")
+    before, after = power_row(recalculated["own"]), power_row(recalculated["own-power"])
+    assert before[3] >= 0 and before[4] in ("yes", "no")
+    assert after[3] < 0 and after[4] == "over the limit: re-solve"

@@ -448,6 +448,15 @@ def _decision(sh: Sheet, result: PlanResult, r: int) -> int:
     return r
 
 
+def _binds(sh: Sheet, r: int, binding: bool, left: float) -> None:
+    """Whether the limit bound the solve — or, once inputs are edited past it, that the servers no longer fit
+    (in red)."""
+    said = "yes" if binding else "no"
+    sh.calc(r, 4, f'IF(D{r + 1}<0,"over the limit: re-solve","{said}")', "over the limit: re-solve" if left < 0
+            else said)
+    sh.ws.conditional_format(r, 3, r, 4, {"type": "formula", "criteria": f"=$D${r + 1}<0", "format": sh.fmt("short")})
+
+
 def _facility_use(sh: Sheet, result: PlanResult, rows: list[_Row], r: int) -> int:
     fac = result.own.facility  # type: ignore[union-attr]
     sh.text(r, 0, "The facility: what owned and bought servers take of it", "h2")
@@ -463,18 +472,20 @@ def _facility_use(sh: Sheet, result: PlanResult, rows: list[_Row], r: int) -> in
     sh.calc(r, 2, f"SUMPRODUCT(C{first}:C{last},J{first}:J{last})", used, num="dec1")
     if fac.power_kw is not None:
         sh.calc(r, 3, f"B{r + 1}-C{r + 1}", fac.power_kw - used, num="dec1")
+        _binds(sh, r, "power_kw" in fac.binding, fac.power_kw - used)
     else:
         sh.text(r, 3, "no limit", "na")
-    sh.text(r, 4, "yes" if "power_kw" in fac.binding else "no")
+        sh.text(r, 4, "no")
     r += 1
     sh.text(r, 0, "Racks")
     sh.num(r, 1, fac.racks, num="int")
     sh.num(r, 2, fac.racks_used, num="int")
     if fac.racks is not None:
         sh.calc(r, 3, f"B{r + 1}-C{r + 1}", fac.racks - fac.racks_used, num="int")
+        _binds(sh, r, "racks" in fac.binding, fac.racks - fac.racks_used)
     else:
         sh.text(r, 3, "no limit", "na")
-    sh.text(r, 4, "yes" if "racks" in fac.binding else "no")
+        sh.text(r, 4, "no")
     r += 1
     sh.text(r, 0, "Liquid cooling")
     sh.text(r, 1, "yes" if fac.liquid_cooling else "no", "value")
