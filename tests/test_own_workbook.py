@@ -20,6 +20,7 @@ from test_reports import check_formulas, need, recalculate
 from optimizer.candidates.ownership import DAYS_PER_YEAR, OwnTerms
 from optimizer.pipeline import solve_plan
 from optimizer.report.xlsx import workbook as excel
+from optimizer.report.xlsx.own import COST_HEAD
 from optimizer.results.jsonio import from_dict, to_dict
 
 pytestmark = pytest.mark.filterwarnings("ignore:Data Validation extension:UserWarning")
@@ -348,3 +349,32 @@ def test_servers_edited_past_the_facilitys_power_say_so(recalculated):
     before, after = power_row(recalculated["own"]), power_row(recalculated["own-power"])
     assert before[3] >= 0 and before[4] in ("yes", "no")
     assert after[3] < 0 and after[4] == "over the limit: re-solve"
+
+
+@pytest.mark.slow
+def test_a_new_energy_price_charges_each_workload_its_own_part(solved, recalculated):
+    """Each workload on servers of your own pays the servers' fixed costs (idle energy, space, owned support)
+    by the GPU-hours it held them, and the serving energy of what it served. A new tariff moves both; the
+    serving energy goes wholly to the workloads (only they serve), so what no workload used moves only by
+    the unused share of the fixed costs' change (it had been a frozen share of the whole facility cost)."""
+    def read(path):
+        wb = openpyxl.load_workbook(path, data_only=True)
+        own = wb["Own hardware"]
+        head = next(i for i, r in enumerate(own.iter_rows(values_only=True), 1) if r[0] == "Offer" and
+                    r[COST_HEAD.index("Idle energy")] == "Idle energy")
+        costs = {r[0]: r for r in own.iter_rows(min_row=head + 1, values_only=True) if r[0] and r[1] in ("buy", "owned")}
+        fixed = {o: sum(r[COST_HEAD.index(k)] or 0.0 for k in ("Idle energy", "Colocation", "Support of owned servers"))
+                 for o, r in costs.items()}
+        ws = wb["Workloads"]
+        hrow, col = _header(ws, "Workload")
+        idle = next(r for r in _rows(ws, hrow + 1) if r[0] == "Not used by any workload")
+        return fixed, idle[col["Cost over the horizon (tiers it used + API)"]]
+
+    d = solved["json"]
+    (fixed_b, idle_b), (fixed_a, idle_a) = read(recalculated["own"]), read(recalculated["own-energy"])
+    held = {x["offer"]: x["nodes"] * x["gpus_per_node"] * 24 * x["service_days"] for x in d["own"]["inputs"]}
+    used = {o: sum(w["gpu_hours_by_tier"].get("buy", 0.0) + w["gpu_hours_by_tier"].get("owned", 0.0)
+                   for w in d["workloads"] if w["offer"] == o) for o in held}
+    unused = sum((fixed_a[o] - fixed_b[o]) * (held[o] - used[o]) / held[o] for o in held if held[o])
+    assert any(fixed_a[o] != fixed_b[o] for o in held)
+    assert math.isclose(idle_a - idle_b, unused, rel_tol=1e-6, abs_tol=1e-3), (idle_a - idle_b, unused)

@@ -226,9 +226,15 @@ def _costs(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) 
         sh.calc(r, FAC, f"G{n}+H{n}+I{n}+J{n}", fac, num="money0")
         sh.calc(r, RUN, f"F{n}+K{n}", buy + fac, num="money0")
         row.buy, row.fac = buy, fac
+        gpus = f"{ref(sh.name, row.inp, UNITS)}*{ref(sh.name, row.inp, GPN)}"
         refs.own_offer[x.offer] = {"ownership": (ref(sh.name, r, BUY), buy), "facility": (ref(sh.name, r, FAC), fac),
-                                   "days": ref(sh.name, row.inp, DAYS),
-                                   "gpus": f"{ref(sh.name, row.inp, UNITS)}*{ref(sh.name, row.inp, GPN)}"}
+                                   "days": ref(sh.name, row.inp, DAYS), "gpus": gpus,
+                                   # the facility cost's parts, for each workload's share (Workloads)
+                                   "fixed": ("+".join(ref(sh.name, r, k) for k in (IDLE_E, COLO, OWNED_SUP)),
+                                             idle + co + owned_sup),
+                                   "serving": (ref(sh.name, r, SERVE_E), serve),
+                                   "held": (f"{gpus}*24*{ref(sh.name, row.inp, DAYS)}",
+                                            x.nodes * x.gpus_per_node * 24 * x.service_days)}
     first, last = head + 1, r
     r += 1
     sh.text(r, 0, "Total", "total")

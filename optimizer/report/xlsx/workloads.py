@@ -262,7 +262,22 @@ def _own_cost(result: PlanResult, w, r: int, refs: Refs) -> tuple[list[str], flo
     fac = w.cost_by_tier.get("facility", 0.0)
     cells = refs.own_offer.get(w.offer or "")
     whole = _offer_facility(result, w.offer or "")
-    if fac and cells is not None and whole:
+    used_key = "gh_buy" if gh.get("buy") else "gh_own"
+    used = gh.get("buy") or gh.get("owned") or 0.0
+    if fac and cells is not None and "fixed" in cells and cells["held"][1]:
+        # the offer's fixed costs (idle energy, space, owned servers' support) by the GPU-hours it held the
+        # servers, and its share of their serving energy (the energy of the GPU-hours it served): each part
+        # follows the Own hardware inputs
+        (fixed_f, fixed_v), (serve_f, serve_v), (held_f, held_v) = cells["fixed"], cells["serving"], cells["held"]
+        energy = max(0.0, fac - used * fixed_v / held_v)
+        share = energy / serve_v if serve_v else 0.0
+        if used and used_key in C:
+            parts.append(f"IF(({held_f})=0,0,{_col(used_key, r)}*({fixed_f})/({held_f}))")
+            value += used * fixed_v / held_v
+        if share:
+            parts.append(f"{share!r}*{serve_f}")
+            value += share * serve_v
+    elif fac and cells is not None and whole:
         share = fac / whole
         cell, v = cells["facility"]
         parts.append(f"{share!r}*{cell}")
