@@ -41,8 +41,12 @@ def write_supply(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     for d, n, period in sections:
         title_row = r
         sh.text(r, 0, d, "h2")
-        days_txt = f"{n:g} days in the plan" if period is None else f"{period}: {n:,.2f} {d} days".replace(".00 ", " ")
-        sh.text(r, 1, f"{days_txt}; GPUs in use at each hour", "subtitle")
+        if period is None and d in refs.days:  # the days on Assumptions, as they are edited
+            sh.calc(r, 1, f'{refs.days[d]}&" days in the plan; GPUs in use at each hour"',
+                    f"{n:g} days in the plan; GPUs in use at each hour", "subtitle")  # type: ignore[arg-type]
+        else:
+            days_txt = f"{n:g} days in the plan" if period is None else f"{period}: {n:,.2f} {d} days".replace(".00 ", " ")
+            sh.text(r, 1, f"{days_txt}; GPUs in use at each hour", "subtitle")
         if period is not None:
             sh.text(r, 6, period, "value")
         r += 1

@@ -172,8 +172,9 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         com_v = gh.get("committed", 0.0) * refs.committed_rate.get(w.offer or "", 0.0)
         if com_v:
             S = refs.signed
-            sh.calc(r, C["committed"], f'{_col("gh_com", r)}*SUMIFS({S["spend"]},{S["offer"]},"="&{_col("offer", r)})'
-                                       f'/SUMIFS({S["gh"]},{S["offer"]},"="&{_col("offer", r)})', com_v, num="money0")
+            held = f'SUMIFS({S["gh"]},{S["offer"]},"="&{_col("offer", r)})'
+            sh.calc(r, C["committed"], f'IF({held}=0,0,{_col("gh_com", r)}*SUMIFS({S["spend"]},{S["offer"]},"="&'
+                                       f'{_col("offer", r)})/{held})', com_v, num="money0")
         else:
             sh.num(r, C["committed"], 0.0 if result.commitments else None, num="money0")
         sh.text(r, C["note"], note, "note")
