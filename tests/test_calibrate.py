@@ -600,6 +600,18 @@ def _genai_run(metric: str, key: str, value) -> str:
     return json.dumps(doc)
 
 
+def _aiperf_run(path: str, value) -> str:
+    """The AIPerf sample with `value` at a dotted `path`, placed (h100-sxm fp8 tp2) so only `path` can be wrong."""
+    doc = json.loads((BENCH / "profile_export_aiperf.json").read_text())
+    doc["metadata"] = {"accelerator": "h100-sxm", "precision": "fp8", "tp": 2}
+    *up, last = path.split(".")
+    holder = doc
+    for k in up:
+        holder = holder[k]
+    holder[last] = value
+    return json.dumps(doc)
+
+
 def _no_ttft() -> str:
     doc = json.loads(_vllm_run())
     return json.dumps({k: v for k, v in doc.items() if not k.endswith("_ttft_ms")})
@@ -656,6 +668,25 @@ def _no_ttft() -> str:
     ("tp-float.json", _vllm_run(tp=2.5), "tp-float.json: tp '2.5' is not a whole number — give GPUs per replica"),
     ("maxconc.json", _vllm_run(max_concurrency="lots"),
      "maxconc.json: max_concurrency is 'lots', not a whole number of requests"),
+    # GenAI-Perf/AIPerf load: shown as "concurrency -4", or left out without a word, before
+    ("a-conc-neg.json", _aiperf_run("input_config.loadgen.concurrency", -4),
+     "a-conc-neg.json: input_config.loadgen.concurrency is -4, not a whole number of requests — give the JSON the "
+     "tool wrote for the run"),
+    ("a-conc-half.json", _aiperf_run("input_config.loadgen.concurrency", 2.5),
+     "input_config.loadgen.concurrency is 2.5, not a whole number of requests"),
+    ("g-conc-str.json", _genai_run("input_config", "concurrency", "x"),
+     "g-conc-str.json: input_config.concurrency is 'x', not a whole number of requests"),
+    ("g-conc-nan.json", _genai_run("input_config", "concurrency", float("nan")),
+     "input_config.concurrency is NaN, not a whole number of requests"),
+    ("g-rate-neg.json", _genai_run("input_config", "request_rate", -8),
+     "g-rate-neg.json: input_config.request_rate is -8, not a rate of requests per second"),
+    ("g-rate-str.json", _genai_run("input_config", "request_rate", "8/s"),
+     "input_config.request_rate is '8/s', not a rate of requests per second"),
+    # a unit of time planopt does not know had been read as ms
+    ("a-ttft-unit.json", _aiperf_run("time_to_first_token.unit", "ticks"),
+     "a-ttft-unit.json: time_to_first_token.unit is 'ticks', not a unit of time planopt reads (ms, us, ns or s)"),
+    ("a-itl-unit-null.json", _aiperf_run("inter_token_latency.unit", None),
+     "inter_token_latency.unit is null, not a unit of time planopt reads"),
 ])
 def test_bad_load_tests_exit_2(tmp_path, name, content, expect):
     bench = tmp_path / name
@@ -670,6 +701,24 @@ def test_bad_load_tests_exit_2(tmp_path, name, content, expect):
     assert r.exit_code == 2, r.output
     assert expect in " ".join(r.output.split()), r.output
     assert "Traceback" not in r.output and not out.exists() and not out.with_suffix(".html").exists()
+
+
+def test_aiperf_latencies_are_read_in_the_unit_the_file_gives(tmp_path):
+    """AIPerf writes each metric's unit: ns, us and s are converted to ms (1,650.7 ns is 0.0016507 ms)."""
+    doc = json.loads((BENCH / "profile_export_aiperf.json").read_text())
+    for unit, scale in (("ns", 1e6), ("us", 1e3), ("s", 1e-3), ("ms", 1.0)):
+        for metric in ("time_to_first_token", "inter_token_latency"):
+            doc[metric] = {k: (v * scale if k.startswith("p") else v) for k, v in doc[metric].items()}
+            doc[metric]["unit"] = unit
+        f = tmp_path / f"{unit}.json"
+        f.write_text(json.dumps(doc))
+        (run,) = read_runs(f, f.name, 99)
+        assert (run.ttft_ms, run.tpot_ms) == pytest.approx((1650.7, 57.9)), unit
+        for metric in ("time_to_first_token", "inter_token_latency"):
+            doc[metric] = {k: (v / scale if k.startswith("p") else v) for k, v in doc[metric].items()}
+    doc["time_to_first_token"]["unit"] = "ns"  # the ms numbers said to be ns: read as the file says
+    f.write_text(json.dumps(doc))
+    assert read_runs(f, f.name, 99)[0].ttft_ms == pytest.approx(0.0016507)
 
 
 def test_a_run_with_many_failed_requests_is_not_used(tmp_path):

@@ -353,9 +353,13 @@ def _stat(doc: dict[str, Any], metric: str, key: str) -> float | None:
     if not isinstance(block, dict) or key not in block:
         return None
     v = _number(block[key], f"{metric}.{key}", "give the tool's summary JSON of a finished run")
-    unit = str(block.get("unit", "ms")).strip().lower()
     if metric in ("time_to_first_token", "inter_token_latency", "time_per_output_token"):
-        return _latency(v * UNIT_TO_MS.get(unit, 1.0), f"{metric}.{key}", "check the file")
+        unit = block.get("unit", "ms")
+        to_ms = UNIT_TO_MS.get(unit.strip().lower()) if isinstance(unit, str) else None
+        if to_ms is None:
+            raise _Bad(f"{metric}.unit is {_shown(unit)}, not a unit of time planopt reads (ms, us, ns or s) — give "
+                       "the tool's summary JSON of a finished run")
+        return _latency(v * to_ms, f"{metric}.{key}", "check the file")
     return v
 
 
@@ -397,13 +401,12 @@ def _genai(doc: dict[str, Any], shown: str, index: int, percentile: float, p: st
         problem = str(bad)
     cfg = doc.get("input_config") if isinstance(doc.get("input_config"), dict) else {}
     model = _model_of(cfg)
-    load = []
-    conc = _find(cfg, ("concurrency",))
-    rate = _find(cfg, ("request_rate",))
-    if conc not in (None, 0):
-        load.append(f"concurrency {conc}")
-    if rate not in (None, 0):
-        load.append(f"rate {rate}/s")
+    load: list[str] = []
+    try:
+        load = _genai_load(cfg)
+    except _Bad as bad:
+        if not (problem and " — " in problem):  # an input error already found is said first
+            problem = str(bad)
     meta = _meta(doc)
     for k, v in _meta(cfg).items():
         meta.setdefault(k, v)
@@ -441,15 +444,38 @@ def _model_of(cfg: dict[str, Any]) -> str | None:
     return None
 
 
-def _find(d: Any, keys: tuple[str, ...], depth: int = 0) -> Any:
-    """The first value under one of `keys`, searching nested input_config objects."""
+def _genai_load(cfg: dict[str, Any]) -> list[str]:
+    """What drove a GenAI-Perf/AIPerf run, from its input_config: 'concurrency 64', 'rate 8/s'. A concurrency or
+    request rate that is not set (absent, null, 0) is not shown; one that is not a positive number (a whole one for
+    concurrency) is `_Bad`, as for vLLM's max_concurrency."""
+    fix = "give the JSON the tool wrote for the run"
+    load = []
+    found = _find(cfg, "concurrency")
+    if found is not None and found[1] != 0:
+        where, conc = found
+        c = None if isinstance(conc, bool) or not isinstance(conc, (int, float)) else float(conc)
+        if c is None or not math.isfinite(c) or c < 1 or not c.is_integer() or c > 10 ** 15:
+            raise _Bad(f"{where} is {_shown(conc)}, not a whole number of requests — {fix}")
+        load.append(f"concurrency {int(c)}")
+    found = _find(cfg, "request_rate")
+    if found is not None and found[1] != 0:
+        where, rate = found
+        r = None if isinstance(rate, bool) or not isinstance(rate, (int, float)) else float(rate)
+        if r is None or not math.isfinite(r) or r <= 0:
+            raise _Bad(f"{where} is {_shown(rate)}, not a rate of requests per second — {fix}")
+        load.append(f"rate {rate:g}/s")
+    return load
+
+
+def _find(d: Any, key: str, where: str = "input_config", depth: int = 0) -> tuple[str, Any] | None:
+    """(dotted path, value) of the first `key` set (not null) in input_config, searching nested objects; an
+    object under `key` is searched too."""
     if not isinstance(d, dict) or depth > 4:
         return None
-    for k in keys:
-        if k in d and isinstance(d[k], (int, float)) and not isinstance(d[k], bool):
-            return d[k]
-    for v in d.values():
-        found = _find(v, keys, depth + 1)
+    if key in d and d[key] is not None and not isinstance(d[key], dict):
+        return f"{where}.{key}", d[key]
+    for k, v in d.items():
+        found = _find(v, key, f"{where}.{k}", depth + 1)
         if found is not None:
             return found
     return None
