@@ -134,3 +134,24 @@ def test_a_plan_solved_against_its_own_result_changes_nothing(tmp_path):
     path.write_text(dumps(first), encoding="utf-8")
     again = solve_plan(seed, SolveOptions(), baseline=load_baseline(path))
     assert again.baseline.changes == [] and again.cost_total == pytest.approx(first.cost_total)
+
+
+def test_a_baseline_of_another_plan_is_warned_about(tmp_path):
+    """A result sharing no workload with the plan keeps nothing: said, not just its other day count."""
+    from pathlib import Path
+
+    seed = Path(__file__).resolve().parent.parent / "plans" / "seed-fleet.yaml"
+    other = tmp_path / "seed.json"
+    other.write_text(dumps(solve_plan(seed, SolveOptions())), encoding="utf-8")
+    new = write(tmp_path, two_offers(1.0))
+    res = CliRunner().invoke(app, ["solve", str(new), "--baseline", str(other), "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert (f"warning: the baseline {other} (plan 'seed fleet (fleet.go)') has no workload in common with this plan: "
+            "none of its choices can be kept, every workload is chosen afresh — give the result of this plan's "
+            "last solve") in said, said
+
+
+def test_a_baseline_sharing_a_workload_is_not_warned_about(tmp_path, last):
+    again = solve_plan(write(tmp_path, two_offers(1.005)), baseline=load_baseline(last))
+    assert not any("no workload in common" in n for n in again.baseline.notes)

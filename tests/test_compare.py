@@ -103,6 +103,22 @@ def test_choice_change_is_reported(plans):
     assert row.choice_b == "other-cloud · bf16 · tp4"
 
 
+def test_results_of_plans_with_no_workload_in_common_are_noted(plans, tmp_path):
+    """Every workload new or removed: a side-by-side of two different plans, said first."""
+    d = json.loads(plans["jb"].read_text())
+    d["plan"] = "other team"
+    for w in d["workloads"]:
+        w["name"] = "other-" + w["name"]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(d))
+    r = invoke("compare", plans["ja"], other)
+    assert r.exit_code == 0, r.output
+    ra = plans["ra"].plan
+    assert (f"note: A (plan '{ra}') and B (plan 'other team') have no workload in common: a side-by-side of "
+            "different plans, not a change to one") in " ".join(r.output.split()), r.output
+    assert not any("no workload in common" in n for n in compare(plans["ra"], plans["rb"]).notes)  # legacy → summaries
+
+
 @pytest.mark.parametrize("content,expect", [
     (None, "file not found"),
     ('{"hello": 1}', "not a planopt result"),

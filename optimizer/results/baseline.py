@@ -94,9 +94,13 @@ def describe(baseline: Baseline, result: PlanResult, cands: CandidateSet, thresh
             reason = f"saves {vocab.money(saving, cur)}; it cost nothing in the baseline, so it was free to move"
         changes.append(BaselineChange(w.name, b.key, w.key, b.label, to_label, b.cost, w.cost, saving, reason))
     notes = []
+    if baseline.choices and result.workloads and not kept and not changes:
+        notes.append(f"the baseline {baseline.file} (plan '{baseline.plan}') has no workload in common with this "
+                     "plan: none of its choices can be kept, every workload is chosen afresh — give the result of "
+                     "this plan's last solve")
     if baseline.horizon_days and baseline.horizon_days != result.horizon_days:
-        notes.append(f"the baseline covers {baseline.horizon_days} days, this plan {result.horizon_days}: "
-                     "savings compare the two horizons' costs as they are")
+        notes.append(f"the baseline covers {vocab.plural(baseline.horizon_days, 'day')}, this plan "
+                     f"{result.horizon_days}: savings compare the two horizons' costs as they are")
     if baseline.currency and baseline.currency != result.currency:
         notes.append(f"the baseline is in {baseline.currency}, this plan in {result.currency}")
     return BaselineInfo(baseline.file, threshold, kept, changes, new, notes)

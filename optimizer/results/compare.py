@@ -142,13 +142,17 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
     if a.currency != b.currency:
         notes.append(f"A is in {a.currency}, B in {b.currency}: cost differences mix currencies")
     if a.horizon_days != b.horizon_days:
-        notes.append(f"horizons differ (A {a.horizon_days} days, B {b.horizon_days}); compare per day too")
+        notes.append(f"horizons differ (A {vocab.plural(a.horizon_days, 'day')}, B {b.horizon_days}); compare per day "
+                     "too")
     for side, r in (("A", a), ("B", b)):
         if r.status not in ("optimal",):
             notes.append(f"{side} is {r.status}" + (f" (gap {r.solver.gap:.2%})" if r.solver.gap else ""))
     by_tier = {t: Delta(a.cost_by_tier.get(t, 0.0), b.cost_by_tier.get(t, 0.0)) for t in TIERS}
     wa = {w.name: w for w in a.workloads}
     wb = {w.name: w for w in b.workloads}
+    if wa and wb and not set(wa) & set(wb):  # each side's own workloads are listed as removed / new
+        notes.append(f"A (plan '{a.plan}') and B (plan '{b.plan}') have no workload in common: a side-by-side of "
+                     "different plans, not a change to one")
     reasons = {c.workload: c.reason for c in b.baseline.changes} if b.baseline is not None else {}
     names = [w.name for w in a.workloads] + [w.name for w in b.workloads if w.name not in wa]
     rows = []
