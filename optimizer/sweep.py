@@ -65,8 +65,9 @@ from optimizer.results.sweep import (
     Vary,
     append_point,
     cost_at,
+    drop_cut_line,
     prove_between,
-    read_points,
+    read_sweep,
     reserved_gpus,
     reusable,
     tier_spend,
@@ -387,6 +388,9 @@ class Sweep:
     jsonl: Path
     engine: str
     seconds: float
+    cut_line: int | None = None
+    """The line of sweep.jsonl cut off mid-write (a run stopped while writing it), dropped from the file before
+    any point was appended: the point it held is solved again. None when there was none."""
 
 
 OnPoint = Callable[[int, int, SweepPoint], None]
@@ -431,7 +435,8 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
     found: dict[str, SweepPoint] = {}
     other = 0
     solver, limit, gap = settings(loaded, options)
-    for p in read_points(jsonl):
+    read = read_sweep(jsonl)
+    for p in read.points:
         if p.plan_hash == phash and set(p.vary) == set(base):
             found[vary_key(p.vary)] = p
         else:
@@ -444,6 +449,13 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
     if todo:  # the plan as written refused (no config serves a workload, …), Ray missing or unreachable: stop
         build_candidates(as_solved(loaded))  # before any point is solved
         pool = _ray_pool(address) if engine == "ray" else _process_pool(workers, len(todo))
+    if read.cut_line is not None:  # the checks passed: appending follows, after whole lines only
+        try:
+            drop_cut_line(jsonl)
+        except OSError as exc:
+            raise PlanError(Problem(f"cannot drop the cut-off last line (line {read.cut_line}): "
+                                    f"{exc.strerror or exc}", "make the file and its folder writable, or delete "
+                                    "that line by hand", file=str(jsonl))) from None
     if on_start:
         on_start(len(todo), read_back)
     if todo:
@@ -472,7 +484,7 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
                 finished(run.next())
     points = [found[vary_key(p)] for p in wanted]
     return Sweep(loaded.plan.plan, loaded.file, loaded.plan.currency, [v.key for v in varies], base, grid, points,
-                 read_back, other, jsonl, engine, time.perf_counter() - t0)
+                 read_back, other, jsonl, engine, time.perf_counter() - t0, read.cut_line)
 
 
 def _linear_in_prices(loaded: LoadedPlan) -> bool:

@@ -16,7 +16,7 @@ from optimizer.candidates.build import build_candidates
 from optimizer.cli import app
 from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import SolveOptions, solve_plan
-from optimizer.results.sweep import append_point, read_points, reserved_gpus
+from optimizer.results.sweep import append_point, read_points, reserved_gpus, vary_key
 from optimizer.sweep import apply_point, parse_vary, run_sweep
 
 PROFILE = ("[0.2, 0.2, 0.2, 0.2, 0.2, 0.3, 0.4, 0.6, 0.8, 0.9, 1.0, 1.0, "
@@ -278,12 +278,52 @@ def test_a_bad_line_in_sweep_jsonl_is_exit_2_with_its_line(swept, tmp_path):
                        '"spend": [1, 2]}\n', "'spend' is not an object of TIER: cost"),
                       ('{"plan_hash": "x", "vary": {}, "status": "optimal", "cost_total": 1, "reserved_gpus": 1, '
                        '"interpolated": "yes"}\n', "'interpolated' is 'yes', not true or false"),
-                      (lines[0][:40], "sweep.jsonl:3: the last line is cut off")):
+                      (lines[0][:40] + "\n", "sweep.jsonl:3: not a sweep point: not JSON"),  # cut, then written on
+                      ('{"plan_hash": "x"}', "sweep.jsonl:3: not a sweep point: no 'vary'")):  # JSON, not cut
         (out / "sweep.jsonl").write_text("".join(lines) + bad, encoding="utf-8")
         res = runner.invoke(app, ["sweep", str(plan), *sum((["--vary", v] for v in VARIES), []), "-o", str(out)])
         assert res.exit_code == 2, res.output
         assert said in res.stderr and "delete that line" in res.stderr, res.stderr
         assert "Traceback" not in res.output and sorted(p.name for p in out.iterdir()) == ["sweep.jsonl"]
+
+
+def test_a_last_line_cut_off_mid_write_is_dropped_and_its_point_solved_again(swept, tmp_path):
+    """A run killed while writing a point leaves half a line: the next run drops it (saying so), solves that point
+    and appends it after whole lines only."""
+    d, plan, _args, data = swept
+    out = tmp_path / "out"
+    out.mkdir()
+    whole = (d / "out" / "sweep.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:len(data["points"])]
+    cut = whole[2][:40]
+    (out / "sweep.jsonl").write_text("".join(whole[:2]) + cut, encoding="utf-8")
+    res = runner.invoke(app, ["sweep", str(plan), *sum((["--vary", v] for v in VARIES), []), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.stderr.split())
+    assert (f"note: the last line of {out / 'sweep.jsonl'} (line 3) was cut off (a run stopped while writing it) "
+            "and is dropped: that point is solved again") in said, said
+    assert "read back 2 solved points from sweep.jsonl" in said
+    text = (out / "sweep.jsonl").read_text(encoding="utf-8")
+    assert text.endswith("\n") and text.startswith("".join(whole[:2]))
+    assert all(json.loads(line) for line in text.splitlines())  # every line whole again
+    points = read_points(out / "sweep.jsonl")
+    assert len(points) == len(data["points"]) and {vary_key(p.vary) for p in points} == {
+        vary_key(p["vary"]) for p in data["points"]}
+    res = runner.invoke(app, ["sweep", str(plan), *sum((["--vary", v] for v in VARIES), []), "-o", str(out)])
+    assert res.exit_code == 0 and "cut off" not in res.stderr, res.stderr
+
+
+def test_a_cut_off_last_line_is_left_in_place_when_the_run_stops_first(swept, tmp_path):
+    """Exit 2 for another reason (here a key the plan does not have): nothing is written, the file included."""
+    d, plan, _args, _data = swept
+    out = tmp_path / "out"
+    out.mkdir()
+    whole = (d / "out" / "sweep.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    before = "".join(whole[:2]) + whole[2][:40]
+    (out / "sweep.jsonl").write_text(before, encoding="utf-8")
+    res = runner.invoke(app, ["sweep", str(plan), "--vary", "price.nowhere=0.8:1.2:3", "-o", str(out)])
+    assert res.exit_code == 2, res.output
+    assert (out / "sweep.jsonl").read_text(encoding="utf-8") == before
+    assert sorted(p.name for p in out.iterdir()) == ["sweep.jsonl"]
 
 
 def test_one_point_proven_at_two_costs_is_exit_2_naming_both_lines(swept, tmp_path):

@@ -110,6 +110,9 @@ def sweep(
         if short:
             err.print(f"note: {plural(short, 'point')} stopped at the time limit short of the plan's mip_gap (status and gap "
                       "in the table): a cheaper plan may exist there — raise --time-limit or use fewer --workers")
+        if result.cut_line is not None:
+            err.print(f"note: the last line of {result.jsonl} (line {result.cut_line}) was cut off (a run stopped while "
+                      "writing it) and is dropped: that point is solved again")
         if result.other_lines:
             are = "is" if result.other_lines == 1 else "are"
             err.print(f"note: {plural(result.other_lines, 'line')} of {result.jsonl} {are} for another version of the plan "

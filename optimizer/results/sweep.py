@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from optimizer.atomic import write_text_atomic
 from optimizer.errors import PlanError, Problem
 from optimizer.results.types import PlanResult
 from optimizer.vocab import RENTED_TIERS, RESERVED_TIERS
@@ -212,31 +213,47 @@ def append_point(path: Path, p: SweepPoint) -> None:
 _FIX = "delete that line (or the whole file) and run the sweep again: the points it held are solved again"
 
 
-def read_points(path: Path) -> list[SweepPoint]:
-    """Every point in sweep.jsonl, in file order (none when the file does not exist).
+@dataclass(frozen=True)
+class SweepFile:
+    """What sweep.jsonl holds."""
 
-    PlanError with file:line for a line that is not a sweep point (a run cut off mid-line, an edit)."""
+    points: list[SweepPoint]
+    """Every point, in file order."""
+    cut_line: int | None = None
+    """The line number of a last line cut off mid-write (no newline, not JSON: what a run stopped while
+    writing it leaves), left out of `points`; None when there is none. drop_cut_line removes it from the file."""
+
+
+def read_points(path: Path) -> list[SweepPoint]:
+    """Every point in sweep.jsonl, in file order (read_sweep: and whether a cut-off last line was left out)."""
+    return read_sweep(path).points
+
+
+def read_sweep(path: Path) -> SweepFile:
+    """Every point in sweep.jsonl, in file order (none when the file does not exist). A last line cut off
+    mid-write is left out and its line number returned: the point it held is solved again.
+
+    PlanError with file:line for any other line that is not a sweep point (an edit, a line cut off and then
+    appended to)."""
     if not path.exists():
-        return []
+        return SweepFile([])
     shown = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PlanError(Problem(f"cannot read the sweep's points: {getattr(exc, 'strerror', None) or exc}",
                                 "make it readable, or delete it to solve every point again", file=shown)) from None
+    kept = _without_cut_line(text)
+    cut_line = None if kept is None else text.count("\n") + 1
     out = []
-    lines = text.splitlines()
     proven: dict[tuple, tuple[int, SweepPoint]] = {}  # (plan, point) → the first line proving its cost
-    for n, line in enumerate(lines, 1):
+    for n, line in enumerate((text if kept is None else kept).splitlines(), 1):
         if not line.strip():
             continue
         try:
             p = _point(json.loads(line))
         except (ValueError, TypeError, KeyError) as exc:
-            cut = n == len(lines) and not text.endswith("\n")
-            what = "the last line is cut off (a run stopped while writing it)" if cut else \
-                f"not a sweep point: {_why(exc)}"
-            raise PlanError(Problem(what, _FIX, file=shown, line=n)) from None
+            raise PlanError(Problem(f"not a sweep point: {_why(exc)}", _FIX, file=shown, line=n)) from None
         out.append(p)
         if p.status == "optimal" and p.cost_total is not None:
             key = (p.plan_hash, tuple(sorted(p.vary.items())))
@@ -248,7 +265,32 @@ def read_points(path: Path) -> list[SweepPoint]:
                     "delete the line that is wrong (or the whole file to solve every point again)",
                     file=shown, line=n))
             proven.setdefault(key, (n, p))
-    return out
+    return SweepFile(out, cut_line)
+
+
+def _without_cut_line(text: str) -> str | None:
+    """The text without its last line when that line is cut off mid-write (no newline after it, and not JSON);
+    None when it is not."""
+    if text.endswith("\n"):
+        return None
+    head, sep, tail = text.rpartition("\n")
+    if not tail.strip():
+        return None
+    try:
+        json.loads(tail)
+    except ValueError:
+        return head + sep
+    return None
+
+
+def drop_cut_line(path: Path) -> bool:
+    """Rewrite sweep.jsonl (atomically) without a last line cut off mid-write, so points append after whole
+    lines; False (nothing written) when its last line is whole."""
+    kept = _without_cut_line(path.read_text(encoding="utf-8"))
+    if kept is None:
+        return False
+    write_text_atomic(path, kept)
+    return True
 
 
 def _agree(a: SweepPoint, b: SweepPoint) -> bool:
