@@ -187,18 +187,6 @@ SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("edit, words", SHAPES, ids=[w.split(":")[0] + ("" if i < 1 else f"-{i}")
-                                                     for i, (_, w) in enumerate(SHAPES)])
-def test_report_names_the_key_a_result_lacks_or_has_of_the_wrong_kind(saved, tmp_path, edit, words):
-    d = copy.deepcopy(saved)
-    edit(d)
-    path = _write(tmp_path, d)
-    res = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "out")])
-    _refused(res, path, words)
-    assert "not a planopt result JSON (" not in res.output  # no KeyError: 'total'
-    assert not (tmp_path / "out").exists()
-
-
 # --- what types cannot say ----------------------------------------------------------------------------------
 
 def _duplicate_first_workload(d: dict) -> None:
@@ -225,13 +213,17 @@ MEANINGS = [
 ]
 
 
-@pytest.mark.parametrize("edit, words", MEANINGS, ids=[f"{i}-" + w.split(":")[0] for i, (_, w) in enumerate(MEANINGS)])
-def test_report_refuses_a_result_planopt_would_not_write(saved, tmp_path, edit, words):
+@pytest.mark.parametrize("edit, words", SHAPES + MEANINGS,
+                         ids=[f"{i}-" + w.split(":")[0] for i, (_, w) in enumerate(SHAPES + MEANINGS)])
+def test_report_names_the_key_of_a_result_planopt_would_not_write(saved, tmp_path, edit, words):
+    """A key missing or of the wrong kind (SHAPES), or a value planopt never writes (MEANINGS): exit 2 by its
+    key path, never "not a planopt result JSON (KeyError: 'total')", nothing written."""
     d = copy.deepcopy(saved)
     edit(d)
     path = _write(tmp_path, d)
     res = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "out")])
     _refused(res, path, words)
+    assert "not a planopt result JSON (" not in res.output
     assert not (tmp_path / "out").exists()
 
 
