@@ -90,6 +90,18 @@ def test_compare_a_plan_with_its_own_result_changes_nothing(plans):
     assert d["a"]["kind"] == "plan" and d["b"]["kind"] == "result"
 
 
+def test_a_cost_moved_by_its_share_of_shared_gpus_says_so(plans):
+    """Config, replicas and demand unchanged, cost moved (another workload took more of a shared pool's GPUs):
+    the reason names the shared GPUs, not just "cost"."""
+    import dataclasses
+
+    ra = plans["ra"]
+    w = ra.workloads[0]
+    rb = dataclasses.replace(ra, workloads=[dataclasses.replace(w, cost=w.cost - 234.0)] + ra.workloads[1:])
+    row = compare(ra, rb).workloads[0]
+    assert row.status == "changed" and row.what_changed == ["cost (its share of shared GPUs)"]
+
+
 def test_choice_change_is_reported(plans):
     import dataclasses
 

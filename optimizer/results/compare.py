@@ -175,7 +175,8 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
             elif onto < -0.05:
                 what.append("off committed capacity")
             if round(x.cost + x.committed_cost, 2) != round(y.cost + y.committed_cost, 2) and not what:
-                what.append("cost")
+                # the same config, replicas and demand: its share of the GPUs it shares with other workloads moved
+                what.append(SHARE_MOVED)
             rows.append(WorkloadDiff(n, "changed" if what else "same", ca, cb, x.replicas.total, y.replicas.total,
                                      x.gpus_at_peak, y.gpus_at_peak, x.cost, y.cost,
                                      _peak(x), _peak(y), what, (x.cost + x.committed_cost) - (y.cost + y.committed_cost),
@@ -199,6 +200,11 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
         Side(label_b, kind_b, b.plan, b.status, b.horizon_days, b.currency),
         Delta(a.cost_total, b.cost_total), Delta(a.cost_per_day, b.cost_per_day), by_tier, rows, purchases, notes,
         Delta(a.cost_committed, b.cost_committed))
+
+
+SHARE_MOVED = "cost (its share of shared GPUs)"
+"""Why a workload whose config, replicas and demand are unchanged costs more or less: the pool's GPUs it
+shares hour by hour were split otherwise (another workload moved), not anything it does."""
 
 
 def _committed_share(w: WorkloadResult) -> float:
