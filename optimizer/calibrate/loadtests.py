@@ -311,15 +311,10 @@ def _vllm(doc: dict[str, Any], shown: str, index: int, percentile: float, p: str
                                   key, "check the file")
         conc = doc.get("max_concurrency")
         if conc not in (None, "None"):
-            c = _num(conc)
-            if c is None or c < 1 or not c.is_integer():
-                raise _Bad(f"max_concurrency is {_shown(conc)}, not a whole number of requests — {fix}")
-            load.append(f"concurrency {int(c)}")
+            load.append(f"concurrency {_concurrency(conc, 'max_concurrency', fix)}")
         rate = doc.get("request_rate")
         if rate not in (None, "inf", float("inf")):
-            r = _num(rate)
-            if r is None or r <= 0:
-                raise _Bad(f"request_rate is {_shown(rate)}, not a rate of requests per second — {fix}")
+            _rate(rate, "request_rate", fix)
             load.append(f"rate {rate}/s")
         ttft, tpot = lat.get("ttft"), lat.get("tpot")
         if done == 0:
@@ -452,19 +447,34 @@ def _genai_load(cfg: dict[str, Any]) -> list[str]:
     load = []
     found = _find(cfg, "concurrency")
     if found is not None and found[1] != 0:
-        where, conc = found
-        c = None if isinstance(conc, bool) or not isinstance(conc, (int, float)) else float(conc)
-        if c is None or not math.isfinite(c) or c < 1 or not c.is_integer() or c > 10 ** 15:
-            raise _Bad(f"{where} is {_shown(conc)}, not a whole number of requests — {fix}")
-        load.append(f"concurrency {int(c)}")
+        load.append(f"concurrency {_concurrency(found[1], found[0], fix, numbers_only=True)}")
     found = _find(cfg, "request_rate")
     if found is not None and found[1] != 0:
-        where, rate = found
-        r = None if isinstance(rate, bool) or not isinstance(rate, (int, float)) else float(rate)
-        if r is None or not math.isfinite(r) or r <= 0:
-            raise _Bad(f"{where} is {_shown(rate)}, not a rate of requests per second — {fix}")
-        load.append(f"rate {rate:g}/s")
+        load.append(f"rate {_rate(found[1], found[0], fix, numbers_only=True):g}/s")
     return load
+
+
+def _as_number(v: Any, numbers_only: bool) -> float | None:
+    """A finite number (written as text too, unless `numbers_only`: a JSON number only), else None."""
+    if isinstance(v, bool) or numbers_only and not isinstance(v, (int, float)):
+        return None
+    return _num(v)
+
+
+def _concurrency(v: Any, name: str, fix: str, numbers_only: bool = False) -> int:
+    """A run's concurrency: a whole number of requests ≥ 1; `_Bad` for anything else."""
+    c = _as_number(v, numbers_only)
+    if c is None or c < 1 or not c.is_integer() or c > 10 ** 15:
+        raise _Bad(f"{name} is {_shown(v)}, not a whole number of requests — {fix}")
+    return int(c)
+
+
+def _rate(v: Any, name: str, fix: str, numbers_only: bool = False) -> float:
+    """A run's request rate: requests per second > 0; `_Bad` for anything else."""
+    r = _as_number(v, numbers_only)
+    if r is None or r <= 0:
+        raise _Bad(f"{name} is {_shown(v)}, not a rate of requests per second — {fix}")
+    return r
 
 
 def _find(d: Any, key: str, where: str = "input_config", depth: int = 0) -> tuple[str, Any] | None:
