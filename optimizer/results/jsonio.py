@@ -274,7 +274,8 @@ def from_dict(d: dict[str, Any]) -> PlanResult:
             kv_copies=w.get("kv_copies", 1.0), calibrated=w.get("calibrated", True),
             ttft_at_load_ms=w.get("ttft_at_load_ms"), committed_cost=w.get("committed_cost", 0.0),
             cost_by_tier=w.get("cost_by_tier", {}), gpu_hours_by_tier=w.get("gpu_hours_by_tier", {}),
-            gpu_hours_by_day_type=w.get("gpu_hours_by_day_type", {}), team=w.get("team"), cost_center=w.get("cost_center"), tenants=w.get("tenants") or {},
+            gpu_hours_by_day_type=w.get("gpu_hours_by_day_type", {}), team=w.get("team"),
+            cost_center=w.get("cost_center"), tenants=w.get("tenants") or {},
             peak_derivation=_derivation(w.get("peak", {}).get("derived_from"))))
     purchases = [Purchase(p["offer"], p["accelerator"], p.get("provider", ""), p.get("region", ""), p["tier"],
                           p["gpus"], p["gpu_hours"], p.get("price_per_gpu_hour", 0.0), p.get("price_estimated", False),
@@ -342,9 +343,9 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
         raise PlanError(Problem(f"not JSON: {exc.msg}", fix, file=shown, line=exc.lineno)) from None
     if not isinstance(data, dict) or "plan" not in data or "workloads" not in data:
         raise PlanError(Problem("not a planopt result JSON (no 'plan' and 'workloads')", fix, file=shown))
-    wrong = _non_finite(data, "")
-    if wrong is not None:
-        raise PlanError(Problem(f"{wrong}: {_value_at(data, wrong)} is not a finite number "
+    found = _non_finite(data, "")
+    if found is not None:
+        raise PlanError(Problem(f"{found[0]}: {found[1]} is not a finite number "
                                 "(a result holds no NaN or Infinity)",
                                 "give the file as `planopt solve` wrote it, or solve the plan again", file=shown))
     version = data.get("format", FORMAT_VERSION)
@@ -382,10 +383,10 @@ def _finite(text: str) -> float | _NonFinite:
     return v if math.isfinite(v) else _NonFinite(text)
 
 
-def _non_finite(value: Any, path: str) -> str | None:
-    """The key path of the first NaN or Infinity in parsed JSON, or None."""
+def _non_finite(value: Any, path: str) -> tuple[str, _NonFinite] | None:
+    """The key path and text of the first NaN or Infinity in parsed JSON, or None."""
     if isinstance(value, _NonFinite):
-        return path or "the result"
+        return path or "the result", value
     if isinstance(value, dict):
         items: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
     elif isinstance(value, list):
@@ -397,13 +398,6 @@ def _non_finite(value: Any, path: str) -> str | None:
         if found is not None:
             return found
     return None
-
-
-def _value_at(data: Any, path: str) -> Any:
-    """The value at a key path that `_non_finite` returned."""
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
-        data = data[int(part[1:-1])] if part.startswith("[") else data[part]
-    return data
 
 
 _ROWS: dict[str, type] = {
