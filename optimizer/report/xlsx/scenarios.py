@@ -18,7 +18,7 @@ from __future__ import annotations
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet, rng
 from optimizer.report.xlsx.refs import Refs
-from optimizer.report.xlsx.summary import TIER_NAMES, cost_keys
+from optimizer.report.xlsx.summary import tier_values, tiers_formula
 from optimizer.results.types import PlanResult
 
 SHEET = "Scenarios"
@@ -61,11 +61,10 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     weights = [s.weight for s in rows]
     # Each hourly part follows the Summary's hourly tiers (prices and days edited on Assumptions): scaled by their
     # total now ÷ their expected value solved — exact for the expected cost, a first reading for each scenario
-    keys = cost_keys(result)
-    tiers_f = "(" + "+".join(TIER_NAMES[k] for k in keys) + ")"
+    tiers_f = f"({tiers_formula(result)})"
     tiers_v = 0.0
-    for k in keys:
-        tiers_v += refs.api_total[1] if k == "api" and refs.api_total else refs.tier_cost.get(k, 0.0)
+    for v in tier_values(result, refs).values():  # in the Summary's order: the same sum as its cell
+        tiers_v += v
     solved = 0.0
     for s in rows:
         solved += s.weight * s.cost_hourly

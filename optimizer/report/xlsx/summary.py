@@ -19,6 +19,18 @@ def cost_keys(result: PlanResult) -> tuple[str, ...]:
     return (*vocab.OWN_COST_KEYS, *vocab.COST_KEYS) if result.own is not None else vocab.COST_KEYS
 
 
+def tier_values(result: PlanResult, refs: Refs) -> dict[str, float]:
+    """Each tier's cost as the Summary's cells hold it (cost_keys' order), read from the sheets written before."""
+    out = {k: refs.tier_cost.get(k, 0.0) for k in cost_keys(result)}
+    out["api"] = refs.api_total[1] if refs.api_total else 0.0
+    return out
+
+
+def tiers_formula(result: PlanResult) -> str:
+    """The sum of the Summary's tier cells, by their names."""
+    return "+".join(TIER_NAMES[k] for k in cost_keys(result))
+
+
 def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws, book = sh.ws, sh.book
     sh.widths([38, 18, 16, 16, 16, 18, 14, 14, 14])
@@ -29,12 +41,11 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.text(2, 2, "planopt result", "value")
 
     keys = cost_keys(result)
-    tier_v = {k: refs.tier_cost.get(k, 0.0) for k in keys}
-    tier_v["api"] = refs.api_total[1] if refs.api_total else 0.0
+    tier_v = tier_values(result, refs)
     tiers_v = 0.0
     for k in keys:
         tiers_v += tier_v[k]
-    tiers_f = "+".join(TIER_NAMES[k] for k in keys)
+    tiers_f = tiers_formula(result)
     # under a cvar or worst-case measure over scenarios the total is that measure; the tiers are expected values
     split = refs.tiers_name != "total_cost"
     total_v = refs.scenario["risk"][1] if split else tiers_v
