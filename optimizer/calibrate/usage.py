@@ -32,10 +32,10 @@ from optimizer.inputs.schema.plan import MAX_TOKENS_PER_REQUEST
 QUARTER_S = 900
 BURST_PERCENTILE = 95.0
 BURST_MIN_MINUTES = 15
+"""An hour counts for burstiness when the log spans at least this many of its minutes."""
 BURST_BUSY_SHARE = 0.5
 """Burstiness is read over the hours with at least this share of the workload's busiest hour's tokens: the
 hours that size the fleet (quiet night hours' few requests make any minute look bursty: 7.1× against 2.5×)."""
-"""An hour counts for burstiness when the log spans at least this many of its minutes."""
 FAILED_STATUS = ("failure", "failed", "error")
 EPOCH_MIN, EPOCH_MAX = 946_684_800, 4_102_444_800  # 2000-01-01 .. 2100-01-01 UTC
 
@@ -116,9 +116,9 @@ class UsageAggregate:
     active_quarters: set[int] = field(default_factory=set)
     """15-minute indexes with at least one good event (any workload, matched or not)."""
     burst: dict[str, tuple[int, float]] = field(default_factory=dict)
+    """workload → (hours counted, p95 across them of the busiest minute's output tokens ÷ the hour's mean minute)."""
     repeated: dict[str, int] = field(default_factory=dict)
     """Per workload, events that repeat another exactly (timestamp, tokens, tenant): overlapping exports?"""
-    """workload → (hours counted, p95 across them of the busiest minute's output tokens ÷ the hour's mean minute)."""
 
 
 # --- the query -------------------------------------------------------------------------------------

@@ -129,11 +129,6 @@ def slug(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-") or "plan"
 
 
-def report_paths(outdir: Path, name: str, json: bool = True) -> list[Path]:
-    """The files write_reports writes: OUTDIR/<name>.json (with `json`), .xlsx and .html."""
-    return [Path(outdir) / f"{name}.{ext}" for ext in (("json",) if json else ()) + ("xlsx", "html")]
-
-
 def check_writable(paths: list[Path], option: str) -> None:
     """Refuse outputs that cannot be written before any work (exit 2, nothing written): a folder where a
     file goes, a file where a folder goes, a folder without write permission."""
@@ -152,7 +147,7 @@ def write_failed(exc: OSError, where: Path, option: str) -> PlanError:
 
 
 def write_reports(result, outdir: Path, name: str, json_text: str | None) -> list[Path]:
-    from optimizer.report.files import write_reports
+    from optimizer.report.files import report_paths, write_reports
 
     check_writable(report_paths(outdir, name, json_text is not None), "--outdir")
     try:

@@ -23,7 +23,6 @@ from optimizer.cli.common import (
     failure_json,
     not_as_written,
     out,
-    report_paths,
     run,
     slug,
     solve_options,
@@ -64,6 +63,7 @@ def solve(
     def body() -> int:
         from optimizer.pipeline import solve_plan
         from optimizer.report.console import print_result
+        from optimizer.report.files import report_paths
         from optimizer.results.jsonio import dumps
 
         opts = solve_options(solver, time_limit, alternatives=alternatives,

@@ -9,6 +9,11 @@ from optimizer.atomic import atomic_write
 from optimizer.results.types import PlanResult
 
 
+def report_paths(outdir: Path, name: str, json: bool = True) -> list[Path]:
+    """The files write_reports writes: OUTDIR/<name>.json (with `json`), .xlsx and .html."""
+    return [Path(outdir) / f"{name}.{ext}" for ext in (("json",) if json else ()) + ("xlsx", "html")]
+
+
 def write_reports(result: PlanResult, outdir: Path, name: str, json_text: str | None = None) -> list[Path]:
     """Render everything to temporary files beside the targets, then rename them into place.
 
@@ -27,17 +32,10 @@ def write_reports(result: PlanResult, outdir: Path, name: str, json_text: str | 
             stale.unlink(missing_ok=True)
     made = provenance()  # one time for both files
     html_text = render_html(result, made)
-    targets = []
+    targets = report_paths(outdir, name, json_text is not None)
     with ExitStack() as stack:
         if json_text is not None:
-            path = outdir / f"{name}.json"
-            tmp = stack.enter_context(atomic_write(path))
-            tmp.write_text(json_text, encoding="utf-8")
-            targets.append(path)
-        path = outdir / f"{name}.xlsx"
-        build_workbook(result, stack.enter_context(atomic_write(path)), made)
-        targets.append(path)
-        path = outdir / f"{name}.html"
-        stack.enter_context(atomic_write(path)).write_text(html_text, encoding="utf-8")
-        targets.append(path)
+            stack.enter_context(atomic_write(targets[0])).write_text(json_text, encoding="utf-8")
+        build_workbook(result, stack.enter_context(atomic_write(targets[-2])), made)
+        stack.enter_context(atomic_write(targets[-1])).write_text(html_text, encoding="utf-8")
     return targets
