@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from optimizer import vocab
@@ -201,19 +202,21 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         used = alloc.get(w.name, {})
         tiers = {t: sum(gh * rates.get((o, t), 0.0) for (o, tt), gh in used.items() if tt == t and o not in own_terms)
                  for t in ("reserved", "on_demand", "spot")}
-        gh_tiers = {t: sum(gh for (o, tt), gh in used.items() if tt == t and (o not in own_terms or t in HOURLY))
-                    for t in ("reserved", "on_demand", "spot", "committed")}
+        gh_tiers = dict.fromkeys(("reserved", "on_demand", "spot", "committed")
+                                 + (("buy", "owned") if own_terms else ()), 0.0)
+        for (o, tt), gh in used.items():
+            t = _gh_tier(o, tt, own_terms)
+            if t is not None:
+                gh_tiers[t] += gh
         gh_days: dict[str, dict[str, float]] = {}  # the same GPU-hours by the day type they were used on
         for (o, tt, dt), gh in sorted(by_day.get(w.name, {}).items()):
-            t = tt if o not in own_terms or tt in HOURLY else {"reserved": "buy", "committed": "owned"}.get(tt)
+            t = _gh_tier(o, tt, own_terms)
             if t is not None and gh:
                 gh_days.setdefault(t, {})[dt] = gh_days.get(t, {}).get(dt, 0.0) + gh
         for t in ("on_demand", "spot"):
             tiers[t] += sum(gh * rates.get((o, t), 0.0) for (o, tt), gh in used.items() if tt == t and o in own_terms)
         if own_terms:
             tiers.update(own.workload_costs(used, rates, own_terms))
-            gh_tiers["buy"] = sum(gh for (o, tt), gh in used.items() if tt == "reserved" and o in own_terms)
-            gh_tiers["owned"] = sum(gh for (o, tt), gh in used.items() if tt == "committed" and o in own_terms)
         for t, v in tiers.items():
             allocated[t] = allocated.get(t, 0.0) + v
         cost = sum(tiers.values()) + api_cost
@@ -366,6 +369,16 @@ def _gpus(v: float) -> float:
     else the fraction (a batch job's replica-hours in an hour)."""
     r = round(v)
     return float(r) if abs(v - r) < 1e-6 else v
+
+
+def _gh_tier(offer: str, tier: str, own: Collection[str]) -> str | None:
+    """The tier a workload's GPU-hours count under (gpu_hours_by_tier): at servers of your own, reserved GPUs
+    are bought ones (buy) and committed ones owned (owned); serving energy is money, not GPU-hours (None)."""
+    if tier == "energy":
+        return None
+    if offer not in own or tier in HOURLY:
+        return tier
+    return {"reserved": "buy", "committed": "owned"}.get(tier)
 
 
 def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tuple[str, float]], demand: int,
