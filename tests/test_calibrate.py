@@ -681,6 +681,28 @@ def _no_ttft() -> str:
      "a-ttft-unit.json: time_to_first_token.unit is 'ticks', not a unit of time planopt reads (ms, us, ns or s)"),
     ("a-itl-unit-null.json", _aiperf_run("inter_token_latency.unit", None),
      "inter_token_latency.unit is null, not a unit of time planopt reads"),
+    # numbers written as text had been read as numbers
+    ("thr-text.json", _vllm_run(output_throughput="1534.2"),
+     "thr-text.json: output_throughput is '1534.2', a number written as text — write it as a number (1534.2, "
+     "without quotes)"),
+    ("ttft-text.json", _vllm_run(p99_ttft_ms="905"), "ttft-text.json: p99_ttft_ms is '905', a number written as text"),
+    ("g-thr-text.json", _genai_run("output_token_throughput", "avg", "1234.5"),
+     "g-thr-text.json: output_token_throughput.avg is '1234.5', a number written as text — write it as a number"),
+    ("g-ttft-text.json", _genai_run("time_to_first_token", "p99", "80"),
+     "g-ttft-text.json: time_to_first_token.p99 is '80', a number written as text — write it as a number (80,"),
+    ("a-itl-text.json", _aiperf_run("inter_token_latency.p99", " 57.9 "),
+     "a-itl-text.json: inter_token_latency.p99 is ' 57.9 ', a number written as text"),
+    # a latency no server achieves: the unit is wrong (ms numbers said to be ns had been read as 0.0017 ms)
+    ("a-ttft-ns.json", _aiperf_run("time_to_first_token.unit", "ns"),
+     "a-ttft-ns.json: time_to_first_token.p99 is 1650.7 ns (0.0017 ms), an implausible TTFT: no server answers in "
+     "under 0.1 ms — time_to_first_token.unit 'ns' is likely wrong (read as ms, 1650.7 would be a plausible TTFT); "
+     "set time_to_first_token.unit to the unit the tool measured in"),
+    ("a-itl-us.json", _aiperf_run("inter_token_latency.unit", "us"),
+     "a-itl-us.json: inter_token_latency.p99 is 57.9 us (0.058 ms), an implausible TPOT"),
+    ("ttft-tiny.json", _vllm_run(p99_ttft_ms=0.05),
+     "ttft-tiny.json: p99_ttft_ms is 0.05 ms, an implausible TTFT: no server answers in under 0.1 ms — the value is "
+     "likely in another unit"),
+    ("tpot-tiny.json", _vllm_run(p99_tpot_ms=0.0479), "p99_tpot_ms is 0.0479 ms, an implausible TPOT"),
 ])
 def test_bad_load_tests_exit_2(tmp_path, name, content, expect):
     bench = tmp_path / name
@@ -710,9 +732,14 @@ def test_aiperf_latencies_are_read_in_the_unit_the_file_gives(tmp_path):
         assert (run.ttft_ms, run.tpot_ms) == pytest.approx((1650.7, 57.9)), unit
         for metric in ("time_to_first_token", "inter_token_latency"):
             doc[metric] = {k: (v / scale if k.startswith("p") else v) for k, v in doc[metric].items()}
-    doc["time_to_first_token"]["unit"] = "ns"  # the ms numbers said to be ns: read as the file says
+    doc["time_to_first_token"]["unit"] = "ns"  # the ms numbers said to be ns: implausible, refused (a_ttft_ns)
     f.write_text(json.dumps(doc))
-    assert read_runs(f, f.name, 99)[0].ttft_ms == pytest.approx(0.0016507)
+    (run,) = read_runs(f, f.name, 99)
+    assert run.ttft_ms is None and "time_to_first_token.unit 'ns' is likely wrong" in run.problem
+    zero = json.loads(_vllm_run(p99_tpot_ms=0))  # every completion one token long: vLLM writes TPOT 0, kept
+    f.write_text(json.dumps(zero))
+    (run,) = read_runs(f, f.name, 99)
+    assert run.problem is None and run.tpot_ms == 0
 
 
 def test_a_run_with_many_failed_requests_is_not_used(tmp_path):

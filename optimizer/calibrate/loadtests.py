@@ -232,7 +232,15 @@ def _shown(v: Any) -> str:
 
 
 def _number(v: Any, name: str, fix: str) -> float:
-    """A finite number (a number written as text is read too, as before); `_Bad` for anything else."""
+    """A finite JSON number; `_Bad` for anything else. A number written as text ("1234.5") is refused too: the
+    tools write their measurements as numbers, so text there means the file was edited or made by something
+    else, and planopt does not guess what it meant."""
+    if isinstance(v, str):
+        x = _num(v)
+        if x is not None:
+            raise _Bad(f"{name} is {_shown(v)}, a number written as text — write it as a number ({x:g}, without "
+                       f"quotes), or {fix}")
+        raise _Bad(f"{name} is {_shown(v)}, not a number — {fix}")
     x = _num(v)
     if x is None:
         if isinstance(v, int) and not isinstance(v, bool):
@@ -264,9 +272,28 @@ def _throughput(x: float, name: str, fix: str) -> float:
     return x
 
 
-def _latency(x: float, name: str, fix: str) -> float:
+MIN_LATENCY_MS = 0.1
+"""A TTFT or TPOT below this (after conversion to ms) is not a measurement of an LLM server: no engine returns
+a first token, or the next one, in under 0.1 ms. A value that small comes from a unit that is wrong (ms numbers
+said to be ns, …), so the run is refused rather than read as a server 1,000,000 times faster than any. A TPOT
+of exactly 0 is what vLLM writes when every completion was one token long, and is kept."""
+
+
+def _latency(x: float, name: str, fix: str, what: str, unit: tuple[str, str, float] | None = None) -> float:
+    """A latency in ms ≥ 0 (`what`: 'TTFT' or 'TPOT'); `_Bad` when negative or implausibly small (see
+    MIN_LATENCY_MS). `unit` is (its key, the unit the file gives, factor to ms) when the file says the unit."""
     if x < 0:
         raise _Bad(f"{name} is {x:g}, negative — a latency is ≥ 0 ms; {fix}")
+    if x < MIN_LATENCY_MS and not (what == "TPOT" and x == 0):
+        if unit is None:
+            raise _Bad(f"{name} is {x:g} ms, an implausible {what}: no server answers in under {MIN_LATENCY_MS:g} ms "
+                       f"— the value is likely in another unit (seconds?); {fix}")
+        key, said, to_ms = unit
+        raw = x / to_ms
+        as_ms = f" (read as ms, {raw:g} would be a plausible {what})" if raw >= MIN_LATENCY_MS else ""
+        raise _Bad(f"{name} is {raw:g} {said} ({x:.2g} ms), an implausible {what}: no server answers in under "
+                   f"{MIN_LATENCY_MS:g} ms — {key} '{said}' is likely wrong{as_ms}; set {key} to the unit the "
+                   f"tool measured in, or {fix}")
     return x
 
 
@@ -308,7 +335,7 @@ def _vllm(doc: dict[str, Any], shown: str, index: int, percentile: float, p: str
             key = f"p{p}_{m}_ms"
             if key in doc:
                 lat[m] = _latency(_number(doc[key], key, f"rerun the load test; a p{p} latency is a number of ms"),
-                                  key, "check the file")
+                                  key, "rerun the load test and give the JSON that --save-result wrote", name)
         conc = doc.get("max_concurrency")
         if conc not in (None, "None"):
             load.append(f"concurrency {_concurrency(conc, 'max_concurrency', fix)}")
@@ -354,7 +381,8 @@ def _stat(doc: dict[str, Any], metric: str, key: str) -> float | None:
         if to_ms is None:
             raise _Bad(f"{metric}.unit is {_shown(unit)}, not a unit of time planopt reads (ms, us, ns or s) — give "
                        "the tool's summary JSON of a finished run")
-        return _latency(v * to_ms, f"{metric}.{key}", "check the file")
+        return _latency(v * to_ms, f"{metric}.{key}", "give the tool's summary JSON of a finished run",
+                        "TTFT" if metric == "time_to_first_token" else "TPOT", (f"{metric}.unit", unit.strip(), to_ms))
     return v
 
 
