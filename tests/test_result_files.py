@@ -210,6 +210,16 @@ MEANINGS = [
     (_set("start_date", "2027-02-30"), 'start_date: "2027-02-30" is not a date'),
     (_set("start_date", "20270201"), 'start_date: "20270201" is not a date'),
     (_set("new_commitments[0].start", "soon"), 'new_commitments[0].start: "soon" is not a date'),
+    # amounts planopt never writes: had been read, and reported as a plan that pays, or serves without GPUs
+    (_set("cost.total", -88089.6), "cost.total: -88089.6 is negative (a cost is GPU-hours at prices, 0 or more)"),
+    (_set("cost.by_tier.spot", -1), "cost.by_tier.spot: -1 is negative"),
+    (_set("workloads[2].cost", -0.5), "workloads[2].cost: -0.5 is negative"),
+    (_set("purchases[0].cost", -10), "purchases[0].cost: -10 is negative"),
+    (_set("workloads[0].goodput_output_tokens_per_s", 0),
+     "workloads[0].goodput_output_tokens_per_s: 0 is not the goodput of a config served on GPUs (cloud-h100, fp8)"),
+    (_set("workloads[1].goodput_output_tokens_per_s", -900.0),
+     "workloads[1].goodput_output_tokens_per_s: -900.0 is negative"),
+    (_set("candidates[0].goodput_output_tokens_per_s", 0.0), "candidates[0].goodput_output_tokens_per_s: 0 is not"),
 ]
 
 
@@ -235,6 +245,25 @@ def test_compare_refuses_a_date_that_is_not_on_the_calendar(saved, tmp_path):
     res = runner.invoke(app, ["compare", str(good), str(bad), "--json"])
     _refused(res, bad, 'start_date: "2027-02-30" is not a date')
     assert "good.json" not in res.output
+
+
+def test_compare_and_baseline_refuse_a_negative_cost_or_a_zero_goodput(saved, tmp_path):
+    """Read back, these had been compared and reported as they were (a plan "saving" more than it cost)."""
+    good = _write(tmp_path, saved, "good.json")
+    d = copy.deepcopy(saved)
+    d["cost"]["total"] = -1.0
+    bad = _write(tmp_path, d, "cost-neg.json")
+    res = runner.invoke(app, ["compare", str(good), str(bad), "--json"])
+    _refused(res, bad, "cost.total: -1.0 is negative")
+    assert "good.json" not in res.output and "{" not in res.output  # no partial --json
+    d = copy.deepcopy(saved)
+    d["workloads"][0]["goodput_output_tokens_per_s"] = 0
+    bad = _write(tmp_path, d, "goodput-zero.json")
+    res = runner.invoke(app, ["solve", str(PLAN), "--baseline", str(bad), "-o", str(tmp_path / "out")])
+    _refused(res, bad, "workloads[0].goodput_output_tokens_per_s: 0 is not the goodput")
+    assert not (tmp_path / "out").exists()
+    assert saved["workloads"][3]["goodput_output_tokens_per_s"] == 0  # a reserve_gpus workload's 0: read
+    assert runner.invoke(app, ["compare", str(good), str(good)]).exit_code == 0
 
 
 def test_compare_refuses_two_workloads_of_one_name(saved, tmp_path):

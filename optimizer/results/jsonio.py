@@ -600,6 +600,30 @@ def _consistency_error(result: PlanResult) -> str | None:
     for i, p in enumerate(result.purchases):
         if p.tier not in TIERS:
             return f"purchases[{i}].tier: '{p.tier}' is not a tier ({', '.join(TIERS)})"
+    return _amount_error(result)
+
+
+def _amount_error(result: PlanResult) -> str | None:
+    """Costs that are sums of GPU-hours at prices (never negative), and the goodput of a config served on GPUs
+    (more than 0 tokens/s: the replicas are sized by dividing by it). An API or reserve_gpus workload has no
+    goodput: its 0 is what planopt writes."""
+    costs = [("cost.total", result.cost_total)]
+    costs += [(f"cost.by_tier.{t}", v) for t, v in result.cost_by_tier.items()]
+    costs += [(f"workloads[{i}].cost", w.cost) for i, w in enumerate(result.workloads)]
+    costs += [(f"purchases[{i}].cost", p.cost) for i, p in enumerate(result.purchases)]
+    for path, v in costs:
+        if v < 0:
+            return f"{path}: {_shown(v)} is negative (a cost is GPU-hours at prices, 0 or more)"
+    rows = [(f"workloads[{i}]", w.offer, w.precision, w.goodput_output_tokens_per_s)
+            for i, w in enumerate(result.workloads)]
+    rows += [(f"candidates[{i}]", c.offer, c.precision, c.goodput_output_tokens_per_s)
+             for i, c in enumerate(result.candidates)]
+    for path, offer, precision, goodput in rows:
+        if goodput < 0:
+            return f"{path}.goodput_output_tokens_per_s: {_shown(goodput)} is negative (a goodput is tokens/s, 0 or more)"
+        if goodput == 0 and offer is not None and precision is not None:
+            return (f"{path}.goodput_output_tokens_per_s: 0 is not the goodput of a config served on GPUs ({offer}, "
+                    f"{precision}): it is more than 0 tokens/s")
     return None
 
 
