@@ -71,13 +71,15 @@ def test_compare_json_reports_cost_choices_and_replicas(plans):
     assert "replicas" in rows["chat-70b"]["what_changed"] and "demand" in rows["chat-70b"]["what_changed"]
     assert rows["chat-70b"]["choice_a"] == rows["chat-70b"]["choice_b"] == "seed-cloud-80gb · fp8 · tp2"
     assert d["added"] == ["summaries"] and d["removed"] == ["legacy"]
+    assert d["changed"] == ["chat-70b"] and d["choice_changed"] == [] and d["cost_moved"] == []
     assert rows["summaries"]["replicas_b"] == 4 and rows["summaries"]["replicas_a"] is None
 
 
 def test_compare_plans_solves_them_first_and_prints_a_table(plans):
     r = invoke("compare", plans["a"], plans["b"])
     assert r.exit_code == 0, r.output
-    for text in ("Cost", "all-in", "new spend", "chat-70b", "15 → 20", "summaries", "new", "legacy", "removed", "on-demand"):
+    for text in ("Cost", "all-in", "new spend", "chat-70b", "15 → 20", "summaries", "new", "legacy", "removed", "on-demand",
+                 "Workloads: 1 changed (0 a new choice) · 1 new · 1 removed"):
         assert text in r.output, text
 
 
@@ -98,8 +100,23 @@ def test_a_cost_moved_by_its_share_of_shared_gpus_says_so(plans):
     ra = plans["ra"]
     w = ra.workloads[0]
     rb = dataclasses.replace(ra, workloads=[dataclasses.replace(w, cost=w.cost - 234.0)] + ra.workloads[1:])
-    row = compare(ra, rb).workloads[0]
-    assert row.status == "changed" and row.what_changed == ["cost (its share of shared GPUs)"]
+    c = compare(ra, rb)
+    row = c.workloads[0]
+    assert row.status == "cost moved" and row.what_changed == ["cost (its share of shared GPUs)"]
+    # counted apart: it had been one of the "changed" workloads, as if its config had moved
+    assert c.changed == [] and c.choice_changed == [] and c.cost_moved == [w.name]
+    d = c.to_dict()
+    assert (d["changed"], d["choice_changed"], d["cost_moved"]) == ([], [], [w.name])
+    assert d["workloads"][0]["saving"] == pytest.approx(234.0)  # the amount is still there
+    from rich.console import Console
+
+    from optimizer.report.calibration import print_comparison
+
+    con = Console(record=True, width=200)
+    print_comparison(c, con)
+    text = " ".join(con.export_text().split())
+    assert "Workloads: 0 changed · 1 cost moved, config kept (its share of shared GPUs)" in text
+    assert f"{w.name} │ cost moved │" in text
 
 
 def test_choice_change_is_reported(plans):
@@ -113,6 +130,21 @@ def test_choice_change_is_reported(plans):
     row = c.workloads[0]
     assert row.status == "changed" and row.what_changed == ["choice"]
     assert row.choice_b == "other-cloud · bf16 · tp4"
+    assert c.changed == c.choice_changed == [w.name] and c.cost_moved == []
+
+
+def test_a_new_parallelism_or_api_split_is_a_choice_not_a_share_of_shared_gpus(plans):
+    """Same offer, precision and tp, but pp 2 or a share of the tokens sent to the API (with the cost that
+    follows): the choice changed; it had read "cost (its share of shared GPUs)"."""
+    import dataclasses
+
+    ra = plans["ra"]
+    w = ra.workloads[0]
+    for moved, what in ((dataclasses.replace(w, pp=2, layout="tp2 × pp2", cost=w.cost * 2), "choice"),
+                        (dataclasses.replace(w, api_share=0.2, cost=w.cost - 100.0), "API share")):
+        c = compare(ra, dataclasses.replace(ra, workloads=[moved] + ra.workloads[1:]))
+        assert c.workloads[0].what_changed == [what] and c.workloads[0].status == "changed", what
+        assert c.choice_changed == [w.name] and c.cost_moved == []
 
 
 def test_results_of_plans_with_no_workload_in_common_are_noted(plans, tmp_path):

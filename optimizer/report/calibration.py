@@ -161,11 +161,11 @@ def print_comparison(c: "Comparison", out: Console) -> None:
         t.add_row(name, money(d.a, cur), money(d.b, cur), sign + money(abs(d.change), cur),
                   "–" if pct is None else f"{pct:+.1f}%", style="bold" if name.startswith("all-in") else None)
     out.print(t)
-    w = Table(title="Workloads", title_justify="left", show_edge=False)
+    w = Table(title=escape(_headline(c)), title_justify="left", show_edge=False)
     money_cols = ("all-in A", "all-in B", "saving (all-in)")
     for col in ("workload", "status", "A choice", "B choice", "replicas", "GPUs at peak") + money_cols + ("what",):
         w.add_column(col, justify="right" if col in ("replicas", "GPUs at peak") + money_cols else "left")
-    style = {"new": "green", "removed": "red", "changed": "yellow", "same": "dim"}
+    style = {"new": "green", "removed": "red", "changed": "yellow", "cost moved": "cyan", "same": "dim"}
     for r in c.workloads:
         reps = f"{_i(r.replicas_a)} → {_i(r.replicas_b)}" if r.replicas_a != r.replicas_b else _i(r.replicas_a)
         gpus = f"{_i(r.gpus_a)} → {_i(r.gpus_b)}" if r.gpus_a != r.gpus_b else _i(r.gpus_a)
@@ -187,6 +187,18 @@ def print_comparison(c: "Comparison", out: Console) -> None:
         for x in changed:
             p.add_row(escape(x.offer), x.tier, str(x.gpus_a), str(x.gpus_b), money(x.cost_a, cur), money(x.cost_b, cur))
         out.print(p)
+
+
+def _headline(c: "Comparison") -> str:
+    """'2 changed (1 a new choice) · 1 cost moved, config kept · 1 new · 1 removed · 3 the same': a workload whose
+    cost moved only with its share of shared GPUs is counted apart from those that changed."""
+    same = sum(1 for r in c.workloads if r.status == "same")
+    parts = [f"{len(c.changed)} changed" + (f" ({len(c.choice_changed)} a new choice)" if c.changed else "")]
+    if c.cost_moved:
+        parts.append(f"{len(c.cost_moved)} cost moved, config kept (its share of shared GPUs)")
+    parts += [f"{n} {what}" for n, what in ((len(c.added), "new"), (len(c.removed), "removed"), (same, "the same"))
+              if n]
+    return "Workloads: " + " · ".join(parts)
 
 
 def _saving(x: float, cur: str) -> str:

@@ -46,7 +46,9 @@ class Side:
 class WorkloadDiff:
     name: str
     status: str
-    """'changed', 'same', 'new' (only in B) or 'removed' (only in A)."""
+    """'changed' (its choice, replicas, demand, goodput or use of committed capacity), 'cost moved' (config,
+    replicas and demand kept: only its share of GPUs it shares with other workloads moved, SHARE_MOVED), 'same',
+    'new' (only in B) or 'removed' (only in A)."""
     choice_a: str | None
     choice_b: str | None
     replicas_a: int | None
@@ -106,6 +108,21 @@ class Comparison:
         return Delta(self.total.a + self.committed.a, self.total.b + self.committed.b)
 
     @property
+    def changed(self) -> list[str]:
+        """Workloads whose own plan changed (not those whose cost moved only with their share of shared GPUs)."""
+        return [w.name for w in self.workloads if w.status == "changed"]
+
+    @property
+    def choice_changed(self) -> list[str]:
+        """Of `changed`, those whose choice changed: config, offer, precision, parallelism or API split."""
+        return [w.name for w in self.workloads if w.status == "changed" and CHOICE_MOVES & set(w.what_changed)]
+
+    @property
+    def cost_moved(self) -> list[str]:
+        """Config, replicas and demand kept; cost moved only with its share of GPUs shared with other workloads."""
+        return [w.name for w in self.workloads if w.status == "cost moved"]
+
+    @property
     def added(self) -> list[str]:
         return [w.name for w in self.workloads if w.status == "new"]
 
@@ -130,6 +147,7 @@ class Comparison:
                      "committed": self.committed.as_dict()},
             "workloads": [wl(w) for w in self.workloads],
             "added": self.added, "removed": self.removed,
+            "changed": self.changed, "choice_changed": self.choice_changed, "cost_moved": self.cost_moved,
             "purchases": [{**asdict(p), "cost_a": round(p.cost_a, 6), "cost_b": round(p.cost_b, 6)}
                           for p in self.purchases],
             "notes": self.notes,
@@ -161,8 +179,10 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
         if x is not None and y is not None:
             what = []
             ca, cb = _choice(x), _choice(y)
-            if (x.offer, x.precision, x.tp, x.mig) != (y.offer, y.precision, y.tp, y.mig):
+            if _config(x) != _config(y):
                 what.append("choice")
+            elif vocab.percent(x.api_share) != vocab.percent(y.api_share):
+                what.append(API_SPLIT)
             if x.replicas.total != y.replicas.total:
                 what.append("replicas")
             if round(x.peak_output_tokens_per_s, 6) != round(y.peak_output_tokens_per_s, 6):
@@ -177,7 +197,8 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
             if round(x.cost + x.committed_cost, 2) != round(y.cost + y.committed_cost, 2) and not what:
                 # the same config, replicas and demand: its share of the GPUs it shares with other workloads moved
                 what.append(SHARE_MOVED)
-            rows.append(WorkloadDiff(n, "changed" if what else "same", ca, cb, x.replicas.total, y.replicas.total,
+            status = "cost moved" if what == [SHARE_MOVED] else "changed" if what else "same"
+            rows.append(WorkloadDiff(n, status, ca, cb, x.replicas.total, y.replicas.total,
                                      x.gpus_at_peak, y.gpus_at_peak, x.cost, y.cost,
                                      _peak(x), _peak(y), what, (x.cost + x.committed_cost) - (y.cost + y.committed_cost),
                                      reasons.get(n, ""), x.committed_cost, y.committed_cost))
@@ -204,7 +225,19 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
 
 SHARE_MOVED = "cost (its share of shared GPUs)"
 """Why a workload whose config, replicas and demand are unchanged costs more or less: the pool's GPUs it
-shares hour by hour were split otherwise (another workload moved), not anything it does."""
+shares hour by hour were split otherwise (another workload moved), not anything it does: listed apart
+('cost moved'), not counted among the workloads that changed."""
+
+API_SPLIT = "API share"
+"""The same GPU config with another share of its tokens sent to the API."""
+
+CHOICE_MOVES = frozenset({"choice", API_SPLIT})
+"""What a change of choice is (config, offer, precision, parallelism, API split), as `what_changed` says it."""
+
+
+def _config(w: WorkloadResult) -> tuple[Any, ...]:
+    """What a workload's chosen config is: offer, precision and parallelism (tp or MIG slice, pp, ep, layout)."""
+    return (w.offer, w.precision, w.tp, w.mig, w.family, w.layout, w.pp, w.ep)
 
 
 def _committed_share(w: WorkloadResult) -> float:
