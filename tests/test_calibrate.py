@@ -690,6 +690,8 @@ def _no_ttft() -> str:
      "g-thr-text.json: output_token_throughput.avg is '1234.5', a number written as text — write it as a number"),
     ("g-ttft-text.json", _genai_run("time_to_first_token", "p99", "80"),
      "g-ttft-text.json: time_to_first_token.p99 is '80', a number written as text — write it as a number (80,"),
+    ("g-ttft-avg-text.json", _genai_run("time_to_first_token", "avg", "80"),  # not read at p99, but edited
+     "g-ttft-avg-text.json: time_to_first_token.avg is '80', a number written as text — write it as a number"),
     ("a-itl-text.json", _aiperf_run("inter_token_latency.p99", " 57.9 "),
      "a-itl-text.json: inter_token_latency.p99 is ' 57.9 ', a number written as text"),
     # a latency no server achieves: the unit is wrong (ms numbers said to be ns had been read as 0.0017 ms)

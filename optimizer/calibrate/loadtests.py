@@ -372,7 +372,12 @@ def _stat(doc: dict[str, Any], metric: str, key: str) -> float | None:
     """`metric.key` in ms (times) or as written; None when the file does not have it; `_Bad` when it is not a
     number."""
     block = doc.get(metric)
-    if not isinstance(block, dict) or key not in block:
+    if not isinstance(block, dict):
+        return None
+    for k, x in block.items():  # a statistic written as text, even one not read here: the file was edited
+        if k != "unit" and isinstance(x, str) and _num(x) is not None:
+            _number(x, f"{metric}.{k}", "give the tool's summary JSON of a finished run")
+    if key not in block:
         return None
     v = _number(block[key], f"{metric}.{key}", "give the tool's summary JSON of a finished run")
     if metric in ("time_to_first_token", "inter_token_latency", "time_per_output_token"):
