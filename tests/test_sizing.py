@@ -56,6 +56,26 @@ def test_attention_groups_of_an_ep_layout_each_hold_the_dense_weights():
     assert memory.fit(m, bf16, 192, 16, 4096, dense_copies=1) == one
 
 
+def test_experts_over_two_machines_send_only_the_remote_share_over_the_network():
+    """ep16 on 8-GPU H100 machines: of a GPU's 15 peers, 7 are on its NVLink and 8 across the network.
+    Both halves of the all-to-all run at once, so the exchange takes the longer one: 8/15 of the bytes
+    at the network's per-GPU rate against 7/15 at NVLink's — an effective 15 / max(7/NVLink, 8/net)
+    per GPU, 1.875× the network's rate (it had been the network's rate for all 15)."""
+    from optimizer.physics.layout import GB_S, Layout, links
+
+    h100, p = ACC["h100-sxm"], EstimatorParams()
+    net = 50.0 * GB_S * p.eta_scale_out
+    nvl = h100.scale_up_bandwidth_gb_s * GB_S * p.eta_scale_up
+    ep16 = links(h100, Layout("ep", tp=1, dp=16), p, domain=8, scale_out_gb_s=50.0)
+    assert ep16.a2a_bw == pytest.approx(15 / max(7 / nvl, 8 / net))
+    assert ep16.a2a_bw == pytest.approx(net * 15 / 8)
+    assert ep16.a2a_latency == pytest.approx(p.scale_out_latency_us * 1e-6)
+    ep8 = links(h100, Layout("ep", tp=1, dp=8), p, domain=8, scale_out_gb_s=50.0)
+    assert ep8.a2a_bw == pytest.approx(nvl)  # one machine: all of it on NVLink, as before
+    ep32 = links(h100, Layout("ep", tp=1, dp=32), p, domain=8, scale_out_gb_s=50.0)
+    assert ep32.a2a_bw == pytest.approx(net * 31 / 24)  # 24 of 31 peers across the network
+
+
 def test_seed_fit_at_one_byte():
     f = memory.fit(SEED_MODEL, ONE_BYTE, memory_gb_per_gpu=80, gpus=2, context_tokens=8192)
     assert f.weights_gb == pytest.approx(70)

@@ -74,7 +74,8 @@ class Links:
     tp_kind: str
     """nvlink, mesh, pcie or none."""
     a2a_bw: float
-    """Per GPU, for the expert all-to-all of a stage (NVLink inside a domain, else the scale-out network)."""
+    """Per GPU, for the expert all-to-all of a stage: NVLink inside a domain; across machines the effective
+    bandwidth of the whole exchange, its peers in the domain over NVLink and the rest over the network."""
     a2a_latency: float
     stage_bw: float
     """Per GPU, between pipeline stages (and to ship KV from a prefill to a decode group)."""
@@ -104,9 +105,18 @@ def links(acc: Accelerator, layout: Layout, p: EstimatorParams, *, domain: int |
         tp_lat, kind = p.allreduce_latency_us * 1e-6, ("mesh" if acc.topology == "mesh" else "nvlink")
     else:
         tp_bw, tp_lat, kind = pcie, p.pcie_latency_us * 1e-6, "pcie"
-    if layout.stage_gpus <= domain and acc.topology != "pcie":
-        a2a_bw = scale_up_bw_gb_s(acc, layout.stage_gpus, p) * GB_S * p.eta_scale_up
+    stage = layout.stage_gpus
+    if stage <= domain and acc.topology != "pcie":
+        a2a_bw = scale_up_bw_gb_s(acc, stage, p) * GB_S * p.eta_scale_up
         a2a_lat = p.allreduce_latency_us * 1e-6
+    elif acc.topology != "pcie" and domain > 1:
+        # Experts over several machines: of a GPU's stage − 1 peers, domain − 1 share its scale-up domain
+        # and stage − domain are across the network; both parts of the all-to-all run at once, so it
+        # takes the longer of the two (each token still goes to every remote expert it routes to: the
+        # low-latency dispatch decode uses, without forwarding through a peer of the remote machine).
+        local = scale_up_bw_gb_s(acc, domain, p) * GB_S * p.eta_scale_up
+        a2a_bw = (stage - 1) / max((domain - 1) / local, (stage - domain) / out)
+        a2a_lat = p.scale_out_latency_us * 1e-6
     else:
         a2a_bw, a2a_lat = out, p.scale_out_latency_us * 1e-6
     if layout.gpus <= domain and acc.topology != "pcie":
