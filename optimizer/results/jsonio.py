@@ -603,6 +603,10 @@ def _consistency_error(result: PlanResult) -> str | None:
     return _amount_error(result)
 
 
+NEGATIVE_COST_TOLERANCE = 0.01
+"""A cost above minus one cent reads: a share computed as a difference may round to −0.000001."""
+
+
 def _amount_error(result: PlanResult) -> str | None:
     """Costs that are sums of GPU-hours at prices (never negative), and the goodput of a config served on GPUs
     (more than 0 tokens/s: the replicas are sized by dividing by it). An API or reserve_gpus workload has no
@@ -612,7 +616,7 @@ def _amount_error(result: PlanResult) -> str | None:
     costs += [(f"workloads[{i}].cost", w.cost) for i, w in enumerate(result.workloads)]
     costs += [(f"purchases[{i}].cost", p.cost) for i, p in enumerate(result.purchases)]
     for path, v in costs:
-        if v < 0:
+        if v < -NEGATIVE_COST_TOLERANCE:
             return f"{path}: {_shown(v)} is negative (a cost is GPU-hours at prices, 0 or more)"
     rows = [(f"workloads[{i}]", w.offer, w.precision, w.goodput_output_tokens_per_s)
             for i, w in enumerate(result.workloads)]
