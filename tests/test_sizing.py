@@ -152,6 +152,24 @@ def test_kv_deepseek_v3_mla():
     assert memory.kv_bytes_per_token(MOD["deepseek-v3"], 2.0) == 70_272
 
 
+def test_sparse_attention_reads_the_top_k_latents_and_every_indexer_key():
+    """DeepSeek-V3.2 at a 32,768-token context, FP8 KV: the whole cache is held (61 layers × (576 + 132) B a
+    token), but a decode step reads the MLA latents of the 2,048 tokens the indexer keeps and the indexer's
+    keys of all 32,768: 61 × (576 × 2,048 + 132 × 32,768) bytes. At or below 2,048 tokens it reads all of it.
+    Attention attends 2,048 tokens a layer in decode; a 32,768-token prompt's queries min(position, 2,048) on
+    average, (2,048²/2 + 30,720 × 2,048) / 32,768 = 1,984 (half the prompt, 16,384, without)."""
+    m = MOD["deepseek-v3.2"]
+    assert memory.kv_bytes_per_seq(m, 32_768, 1.0) == 61 * (576 + 132) * 32_768
+    assert memory.kv_bytes_read_per_step(m, 32_768, 1.0) == 61 * (576 * 2_048 + 132 * 32_768)
+    assert memory.kv_bytes_read_per_step(m, 2_000, 1.0) == memory.kv_bytes_per_seq(m, 2_000, 1.0)
+    assert memory.kv_bytes_read_per_step(MOD["deepseek-v3"], 32_768, 1.0) == memory.kv_bytes_per_seq(
+        MOD["deepseek-v3"], 32_768, 1.0)  # dense attention reads it all
+    assert roofline.sparse_context(m, 32_768) == 2_048
+    assert roofline.sparse_prefill_context(m, 32_768) == pytest.approx(1_984)
+    assert roofline.sparse_prefill_context(m, 1_000) == 500
+    assert roofline.sparse_prefill_context(MOD["deepseek-v3"], 32_768) == 16_384
+
+
 def test_kv_sliding_window_capped_at_the_window():
     m = Model(id="sw", params_b=1, layers=36, kv_heads=8, head_dim=64, sliding_window=128,
               sliding_window_layers=18)

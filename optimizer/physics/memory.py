@@ -176,6 +176,18 @@ def kv_bytes_per_seq(model: Model, context_tokens: int, kv_bytes_per_elem: float
             + k.linear_layers * k.state_bytes + k.indexer_per_token * attention_layers * context_tokens)
 
 
+def kv_bytes_read_per_step(model: Model, context_tokens: int, kv_bytes_per_elem: float = 2.0) -> float:
+    """KV bytes one decode step reads for one sequence at `context_tokens`: its whole cache, except under
+    sparse attention (`sparse_topk`), where attention reads the latents of only the top-k tokens and the
+    indexer every token's key."""
+    k_top = model.sparse_topk
+    if not k_top or context_tokens <= k_top:
+        return kv_bytes_per_seq(model, context_tokens, kv_bytes_per_elem)
+    k = kv_layout(model, kv_bytes_per_elem)
+    return (kv_bytes_per_seq(model, k_top, kv_bytes_per_elem)
+            + k.indexer_per_token * (k.full_layers + k.window_layers) * (context_tokens - k_top))
+
+
 def kv_bytes_per_token(model: Model, kv_bytes_per_elem: float = 2.0, context_tokens: int | None = None) -> float:
     """KV bytes per token. With `context_tokens`: the average per token of a sequence that long
     (windows capped, recurrent state spread over it); without: every attention layer in full, the

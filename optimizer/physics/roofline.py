@@ -16,6 +16,7 @@ from optimizer.physics.memory import (
     expert_split,
     head_dim_of,
     kv_bytes_per_seq,
+    kv_bytes_read_per_step,
     kv_copies,
     moe_layer_count,
     weight_bytes,
@@ -333,6 +334,21 @@ def _moe(model: Model) -> bool:
     return bool(model.experts and model.experts > 1) or model.active_b < model.params_b
 
 
+def sparse_context(model: Model, context_tokens: float) -> float:
+    """Tokens a decode step attends to in a full-attention layer: the whole context, or under sparse
+    attention (`sparse_topk`) at most the top k the indexer selects."""
+    return min(context_tokens, model.sparse_topk) if model.sparse_topk else context_tokens
+
+
+def sparse_prefill_context(model: Model, input_tokens: float) -> float:
+    """Tokens a prompt's query attends to in a full-attention layer, on average over its positions: half the
+    prompt (causal), or under sparse attention min(position, k) averaged — (k²/2 + (n − k)·k) / n past k."""
+    k, n = model.sparse_topk, input_tokens
+    if not k or n <= k:
+        return n / 2
+    return (k * k / 2 + (n - k) * k) / n
+
+
 def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: int | Layout,
              input_tokens: int, output_tokens: int, *, mig: MigProfile | None = None,
              params: EstimatorParams | None = None, kv_bytes_per_elem: float | None = None,
@@ -380,7 +396,8 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
     # KV cache at the mean context of a decode step, per GPU per sequence of the batch
     mean_ctx = max(1, input_tokens + output_tokens // 2)
     kvb = precision.kv_bytes_per_elem if kv_bytes_per_elem is None else kv_bytes_per_elem
-    kv_seq = model.kv_gb_per_seq * GB if model.kv_gb_per_seq is not None else kv_bytes_per_seq(model, mean_ctx, kvb)
+    kv_seq = (model.kv_gb_per_seq * GB if model.kv_gb_per_seq is not None
+              else kv_bytes_read_per_step(model, mean_ctx, kvb))
     kv_per_gpu = kv_seq * kv_copies(model, tp_) / (tp_ * dp * pp)
 
     layers = model.layers or 80
@@ -400,11 +417,14 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
         per_ctx = per_ctx_prefill = 0
     window = model.sliding_window
     win_layers = model.sliding_window_layers if window else 0
-    ctx_decode = (attention_layers - win_layers) * mean_ctx + win_layers * min(mean_ctx, window or mean_ctx)
-    ctx_prefill = ((attention_layers - win_layers) * input_tokens / 2
+    attended, attended_prefill = sparse_context(model, mean_ctx), sparse_prefill_context(model, input_tokens)
+    ctx_decode = (attention_layers - win_layers) * attended + win_layers * min(mean_ctx, window or mean_ctx)
+    ctx_prefill = ((attention_layers - win_layers) * attended_prefill
                    + win_layers * min(input_tokens / 2, window or input_tokens))
-    attn_decode = per_ctx * ctx_decode / (tp_ * dp * pp)
-    attn_prefill_per_token = per_ctx_prefill * ctx_prefill  # one request, all layers
+    # a sparse-attention indexer scores every cached token for each query: 2 FLOPs per element of its heads
+    indexer = 2 * (model.indexer_heads or 0) * (model.indexer_head_dim or 0) * attention_layers
+    attn_decode = (per_ctx * ctx_decode + indexer * mean_ctx) / (tp_ * dp * pp)
+    attn_prefill_per_token = per_ctx_prefill * ctx_prefill + indexer * input_tokens / 2  # one request, all layers
 
     hidden = model.hidden_size or math.sqrt(model.params_b * GB / (12 * layers))
     act = hidden * p.activation_bytes

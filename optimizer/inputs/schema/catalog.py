@@ -257,6 +257,11 @@ class Model(Sourced):
     indexer_head_dim: int | None = Field(default=None, ge=1)
     """DeepSeek sparse attention (V3.2): the lightning indexer caches one key of this size per
     token and layer (FP8), beside the MLA latent."""
+    indexer_heads: int | None = Field(default=None, ge=1)
+    """DeepSeek sparse attention: the indexer's query heads (each scores every cached token)."""
+    sparse_topk: int | None = Field(default=None, ge=1)
+    """DeepSeek sparse attention: each query attends to only this many tokens, those the indexer scores
+    highest (V3.2: 2,048); the whole context is still cached, and the indexer reads all of its keys."""
     quantized_scope: Literal["linear", "experts"] = "linear"
     """What a low-bit checkpoint of this model quantizes: every linear layer, or only the routed
     experts (gpt-oss ships MXFP4 experts with 16-bit attention). Embeddings and the output layer
