@@ -12,6 +12,7 @@ from optimizer.physics.queueing import (
     erlang_c,
     mean_wait_s,
     poisson_quantile,
+    pooled_wait_quantile_s,
     wait_quantile_s,
 )
 from optimizer.physics.roofline import Roofline
@@ -36,6 +37,19 @@ def test_erlang_c_two_servers_by_hand():
     assert erlang_c(2, 1.0) == pytest.approx(1 / 3)
     # the mean M/D/c wait is C × s / (2(c − a)) = (1/3) × 0.1 / 2
     assert mean_wait_s(2, 10.0, 0.1) == pytest.approx(1 / 60)
+
+
+def test_a_share_of_a_shared_pool_runs_at_the_utilisation_it_pays_for():
+    # Half a server paid by a stream of 2.5/s at 0.1 s: the pool's one server serves two such streams,
+    # ρ = 2.5 × 0.1 / 0.5 = 0.5 — M/D/1 at λ = 5/s: t99 = 0.1 × ln(0.5 / 0.01). It was queued as one
+    # whole server of its own at ρ = 0.25.
+    assert pooled_wait_quantile_s(0.5, 2.5, 0.1, 99) == pytest.approx(0.1 * math.log(50))
+    assert pooled_wait_quantile_s(0.5, 2.5, 0.1, 99) > wait_quantile_s(0.5, 2.5, 0.1, 99)
+    # 1.5 servers: two whole servers fed 2 / 1.5 streams, each server at ρ = 10 × 0.1 / 1.5 = 2/3
+    assert pooled_wait_quantile_s(1.5, 10.0, 0.1, 90) == pytest.approx(wait_quantile_s(2, 10.0 * 2 / 1.5, 0.1, 90))
+    # whole servers are unchanged; a paid share at 100% never drains
+    assert pooled_wait_quantile_s(2, 10.0, 0.1, 99) == wait_quantile_s(2, 10.0, 0.1, 99)
+    assert pooled_wait_quantile_s(0.5, 5.0, 0.1, 99) == math.inf
 
 
 def test_a_saturated_queue_never_drains():

@@ -12,8 +12,8 @@ from statistics import NormalDist
 def erlang_c(servers: float, offered: float) -> float:
     """Probability that an arrival waits in an M/M/c queue with `offered` = λ·s Erlangs (< servers).
 
-    Fractional server counts (prefill capacity shared by several groups) are rounded up: the
-    formula needs whole servers, and more servers never wait longer.
+    A fractional server count is rounded up: the formula needs whole servers. A share of a pool that
+    other arrivals use too is not a whole server of one's own: see pooled_wait_quantile_s.
     """
     c = max(1, math.ceil(servers - 1e-9))
     a = offered
@@ -47,6 +47,25 @@ def wait_quantile_s(servers: float, arrival_rate: float, service_s: float, perce
         return 0.0
     tau = service_s / (2.0 * (c - a))
     return tau * math.log(waits / tail)
+
+
+def pooled_wait_quantile_s(servers: float, arrival_rate: float, service_s: float, percentile: float) -> float:
+    """The `percentile` of the wait for a share of a pool: `servers` (fractional, e.g. 0.5 or 1.5)
+    paid for by one stream of `arrival_rate` requests/s, in a pool of whole servers that other
+    streams alike share (prefill groups shared across decode replicas).
+
+    Every paid server then runs at ρ = arrival_rate · service_s / servers — not the lower
+    utilisation of ceil(servers) whole servers seeing this stream alone. The queue taken is the
+    smallest whole pool at that utilisation: M/D/c with c = ceil(servers) servers fed by c / servers
+    such streams (arrival rate arrival_rate · c / servers). It bounds the wait of any fleet of n
+    streams that buys whole servers for its shares: that fleet has ceil(n · servers) ≥ c servers,
+    each at most at ρ, and the wait grows with ρ and falls with c at a given ρ (Erlang C and the
+    conditional mean service / (2c(1 − ρ)) both do). inf when ρ ≥ 1.
+    """
+    if servers <= 0:
+        return math.inf
+    c = max(1, math.ceil(servers - 1e-9))
+    return wait_quantile_s(c, arrival_rate * c / servers, service_s, percentile)
 
 
 def mean_wait_s(servers: float, arrival_rate: float, service_s: float) -> float:
