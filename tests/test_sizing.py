@@ -21,6 +21,8 @@ from optimizer.inputs.schema.catalog import (
 )
 from optimizer.inputs.schema.estimator import EstimatorParams
 from optimizer.physics import memory, replicas, roofline
+from optimizer.physics.layout import Layout, links
+from optimizer.physics.queueing import wait_quantile_s
 from optimizer.resources import catalogs_dir
 
 
@@ -353,3 +355,54 @@ def test_goodput_grows_with_batch(combo, tp, isl, osl, b1, b2):
     assert rl.goodput(hi) >= rl.goodput(lo) * (1 - 1e-12)
     assert rl.tpot_s(hi) >= rl.tpot_s(lo) and rl.ttft_s(hi) >= rl.ttft_s(lo)
     assert math.isfinite(rl.tpot_s(hi))
+
+
+def _disagg_70b_h200(load: float | None = None):
+    """Llama-3.1-70B fp8 on H200, 500 in / 500 out, p90 TTFT 500 ms and TPOT 30 ms: prefill tp1, decode tp2."""
+    m, p, a, params = MOD["llama-3.1-70b"], PREC["fp8"], ACC["h200-sxm"], load_estimator_params()
+    pre, dec = Layout("tp", tp=1), Layout("tp", tp=2)
+    f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, 2, 1000, 0.10, p.kv_bytes_per_elem, attention_tp=2,
+                   runtime_gb_per_gpu=params.runtime_gb)
+    d = roofline.disaggregated(m, p, a, pre, dec, 500, 500, ttft_ms=500, tpot_ms=30, percentile=90.0,
+                               max_batch=f.kv_concurrency, params=params, prefill_link=links(a, pre, params),
+                               decode_link=links(a, dec, params), transfer_gb_s=a.scale_up_bandwidth_gb_s, load=load)
+    rl = roofline.roofline(m, p, a, pre, 500, 1, params=params, link=links(a, pre, params))
+    return d, rl.prefill_alone_s(500), rl.prefill_servers
+
+
+def test_disaggregated_prefill_queues_as_the_shared_pool_it_pays_for():
+    """A replica's g prefill groups (a multiple of 1/8) are a share of a pool the decode replicas share:
+    each paid prefill server runs at λ·s / (g·k), and the TTFT's wait is M/D/c in the smallest whole pool
+    at that utilisation. It was queued as ceil(g·k) servers seeing this replica alone: prefill × 0.5 ran
+    its paid GPU at 99.8% where the model said 50%, and reported a p90 TTFT of 142 ms (a shared pool
+    at that load waits ~26 s)."""
+    d, s, k = _disagg_70b_h200()
+    assert d is not None
+    g = d.prefill_groups
+    assert g * 8 == round(g * 8)
+    lam = d.decode.batch / (d.decode.tpot_ms / 1e3 * 500)  # the decode group's request rate
+    rho = lam * s / (g * k)
+    assert rho < 1
+    c = math.ceil(g * k - 1e-9)
+    wait = wait_quantile_s(c, rho * c / s, s, 90.0)  # c servers, each at ρ
+    assert d.ttft_ms == pytest.approx((wait + s) * 1e3 + d.kv_transfer_ms + d.decode.tpot_ms)
+    assert d.ttft_ms <= 500
+    # the fewest groups: an eighth fewer misses the target (or saturates the paid servers)
+    fewer = g - 1 / 8
+    rho_fewer = lam * s / (fewer * k)
+    c_fewer = math.ceil(fewer * k - 1e-9)
+    assert rho_fewer >= 1 or (wait_quantile_s(c_fewer, rho_fewer * c_fewer / s, s, 90.0) + s) * 1e3 \
+        + d.kv_transfer_ms + d.decode.tpot_ms > 500
+    # the half group it chose before runs its paid server past 99%: its 142 ms was the wrong queue
+    assert lam * s / (0.5 * k) > 0.99 and g > 0.5 and d.ttft_ms > 142.5
+
+
+def test_disaggregated_ttft_at_the_planned_load_is_below_the_full_load_one():
+    full, _, _ = _disagg_70b_h200()
+    d, s, k = _disagg_70b_h200(load=0.6)
+    assert full is not None and d is not None and full.ttft_at_load_ms is None
+    assert (d.prefill_groups, d.ttft_ms) == (full.prefill_groups, full.ttft_ms)
+    assert d.ttft_at_load_ms is not None and (s * 1e3 + d.kv_transfer_ms) < d.ttft_at_load_ms < d.ttft_ms
+    # at load 1 it is the full-load TTFT
+    at_one, _, _ = _disagg_70b_h200(load=1.0)
+    assert at_one.ttft_at_load_ms == pytest.approx(at_one.ttft_ms, rel=1e-3)

@@ -22,7 +22,12 @@ from optimizer.physics.memory import (
     weight_bytes,
     weight_parts,
 )
-from optimizer.physics.queueing import mean_wait_s, poisson_quantile, wait_quantile_s
+from optimizer.physics.queueing import (
+    mean_wait_s,
+    poisson_quantile,
+    pooled_wait_quantile_s,
+    wait_quantile_s,
+)
 from optimizer.vocab import GB
 
 # --- datatypes --------------------------------------------------------------------------------
@@ -545,21 +550,32 @@ class Disaggregated:
     """Prefill groups per decode group that keep TTFT within target at the decode group's load."""
     kv_transfer_ms: float
     ttft_ms: float
+    """TTFT at the percentile with the decode group at its full batch (the goodput's load)."""
     gpus: float
     goodput_output_tokens_per_s: float
     calibrated: bool
     extra: dict = field(default_factory=dict)
+    ttft_at_load_ms: float | None = None
+    """TTFT at the percentile with the decode group at `load` × its goodput (None: no load given)."""
 
 
 def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, prefill: Layout, decode: Layout,
                   input_tokens: int, output_tokens: int, *, ttft_ms: float | None, tpot_ms: float | None,
                   percentile: float | None, max_batch: int, params: EstimatorParams | None = None,
                   kv_bytes_per_elem: float | None = None, prefill_link: Links | None = None,
-                  decode_link: Links | None = None, transfer_gb_s: float | None = None) -> Disaggregated | None:
+                  decode_link: Links | None = None, transfer_gb_s: float | None = None,
+                  load: float | None = None) -> Disaggregated | None:
     """Size a disaggregated replica: a decode group that only decodes (TPOT without prefill
-    interference) and enough prefill groups that a request's TTFT — its wait for a prefill server
-    (M/D/c over every prefill group's attention groups), its prefill, the KV transfer to the decode
-    group and the first decode step — stays within target at the decode group's request rate.
+    interference) and enough prefill groups that a request's TTFT — its wait for a prefill server,
+    its prefill, the KV transfer to the decode group and the first decode step — stays within target
+    at the decode group's request rate.
+
+    The prefill queue: a replica pays for g prefill groups (a multiple of 1/8) of k attention groups
+    each, g·k servers in a pool shared by the decode replicas, each paid server at utilisation
+    λ·s / (g·k) (λ the replica's request rate, s one prompt's prefill). The wait is M/D/c in the
+    smallest whole pool at that utilisation (queueing.pooled_wait_quantile_s), an upper bound for a
+    larger fleet's pool. `load` (a share of the goodput before headroom, e.g. the policy occupancy)
+    also gives the TTFT with the decode group at that throughput (ttft_at_load_ms).
     Returns None when no batch meets the targets."""
     p = params or EstimatorParams()
     # The decode group only decodes: its sequences arrive with their KV, nothing is prefilled there.
@@ -602,18 +618,26 @@ def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, 
         return None
     _, b, groups, gpus, good = best
     headroom = (1.0 if eff.calibrated else p.uncalibrated_headroom) * p.goodput_factor
-    wait = wait_quantile_s(groups * pre.prefill_servers, b / (tpot(b) * output_tokens), s, percentile or 50.0)
-    ttft = (wait + s + transfer + tpot(b)) * 1e3
+
+    def ttft_at(batch: float) -> float:
+        wait = pooled_wait_quantile_s(groups * pre.prefill_servers, batch / (tpot(batch) * output_tokens), s,
+                                      percentile or 50.0)
+        return (wait + s + transfer + tpot(batch)) * 1e3
+
+    ttft = ttft_at(b)
+    at_load = None if load is None else ttft_at(dec.batch_at_throughput(load * good, b))
     est = Estimate(batch=b, ttft_ms=ttft, tpot_ms=tpot(b) * 1e3, goodput_output_tokens_per_s=good * headroom,
                    bound="tpot" if tpot_ms is not None else "kv-memory", calibrated=eff.calibrated, group=eff.group,
                    raw_goodput_output_tokens_per_s=good, layout=decode.label, prefill_share=groups * prefill.gpus / decode.gpus)
-    return Disaggregated(est, prefill, decode, groups, transfer * 1e3, ttft, gpus, good * headroom, eff.calibrated)
+    return Disaggregated(est, prefill, decode, groups, transfer * 1e3, ttft, gpus, good * headroom, eff.calibrated,
+                         ttft_at_load_ms=at_load)
 
 
 def _prefill_groups(lam: float, service_s: float, servers_per_group: int, base_s: float, ttft_ms: float | None,
                     percentile: float | None) -> float | None:
     """Fewest prefill groups (a multiple of 1/8: groups are shared across decode replicas) whose
-    queue keeps wait + base within the TTFT target."""
+    queue keeps wait + base within the TTFT target: the wait of the shared pool, every paid server at
+    lam · service_s / (groups · servers_per_group) (queueing.pooled_wait_quantile_s)."""
     need = lam * service_s / servers_per_group  # groups at 100% utilisation
     if ttft_ms is None:
         return max(need / 0.9, 1 / 8)
@@ -622,7 +646,7 @@ def _prefill_groups(lam: float, service_s: float, servers_per_group: int, base_s
         return None
     g = max(math.ceil(need * 8) / 8, 1 / 8)
     for _ in range(400):
-        if wait_quantile_s(g * servers_per_group, lam, service_s, percentile or 50.0) <= budget:
+        if pooled_wait_quantile_s(g * servers_per_group, lam, service_s, percentile or 50.0) <= budget:
             return g
         g += 1 / 8
     return None
