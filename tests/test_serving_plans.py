@@ -87,6 +87,8 @@ def test_disaggregated_replicas_share_whole_prefill_groups():
         for dh, g in c.gpus.items():
             n = c.replicas[dh].total
             assert g == n * decode + math.ceil(n * groups - 1e-9) * per, (c.key, dh)
+        # TTFT at the planned load (the plan's occupancy of the goodput), not the full-load one
+        assert c.ttft_at_load_ms is not None and c.ttft_at_load_ms < c.ttft_ms, c.key
 
 
 def test_a_moe_model_spreads_its_experts_over_a_whole_nvl72_rack():

@@ -207,7 +207,8 @@ def size_disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, 
                                    int(round(tokens.output)), ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms,
                                    percentile=slo.percentile, max_batch=f.kv_concurrency, params=params,
                                    kv_bytes_per_elem=kv_elem, prefill_link=offer_links(acc, offer, prefill, params),
-                                   decode_link=offer_links(acc, offer, decode, params), transfer_gb_s=transfer)
+                                   decode_link=offer_links(acc, offer, decode, params), transfer_gb_s=transfer,
+                                   load=plan.policy.occupancy)
     except ValueError as exc:
         return Dropped(w.name, "", "goodput", f"no estimate ({exc})")
     if d is None:
@@ -216,7 +217,7 @@ def size_disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, 
     needed = min(rep.needed_concurrency(est.goodput_output_tokens_per_s, slo.tpot_ms), est.batch)
     label = f"disagg: prefill {prefill.label} × {d.prefill_groups:g} + decode {decode.label}"
     return Sized(f, d.goodput_output_tokens_per_s, "estimated", "tpot" if slo.tpot_ms else est.bound, est.batch,
-                 d.ttft_ms, est.tpot_ms, needed, d.gpus, d.calibrated, d.ttft_ms, layout=label,
+                 d.ttft_ms, est.tpot_ms, needed, d.gpus, d.calibrated, d.ttft_at_load_ms, layout=label,
                  prefill_groups=(d.prefill_groups, prefill.gpus))
 
 
