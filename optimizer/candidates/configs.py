@@ -3,6 +3,7 @@ offer allows), whether it fits, and what goodput it delivers at the SLO."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from optimizer.candidates.types import Dropped, GoodputSource
@@ -91,7 +92,8 @@ class Sized:
     goodput: float
     source: GoodputSource
     bound: str | None
-    batch: int | None
+    batch: float | None
+    """Mean sequences in flight at the SLO (fractional when an SLO limits it)."""
     ttft_ms: float | None
     tpot_ms: float | None
     needed: int
@@ -165,7 +167,8 @@ def size(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precisio
     if est.goodput_output_tokens_per_s <= 0 or est.batch < 1:
         return _slo_miss(w, est)
     needed = rep.needed_concurrency(est.goodput_output_tokens_per_s, slo.tpot_ms)
-    needed = min(needed, est.batch) if slo.tpot_ms is not None else needed
+    # est.batch is a mean occupancy (fractional when an SLO binds): the KV holds whole sequences
+    needed = min(needed, math.ceil(est.batch)) if slo.tpot_ms is not None else needed
     at_load = rl.batch_at_throughput(plan.policy.occupancy * est.raw_goodput_output_tokens_per_s, est.batch)
     return Sized(f, est.goodput_output_tokens_per_s, "estimated", est.bound, est.batch, est.ttft_ms, est.tpot_ms,
                  needed, float(layout.gpus), est.calibrated, rl.ttft_s(at_load, slo.percentile) * 1e3,
@@ -214,7 +217,7 @@ def size_disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, 
     if d is None:
         return Dropped(w.name, "", "slo", "no decode batch and prefill share meet the SLO together")
     est = d.decode
-    needed = min(rep.needed_concurrency(est.goodput_output_tokens_per_s, slo.tpot_ms), est.batch)
+    needed = min(rep.needed_concurrency(est.goodput_output_tokens_per_s, slo.tpot_ms), math.ceil(est.batch))
     label = f"disagg: prefill {prefill.label} × {d.prefill_groups:g} + decode {decode.label}"
     return Sized(f, d.goodput_output_tokens_per_s, "estimated", "tpot" if slo.tpot_ms else est.bound, est.batch,
                  d.ttft_ms, est.tpot_ms, needed, d.gpus, d.calibrated, d.ttft_at_load_ms, layout=label,

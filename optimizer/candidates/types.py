@@ -39,7 +39,8 @@ class Candidate:
     total_gb: float
     reserve_gb: float
     free_gb: float
-    batch: int | None
+    batch: float | None
+    """Mean sequences in flight at the SLO (fractional when an SLO limits it)."""
     ttft_ms: float | None
     tpot_ms: float | None
     api_output_tokens_per_day: dict[str, float] = field(default_factory=dict, compare=False)

@@ -89,8 +89,10 @@ BOUNDS = ("bandwidth", "compute", "kv-memory", "tpot", "ttft")
 
 @dataclass(frozen=True)
 class Estimate:
-    batch: int
-    """Sequences in flight per replica (0: even one sequence misses the SLO or does not fit)."""
+    batch: float
+    """Sequences in flight per replica, a mean over time (continuous batching, Little's law): whole when
+    the KV memory or the engine's cap limits it, fractional (to 1/BATCH_STEPS) when an SLO does
+    (0: even one sequence misses the SLO or does not fit)."""
     ttft_ms: float
     """TTFT at the SLO's percentile with the replica at this batch (queueing included)."""
     tpot_ms: float
@@ -112,6 +114,9 @@ class Estimate:
 
 BATCH_TOLERANCE = 1e-6
 """Roofline.batch_at_throughput finds the batch to within this many sequences."""
+
+BATCH_STEPS = 256
+"""An SLO-bound batch is found to 1/BATCH_STEPS of a sequence (8 more evaluations past the whole batch)."""
 
 
 @dataclass(frozen=True)
@@ -483,10 +488,14 @@ def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: i
              rl: Roofline | None = None) -> Estimate:
     """Goodput of one replica at the SLO: the largest batch B ≤ max_batch (the KV concurrency)
     and ≤ the engine's batch cap with TPOT_p(B) ≤ tpot_ms and TTFT_p(B) ≤ ttft_ms (p = `percentile`;
-    the mean without one); goodput = B / TPOT(B) output tokens/s (see `Roofline`). Without SLOs it
-    is the maximum throughput. When even B = 1 misses an SLO (or max_batch is 0) the batch and
-    goodput are 0 and `bound` names the limit that failed. TPOT and TTFT grow with B and goodput
-    does too, so a bisection over B finds the answer in ~12 steps.
+    the mean without one); goodput = B / TPOT(B) output tokens/s (see `Roofline`). B is the mean
+    occupancy of continuous batching, so where an SLO limits it, it is fractional: the largest
+    multiple of 1/BATCH_STEPS that meets the SLO (a replica can hold 2.9 sequences on average where
+    3 would miss a TTFT target and 2 leaves a third of its goodput unused); the KV memory and the
+    engine cap limit it to whole sequences. Without SLOs it is the maximum throughput. When even
+    B = 1 misses an SLO (or max_batch is 0) the batch and goodput are 0 and `bound` names the limit
+    that failed. TPOT and TTFT grow with B and goodput does too, so a bisection over whole batches
+    (~12 steps up to the engine cap) and then over the fraction (8 more) finds the answer.
 
     Where no published result calibrated the (generation, datatype) group, goodput keeps
     `uncalibrated_headroom` of the roofline's and `calibrated` is False.
@@ -506,14 +515,14 @@ def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: i
 
 def _best_batch(rl: Roofline, cap: int, kv_limited: bool, ttft_ms: float | None, tpot_ms: float | None,
                 percentile: float | None, eff: Efficiency, p: EstimatorParams, label: str) -> Estimate:
-    def misses(b: int) -> str | None:
+    def misses(b: float) -> str | None:
         if tpot_ms is not None and rl.tpot_s(b, percentile) * 1e3 > tpot_ms:
             return "tpot"
         if ttft_ms is not None and rl.ttft_s(b, percentile) * 1e3 > ttft_ms:
             return "ttft"
         return None
 
-    def result(b: int, bound: str) -> Estimate:
+    def result(b: float, bound: str) -> Estimate:
         shown = max(b, 1)
         raw = rl.goodput(b)
         headroom = (1.0 if eff.calibrated else p.uncalibrated_headroom) * p.goodput_factor
@@ -529,14 +538,25 @@ def _best_batch(rl: Roofline, cap: int, kv_limited: bool, ttft_ms: float | None,
     failed = misses(cap)
     if failed is None:
         return result(cap, "kv-memory" if kv_limited else rl.dominant(cap))
-    lo, hi = 1, cap  # lo meets the SLO, hi misses it
+    lo, hi = 1, cap  # lo meets the SLO, hi misses it (`failed` names the target hi misses)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if misses(mid):
-            hi = mid
+        why = misses(mid)
+        if why:
+            hi, failed = mid, why
         else:
             lo = mid
-    return result(lo, misses(hi) or "tpot")
+    # The batch is a mean occupancy (Little's law), not a count: between lo, which meets the SLO,
+    # and lo + 1, which misses it, the largest fraction that still meets it (BATCH_STEPS steps).
+    k_lo, k_hi = 0, BATCH_STEPS
+    while k_hi - k_lo > 1:
+        k = (k_lo + k_hi) // 2
+        why = misses(lo + k / BATCH_STEPS)
+        if why:
+            k_hi, failed = k, why
+        else:
+            k_lo = k
+    return result(lo + k_lo / BATCH_STEPS if k_lo else lo, failed)
 
 
 @dataclass(frozen=True)
