@@ -252,6 +252,59 @@ def test_estimate_returns_zero_when_batch_one_misses_the_slo():
     assert roofline.estimate(m, p, a, 2, 2000, 400, max_batch=0).bound == "kv-memory"
 
 
+def _flat_roofline(**over) -> roofline.Roofline:
+    """A replica whose decode step is a flat 10 ms (no weights, KV or prefill interference) and whose
+    prefill of 100 tokens takes 0.1 s on one server: TPOT = 10 ms at any batch, λ = B / (0.01 · 100)
+    = B requests/s, and the mean M/D/1 wait is a·s / (2(1 − a)) with a = 0.1·B — so by hand
+    TTFT(B) = 0.01·B / (2 − 0.2·B) + 0.11 s: 122.5 ms at B = 2, 126.67 at 2.5, 131.43 at 3."""
+    base = dict(input_tokens=100, output_tokens=100, bw=1.0, c_dec=1.0, c_pre=1.0, p=1.0, pp=1, dense_bytes=0.0,
+                expert_bytes=0.0, expert_share=0.0, gemm_flops_per_seq=0.0, kv_bytes_per_seq=0.0,
+                attn_flops_per_seq=0.0, comm_fixed_s=0.0, comm_s_per_seq=0.0, overhead=0.01,
+                prefill_flops_per_token=0.0, prefill_comm_s_per_token=0.0, prefill_alone_s_per_token=0.001,
+                prefill_alone_fixed_s=0.0, prefill_servers=1, chunk_tokens=8192)
+    return roofline.Roofline(**{**base, **over})
+
+
+def test_an_slo_bound_batch_is_a_fractional_mean_occupancy():
+    """The batch is the mean occupancy of continuous batching (Little's law), not a count: where TTFT
+    binds between two whole batches, the estimate keeps the largest 1/256 of a sequence that meets it."""
+    rl = _flat_roofline()
+    assert rl.ttft_s(2) * 1e3 == pytest.approx(122.5)
+    assert rl.ttft_s(2.5) * 1e3 == pytest.approx(126.667, abs=1e-3)
+    assert rl.ttft_s(3) * 1e3 == pytest.approx(131.429, abs=1e-3)
+    m, p, a = MOD["llama-3.1-8b"], PREC["bf16"], ACC["h100-sxm"]  # only the calibration group comes from these
+    # TTFT 126.7 ms: B = 0.0334 / 0.01334 = 2.5037 by hand, 2.5 (= 640/256) to the 1/256 step
+    e = roofline.estimate(m, p, a, 1, 100, 100, ttft_ms=126.7, max_batch=64, rl=rl)
+    assert (e.batch, e.bound) == (2.5, "ttft")
+    assert e.ttft_ms == pytest.approx(126.7, rel=1e-3) and e.ttft_ms <= 126.7
+    assert rl.ttft_s(2.5 + 1 / 256) * 1e3 > 126.7 and rl.ttft_s(3) * 1e3 > 126.7  # the next step and lo + 1 miss
+    assert e.raw_goodput_output_tokens_per_s == pytest.approx(250.0)  # B / TPOT, where the whole batch 2 gave 200
+    assert e.tpot_ms == pytest.approx(10.0)
+    # Nothing binds: the KV memory's whole batch, as before
+    assert roofline.estimate(m, p, a, 1, 100, 100, ttft_ms=200, max_batch=5, rl=rl).batch == 5
+    # A TPOT target binds the same way: TPOT 10 ms + 10 ms per sequence meets 35 ms up to B = 2.5
+    slope = _flat_roofline(comm_s_per_seq=0.01)
+    e = roofline.estimate(m, p, a, 1, 100, 100, tpot_ms=35, max_batch=64, rl=slope)
+    assert e.bound == "tpot" and 2.5 - 1 / 256 <= e.batch <= 2.5 and 35 - 0.04 <= e.tpot_ms <= 35
+
+
+@pytest.mark.parametrize("model, precision, slower, faster, tp", [
+    ("llama-3.1-70b", "bf16", "a100-40gb", "a100-80gb", 4),     # was 60 vs 52 tok/s: batch 3 vs 2
+    ("llama-3.1-70b", "int4-awq", "h100-sxm", "h200-sxm", 2),  # was 98 vs 87 tok/s: batch 3 vs 2
+])
+def test_a_faster_gpu_is_not_penalised_for_reaching_the_ttft_limit_sooner(model, precision, slower, faster, tp):
+    """Its faster decode raises the request rate at a given batch, so TTFT binds at a smaller batch; with
+    whole batches that cost it a whole sequence (8000 in / 400 out, p99 TTFT 5 s, TPOT 100 ms)."""
+    def goodput(acc_id: str) -> roofline.Estimate:
+        m, p, a = MOD[model], PREC[precision], ACC[acc_id]
+        f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, tp, 8400, runtime_gb_per_gpu=EstimatorParams().runtime_gb)
+        return roofline.estimate(m, p, a, tp, 8000, 400, ttft_ms=5000, tpot_ms=100, percentile=99.0,
+                                 max_batch=f.kv_concurrency)
+    slow, fast = goodput(slower), goodput(faster)
+    assert slow.bound == fast.bound == "ttft" and fast.batch < slow.batch
+    assert fast.goodput_output_tokens_per_s >= slow.goodput_output_tokens_per_s
+
+
 def test_mig_slice_is_slower_than_the_whole_gpu():
     m, p, a = MOD["llama-3.1-8b"], PREC["int4-awq"], ACC["a100-80gb"]
     slice_ = MigProfile(name="3g.40gb", instances_per_gpu=2, memory_gb=40, compute_fraction=0.4286)
