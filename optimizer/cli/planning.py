@@ -43,7 +43,10 @@ def solve(
     outdir: Annotated[Path, typer.Option("-o", "--outdir", help="Where the result files go.")] = Path("out"),
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, nothing else.")] = False,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
-    time_limit: Annotated[Optional[float], typer.Option("--time-limit", help="Seconds; overrides policy.time_limit_s.")] = None,
+    time_limit: Annotated[Optional[float], typer.Option(
+        "--time-limit", help="Seconds for the solve; overrides policy.time_limit_s. A plan with scenarios then spends "
+                             "up to half as long again on the mean-scenario plan and each scenario's best plan "
+                             "(value of the stochastic solution, regret).")] = None,
     baseline: Annotated[Optional[Path], typer.Option(
         "--baseline", metavar="LAST_RESULT.json",
         help="Last plan's result: keep each workload's choice unless moving saves more than policy.change_threshold.")] = None,
