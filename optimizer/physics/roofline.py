@@ -494,8 +494,8 @@ def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: i
     3 would miss a TTFT target and 2 leaves a third of its goodput unused); the KV memory and the
     engine cap limit it to whole sequences. Without SLOs it is the maximum throughput. When even
     B = 1 misses an SLO (or max_batch is 0) the batch and goodput are 0 and `bound` names the limit
-    that failed. TPOT and TTFT grow with B and goodput does too, so a bisection over whole batches
-    (~12 steps up to the engine cap) and then over the fraction (8 more) finds the answer.
+    that failed. TPOT and TTFT grow with B and goodput does too, so a bisection in steps of
+    1/BATCH_STEPS finds the answer (~12 steps up to the engine cap, 8 more for the fraction).
 
     Where no published result calibrated the (generation, datatype) group, goodput keeps
     `uncalibrated_headroom` of the roofline's and `calibrated` is False.
@@ -538,25 +538,18 @@ def _best_batch(rl: Roofline, cap: int, kv_limited: bool, ttft_ms: float | None,
     failed = misses(cap)
     if failed is None:
         return result(cap, "kv-memory" if kv_limited else rl.dominant(cap))
-    lo, hi = 1, cap  # lo meets the SLO, hi misses it (`failed` names the target hi misses)
+    # The batch is a mean occupancy (Little's law), not a count: bisect in steps of 1/BATCH_STEPS of a
+    # sequence; lo meets the SLO, hi misses it (`failed` names the target hi misses).
+    lo, hi = BATCH_STEPS, cap * BATCH_STEPS
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        why = misses(mid)
+        why = misses(mid / BATCH_STEPS)
         if why:
             hi, failed = mid, why
         else:
             lo = mid
-    # The batch is a mean occupancy (Little's law), not a count: between lo, which meets the SLO,
-    # and lo + 1, which misses it, the largest fraction that still meets it (BATCH_STEPS steps).
-    k_lo, k_hi = 0, BATCH_STEPS
-    while k_hi - k_lo > 1:
-        k = (k_lo + k_hi) // 2
-        why = misses(lo + k / BATCH_STEPS)
-        if why:
-            k_hi, failed = k, why
-        else:
-            k_lo = k
-    return result(lo + k_lo / BATCH_STEPS if k_lo else lo, failed)
+    whole, part = divmod(lo, BATCH_STEPS)
+    return result(lo / BATCH_STEPS if part else whole, failed)
 
 
 @dataclass(frozen=True)
