@@ -166,7 +166,7 @@ def test_sparse_attention_reads_the_top_k_latents_and_every_indexer_key():
     assert memory.kv_bytes_read_per_step(m, 2_000, 1.0) == memory.kv_bytes_per_seq(m, 2_000, 1.0)
     assert memory.kv_bytes_read_per_step(MOD["deepseek-v3"], 32_768, 1.0) == memory.kv_bytes_per_seq(
         MOD["deepseek-v3"], 32_768, 1.0)  # dense attention reads it all
-    assert roofline.sparse_context(m, 32_768) == 2_048
+    assert memory.sparse_context(m, 32_768) == 2_048
     assert roofline.sparse_prefill_context(m, 32_768) == pytest.approx(1_984)
     assert roofline.sparse_prefill_context(m, 1_000) == 500
     assert roofline.sparse_prefill_context(MOD["deepseek-v3"], 32_768) == 16_384

@@ -176,16 +176,21 @@ def kv_bytes_per_seq(model: Model, context_tokens: int, kv_bytes_per_elem: float
             + k.linear_layers * k.state_bytes + k.indexer_per_token * attention_layers * context_tokens)
 
 
+def sparse_context(model: Model, context_tokens: float) -> float:
+    """Tokens a decode step attends to in a full-attention layer: the whole context, or under sparse
+    attention (`sparse_topk`) at most the top k the indexer selects."""
+    return min(context_tokens, model.sparse_topk) if model.sparse_topk else context_tokens
+
+
 def kv_bytes_read_per_step(model: Model, context_tokens: int, kv_bytes_per_elem: float = 2.0) -> float:
     """KV bytes one decode step reads for one sequence at `context_tokens`: its whole cache, except under
     sparse attention (`sparse_topk`), where attention reads the latents of only the top-k tokens and the
     indexer every token's key."""
-    k_top = model.sparse_topk
-    if not k_top or context_tokens <= k_top:
-        return kv_bytes_per_seq(model, context_tokens, kv_bytes_per_elem)
+    attended = int(sparse_context(model, context_tokens))
+    unread = context_tokens - attended  # tokens whose latents are not read; their indexer keys are
     k = kv_layout(model, kv_bytes_per_elem)
-    return (kv_bytes_per_seq(model, k_top, kv_bytes_per_elem)
-            + k.indexer_per_token * (k.full_layers + k.window_layers) * (context_tokens - k_top))
+    return (kv_bytes_per_seq(model, attended, kv_bytes_per_elem)
+            + k.indexer_per_token * (k.full_layers + k.window_layers) * unread)
 
 
 def kv_bytes_per_token(model: Model, kv_bytes_per_elem: float = 2.0, context_tokens: int | None = None) -> float:

@@ -19,6 +19,7 @@ from optimizer.physics.memory import (
     kv_bytes_read_per_step,
     kv_copies,
     moe_layer_count,
+    sparse_context,
     weight_bytes,
     weight_parts,
 )
@@ -342,12 +343,6 @@ def _attention_flops(accelerator: Accelerator, kv_bytes: float, eff: Efficiency,
 
 def _moe(model: Model) -> bool:
     return bool(model.experts and model.experts > 1) or model.active_b < model.params_b
-
-
-def sparse_context(model: Model, context_tokens: float) -> float:
-    """Tokens a decode step attends to in a full-attention layer: the whole context, or under sparse
-    attention (`sparse_topk`) at most the top k the indexer selects."""
-    return min(context_tokens, model.sparse_topk) if model.sparse_topk else context_tokens
 
 
 def sparse_prefill_context(model: Model, input_tokens: float) -> float:
