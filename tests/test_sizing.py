@@ -399,6 +399,47 @@ def test_estimate_respects_max_batch_and_slo(combo, tp, isl, osl, tpot, ttft, ma
         assert e.goodput_output_tokens_per_s == 0
 
 
+def _bisected_batch(rl: roofline.Roofline, cap: int, ttft: float | None, tpot: float | None,
+                    pct: float | None) -> tuple[float, str | None]:
+    """The batch at the SLO by plain bisection in steps of 1/BATCH_STEPS (what estimate's guided search
+    must reproduce): 0 when batch 1 misses, the cap when it meets."""
+    def misses(b: float) -> str | None:
+        if tpot is not None and rl.tpot_s(b, pct) * 1e3 > tpot:
+            return "tpot"
+        if ttft is not None and rl.ttft_s(b, pct) * 1e3 > ttft:
+            return "ttft"
+        return None
+    if misses(1):
+        return 0, misses(1)
+    if not misses(cap):
+        return cap, None
+    lo, hi, why = roofline.BATCH_STEPS, cap * roofline.BATCH_STEPS, misses(cap)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if misses(mid / roofline.BATCH_STEPS):
+            hi, why = mid, misses(mid / roofline.BATCH_STEPS)
+        else:
+            lo = mid
+    return lo / roofline.BATCH_STEPS, why
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(combos, tps, tokens, st.integers(1, 4000), st.one_of(st.none(), st.floats(2, 300)),
+       st.one_of(st.none(), st.floats(10, 20_000)), st.sampled_from([None, 50.0, 90.0, 99.0]),
+       st.integers(1, 5000))
+def test_the_guided_batch_search_lands_where_bisection_does(combo, tp, isl, osl, tpot, ttft, pct, max_batch):
+    """estimate() probes where the targets' excess points (false position) and lets each probe's verdict
+    move one end of the bracket: the batch and the target that binds are plain bisection's."""
+    m, p, a = (MOD[combo[0]], PREC[combo[1]], ACC[combo[2]])
+    rl = roofline.roofline(m, p, a, tp, isl, osl)
+    e = roofline.estimate(m, p, a, tp, isl, osl, tpot_ms=tpot, ttft_ms=ttft, percentile=pct, max_batch=max_batch,
+                          rl=rl)
+    batch, why = _bisected_batch(rl, min(max_batch, EstimatorParams().max_batch), ttft, tpot, pct)
+    assert e.batch == batch
+    if why is not None:
+        assert e.bound == why
+
+
 @FAST
 @given(combos, tps, tokens, st.integers(1, 4000), st.integers(1, 4000), st.integers(1, 4000))
 def test_goodput_grows_with_batch(combo, tp, isl, osl, b1, b2):

@@ -490,7 +490,8 @@ def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: i
     engine cap limit it to whole sequences. Without SLOs it is the maximum throughput. When even
     B = 1 misses an SLO (or max_batch is 0) the batch and goodput are 0 and `bound` names the limit
     that failed. TPOT and TTFT grow with B and goodput does too, so a bisection in steps of
-    1/BATCH_STEPS finds the answer (~12 steps up to the engine cap, 8 more for the fraction).
+    1/BATCH_STEPS finds the answer (~20 probes up to the engine cap; guided by how far each end misses
+    its target, ~7).
 
     Where no published result calibrated the (generation, datatype) group, goodput keeps
     `uncalibrated_headroom` of the roofline's and `calibrated` is False.
@@ -510,12 +511,17 @@ def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: i
 
 def _best_batch(rl: Roofline, cap: int, kv_limited: bool, ttft_ms: float | None, tpot_ms: float | None,
                 percentile: float | None, eff: Efficiency, p: EstimatorParams, label: str) -> Estimate:
-    def misses(b: float) -> str | None:
-        if tpot_ms is not None and rl.tpot_s(b, percentile) * 1e3 > tpot_ms:
-            return "tpot"
-        if ttft_ms is not None and rl.ttft_s(b, percentile) * 1e3 > ttft_ms:
-            return "ttft"
-        return None
+    def judged(b: float) -> tuple[str | None, float]:
+        """Which target the batch misses (None: it meets both), and by how much the worse one is
+        exceeded as a share of its target (≤ 0 when met; a guide for the search, never its verdict)."""
+        why, excess = None, -1.0
+        if tpot_ms is not None:
+            tpot = rl.tpot_s(b, percentile) * 1e3
+            why, excess = ("tpot" if tpot > tpot_ms else None), tpot / tpot_ms - 1.0
+        if ttft_ms is not None and why is None:
+            ttft = rl.ttft_s(b, percentile) * 1e3
+            why, excess = ("ttft" if ttft > ttft_ms else None), max(excess, ttft / ttft_ms - 1.0)
+        return why, excess
 
     def result(b: float, bound: str) -> Estimate:
         shown = max(b, 1)
@@ -527,22 +533,36 @@ def _best_batch(rl: Roofline, cap: int, kv_limited: bool, ttft_ms: float | None,
 
     if cap < 1:
         return result(0, "kv-memory")
-    failed = misses(1)
+    failed, e_lo = judged(1)
     if failed:
         return result(0, failed)
-    failed = misses(cap)
+    failed, e_hi = judged(cap)
     if failed is None:
         return result(cap, "kv-memory" if kv_limited else rl.dominant(cap))
-    # The batch is a mean occupancy (Little's law), not a count: bisect in steps of 1/BATCH_STEPS of a
-    # sequence; lo meets the SLO, hi misses it (`failed` names the target hi misses).
+    # The batch is a mean occupancy (Little's law), not a count: the largest multiple of 1/BATCH_STEPS
+    # that meets the SLO. lo meets it, hi misses it (`failed` names the target hi misses); each probe's
+    # verdict moves one end, so the answer is the bisection's, whatever the probes. Where a probe goes
+    # is guessed from how far the ends are from their targets (false position with the Illinois step;
+    # halving where a target is infinitely far or the guess stops closing in): ~6 probes, not ~20.
     lo, hi = BATCH_STEPS, cap * BATCH_STEPS
+    side = 0
     while hi - lo > 1:
-        mid = (lo + hi) // 2
-        why = misses(mid / BATCH_STEPS)
-        if why:
-            hi, failed = mid, why
+        if math.isfinite(e_hi) and e_hi > e_lo and side < 3 and side > -3:
+            mid = lo + int((hi - lo) * (-e_lo) / (e_hi - e_lo))
+            mid = min(max(mid, lo + 1), hi - 1)
         else:
-            lo = mid
+            mid, side = (lo + hi) // 2, 0
+        why, e = judged(mid / BATCH_STEPS)
+        if why:
+            hi, failed, e_hi = mid, why, e
+            side = side + 1 if side > 0 else 1
+            if side >= 2:
+                e_lo /= 2
+        else:
+            lo, e_lo = mid, min(e, 0.0)
+            side = side - 1 if side < 0 else -1
+            if side <= -2:
+                e_hi /= 2
     whole, part = divmod(lo, BATCH_STEPS)
     return result(lo / BATCH_STEPS if part else whole, failed)
 
