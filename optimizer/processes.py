@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
+from contextlib import contextmanager
+from typing import Iterator
 
 PARENT_CHECK_S = 1.0
 """How often a worker looks for its parent."""
@@ -29,3 +32,18 @@ def stop_workers(executor: object) -> None:
     for process in list(getattr(executor, "_processes", {}).values()):
         if process.is_alive():
             process.terminate()
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """Run a bulk build (a plan's configs, its integer program) with the cyclic garbage collector paused
+    (reference counting still frees what is dropped). Building creates millions of small tuples and dicts that all stay alive; the
+    collector's passes over them found nothing to free and took a third of building the 1,000-workload
+    program (8.8 s against 12.5–15 s). Nested uses keep it paused until the outermost ends."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

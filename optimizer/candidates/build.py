@@ -43,7 +43,7 @@ from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.physics import replicas as rep
 from optimizer.physics import roofline
 from optimizer.physics.layout import Layout
-from optimizer.processes import watch_parent
+from optimizer.processes import collection_paused, watch_parent
 
 
 def day_hours(plan: Plan) -> list[DayHour]:
@@ -83,6 +83,11 @@ def build_candidates(loaded: LoadedPlan, keep_dominated: frozenset[str] = frozen
     everything that was tried). Dominated configs and offers are pruned, except for the workloads in
     `keep_dominated` (`planopt explain` prices every alternative of the workload it explains).
     """
+    with collection_paused():
+        return _built(loaded, keep_dominated, strict)
+
+
+def _built(loaded: LoadedPlan, keep_dominated: frozenset[str], strict: bool) -> CandidateSet:
     plan, catalog = loaded.plan, loaded.catalog
     by_workload: dict[str, list[Candidate]] = {}
     dropped: list[Dropped] = []
@@ -177,7 +182,8 @@ def _worker_start(plan: Plan, catalog: Catalog, keep_dominated: frozenset[str]) 
 
 def _worker_size(indices: list[int]) -> list[Sized]:
     plan, catalog = _WORKER["plan"], _WORKER["catalog"]
-    return [_one_workload(plan, catalog, plan.workloads[i], _WORKER["keep"], _WORKER["cache"]) for i in indices]
+    with collection_paused():
+        return [_one_workload(plan, catalog, plan.workloads[i], _WORKER["keep"], _WORKER["cache"]) for i in indices]
 
 
 def _one_workload(plan: Plan, catalog: Catalog, w: Workload, keep_dominated: frozenset[str], cache: dict) -> Sized:

@@ -40,6 +40,7 @@ from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.solution import OfferPoolHour, Solution
+from optimizer.processes import collection_paused
 from optimizer.vocab import (
     HOURLY_TIERS,
     RESERVED_TIERS,
@@ -249,6 +250,12 @@ def build_model(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, 
     slower to solve). `baseline` maps a workload to its last plan's candidate key and the cost of
     moving it (define_baseline); `private` the configs taken at a cost solved apart (define_private).
     """
+    with collection_paused():
+        return _built(loaded, cands, segments, elastic=elastic, cuts=cuts, baseline=baseline, private=private)
+
+
+def _built(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, elastic: bool, cuts: bool,
+           baseline: dict[str, tuple[str, float]] | None, private: dict[str, float] | None) -> Program:
     plan = loaded.plan
     offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
     prog = Program(pulp.LpProblem("planopt", pulp.LpMinimize), plan, cands, offers, segments,

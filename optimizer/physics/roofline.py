@@ -628,17 +628,18 @@ def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, 
     best = None
     candidates = sorted({max(1, int(cap / 2**i)) for i in range(0, 16)} | {cap})
     for b in candidates:
-        if tpot_ms is not None and tpot(b) * 1e3 > tpot_ms:
+        step = tpot(b)
+        if tpot_ms is not None and step * 1e3 > tpot_ms:
             continue
-        lam = b / (tpot(b) * output_tokens)
-        base = s + transfer + tpot(b)
+        lam = b / (step * output_tokens)
+        base = s + transfer + step
         if ttft_ms is not None and base * 1e3 > ttft_ms:
             continue
         groups = _prefill_groups(lam, s, pre.prefill_servers, base, ttft_ms, percentile)
         if groups is None:
             continue
         gpus = decode.gpus + groups * prefill.gpus
-        good = b / tpot(b)
+        good = b / step
         per_gpu = good / gpus
         if best is None or per_gpu > best[0]:
             best = (per_gpu, b, groups, gpus, good)
