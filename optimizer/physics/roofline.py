@@ -543,11 +543,11 @@ def _best_batch(rl: Roofline, cap: int, kv_limited: bool, ttft_ms: float | None,
     # that meets the SLO. lo meets it, hi misses it (`failed` names the target hi misses); each probe's
     # verdict moves one end, so the answer is the bisection's, whatever the probes. Where a probe goes
     # is guessed from how far the ends are from their targets (false position with the Illinois step;
-    # halving where a target is infinitely far or the guess stops closing in): ~6 probes, not ~20.
+    # halving where a target is infinitely far or the guess stops closing in): ~7 probes, not ~20.
     lo, hi = BATCH_STEPS, cap * BATCH_STEPS
     side = 0
     while hi - lo > 1:
-        if math.isfinite(e_hi) and e_hi > e_lo and side < 3 and side > -3:
+        if math.isfinite(e_hi) and e_hi > e_lo and abs(side) < 3:
             mid = lo + int((hi - lo) * (-e_lo) / (e_hi - e_lo))
             mid = min(max(mid, lo + 1), hi - 1)
         else:
