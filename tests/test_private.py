@@ -200,3 +200,61 @@ def test_no_plan_after_the_fallback_quotes_the_plans_time_limit(tmp_path, monkey
     loaded = load_plan(write(tmp_path, _plan(0.5)))
     with pytest.raises(SolverError, match=r"without a feasible plan \(time limit 30 s\)"):
         solve_candidates(loaded, build_candidates(loaded), SolveOptions(time_limit_s=30, alternatives=0))
+
+
+@pytest.mark.parametrize("limit, build_s, settle_s, hours_s", [
+    (30.0, 1.8, 6.0, 3.7),      # a fifth of the limit, more than the hours' 1.5 × 1.8 + 1 s and an offer's 1 s
+    (120.0, 1.8, 24.0, 3.7),
+    (10.0, 4.0, 5.0, 5.0),      # the hours' 7 s and the offer's 1 s would be more than half: half the limit
+    (10.0, 2.0, 5.0, 4.0),      # 4 s + 1 s: more than a fifth (2 s)
+])
+def test_the_search_leaves_settling_a_share_of_the_limit(limit, build_s, settle_s, hours_s):
+    assert strategy.settle_budget(limit, build_s) == pytest.approx((settle_s, hours_s))
+
+
+class _Clock:
+    """strategy's clock, where each whole-number solve takes its whole time limit (a solver that never
+    proves early): the seconds the steps are given, added up, without waiting them."""
+
+    def __init__(self, monkeypatch):
+        import time as real_time
+
+        self.real, self.charged = real_time, 0.0
+        real_solve = strategy.solve
+
+        def solve(prob, solver="highs", **kw):
+            out = real_solve(prob, solver, **kw)
+            if not kw.get("relax"):
+                self.charged += kw["time_limit_s"]
+            return out
+
+        monkeypatch.setattr(strategy, "solve", solve)
+        monkeypatch.setattr(strategy, "time", self)
+
+    def perf_counter(self) -> float:
+        return self.real.perf_counter() + self.charged
+
+
+@pytest.mark.parametrize("p_price, cost, w1_at", [(0.5, 288.0, "p"), (0.8, 384.0, "s")])
+def test_settling_a_chosen_private_config_ends_within_the_time_limit(tmp_path, monkeypatch, p_price, cost, w1_at):
+    """w1 on p chosen at a bound (half its cost), settled: its offer solved alone, the program solved again, p's
+    hours filled in — every solve running to its time limit. They end within the plan's limit (30 s): before,
+    settling came after the limit, at least 5 s for the offer, 5 s for solving again and 5 s for the hours."""
+    _private_costs_halved(monkeypatch)
+    clock = _Clock(monkeypatch)
+    settled, solved = [], []
+    real_settle, real_solve = strategy._settle_private, strategy._solve
+    monkeypatch.setattr(strategy, "_settle_private",
+                        lambda *a: settled.append(a[2]) or real_settle(*a))
+    monkeypatch.setattr(strategy, "_solve", lambda *a, **k: solved.append(k.get("settle_s", 0.0)) or real_solve(*a, **k))
+    loaded = load_plan(write(tmp_path, _plan(p_price)))
+    cands = build_candidates(loaded)
+    started = clock.perf_counter()
+    sol, info = solve_candidates(loaded, cands, SolveOptions(solver="highs", time_limit_s=30.0, alternatives=0))
+    elapsed = clock.perf_counter() - started
+    assert settled and W1_ON_P in settled[0]  # the settling ran
+    assert solved[0] >= 0.2 * 30.0  # the first solve left settling its share
+    assert clock.charged > 25.0 and elapsed <= 30.0 + 1.0, elapsed  # a second's slack: building, handing over
+    assert info.objective == pytest.approx(cost) and sol.chosen["w1"].split("/")[1] == w1_at
+    assert _nodes_at_p(sol) == ({h: 2.0 for h in range(24)} if w1_at == "p" else {})
+    assert info.seconds == pytest.approx(elapsed, abs=1.0)

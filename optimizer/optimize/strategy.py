@@ -79,15 +79,17 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     started = time.perf_counter()
     segments = _segments(loaded, cands)
     private = _private_costs(loaded, cands, segments, solver) if reserved is None and private_ok else None
+    t_build = time.perf_counter()
     prog = build_model(loaded, cands, segments, cuts=False, baseline=baseline,
                        private=private.costs if private else None)
+    build_s = time.perf_counter() - t_build
     for w, key in (fix or {}).items():
         prog.fix_choice(w, key)
     if reserved is not None:
         for k, v in prog.reserved.items():
             v.lowBound = v.upBound = round(reserved.get(k, 0.0))
     settled = _solve_settled(prog, private, loaded, cands, segments, options, solver, limit, gap_target, started,
-                             baseline)
+                             baseline, build_s=build_s)
     if settled is None:  # a chosen config's own offer not solved whole in time: the program as it was
         try:
             return solve_candidates(loaded, cands, replace(options, time_limit_s=max(
@@ -135,9 +137,41 @@ _FAMILIES = ("reserved", "on_demand", "spot", "lent", "batch_replicas", "batch_a
 SETTLE_ROUNDS = 5
 """At most this many re-solves after a solution chose private configs whose cost was only a bound."""
 SETTLE_MIN_S = 5.0
-"""Seconds a private config's own offer, and the program once its cost rose, get at least when the time limit
-has run out: a plan of the program in hand is not thrown away for want of the last seconds (q1-forecast under
-load had ended in 'no feasible plan (time limit 1 s)' after 13 s with one)."""
+"""Seconds the program gets at least when it must find a plan with the time limit run out: solved again once a
+chosen private config turned out to have no plan at its offer (no plan in hand), or, when a chosen config's own
+offer found no plan in its time, solved with every offer in (q1-forecast under load had ended in 'no feasible plan
+(time limit 1 s)' after 13 s with a plan in hand); and each chosen offer's own solve in explain's forced re-solves
+(_force)."""
+SETTLE_SHARE = 0.2
+"""Of the time limit, the share the program's solve (_solve's steps 2 and 3) leaves for settling (_solve_settled)
+when it prices private configs at a bound — the chosen ones' own offers solved whole, the program solved again if
+a cost rose, the chosen offers' hours filled in — so that the limit is the whole solve's (settle_budget). Before,
+settling came after the limit: plans/q1-forecast.yaml with nightly-summaries on lambda-gh200 returned after 43.4 s
+of a 30 s limit (its offer alone 5.1 s, the program with every offer 2.4 s to build and 5.6 s to solve). The share
+is kept whether or not a private config is then chosen: a plan that chooses none searches that much less. A
+relaxation that runs into the share leaves step 2 the rest of the limit, and step 3 without a plan may use it too:
+a plan found late beats none."""
+SETTLE_OWN_MIN_S = 1.0
+"""Seconds a chosen private config's own offer gets at least (_settle_private); one that ends with a plan short
+of optimal is priced at that plan (an upper bound: the plan in hand is kept, _solve_settled)."""
+HOURS_MIN_S = 1.0
+"""Solver seconds the chosen private offers' hours get at least (_with_private_capacity): every choice is held
+and the solve starts from a plan of the same cost (the program's and the offer's own), so it has a plan at
+once; the time is for improving the hours and proving them."""
+HOURS_BUILD_FACTOR = 1.5
+"""The program with every offer and every valid inequality (_with_private_capacity) is expected to take this
+many times as long to build as the program with private configs priced apart (plans/q1-forecast.yaml: 2.4 s
+against 1.9 s)."""
+
+
+def settle_budget(limit: float, build_s: float) -> tuple[float, float]:
+    """For a program pricing private configs at a bound, built in `build_s` seconds: (the seconds at the end of
+    the limit its search leaves for settling, of those the seconds kept last for the chosen private offers'
+    hours). SETTLE_SHARE of the limit — at least the hours' estimated time and a chosen offer's own solve, at
+    most half the limit."""
+    hours = HOURS_BUILD_FACTOR * build_s + HOURS_MIN_S
+    reserve = min(limit / 2, max(SETTLE_SHARE * limit, hours + SETTLE_OWN_MIN_S))
+    return reserve, min(hours, reserve)
 
 
 def _private_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str
@@ -189,17 +223,19 @@ def _alone(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, c: Candi
 
 
 def _settle_private(prog: Program, private: PrivateCosts, keys: list[str], loaded: LoadedPlan,
-                    cands: CandidateSet, segments: Segments, solver: str, seconds: float) -> bool | None:
+                    cands: CandidateSet, segments: Segments, solver: str, seconds: float,
+                    at_least: float = SETTLE_MIN_S) -> bool | None:
     """Make the costs of these chosen private configs exact (each one's offer solved whole, alone) and
     raise them in the program's objective; True when one rose (the solution may no longer be the best),
-    False when none did, None when one could not be solved in `seconds` (its cost stays a bound)."""
+    False when none did, None when one could not be solved in `seconds` (its cost stays a bound). Each
+    offer's solve gets `at_least` seconds whatever is left."""
     deadline = time.perf_counter() + seconds
     rose = False
     todo = [k for k in dict.fromkeys(keys) if k in private.costs and k not in private.exact]
     by_key = {c.key: c for c in cands.all()} if todo else {}
     for key in todo:
         alone = _alone(loaded, cands, segments, by_key[key])
-        out = solve(alone.prob, solver, time_limit_s=max(SETTLE_MIN_S, deadline - time.perf_counter()), mip_gap=0.0)
+        out = solve(alone.prob, solver, time_limit_s=max(at_least, deadline - time.perf_counter()), mip_gap=0.0)
         if out.status == "infeasible":
             cost = math.inf
         elif out.status in ("optimal", "feasible") and out.objective is not None:
@@ -228,42 +264,74 @@ def _settle_private(prog: Program, private: PrivateCosts, keys: list[str], loade
 def _solve_settled(prog: Program, private: PrivateCosts | None, loaded: LoadedPlan, cands: CandidateSet,
                    segments: Segments, options: SolveOptions, solver: str, limit: float, gap_target: float,
                    started: float, baseline: dict[str, tuple[str, float]] | None,
-                   on_relaxed: Callable[[Program], None] | None = None
+                   on_relaxed: Callable[[Program], None] | None = None, build_s: float = 0.0
                    ) -> tuple[Program, Solution, SolveInfo] | None:
     """_solve, then, while the solution chooses private configs whose cost was only a bound, those costs made
     exact and the program solved again; the chosen private configs' hours filled in. None when a chosen
-    private config could not be solved whole in the time (the caller solves without taking offers apart)."""
-    sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started, on_relaxed)
+    private config could not be solved whole in the time (the caller solves without taking offers apart).
+
+    `limit` is the whole of it: with private configs to settle, _solve's search from a plan in hand leaves what
+    settle_budget says (the program took `build_s` to build); each chosen offer's own solve gets half of what is
+    left before the hours' time, solving again the rest. Past the limit only by: steps 1 and 2 running into the
+    reserve, the hours' build and hand-over beyond their estimate, the floors (SETTLE_OWN_MIN_S, HOURS_MIN_S;
+    SETTLE_MIN_S when there is no plan in hand), and the caller's solve with every offer when a chosen offer's
+    own solve found no plan (None)."""
+    def elapsed() -> float:
+        return time.perf_counter() - started
+
+    unsettled = private is not None and any(k not in private.exact for k in private.costs)
+    settle_s, hours_s = settle_budget(limit, build_s) if unsettled else (0.0, 0.0)
+    sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started, on_relaxed,
+                       settle_s=settle_s)
     if not private:
         return prog, sol, info
     for _ in range(SETTLE_ROUNDS):
         before = prog.values()
         rose = _settle_private(prog, private, list(sol.chosen.values()), loaded, cands, segments, info.name,
-                               limit - (time.perf_counter() - started))
+                               (limit - hours_s - elapsed()) / 2, SETTLE_OWN_MIN_S)
         if rose is None:
             return None
         if not rose:
             break
         held = _held(prog, sol, info, gap_target, started)  # this plan at its settled cost: a plan in hand
-        if held is not None and private.upper:
-            # a cost known only from above: solving again would rest on it (no bound); keep this plan
+        if held is not None and (private.upper or elapsed() >= limit - hours_s):
+            # a cost known only from above: solving again would rest on it (no bound); or no time left for it
             sol, info = held
             break
-        budget = max(limit, time.perf_counter() - started + SETTLE_MIN_S)
+        budget = limit - hours_s if held is not None else max(limit - hours_s, elapsed() + SETTLE_MIN_S)
         try:
-            sol, info = _solve(prog, loaded, cands, segments, options, solver, budget, gap_target, started)
+            again, again_info = _solve(prog, loaded, cands, segments, options, solver, budget, gap_target, started)
         except SolverError:
             if held is None:
                 raise
             prog.restore(before)
             sol, info = held  # out of time solving again: the plan in hand, at its settled cost
             break
+        if held is not None and again_info.objective is not None and held[1].objective is not None \
+                and again_info.objective > held[1].objective + 1e-9 * max(1.0, abs(held[1].objective)):
+            # solving again, cut short, found a dearer plan: the plan in hand, with the better of the two bounds
+            prog.restore(before)
+            sol, info = held[0], _with_bound(held[1], again_info.bound, gap_target)
+            break
+        sol, info = again, again_info
     else:
         if any(k in private.costs and k not in private.exact for k in sol.chosen.values()):
             return None
-    prog, sol = _with_private_capacity(loaded, cands, segments, prog, sol, private, info.name, gap_target,
-                                       limit - (time.perf_counter() - started), baseline)
-    return prog, sol, info
+    filled = _with_private_capacity(loaded, cands, segments, prog, sol, private, info.name, gap_target,
+                                    limit - elapsed(), baseline)
+    if filled[0] is not prog:  # the hours' solve is part of the solve's seconds
+        info = replace(info, seconds=elapsed())
+    return (*filled, info)
+
+
+def _with_bound(info: SolveInfo, bound: float | None, gap_target: float) -> SolveInfo:
+    """`info` with `bound` when it is the higher (both lower bounds on the same plan's cost), its gap and status
+    said again."""
+    if bound is None or (info.bound is not None and bound <= info.bound):
+        return info
+    gap = _gap(info.objective, bound)
+    status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else info.status
+    return replace(info, bound=bound, gap=gap, status=status)
 
 
 def _held(prog: Program, sol: Solution, info: SolveInfo, gap_target: float, started: float
@@ -284,20 +352,23 @@ def _with_private_capacity(loaded: LoadedPlan, cands: CandidateSet, segments: Se
                            baseline: dict[str, tuple[str, float]] | None) -> tuple[Program, Solution]:
     """A solution that chose a private config has no hours for its offer: the program without private
     configs, every choice held, started from that solution and the config's own solve (a plan of the same
-    cost), gives them. Otherwise the program and solution as they are."""
+    cost), gives them — in `seconds`, its build included, and at least HOURS_MIN_S of solving. Otherwise the
+    program and solution as they are."""
     if not any(key in private.costs for key in sol.chosen.values()):
         return prog, sol
+    deadline = time.perf_counter() + seconds
     full = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
     start = {k: v for k, v in prog.values().items() if v is not None}
     for key in sol.chosen.values():
         for family, vals in private.values.get(key, {}).items():
             table = getattr(full, family)
             start.update({table[k].name: v for k, v in vals.items() if k in table})
+    seconds = max(HOURS_MIN_S, deadline - time.perf_counter())  # what the build left, at least HOURS_MIN_S
     with full.choices_fixed(sol.chosen):
-        out = solve(full.prob, solver, time_limit_s=max(seconds, 5.0), mip_gap=gap_target, warm_start=start)
+        out = solve(full.prob, solver, time_limit_s=seconds, mip_gap=gap_target, warm_start=start)
     if out.status not in ("optimal", "feasible"):
         raise SolverError(f"{solver} found no hours for the chosen configs' own offers "
-                          f"(time limit {max(seconds, 5.0):g} s); raise policy.time_limit_s or --time-limit")
+                          f"(time limit {seconds:.3g} s); raise policy.time_limit_s or --time-limit")
     return full, full.solution()
 
 
@@ -423,11 +494,19 @@ relaxation can violate other rows without a higher bound)."""
 
 def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions,
            solver: str, limit: float, gap_target: float, started: float,
-           on_relaxed: Callable[[Program], None] | None = None) -> tuple[Solution, SolveInfo]:
+           on_relaxed: Callable[[Program], None] | None = None, settle_s: float = 0.0) -> tuple[Solution, SolveInfo]:
     """The three steps of solve_candidates; `on_relaxed(prog)` hears the solved relaxation (its values
-    still in the program) before step 2."""
+    still in the program) before step 2. Step 2's solves stop where the last `settle_s` seconds of the limit begin
+    (kept for settling private configs, _solve_settled) — once the relaxation has run into them, step 2 may use
+    the rest; step 3, from step 2's plan, leaves them, and without a plan may use them."""
     def left() -> float:
         return limit - (time.perf_counter() - started)
+
+    def room() -> float:
+        return left() - settle_s if left() > settle_s else left()
+
+    def search_left() -> float:
+        return left() - (settle_s if incumbent is not None else 0.0)
 
     def tell(phase: str, inc: float | None, bnd: float | None) -> None:
         if options.progress is not None:
@@ -466,11 +545,11 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
         # the configs the relaxation is sure of, when it is unsure of some (step 2's last fallback holds them)
         decided = {w: key for w, (value, key) in largest.items() if value >= DECIDED} if unsure else {}
         with prog.choices_fixed_to_relaxation():
-            rounded = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target)
+            rounded = solve(prog.prob, solver, time_limit_s=room(), mip_gap=gap_target)
         if rounded.status not in ("optimal", "feasible") and unsure and left() > 0:
             # The relaxation's configs cannot all be held (caps, usually: it spread workloads over offers
             # fractionally): choose whole configs with the capacity still fractional, then hold them
-            rounded, choice_bound = _choices_solved(prog, solver, left, gap_target)
+            rounded, choice_bound = _choices_solved(prog, solver, room, gap_target)
             if choice_bound is not None and choice_bound > bound:
                 bound = choice_bound
                 tell("bound", None, bound)
@@ -478,13 +557,13 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             # Nor could configs chosen whole be held, in their time: hold only those the relaxation was sure
             # of and take the first plan the solver finds with the rest free — a start for step 3
             with prog.choices_fixed(decided):
-                rounded = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * left(), mip_gap=gap_target,
+                rounded = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * room(), mip_gap=gap_target,
                                 first_plan=True)
             if rounded.status in ("optimal", "feasible") and left() > 0:
                 # that first plan's configs held, its hourly capacity solved properly (it is only a first plan)
                 first, first_values = rounded, prog.values()
                 with prog.choices_fixed({w: key for w, (_v, key) in prog.largest_choices().items()}):
-                    held = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * left(), mip_gap=gap_target,
+                    held = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * room(), mip_gap=gap_target,
                                  warm_start={k: v for k, v in first_values.items() if v is not None})
                 if held.status in ("optimal", "feasible") and held.objective is not None \
                         and first.objective is not None and held.objective < first.objective:
@@ -505,7 +584,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
                           f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
     full = None
     handover = relaxed.overhead_s
-    if left() > 0:
+    if search_left() > 0:
         rows = _rows(prog)
         _cuts_for_search(prog)
         # Handing the program over (PuLP to the solver and back) is not in the solver's time limit: on a
@@ -520,13 +599,13 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
                 options.progress("search", t_full + t, inc if inc is not None else incumbent,
                                  max(best) if best else None)
 
-        if incumbent is None or left() > handover:
+        if incumbent is None or search_left() > handover:
             # step 2's plan starts the search unless it is far from the bound: HiGHS then searches from it in
             # worse places than from its own first plans (q4: $185k against a $58.8k bound, 3.9-4.0 s warm,
             # 3.0-3.3 s cold); the strategy keeps it either way
             gap = _gap(incumbent, bound)
             start = values if gap is not None and gap <= WARM_START_GAP else None
-            full = solve(prog.prob, solver, time_limit_s=max(0.01, left() - handover), mip_gap=gap_target,
+            full = solve(prog.prob, solver, time_limit_s=max(0.01, search_left() - handover), mip_gap=gap_target,
                          warm_start=start, progress=searching if options.progress is not None else None)
             if full.status == "infeasible":
                 raise diagnose(loaded, cands, segments, options)
@@ -644,10 +723,12 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         plan_cands = plan_cands or cands
         segments = _segments(loaded, plan_cands)
         private = _private_costs(loaded, plan_cands, segments, solver)
+        t_build = time.perf_counter()
         prog = build_model(loaded, plan_cands, segments, cuts=False, private=private.costs if private else None)
+        build_s = time.perf_counter() - t_build
         plan_limit = limit / 2 if count else limit
         settled = _solve_settled(prog, private, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
-                                 started, None, on_relaxed=speculate)
+                                 started, None, on_relaxed=speculate, build_s=build_s)
         if settled is None:  # as solve_candidates: the program as it was
             prog = build_model(loaded, plan_cands, segments, cuts=False)
             settled = (prog, *_solve(prog, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
