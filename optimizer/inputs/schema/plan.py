@@ -211,7 +211,9 @@ class Policy(Strict):
     solver: Literal["highs", "cbc"] = "highs"
     """The MILP solver: highs (default) or cbc."""
     time_limit_s: float = Field(default=60, gt=0)
-    """Solver time limit; the best plan found so far is returned with its proven gap."""
+    """Seconds for the solve, all of it (configs alone at their offer settled within it; it may run over by about
+    one build of the program); the best plan found so far is returned with its proven gap. Candidates, pricing
+    alternatives and a scenario plan's side solves (up to half as long again) come on top."""
     mip_gap: float = Field(default=0.001, ge=0, lt=1)
     """Stop when the plan is proven within this share of the cheapest possible."""
     change_threshold: float = Field(default=0.02, ge=0)
