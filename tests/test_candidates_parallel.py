@@ -68,3 +68,17 @@ def test_no_process_pool_to_be_had_sizes_them_in_this_process(monkeypatch):
     monkeypatch.setattr(candidates_mod.cf, "ProcessPoolExecutor", NoPool)
     got = candidates_mod.build_candidates(loaded)
     assert _whole(got) == _whole(expected) and got.dropped == expected.dropped
+
+
+def test_fits_and_rooflines_shared_across_workloads_size_as_computed_afresh(tmp_path, monkeypatch):
+    """Workloads alike but for their SLO share their fits and rooflines within a build
+    (configs._memo): every config, drop and reason is what sizing each afresh gives."""
+    path = tmp_path / "p12.yaml"
+    path.write_text(generate(12, seed=3), encoding="utf-8")
+    loaded = load_plan(path)
+    monkeypatch.setattr(candidates_mod, "PARALLEL_WORKLOADS", 10**9)
+    shared = candidates_mod.build_candidates(loaded, strict=False)
+    monkeypatch.setattr(candidates_mod.configs, "_memo", lambda _shared, _key, make: make())
+    afresh = candidates_mod.build_candidates(loaded, strict=False)
+    assert _whole(shared) == _whole(afresh)
+    assert shared.dropped == afresh.dropped and shared.pruned == afresh.pruned

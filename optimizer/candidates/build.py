@@ -457,7 +457,8 @@ def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offe
         key = ("disagg", _sizing_key(w), acc.id, configs.offer_domain(acc, offer),
                configs.offer_scale_out(acc, offer, params), prec.id, prefill, decode)
         if key not in cache:
-            cache[key] = configs.size_disaggregated(plan, w, model, acc, offer, prec, prefill, decode, params)
+            cache[key] = configs.size_disaggregated(plan, w, model, acc, offer, prec, prefill, decode, params,
+                                                    cache)
         sized = cache[key]
         option = vocab.option_label(acc.id, prec.id, layout=f"disagg prefill {prefill.label} + decode {decode.label}")
         if isinstance(sized, Dropped):
@@ -535,7 +536,7 @@ def _size(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer,
     key = ("size", _sizing_key(w), acc.id, prec.id, layout, mig.name if mig else None, domain, out)
     if key not in cache:
         link = configs.offer_links(acc, offer, layout, params)
-        cache[key] = configs.size(plan, w, model, acc, prec, layout, mig, link, params)
+        cache[key] = configs.size(plan, w, model, acc, prec, layout, mig, link, params, cache)
     sized = cache[key]
     if isinstance(sized, Dropped) and sized.workload != w.name:
         return replace(sized, workload=w.name)  # another workload's twin was sized first: the same reason

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable, TypeVar
 
 from optimizer.candidates.types import Dropped, GoodputSource
 from optimizer.inputs.schema.catalog import (
@@ -107,6 +108,39 @@ class Sized:
     """Disaggregated: (prefill groups per replica, GPUs per prefill group)."""
 
 
+T = TypeVar("T")
+
+
+def _memo(shared: dict | None, key: tuple, make: Callable[[], T]) -> T:
+    """`make()`, kept in `shared` under `key` (a build's cache: its plan, catalog and estimator fixed)."""
+    if shared is None:
+        return make()
+    if key not in shared:
+        shared[key] = make()
+    return shared[key]
+
+
+def _fit(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precision, layout: Layout,
+         mig: MigProfile | None, params: EstimatorParams, shared: dict | None) -> memory.Fit:
+    """A replica's memory fit; the same for every workload of the model, context and KV precision."""
+    kv_elem, memory_gb = kv_bytes_of(w, prec), memory_gb_per_gpu(acc, mig)
+    return _memo(shared, ("fit", model.id, prec.id, memory_gb, layout.gpus, layout.tp, layout.dp, w.context, kv_elem),
+                 lambda: memory.fit(model, prec, memory_gb, layout.gpus, w.context, plan.policy.memory_reserve,
+                                    kv_elem, attention_tp=layout.tp, runtime_gb_per_gpu=params.runtime_gb,
+                                    dense_copies=layout.dp))
+
+
+def _roofline(model: Model, prec: Precision, acc: Accelerator, layout: Layout, inp: int, out: int,
+              mig: MigProfile | None, params: EstimatorParams, kv_elem: float, link: Links,
+              shared: dict | None) -> roofline.Roofline:
+    """A replica's roofline; the same for every workload of the model, tokens and KV precision, whatever
+    its SLO (raises ValueError as roofline.roofline does, and keeps nothing then)."""
+    return _memo(shared, ("roofline", model.id, prec.id, acc.id, layout, mig.name if mig else None, inp, out,
+                          kv_elem, link),
+                 lambda: roofline.roofline(model, prec, acc, layout, inp, out, mig=mig, params=params,
+                                           kv_bytes_per_elem=kv_elem, link=link))
+
+
 def kv_bytes_of(w: Workload, prec: Precision) -> float:
     return prec.kv_bytes_per_elem if w.kv_precision is None else KV_BYTES[w.kv_precision]
 
@@ -131,12 +165,12 @@ def memory_gb_per_gpu(acc: Accelerator, mig: MigProfile | None) -> float:
 
 
 def size(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precision, layout: Layout,
-         mig: MigProfile | None, link: Links, params: EstimatorParams) -> Sized | Dropped:
-    """Memory fit and goodput of one replica. `Dropped.option` is left empty: the caller names it."""
-    reserve = plan.policy.memory_reserve
+         mig: MigProfile | None, link: Links, params: EstimatorParams, shared: dict | None = None) -> Sized | Dropped:
+    """Memory fit and goodput of one replica. `Dropped.option` is left empty: the caller names it.
+    `shared` (a build's cache) keeps the fits and rooflines, which workloads that differ only in their
+    SLO share."""
     kv_elem = kv_bytes_of(w, prec)
-    f = memory.fit(model, prec, memory_gb_per_gpu(acc, mig), layout.gpus, w.context, reserve, kv_elem,
-                   attention_tp=layout.tp, runtime_gb_per_gpu=params.runtime_gb, dense_copies=layout.dp)
+    f = _fit(plan, w, model, acc, prec, layout, mig, params, shared)
     if f.kv_concurrency < 1:
         copies = f" ({f.kv_copies:g} copies, one per GPU)" if f.kv_copies > 1 else ""
         return Dropped(w.name, "", "fit",
@@ -157,8 +191,7 @@ def size(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precisio
                      layout=_shown(layout))
     inp, out = int(round(tokens.input)), int(round(tokens.output))
     try:
-        rl = roofline.roofline(model, prec, acc, layout, inp, out, mig=mig, params=params,
-                               kv_bytes_per_elem=kv_elem, link=link)
+        rl = _roofline(model, prec, acc, layout, inp, out, mig, params, kv_elem, link, shared)
         est = roofline.estimate(model, prec, acc, layout, inp, out, ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms,
                                 percentile=slo.percentile, max_batch=f.kv_concurrency, mig=mig, params=params,
                                 kv_bytes_per_elem=kv_elem, link=link, rl=rl)
@@ -194,24 +227,29 @@ def _slo_miss(w: Workload, est: roofline.Estimate) -> Dropped:
 
 
 def size_disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision,
-                       prefill: Layout, decode: Layout, params: EstimatorParams) -> Sized | Dropped:
-    """A disaggregated replica: one decode group plus the share of prefill groups its load needs."""
+                       prefill: Layout, decode: Layout, params: EstimatorParams,
+                       shared: dict | None = None) -> Sized | Dropped:
+    """A disaggregated replica: one decode group plus the share of prefill groups its load needs (`shared`:
+    as in `size`; the decode group's roofline is the one its own config was sized with)."""
     kv_elem = kv_bytes_of(w, prec)
-    f = memory.fit(model, prec, memory_gb_per_gpu(acc, None), decode.gpus, w.context, plan.policy.memory_reserve,
-                   kv_elem, attention_tp=decode.tp, runtime_gb_per_gpu=params.runtime_gb, dense_copies=decode.dp)
+    f = _fit(plan, w, model, acc, prec, decode, None, params, shared)
     if f.kv_concurrency < 1:
         return Dropped(w.name, "", "fit", f"the decode group ({decode.label}) holds no sequence")
     tokens, slo = w.tokens, w.slo
     assert tokens is not None
     transfer = offer_scale_out(acc, offer, params) if decode.gpus + prefill.gpus > offer_domain(acc, offer) \
         else (acc.scale_up_bandwidth_gb_s or params.fallback_scale_up_gb_s)
+    inp, out = int(round(tokens.input)), int(round(tokens.output))
+    prefill_link, decode_link = offer_links(acc, offer, prefill, params), offer_links(acc, offer, decode, params)
     try:
-        d = roofline.disaggregated(model, prec, acc, prefill, decode, int(round(tokens.input)),
-                                   int(round(tokens.output)), ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms,
-                                   percentile=slo.percentile, max_batch=f.kv_concurrency, params=params,
-                                   kv_bytes_per_elem=kv_elem, prefill_link=offer_links(acc, offer, prefill, params),
-                                   decode_link=offer_links(acc, offer, decode, params), transfer_gb_s=transfer,
-                                   load=plan.policy.occupancy)
+        d = roofline.disaggregated(model, prec, acc, prefill, decode, inp, out, ttft_ms=slo.ttft_ms,
+                                   tpot_ms=slo.tpot_ms, percentile=slo.percentile, max_batch=f.kv_concurrency,
+                                   params=params, kv_bytes_per_elem=kv_elem, prefill_link=prefill_link,
+                                   decode_link=decode_link, transfer_gb_s=transfer, load=plan.policy.occupancy,
+                                   rooflines=(_roofline(model, prec, acc, decode, inp, out, None, params, kv_elem,
+                                                        decode_link, shared),
+                                              _roofline(model, prec, acc, prefill, inp, 1, None, params, kv_elem,
+                                                        prefill_link, shared)))
     except ValueError as exc:
         return Dropped(w.name, "", "goodput", f"no estimate ({exc})")
     if d is None:

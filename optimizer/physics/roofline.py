@@ -592,7 +592,8 @@ def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, 
                   percentile: float | None, max_batch: int, params: EstimatorParams | None = None,
                   kv_bytes_per_elem: float | None = None, prefill_link: Links | None = None,
                   decode_link: Links | None = None, transfer_gb_s: float | None = None,
-                  load: float | None = None) -> Disaggregated | None:
+                  load: float | None = None, rooflines: tuple[Roofline, Roofline] | None = None
+                  ) -> Disaggregated | None:
     """Size a disaggregated replica: a decode group that only decodes (TPOT without prefill
     interference) and enough prefill groups that a request's TTFT — its wait for a prefill server,
     its prefill, the KV transfer to the decode group and the first decode step — stays within target
@@ -604,14 +605,17 @@ def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, 
     smallest whole pool at that utilisation (queueing.pooled_wait_quantile_s), an upper bound for a
     larger fleet's pool. `load` (a share of the goodput before headroom, e.g. the policy occupancy)
     also gives the TTFT with the decode group at that throughput (ttft_at_load_ms).
-    Returns None when no batch meets the targets."""
+    Returns None when no batch meets the targets. A caller that has them passes `rooflines`: the decode
+    group's roofline (of these tokens) and the prefill group's (of one output token), each with its link."""
     p = params or EstimatorParams()
+    if rooflines is None:
+        rooflines = (roofline(model, precision, accelerator, decode, input_tokens, output_tokens, params=p,
+                              kv_bytes_per_elem=kv_bytes_per_elem, link=decode_link),
+                     roofline(model, precision, accelerator, prefill, input_tokens, 1, params=p,
+                              kv_bytes_per_elem=kv_bytes_per_elem, link=prefill_link))
     # The decode group only decodes: its sequences arrive with their KV, nothing is prefilled there.
-    dec = replace(roofline(model, precision, accelerator, decode, input_tokens, output_tokens, params=p,
-                           kv_bytes_per_elem=kv_bytes_per_elem, link=decode_link),
-                  prefill_flops_per_token=0.0, prefill_comm_s_per_token=0.0)
-    pre = roofline(model, precision, accelerator, prefill, input_tokens, 1, params=p,
-                   kv_bytes_per_elem=kv_bytes_per_elem, link=prefill_link)
+    dec = replace(rooflines[0], prefill_flops_per_token=0.0, prefill_comm_s_per_token=0.0)
+    pre = rooflines[1]
     eff = efficiency(precision, accelerator, p, moe=_moe(model))
     kvb = precision.kv_bytes_per_elem if kv_bytes_per_elem is None else kv_bytes_per_elem
     kv_seq = model.kv_gb_per_seq * GB if model.kv_gb_per_seq is not None else kv_bytes_per_seq(model, input_tokens or 1, kvb)
