@@ -98,7 +98,8 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
     bound)` hears HiGHS's branch and bound: each improving plan, and the bound about once a second.
     `first_plan` stops HiGHS at the first feasible plan it finds (CBC runs to its time limit).
 
-    `relax` solves the LP relaxation (integer variables taken as continuous); `warm_start`
+    `relax` solves the LP relaxation (integer variables taken as continuous) and leaves each variable's
+    reduced cost in its `dj` when solved to optimality (None otherwise); `warm_start`
     maps variable names to a feasible solution the solver starts from. With `relax` and HiGHS, `basis`
     starts the simplex from the basis it holds (when it has one) and receives the solved relaxation's.
     """
@@ -112,6 +113,9 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
         raise SolverError("CBC is not available; install PuLP with its bundled CBC or use --solver highs")
     started = time.perf_counter()
     time_limit_s = max(time_limit_s, 0.01)
+    if relax:  # its reduced costs, once solved, are this relaxation's or none (never an earlier solve's)
+        for v in prob.variables():
+            v.dj = None
 
     def run(limit: float, warm: dict[str, float] | None):
         t0 = time.perf_counter()
@@ -247,16 +251,22 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
         basis.rows = dict(zip(lp._constraints, solved.row_status))
 
     def findSolutionValues(self, lp):  # noqa: N802 - PuLP's name
-        """Every variable's value (None when HiGHS has none) and PuLP's status for HiGHS's; planopt reads
-        the status, objective and bound from HiGHS itself (_solve_highs), and no row's dual or slack."""
+        """Every variable's value (None when HiGHS has none), a solved relaxation's reduced costs, and
+        PuLP's status for HiGHS's; planopt reads the status, objective and bound from HiGHS itself
+        (_solve_highs), and no row's dual or slack."""
         import highspy
 
         model = lp.solverModel
-        values = list(model.getSolution().col_value)
+        solution = model.getSolution()
+        values = list(solution.col_value)
         for var in self.columns:
             var.varValue = values[var.index] if values else None
         status = model.getModelStatus()
         kinds = highspy.HighsModelStatus
+        if not self.mip and status == kinds.kOptimal and solution.dual_valid:
+            # a relaxation's reduced costs, where PuLP keeps them (model.reduced_costs)
+            for var, dj in zip(self.columns, solution.col_dual):
+                var.dj = dj
         if status == kinds.kOptimal:
             return pulp.LpStatusOptimal, pulp.LpSolutionOptimal
         if status in (kinds.kInfeasible, kinds.kUnboundedOrInfeasible):

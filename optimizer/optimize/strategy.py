@@ -25,9 +25,11 @@ from optimizer.optimize.calendar import Segments, segment
 from optimizer.optimize.model import (
     Program,
     add_cuts,
+    bounds_within,
     build_model,
     cut_rows_left,
     define_tidy,
+    reduced_costs,
     separate_cuts,
 )
 from optimizer.optimize.solution import Forced, Solution, SolveInfo
@@ -523,6 +525,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
     solver = relaxed.name
     if relaxed.status == "infeasible":
         raise diagnose(loaded, cands, segments, options)
+    reduced = reduced_costs(prog.prob) if relaxed.status == "optimal" else {}
     for _ in range(CUT_ROUNDS):
         # the valid inequalities this relaxation violates, and the relaxation again (a higher bound, and
         # configs that fit whole nodes better for step 2), while the bound rises
@@ -534,6 +537,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             relaxed = before
             prog.restore(before_values)
             break
+        reduced = reduced_costs(prog.prob)
         lifted = (relaxed.objective or 0.0) - (before.objective or 0.0)
         if lifted <= CUT_ROUND_GAIN * max(1.0, abs(before.objective or 0.0)):
             break
@@ -607,9 +611,17 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             # 3.0-3.3 s cold); the strategy keeps it either way
             gap = _gap(incumbent, bound)
             start = values if gap is not None and gap <= WARM_START_GAP else None
-            full = solve(prog.prob, solver, time_limit_s=max(0.01, search_left() - handover), mip_gap=gap_target,
-                         warm_start=start, progress=searching if options.progress is not None else None)
-            if full.status == "infeasible":
+            # only plans cheaper than step 2's are sought: the relaxation's reduced costs bound how far
+            # each integer variable may leave its bound in them (model.bounds_within)
+            room = incumbent - relaxed.objective if incumbent is not None and relaxed.objective is not None \
+                else -1.0
+            with bounds_within(prog.prob, reduced, room) as tightened:
+                full = solve(prog.prob, solver, time_limit_s=max(0.01, search_left() - handover),
+                             mip_gap=gap_target, warm_start=start,
+                             progress=searching if options.progress is not None else None)
+            if full.status == "infeasible" and tightened:
+                full = None  # nothing cheaper than step 2's plan within the tightened bounds: it stands
+            elif full.status == "infeasible":
                 raise diagnose(loaded, cands, segments, options)
     bounds = [b for b in (bound, full.bound if full else None) if b is not None]
     best_bound = max(bounds) if bounds else None
