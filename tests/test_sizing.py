@@ -500,3 +500,40 @@ def test_disaggregated_ttft_at_the_planned_load_is_below_the_full_load_one():
     # at load 1 it is the full-load TTFT
     at_one, _, _ = _disagg_70b_h200(load=1.0)
     assert at_one.ttft_at_load_ms == pytest.approx(at_one.ttft_ms, rel=1e-3)
+
+
+@FAST
+@given(combos, st.sampled_from([1, 2]), st.sampled_from([1, 2, 4, 8]), st.integers(100, 8000), st.integers(50, 1000),
+       st.sampled_from([None, 300.0, 1000.0, 3000.0]), st.sampled_from([None, 20.0, 50.0, 100.0]),
+       st.integers(1, 600))
+def test_disaggregated_picks_the_batch_with_the_most_goodput_per_gpu(combo, pre_tp, dec_tp, isl, osl, ttft, tpot,
+                                                                      kv_batch):
+    """The decode batch chosen is the one with the most goodput per GPU, prefill share included (the
+    smallest such batch on a tie), over every batch tried — found by pricing each in turn: the
+    search that skips batches whose fewest GPUs cannot beat the best lands on the same one."""
+    m, p, a = (MOD[combo[0]], PREC[combo[1]], ACC[combo[2]])
+    params = load_estimator_params()
+    pre, dec = Layout("tp", tp=pre_tp), Layout("tp", tp=dec_tp)
+    kw = dict(params=params, prefill_link=links(a, pre, params), decode_link=links(a, dec, params))
+    d = roofline.disaggregated(m, p, a, pre, dec, isl, osl, ttft_ms=ttft, tpot_ms=tpot, percentile=90.0,
+                               max_batch=kv_batch, **kw)
+    dec_rl = roofline.roofline(m, p, a, dec, isl, osl, params=params, link=kw["decode_link"])
+    pre_rl = roofline.roofline(m, p, a, pre, isl, 1, params=params, link=kw["prefill_link"])
+    s = pre_rl.prefill_alone_s(isl)
+    kv_seq = (m.kv_gb_per_seq * 1e9 if m.kv_gb_per_seq is not None
+              else roofline.kv_bytes_per_seq(m, isl, p.kv_bytes_per_elem))
+    transfer = kv_seq / ((a.scale_out_gb_s or params.fallback_scale_out_gb_s) * 1e9 * params.eta_scale_out * dec.gpus)
+    cap = min(kv_batch, params.max_batch)
+    best = None
+    for b in sorted({max(1, int(cap / 2**i)) for i in range(16)} | {cap}):  # every batch, in turn
+        step = dec_rl.decode_s(b)
+        base = s + transfer + step
+        if (tpot is not None and step * 1e3 > tpot) or (ttft is not None and base * 1e3 > ttft):
+            continue
+        g = roofline._prefill_groups(b / (step * osl), s, pre_rl.prefill_servers, base, ttft, 90.0)
+        if g is not None and (best is None or (b / step) / (dec.gpus + g * pre.gpus) > best[0]):
+            best = ((b / step) / (dec.gpus + g * pre.gpus), b, g)
+    if best is None:
+        assert d is None
+    else:
+        assert d is not None and (d.decode.batch, d.prefill_groups) == (best[1], best[2])

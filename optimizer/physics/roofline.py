@@ -629,8 +629,11 @@ def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, 
     def tpot(b: float) -> float:
         return dec.decode_s(b)
 
+    # The batch with the most goodput per GPU (the smallest such batch on a tie), largest batches first: a
+    # batch whose goodput over its fewest possible GPUs (the prefill groups its load needs at full use)
+    # is below the best found cannot be it, and its queue is not searched.
     best = None
-    candidates = sorted({max(1, int(cap / 2**i)) for i in range(0, 16)} | {cap})
+    candidates = sorted({max(1, int(cap / 2**i)) for i in range(0, 16)} | {cap}, reverse=True)
     for b in candidates:
         step = tpot(b)
         if tpot_ms is not None and step * 1e3 > tpot_ms:
@@ -639,13 +642,17 @@ def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, 
         base = s + transfer + step
         if ttft_ms is not None and base * 1e3 > ttft_ms:
             continue
+        good = b / step
+        fewest = max(lam * s / pre.prefill_servers, 1 / 8) if ttft_ms is None \
+            else max(math.ceil(lam * s / pre.prefill_servers * 8) / 8, 1 / 8)
+        if best is not None and good / (decode.gpus + fewest * prefill.gpus) < best[0]:
+            continue
         groups = _prefill_groups(lam, s, pre.prefill_servers, base, ttft_ms, percentile)
         if groups is None:
             continue
         gpus = decode.gpus + groups * prefill.gpus
-        good = b / step
         per_gpu = good / gpus
-        if best is None or per_gpu > best[0]:
+        if best is None or per_gpu >= best[0]:
             best = (per_gpu, b, groups, gpus, good)
     if best is None:
         return None
