@@ -475,13 +475,17 @@ def settings(loaded: LoadedPlan, options: SolveOptions) -> tuple[str, float, flo
 
 WARM_START_GAP = 0.5
 """Step 2's plan starts step 3's search only when it is within this share of the bound (_solve)."""
-FULL_CUTS_ROWS = 10.0
+FULL_CUTS_ROWS = 1.0
 """Step 3 searches with every valid inequality in (add_cuts) when they add at most this many times the
 program's rows; otherwise with those separated so far (still a valid program, its bound a valid bound).
-On the generated 1,000-workload plan they would add 700k rows to 32k: building them took 64 s of its
-120 on a slow two-core machine, ran past the time limit, and left no time to search. q4 adds 1,082 rows
-to 2,301 and the generated 100-workload plan 69,604 to 12,260: both still take them all. explain's
-forced re-solves take the same rule (_cuts_for_search)."""
+Measured with step 3's reduced-cost bounds (solve_phases.py, 120 s, 1% target): the generated
+100-workload plan, whose rows left are 5.6 times its program's (69,604 to 12,260), proves 0.99% in 102 s
+with a $1,828,236 plan with the rows separated so far, and stops at 2.88% with $1,861,703 (step 2's plan:
+HiGHS found none) with them all; the 30-workload plan (1.97 times) 2.11% against 2.36%. q4 (0.83 times)
+keeps them all: 2.7-2.8 s against 3.3 s without; the 10-workload plan (0.71) and
+plans/q1-forecast.yaml (0.77) keep them too. On the 1,000-workload plan they would add 700k rows to 32k:
+building them took 64 s of its 120 on a slow machine. explain's forced re-solves take the same rule
+(_cuts_for_search)."""
 WARM_LP_S = 1.0
 """A relaxation that took at least this long starts each cut round from the last round's basis
 (solver.Basis): plans/q1-forecast.yaml's rounds took 1.0 s and 0.5 s against 9.6 s and 10.5 s cold. A
