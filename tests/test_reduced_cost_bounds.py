@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import itertools
 import random
+from pathlib import Path
 
 import pulp
 import pytest
 
-from optimizer.optimize.model import bounds_within, reduced_costs
+from optimizer.candidates.build import build_candidates
+from optimizer.optimize.calendar import segment
+from optimizer.optimize.model import bounds_within, build_model, reduced_costs
 from optimizer.optimize.solver import available_solvers, solve
+from optimizer.pipeline import as_solved
 
 SOLVERS = [pytest.param(s, marks=pytest.mark.skipif(s not in available_solvers(), reason=f"{s} is not installed"))
            for s in ("highs", "cbc")]
@@ -30,7 +34,7 @@ def test_a_variable_that_costs_more_than_the_room_is_held_near_its_bound(solver)
     prob += x + y >= 2.5, "cover"
     info = solve(prob, solver, time_limit_s=30, relax=True)
     assert info.status == "optimal" and info.objective == pytest.approx(7.5)
-    reduced = reduced_costs(prob)
+    reduced = reduced_costs(prob.variables())
     assert set(reduced) == {y} and reduced[y] == pytest.approx(2.0)
     with bounds_within(prob, reduced, 10 - info.objective) as tightened:
         assert tightened == 1
@@ -84,13 +88,12 @@ def _feasible_points(xs, costs, rows) -> list[tuple[float, tuple[int, ...]]]:
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("seed", range(40))
 def test_no_point_as_cheap_as_the_incumbent_is_cut_off(solver, seed):
-    prob, xs, costs, rows = _program(seed)
-    points = _feasible_points(xs, costs, rows)
-    if not points:
-        pytest.skip("this random program has no integer point")
+    tries = (_program(seed * 1000 + k) for k in range(1000))
+    prob, xs, costs, rows, points = next((p, x, c, r, pts) for p, x, c, r in tries
+                                         if (pts := _feasible_points(x, c, r)))  # the first with a point
     info = solve(prob, solver, time_limit_s=30, relax=True)
     assert info.status == "optimal"
-    reduced = reduced_costs(prob)
+    reduced = reduced_costs(prob.variables())
     incumbent = points[len(points) // 3][0]  # some feasible plan's cost, not the optimum's
     box = [(x.lowBound, x.upBound) for x in xs]
     with bounds_within(prob, reduced, incumbent - info.objective):
@@ -102,3 +105,14 @@ def test_no_point_as_cheap_as_the_incumbent_is_cut_off(solver, seed):
         held = [(c, p) for c, p in points if all(x.lowBound <= v <= x.upBound for x, v in zip(xs, p))]
         assert held and held[0][0] == pytest.approx(points[0][0])
     assert [(x.lowBound, x.upBound) for x in xs] == box
+
+
+@pytest.mark.parametrize("plan", ["q4.yaml", "owned-cluster.yaml", "q1-with-commitments.yaml"])
+def test_the_program_lists_every_whole_number_decision(plan):
+    """Step 3 tightens the integer variables the program lists (Program.integer_variables): all of them."""
+    loaded = as_solved(Path(__file__).resolve().parent.parent / "plans" / plan)
+    cands = build_candidates(loaded)
+    prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()))
+    listed = prog.integer_variables()
+    assert len(listed) == len({id(v) for v in listed})
+    assert {v.name for v in listed} == {v.name for v in prog.prob.variables() if v.cat == pulp.LpInteger}

@@ -26,7 +26,7 @@ import math
 import re
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import pulp
 
@@ -202,6 +202,12 @@ class Program:
             for v in relaxed:
                 v.cat = pulp.LpInteger
 
+    def integer_variables(self) -> list[pulp.LpVariable]:
+        """Every whole-number decision: configs, committed splits, reserved and bought nodes, on-demand and
+        spot nodes, racks (read from the program's own tables: PuLP's variables() walks every row)."""
+        return [v for table in (self.choice, self.committed_split, self.reserved, self.on_demand, self.spot,
+                                self.racks) for v in table.values() if isinstance(v, pulp.LpVariable)]
+
     def values(self) -> dict[str, float | None]:
         """The solved value of every variable, by name (a warm start, or a plan to go back to)."""
         return {v.name: v.varValue for v in self.prob.variables()}
@@ -236,11 +242,11 @@ REDUCED_COST_TOL = 1e-7
 """Reduced costs this small are the solver's tolerance, not a price (model.reduced_costs)."""
 
 
-def reduced_costs(prob: pulp.LpProblem) -> dict[pulp.LpVariable, float]:
-    """The solved relaxation's reduced cost of every integer variable that has a nonzero one (the solver
-    leaves it in `dj`): what a unit of it away from the bound it sits at adds, at least, to the cost of
-    any plan (bounds_within)."""
-    return {v: v.dj for v in prob.variables()
+def reduced_costs(variables: Iterable[pulp.LpVariable]) -> dict[pulp.LpVariable, float]:
+    """The solved relaxation's reduced cost of each of these integer variables that has a nonzero one
+    (the solver leaves it in `dj`): what a unit of it away from the bound it sits at adds, at least, to
+    the cost of any plan (bounds_within)."""
+    return {v: v.dj for v in variables
             if v.cat == pulp.LpInteger and v.dj is not None and abs(v.dj) > REDUCED_COST_TOL}
 
 

@@ -98,8 +98,8 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
     bound)` hears HiGHS's branch and bound: each improving plan, and the bound about once a second.
     `first_plan` stops HiGHS at the first feasible plan it finds (CBC runs to its time limit).
 
-    `relax` solves the LP relaxation (integer variables taken as continuous) and leaves each variable's
-    reduced cost in its `dj` when solved to optimality (None otherwise); `warm_start`
+    `relax` solves the LP relaxation (integer variables taken as continuous) and, solved to optimality,
+    leaves each variable's reduced cost in its `dj` (HiGHS: None otherwise); `warm_start`
     maps variable names to a feasible solution the solver starts from. With `relax` and HiGHS, `basis`
     starts the simplex from the basis it holds (when it has one) and receives the solved relaxation's.
     """
@@ -113,9 +113,6 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
         raise SolverError("CBC is not available; install PuLP with its bundled CBC or use --solver highs")
     started = time.perf_counter()
     time_limit_s = max(time_limit_s, 0.01)
-    if relax:  # its reduced costs, once solved, are this relaxation's or none (never an earlier solve's)
-        for v in prob.variables():
-            v.dj = None
 
     def run(limit: float, warm: dict[str, float] | None):
         t0 = time.perf_counter()
@@ -263,9 +260,10 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
             var.varValue = values[var.index] if values else None
         status = model.getModelStatus()
         kinds = highspy.HighsModelStatus
-        if not self.mip and status == kinds.kOptimal and solution.dual_valid:
-            # a relaxation's reduced costs, where PuLP keeps them (model.reduced_costs)
-            for var, dj in zip(self.columns, solution.col_dual):
+        if not self.mip:  # a relaxation's reduced costs, where PuLP keeps them (model.reduced_costs)
+            solved = status == kinds.kOptimal and solution.dual_valid
+            duals = solution.col_dual if solved else [None] * len(self.columns)
+            for var, dj in zip(self.columns, duals):
                 var.dj = dj
         if status == kinds.kOptimal:
             return pulp.LpStatusOptimal, pulp.LpSolutionOptimal

@@ -529,7 +529,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
     solver = relaxed.name
     if relaxed.status == "infeasible":
         raise diagnose(loaded, cands, segments, options)
-    reduced = reduced_costs(prog.prob) if relaxed.status == "optimal" else {}
+    reduced = reduced_costs(prog.integer_variables()) if relaxed.status == "optimal" else {}
     for _ in range(CUT_ROUNDS):
         # the valid inequalities this relaxation violates, and the relaxation again (a higher bound, and
         # configs that fit whole nodes better for step 2), while the bound rises
@@ -541,7 +541,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             relaxed = before
             prog.restore(before_values)
             break
-        reduced = reduced_costs(prog.prob)
+        reduced = reduced_costs(prog.integer_variables())
         lifted = (relaxed.objective or 0.0) - (before.objective or 0.0)
         if lifted <= CUT_ROUND_GAIN * max(1.0, abs(before.objective or 0.0)):
             break
