@@ -174,6 +174,9 @@ def test_a_time_limit_returns_the_best_plan_with_its_gap(hard_plan, tmp_path):
     assert result["solver"]["seconds"] < 1.5 + 3  # the limit, plus building what the solver returns
     assert (tmp_path / "out" / "hard.json").exists()
     console = runner.invoke(app, ["solve", str(hard_plan), "-o", str(tmp_path / "out2")])
+    if console.exit_code == 3:  # the same race against 1.5 s, lost this time (a busy machine): the same contract
+        assert "without a feasible plan" in console.output and not (tmp_path / "out2").exists(), console.output
+        return
     assert "status feasible" in console.output and "gap" in console.output, console.output
 
 
