@@ -617,9 +617,9 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             start = values if gap is not None and gap <= WARM_START_GAP else None
             # only plans cheaper than step 2's are sought: the relaxation's reduced costs bound how far
             # each integer variable may leave its bound in them (model.bounds_within)
-            room = incumbent - relaxed.objective if incumbent is not None and relaxed.objective is not None \
+            slack = incumbent - relaxed.objective if incumbent is not None and relaxed.objective is not None \
                 else -1.0
-            with bounds_within(prog.prob, reduced, room) as tightened:
+            with bounds_within(prog.prob, reduced, slack) as tightened:
                 full = solve(prog.prob, solver, time_limit_s=max(0.01, search_left() - handover),
                              mip_gap=gap_target, warm_start=start,
                              progress=searching if options.progress is not None else None)

@@ -643,8 +643,7 @@ def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, 
         if ttft_ms is not None and base * 1e3 > ttft_ms:
             continue
         good = b / step
-        fewest = max(lam * s / pre.prefill_servers, 1 / 8) if ttft_ms is None \
-            else max(math.ceil(lam * s / pre.prefill_servers * 8) / 8, 1 / 8)
+        fewest = _fewest_prefill_groups(lam * s / pre.prefill_servers, ttft_ms)
         if best is not None and good / (decode.gpus + fewest * prefill.gpus) < best[0]:
             continue
         groups = _prefill_groups(lam, s, pre.prefill_servers, base, ttft_ms, percentile)
@@ -673,18 +672,25 @@ def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, 
                          ttft_at_load_ms=at_load)
 
 
+def _fewest_prefill_groups(need: float, ttft_ms: float | None) -> float:
+    """The fewest prefill groups _prefill_groups can return for `need` groups at 100% utilisation: without a
+    TTFT target the answer itself (90% busy), with one where its search starts (whole eighths, none idle)."""
+    if ttft_ms is None:
+        return max(need / 0.9, 1 / 8)
+    return max(math.ceil(need * 8) / 8, 1 / 8)
+
+
 def _prefill_groups(lam: float, service_s: float, servers_per_group: int, base_s: float, ttft_ms: float | None,
                     percentile: float | None) -> float | None:
     """Fewest prefill groups (a multiple of 1/8: groups are shared across decode replicas) whose
     queue keeps wait + base within the TTFT target: the wait of the shared pool, every paid server at
     lam · service_s / (groups · servers_per_group) (queueing.pooled_wait_quantile_s)."""
-    need = lam * service_s / servers_per_group  # groups at 100% utilisation
+    g = _fewest_prefill_groups(lam * service_s / servers_per_group, ttft_ms)
     if ttft_ms is None:
-        return max(need / 0.9, 1 / 8)
+        return g
     budget = ttft_ms / 1e3 - base_s
     if budget < 0:
         return None
-    g = max(math.ceil(need * 8) / 8, 1 / 8)
     for _ in range(400):
         if pooled_wait_quantile_s(g * servers_per_group, lam, service_s, percentile or 50.0) <= budget:
             return g
