@@ -189,11 +189,12 @@ class Program:
                 v.lowBound, v.upBound = lo, hi
 
     @contextmanager
-    def capacity_relaxed(self) -> Iterator[None]:
-        """Take every integer variable but the config choices x[c] as continuous (nodes, reservations,
-        splits, racks), then undo: a relaxation of the program in which only the configs are whole."""
-        choices = {id(x) for x in self.choice.values() if isinstance(x, pulp.LpVariable)}
-        relaxed = [v for v in self.prob.variables() if v.cat == pulp.LpInteger and id(v) not in choices]
+    def hours_relaxed(self) -> Iterator[None]:
+        """Take the hour-by-hour node counts (on-demand D, spot S) as continuous, then undo: a relaxation of
+        the program in which only the decisions made once for the horizon are whole — configs, reserved and
+        bought levels, committed splits, rack positions."""
+        relaxed = [v for table in (self.on_demand, self.spot) for v in table.values()
+                   if isinstance(v, pulp.LpVariable) and v.cat == pulp.LpInteger]
         for v in relaxed:
             v.cat = pulp.LpContinuous
         try:
