@@ -7,10 +7,15 @@
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import multiprocessing
+import os
+import threading
 import time
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from optimizer import vocab
 from optimizer.candidates.build import build_candidates, unreachable_slo
@@ -36,6 +41,7 @@ from optimizer.optimize.strategy import (
     solve_and_force,
     solve_candidates,
 )
+from optimizer.processes import background_worker, stop_workers
 from optimizer.results.baseline import Baseline, describe, penalties
 from optimizer.results.extract import extract
 from optimizer.results.jsonio import read_result
@@ -55,13 +61,16 @@ def as_solved(plan: LoadedPlan | Path | str, extra_catalogs: list[Path | str] = 
 
 def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptions(),
                extra_catalogs: list[Path | str] = (), baseline: Baseline | None = None,
-               carry: PlanResult | Path | str | None = None) -> PlanResult:
+               carry: PlanResult | Path | str | None = None, side_process: bool = True) -> PlanResult:
     """Plan → candidates → integer program → solved PlanResult.
 
     With a `baseline` (the last result, results.baseline.load_baseline) each workload keeps its last
     choice unless moving saves more than policy.change_threshold of its cost. With `carry` (the last
     result: its JSON or a PlanResult) its new reservations and the contracts still running on this
     plan's first day join the plan's commitments (results.ledger.carry_commitments).
+    A plan with scenarios also solves for what deciding under uncertainty is worth (scenario_value); with
+    `side_process` (and more than one core) those solves run in a process beside the plan's own solve once it
+    has taken SIDE_AFTER_S (SideProcess) — a sweep, whose points already fill the cores, says False.
     Raises PlanError (bad input), InfeasiblePlan (constraints cannot all be met, with reasons)
     or SolverError (solver failure, or a time limit with no feasible plan).
     """
@@ -74,9 +83,10 @@ def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptio
     cands = build_candidates(loaded)
     if baseline is not None:
         return with_carry(solve_with_baseline(loaded, cands, options, baseline), carried)
-    sol, info = solve_candidates(loaded, cands, options)
-    result = extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file)
-    result = scenario_value(stated, loaded, options, result)
+    with SideProcess(stated, loaded, options, enabled=side_process) as side:
+        sol, info = solve_candidates(loaded, cands, options)
+        result = extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file)
+        result = scenario_value(stated, loaded, options, result, side.result())
     return with_carry(facility_value(loaded, cands, options, result), carried)
 
 
@@ -90,31 +100,42 @@ def _mean_scenario(plan) -> Scenario:
                     goodput=sum(s.weight * s.goodput for s in scns))
 
 
-def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions, result: PlanResult) -> PlanResult:
-    """What deciding under uncertainty is worth, for a plan with scenarios (each a further solve):
+@dataclass(frozen=True)
+class SideSolves:
+    """What scenario_value learns from its own solves, before it is set against the plan solved: the plan decided
+    for the mean scenario, run through the scenarios, and each scenario's best plan had it been known."""
 
-      - the value of the stochastic solution: the plan decided for the mean scenario (its configs,
-        reservations and servers bought), then run through every scenario — hourly capacity bought as
-        each needs it — against this plan, by the same risk measure;
-      - each scenario's regret: this plan's cost there against the best plan had it been known — and, when
-        that scenario's own solve stops short of the gap, the most the regret can be (against its bound).
-    """
-    if result.risk is None:
-        return result
+    mean: PlanResult | None
+    """The mean scenario's plan run through the scenarios (its first stage held); None when not solved."""
+    mean_info: SolveInfo | None
+    best: dict[str, tuple[float, float]]
+    """Scenario → (the best plan's cost found for it alone, the least that cost can be: its solve's bound)."""
+    missed: list[str]
+    """Scenarios whose own solve found no plan in time."""
+    unproven: list[str]
+    """The solves the time limit stopped short of the gap, said as the notes say them."""
+
+
+def side_solves(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions,
+                deadline: Callable[[], float] | None = None) -> SideSolves:
+    """scenario_value's solves: the plan for the mean scenario, then run through every scenario with its first
+    stage held; each scenario alone. They share the time to `deadline()` (time.monotonic; read before each
+    solve, it may move), by default half the time limit from now (at least 5 s). Nothing in them depends on
+    the two-stage plan, so they may run beside its solve (SideProcess)."""
     base = stated
-    risk = result.risk
     limit = options.time_limit_s or stated.plan.policy.time_limit_s
-    deadline = time.perf_counter() + max(5.0, limit / 2)  # these solves share half the time limit
-    solves = 2 + len(result.scenarios)
+    if deadline is None:
+        deadline = _fixed(time.monotonic() + side_budget(limit))
+    solves = 2 + len(stated.plan.scenarios)
     unproven: list[str] = []
 
     def before_building() -> None:  # building a side program counts against the deadline too
-        if deadline - time.perf_counter() < 0.5:
+        if deadline() - time.monotonic() < 0.5:
             raise SolverError("no time left")
 
     def solve_within(plan: LoadedPlan, cands: CandidateSet, what: str, **kw):
         nonlocal solves
-        left = deadline - time.perf_counter()
+        left = deadline() - time.monotonic()
         share = left / max(1, solves)
         solves -= 1
         if share < 0.5:
@@ -125,8 +146,7 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
             unproven.append(what)
         return sol, info
 
-    mean_cost = mean_least = None
-    adopted = False
+    other = einfo = None
     try:
         before_building()
         mean = scenarios.expand(replace(base, plan=base.plan.model_copy(
@@ -140,31 +160,59 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
         if held is not None:
             esol, einfo = solve_within(loaded, held, "its run through the scenarios", reserved=msol.reserved_nodes)
             other = extract(loaded.plan, held, esol, einfo, loaded.catalog.offers, loaded.file)
-            mean_cost = other.cost_total
-            mean_least = _least(mean_cost, einfo)
-            if _cheaper(einfo, result.solver):
-                result = _adopted(result, other, einfo, settings(loaded, options)[2])
-                risk = result.risk
-                adopted = True
     except (InfeasiblePlan, SolverError):
-        mean_cost = None
-    regret: dict[str, float] = {}
-    upto: dict[str, float] = {}
+        other = einfo = None
+    best: dict[str, tuple[float, float]] = {}
     missed: list[str] = []
-    for row in result.scenarios:
-        one = next(s for s in stated.plan.scenarios if s.name == row.name)
+    for one in stated.plan.scenarios:
         try:
             before_building()
             alone = scenarios.expand(replace(base, plan=base.plan.model_copy(
                 update={"scenarios": [one.model_copy(update={"weight": 1.0})],
                         "policy": base.plan.policy.model_copy(update={"risk": Risk()})})))
             acands = build_candidates(alone)
-            asol, ainfo = solve_within(alone, acands, f"the best plan for {row.name}")
-            best = extract(alone.plan, acands, asol, ainfo, loaded.catalog.offers, loaded.file).cost_total
-            regret[row.name] = max(0.0, row.cost_total - best)
-            upto[row.name] = max(regret[row.name], row.cost_total - _least(best, ainfo))
+            asol, ainfo = solve_within(alone, acands, f"the best plan for {one.name}")
+            cost = extract(alone.plan, acands, asol, ainfo, loaded.catalog.offers, loaded.file).cost_total
+            best[one.name] = (cost, _least(cost, ainfo))
         except (InfeasiblePlan, SolverError):
-            missed.append(row.name)
+            missed.append(one.name)
+    return SideSolves(mean=other, mean_info=einfo, best=best, missed=missed, unproven=unproven)
+
+
+def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions, result: PlanResult,
+                   side: SideSolves | None = None) -> PlanResult:
+    """What deciding under uncertainty is worth, for a plan with scenarios (each a further solve, side_solves;
+    `side` when they ran beside the plan's own solve):
+
+      - the value of the stochastic solution: the plan decided for the mean scenario (its configs,
+        reservations and servers bought), then run through every scenario — hourly capacity bought as
+        each needs it — against this plan, by the same risk measure;
+      - each scenario's regret: this plan's cost there against the best plan had it been known — and, when
+        that scenario's own solve stops short of the gap, the most the regret can be (against its bound).
+    """
+    if result.risk is None:
+        return result
+    risk = result.risk
+    if side is None:
+        side = side_solves(stated, loaded, options)
+    mean_cost = mean_least = None
+    adopted = False
+    if side.mean is not None and side.mean_info is not None:
+        mean_cost = side.mean.cost_total
+        mean_least = _least(mean_cost, side.mean_info)
+        if _cheaper(side.mean_info, result.solver):
+            result = _adopted(result, side.mean, side.mean_info, settings(loaded, options)[2])
+            risk = result.risk
+            adopted = True
+    regret: dict[str, float] = {}
+    upto: dict[str, float] = {}
+    missed = [row.name for row in result.scenarios if row.name in side.missed]
+    for row in result.scenarios:
+        if row.name in side.best:
+            best, least = side.best[row.name]
+            regret[row.name] = max(0.0, row.cost_total - best)
+            upto[row.name] = max(regret[row.name], row.cost_total - least)
+    unproven = side.unproven
     vss = None if mean_cost is None else mean_cost - risk.value
     vss_range = None
     if mean_cost is not None and mean_least is not None:
@@ -181,6 +229,105 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
     basis = "; ".join(parts) or "optimal"
     return replace(result, risk=replace(risk, mean_plan_cost=mean_cost, vss=vss, vss_range=vss_range,
                                             regret=regret, regret_upto=upto, basis=basis, mean_plan_returned=adopted))
+
+
+SIDE_AFTER_S = 5.0
+"""A scenario plan's own solve still running after this many seconds has scenario_value's solves started beside
+it in another process (SideProcess; 0: at once): a plan solved sooner does them after, as before, without a
+process to start (a second or two to import and build), which would cost a small plan more than it saves."""
+
+
+class SideProcess:
+    """scenario_value's solves (side_solves) in a process of their own, beside the plan's solve, on the core its
+    solver leaves idle (HiGHS solves on one thread): on plans/q1-forecast.yaml they took another minute after a
+    two-minute solve. Started by a timer once the plan's solve has run SIDE_AFTER_S; never for a plan without
+    scenarios, with one core, or when not `enabled`. They share the time limit from their start — the plan's
+    own solve is still running — until the plan is solved (result()), then at most side_budget more, as when
+    they run after it: so they end no later than running them after would (but for a solve already running
+    when the plan is solved: it keeps its share), and use the idle core for as long as the plan's solve
+    leaves it idle. result() is what they found (waiting for them), or None
+    when they never started or their process failed: scenario_value then runs them itself, after the solve.
+    The process runs below the plan's solve (processes.background_worker) and is stopped on leaving."""
+
+    def __init__(self, stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions, enabled: bool = True):
+        self._args = (stated, loaded, replace(options, progress=None))
+        self._limit = options.time_limit_s or stated.plan.policy.time_limit_s
+        self._deadline: Any = None
+        self._lock = threading.Lock()
+        self._pool: cf.ProcessPoolExecutor | None = None
+        self._future: cf.Future | None = None
+        self._closed = False
+        wanted = enabled and (os.cpu_count() or 1) > 1 and scenarios.scenario_days(loaded.plan) is not None
+        self._timer = threading.Timer(SIDE_AFTER_S, self._start) if wanted and SIDE_AFTER_S > 0 else None
+        if self._timer is not None:
+            self._timer.daemon = True
+            self._timer.start()
+        elif wanted:
+            self._start()
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                context = multiprocessing.get_context("spawn")
+                self._deadline = context.Value("d", time.monotonic() + self._limit)
+                self._pool = cf.ProcessPoolExecutor(1, mp_context=context, initializer=_side_worker,
+                                                    initargs=(self._deadline,))
+                self._future = self._pool.submit(_side_solves_here, *self._args)
+            except OSError:  # no process to be had: scenario_value solves them itself
+                self._pool = self._future = None
+
+    def result(self) -> SideSolves | None:
+        with self._lock:
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+            future = self._future
+        if future is None:
+            return None
+        with self._deadline.get_lock():  # the plan is solved: no longer than solving them after it would take
+            self._deadline.value = min(self._deadline.value, time.monotonic() + side_budget(self._limit))
+        try:
+            return future.result()
+        except (BrokenProcessPool, OSError):
+            return None
+
+    def __enter__(self) -> SideProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
+            pool = self._pool
+        if pool is not None:
+            stop_workers(pool)
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _fixed(at: float) -> Callable[[], float]:
+    return lambda: at
+
+
+def side_budget(limit: float) -> float:
+    """The seconds scenario_value's solves may take once the plan is solved: half its time limit, at least 5 s."""
+    return max(5.0, limit / 2)
+
+
+_SIDE: dict[str, Any] = {}
+"""In a SideProcess's process: the deadline shared with the planopt that started it."""
+
+
+def _side_worker(deadline: Any) -> None:
+    background_worker()
+    _SIDE["deadline"] = deadline
+
+
+def _side_solves_here(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions) -> SideSolves:
+    shared = _SIDE["deadline"]
+    return side_solves(stated, loaded, options, deadline=lambda: shared.value)
 
 
 def _cheaper(mine: SolveInfo, theirs: SolveInfo) -> bool:

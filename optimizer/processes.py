@@ -27,6 +27,17 @@ def watch_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="planopt-parent-watch").start()
 
 
+WORKER_NICENESS = 10
+"""Worker processes run below the planopt that started them: its own solve, beside them, keeps its core."""
+
+
+def background_worker() -> None:
+    """A worker process's initializer: it exits with its parent (watch_parent) and runs below it."""
+    watch_parent()
+    if hasattr(os, "nice"):
+        os.nice(WORKER_NICENESS)
+
+
 def stop_workers(executor: object) -> None:
     """Stop a process pool's workers now (an interrupted run): the solves they hold are not waited for."""
     for process in list(getattr(executor, "_processes", {}).values()):

@@ -357,7 +357,7 @@ def solve_point(loaded: LoadedPlan, vary: Vary, options: SolveOptions, phash: st
     t0 = time.perf_counter()
     try:
         with sized_alone():  # the points are the parallelism
-            result = solve_plan(apply_point(loaded, vary), options)
+            result = solve_plan(apply_point(loaded, vary), options, side_process=False)
     except InfeasiblePlan as exc:
         return SweepPoint(vary, "infeasible", None, None, phash, time.perf_counter() - t0,
                           exc.reasons[0] if exc.reasons else "")

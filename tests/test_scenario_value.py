@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from test_constraints import PEAKY, api, interactive, offer, plan, write
 
+from optimizer import pipeline
 from optimizer.candidates.build import build_candidates
 from optimizer.optimize.solver import available_solvers
 from optimizer.pipeline import SolveOptions, _held, as_solved, solve_plan
@@ -43,3 +44,34 @@ def test_value_of_the_stochastic_solution_across_overflow_ceilings(tmp_path, sol
     # the two-stage plan could have taken the mean plan's decision: it is never dearer
     assert r.risk.mean_plan_cost >= r.risk.value - 1e-6
     assert r.risk.vss == pytest.approx(r.risk.mean_plan_cost - r.risk.value)
+
+
+def test_solves_beside_the_plan_give_what_solving_after_gives(tmp_path, monkeypatch):
+    """scenario_value's solves in a process beside the plan's own solve (pipeline.SideProcess, started at once
+    here) find the same value of the stochastic solution and regrets as when they run after it."""
+    path = _plan(tmp_path)
+    after = solve_plan(path, SolveOptions(solver=SOLVERS[0]), side_process=False)
+    started = []
+    real = pipeline.SideProcess._start
+
+    def start(self):
+        real(self)
+        started.append(self._future is not None)
+
+    monkeypatch.setattr(pipeline, "SIDE_AFTER_S", 0.0)
+    monkeypatch.setattr(pipeline.SideProcess, "_start", start)
+    monkeypatch.setattr(pipeline.os, "cpu_count", lambda: 2)
+    beside = solve_plan(path, SolveOptions(solver=SOLVERS[0]))
+    assert started == [True]
+    assert after.risk is not None and beside.risk is not None and beside.risk.basis == "optimal"
+    assert beside.risk.mean_plan_cost == pytest.approx(after.risk.mean_plan_cost)
+    assert beside.risk.vss == pytest.approx(after.risk.vss)
+    assert beside.risk.regret == pytest.approx(after.risk.regret)
+    assert beside.cost_total == pytest.approx(after.cost_total)
+
+
+def test_a_plan_without_scenarios_starts_no_process(tmp_path, monkeypatch):
+    d = plan([interactive("chat", 1000, PEAKY)], [offer("o", on_demand=1.0)])
+    monkeypatch.setattr(pipeline, "SIDE_AFTER_S", 0.0)
+    monkeypatch.setattr(pipeline.SideProcess, "_start", lambda self: pytest.fail("a process was started"))
+    assert solve_plan(write(tmp_path, d), SolveOptions(solver=SOLVERS[0])).risk is None

@@ -34,7 +34,7 @@ from optimizer.optimize.model import (
 )
 from optimizer.optimize.solution import Forced, Solution, SolveInfo
 from optimizer.optimize.solver import Basis, solve
-from optimizer.processes import watch_parent
+from optimizer.processes import background_worker
 
 
 @dataclass(frozen=True)
@@ -827,17 +827,13 @@ def _force_side_by_side(pool: cf.ProcessPoolExecutor, workers: int, chosen: dict
     return [done[k] for k in keys]
 
 
-WORKER_NICENESS = 10
-"""Re-solve processes run below the plan's own solve (they start, and build, while it runs)."""
 _WORKER: dict[str, Any] = {}
 """In a re-solve process: the program, built once from the plan the process started with, and what
 settling its private configs needs (prog, private, loaded, cands, segments, solver)."""
 
 
 def _worker_start(loaded: LoadedPlan, cands: CandidateSet, solver: str) -> None:
-    watch_parent()
-    if hasattr(os, "nice"):
-        os.nice(WORKER_NICENESS)  # the plan's own solve, beside it, keeps its core
+    background_worker()  # below the plan's own solve, beside it (re-solves start, and build, while it runs)
     segments = _segments(loaded, cands)
     private = _private_costs(loaded, cands, segments, solver)
     prog = build_model(loaded, cands, segments, cuts=True, private=private.costs if private else None)
