@@ -47,9 +47,9 @@ def solve(
         "--time-limit", help="Seconds for the solve, all of it (configs alone at their offer priced whole and their "
                              "hours filled in within it; it may run over by about one build of the program); "
                              "overrides policy.time_limit_s. Not in it: building candidates, pricing --alternatives, "
-                             "writing the reports; a plan with scenarios then spends up to half as long again on the "
-                             "mean-scenario plan and each scenario's best plan (value of the stochastic solution, "
-                             "regret).")] = None,
+                             "writing the reports; a plan with scenarios solves the mean-scenario plan and each "
+                             "scenario's best plan (value of the stochastic solution, regret) beside it on a second "
+                             "core, or after it on one, ending at most half as long again after it.")] = None,
     baseline: Annotated[Optional[Path], typer.Option(
         "--baseline", metavar="LAST_RESULT.json",
         help="Last plan's result: keep each workload's choice unless moving saves more than policy.change_threshold.")] = None,
