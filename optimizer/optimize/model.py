@@ -127,6 +127,8 @@ class Program:
     """Every valid inequality is in (add_cuts)."""
     cut_rows: set[tuple[str, str, str, int | None]] = field(default_factory=set)
     """(workload, offer, segment, hour) of the valid inequalities in the program (hour None: a batch day's)."""
+    pooled_at: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
+    """The configs (workload, key) define_pooled_rounding has added rows at, in order."""
     private: dict[str, float] = field(default_factory=dict)
     """Configs at an offer no other workload can use → what that offer costs serving them alone, solved
     apart (define_private): in the program each is its x[c] at that cost, with no capacity of its own."""
@@ -810,6 +812,114 @@ def separate_cuts(prog: Program) -> int:
     """Add the valid inequalities the solved relaxation violates; how many were added (0: its
     optimum meets every one, so its bound is the bound with all of them)."""
     return 0 if prog.has_cuts else define_node_rounding(prog, violated_only=True)
+
+
+def define_pooled_rounding(prog: Program, reference: dict[str, str]) -> int:
+    """Valid inequalities: a pool's GPUs — and an offer's, where its pools share reserved nodes — fill whole
+    nodes together, rounded at one set of configs (`reference`: workload → config key, a plan's).
+
+    Each row adds up rows of the program, Σ_j a_j·v_j + a_0 ≥ 0 (÷ m_o): the supply row of pool p at
+    (o,s,h); or, where pools borrow, the supply rows of the pools with GPUs there at the reference and the
+    sharing row (the lent GPUs cancel). Each workload's configs are written through its reference config
+    r(w) (x[r] = 1 − Σ_{c≠r} x[c]), continuous terms with a negative coefficient are dropped (they can
+    only help), and the rest rounded (mixed-integer rounding; b = −a_0 after the substitution,
+    f = frac(b) > 0):
+
+        pooled_rounding[o,(p),s,h]:  Σ_{j integer} (⌊a_j⌋ + min(1, frac(a_j)/f))·v_j + Σ_{j continuous, a_j>0} (a_j/f)·v_j ≥ ⌈b⌉
+
+    where x[c] (c ≠ r(w)) carries a_c = (G[r(w)] − G[c]) / m_o: the nodes' worth of GPUs the pool no
+    longer needs (or, negative, needs more) when w leaves its reference config. At the reference,
+    the GPUs of several workloads round up to whole nodes together (node_rounding rounds each
+    workload's own): on plans/q1-forecast.yaml, with the plan's configs held, the relaxation rises from
+    $410,155 to $434,044 of the plan's $434,446. Away from the reference the rows loosen by the a_c of
+    each workload that left it (so they do not lift the bound of a search over every config: README,
+    "What did not help"); they serve re-solves near one plan (price_alternatives). Returns the rows
+    added (none when this reference's rows are in already).
+    """
+    ref = tuple(sorted(reference.items()))
+    if ref in prog.pooled_at:
+        return 0
+    prog.pooled_at.append(ref)
+    tag = f"r{len(prog.pooled_at)}"
+    of_var: dict[str, str] = {}
+    held: dict[str, pulp.LpVariable] = {}
+    choices: dict[str, list[pulp.LpVariable]] = {}
+    for w in prog.plan.workloads:
+        for c in prog.cands.by_workload[w.name]:
+            x = prog.choice[c.key]
+            if isinstance(x, pulp.LpVariable):
+                of_var[x.name] = w.name
+                choices.setdefault(w.name, []).append(x)
+                if reference.get(w.name) == c.key:
+                    held[w.name] = x
+    at_ref = {x.name for x in held.values()}
+
+    def ref_gpus(key: OfferPoolHour) -> float:
+        e = prog.pool_demand[key]
+        return e.constant + sum(a for v, a in e.items() if v.name in at_ref)
+
+    groups: dict[tuple[str, str | None, str, int], list[str]] = {}
+    for key in sorted(prog.pool_demand):
+        o, p, s, h = key
+        if prog.offers[o].gpus_per_node == 1 or ref_gpus(key) <= 1e-9:
+            continue  # whole GPUs are whole nodes; a pool idle at the reference rounds nothing
+        groups[(o, p, s, h)] = [prog.names("supply", o, p, s, h)]
+        if key in prog.lent:
+            groups.setdefault((o, None, s, h), [prog.names("reserved_sharing", o, s, h)]).append(
+                prog.names("supply", o, p, s, h))
+    count = 0
+    for (o, p, s, h), rows in groups.items():
+        m = prog.offers[o].gpus_per_node
+        terms: dict[str, list] = {}  # name → [variable, coefficient]
+        constant = 0.0
+        for name in rows:
+            row = prog.prob.get_constraint_by_name(name)
+            sign = 1.0 if row.sense == pulp.LpConstraintGE else -1.0
+            for v, a in row.items():
+                t = terms.setdefault(v.name, [v, 0.0])
+                t[1] += sign * a / m
+            constant += sign * row.constant / m
+        by_workload: dict[str, dict[str, float]] = {}
+        for name in [n for n in terms if n in of_var]:
+            by_workload.setdefault(of_var[name], {})[name] = terms.pop(name)[1]
+        lhs: list[tuple[float, pulp.LpVariable, bool]] = []
+        for w, coef in by_workload.items():
+            r = held.get(w)
+            a_r = coef.get(r.name, 0.0) if r is not None else 0.0
+            constant += a_r
+            for x in choices[w]:
+                if x is not r and abs(coef.get(x.name, 0.0) - a_r) > 1e-12:
+                    lhs.append((coef.get(x.name, 0.0) - a_r, x, True))
+        for v, a in terms.values():
+            if v.cat == pulp.LpInteger and abs(a) > 1e-12 or a > 1e-12:
+                lhs.append((a, v, v.cat == pulp.LpInteger))
+        b = -constant
+        f = b - math.floor(b)
+        if b <= 0 or f < POOLED_MIN_FRACTION or f > 1 - 1e-9:
+            continue  # nothing to round
+        row_terms: dict = {}
+        for a, v, whole in lhs:
+            coef = mir_coefficient(a, f, whole)
+            if abs(coef) > 1e-12:
+                row_terms[v] = row_terms.get(v, 0.0) + coef
+        prog.add("pooled_rounding", pulp.LpAffineExpression(row_terms) >= math.ceil(b - 1e-9),
+                 prog.names("pooled_rounding", o, p or "all", s, h, tag))
+        count += 1
+    return count
+
+
+def mir_coefficient(a: float, f: float, whole: bool) -> float:
+    """Mixed-integer rounding of a term a·v of a row Σ a_j·v_j ≥ b (v ≥ 0; f = frac(b) > 0): a whole v keeps
+    ⌊a⌋ + min(1, frac(a)/f), a continuous one (a > 0) a/f, and the row's right-hand side becomes ⌈b⌉."""
+    if not whole:
+        return a / f
+    floor = math.floor(a + 1e-12)
+    return floor + min(1.0, max(0.0, a - floor) / f)
+
+
+POOLED_MIN_FRACTION = 0.01
+"""define_pooled_rounding rounds only a need at least this far above whole nodes (its continuous terms are
+divided by it)."""
 
 
 def _nodes_for(prog: Program, w: Workload, o: str) -> Callable[[str, int], list]:
