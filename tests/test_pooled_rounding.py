@@ -15,7 +15,10 @@ import pulp
 import pytest
 from test_bruteforce import SEEDS, random_plan
 
+from optimizer import pipeline
 from optimizer.candidates.build import build_candidates
+from optimizer.errors import InfeasiblePlan
+from optimizer.optimize import strategy
 from optimizer.optimize.calendar import segment
 from optimizer.optimize.model import (
     build_model,
@@ -23,7 +26,7 @@ from optimizer.optimize.model import (
     mir_coefficient,
 )
 from optimizer.optimize.solver import solve
-from optimizer.optimize.strategy import POOLED_SOLVERS
+from optimizer.optimize.strategy import POOLED_SOLVERS, SolveOptions
 from optimizer.pipeline import as_solved
 
 PLANS = Path(__file__).resolve().parent.parent / "plans"
@@ -163,3 +166,42 @@ def test_a_row_by_hand():
     prob += pulp.lpSum(c * v for v, c in coef.items()) >= 2, "pooled"
     assert solve(prob, "highs", time_limit_s=30, relax=True).objective == pytest.approx(16.0)
     assert solve(prob, "highs", time_limit_s=30, mip_gap=0).objective == pytest.approx(16.0)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:15])
+def test_a_solve_with_every_config_held_costs_the_same_with_the_rows(seed, tmp_path, monkeypatch):
+    """strategy.solve_candidates with every workload held (`fix`, as a re-plan keeping every last choice; or
+    one config each, as a plan run through the scenarios) writes the rows at those configs: the same optimum
+    as without them (POOLED_SOLVERS emptied)."""
+    path = tmp_path / "plan.yaml"
+    path.write_text(json.dumps(random_plan(seed), indent=1), encoding="utf-8")
+    loaded = as_solved(path)
+    cands = build_candidates(loaded)
+    rng = random.Random(seed)
+    fix = {w: rng.choice([c.key for c in cs]) for w, cs in cands.by_workload.items()}
+    held = pipeline._held(cands, fix)
+    options = SolveOptions(solver="highs", mip_gap=0, alternatives=0)
+
+    written: list[int] = []
+    real = strategy.define_pooled_rounding
+    monkeypatch.setattr(strategy, "define_pooled_rounding", lambda prog, ref: written.append(1) or real(prog, ref))
+
+    def both(**kw) -> list[float | None]:
+        out = []
+        for solvers in (POOLED_SOLVERS, ()):
+            monkeypatch.setattr(strategy, "POOLED_SOLVERS", solvers)
+            try:
+                out.append(strategy.solve_candidates(loaded, kw["cands"], options, fix=kw.get("fix"))[1].objective)
+            except InfeasiblePlan:
+                out.append(None)
+        return out
+
+    for kw in ({"cands": cands, "fix": fix}, {"cands": held} if held is not None else None):
+        if kw is None:
+            continue
+        written.clear()
+        with_rows, without = both(**kw)
+        assert written  # the rows were written for the first solve (and not for the second: POOLED_SOLVERS empty)
+        assert (with_rows is None) == (without is None)
+        if without is not None:
+            assert with_rows == pytest.approx(without, rel=1e-7, abs=1e-6)

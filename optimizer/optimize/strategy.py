@@ -88,8 +88,9 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     build_s = time.perf_counter() - t_build
     for w, key in (fix or {}).items():
         prog.fix_choice(w, key)
-    if solver in POOLED_SOLVERS and not any(isinstance(x, pulp.LpVariable) for x in prog.choice.values()):
-        define_pooled_rounding(prog, {})  # every config settled (a plan run through scenarios): whole nodes together
+    if solver in POOLED_SOLVERS and _settled_configs(prog, fix or {}):
+        # every config settled (a plan run through the scenarios, every last choice kept): whole nodes together
+        define_pooled_rounding(prog, fix or {})
     if reserved is not None:
         for k, v in prog.reserved.items():
             v.lowBound = v.upBound = round(reserved.get(k, 0.0))
@@ -901,9 +902,16 @@ def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solve
     return ForcedSolve(key, best, bound, status, time.perf_counter() - t0)
 
 
+def _settled_configs(prog: Program, fix: dict[str, str]) -> bool:
+    """Every workload with configs to choose from is held to one by `fix` (or none has a choice)."""
+    return all(w.name in fix for w in prog.plan.workloads
+               if any(isinstance(prog.choice[c.key], pulp.LpVariable) for c in prog.cands.by_workload[w.name]))
+
+
 POOLED_SOLVERS = ("highs",)
 """Solvers given model.define_pooled_rounding's rows where every re-solve holds a plan's configs (alternatives
-priced; a plan with one config per workload, as when the mean scenario's plan is run through the scenarios):
+priced; a plan whose configs are all settled, as when the mean scenario's plan is run through the scenarios or
+a re-plan keeps every last choice):
 on plans/q1-forecast.yaml the plan's configs held solve in 0.55 s instead of 3.9 s (proven 0.13% instead of
 0.81%, the same plan) and its 29 alternatives are priced in 34 s instead of 118 s, so a solve that had left 4
 unpriced at its 60 s budget prices them all. Not CBC: given the rows, it returned a plan 2.4% above a tiny
