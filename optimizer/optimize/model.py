@@ -825,7 +825,8 @@ def define_pooled_rounding(prog: Program, reference: dict[str, str]) -> int:
     only help), and the rest rounded (mixed-integer rounding; b = −a_0 after the substitution,
     f = frac(b) > 0):
 
-        pooled_rounding[o,(p),s,h]:  Σ_{j integer} (⌊a_j⌋ + min(1, frac(a_j)/f))·v_j + Σ_{j continuous, a_j>0} (a_j/f)·v_j ≥ ⌈b⌉
+        pooled_rounding[o,(p),s,h]:  Σ_{j whole} (⌊a_j⌋ + min(1, frac(a_j)/f))·v_j
+                                     + Σ_{j continuous, a_j > 0} (a_j/f)·v_j  ≥  ⌈b⌉
 
     where x[c] (c ≠ r(w)) carries a_c = (G[r(w)] − G[c]) / m_o: the nodes' worth of GPUs the pool no
     longer needs (or, negative, needs more) when w leaves its reference config. At the reference,
@@ -833,8 +834,8 @@ def define_pooled_rounding(prog: Program, reference: dict[str, str]) -> int:
     workload's own): on plans/q1-forecast.yaml, with the plan's configs held, the relaxation rises from
     $410,155 to $434,044 of the plan's $434,446. Away from the reference the rows loosen by the a_c of
     each workload that left it (so they do not lift the bound of a search over every config: README,
-    "What did not help"); they serve re-solves near one plan (price_alternatives). Returns the rows
-    added (none when this reference's rows are in already).
+    "What did not help"); they serve re-solves that hold one plan's configs (strategy.POOLED_SOLVERS).
+    Returns the rows added (none when this reference's rows are in already).
     """
     ref = tuple(sorted(reference.items()))
     if ref in prog.pooled_at:

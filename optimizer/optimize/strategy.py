@@ -64,7 +64,8 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     with `options.alternatives`, each workload's next configs are priced after the solve (price_alternatives);
     `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline);
     `reserved` fixes every reserved (and bought) level R[o,p,k] — with `fix`, the whole first stage of
-    a two-stage plan, to price another plan's decision over these scenarios.
+    a two-stage plan, to price another plan's decision over these scenarios. A program whose configs are all
+    settled, and the alternatives' pricing, take model.define_pooled_rounding's rows (POOLED_SOLVERS).
 
     Configs alone at their offer are priced apart (model.define_private; `private_ok` False keeps every
     offer in the program). Then three steps, each exact about what it proves:
@@ -657,8 +658,9 @@ def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_t
     """Step 2 when the relaxation's configs cannot all be held: the program with only the decisions made once
     whole — configs, reserved levels, committed splits — and its hourly node counts continuous
     (Program.hours_relaxed) picks a set of configs that fit the caps together — the relaxation had spread
-    workloads over several offers to fill their sunk committed GPUs, which no plan can. It is a relaxation of the plan, so its best bound is a
-    lower bound on every plan's cost (at least the LP's). Its configs held, the capacity is solved whole.
+    workloads over several offers to fill their sunk committed GPUs, which no plan can. It is a relaxation
+    of the plan, so its best bound is a lower bound on every plan's cost (at least the LP's). Its configs
+    held, the capacity is solved whole.
     Returns that solve (a plan, or not) and the bound (None when the choice program found no plan)."""
     with prog.hours_relaxed():
         chosen = solve(prog.prob, solver, time_limit_s=CHOICE_SHARE * left(), mip_gap=CHOICE_GAP * gap_target)
@@ -909,13 +911,13 @@ def _settled_configs(prog: Program, fix: dict[str, str]) -> bool:
 
 
 POOLED_SOLVERS = ("highs",)
-"""Solvers given model.define_pooled_rounding's rows where every re-solve holds a plan's configs (alternatives
-priced; a plan whose configs are all settled, as when the mean scenario's plan is run through the scenarios or
-a re-plan keeps every last choice):
-on plans/q1-forecast.yaml the plan's configs held solve in 0.55 s instead of 3.9 s (proven 0.13% instead of
-0.81%, the same plan) and its 29 alternatives are priced in 34 s instead of 118 s, so a solve that had left 4
-unpriced at its 60 s budget prices them all. Not CBC: given the rows, it returned a plan 2.4% above a tiny
-random plan's optimum as optimal (tests/test_pooled_rounding.py), where HiGHS and CBC without them agree."""
+"""Solvers given model.define_pooled_rounding's rows where every re-solve holds a plan's configs: the
+alternatives priced, and a program whose configs are all settled (the mean scenario's plan run through the
+scenarios, a re-plan keeping every last choice). On plans/q1-forecast.yaml the plan's configs held solve in
+0.55 s instead of 3.9 s (proven 0.13% instead of 0.81%, the same plan) and its 29 alternatives are priced in
+34 s instead of 118 s, so a solve that had left 4 unpriced at its 60 s budget prices them all
+(benchmarks/pricing.py). Not CBC: given the rows, it returned a plan 2.4% above a tiny random plan's optimum
+as optimal (tests/test_pooled_rounding.py), where HiGHS and CBC without them agree."""
 NODE_LIMIT = 200
 """Branch-and-bound nodes per priced alternative: deterministic, and enough for the small programs
 that are left once every choice is fixed (most prove their gap at the root)."""
