@@ -524,6 +524,58 @@ def test_explain_drops_an_early_re_solve_of_the_config_the_plan_chose(tmp_path, 
         assert a.status == b.status == "optimal" and a.objective == pytest.approx(b.objective, abs=1e-6)
 
 
+def test_explain_prices_an_early_re_solve_from_the_plans_configs_too(tmp_path, monkeypatch):
+    """The early re-solve starts from the relaxation's configs; where they are not the plan's (another
+    workload's, here), the plan with only the forced workload moved is priced too, and the cheaper plan found
+    is the price: the prices one process gives."""
+    from optimizer.candidates.build import build_candidates
+    from optimizer.candidates.prune import ranked_alternatives
+    from optimizer.inputs.loading import load_plan
+    from optimizer.optimize import strategy
+    from optimizer.pipeline import SolveOptions as Options
+
+    path = _explain_plan(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    rows = text[text.index("    measured:\n"):]
+    path.write_text(text + "  - name: summarize\n    model: m30\n    precisions: [bf16, fp8]\n    tp: [1, 2, 4]\n"
+                    "    tokens: {input: 4000, output: 300}\n    demand: {peak_output_tokens_per_s: 1700}\n" + rows,
+                    encoding="utf-8")
+    loaded = load_plan(path)
+    cands = build_candidates(loaded, frozenset({"chat"}), strict=False)
+    offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
+    ranked = ranked_alternatives(loaded.plan, offers, cands.by_workload, {w.name: "" for w in loaded.plan.workloads})
+    sol, _info, _forced = strategy.solve_and_force(loaded, cands, Options(), "chat", [], 0)
+    keys = [c.key for c in ranked["chat"] if c.key != sol.chosen["chat"]]
+    wrong = next(c.key for c in cands.by_workload["summarize"] if c.key != sol.chosen["summarize"])
+    real = strategy._likely_choices
+    monkeypatch.setattr(strategy, "_likely_choices", lambda prog: {**real(prog), "summarize": wrong})
+    merged = []
+    with_start = strategy._with_start
+    monkeypatch.setattr(strategy, "_with_start",
+                        lambda forced, kept, gap: merged.append((forced.key, kept)) or with_start(forced, kept, gap))
+    _sol, _i, side = strategy.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=2)
+    _sol, _i, alone = strategy.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=1)
+    early = [(k, kept) for k, kept in merged if kept is not None]
+    assert len(early) == 1 and early[0][0] == keys[0]  # the early one, priced from the plan's configs too
+    assert [f.key for f in side] == [f.key for f in alone] == keys[:2]
+    for a, b in zip(side, alone):
+        assert a.status == b.status == "optimal" and a.objective == pytest.approx(b.objective, abs=1e-6)
+    assert side[0].objective <= early[0][1] + 1e-6
+
+
+def test_with_start_takes_the_cheaper_plan_and_keeps_the_bound():
+    from optimizer.optimize.strategy import ForcedSolve, _with_start
+
+    bounded = ForcedSolve("k", 680.0, 460.0, "bounded", 9.0)
+    assert _with_start(bounded, 503.0, 0.01) == ForcedSolve("k", 503.0, 460.0, "bounded", 9.0)
+    assert _with_start(bounded, 464.0, 0.01) == ForcedSolve("k", 464.0, 460.0, "optimal", 9.0)  # within 1%
+    assert _with_start(bounded, 700.0, 0.01) is bounded and _with_start(bounded, None, 0.01) is bounded
+    none_found = ForcedSolve("k", None, 460.0, "not solved", 9.0)
+    assert _with_start(none_found, 503.0, 0.01) == ForcedSolve("k", 503.0, 460.0, "bounded", 9.0)
+    infeasible = ForcedSolve("k", None, None, "infeasible", 1.0)
+    assert _with_start(infeasible, 503.0, 0.01) is infeasible
+
+
 def test_solve_reports_its_progress_bound_below_plan(tmp_path):
     """The progress hook hears the relaxation's bound, then the plan; the best plan never gets dearer, the
     bound never falls, and the last plan heard is the result's cost."""

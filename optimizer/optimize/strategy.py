@@ -740,6 +740,7 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         for _ in range(n_workers):  # start the processes (and their builds) now, beside the plan's solve
             pool.submit(_worker_ready)
     early: dict[str, cf.Future] = {}
+    starts: dict[str, dict[str, str]] = {}
 
     def speculate(relaxed: Program) -> None:
         if pool is None or count < 2:
@@ -747,6 +748,7 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         likely = _likely_choices(relaxed)
         first = next((k for k in ranked if k != likely.get(workload)), None)
         if first is not None:  # one: two would share the one core the plan's solve leaves
+            starts[first] = likely
             early[first] = pool.submit(_worker_force, likely, workload, first, solver, gap_target,
                                        limit / 2 * n_workers / count)
 
@@ -782,8 +784,11 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         else:
             for k in set(early) - set(keys):
                 early.pop(k).cancel()  # the plan chose it: that re-solve is the plan's own
+            # an early re-solve started from the relaxation's configs; where the plan chose others, its start
+            # (every other choice kept) is priced again from the plan's
+            again = [k for k in early if any(starts[k].get(w) != c for w, c in sol.chosen.items() if w != workload)]
             out = _force_side_by_side(pool, n_workers, sol.chosen, workload, keys, solver, gap_target, limit,
-                                      started, info, on_done, early)
+                                      started, info, on_done, early, again)
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -815,9 +820,11 @@ def _force_in_turn(prog: Program, chosen: dict[str, str], workload: str, keys: l
 def _force_side_by_side(pool: cf.ProcessPoolExecutor, workers: int, chosen: dict[str, str], workload: str,
                         keys: list[str], solver: str, gap_target: float, limit: float, started: float,
                         info: SolveInfo, on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None,
-                        early: dict[str, cf.Future] | None = None) -> list[ForcedSolve]:
+                        early: dict[str, cf.Future] | None = None, again: list[str] | None = None) -> list[ForcedSolve]:
     """The forced re-solves on `workers` processes: each gets the time left × workers ÷ alternatives;
-    those in `early` were started while the plan was solved."""
+    those in `early` were started while the plan was solved. For those in `again` (an early re-solve that
+    started from other configs than the plan's) the plan with only this workload moved is priced too, and the
+    cheaper of the two plans found is the price (_with_start)."""
     early = early or {}
     left = limit - (time.perf_counter() - started)
     share = left * workers / max(1, len(keys) - len(early))
@@ -826,13 +833,39 @@ def _force_side_by_side(pool: cf.ProcessPoolExecutor, workers: int, chosen: dict
     futures = {f: k for k, f in early.items()}
     futures.update({pool.submit(_worker_force, chosen, workload, k, solver, gap_target, share): k
                     for k in keys if k not in early})
+    kept_futures = {pool.submit(_worker_kept, chosen, workload, k, solver, gap_target,
+                                min(SECONDS_PER_ALTERNATIVE, share)): k for k in again or []}
+    kept: dict[str, float | None] = {}
+    waiting: dict[str, ForcedSolve] = {}
     done: dict[str, ForcedSolve] = {}
-    for f in cf.as_completed(futures):
-        k = futures[f]
-        done[k] = f.result()
+    for f in cf.as_completed([*futures, *kept_futures]):
+        if f in kept_futures:
+            k = kept_futures[f]
+            kept[k] = f.result()
+            if k not in waiting:
+                continue
+            forced = waiting.pop(k)
+        else:
+            k = futures[f]
+            forced = f.result()
+            if k in kept_futures.values() and k not in kept:
+                waiting[k] = forced  # its start from the plan's configs is still being priced
+                continue
+        done[k] = _with_start(forced, kept.get(k), gap_target)
         if on_done is not None:
             on_done(len(done), len(keys), done[k], info)
     return [done[k] for k in keys]
+
+
+def _with_start(forced: ForcedSolve, kept: float | None, gap_target: float) -> ForcedSolve:
+    """A forced re-solve's result with a plan found apart for the same forced config (`kept`: the cost of the
+    plan with every other choice kept), when that plan is cheaper: the price is the cheapest plan found, the
+    bound the re-solve's."""
+    if kept is None or forced.status == "infeasible" or (forced.objective is not None and forced.objective <= kept):
+        return forced
+    gap = _gap(kept, forced.bound)
+    status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "bounded"
+    return replace(forced, objective=kept, status=status)
 
 
 _WORKER: dict[str, Any] = {}
@@ -864,6 +897,23 @@ def _worker_ready() -> None:
 def _worker_force(chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
                   seconds: float) -> ForcedSolve:
     return _force(_WORKER["prog"], chosen, workload, key, solver, gap_target, seconds, _worker_settle())
+
+
+def _worker_kept(chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
+                 seconds: float) -> float | None:
+    """The cost of the plan with `workload` forced onto `key` and every other choice kept (None: none found)."""
+    return _kept_price(_WORKER["prog"], chosen, workload, key, solver, gap_target, seconds, _worker_settle())
+
+
+def _kept_price(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
+                seconds: float, settle: Callable[[list[str], float], bool | None] | None = None) -> float | None:
+    """_others_kept's plan cost, its private configs' costs settled first (None: no plan, or not settled)."""
+    t0 = time.perf_counter()
+    if settle is not None and settle([*chosen.values(), key], seconds) is None:
+        return None
+    quick = _others_kept(prog, chosen, workload, key, solver, gap_target,
+                         max(0.05, seconds - (time.perf_counter() - t0)))
+    return quick.objective if quick.status in ("optimal", "feasible") else None
 
 
 def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
