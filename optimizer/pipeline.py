@@ -123,9 +123,8 @@ def side_solves(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions,
     solve, it may move), by default half the time limit from now (at least 5 s). Nothing in them depends on
     the two-stage plan, so they may run beside its solve (SideProcess)."""
     base = stated
-    limit = options.time_limit_s or stated.plan.policy.time_limit_s
     if deadline is None:
-        deadline = _fixed(time.monotonic() + side_budget(limit))
+        deadline = _fixed(time.monotonic() + side_budget(settings(stated, options)[1]))
     solves = 2 + len(stated.plan.scenarios)
     unproven: list[str] = []
 
@@ -251,7 +250,7 @@ class SideProcess:
 
     def __init__(self, stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions, enabled: bool = True):
         self._args = (stated, loaded, replace(options, progress=None))
-        self._limit = options.time_limit_s or stated.plan.policy.time_limit_s
+        self._limit = settings(stated, options)[1]
         self._deadline: Any = None
         self._lock = threading.Lock()
         self._pool: cf.ProcessPoolExecutor | None = None

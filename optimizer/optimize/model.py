@@ -902,7 +902,7 @@ def _pooled_rows(prog: Program, reference: dict[str, str], tag: str) -> int:
         at: dict[str, float] = {}  # workload → a_r
         for w, xs in by_workload.items():
             r = held.get(w)
-            at[w] = next((a for v, a in xs if v is r), 0.0) if r is not None else 0.0
+            at[w] = next((a for v, a in xs if v is r), 0.0)  # 0 when w's reference is not in these rows
             constant += at[w]
         b = -constant
         f = b - math.floor(b)
