@@ -55,7 +55,14 @@ from optimizer.errors import (
     did_you_mean,
 )
 from optimizer.inputs.loading import LoadedPlan, load_plan
-from optimizer.inputs.schema.plan import MAX_TOKENS_PER_S, Plan, Policy, Workload
+from optimizer.inputs.schema.plan import (
+    MAX_TOKENS_PER_S,
+    MIN_BATCH_TOKENS_PER_DAY,
+    MIN_TOKENS_PER_S,
+    Plan,
+    Policy,
+    Workload,
+)
 from optimizer.optimize.strategy import settings
 from optimizer.pipeline import SolveOptions, as_solved, solve_plan
 from optimizer.processes import stop_workers, watch_parent
@@ -218,7 +225,7 @@ def _beyond_limits(plan: Plan, varies: list[VarySpec]) -> list[Problem]:
     """Demand multipliers that would take a workload past what a plan may state (its peak, its batch
     volume): the point would solve a plan no file could hold."""
     top = {v.key: v.hi for v in varies}
-    out = []
+    out = _below_limits(plan, varies)
     for w in plan.workloads:
         m = top.get("demand", 1.0) * top.get(f"demand.{w.name}", 1.0)
         if m <= 1:
@@ -232,6 +239,28 @@ def _beyond_limits(plan: Plan, varies: list[VarySpec]) -> list[Problem]:
                 out.append(Problem(f"--vary {key}: × {m:g} gives {w.name} {amount * m:,.4g} {what}, above the "
                                    f"{limit:,.4g} a plan may state",
                                    f"give a highest multiplier of at most {limit / amount:,.4g}"))
+    return out
+
+
+def _below_limits(plan: Plan, varies: list[VarySpec]) -> list[Problem]:
+    """Demand multipliers above 0 that would take a workload below the least a plan may state (a peak of 1e-297
+    tokens/s had solved to $0): 0 itself is no demand, and stands."""
+    low = {v.key: min(x for x in v.values if x > 0) for v in varies
+           if v.key == "demand" or v.key.startswith("demand.") if any(x > 0 for x in v.values)}
+    out = []
+    for w in plan.workloads:
+        m = low.get("demand", 1.0) * low.get(f"demand.{w.name}", 1.0)
+        if m >= 1:
+            continue
+        key = f"demand.{w.name}" if f"demand.{w.name}" in low else "demand"
+        peak = w.demand.peak_output_tokens_per_s if w.demand is not None else None
+        for amount, limit, what in ((peak, MIN_TOKENS_PER_S, "peak output tokens/s"),
+                                    (w.batch.output_tokens_per_day if w.batch is not None else None,
+                                     MIN_BATCH_TOKENS_PER_DAY, "output tokens a day")):
+            if amount is not None and amount * m < limit:
+                out.append(Problem(f"--vary {key}: × {m:g} gives {w.name} {amount * m:,.4g} {what}, below the "
+                                   f"{limit:,.4g} a plan may state",
+                                   f"give a lowest multiplier of at least {limit / amount:,.4g} (or 0: none)"))
     return out
 
 
@@ -260,6 +289,10 @@ def sweep_points(base: Vary, varies: list[VarySpec], grid: bool = False) -> list
     """The points to solve, in order, each once: the plan itself then each key's values with the others at
     the plan's (one at a time), or every combination (`grid`)."""
     if grid:
+        size = math.prod(len(v.values) for v in varies)
+        if size > MAX_POINTS:  # counted before the combinations are made: 1,000³ of them fill the memory
+            raise _bad(f"the sweep has {size:,} points, more than {MAX_POINTS:,}",
+                       "fewer values per key, or one at a time (drop --grid)")
         points = [dict(zip(base, combo)) for combo in itertools.product(*(v.values for v in varies))]
     else:
         points = [dict(base)] + [{**base, v.key: x} for v in varies for x in v.values]

@@ -721,6 +721,15 @@ def test_bad_load_tests_exit_2(tmp_path, name, content, expect):
     assert "Traceback" not in r.output and not out.exists() and not out.with_suffix(".html").exists()
 
 
+def test_a_directory_given_as_a_load_test_is_refused(tmp_path):
+    """--bench DIR had failed with IsADirectoryError; --usage, --result and --carry already said so."""
+    out = tmp_path / "out.yaml"
+    r = invoke("calibrate", PLAN, "--bench", tmp_path, "-o", out)
+    assert r.exit_code == 2, r.output
+    assert f"{tmp_path}: is a directory" in r.output and "give the load test's summary JSON file" in r.output
+    assert "Traceback" not in r.output and not out.exists()
+
+
 def test_aiperf_latencies_are_read_in_the_unit_the_file_gives(tmp_path):
     """AIPerf writes each metric's unit: ns, us and s are converted to ms (1,650.7 ns is 0.0016507 ms)."""
     doc = json.loads((BENCH / "profile_export_aiperf.json").read_text())

@@ -210,10 +210,26 @@ def test_exit_2_missing_file(tmp_path):
     assert "not found" in res.output
 
 
-def test_exit_2_bad_time_limit(tmp_path):
-    res = invoke("solve", SEED, "--time-limit", "0", "-o", tmp_path)
+@pytest.mark.parametrize("command", ["solve", "explain", "sweep"])
+@pytest.mark.parametrize("limit", ["0", "-5", "nan", "inf"])
+def test_exit_2_bad_time_limit(tmp_path, command, limit):
+    """nan had reached the solver (exit 3, "solver failure"), and a sweep wrote every point as an error."""
+    extra = {"explain": ["--workload", "chat-70b"], "sweep": ["--vary", "demand=0.8:1.2:2", "-o", tmp_path / "out"],
+             "solve": ["-o", tmp_path / "out"]}[command]
+    res = invoke(command, SEED, *extra, "--time-limit", limit)
     assert res.exit_code == 2, res.output
-    assert "--time-limit" in res.output
+    assert "--time-limit must be > 0" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("flag", ["--ttft-ms", "--tpot-ms"])
+@pytest.mark.parametrize("value", ["0", "nan", "inf"])
+def test_estimate_refuses_a_target_that_is_no_number_of_milliseconds(flag, value):
+    """nan had read as no target at all (exit 0)."""
+    res = invoke("estimate", "--model", "llama-3.1-8b", "--accelerator", "h100-sxm", "--precision", "fp8",
+                 "--input-tokens", "1500", "--output-tokens", "250", flag, value)
+    assert res.exit_code == 2, res.output
+    assert f"{flag} must be > 0" in res.output
 
 
 def test_exit_3_time_limit_without_a_feasible_plan(tmp_path):

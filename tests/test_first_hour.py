@@ -72,6 +72,15 @@ def test_init_refuses_an_unknown_template_and_a_non_yaml_name(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_init_writes_nothing_when_the_schema_beside_the_plan_is_a_directory(tmp_path):
+    """It had written the plan, then said it could not write the plan (the schema was the directory)."""
+    (tmp_path / "plan.schema.json").mkdir()
+    res = invoke("init", "-o", tmp_path / "plan.yaml")
+    assert res.exit_code == 2, res.output
+    assert f"cannot write {tmp_path / 'plan.schema.json'}: it is a directory; nothing was written" in res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.schema.json"]
+
+
 def test_the_seed_template_is_the_golden_case(tmp_path):
     invoke("init", "--template", "seed", "-o", tmp_path / "seed.yaml")
     res = invoke("solve", tmp_path / "seed.yaml", "-o", tmp_path / "out", "--json")

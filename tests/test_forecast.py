@@ -213,6 +213,8 @@ def _refused(r, out: Path, *needles: str) -> None:
     (["--start", "2027-01-01", "--months", "0"], ["--months 0: outside 1–24"]),
     (["--start", "2027-01-01", "--months", "25"], ["--months 25: outside 1–24"]),
     (["--start", "2027-01-01", "--scenarios", "12"], ["--scenarios 12: outside 0–9"]),
+    # a month computed past year 9999 had failed with a traceback
+    (["--start", "9999-12-01", "--months", "2"], ["--start 9999-12-01: out of range", "e.g. --start 2027-01-01"]),
 ])
 def test_bad_options(tmp_path, run, args, needles):
     out = tmp_path / "next.yaml"
@@ -256,6 +258,21 @@ def test_an_empty_log_is_refused(tmp_path, text, needle):
     log.write_text(text, encoding="utf-8")
     out = tmp_path / "next.yaml"
     _refused(invoke("forecast", PLAN, "--usage", log, "--start", "2027-01-01", "-o", out), out, f"{log}: ", needle)
+
+
+def test_a_log_without_output_tokens_is_refused(tmp_path):
+    """Three weeks of requests whose completion_tokens are all 0: no forecast to write (its page had divided by
+    the recent peak, 0, with a traceback)."""
+    log = tmp_path / "usage.csv"
+    lines = ["timestamp,model,prompt_tokens,completion_tokens"]
+    for k in range(21 * 24):
+        when = dt.datetime(2026, 10, 5, tzinfo=dt.UTC) + dt.timedelta(hours=k)
+        lines.append(f"{when:%Y-%m-%dT%H:%M:%SZ},code-assistant,900,0")
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "next.yaml"
+    r = invoke("forecast", PLAN, "--usage", log, "--start", "2026-11-01", "-o", out)
+    _refused(r, out, f"{log}: the usage log's events for the plan's workloads carry no output tokens",
+             "--map COLUMN=completion_tokens")
 
 
 def test_an_hour_that_is_no_whole_clock_hour_is_refused(tmp_path):

@@ -210,6 +210,8 @@ MEANINGS = [
     (_set("start_date", "2027-02-30"), 'start_date: "2027-02-30" is not a date'),
     (_set("start_date", "20270201"), 'start_date: "20270201" is not a date'),
     (_set("new_commitments[0].start", "soon"), 'new_commitments[0].start: "soon" is not a date'),
+    # a calendar date planopt cannot compute a contract term from (a carry had failed on it, year 10000)
+    (_set("new_commitments[0].end", "9999-12-31"), 'new_commitments[0].end: "9999-12-31" is out of range'),
     # amounts planopt never writes: had been read, and reported as a plan that pays, or serves without GPUs
     (_set("cost.total", -88089.6), "cost.total: -88089.6 is negative (a cost is GPU-hours at prices, 0 or more)"),
     (_set("cost.by_tier.spot", -1), "cost.by_tier.spot: -1 is negative"),

@@ -241,6 +241,8 @@ def test_growth_and_demand_rederive_a_business_peak(tmp_path):
     ("occupancy=0.001:0.5:2", "occupancy 0.001–0.5 leaves [0.01, 1] (a plan's range)"),
     ("occupancy=0.5:1.2:3", "occupancy 0.5–1.2 leaves [0.01, 1]"),
     ("demand=1:1e9:2", "--vary demand: × 1e+09 gives chat"),
+    ("demand=1e-300:1:2", "--vary demand: × 1e-300 gives chat"),  # solved to $0 before
+    ("demand=1e-300:1:2", "below the 0.001 a plan may state — give a lowest multiplier of at least"),
     ("growth=0:0.1:3", "no workload of"),
     ("price.api=0.5:2:3", "sends tokens to an API, so its price changes nothing — give a workload `api:`"),
 ])
@@ -250,6 +252,27 @@ def test_bad_varies_are_exit_2_with_a_fix(tmp_path, vary, said):
     assert res.exit_code == 2, res.output
     assert said in res.stderr, res.stderr
     assert "Traceback" not in res.output and not (tmp_path / "out").exists()
+
+
+def test_a_grid_too_large_is_refused_before_its_points_are_made(tmp_path):
+    """10⁹ combinations had been made before they were counted: the run filled the memory and was killed."""
+    plan = write_plan(tmp_path / "plan.yaml")
+    res = runner.invoke(app, ["sweep", str(plan), "--grid", "--vary", "demand=0.8:1.2:1000",
+                              "--vary", "price.on-demand=0.8:1.2:1000", "--vary", "occupancy=0.5:0.7:1000",
+                              "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert "the sweep has 1,000,000,000 points, more than 10,000" in res.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_report_that_cannot_be_written_is_said_before_any_point_is_solved(tmp_path):
+    """sweep.html a folder: every point had been solved and sweep.jsonl written before the exit 2."""
+    plan = write_plan(tmp_path / "plan.yaml")
+    (tmp_path / "out" / "sweep.html").mkdir(parents=True)
+    res = runner.invoke(app, ["sweep", str(plan), "--vary", "demand=0.8:1.2:2", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2, res.output
+    assert "sweep.html is a folder, not a file" in res.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["sweep.html"]
 
 
 def test_a_key_given_twice_and_an_address_without_ray_are_exit_2(tmp_path):
@@ -278,6 +301,15 @@ def test_a_bad_line_in_sweep_jsonl_is_exit_2_with_its_line(swept, tmp_path):
                        '"spend": [1, 2]}\n', "'spend' is not an object of TIER: cost"),
                       ('{"plan_hash": "x", "vary": {}, "status": "optimal", "cost_total": 1, "reserved_gpus": 1, '
                        '"interpolated": "yes"}\n', "'interpolated' is 'yes', not true or false"),
+                      # values a sweep never writes, read back and reported before
+                      ('{"plan_hash": "x", "vary": {}, "status": "optimal", "cost_total": -5, "reserved_gpus": 1}\n',
+                       "cost_total is -5, below 0"),
+                      ('{"plan_hash": "x", "vary": {}, "status": "splendid", "cost_total": 1, "reserved_gpus": 1}\n',
+                       "'status' is 'splendid', not one of optimal, feasible, infeasible, error, invalid"),
+                      ('{"plan_hash": "x", "vary": {}, "status": "optimal", "cost_total": 1, "reserved_gpus": 1, '
+                       '"gap": -1}\n', "gap is -1, below 0"),
+                      ('{"plan_hash": "x", "vary": {}, "status": "feasible", "cost_total": 1, "reserved_gpus": 1, '
+                       '"time_limit_s": 0}\n', "time_limit_s is 0, not a time limit"),
                       (lines[0][:40] + "\n", "sweep.jsonl:3: not a sweep point: not JSON"),  # cut, then written on
                       ('{"plan_hash": "x"}', "sweep.jsonl:3: not a sweep point: no 'vary'")):  # JSON, not cut
         (out / "sweep.jsonl").write_text("".join(lines) + bad, encoding="utf-8")

@@ -48,6 +48,7 @@ from optimizer.calibrate.types import sig
 from optimizer.calibrate.usage import UsageAggregate
 from optimizer.errors import PlanError, Problem
 from optimizer.inputs.loading import LoadedPlan, load_plan
+from optimizer.inputs.schema.plan import FIRST_DATE, LAST_DATE
 from optimizer.vocab import day_type_of, plural, weekday_id
 
 MIN_HOURS = 14 * 24
@@ -212,6 +213,9 @@ def forecast(plan_path: Path | str, options: ForecastOptions, out_path: Path | s
                 "export a longer period of the gateway's log: 8 weeks or more give a steadier trend",
                 file=shown[0] if len(shown) == 1 else None))
             continue
+        if not np.any(h.rates > 0):  # requests, and never an output token: nothing to forecast from
+            fc.notes.append(f"{w.name}: the log has no output tokens for it; its demand is kept as the plan has it")
+            continue
         series[w.name] = h
     if problems:
         raise PlanError(problems)
@@ -231,6 +235,11 @@ def forecast(plan_path: Path | str, options: ForecastOptions, out_path: Path | s
                             "kept as the plan has it")
             continue
         fc.workloads.append(wf)
+    if not fc.workloads and any(agg.quarters.get(w.name) for w in plan.workloads if w.demand is not None):
+        raise PlanError(Problem("the usage log's events for the plan's workloads carry no output tokens (or none "
+                                "lately): nothing to forecast",
+                                "check the log's output-token column (--map COLUMN=completion_tokens names it)",
+                                file=shown[0] if len(shown) == 1 else None))
     if not fc.workloads:
         raise PlanError(Problem("no workload with demand has events in the usage log: nothing to forecast",
                                 "route the log's models to the plan's workloads: --map model=MODEL:workload=NAME",
@@ -257,6 +266,11 @@ def check_options(options: ForecastOptions, plan_path: Path, out_path: Path) -> 
     except ValueError:
         problems.append(Problem(f"--start {options.start}: not a date",
                                 "give the first month's first day as YYYY-MM-DD, e.g. --start 2027-01-01"))
+    if start is not None and not FIRST_DATE <= start <= LAST_DATE - dt.timedelta(days=31 * MAX_MONTHS):
+        problems.append(Problem(f"--start {options.start}: out of range",
+                                f"give a month from {FIRST_DATE:%Y-%m} on, whose months end by {LAST_DATE:%Y-%m}, "
+                                "e.g. --start 2027-01-01"))
+        start = None
     if start is not None and start.day != 1:
         nxt = _add_months(start.replace(day=1), 1)
         problems.append(Problem(f"--start {options.start}: not the first day of a month; the forecast is by "

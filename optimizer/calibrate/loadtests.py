@@ -101,6 +101,9 @@ def read_runs(path: Path, shown: str, percentile: float) -> list[Run]:
     path = Path(path)
     if not path.exists():
         raise PlanError(Problem("load-test file not found", "check the path", file=shown))
+    if path.is_dir():
+        raise PlanError(Problem("is a directory", "give the load test's summary JSON file (one per --bench)",
+                                file=shown))
     if path.stat().st_size > MAX_FILE_BYTES:
         raise PlanError(Problem(f"load-test file is over {MAX_FILE_BYTES // 1_000_000} MB",
                                 "save the summary JSON (without per-request detail)", file=shown))

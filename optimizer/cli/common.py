@@ -3,6 +3,7 @@ that turns planopt's errors into messages and exit codes."""
 
 from __future__ import annotations
 
+import math
 import re
 import signal
 import threading
@@ -160,6 +161,6 @@ def solve_options(solver: "SolverName | None", time_limit: float | None, **extra
     """SolveOptions from the command line's --solver and --time-limit (PlanError, exit 2, for a limit ≤ 0)."""
     from optimizer.pipeline import SolveOptions
 
-    if time_limit is not None and time_limit <= 0:
+    if time_limit is not None and not 0 < time_limit < math.inf:  # nan too: the solver would stop at once
         raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
     return SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit, **extra)

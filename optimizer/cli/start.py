@@ -50,6 +50,10 @@ def init(
             raise PlanError(Problem(f"{output}: a plan is a YAML file", "name it something.yaml"))
         text = (templates_dir() / "plans" / f"{template.value}.yaml").read_text(encoding="utf-8")
         schema = output.parent / SCHEMA_FILE
+        for path in (output, schema):  # both or neither: a plan without its schema beside it is half a start
+            if path.is_dir():
+                raise PlanError(Problem(f"cannot write {path}: it is a directory; nothing was written",
+                                        "choose another -o, or move that directory"))
         try:
             output.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomic(output, text)

@@ -70,12 +70,18 @@ def sweep(
     """
 
     def body() -> int:
-        from optimizer.report.sweep import sweep_table, write_html
+        from optimizer.atomic import unwritable
+        from optimizer.report.sweep import HTML, sweep_table, write_html
         from optimizer.results.sweep import point_json
         from optimizer.sweep import parse_vary, run_sweep
 
         specs = [parse_vary(v) for v in vary]
         opts = solve_options(solver, time_limit, alternatives=0)
+        # said before the points are solved, not after (run_sweep says what is wrong with the folder itself)
+        blocked = unwritable(outdir, folder=True) is None and unwritable(outdir / HTML, folder=False)
+        if blocked:
+            raise PlanError(Problem(f"cannot write the sweep's report: {blocked}", "choose another --outdir, or "
+                                    "move it", file=str(outdir)))
         progress = _Progress(not as_json)
         try:
             with progress:

@@ -379,8 +379,11 @@ def _pydantic_problem(doc: Document, cls: type, err: dict, base: tuple[Any, ...]
         if kind.startswith("less") and isinstance(limit, (int, float)) and limit >= 1000:
             fix = "check the value and its units; the limit is far beyond any real fleet"
         elif (kind.startswith("less") and limit == 1 and isinstance(value, (int, float))
-              and not isinstance(value, bool) and 1 < value <= 100):
+              and not isinstance(value, bool) and 5 <= value <= 100):  # 60 meant 0.6; 1.5 meant nothing of 1.5%
             fix = f"a fraction, not a percentage: {value:g} → {value / 100:g}"
+        elif (kind.startswith("greater") and isinstance(limit, (int, float)) and limit > 0
+              and isinstance(value, (int, float)) and not isinstance(value, bool)):
+            fix = f"check the value and its units; the least planopt plans is {limit:g}"
         else:
             fix = "use a value in range"
     elif kind in _TYPE_WORDS or kind == "union_type":

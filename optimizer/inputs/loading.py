@@ -17,7 +17,7 @@ from optimizer.inputs.catalog import (
     merge_file,
 )
 from optimizer.inputs.document import Document, load_yaml, validate
-from optimizer.inputs.schema.plan import MAX_TOKENS_PER_S, Plan
+from optimizer.inputs.schema.plan import MAX_TOKENS_PER_S, MIN_TOKENS_PER_S, Plan
 from optimizer.vocab import TIERS
 
 
@@ -209,6 +209,10 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
             err(base + ("demand",), f"the business numbers give a peak of {derived.peak_output_tokens_per_s:.3g} "
                 f"output tokens/s, beyond the limit of {MAX_TOKENS_PER_S:.0e}",
                 "check users, requests per active user and tokens.output, and their units (a share is 0.3, not 30)")
+        if derived is not None and derived.peak_output_tokens_per_s < MIN_TOKENS_PER_S:
+            err(base + ("demand",), f"the business numbers give a peak of {derived.peak_output_tokens_per_s:.3g} "
+                f"output tokens/s, below the least planopt plans ({MIN_TOKENS_PER_S:g})",
+                "check users, active_share, requests per active user and tokens.output, and their units")
         by_month = w.demand.peak_by_month if w.demand is not None else None
         if by_month:
             if plan.start_date is None:

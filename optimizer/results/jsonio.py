@@ -19,7 +19,7 @@ from typing import Any
 from optimizer.candidates.types import Dropped
 from optimizer.errors import PlanError, Problem
 from optimizer.inputs.demand import PeakDerivation
-from optimizer.inputs.schema.plan import MAX_HORIZON_DAYS
+from optimizer.inputs.schema.plan import FIRST_DATE, LAST_DATE, MAX_HORIZON_DAYS
 from optimizer.optimize.solution import SolveInfo, Status
 from optimizer.results.contracts import (
     CarriedContract,
@@ -641,10 +641,14 @@ def date_error(value: str | None, path: str, *, empty: bool = False) -> str | No
         return None
     if isinstance(value, str) and _ISO_DATE.fullmatch(value):
         try:
-            dt.date.fromisoformat(value)
-            return None
+            day = dt.date.fromisoformat(value)
         except ValueError:
             pass
+        else:
+            if FIRST_DATE <= day <= LAST_DATE:
+                return None
+            return (f"{path}: {_shown(value)} is out of range (planopt plans from {FIRST_DATE.isoformat()} to "
+                    f"{LAST_DATE.isoformat()})")
     return f"{path}: {_shown(value)} is not a date (YYYY-MM-DD, a day on the calendar)"
 
 

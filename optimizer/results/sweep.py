@@ -308,13 +308,20 @@ def _why(exc: Exception) -> str:
     return str(exc)
 
 
-def _number(v: Any, what: str, integer: bool = False) -> Any:
+POINT_STATUSES = ("optimal", "feasible", "infeasible", "error", "invalid")
+"""What a sweep writes as a point's status."""
+
+
+def _number(v: Any, what: str, integer: bool = False, least: float | None = None) -> Any:
+    """`v` as a number (None stays None); ValueError unless it is one, whole where `integer`, at least `least`."""
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise ValueError(f"{what} is {v!r}, not a number")
     if integer and v != int(v):
         raise ValueError(f"{what} is {v!r}, not a whole number")
+    if least is not None and v < least:
+        raise ValueError(f"{what} is {v!r}, below {least:g} (a sweep never writes it)")
     return int(v) if integer else float(v)
 
 
@@ -327,6 +334,8 @@ def _point(d: Any) -> SweepPoint:
     status, plan_hash = d["status"], d["plan_hash"]
     if not isinstance(status, str) or not isinstance(plan_hash, str):
         raise ValueError("'status' and 'plan_hash' must be strings")
+    if status not in POINT_STATUSES:
+        raise ValueError(f"'status' is {status!r}, not one of {', '.join(POINT_STATUSES)}")
     spend = d.get("spend")
     if spend is not None and not (isinstance(spend, dict) and all(isinstance(k, str) for k in spend)):
         raise ValueError("'spend' is not an object of TIER: cost")
@@ -336,11 +345,14 @@ def _point(d: Any) -> SweepPoint:
     solver, limit = d.get("solver"), d.get("time_limit_s")
     if solver is not None and not isinstance(solver, str):
         raise ValueError(f"'solver' is {solver!r}, not a solver's name")
+    if limit is not None and _number(limit, "time_limit_s") <= 0:
+        raise ValueError(f"time_limit_s is {limit!r}, not a time limit (seconds above 0)")
     return SweepPoint({k: _number(v, f"vary {k!r}") for k, v in vary.items()}, status,
-                      _number(d["cost_total"], "cost_total"), _number(d["reserved_gpus"], "reserved_gpus", True),
-                      plan_hash, _number(d.get("seconds", 0.0), "seconds") or 0.0, str(d.get("message", "")),
-                      _number(d.get("gap"), "gap"), read_back=True,
-                      spend=None if spend is None else {k: _number(v, f"spend {k!r}") for k, v in spend.items()},
+                      _number(d["cost_total"], "cost_total", least=0),
+                      _number(d["reserved_gpus"], "reserved_gpus", True, least=0),
+                      plan_hash, _number(d.get("seconds", 0.0), "seconds", least=0) or 0.0, str(d.get("message", "")),
+                      _number(d.get("gap"), "gap", least=0), read_back=True,
+                      spend=None if spend is None else {k: _number(v, f"spend {k!r}", least=0) for k, v in spend.items()},
                       interpolated=interpolated, solver=solver, time_limit_s=_number(limit, "time_limit_s"))
 
 

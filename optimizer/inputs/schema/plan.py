@@ -5,8 +5,16 @@ from __future__ import annotations
 import datetime as dt
 import re
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from optimizer.errors import did_you_mean
 from optimizer.inputs.demand import PeakDerivation, derive_peak, profile_warning
@@ -41,6 +49,27 @@ MAX_TOKENS_PER_REQUEST = 100_000_000
 MAX_USERS = 10_000_000_000
 """More people than there are."""
 MAX_REQUESTS_PER_USER_PER_DAY = 1_000_000
+MIN_TOKENS_PER_S = 0.001
+"""The smallest peak planned (86 output tokens a day at a flat peak): below it a unit slip is likelier than a
+workload, and the replicas of a demand this small round to none."""
+MIN_BATCH_TOKENS_PER_DAY = 1000.0
+"""The smallest batch job: below it the job's rows, written per token of its day, lose their precision (a
+job of 1e-12 tokens a day solved to $0 with its GPUs unpaid)."""
+MAX_SLO_MS = 3_600_000
+"""An hour: a TTFT or TPOT target beyond it is a unit slip."""
+FIRST_DATE, LAST_DATE = dt.date(1970, 1, 1), dt.date(2199, 12, 31)
+"""Dates planopt plans within (contract terms and calendars computed past 9999 fail)."""
+
+
+def check_date(day: dt.date) -> dt.date:
+    """A plan's date within FIRST_DATE–LAST_DATE."""
+    if not FIRST_DATE <= day <= LAST_DATE:
+        raise ValueError(f"{day.isoformat()} is out of range — give a date from {FIRST_DATE.isoformat()} to "
+                         f"{LAST_DATE.isoformat()}")
+    return day
+
+
+PlanDate = Annotated[dt.date, AfterValidator(check_date)]
 
 
 def _is_power_of_two(n: int) -> bool:
@@ -146,7 +175,7 @@ class Owned(Strict):
     """Servers (or racks, for rack-scale systems)."""
     gpus_per_node: int = Field(default=8, ge=1, le=576, examples=[8])
     """GPUs in one server (72 for an NVL72 rack)."""
-    since: dt.date | None = Field(default=None, examples=["2024-06-01"])
+    since: PlanDate | None = Field(default=None, examples=["2024-06-01"])
     """When they entered service; a date inside the horizon means they serve only from then."""
     book_value_per_node: float = Field(default=0.0, ge=0, le=100_000_000, examples=[120000])
     """Remaining book value of one server (sunk: reported)."""
@@ -259,9 +288,9 @@ SLOW_TTFT_MS, SLOW_TPOT_MS = 600_000.0, 10_000.0
 
 
 class Slo(Strict):
-    ttft_ms: float | None = Field(default=None, gt=0)
+    ttft_ms: float | None = Field(default=None, gt=0, le=MAX_SLO_MS)
     """Time to first token, ms, at the percentile: queueing and prefill at the replica's load included."""
-    tpot_ms: float | None = Field(default=None, gt=0)
+    tpot_ms: float | None = Field(default=None, gt=0, le=MAX_SLO_MS)
     """Time per output token after the first, ms, at the percentile."""
     percentile: float = Field(default=99.0, ge=50, lt=100)
     """The percentile both targets hold at (99: p99, as load tests and MLPerf report)."""
@@ -286,7 +315,8 @@ class Demand(Strict):
         {"required": ["peak_output_tokens_per_s"]},
         {"required": ["users", "active_share", "requests_per_active_user_per_day"]}]})
 
-    peak_output_tokens_per_s: float | None = Field(default=None, gt=0, le=MAX_TOKENS_PER_S, examples=[3000])
+    peak_output_tokens_per_s: float | None = Field(default=None, ge=MIN_TOKENS_PER_S, le=MAX_TOKENS_PER_S,
+                                                   examples=[3000])
     """Output tokens per second at the bad day's busiest hour (or give the business numbers below)."""
     users: int | None = Field(default=None, ge=1, le=MAX_USERS, examples=[200000])
     """Business numbers: users of the product at the start of the horizon."""
@@ -308,7 +338,7 @@ class Demand(Strict):
     profile: Profile | dict[str, Profile] | None = None
     """24 fractions of the peak per hour, the busiest hour 1.0 (not shares of the day); one list for every day
     type, or one per day type."""
-    peak_by_month: dict[str, Annotated[float, Field(gt=0, le=MAX_TOKENS_PER_S)]] | None = Field(
+    peak_by_month: dict[str, Annotated[float, Field(ge=MIN_TOKENS_PER_S, le=MAX_TOKENS_PER_S)]] | None = Field(
         default=None, examples=[{"2027-01": 8200, "2027-02": 8900, "2027-03": 9600}])
     """Demand that changes inside the horizon: the busiest hour's output tokens/s in each calendar month
     (YYYY-MM; `planopt forecast` writes them). Months not listed keep the peak above. Each month is then
@@ -434,7 +464,7 @@ class Api(Strict):
 
 
 class Batch(Strict):
-    output_tokens_per_day: float = Field(gt=0, le=MAX_TOKENS_PER_S * 86400)
+    output_tokens_per_day: float = Field(ge=MIN_BATCH_TOKENS_PER_DAY, le=MAX_TOKENS_PER_S * 86400)
     """Output tokens the job must produce each day within its window."""
     window_hours: tuple[int, int] = (0, 0)
     """[start, end): hours the job may run; wraps past midnight; equal ends mean all day."""
@@ -595,9 +625,9 @@ class Commitment(Strict):
     """reserved-1y or reserved-3y."""
     gpus: int = Field(ge=1, le=MAX_GPUS, examples=[64])
     """GPUs under contract."""
-    start: dt.date = Field(examples=["2026-10-01"])
+    start: PlanDate = Field(examples=["2026-10-01"])
     """First day of service."""
-    end: dt.date = Field(examples=["2027-09-30"])
+    end: PlanDate = Field(examples=["2027-09-30"])
     """Last day of service (inclusive)."""
     price_per_gpu_hour: float | None = Field(default=None, ge=0, examples=[4.2])
     """The contract's price; default the offer's price for the tier."""
@@ -637,7 +667,7 @@ class Plan(Extensible):
     and systems are priced in USD, so a plan in another currency prices its own offers."""
     horizon_days: int = Field(ge=1, le=MAX_HORIZON_DAYS)
     """Days the plan buys for (a quarter: 90–92)."""
-    start_date: dt.date | None = None
+    start_date: PlanDate | None = None
     """First day of the horizon; needed with commitments and for calendar months."""
     timezone: str = "UTC"
     """Timezone of the hourly profiles (IANA name)."""
@@ -671,6 +701,16 @@ class Plan(Extensible):
     _expanded_scenarios: Any = PrivateAttr(default=None)
     """Set on the program's copy of a plan with scenarios (inputs.scenarios.expand): each day type's
     base day type and scenario."""
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, name: str) -> str:
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone '{name}' — use an IANA name like UTC, Europe/Berlin or "
+                             "America/New_York") from None
+        return name
 
     @field_validator("day_types")
     @classmethod
