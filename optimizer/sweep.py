@@ -88,6 +88,9 @@ __all__ = ["KEYS", "VarySpec", "Sweep", "parse_vary", "check_varies", "sweep_poi
 KEYS = ("demand", "goodput", "occupancy", "growth") + tuple(f"price.{t}" for t in RENTED_TIERS + ("api",))
 """Every key but `demand.<workload>` (one per workload of the plan)."""
 MULTIPLIERS = ("demand", "goodput", "price")
+MOST = {"price": 100.0, "goodput": 10.0}
+"""The largest price and goodput multipliers, a scenario's (inputs.schema.plan.Scenario); demand's limit is the
+peak or volume a plan may state (_beyond_limits)."""
 """Keys (and key families) whose values multiply the plan's."""
 MAX_VALUES = 1000
 MAX_POINTS = 10_000
@@ -200,6 +203,10 @@ def check_varies(loaded: LoadedPlan, varies: list[VarySpec]) -> None:
         if head in MULTIPLIERS and v.lo <= 0:
             problems.append(Problem(f"{where}: {v.lo:g} is not a multiplier (it multiplies the plan's "
                                     f"{_what(v.key)})", "give multipliers above 0, e.g. 0.8:1.2 for ±20%"))
+        elif head in MOST and v.hi > MOST[head]:  # as a scenario's multipliers: × 1e12 is a unit slip
+            problems.append(Problem(f"{where}: × {v.hi:g} is beyond the × {MOST[head]:g} a scenario may state "
+                                    f"(it multiplies the plan's {_what(v.key)})",
+                                    f"give multipliers up to {MOST[head]:g}, e.g. 0.8:1.2 for ±20%"))
         elif v.key == "occupancy" and not (MIN_OCCUPANCY <= v.lo and v.hi <= 1):
             problems.append(Problem(f"{where}: occupancy {v.lo:g}–{v.hi:g} leaves [{MIN_OCCUPANCY:g}, 1] (a plan's "
                                     "range)", "give the share of goodput used at the peak, e.g. occupancy=0.5:0.8:4"))

@@ -369,6 +369,12 @@ GOOD = "2026-07-06T10:00:00Z,chat,a,100,20\n"
                   '{"timestamp": 17, "model": "chat", "prompt_tokens": 1, "completion_tokens": 2}\n',
      ["bad.jsonl:2: row 2: timestamp '17' is outside 2000–2100"]),
     ("usage.xlsx", "x", ["unknown usage file type '.xlsx'"]),
+    # DuckDB counts a malformed JSON line one past it: the line is read from the file
+    ("broken.jsonl", '{"timestamp": "2026-07-06T10:00:00Z", "model": "chat", "prompt_tokens": 1, "completion_tokens": 2}\n'
+                     'BROKEN\n'
+                     '{"timestamp": "2026-07-06T10:00:00Z", "model": "chat", "prompt_tokens": 1, "completion_tokens": 2}\n',
+     ["broken.jsonl:2: cannot read the usage log: Malformed JSON", "; fix that line"]),
+    ("notjson.jsonl", "not json at all\n", ["notjson.jsonl:1: cannot read the usage log"]),
     # absurd token counts: refused by row, not on the calibrated plan's tokens or context_tokens
     ("huge.csv", HEADER + GOOD + "2026-07-06T11:00:00Z,chat,a,100,1e300\n",
      ["huge.csv:3: row 2: completion_tokens '1e300' takes the request (prompt + completion) past 100,000,000 tokens",

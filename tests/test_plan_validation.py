@@ -310,3 +310,22 @@ def test_valid_but_suspicious_plans_warn(tmp_path, old, new, warning):
     assert res.exit_code == 0 and warning in " ".join(res.output.split()), res.output
     path.write_text(BASE, encoding="utf-8")
     assert load_plan(path).plan.warnings() == []
+
+
+@pytest.mark.parametrize("name, content, said", [
+    # a result handed back as a plan: 192 "unknown key" lines before, one for each key a plan does not have
+    ("q4.json", '{"plan": "q4", "status": "optimal", "cost": {"total": 1}, "solver": {}, "purchases": [], '
+                '"workloads": []}', "this is a planopt result (what `planopt solve` writes), not a plan"),
+    ("run.json", '{"date": "20260901", "completed": 100, "output_throughput": 900.5, "mean_ttft_ms": 80}',
+     "this is a load test's results, not a plan"),
+    # a usage log: its size had been blamed on catalogs ("split catalogs into separate files")
+    ("usage.csv", "timestamp,model,prompt_tokens,completion_tokens\n2026-07-06T10:00:00Z,chat,1,2\n",
+     "this is a usage log, not a plan (YAML)"),
+])
+def test_a_file_of_another_kind_is_named_for_what_it_is(tmp_path, name, content, said):
+    path = _write(tmp_path, content, name)
+    res = CliRunner().invoke(app, ["validate", str(path)])
+    assert res.exit_code == 2, res.output
+    errors = [line for line in res.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and said in errors[0] and " — " in errors[0], res.output
+    _refused_by_cli(tmp_path, path, str(path), [said])

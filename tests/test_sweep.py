@@ -242,6 +242,8 @@ def test_growth_and_demand_rederive_a_business_peak(tmp_path):
     ("occupancy=0.5:1.2:3", "occupancy 0.5–1.2 leaves [0.01, 1]"),
     ("demand=1:1e9:2", "--vary demand: × 1e+09 gives chat"),
     ("demand=1e-300:1:2", "--vary demand: × 1e-300 gives chat"),  # solved to $0 before
+    ("price.on-demand=1:1e12:2", "× 1e+12 is beyond the × 100 a scenario may state"),
+    ("goodput=0.5:20:2", "× 20 is beyond the × 10 a scenario may state"),
     ("demand=1e-300:1:2", "below the 0.001 a plan may state — give a lowest multiplier of at least"),
     ("growth=0:0.1:3", "no workload of"),
     ("price.api=0.5:2:3", "sends tokens to an API, so its price changes nothing — give a workload `api:`"),

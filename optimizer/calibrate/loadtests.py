@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.errors import PlanError, Problem, did_you_mean
-from optimizer.inputs.schema.plan import MAX_TOKENS_PER_S
+from optimizer.inputs.schema.plan import MAX_LAYOUT_GPUS, MAX_TOKENS_PER_S
 from optimizer.vocab import PRECISION_ALIASES, PRECISION_IDS
 
 MAX_FILE_BYTES = 50_000_000
@@ -690,7 +690,8 @@ def _tp(value: str | None, reasons: list[str]) -> int | None:
         reasons.append(f"tp '{value}' is not a whole number — give GPUs per replica, e.g. 2")
         return None
     tp = int(x)
-    if tp < 1 or tp & (tp - 1):
-        reasons.append(f"tp {tp} is not a power of two — use 1, 2, 4 or 8")
+    if tp < 1 or tp & (tp - 1) or tp > MAX_LAYOUT_GPUS:
+        reasons.append(f"tp {tp} is not a degree planopt plans (powers of two up to {MAX_LAYOUT_GPUS}) — "
+                       "use 1, 2, 4 or 8")
         return None
     return tp

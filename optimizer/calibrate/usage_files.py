@@ -3,6 +3,7 @@ LLM inference trace, --map), read errors."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -307,9 +308,13 @@ def _raise_duckdb(exc: BaseException, shown: dict[str, str] | None = None, defau
         for path, name in (shown or {}).items():
             if file in (path, Path(path).name) or Path(file).resolve() == Path(path).resolve():
                 file = name
-    m = re.search(r"Line: (\d+)", text) or re.search(r"in line (\d+)", text)
+    elif file is None:  # a compressed stream's error names its file at the end
+        file = next((name for path, name in (shown or {}).items() if str(path) in text), None)
+    m = re.search(r"Line: (\d+)", text)
     if m:
         line = int(m.group(1))
+    elif m := re.search(r"in line (\d+)", text):  # DuckDB's JSON reader: one past the malformed line
+        line = _malformed_json_line(file, shown, int(m.group(1)))
     m = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
     if m:
         raise PlanError(Problem(f"the row does not have the header's {m.group(1)} columns",
@@ -318,10 +323,30 @@ def _raise_duckdb(exc: BaseException, shown: dict[str, str] | None = None, defau
         raise PlanError(Problem("the file is not UTF-8 text", "save or export it as UTF-8", file=file,
                                 line=line)) from None
     msg = re.sub(r'^[A-Za-z ]*Error: ', "", msg)
+    msg = re.sub(r" in line \d+", "", msg)  # the line, counted right, is in front
     msg = re.sub(r'in file "[^"]*",?\s*', "", msg).strip()
     raise PlanError(Problem(f"cannot read the usage log: {msg}",
-                            "check the file's format and encoding (UTF-8); fix the row named", file=file,
-                            line=line)) from None
+                            "check the file's format and encoding (UTF-8)" + ("; fix that line" if line else ""),
+                            file=file, line=line)) from None
+
+
+def _malformed_json_line(file: str | None, shown: dict[str, str] | None, said: int) -> int:
+    """The first line up to `said` (DuckDB's count) that is not JSON, read from the file itself; `said` when
+    the file cannot be read as plain text (compressed) or every line is JSON."""
+    path = next((p for p, name in (shown or {}).items() if name == file), file)
+    try:
+        with open(path, encoding="utf-8-sig", errors="strict") as fh:
+            for n, text in enumerate(fh, 1):
+                if n > said:
+                    break
+                if text.strip():
+                    try:
+                        json.loads(text)
+                    except ValueError:
+                        return n
+    except (OSError, UnicodeDecodeError, TypeError):
+        pass
+    return said
 
 
 def total_bytes(paths: list[Path]) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 from dataclasses import dataclass
@@ -87,8 +88,10 @@ class _PlainConstructor(RoundTripConstructor):
             why = str(exc)
             if "integer string conversion" in why:  # Python's guard against quadratic int parsing
                 why = f"a number of {len(value):,} digits"
-            raise ConstructorError(None, None, f"cannot read '{shown}': {why} — write a plain number, "
-                                   "string or date (YYYY-MM-DD)", node.start_mark) from None
+            fix = "write a plain number, string or date (YYYY-MM-DD)"
+            if re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}", value.strip()):  # 2026-02-30: a date's form, not on the calendar
+                why, fix = "not a day on the calendar", "write a day the month has (YYYY-MM-DD)"
+            raise ConstructorError(None, None, f"cannot read '{shown}': {why} — {fix}", node.start_mark) from None
 
     def _refuse_tag(self, node: Any) -> Any:
         raise ConstructorError(None, None, f"YAML tag '{short_tag(node.tag)}' is not allowed — remove the tag; "
@@ -112,6 +115,14 @@ def _yaml() -> YAML:
     return y
 
 
+DATA_SUFFIXES = {".csv": "a usage log", ".jsonl": "a usage log", ".parquet": "a usage log",
+                 ".csv.gz": "a usage log", ".jsonl.gz": "a usage log", ".xlsx": "a workbook", ".html": "a report"}
+"""File types that are never YAML: what each is."""
+DATA_USES = {"a usage log": "a usage log goes to `planopt calibrate PLAN --usage FILE` or `planopt forecast`",
+             "a workbook": "planopt writes workbooks, it does not read them",
+             "a report": "planopt writes reports, it does not read them"}
+
+
 def load_yaml(path: Path | str, *, shown_as: str | None = None, what: str = "file") -> Document:
     """Read one YAML file; raise PlanError with file:line for anything wrong with it."""
     path = Path(path)
@@ -124,6 +135,10 @@ def load_yaml(path: Path | str, *, shown_as: str | None = None, what: str = "fil
         raise PlanError(Problem(f"cannot read {what}: {exc.strerror}", None, file=shown)) from None
     if path.is_dir():
         raise PlanError(Problem(f"{what} is a directory", "give a .yaml file", file=shown))
+    kind = DATA_SUFFIXES.get("".join(path.suffixes[-2:]).lower()) or DATA_SUFFIXES.get(path.suffix.lower())
+    if kind is not None:  # a log or table passed where YAML goes: say so, not what its size or first byte is
+        raise PlanError(Problem(f"this is {kind}, not a {what.removesuffix(' file')} (YAML)",
+                                f"give the YAML file; {DATA_USES[kind]}", file=shown))
     if size > MAX_FILE_BYTES:
         raise PlanError(Problem(
             f"{what} is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}",
@@ -251,9 +266,13 @@ def _to_plain(node: Any, loc: tuple[Any, ...], tree: Any, file: str, errors: Col
     if isinstance(node, dict):
         out = {}
         for k, v in node.items():
+            if isinstance(k, dt.date):  # an unquoted 2026-10-01 as a key: a date, where ids and months are text
+                errors.add(f"key {k.isoformat()} is read as a date", "quote it ('2027-01'); months are "
+                           "written YYYY-MM", file=file, line=line_of(tree, loc), path=format_loc(loc) or None)
+                continue
             if not isinstance(k, (str, int, float, bool)) or isinstance(k, (list, dict)):
-                errors.add("mapping keys must be plain scalars", None, file=file,
-                           line=line_of(tree, loc), path=format_loc(loc) or None)
+                errors.add("mapping keys must be plain scalars", "write the key as plain text or a number",
+                           file=file, line=line_of(tree, loc), path=format_loc(loc) or None)
                 continue
             out[str(k) if not isinstance(k, str) else k] = _to_plain(v, loc + (k,), tree, file, errors, budget)
         return out
@@ -363,6 +382,14 @@ def _pydantic_problem(doc: Document, cls: type, err: dict, base: tuple[Any, ...]
         if str(key).startswith("x-"):
             fix = "x- keys are ignored at the top level and in workloads only; move it there"
         return doc.problem(full, msg, fix)
+    if kind == "missing" and loc and isinstance(loc[-1], int):  # a list too short for its fixed places
+        fix = ("write [start, end], e.g. [22, 6]" if len(loc) > 1 and loc[-2] == "window_hours"
+               else "give every value of the list")
+        return Problem("has too few values", fix, file=doc.file, line=doc.line(full[:-1]),
+                       path=format_loc(full[:-1]))
+    if kind.startswith("date_from_datetime"):
+        shown = value.isoformat() if isinstance(value, dt.date) else _shown(value)
+        return doc.problem(full, f"{shown} is a time, not a date", "write the day alone: YYYY-MM-DD")
     if kind == "missing":
         key = loc[-1] if loc else "?"
         return Problem(f"required key '{key}' is missing", f"add `{key}: …`",

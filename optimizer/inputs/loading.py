@@ -41,6 +41,9 @@ def load_plan(path: Path | str, extra_catalogs: list[Path | str] = ()) -> Loaded
         line = lc.line + 1 if lc is not None and lc.line is not None else 1
         raise PlanError(Problem("a plan is a mapping of keys (plan:, horizon_days:, workloads:, …)",
                                 "see plans/q4.yaml for an example", file=doc.file, line=line))
+    other = _another_kind(doc.data)
+    if other is not None:  # one line for what the file is, not one per key it has that a plan does not
+        raise PlanError(Problem(other[0], other[1], file=doc.file, line=1))
     plan, problems = validate(doc, Plan)
     errors.extend(problems)
     if plan is None:
@@ -52,6 +55,25 @@ def load_plan(path: Path | str, extra_catalogs: list[Path | str] = ()) -> Loaded
     _check_plan(plan, doc, catalog, errors)
     errors.raise_if_any()
     return LoadedPlan(plan, catalog, doc)
+
+
+RESULT_KEYS = frozenset({"status", "cost", "solver", "purchases"})
+"""Keys every result planopt writes has, and a plan never."""
+LOAD_TEST_KEYS = frozenset({"output_throughput", "request_throughput", "mean_ttft_ms", "median_ttft_ms",
+                            "completed", "input_config", "total_input_tokens"})
+"""Keys of the load-test summaries calibrate --bench reads (vLLM's benchmark_serving, GenAI-Perf, AIPerf)."""
+
+
+def _another_kind(data: dict) -> tuple[str, str] | None:
+    """(what the file is, what to do) when a mapping is a planopt result or a load test's summary, not a plan."""
+    keys = set(data)
+    if RESULT_KEYS <= keys:
+        return ("this is a planopt result (what `planopt solve` writes), not a plan",
+                "give the plan YAML it was solved from; `planopt report` and `planopt compare` read results")
+    if len(keys & LOAD_TEST_KEYS) >= 2 and "workloads" not in keys:
+        return ("this is a load test's results, not a plan",
+                "give the plan YAML; a load test goes to `planopt calibrate PLAN --bench FILE`")
+    return None
 
 
 def _resolve_catalogs(plan: Plan, doc: Document, extra: list[Path | str], errors: Collector) -> Catalog:

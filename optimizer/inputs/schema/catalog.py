@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import typing
+import unicodedata
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -89,7 +90,8 @@ def _has_mapping(annotation: Any) -> bool:
 
 def check_id(value: str) -> str:
     if not ID_PATTERN.match(value):
-        fixed = re.sub(r"[^a-z0-9.]+", "-", value.lower()).strip("-")
+        plain = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode()  # 'hïgh' → 'high'
+        fixed = re.sub(r"[^a-z0-9.]+", "-", plain.lower()).strip("-")
         raise ValueError(f"'{value}' is not a valid id: ids are lower-case and hyphenated — write '{fixed}'")
     return value
 
@@ -423,6 +425,9 @@ class Offer(Sourced):
 
     @model_validator(mode="after")
     def _sells_something(self) -> "Offer":
+        if not self.price_per_gpu_hour and self.buy is None:
+            raise ValueError("sells nothing: price_per_gpu_hour is empty and there is no buy — give the price of each "
+                             "tier it sells, e.g. {on-demand: 4.0}")
         if "buy" in self.price_per_gpu_hour:
             raise ValueError("prices the buy tier by the GPU-hour — bought servers are priced per node: "
                              "move it to buy: {price_per_node: …, node_power_kw: …}")

@@ -12,6 +12,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -57,6 +58,8 @@ MIN_BATCH_TOKENS_PER_DAY = 1000.0
 job of 1e-12 tokens a day solved to $0 with its GPUs unpaid)."""
 MAX_SLO_MS = 3_600_000
 """An hour: a TTFT or TPOT target beyond it is a unit slip."""
+MAX_LAYOUT_GPUS = 1024
+"""The largest TP, PP or EP degree a measured point may state (a rack-scale domain is 72 or 576)."""
 FIRST_DATE, LAST_DATE = dt.date(1970, 1, 1), dt.date(2199, 12, 31)
 """Dates planopt plans within (contract terms and calendars computed past 9999 fail)."""
 
@@ -195,6 +198,11 @@ class Owned(Strict):
     """The NVLink domain (default: the accelerator's, within one server)."""
     scale_out_gb_s: float | None = Field(default=None, ge=0, examples=[50])
     """Inter-node bandwidth per GPU, GB/s one direction (default: the accelerator's)."""
+
+    @field_validator("offer")
+    @classmethod
+    def _offer_id(cls, v: str | None) -> str | None:
+        return v if v is None else check_id(v)
 
     @model_validator(mode="after")
     def _idle_below_load(self) -> "Owned":
@@ -453,6 +461,21 @@ class Measured(Strict):
     source: str | None = Field(default=None, examples=["vllm bench serve, bench/chat-h100-fp8.json, 2026-11-20"])
     """Where the number comes from (load-test file, date)."""
 
+    @field_validator("tp", "pp", "ep")
+    @classmethod
+    def _layout(cls, n: int, info: ValidationInfo) -> int:
+        """The degrees planopt lays replicas out in (TP and PP powers of two; EP also a whole rack-scale domain,
+        ep72): a point at another would never be used."""
+        if not (_is_power_of_two(n) or info.field_name == "ep") or n > MAX_LAYOUT_GPUS:
+            raise ValueError(f"{n} is not a degree planopt plans (powers of two up to {MAX_LAYOUT_GPUS}) — give the "
+                             "degree the load test ran at: 1, 2, 4, 8, …")
+        return n
+
+    @property
+    def layout_key(self) -> tuple:
+        return (self.accelerator, PRECISION_ALIASES.get(self.precision, self.precision), self.tp, self.pp, self.ep,
+                self.mig)
+
 
 class Api(Strict):
     usd_per_m_input: float = Field(ge=0, le=MAX_PRICE)
@@ -555,6 +578,26 @@ class Workload(Extensible):
     """A fixed block of GPUs held for the horizon (research, experiments)."""
 
     _ids = field_validator("name", "pool")(check_id)
+
+    @field_validator("accelerators", "regions", "offers")
+    @classmethod
+    def _filter(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and not v:
+            raise ValueError("is empty, which would allow nothing — list the ids to keep, or leave it out for every one")
+        return v
+
+    @field_validator("measured")
+    @classmethod
+    def _measured_once(cls, ms: list[Measured]) -> list[Measured]:
+        seen: dict[tuple, int] = {}
+        for i, m in enumerate(ms):
+            j = seen.setdefault(m.layout_key, i)
+            if j != i:
+                raise ValueError(f"[{i}] measures the same config as [{j}] ({m.accelerator}, {m.precision}, tp {m.tp}"
+                                 f"{f', pp {m.pp}' if m.pp > 1 else ''}{f', ep {m.ep}' if m.ep > 1 else ''}"
+                                 f"{f', {m.mig}' if m.mig else ''}) — keep one: the newer load test, or their "
+                                 "mean at the same SLO")
+        return ms
 
     @field_validator("tp")
     @classmethod
