@@ -208,12 +208,13 @@ _FAMILY_FIXES = {
     "scale-up": "use TP degrees within the scale-up domain and the machines the offers sell",
     "network": "choose offers with an inter-node network (scale_out_gb_s), or a precision that fits one machine",
     "tier": "allow the offers' tiers in policy.tiers, or add the pool to policy.spot_pools",
+    "unsold": "give the offer its prices (price_per_gpu_hour: {on-demand: …}) or buy terms",
     "slo": "loosen the TTFT/TPOT targets, or allow faster accelerators or more GPUs per replica",
     "goodput": "add a measured goodput for the accelerator, or give it bandwidth_tb_s and tflops_dense",
     "filter": "widen the workload's accelerators/regions/offers filters or policy.providers",
     "facility": "set facility.liquid_cooling: true if your racks are liquid-cooled, or buy an air-cooled system",
 }
-_FAMILY_ORDER = ["filter", "facility", "tier", "native", "scale-up", "network", "fit", "slo", "goodput"]
+_FAMILY_ORDER = ["filter", "unsold", "facility", "tier", "native", "scale-up", "network", "fit", "slo", "goodput"]
 
 
 def _no_candidate_problem(loaded: LoadedPlan, i: int, w: Workload, drops: list[Dropped]) -> Problem:
@@ -293,6 +294,9 @@ def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped],
             drops.append(Dropped(w.name, f"offer {oid}", "facility",
                                  f"{offer.accelerator} needs liquid-cooled racks; facility.liquid_cooling is false"))
             continue
+        if not offer.price_per_gpu_hour and offer.buy is None:
+            drops.append(Dropped(w.name, f"offer {oid}", "unsold", "sells nothing: its price_per_gpu_hour is empty"))
+            continue
         if not allowed_tiers(plan, offer, w.pool):
             sold = ", ".join(t for t in offer.price_per_gpu_hour)
             drops.append(Dropped(w.name, f"offer {oid}", "tier",
@@ -303,7 +307,7 @@ def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped],
                                  f"{dominated[oid]} sells the same accelerator for no more, without a cap"))
             continue
         out.append(offer)
-    if not out and not any(d.family == "tier" for d in drops):
+    if not out and not any(d.family in ("tier", "unsold") for d in drops):
         what = []
         if w.reserve_gpus is not None and w.reserve_gpus.accelerators:
             what.append(f"accelerators {sorted(w.reserve_gpus.accelerators)}")

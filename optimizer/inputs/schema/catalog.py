@@ -425,9 +425,6 @@ class Offer(Sourced):
 
     @model_validator(mode="after")
     def _sells_something(self) -> "Offer":
-        if not self.price_per_gpu_hour and self.buy is None:
-            raise ValueError("sells nothing: price_per_gpu_hour is empty and there is no buy — give the price of each "
-                             "tier it sells, e.g. {on-demand: 4.0}")
         if "buy" in self.price_per_gpu_hour:
             raise ValueError("prices the buy tier by the GPU-hour — bought servers are priced per node: "
                              "move it to buy: {price_per_node: …, node_power_kw: …}")
