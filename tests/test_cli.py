@@ -222,6 +222,14 @@ def test_exit_2_bad_time_limit(tmp_path, command, limit):
     assert not (tmp_path / "out").exists()
 
 
+def test_estimate_that_does_not_fit_names_the_sequence_that_does_not():
+    """It had said "weights 72.7 GB, usable 153.9 GB" — as if it fitted — leaving out the KV of one sequence."""
+    res = invoke("estimate", "--model", "llama-3.1-70b", "--accelerator", "h100-sxm", "--precision", "fp8", "--tp", "2",
+                 "--input-tokens", "100000000", "--output-tokens", "100000000")
+    assert res.exit_code == 2, res.output
+    assert "does not fit: weights 72.7 GB + one sequence's KV" in res.output and "> usable 153.9 GB" in res.output
+
+
 @pytest.mark.parametrize("flag", ["--ttft-ms", "--tpot-ms"])
 @pytest.mark.parametrize("value", ["0", "nan", "inf"])
 def test_estimate_refuses_a_target_that_is_no_number_of_milliseconds(flag, value):

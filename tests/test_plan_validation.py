@@ -329,3 +329,24 @@ def test_a_file_of_another_kind_is_named_for_what_it_is(tmp_path, name, content,
     errors = [line for line in res.output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and said in errors[0] and " — " in errors[0], res.output
     _refused_by_cli(tmp_path, path, str(path), [said])
+
+
+def test_owned_servers_beyond_the_facility_are_warned_of(tmp_path):
+    """Valid (nothing can be bought under the limit), but likelier a typo in the facility or the servers."""
+    path = _write(tmp_path, """\
+plan: over the facility
+horizon_days: 30
+facility: {usd_per_kwh: 0.1, power_kw: 40, racks: 1}
+owned:
+  - {accelerator: h100-sxm, nodes: 8, node_power_kw: 10.2}
+workloads:
+  - name: chat
+    model: llama-3.1-8b
+    tokens: {input: 1000, output: 200}
+    slo: {ttft_ms: 1000, tpot_ms: 40}
+    demand: {peak_output_tokens_per_s: 2000}
+""")
+    res = CliRunner().invoke(app, ["validate", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "the servers owned draw 82 kW at load, above facility.power_kw 40" in res.output
+    assert "the servers owned take 2 rack positions, above facility.racks 1" in res.output

@@ -294,10 +294,10 @@ def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped],
             drops.append(Dropped(w.name, f"offer {oid}", "facility",
                                  f"{offer.accelerator} needs liquid-cooled racks; facility.liquid_cooling is false"))
             continue
-        if not offer.price_per_gpu_hour and offer.buy is None:
-            drops.append(Dropped(w.name, f"offer {oid}", "unsold", "sells nothing: its price_per_gpu_hour is empty"))
-            continue
         if not allowed_tiers(plan, offer, w.pool):
+            if not offer.price_per_gpu_hour and offer.buy is None:  # (servers owned are the owned tier: allowed)
+                drops.append(Dropped(w.name, f"offer {oid}", "unsold", "sells nothing: its price_per_gpu_hour is empty"))
+                continue
             sold = ", ".join(t for t in offer.price_per_gpu_hour)
             drops.append(Dropped(w.name, f"offer {oid}", "tier",
                                  f"sells {sold}; the policy allows none of them for pool '{w.pool}'"))

@@ -143,8 +143,9 @@ def estimate(
         f = memory.fit(m, p, a.memory_bytes_per_gpu / 1e9, layout.gpus, ctx, memory_reserve, kv_elem,
                        attention_tp=layout.tp, runtime_gb_per_gpu=est.runtime_gb, dense_copies=layout.dp)
         if f.kv_concurrency < 1:
-            raise PlanError(Problem(f"does not fit: weights {f.weights_gb:.1f} GB, usable {f.usable_gb:.1f} GB",
-                                    "quantize, or add GPUs per replica (--tp, --pp, --ep)"))
+            raise PlanError(Problem(f"does not fit: weights {f.weights_gb:.1f} GB + one sequence's KV "
+                                    f"{f.kv_gb_per_seq:,.2f} GB ({ctx:,} tokens) > usable {f.usable_gb:.1f} GB",
+                                    "quantize, shorten the context, or add GPUs per replica (--tp, --pp, --ep)"))
         link = links(a, layout, est)
         try:
             e = roofline.estimate(m, p, a, layout, input_tokens, output_tokens, ttft_ms=ttft_ms, tpot_ms=tpot_ms,

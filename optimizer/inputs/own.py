@@ -8,15 +8,11 @@ from typing import Callable
 from optimizer.errors import unknown_id_fix
 from optimizer.inputs.catalog import Catalog, Origin
 from optimizer.inputs.schema.catalog import BuyTerms, Offer
-from optimizer.inputs.schema.plan import Owned, Plan
+from optimizer.inputs.schema.plan import RACK_SCALE_GPUS, Owned, Plan, per_rack
 
 IDLE_SHARE = 0.3
 """Default idle draw of a GPU server as a share of its draw at load (GPUs idle near 15–25% of their
 TDP; CPUs, memory, NICs and fans do not idle down as far)."""
-RACK_SCALE_GPUS = 32
-"""A purchase unit of this many GPUs or more is a rack (NVL72): one per rack position."""
-SERVERS_PER_RACK = 4
-"""Default 8-GPU servers per rack position (air-cooled HGX at 10–14 kW in a 40–60 kW rack)."""
 BUY_DEFAULTS = {"lead_time_days": 0, "life_years": 5.0, "residual_fraction": 0.0, "support_per_year": 0.0}
 """What a buy offer assumes for keys neither it nor its system gives."""
 
@@ -25,12 +21,6 @@ Err = Callable[[tuple, str, "str | None"], None]
 
 def idle_kw(load_kw: float, idle: float | None) -> float:
     return load_kw * IDLE_SHARE if idle is None else idle
-
-
-def per_rack(gpus_per_node: int, stated: int | None) -> int:
-    if stated is not None:
-        return stated
-    return 1 if gpus_per_node >= RACK_SCALE_GPUS else SERVERS_PER_RACK
 
 
 def resolve(plan: Plan, catalog: Catalog, err: Err, line_of: Callable[[tuple], int | None], file: str) -> None:

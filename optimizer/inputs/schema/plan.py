@@ -168,6 +168,19 @@ class Facility(Strict):
         return float(v[hour]) if isinstance(v, list) else float(v)
 
 
+RACK_SCALE_GPUS = 32
+"""A purchase unit of this many GPUs or more is a rack (NVL72): one per rack position."""
+SERVERS_PER_RACK = 4
+"""Default 8-GPU servers per rack position (air-cooled HGX at 10–14 kW in a 40–60 kW rack)."""
+
+
+def per_rack(gpus_per_node: int, stated: int | None) -> int:
+    """Servers one rack position holds: as stated, else one rack-scale system or SERVERS_PER_RACK servers."""
+    if stated is not None:
+        return stated
+    return 1 if gpus_per_node >= RACK_SCALE_GPUS else SERVERS_PER_RACK
+
+
 class Owned(Strict):
     """Servers you already own: used before anything is rented. Their capital cost is sunk (reported,
     not optimized); energy for the hours they run, colocation and support are this horizon's costs."""
@@ -798,6 +811,15 @@ class Plan(Extensible):
             if steep:
                 out.append(f"offer {o.id}: {o.price(steep[0]):g} {self.currency} per GPU-hour ({steep[0]}) is far above "
                            "any accelerator's rent — is it in cents, or per node-hour? prices are per GPU-hour")
+        fac = self.facility
+        kw = sum(o.node_power_kw * o.nodes for o in self.owned)
+        if fac.power_kw is not None and kw > fac.power_kw:
+            out.append(f"the servers owned draw {kw:,.0f} kW at load, above facility.power_kw {fac.power_kw:,.0f}: "
+                       "nothing can be bought under it — check facility.power_kw (kW of IT power) and owned nodes")
+        positions = sum(-(-o.nodes // per_rack(o.gpus_per_node, o.nodes_per_rack)) for o in self.owned)
+        if fac.racks is not None and positions > fac.racks:
+            out.append(f"the servers owned take {positions:,} rack positions, above facility.racks {fac.racks:,}: "
+                       "nothing can be bought under it — check facility.racks and owned nodes_per_rack")
         for w in self.workloads:
             for name, limit in (("ttft_ms", SLOW_TTFT_MS), ("tpot_ms", SLOW_TPOT_MS)):
                 v = getattr(w.slo, name)
