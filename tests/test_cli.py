@@ -230,6 +230,13 @@ def test_estimate_that_does_not_fit_names_the_sequence_that_does_not():
     assert "does not fit: weights 72.7 GB + one sequence's KV" in res.output and "> usable 153.9 GB" in res.output
 
 
+def test_the_result_says_the_time_limit_the_solve_ran_with(tmp_path):
+    """--time-limit 30 on a plan whose policy says 60: the JSON, workbook and page had shown 60."""
+    res = invoke("solve", SEED, "--time-limit", "7", "--json", "-o", tmp_path)
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["policy"]["time_limit_s"] == 7
+
+
 @pytest.mark.parametrize("flag", ["--ttft-ms", "--tpot-ms"])
 @pytest.mark.parametrize("value", ["0", "nan", "inf"])
 def test_estimate_refuses_a_target_that_is_no_number_of_milliseconds(flag, value):

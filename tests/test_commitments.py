@@ -377,3 +377,14 @@ def test_a_contract_starting_inside_the_horizon_supplies_from_its_first_day(tmp_
     assert gpu_hours(r, "on-demand") == 64 * 24 * 60
     assert r.cost_committed == pytest.approx(64 * R1Y * 24 * 32)
     assert [p.days for p in r.periods] == [60, 32]
+
+
+def test_a_contracts_hours_used_and_its_idle_cost_add_up():
+    """q4's signed H200s: "used" had counted a batch hour's GPUs whole (64,480 GPU-hours) where the idle
+    committed line counts its work (64,336.92): 143 GPU-hours, $677, read two ways."""
+    from pathlib import Path
+
+    result = solve_plan(Path(__file__).resolve().parent.parent / "plans" / "q4.yaml")
+    idle = sum((c.gpu_hours_in_horizon - c.gpu_hours_used) * c.price_per_gpu_hour for c in result.commitments)
+    assert idle == pytest.approx(result.cost_idle_committed, rel=1e-9)
+    assert any(c.gpu_hours_used != int(c.gpu_hours_used) for c in result.commitments)  # a batch job's fraction

@@ -394,7 +394,7 @@ def _sizing(result: PlanResult, w: WorkloadResult) -> list[str]:
     if note:
         if w.kind == "batch":
             return [note, f"{r.total:,} replicas at its busiest hour, {w.gpus_at_peak:,} GPUs; "
-                          f"{w.gpu_hours:,.0f} GPU-hours over the horizon"]
+                          f"{w.gpu_hours:,.0f} GPU-hours of work over the horizon"]
         if w.kind == "reserve":
             return [note, f"{w.gpus_at_peak:,} GPUs on {w.offer}"]
         return [note]
@@ -459,6 +459,9 @@ def _assumptions(result: PlanResult, money) -> dict[str, Any]:
             v = f"{float(v):.0%}"
         elif k == "mip_gap":
             v = f"{float(v):.2%}"
+        elif isinstance(v, dict):  # policy.risk: {measure, level} — words, not a Python mapping
+            v = ", ".join(f"{kk} {vv:g}" if isinstance(vv, float) else f"{kk} {vv}" for kk, vv in v.items()
+                          if vv is not None) or "none"
         policy.append((L.POLICY_LABELS.get(k, k), str(v)))
     apis = [{"workload": w, "input": money(a.get("usd_per_m_input", 0.0), 2),
              "output": money(a.get("usd_per_m_output", 0.0), 2), "max_share": f"{a.get('max_share', 0.0):.0%}"}

@@ -172,8 +172,9 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         if dem == 0 and od == 0 and sp == 0 and res == 0 and com == 0:
             continue
         dtype, _n, pi = sol.segments.segments.get(d, (d, 0, None))
-        if com:
-            committed_used[(o, pi)] = committed_used.get((o, pi), 0.0) + com * seg_days[d]
+        if com:  # the GPU-hours of work the signed GPUs carried (_allocate's), as the idle committed line counts
+            work = sum(g for _name, g in members.get((o, p, d, h), []))
+            committed_used[(o, pi)] = committed_used.get((o, pi), 0.0) + min(work, com) * seg_days[d]
         label = periods[pi].label if pi is not None and periods else ""
         hourly.append(HourlySupply(o, p, dtype, h, dem, res, od, sp, com, label))
         row_days[f"{dtype}|{label}"] = seg_days[d]

@@ -23,7 +23,8 @@ W_HEAD = ["Workload", "Pool", "Kind", "Model", "Offer", "Accelerator", "Precisio
           "Sequences needed",
           "Peak hour", "Peak demand (output tok/s)", "Sent to API at the peak (tok/s)", "Base replicas", "Spares",
           "Rollout", "Total replicas", "GPUs needed at its peak", "GPUs in the fleet at its peak",
-          "GPU-hours", "… on reserved", "… on on-demand", "… on spot", "… on contracts signed before",
+          "GPU-hours of work", "… on reserved", "… on on-demand",
+          "… on spot (paid: with the hours interruptions take, so above its work)", "… on contracts signed before",
           "Share of its output tokens sent to the API", "Cost over the horizon (tiers it used + API)", "Cost per day",
           "Committed spend it used (sunk)", "Note"]
 OWN_HEAD = ["… on servers bought", "… on servers owned"]
