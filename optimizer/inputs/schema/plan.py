@@ -705,7 +705,8 @@ class Scenario(Strict):
     """Its probability; the plan's weights add up to 1."""
     demand: dict[str, Annotated[float, Field(ge=0, le=100)]] = Field(default_factory=dict,
                                                                      examples=[{"all": 1.2, "chat": 1.5}])
-    """Demand multipliers: `all`, a pool or a workload (the most specific wins); default 1."""
+    """Demand multipliers of interactive peaks: `all`, a pool or a workload (the most specific wins); default 1.
+    Batch volumes and reserved blocks stay as stated."""
     prices: dict[str, Annotated[float, Field(gt=0, le=100)]] = Field(default_factory=dict,
                                                                      examples=[{"on-demand": 1.3, "spot": 1.5}])
     """Price multipliers by tier (on-demand, spot) or provider, for capacity bought by the hour."""
