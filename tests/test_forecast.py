@@ -234,15 +234,21 @@ def test_a_start_inside_the_log_is_refused(tmp_path, run):
     _refused(r, out, "the usage log reaches 2026-12-06", "--start 2027-01-01")
 
 
-def test_a_workload_not_in_the_plan_is_refused_with_its_line(tmp_path):
-    log = tmp_path / "usage.csv"
+def _hourly_log(path: Path, days: int, completion, extra: dict[int, str] | None = None) -> Path:
+    """A CSV log of one code-assistant request an hour from 2026-10-05 (completion_tokens: completion(k) at hour k),
+    and after hour k the rows `extra[k]` (its model, prompt and completion)."""
     lines = ["timestamp,model,prompt_tokens,completion_tokens"]
-    for k in range(20 * 24):
+    for k in range(days * 24):
         when = dt.datetime(2026, 10, 5, tzinfo=dt.UTC) + dt.timedelta(hours=k)
-        lines.append(f"{when:%Y-%m-%dT%H:%M:%SZ},code-assistant,900,{400 + k % 24 * 10}")
-        if k == 30:
-            lines.append(f"{when:%Y-%m-%dT%H:%M:%SZ},mystery-model,900,300")
-    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        lines.append(f"{when:%Y-%m-%dT%H:%M:%SZ},code-assistant,900,{completion(k)}")
+        if k in (extra or {}):
+            lines.append(f"{when:%Y-%m-%dT%H:%M:%SZ},{extra[k]}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_workload_not_in_the_plan_is_refused_with_its_line(tmp_path):
+    log = _hourly_log(tmp_path / "usage.csv", 20, lambda k: 400 + k % 24 * 10, {30: "mystery-model,900,300"})
     out = tmp_path / "next.yaml"
     r = invoke("forecast", PLAN, "--usage", log, "--start", "2026-11-01", "-o", out)
     _refused(r, out, f"{log}:33: 1 event for 'mystery-model', which is not a workload of the plan",
@@ -263,12 +269,7 @@ def test_an_empty_log_is_refused(tmp_path, text, needle):
 def test_a_log_without_output_tokens_is_refused(tmp_path):
     """Three weeks of requests whose completion_tokens are all 0: no forecast to write (its page had divided by
     the recent peak, 0, with a traceback)."""
-    log = tmp_path / "usage.csv"
-    lines = ["timestamp,model,prompt_tokens,completion_tokens"]
-    for k in range(21 * 24):
-        when = dt.datetime(2026, 10, 5, tzinfo=dt.UTC) + dt.timedelta(hours=k)
-        lines.append(f"{when:%Y-%m-%dT%H:%M:%SZ},code-assistant,900,0")
-    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    log = _hourly_log(tmp_path / "usage.csv", 21, lambda k: 0)
     out = tmp_path / "next.yaml"
     r = invoke("forecast", PLAN, "--usage", log, "--start", "2026-11-01", "-o", out)
     _refused(r, out, f"{log}: the usage log's events for the plan's workloads carry no output tokens",
