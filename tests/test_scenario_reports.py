@@ -200,6 +200,10 @@ def test_html_has_a_scenarios_section_with_costs_regret_and_the_monthly_fan(solv
         if key == "cvar":
             assert "Expected over the scenarios" in _section(page, "cost")
             assert "CVaR at 80%" in page
+        # the policy's risk measure in words (it had printed as a Python mapping)
+        said = {"expected": "expected", "cvar": "cvar at level 0.8"}[key]
+        assert re.search(rf"Risk measure over the scenarios</t[dh]>\s*<td[^>]*>{said}</td>", page), key
+        assert "{&#39;measure&#39;" not in page
 
 
 @pytest.mark.slow

@@ -459,9 +459,9 @@ def _assumptions(result: PlanResult, money) -> dict[str, Any]:
             v = f"{float(v):.0%}"
         elif k == "mip_gap":
             v = f"{float(v):.2%}"
-        elif isinstance(v, dict):  # policy.risk: {measure, level} — words, not a Python mapping
-            v = ", ".join(f"{kk} {vv:g}" if isinstance(vv, float) else f"{kk} {vv}" for kk, vv in v.items()
-                          if vv is not None) or "none"
+        elif k == "risk" and isinstance(v, dict):  # {measure, level}: words, not a Python mapping
+            v = (v.get("measure") if v.get("measure") in ("expected", "worst") or v.get("level") is None
+                 else f"{v['measure']} at level {float(v['level']):g}")
         policy.append((L.POLICY_LABELS.get(k, k), str(v)))
     apis = [{"workload": w, "input": money(a.get("usd_per_m_input", 0.0), 2),
              "output": money(a.get("usd_per_m_output", 0.0), 2), "max_share": f"{a.get('max_share', 0.0):.0%}"}
