@@ -56,6 +56,8 @@ from optimizer.errors import (
 )
 from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.inputs.schema.plan import (
+    MAX_GOODPUT_MULTIPLIER,
+    MAX_PRICE_MULTIPLIER,
     MAX_TOKENS_PER_S,
     MIN_BATCH_TOKENS_PER_DAY,
     MIN_TOKENS_PER_S,
@@ -88,10 +90,10 @@ __all__ = ["KEYS", "VarySpec", "Sweep", "parse_vary", "check_varies", "sweep_poi
 KEYS = ("demand", "goodput", "occupancy", "growth") + tuple(f"price.{t}" for t in RENTED_TIERS + ("api",))
 """Every key but `demand.<workload>` (one per workload of the plan)."""
 MULTIPLIERS = ("demand", "goodput", "price")
-MOST = {"price": 100.0, "goodput": 10.0}
-"""The largest price and goodput multipliers, a scenario's (inputs.schema.plan.Scenario); demand's limit is the
-peak or volume a plan may state (_beyond_limits)."""
 """Keys (and key families) whose values multiply the plan's."""
+MOST = {"price": MAX_PRICE_MULTIPLIER, "goodput": MAX_GOODPUT_MULTIPLIER}
+"""The largest price and goodput multipliers, a scenario's; demand's limits are the peak and volume a plan may
+state (_demand_limits)."""
 MAX_VALUES = 1000
 MAX_POINTS = 10_000
 ENGINES = ("process", "ray")
@@ -219,7 +221,7 @@ def check_varies(loaded: LoadedPlan, varies: list[VarySpec]) -> None:
                                         "so no monthly_growth applies",
                                         "vary `demand` instead, or give a workload users, active_share, … "
                                         "and monthly_growth"))
-    problems += _beyond_limits(plan, varies)
+    problems += _demand_limits(plan, varies)
     if problems:
         raise PlanError(problems)
 
@@ -228,46 +230,35 @@ MIN_OCCUPANCY = float(next(m.ge for m in Policy.model_fields["occupancy"].metada
 """The lowest occupancy a plan may state (policy.occupancy): a sweep goes no lower."""
 
 
-def _beyond_limits(plan: Plan, varies: list[VarySpec]) -> list[Problem]:
-    """Demand multipliers that would take a workload past what a plan may state (its peak, its batch
-    volume): the point would solve a plan no file could hold."""
-    top = {v.key: v.hi for v in varies}
-    out = _below_limits(plan, varies)
-    for w in plan.workloads:
-        m = top.get("demand", 1.0) * top.get(f"demand.{w.name}", 1.0)
-        if m <= 1:
-            continue
-        key = f"demand.{w.name}" if f"demand.{w.name}" in top else "demand"
-        peak = w.demand.peak_output_tokens_per_s if w.demand is not None else None
-        for amount, limit, what in ((peak, MAX_TOKENS_PER_S, "peak output tokens/s"),
-                                    (w.batch.output_tokens_per_day if w.batch is not None else None,
-                                     MAX_TOKENS_PER_S * 86400, "output tokens a day")):
-            if amount is not None and amount * m > limit:
-                out.append(Problem(f"--vary {key}: × {m:g} gives {w.name} {amount * m:,.4g} {what}, above the "
-                                   f"{limit:,.4g} a plan may state",
-                                   f"give a highest multiplier of at most {limit / amount:,.4g}"))
-    return out
-
-
-def _below_limits(plan: Plan, varies: list[VarySpec]) -> list[Problem]:
-    """Demand multipliers above 0 that would take a workload below the least a plan may state (a peak of 1e-297
-    tokens/s had solved to $0): 0 itself is no demand, and stands."""
-    low = {v.key: min(x for x in v.values if x > 0) for v in varies
-           if v.key == "demand" or v.key.startswith("demand.") if any(x > 0 for x in v.values)}
+def _demand_limits(plan: Plan, varies: list[VarySpec]) -> list[Problem]:
+    """Demand multipliers that would take a workload past what a plan may state (its peak, its batch volume),
+    above or below: the point would solve a plan no file could hold (a peak of 1e-297 tokens/s had solved to
+    $0). A multiplier of 0 is no demand, and stands."""
+    demand = [v for v in varies if v.key == "demand" or v.key.startswith("demand.")]
+    top = {v.key: v.hi for v in demand}
+    low = {v.key: min(x for x in v.values if x > 0) for v in demand if any(x > 0 for x in v.values)}
     out = []
     for w in plan.workloads:
-        m = low.get("demand", 1.0) * low.get(f"demand.{w.name}", 1.0)
-        if m >= 1:
-            continue
-        key = f"demand.{w.name}" if f"demand.{w.name}" in low else "demand"
         peak = w.demand.peak_output_tokens_per_s if w.demand is not None else None
-        for amount, limit, what in ((peak, MIN_TOKENS_PER_S, "peak output tokens/s"),
-                                    (w.batch.output_tokens_per_day if w.batch is not None else None,
-                                     MIN_BATCH_TOKENS_PER_DAY, "output tokens a day")):
-            if amount is not None and amount * m < limit:
-                out.append(Problem(f"--vary {key}: × {m:g} gives {w.name} {amount * m:,.4g} {what}, below the "
-                                   f"{limit:,.4g} a plan may state",
-                                   f"give a lowest multiplier of at least {limit / amount:,.4g} (or 0: none)"))
+        volume = w.batch.output_tokens_per_day if w.batch is not None else None
+        for ends, high in ((top, True), (low, False)):
+            m = ends.get("demand", 1.0) * ends.get(f"demand.{w.name}", 1.0)
+            if (m <= 1) if high else (m >= 1):
+                continue
+            key = f"demand.{w.name}" if f"demand.{w.name}" in ends else "demand"
+            for amount, most, least, what in ((peak, MAX_TOKENS_PER_S, MIN_TOKENS_PER_S, "peak output tokens/s"),
+                                              (volume, MAX_TOKENS_PER_S * 86400, MIN_BATCH_TOKENS_PER_DAY,
+                                               "output tokens a day")):
+                if amount is None:
+                    continue
+                if high and amount * m > most:
+                    out.append(Problem(f"--vary {key}: × {m:g} gives {w.name} {amount * m:,.4g} {what}, above the "
+                                       f"{most:,.4g} a plan may state",
+                                       f"give a highest multiplier of at most {most / amount:,.4g}"))
+                elif not high and amount * m < least:
+                    out.append(Problem(f"--vary {key}: × {m:g} gives {w.name} {amount * m:,.4g} {what}, below the "
+                                       f"{least:,.4g} a plan may state",
+                                       f"give a lowest multiplier of at least {least / amount:,.4g} (or 0: none)"))
     return out
 
 

@@ -345,7 +345,8 @@ def _point(d: Any) -> SweepPoint:
     solver, limit = d.get("solver"), d.get("time_limit_s")
     if solver is not None and not isinstance(solver, str):
         raise ValueError(f"'solver' is {solver!r}, not a solver's name")
-    if limit is not None and _number(limit, "time_limit_s") <= 0:
+    limit_s = _number(limit, "time_limit_s")
+    if limit_s is not None and limit_s <= 0:
         raise ValueError(f"time_limit_s is {limit!r}, not a time limit (seconds above 0)")
     return SweepPoint({k: _number(v, f"vary {k!r}") for k, v in vary.items()}, status,
                       _number(d["cost_total"], "cost_total", least=0),
@@ -353,7 +354,7 @@ def _point(d: Any) -> SweepPoint:
                       plan_hash, _number(d.get("seconds", 0.0), "seconds", least=0) or 0.0, str(d.get("message", "")),
                       _number(d.get("gap"), "gap", least=0), read_back=True,
                       spend=None if spend is None else {k: _number(v, f"spend {k!r}", least=0) for k, v in spend.items()},
-                      interpolated=interpolated, solver=solver, time_limit_s=_number(limit, "time_limit_s"))
+                      interpolated=interpolated, solver=solver, time_limit_s=limit_s)
 
 
 # --- tornado ---------------------------------------------------------------------------------------

@@ -56,6 +56,10 @@ workload, and the replicas of a demand this small round to none."""
 MIN_BATCH_TOKENS_PER_DAY = 1000.0
 """The smallest batch job: below it the job's rows, written per token of its day, lose their precision (a
 job of 1e-12 tokens a day solved to $0 with its GPUs unpaid)."""
+MAX_PRICE_MULTIPLIER = 100
+"""The largest price multiplier a scenario (or a sweep) states: × 1e12 is a unit slip."""
+MAX_GOODPUT_MULTIPLIER = 10
+"""The largest goodput multiplier a scenario (or a sweep) states."""
 MAX_SLO_MS = 3_600_000
 """An hour: a TTFT or TPOT target beyond it is a unit slip."""
 MAX_LAYOUT_GPUS = 1024
@@ -707,10 +711,10 @@ class Scenario(Strict):
                                                                      examples=[{"all": 1.2, "chat": 1.5}])
     """Demand multipliers of interactive peaks: `all`, a pool or a workload (the most specific wins); default 1.
     Batch volumes and reserved blocks stay as stated."""
-    prices: dict[str, Annotated[float, Field(gt=0, le=100)]] = Field(default_factory=dict,
+    prices: dict[str, Annotated[float, Field(gt=0, le=MAX_PRICE_MULTIPLIER)]] = Field(default_factory=dict,
                                                                      examples=[{"on-demand": 1.3, "spot": 1.5}])
     """Price multipliers by tier (on-demand, spot) or provider, for capacity bought by the hour."""
-    goodput: float = Field(default=1.0, gt=0, le=10, examples=[0.9])
+    goodput: float = Field(default=1.0, gt=0, le=MAX_GOODPUT_MULTIPLIER, examples=[0.9])
     """Goodput multiplier for estimated (not measured) goodput: the estimator's error as a scenario."""
 
     _id = field_validator("name")(check_id)
