@@ -378,3 +378,53 @@ def test_a_new_energy_price_charges_each_workload_its_own_part(solved, recalcula
     unused = sum((fixed_a[o] - fixed_b[o]) * (held[o] - used[o]) / held[o] for o in held if held[o])
     assert any(fixed_a[o] != fixed_b[o] for o in held)
     assert math.isclose(idle_a - idle_b, unused, rel_tol=1e-6, abs_tol=1e-3), (idle_a - idle_b, unused)
+
+
+def _cash_table(path: Path) -> dict[str, tuple[float, float]]:
+    """Cash flow's by-month table: month → (all-in, cash out), and "Total"."""
+    ws = openpyxl.load_workbook(path, data_only=True)["Cash flow"]
+    rows = _rows(ws)
+    head = next(i for i, r in enumerate(rows) if "Cash out" in r)
+    col = {v: c for c, v in enumerate(rows[head]) if v is not None}
+    out = {}
+    for r in rows[head + 1:]:
+        if r[0] is None:
+            break
+        out[r[0]] = (r[col["All-in"]], r[col["Cash out"]])
+    return out
+
+
+def test_cash_by_month_pays_the_price_at_delivery_and_support_as_it_runs(solved):
+    """The JSON's cash_by_month: each month's P&L adds up to the all-in spend; its cash holds the servers'
+    price in the month they are delivered and their support as it runs, not depreciation or the cost of
+    capital, and adds up to own.capex + own.opex."""
+    d = solved["json"]
+    rows = d["cash_by_month"]
+    bought = d["own"]["bought"][0]
+    assert sum(r["pnl"] for r in rows) == pytest.approx(d["cost"]["all_in"], rel=1e-9)
+    assert sum(r["cash"] for r in rows) == pytest.approx(d["own"]["capex"] + d["own"]["opex"], rel=1e-9)
+    assert sum(r["support"] for r in rows) == pytest.approx(bought["support_in_horizon"], rel=1e-9)
+    assert sum(r["ownership"] for r in rows) == pytest.approx(bought["ownership_in_horizon"], rel=1e-9)
+    paid = [r for r in rows if r["capex"]]
+    assert [r["month"] for r in paid] == [bought["delivery_date"][:7]] and paid[0]["capex"] == bought["capex"]
+    for r in rows:
+        assert r["cash"] == pytest.approx(r["pnl"] - r["ownership"] + r["support"] + r["capex"], abs=0.01)
+
+
+@pytest.mark.slow
+def test_the_workbooks_cash_out_is_the_results_and_ignores_depreciation(solved, recalculated):
+    """Cash flow's by-month cash column and Own hardware's cash out in the horizon recalculate to the
+    result's; a longer life lowers the all-in spend (less depreciation) but not the cash."""
+    d = solved["json"]
+    check_formulas(solved["book"], recalculated["own"], ("Cash flow", "Own hardware"))
+    table = _cash_table(recalculated["own"])
+    for r in d["cash_by_month"]:
+        assert table[r["month"]][1] == pytest.approx(r["cash"], abs=0.5)
+    cash = d["own"]["capex"] + d["own"]["opex"]
+    assert table["Total"][1] == pytest.approx(cash, abs=0.5)
+    ws = openpyxl.load_workbook(recalculated["own"], data_only=True)["Own hardware"]
+    line = next(r for r in _rows(ws) if isinstance(r[0], str) and r[0].startswith("Cash out in the horizon"))
+    assert line[3] == pytest.approx(cash, abs=0.5)
+    longer = _cash_table(recalculated["own-life"])
+    assert longer["Total"][0] < table["Total"][0] - 1
+    assert longer["Total"][1] == pytest.approx(table["Total"][1], abs=0.5)

@@ -23,8 +23,8 @@ from optimizer.report.charts import SUPPLY_KEYS, Charts, pool_series
 from optimizer.report.console import break_even_text
 from optimizer.report.provenance import Provenance, price_sources, provenance
 from optimizer.resources import templates_dir
+from optimizer.results.cashflow import pnl_and_cash
 from optimizer.results.jsonio import from_dict, to_dict
-from optimizer.results.own import capex_rows
 from optimizer.results.types import PlanResult, WorkloadResult
 
 TEMPLATE = "report.html.j2"
@@ -183,36 +183,15 @@ def _own(result: PlanResult, money, charts: Charts, buy_lines: list[str]) -> dic
 
 
 def _own_months(result: PlanResult, money) -> dict[str, Any]:
-    """By month, the profit and loss (the plan's cost: the ownership share spread from delivery) against the
-    cash (the price at delivery, support as it runs; depreciation and the cost of capital are not cash)."""
-    own = result.own
-    assert own is not None
-    support = {b.offer: b.support_in_horizon / b.ownership_in_horizon if b.ownership_in_horizon else 0.0
-               for b in own.bought}
-    keys = ("rented", "facility", "ownership", "support", "capex")
-    by: dict[str, dict[str, float]] = {}
-    for r in result.cash_flow:
-        m = by.setdefault(r.month, dict.fromkeys(keys, 0.0))
-        if r.tier == "buy":
-            m["ownership"] += r.amount
-            m["support"] += r.amount * support.get(r.offer, 0.0)
-        elif r.tier == "facility":
-            m["facility"] += r.amount
-        else:
-            m["rented"] += r.amount
-    for c in capex_rows(own.bought):
-        by.setdefault(c["month"], dict.fromkeys(keys, 0.0))["capex"] += c["amount"]
-
-    def order(month: str) -> tuple[int, str]:
-        return (int(month[1:]), "") if month[:1] == "M" and month[1:].isdigit() else (0, month)
+    """By month, the profit and loss against the cash (results.cashflow.pnl_and_cash)."""
+    rows = pnl_and_cash(result.cash_flow, result.own)
+    keys = ("rented", "facility", "ownership", "support", "capex", "pnl", "cash")
 
     def row(month: str, m: dict[str, float]) -> dict[str, str]:
-        pnl = m["rented"] + m["facility"] + m["ownership"]
-        cash = m["rented"] + m["facility"] + m["support"] + m["capex"]
-        return {"month": month, **{k: money(v) for k, v in m.items()}, "pnl": money(pnl), "cash": money(cash)}
+        return {"month": month, **{k: money(m[k]) for k in keys}}
 
-    total = {k: sum(m[k] for m in by.values()) for k in keys}
-    return {"rows": [row(k, by[k]) for k in sorted(by, key=order)], "total": row("Total", total),
+    total = {k: sum(getattr(r, k) for r in rows) for k in keys}
+    return {"rows": [row(r.month, {k: getattr(r, k) for k in keys}) for r in rows], "total": row("Total", total),
             "rented_label": "Renting, API and contracts" if result.commitments else "Renting and API"}
 
 

@@ -15,9 +15,12 @@ from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
 from optimizer.optimize.calendar import Calendar
 from optimizer.results.contracts import ContractRow, NewReservation, term_days
+from optimizer.results.own import capex_rows
 from optimizer.results.types import (
     CashFlowRow,
+    CashMonthRow,
     HourlySupply,
+    OwnResult,
     Purchase,
     ScheduleRow,
     WorkloadResult,
@@ -139,6 +142,34 @@ def cash_flow(plan: Plan, cal: Calendar | None, hourly: list[HourlySupply], purc
     kinds = {"committed": 0, "new": 1, "api": 2}
     rows.sort(key=lambda r: (order[r.month], kinds[r.kind], r.provider, r.offer, r.tier, r.price_per_gpu_hour))
     return _merged(rows)
+
+
+def pnl_and_cash(flow: list[CashFlowRow], own: OwnResult | None) -> list[CashMonthRow]:
+    """By month, the profit and loss (`flow`: the ownership share of bought servers spread from delivery)
+    against the cash (their price at delivery and their support as it runs; depreciation and the cost of
+    capital are not cash). Σ pnl = cost.all_in; Σ cash = cost.all_in − ownership share + support + capex."""
+    support = {b.offer: b.support_in_horizon / b.ownership_in_horizon if b.ownership_in_horizon else 0.0
+               for b in (own.bought if own is not None else [])}
+    keys = ("rented", "facility", "ownership", "support", "capex")
+    by: dict[str, dict[str, float]] = {}
+    for r in flow:
+        m = by.setdefault(r.month, dict.fromkeys(keys, 0.0))
+        if r.tier == "buy":
+            m["ownership"] += r.amount
+            m["support"] += r.amount * support.get(r.offer, 0.0)
+        elif r.tier == "facility":
+            m["facility"] += r.amount
+        else:
+            m["rented"] += r.amount
+    for c in capex_rows(own.bought if own is not None else []):
+        by.setdefault(c["month"], dict.fromkeys(keys, 0.0))["capex"] += c["amount"]
+
+    def order(month: str) -> tuple[int, str]:
+        return (int(month[1:]), "") if month[:1] == "M" and month[1:].isdigit() else (0, month)
+
+    return [CashMonthRow(k, **m, pnl=m["rented"] + m["facility"] + m["ownership"],
+                         cash=m["rented"] + m["facility"] + m["support"] + m["capex"])
+            for k, m in ((k, by[k]) for k in sorted(by, key=order))]
 
 
 def _merged(rows: list[CashFlowRow]) -> list[CashFlowRow]:

@@ -21,6 +21,7 @@ from optimizer.errors import PlanError, Problem
 from optimizer.inputs.demand import PeakDerivation
 from optimizer.inputs.schema.plan import FIRST_DATE, LAST_DATE, MAX_HORIZON_DAYS
 from optimizer.optimize.solution import SolveInfo, Status
+from optimizer.results.cashflow import pnl_and_cash
 from optimizer.results.contracts import (
     CarriedContract,
     CarryInfo,
@@ -156,6 +157,7 @@ def _commitments(result: PlanResult) -> dict[str, Any]:
     if result.periods:
         out["periods"] = [_rounded(asdict(p)) for p in result.periods]
     out["cash_flow"] = [_rounded(asdict(r)) for r in result.cash_flow]
+    out["cash_by_month"] = [_rounded(asdict(r)) for r in pnl_and_cash(result.cash_flow, result.own)]
     out["commitment_schedule"] = [_rounded(asdict(r)) for r in result.commitment_schedule]
     if result.baseline is not None:
         out["baseline"] = baseline_to_dict(result.baseline)

@@ -199,15 +199,16 @@ def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], seg
                      FacilityUse(fac.power_kw, power, fac.racks, racks, fac.liquid_cooling, fac.pue, binding,
                                  tariff=[fac.tariff(h) for h in range(24)],
                                  colo_usd_per_kw_month=fac.colo_usd_per_kw_month),
-                     capex, total - cost_by_tier.get("buy", 0.0), sum(r.depreciation_in_horizon for r in owned),
+                     capex, total - cost_by_tier.get("buy", 0.0) + sum(b.support_in_horizon for b in bought), sum(r.depreciation_in_horizon for r in owned),
                      inputs)
+
+
+def capex_month(b: BoughtRow) -> str:
+    """The month of delivery, named as results.cashflow names months."""
+    return (dt.date.fromisoformat(b.delivery_date).strftime("%Y-%m") if b.delivery_date
+            else f"M{b.delivery_day // 30 + 1}")
 
 
 def capex_rows(bought: list[BoughtRow]) -> list[dict]:
     """The cash outlay by month of delivery."""
-    out = []
-    for b in bought:
-        month = (dt.date.fromisoformat(b.delivery_date).strftime("%Y-%m") if b.delivery_date
-                 else f"M{b.delivery_day // 30 + 1}")
-        out.append({"month": month, "offer": b.offer, "nodes": b.nodes, "amount": b.capex})
-    return out
+    return [{"month": capex_month(b), "offer": b.offer, "nodes": b.nodes, "amount": b.capex} for b in bought]

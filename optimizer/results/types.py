@@ -231,6 +231,28 @@ class CashFlowRow:
 
 
 @dataclass(frozen=True)
+class CashMonthRow:
+    """One month of the horizon in the profit and loss and in cash: they differ only for servers bought,
+    whose price is paid at delivery while the P&L carries the horizon's share of owning them."""
+
+    month: str
+    rented: float
+    """Rented tiers, signed contracts and API that month (the same in P&L and cash)."""
+    facility: float
+    """Energy, space and owned servers' support that month (the same in P&L and cash)."""
+    ownership: float
+    """Bought servers' depreciation, cost of capital and support that month (P&L only)."""
+    support: float
+    """Bought servers' support that month (the part of `ownership` paid in cash as it runs)."""
+    capex: float
+    """Bought servers' price, in the month of their delivery (cash only)."""
+    pnl: float
+    """rented + facility + ownership: the month's part of cost.all_in."""
+    cash: float
+    """rented + facility + support + capex: what leaves the bank that month."""
+
+
+@dataclass(frozen=True)
 class ScheduleRow:
     """What one commitment costs in one calendar month (days of service in it × GPUs × 24 × price)."""
 
@@ -370,7 +392,8 @@ class OwnResult:
     capex: float
     """Cash outlay for everything bought (at delivery); cost_total carries the horizon's share instead."""
     opex: float
-    """Everything else of the horizon's new spend (rented tiers, API, energy, space, support)."""
+    """The horizon's new spend paid as it runs: rented tiers, API, energy, space and support (bought
+    servers' support too); capex + opex is the horizon's cash out."""
     sunk_depreciation: float
     """Owned servers' depreciation for the horizon (sunk, reported)."""
     inputs: list[OwnInputRow] = field(default_factory=list)

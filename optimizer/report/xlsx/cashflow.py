@@ -8,6 +8,8 @@ from optimizer import vocab
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet, ref, rng
 from optimizer.report.xlsx.refs import Refs
+from optimizer.results.cashflow import pnl_and_cash
+from optimizer.results.own import capex_month
 from optimizer.results.types import PlanResult
 
 OWN_TIERS = {"buy": "ownership", "facility": "facility"}
@@ -90,7 +92,8 @@ def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         total += v
         refs.cash_values.append(v)
     first, last = head + 1, max(r, head + 1)
-    refs.cash = {"month": rng(sh.name, first, last, 0), "kind": rng(sh.name, first, last, 4),
+    refs.cash = {"month": rng(sh.name, first, last, 0), "offer": rng(sh.name, first, last, 2),
+                 "tier": rng(sh.name, first, last, 3), "kind": rng(sh.name, first, last, 4),
                  "amount": rng(sh.name, first, last, 7)}
     r += 1
     sh.text(r, 0, "Total", "total")
@@ -110,25 +113,36 @@ def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
 
 
 def _by_month(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
-    sh.text(r, 0, "By month", "h2")
+    """Month × kind, adding up to the all-in spend; with servers bought, the cash beside it: the all-in
+    without their ownership share, plus their support as it runs and their price in the month of delivery
+    (results.cashflow.pnl_and_cash)."""
+    bought = [b for b in result.own.bought if b.nodes] if result.own is not None else []
+    sh.text(r, 0, "By month" + (": the profit and loss (all-in) against the cash" if bought else ""), "h2")
     r += 1
     head = r
-    sh.header(r, 0, ["Month"] + [label for _k, label in KINDS] + ["All-in"])
-    sh.ws.set_row(r, 30)
-    months = list(dict.fromkeys(c.month for c in result.cash_flow))
+    cash_head = ["Ownership share of servers bought (P&L only)", "Their support (cash as it runs)",
+                 "Their price at delivery (cash only)", "Cash out"] if bought else []
+    sh.header(r, 0, ["Month"] + [label for _k, label in KINDS] + ["All-in"] + cash_head)
+    sh.ws.set_row(r, 45 if bought else 30)
+    rows = pnl_and_cash(result.cash_flow, result.own)
+    months = [row.month for row in rows]
     cash = refs.cash
     last_kind = chr(ord("A") + len(KINDS))
-    for m in months:
+    allin = len(KINDS) + 1
+    for row in rows:
+        m = row.month
         r += 1
         n = r + 1
         sh.text(r, 0, m)
         row_total = 0.0
         for i, (kind, _label) in enumerate(KINDS, 1):
             v = _sum_value(result, refs, m, kind)
-            sh.calc(r, i, f'SUMIFS({cash["amount"]},{cash["month"]},"="&A{n},{cash["kind"]},"{kind}")', v,
-                    num="money0")
+            sh.calc(r, i, f'SUMIFS({cash["amount"]},{cash["month"]},"="&A{n},{cash["kind"]},"{kind}")'
+                    if result.cash_flow else "0", v, num="money0")
             row_total += v
-        sh.calc(r, len(KINDS) + 1, f"SUM(B{n}:{last_kind}{n})", row_total, num="money0")
+        sh.calc(r, allin, f"SUM(B{n}:{last_kind}{n})", row_total, num="money0")
+        if bought:
+            _cash_cells(sh, result, refs, r, allin + 1, row_total, bought, m)
     first, last = head + 1, max(r, head + 1)
     r += 1
     sh.text(r, 0, "Total", "total")
@@ -136,7 +150,42 @@ def _by_month(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         kinds = [KINDS[i - 1][0]] if i <= len(KINDS) else [k for k, _l in KINDS]
         col_total = sum(_sum_value(result, refs, m, k) for m in months for k in kinds)
         sh.calc(r, i, f"SUM({rng(sh.name, first, last, i)})" if months else "0", col_total, "total", num="money0")
+    if bought:
+        for i, key in enumerate(("ownership", "support", "capex", "cash"), allin + 1):
+            sh.calc(r, i, f"SUM({rng(sh.name, first, last, i)})", sum(getattr(row, key) for row in rows), "total",
+                    num="money0")
+        r += 1
+        sh.text(r, 0, "Cash out = all-in − the ownership share + support + the price at delivery; depreciation "
+                      "and the cost of capital are not cash. Support and prices are live on Own hardware.", "note")
     return r
+
+
+def _cash_cells(sh: Sheet, result: PlanResult, refs: Refs, r: int, col: int, allin: float, bought, month: str) -> None:
+    """One month's ownership share, support, price at delivery and cash out (columns col … col + 3)."""
+    cash, n = refs.cash, r + 1
+    share_f, support_f, capex_f = [], [], []
+    share_v = support_v = capex_v = 0.0
+    for b in bought:
+        cells = refs.own_offer.get(b.offer, {})
+        ownership, support, capex = cells.get("ownership"), cells.get("support"), cells.get("capex")
+        if ownership is None or support is None or capex is None:
+            continue
+        v = sum(v for c, v in zip(result.cash_flow, refs.cash_values)
+                if c.month == month and c.offer == b.offer and c.tier == "buy")
+        f = f'SUMIFS({cash["amount"]},{cash["month"]},"="&A{n},{cash["offer"]},"{b.offer}",{cash["tier"]},"buy")'
+        share_f.append(f)
+        share_v += v
+        support_f.append(f"IF({ownership[0]}=0,0,{f}*{support[0]}/{ownership[0]})")
+        support_v += v * support[1] / ownership[1] if ownership[1] else 0.0
+        if capex_month(b) == month:
+            capex_f.append(capex[0])
+            capex_v += capex[1]
+    letter = lambda c: chr(ord("A") + c)  # noqa: E731
+    sh.calc(r, col, "+".join(share_f) or "0", share_v, num="money0")
+    sh.calc(r, col + 1, "+".join(support_f) or "0", support_v, num="money0")
+    sh.calc(r, col + 2, "+".join(capex_f) or "0", capex_v, num="money0")
+    sh.calc(r, col + 3, f"{letter(col - 1)}{n}-{letter(col)}{n}+{letter(col + 1)}{n}+{letter(col + 2)}{n}",
+            allin - share_v + support_v + capex_v, num="money0")
 
 
 def _sum_value(result: PlanResult, refs: Refs, month: str, kind: str) -> float:

@@ -235,6 +235,11 @@ def _costs(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) 
                                    "serving": (ref(sh.name, r, SERVE_E), serve),
                                    "held": (f"{gpus}*24*{ref(sh.name, row.inp, DAYS)}",
                                             x.nodes * x.gpus_per_node * 24 * x.service_days)}
+        if x.kind == "buy":  # what is paid in cash (Cash flow's by-month table): the price, and support as it runs
+            inp = lambda col: ref(sh.name, row.inp, col)  # noqa: E731
+            refs.own_offer[x.offer]["capex"] = (f"{inp(UNITS)}*{inp(PRICE)}", x.nodes * x.price_per_node)
+            refs.own_offer[x.offer]["support"] = (f"{inp(UNITS)}*{inp(SUPPORT)}*{inp(DAYS)}/{DAYS_PER_YEAR}",
+                                                  x.nodes * x.support_per_year * x.service_days / DAYS_PER_YEAR)
     first, last = head + 1, r
     r += 1
     sh.text(r, 0, "Total", "total")
@@ -305,7 +310,7 @@ def _pnl(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) ->
                      "Book value at the horizon's end", "Share of capex expensed"])
     sh.ws.set_row(r, 30)
     delivered = {b.offer: b.delivery_date or f"day {b.delivery_day}" for b in own.bought}
-    capex_t = share_t = 0.0
+    capex_t = share_t = support_t = 0.0
     bought = [row for row in rows if row.x.kind == "buy" and row.x.nodes]
     for row in bought:
         r += 1
@@ -325,15 +330,17 @@ def _pnl(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) ->
         sh.calc(r, 9, f"IF(D{n}=0,0,E{n}/D{n})", dep / capex if capex else 0.0, num="pct")
         capex_t += capex
         share_t += row.buy
+        support_t += sup
     if not bought:
         r += 1
         sh.text(r, 0, "None: the plan buys no servers.", "note")
     first, last = head + 1, max(r, head + 1)
     r += 1
     sh.text(r, 0, "Total", "total")
-    for col, v in ((3, capex_t), (7, share_t)):
+    for col, v in ((3, capex_t), (6, support_t), (7, share_t)):
         sh.calc(r, col, f"SUM({rng(sh.name, first, last, col)})" if bought else "0", v, "total", num="money0")
     _name(sh, "own_capex", r, 3)
+    support_cell = f"G{r + 1}"
     total_v = _sum(refs.tier_cost.get(k, 0.0) for k in ("buy", "facility", "reserved", "on_demand", "spot")) \
         + (refs.api_total[1] if refs.api_total else 0.0)
     r += 2
@@ -346,8 +353,12 @@ def _pnl(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) ->
     sh.text(r, 0, "… of which the ownership share of servers bought")
     sh.calc(r, 3, "own_buy_total", share_t, num="money0")
     r += 1
-    sh.text(r, 0, "Cash out in the horizon: the total without the ownership share, plus capex at delivery")
-    sh.calc(r, 3, f"D{r - 1}-D{r}+own_capex", total_v - share_t + capex_t, num="money0")
+    sh.text(r, 0, "… of which support, paid as it runs")
+    sh.calc(r, 3, support_cell, support_t, num="money0")
+    r += 1
+    sh.text(r, 0, "Cash out in the horizon: the total without the ownership share, plus support as it runs and "
+            "capex at delivery")
+    sh.calc(r, 3, f"D{r - 2}-D{r - 1}+D{r}+own_capex", total_v - share_t + support_t + capex_t, num="money0")
     if own.owned:
         r += 2
         sh.text(r, 0, "Servers owned already (capital sunk: reported, not in the total)", "total")
