@@ -55,8 +55,8 @@ OWN_COST_KEYS = ("buy", "facility")
 them only when the plan owns or may buy hardware."""
 TIER_GROUP = {"buy": "buy", "reserved-1y": "reserved", "reserved-3y": "reserved", "on-demand": "on_demand", "spot": "spot"}
 """Purchase tier → the cost key it adds to."""
-COST_LABELS = {"buy": "Bought (ownership)", "facility": "Energy, space and support", "reserved": "Reserved",
-               "on_demand": "On-demand", "spot": "Spot", "api": "API"}
+COST_LABELS = {"buy": "Bought (depreciation, capital, support)", "facility": "Energy, space, support of owned servers",
+               "reserved": "Reserved", "on_demand": "On-demand", "spot": "Spot", "api": "API"}
 CHEAPEST_HOURLY_FIRST = ("on-demand", "spot", "reserved-1y", "reserved-3y")
 """The order in which a standalone (one config alone) cost picks an offer's tier."""
 

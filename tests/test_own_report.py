@@ -118,7 +118,7 @@ def test_cost_by_tier_lists_buy_and_facility_first(own, page):
     at = [table.index(label) for label in labels]
     assert at == sorted(at), "buy and facility come first, then the rented tiers"
     money = lambda v: vocab.money(v, own.currency)  # noqa: E731
-    row = re.search(r"Bought \(ownership\)</td><td class=\"n\">([^<]+)<", table).group(1)
+    row = re.search(re.escape(vocab.COST_LABELS["buy"]) + r"</td><td class=\"n\">([^<]+)<", table).group(1)
     assert row == money(own.cost_by_tier["buy"])
 
 

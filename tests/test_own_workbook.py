@@ -428,3 +428,51 @@ def test_the_workbooks_cash_out_is_the_results_and_ignores_depreciation(solved, 
     longer = _cash_table(recalculated["own-life"])
     assert longer["Total"][0] < table["Total"][0] - 1
     assert longer["Total"][1] == pytest.approx(table["Total"][1], abs=0.5)
+
+
+@pytest.mark.slow
+def test_supply_holds_bought_servers_only_from_their_delivery(solved, recalculated):
+    """Before the servers bought are delivered (the first 14 days) Supply's held line leaves them out, as the
+    result's hourly rows do; from delivery it counts them (it had held them from the first day)."""
+    d = solved["json"]
+    bought = sum(p["gpus"] for p in d["purchases"] if p["tier"] == "buy")
+    reserved = sum(p["gpus"] for p in d["purchases"] if p["tier"] in ("reserved-1y", "reserved-3y"))
+    assert bought and len(d["periods"]) == 2
+    check_formulas(solved["book"], recalculated["own"], ("Supply",))
+    ws = openpyxl.load_workbook(recalculated["own"], data_only=True)["Supply"]
+    rows = _rows(ws)
+    held: dict[str, set] = {}
+    period = None
+    for i, r in enumerate(rows):
+        if r[0] == "Hour":
+            period = rows[i - 1][6]
+            col = r.index("Reserved or bought held")
+            held[period] = {rows[i + 1 + h][col] for h in range(24)}
+    first, second = (p["label"] for p in d["periods"])
+    assert held[first] == {reserved}
+    assert held[second] == {reserved + bought}
+
+
+def test_a_pools_peak_is_read_in_one_contract_period_not_averaged_over_them(solved):
+    """The HTML's pool text and capacity-risk row name the busiest hour of one period (before or after the
+    servers are delivered) with that period's on-demand GPUs; they had shown a day type's average over the
+    periods (fewer on-demand GPUs than are ever in use at once before delivery, bought GPUs that are not
+    there yet)."""
+    from optimizer.report.html import _pool_risk
+
+    d = solved["json"]
+    pool = next(w["pool"] for w in d["workloads"] if w["name"] == "chat")
+    labels = [p["label"] for p in d["periods"]]
+    at: dict[tuple, list[float]] = {}
+    for h in d["hourly"]:
+        if h["pool"] != pool:
+            continue
+        for p in ([h["period"]] if h.get("period") else labels):
+            row = at.setdefault((p, h["day_type"], h["hour"]), [0.0, 0.0])
+            row[0] += h["demand_gpus"]
+            row[1] += h["on_demand_gpus"] + h["spot_gpus"]
+    (period, day, hour), (demand, hourly) = max(at.items(), key=lambda kv: (round(kv[1][0], 6), round(kv[1][1], 6)))
+    risk = _pool_risk(solved["result"], pool)
+    assert risk["at"] == f"{day} {hour:02d}:00, {period}"
+    assert float(risk["on_demand"].replace(",", "")) + float(risk["spot"].replace(",", "")) == hourly
+    assert hourly > 0

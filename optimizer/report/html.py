@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 from optimizer import vocab
 from optimizer.atomic import atomic_write
 from optimizer.report import labels as L
-from optimizer.report.charts import SUPPLY_KEYS, Charts, pool_series
+from optimizer.report.charts import SUPPLY_KEYS, Charts, pool_periods, pool_series
 from optimizer.report.console import break_even_text
 from optimizer.report.provenance import Provenance, price_sources, provenance
 from optimizer.resources import templates_dir
@@ -206,7 +206,7 @@ def _facility(result: PlanResult, money) -> dict[str, Any]:
         rows.append({"what": what, "used": f"{used:,.0f}", "limit": "not stated" if limit is None else f"{limit:,.0f}",
                      "left": "–" if limit is None else f"{limit - used:,.0f}",
                      "pct": round(min(100.0, 100 * used / limit), 1) if limit else None,
-                     "binds": binds, "saving": "–" if saving is None else money(saving), "unit": unit})
+                     "binds": binds, "full": limit is not None and used >= limit, "saving": "–" if saving is None else money(saving), "unit": unit})
     return {"rows": rows, "pue": f"{f.pue:g}", "liquid": "yes" if f.liquid_cooling else "no",
             "binding": [L.facility_sentence(result, k, money) for k in f.binding]}
 
@@ -271,37 +271,46 @@ def _fleet_peak(result: PlanResult) -> int:
                 for hh in range(24)), default=0)
 
 
-def _peak_of(series: dict[str, dict[str, list[float]]], days: list[str]) -> tuple[str, int]:
-    best = (days[0] if days else "", 0)
-    top = -1.0
-    for d in days:
-        for h, v in enumerate(series[d]["demand"]):
-            if v > top:
-                best, top = (d, h), v
-    return best
+def _pool_peak(result: PlanResult, pool: str) -> tuple[str, dict[str, list[float]] | None, int, str]:
+    """The pool's busiest hour: (day type, that period's series, hour, "weekday 16:00[, period]").
+
+    With contract periods each period's own supply is searched (a day type's average over them would
+    blend, say, the on-demand GPUs before a delivery with the fewer after it); among hours of equal demand,
+    the one resting most on on-demand and spot."""
+    best: tuple[tuple[float, float], str | None, str, int] | None = None
+    series: dict[str | None, dict[str, dict[str, list[float]]]] = {}
+    for period in pool_periods(result, pool):
+        s = series[period] = pool_series(result, pool, period)
+        for d in result.day_types:
+            for h, v in enumerate(s[d]["demand"]):
+                key = (round(v, 6), round(s[d]["on_demand"][h] + s[d]["spot"][h], 6))
+                if best is None or key > best[0]:
+                    best = (key, period, d, h)
+    if best is None:
+        return "", None, 0, "–"
+    _key, period, d, h = best
+    return d, series[period][d], h, f"{d} {h:02d}:00" + (f", {period}" if period else "")
 
 
 def _pool(result: PlanResult, pool: str, charts: Charts) -> dict[str, Any]:
     s = pool_series(result, pool)
-    d, h = _peak_of(s, list(result.day_types))
+    d, at, h, when = _pool_peak(result, pool)
     level = max((v for dd in s for v in s[dd]["reserved"]), default=0)
     offers = sorted({x.offer for x in result.hourly if x.pool == pool})
     held = sum(p.gpus for p in result.purchases if p.tier in vocab.RESERVED_TIERS and p.offer in offers)
     return {"name": pool, "svg": Markup(charts.pool(result, pool)),
             "workloads": [w.name for w in result.workloads if w.pool == pool],
             "offers": offers, "level": f"{level:,.0f}", "held": f"{held:,}",
-            "peak": {"at": f"{d} {h:02d}:00", **{k: f"{s[d][k][h]:,.0f}" if d else "0"
-                                                 for k in SUPPLY_KEYS}}}
+            "peak": {"at": when, **{k: f"{at[k][h]:,.0f}" if at else "0" for k in SUPPLY_KEYS}}}
 
 
 def _pool_risk(result: PlanResult, pool: str) -> dict[str, Any]:
-    s = pool_series(result, pool)
-    d, h = _peak_of(s, list(result.day_types))
-    res, od, sp = (s[d][k][h] if d else 0.0 for k in ("reserved", "on_demand", "spot"))
-    res += sum(s[d][k][h] for k in ("committed", "owned", "bought")) if d else 0.0  # held whatever the hour
+    d, at, h, when = _pool_peak(result, pool)
+    res, od, sp = (at[k][h] if at else 0.0 for k in ("reserved", "on_demand", "spot"))
+    res += sum(at[k][h] for k in ("committed", "owned", "bought")) if at else 0.0  # held whatever the hour
     supply = res + od + sp
     share = (od + sp) / supply if supply else 0.0
-    return {"pool": pool, "at": f"{d} {h:02d}:00", "demand": f"{s[d]['demand'][h]:,.0f}" if d else "0",
+    return {"pool": pool, "at": when, "demand": f"{at['demand'][h]:,.0f}" if at else "0",
             "reserved": f"{res:,.0f}", "on_demand": f"{od:,.0f}", "spot": f"{sp:,.0f}",
             "share": f"{share:.0%}", "width": round(100 * share, 1), "warn": share >= 0.5}
 

@@ -154,11 +154,12 @@ def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
     if not caps:
         out.append(("Binds", "no cap or overflow limit binds"))
     hourly: dict[tuple[str, str, int], list[int]] = {}
-    for h in result.hourly:
-        k = (h.day_type, h.period, h.hour)
-        row = hourly.setdefault(k, [0, 0])
-        row[0] += h.on_demand_gpus
-        row[1] += h.spot_gpus
+    periods = [p.label for p in result.periods] if any(h.period for h in result.hourly) else [""]
+    for h in result.hourly:  # rows of offers whose supply does not change at a contract's end hold in every period
+        for period in (periods if not h.period else [h.period]):
+            row = hourly.setdefault((h.day_type, period, h.hour), [0, 0])
+            row[0] += h.on_demand_gpus
+            row[1] += h.spot_gpus
     if hourly:
         (d, period, hour), (od, sp) = max(hourly.items(), key=lambda kv: (sum(kv[1]), kv[0]))
         if od + sp:

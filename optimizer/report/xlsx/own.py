@@ -468,7 +468,7 @@ def _decision(sh: Sheet, result: PlanResult, r: int) -> int:
 def _binds(sh: Sheet, r: int, binding: bool, left: float) -> None:
     """Whether the limit bound the solve — or, once inputs are edited past it, that the servers no longer fit
     (in red)."""
-    said = "yes" if binding else "no"
+    said = "yes" if binding else "full, but one more saves nothing" if left <= 0 else "no"
     sh.calc(r, 4, f'IF(D{r + 1}<0,"over the limit: re-solve","{said}")', "over the limit: re-solve" if left < 0
             else said)
     sh.ws.conditional_format(r, 3, r, 4, {"type": "formula", "criteria": f"=$D${r + 1}<0", "format": sh.fmt("short")})

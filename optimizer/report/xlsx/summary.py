@@ -226,13 +226,18 @@ def _gpus_by_accelerator(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> i
             sh.calc(r, 1, cells["gpus"], o.gpus, num="int")
         else:
             sh.num(r, 1, o.gpus, num="int")
-        sh.num(r, 4, o.gpu_hours_used, num="int")
+        if "held" in cells:  # held every hour they serve, as reserved and bought GPUs are (used: Own hardware)
+            sh.calc(r, 4, cells["held"][0], cells["held"][1], num="int")
+        else:
+            sh.num(r, 4, o.gpu_hours_used, num="int")
         if "facility" in cells:
             sh.calc(r, 5, cells["facility"][0], cells["facility"][1], num="money0")
         else:
             sh.num(r, 5, o.running_in_horizon, num="money0")
     r += 1
-    sh.text(r, 0, "On-demand and spot: the most in use at one hour on each offer, added up over offers."
+    sh.text(r, 0, "On-demand and spot: the most in use at one hour on each offer, added up over offers. GPU-hours: "
+            "reserved" + (", bought and owned" if result.own is not None else "") + " GPUs count every hour they are "
+            "held, on-demand and spot the hours they are used."
             + (" Bought and owned servers: with their energy, space and support (Own hardware)."
                if result.own is not None else ""), "note")
     return r

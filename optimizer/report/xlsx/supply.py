@@ -29,6 +29,7 @@ def write_supply(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     held_f = "+".join(f'SUMIFS({refs.purchases["gpus"]},{refs.purchases["tier"]},"{t}")' for t in tiers)
     sh.calc(2, 4, held_f, held_v, "big", num="int")
     held = ref(sh.name, 2, 4)
+    waiting = _not_delivered(result, refs)  # period → (formula, GPUs) of servers bought not yet delivered in it
     rows = hourly_rows(result)
     committed = "committed" in refs.hourly  # contracts signed before, or servers owned: Hourly's column
     if committed:
@@ -79,11 +80,34 @@ def write_supply(sh: Sheet, result: PlanResult, refs: Refs) -> None:
                                  f'*{H[key]})'
                                  for p in (f"$G${title_row + 1}", f'"{WHOLE_HORIZON}"'))
                 sh.calc(r, c, f, v, num="int")
-            sh.calc(r, 5, held, held_v, num="int")
+            if period in waiting:  # before their delivery, servers bought are not held yet
+                f_wait, v_wait = waiting[period]
+                sh.calc(r, 5, f"{held}-({f_wait})", held_v - v_wait, num="int")
+            else:
+                sh.calc(r, 5, held, held_v, num="int")
         _supply_chart(sh, wb, title_row, first, r, with_held=held_v > 0, committed=committed)
         r += 3
     ws.freeze_panes(3, 0)
     sh.page(r, 20)
+
+
+def _not_delivered(result: PlanResult, refs: Refs) -> dict[str | None, tuple[str, int]]:
+    """Per contract period, the GPUs of servers bought that are delivered after it starts (Purchases' buy
+    rows, as a formula, and their count)."""
+    own = result.own
+    if own is None or not result.periods:
+        return {}
+    out: dict[str | None, tuple[str, int]] = {}
+    first = 0
+    for p in result.periods:
+        late = [b for b in own.bought if b.nodes and b.delivery_day > first]
+        if late:
+            f = "+".join(f'SUMIFS({refs.purchases["gpus"]},{refs.purchases["tier"]},"buy",'
+                         f'{refs.purchases["offer"]},"{b.offer}")' for b in late)
+            out[p.label] = (f, sum(next((r["gpus"] for r in refs.purchase_rows
+                                         if r["offer"] == b.offer and r["tier"] == "buy"), 0) for b in late))
+        first += p.days
+    return out
 
 
 def _supply_chart(sh: Sheet, wb, title_row: int, first: int, last: int, with_held: bool,
