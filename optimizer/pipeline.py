@@ -525,7 +525,7 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     by_key = {c.key: c for c in ranked[workload]}
 
     def alternative(f: ForcedSolve, plan: SolveInfo) -> Alternative:
-        c = by_key[f.key]
+        c = by_key.get(f.chosen or f.key) or by_key[f.key]  # the ceiling its plan took
         base = plan.objective or 0.0  # the program's objective is the plan's cost (new spend)
         note = {"infeasible": "no plan meets the constraints with it", "not solved": "no plan found in the time",
                 "bounded": "time ran out: the best plan with it lies between the bound and this"}.get(f.status, "")

@@ -519,6 +519,33 @@ def test_explain_side_by_side_prices_as_in_turn(tmp_path):
         assert s1 == s2 == "optimal" and o1 == pytest.approx(o2, abs=1e-6)
 
 
+def test_explain_prices_an_offer_at_its_best_api_overflow_ceiling():
+    """An alternative is its hardware — offer, precision, parallelism — at whichever API overflow ceiling
+    makes the plan cheapest: q4's chat on lambda-b200 ranks first with a ceiling of 13 replicas on its own
+    ($232,342.06 with it forced), but the plan with no ceiling there costs $229,683.36, and that is its price.
+    The chosen config's own hardware at another ceiling is not listed as an alternative."""
+    from optimizer.candidates.build import build_candidates
+    from optimizer.candidates.overflow import without_ceiling
+    from optimizer.candidates.prune import ranked_alternatives
+    from optimizer.inputs.loading import load_plan
+    from optimizer.optimize.strategy import solve_and_force
+    from optimizer.pipeline import SolveOptions as Options
+
+    loaded = load_plan(ROOT / "plans" / "q4.yaml")
+    cands = build_candidates(loaded, frozenset({"chat"}), strict=False)
+    offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
+    ranked = ranked_alternatives(loaded.plan, offers, cands.by_workload, {w.name: "" for w in loaded.plan.workloads})
+    keys = [c.key for c in ranked["chat"]]
+    b200 = next(k for k in keys if k.startswith("chat/lambda-b200/fp8/tp1/"))
+    assert b200 != without_ceiling(b200)  # the ceiling variant ranks first on its own
+    sol, info, forced = solve_and_force(loaded, cands, Options(), "chat", [b200], 1, workers=1)
+    (f,) = forced
+    assert f.status == "optimal" and f.chosen == without_ceiling(b200)
+    assert f.objective == pytest.approx(229_683.36, rel=loaded.plan.policy.mip_gap)
+    _sol, _info, listed = solve_and_force(loaded, cands, Options(), "chat", keys[:4], 3, workers=1)
+    assert all(without_ceiling(x.key) != without_ceiling(sol.chosen["chat"]) for x in listed)
+
+
 def test_explain_drops_an_early_re_solve_of_the_config_the_plan_chose(tmp_path, monkeypatch):
     """The first re-solve starts while the plan is solved, on the first ranked config the relaxation
     does not choose; when the plan chooses that one after all, its re-solve is dropped and the next

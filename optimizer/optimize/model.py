@@ -144,15 +144,22 @@ class Program:
             self.add("fixed_choice", x == 1, f"fixed_choice_w{self.workload_index[workload]}")
 
     @contextmanager
-    def choices_fixed(self, keys: dict[str, str]) -> Iterator[None]:
-        """Fix every workload in `keys` to that config (by bounds, so nothing is added), then undo."""
+    def choices_fixed(self, keys: dict[str, str | frozenset[str]]) -> Iterator[None]:
+        """Fix every workload in `keys` to that config — or, given a set of configs, to one of them, the
+        program choosing — by bounds, so nothing is added; then undo."""
         saved = []
         for w, key in keys.items():
+            allowed = {key} if isinstance(key, str) else key
             for c in self.cands.by_workload[w]:
                 x = self.choice[c.key]
                 if isinstance(x, pulp.LpVariable):
                     saved.append((x, x.lowBound, x.upBound))
-                    x.lowBound = x.upBound = 1 if c.key == key else 0
+                    if c.key not in allowed:
+                        x.lowBound = x.upBound = 0
+                    elif len(allowed) == 1:
+                        x.lowBound = x.upBound = 1
+                    else:
+                        x.lowBound, x.upBound = 0, 1
         try:
             yield
         finally:

@@ -16,6 +16,7 @@ import pulp
 
 from optimizer import vocab
 from optimizer.candidates import ownership
+from optimizer.candidates.overflow import without_ceiling
 from optimizer.candidates.prune import ranked_alternatives
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.errors import InfeasiblePlan, SolverError
@@ -704,6 +705,8 @@ class ForcedSolve:
     status: str
     """optimal (within the gap), bounded (time ran out: between bound and objective), infeasible, not solved."""
     seconds: float
+    chosen: str | None = None
+    """The config of the cheapest plan found: `key` or the same hardware at another API overflow ceiling."""
 
 
 def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, workload: str,
@@ -713,6 +716,9 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
                     ) -> tuple[Solution, SolveInfo, list[ForcedSolve]]:
     """Solve the plan, then force each of the first `count` configs of `ranked` other than the chosen
     one on `workload`, in the same program, and re-solve; `on_done(i, n, forced, plan_info)` as each ends.
+    A config is forced as its hardware — offer, precision, parallelism — at any of its API overflow
+    ceilings (the program picks the ceiling, as it does for the plan), so `ranked` is cut to the first
+    config of each, and the chosen config's hardware is not an alternative.
 
     The time limit is the total: the plan gets half (more when it finishes early, it stops at
     its gap), the forced re-solves share the rest. Each forced re-solve starts from a plan that is
@@ -732,6 +738,8 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     """
     solver, limit, gap_target = settings(loaded, options)
     started = time.perf_counter()
+    seen: set[str] = set()
+    ranked = [k for k in ranked if without_ceiling(k) not in seen and not seen.add(without_ceiling(k))]  # type: ignore[func-returns-value]
     n_workers = max(1, min(workers or os.cpu_count() or 1, count))
     pool = None
     if n_workers > 1:
@@ -746,7 +754,7 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         if pool is None or count < 2:
             return
         likely = _likely_choices(relaxed)
-        first = next((k for k in ranked if k != likely.get(workload)), None)
+        first = next((k for k in ranked if without_ceiling(k) != without_ceiling(likely.get(workload, ""))), None)
         if first is not None:  # one: two would share the one core the plan's solve leaves
             starts[first] = likely
             early[first] = pool.submit(_worker_force, likely, workload, first, solver, gap_target,
@@ -771,7 +779,7 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         if tidied:
             sol = prog.solution()
         solver = info.name
-        keys = [k for k in ranked if k != sol.chosen[workload]][:count]
+        keys = [k for k in ranked if without_ceiling(k) != without_ceiling(sol.chosen[workload])][:count]
         if pool is None or len(keys) < 2:
             # the forced configs may be ones the plan's program pruned, and its private configs' costs bounds
             every = _segments(loaded, cands)
@@ -926,32 +934,34 @@ def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solve
         return max(0.05, seconds - (time.perf_counter() - t0))
 
     _cuts_for_search(prog)  # branch and bound: every node-rounding row, unless they would swamp the program
-    warm, best = None, None
+    warm, best, best_key = None, None, key
+    variants = frozenset(c.key for c in prog.cands.by_workload[workload] if without_ceiling(c.key) == without_ceiling(key))
     if settle is not None and settle([*chosen.values(), key], left()) is None:
         return ForcedSolve(key, None, None, "not solved", time.perf_counter() - t0)
     quick = _others_kept(prog, chosen, workload, key, solver, gap_target, min(seconds / 2, SECONDS_PER_ALTERNATIVE))
     if quick.status in ("optimal", "feasible") and quick.objective is not None:
         warm, best = prog.values(), quick.objective
     for _ in range(SETTLE_ROUNDS):
-        with prog.choices_fixed({workload: key}):
+        with prog.choices_fixed({workload: variants}):
             full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=warm)
         if full.status == "infeasible":
             return ForcedSolve(key, None, None, "infeasible", time.perf_counter() - t0)
         found = full.status in ("optimal", "feasible") and full.objective is not None
+        picked = prog.solution().chosen[workload] if found else key
         rose = settle(list(prog.solution().chosen.values()), left()) if found and settle is not None else False
         if rose is None:  # its private configs could not be priced whole: its price is not taken
             found = False
         if not rose:
             break
         warm = None  # the plan's own price rose: search again
-    if found:
-        best = full.objective if best is None else min(best, full.objective)
+    if found and (best is None or full.objective < best):
+        best, best_key = full.objective, picked
     bound = full.bound if full.status in ("optimal", "feasible") else None
     if best is None:
         return ForcedSolve(key, None, bound, "not solved", time.perf_counter() - t0)
     gap = _gap(best, bound)
     status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "bounded"
-    return ForcedSolve(key, best, bound, status, time.perf_counter() - t0)
+    return ForcedSolve(key, best, bound, status, time.perf_counter() - t0, best_key)
 
 
 def _settled_configs(prog: Program, fix: dict[str, str]) -> bool:
