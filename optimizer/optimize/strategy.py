@@ -738,8 +738,10 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     """
     solver, limit, gap_target = settings(loaded, options)
     started = time.perf_counter()
-    seen: set[str] = set()
-    ranked = [k for k in ranked if without_ceiling(k) not in seen and not seen.add(without_ceiling(k))]  # type: ignore[func-returns-value]
+    hardware: dict[str, str] = {}  # the first ranked config of each offer, precision and parallelism
+    for k in ranked:
+        hardware.setdefault(without_ceiling(k), k)
+    ranked = list(hardware.values())
     n_workers = max(1, min(workers or os.cpu_count() or 1, count))
     pool = None
     if n_workers > 1:
@@ -935,7 +937,8 @@ def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solve
 
     _cuts_for_search(prog)  # branch and bound: every node-rounding row, unless they would swamp the program
     warm, best, best_key = None, None, key
-    variants = frozenset(c.key for c in prog.cands.by_workload[workload] if without_ceiling(c.key) == without_ceiling(key))
+    variants = frozenset(c.key for c in prog.cands.by_workload[workload]
+                         if without_ceiling(c.key) == without_ceiling(key))  # its hardware at every ceiling
     if settle is not None and settle([*chosen.values(), key], left()) is None:
         return ForcedSolve(key, None, None, "not solved", time.perf_counter() - t0)
     quick = _others_kept(prog, chosen, workload, key, solver, gap_target, min(seconds / 2, SECONDS_PER_ALTERNATIVE))

@@ -206,7 +206,8 @@ def _facility(result: PlanResult, money) -> dict[str, Any]:
         rows.append({"what": what, "used": f"{used:,.0f}", "limit": "not stated" if limit is None else f"{limit:,.0f}",
                      "left": "–" if limit is None else f"{limit - used:,.0f}",
                      "pct": round(min(100.0, 100 * used / limit), 1) if limit else None,
-                     "binds": binds, "full": limit is not None and used >= limit, "saving": "–" if saving is None else money(saving), "unit": unit})
+                     "binds": binds, "full": limit is not None and used >= limit,
+                     "saving": "–" if saving is None else money(saving), "unit": unit})
     return {"rows": rows, "pue": f"{f.pue:g}", "liquid": "yes" if f.liquid_cooling else "no",
             "binding": [L.facility_sentence(result, k, money) for k in f.binding]}
 
@@ -294,7 +295,7 @@ def _pool_peak(result: PlanResult, pool: str) -> tuple[str, dict[str, list[float
 
 def _pool(result: PlanResult, pool: str, charts: Charts) -> dict[str, Any]:
     s = pool_series(result, pool)
-    d, at, h, when = _pool_peak(result, pool)
+    _d, at, h, when = _pool_peak(result, pool)
     level = max((v for dd in s for v in s[dd]["reserved"]), default=0)
     offers = sorted({x.offer for x in result.hourly if x.pool == pool})
     held = sum(p.gpus for p in result.purchases if p.tier in vocab.RESERVED_TIERS and p.offer in offers)
@@ -305,7 +306,7 @@ def _pool(result: PlanResult, pool: str, charts: Charts) -> dict[str, Any]:
 
 
 def _pool_risk(result: PlanResult, pool: str) -> dict[str, Any]:
-    d, at, h, when = _pool_peak(result, pool)
+    _d, at, h, when = _pool_peak(result, pool)
     res, od, sp = (at[k][h] if at else 0.0 for k in ("reserved", "on_demand", "spot"))
     res += sum(at[k][h] for k in ("committed", "owned", "bought")) if at else 0.0  # held whatever the hour
     supply = res + od + sp

@@ -199,8 +199,8 @@ def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], seg
                      FacilityUse(fac.power_kw, power, fac.racks, racks, fac.liquid_cooling, fac.pue, binding,
                                  tariff=[fac.tariff(h) for h in range(24)],
                                  colo_usd_per_kw_month=fac.colo_usd_per_kw_month),
-                     capex, total - cost_by_tier.get("buy", 0.0) + sum(b.support_in_horizon for b in bought), sum(r.depreciation_in_horizon for r in owned),
-                     inputs)
+                     capex, total - cost_by_tier.get("buy", 0.0) + sum(b.support_in_horizon for b in bought),
+                     sum(r.depreciation_in_horizon for r in owned), inputs)
 
 
 def capex_month(b: BoughtRow) -> str:

@@ -393,7 +393,7 @@ class OwnResult:
     """Cash outlay for everything bought (at delivery); cost_total carries the horizon's share instead."""
     opex: float
     """The horizon's new spend paid as it runs: rented tiers, API, energy, space and support (bought
-    servers' support too); capex + opex is the horizon's cash out."""
+    servers' support too); capex + opex + cost.committed is the horizon's cash out."""
     sunk_depreciation: float
     """Owned servers' depreciation for the horizon (sunk, reported)."""
     inputs: list[OwnInputRow] = field(default_factory=list)
