@@ -454,8 +454,8 @@ def test_supply_holds_bought_servers_only_from_their_delivery(solved, recalculat
 
 
 def test_a_pools_peak_is_read_in_one_contract_period_not_averaged_over_them(solved):
-    """The HTML's pool text and capacity-risk row name the busiest hour of one period (before or after the
-    servers are delivered) with that period's on-demand GPUs; they had shown a day type's average over the
+    """The HTML's capacity-risk row names the hour of one period (before or after the servers are delivered)
+    that rests most on on-demand and spot, with that period's on-demand GPUs; they had shown a day type's average over the
     periods (fewer on-demand GPUs than are ever in use at once before delivery, bought GPUs that are not
     there yet)."""
     from optimizer.report.html import _pool_risk
@@ -471,7 +471,7 @@ def test_a_pools_peak_is_read_in_one_contract_period_not_averaged_over_them(solv
             row = at.setdefault((p, h["day_type"], h["hour"]), [0.0, 0.0])
             row[0] += h["demand_gpus"]
             row[1] += h["on_demand_gpus"] + h["spot_gpus"]
-    (period, day, hour), (demand, hourly) = max(at.items(), key=lambda kv: (round(kv[1][0], 6), round(kv[1][1], 6)))
+    (period, day, hour), (demand, hourly) = max(at.items(), key=lambda kv: (round(kv[1][1], 6), round(kv[1][0], 6)))
     risk = _pool_risk(solved["result"], pool)
     assert risk["at"] == f"{day} {hour:02d}:00, {period}"
     assert float(risk["on_demand"].replace(",", "")) + float(risk["spot"].replace(",", "")) == hourly

@@ -188,8 +188,8 @@ def test_html_has_a_scenarios_section_with_costs_regret_and_the_monthly_fan(solv
             for v in (money(s["cost_total"]), money(s["cost_hourly"]), money(risk["regret"][s["name"]]),
                       f"{s['shortfall_gpu_hours']:,.0f}"):
                 assert f'<td class="n">{v}</td>' in row, (v, row)
-        # the fan: per month, each scenario's peak GPUs, against the reserved level
-        assert "Monthly demand by scenario against the reserved level" in sec
+        # the fan: per month, each scenario's peak GPUs, against the GPUs held
+        assert "Monthly demand by scenario against the GPUs held" in sec
         held = sum(p["gpus"] for p in d["purchases"] if p["tier"].startswith("reserved"))
         for month in ("2027-01", "2027-02"):
             row = re.search(rf'<tr[^>]*><td class="n">{month}</td>(.*?)</tr>', sec).group(1)
@@ -282,3 +282,46 @@ def test_new_weights_move_the_expected_cost_p90_and_cvar_as_the_formulas_say(sol
     assert v["total_cost"] == v["scenario_risk"]
     for k, planned in (("scenario_risk", "value"), ("scenario_p90", "p90"), ("scenario_expected", "expected")):
         assert not math.isclose(v[k], d["risk"][planned], rel_tol=1e-6), k  # the weights moved every measure
+    # what does not follow the weights says so beside the expected cost (it had claimed to be the Summary's tiers)
+    cell = _name_cell(wb, "scenario_expected")
+    assert cell.parent.cell(cell.row, cell.column + 1).value.startswith("weights edited: the Summary")
+    unedited = _name_cell(openpyxl.load_workbook(recalculated["cvar"], data_only=True), "scenario_expected")
+    assert unedited.parent.cell(unedited.row, unedited.column + 1).value == "equals the Summary's cost by tier"
+
+
+def test_the_monthly_fan_adds_offers_that_hold_all_horizon_and_counts_signed_gpus_as_held(tmp_path):
+    """With a contract that ends inside the horizon (2027-02-10), the hourly rows of offers it does not touch hold in every
+    period: the fan adds them to each period's (it had left them out, showing about half of q1-forecast's
+    peak), and each month is set against the GPUs held then — reserved, and signed until the contract ends
+    (it had shown the reserved level alone)."""
+    from optimizer.report.labels import month_fan
+
+    text = PLANS["expected"].replace("horizon_days: 59", "horizon_days: 59\ncommitments:\n"
+                                     "  - {offer: other-cloud, tier: reserved-1y, gpus: 4, start: 2026-03-01, "
+                                     "end: 2027-02-10}")
+    text += """  - name: side
+    model: seed-70b
+    offers: [other-cloud]
+    precisions: [fp8]
+    tp: [2]
+    tokens: {input: 1000, output: 250}
+    demand: {peak_output_tokens_per_s: 3000, profile: [%s]}
+    measured: [{accelerator: gpu-80gb, precision: fp8, tp: 2, goodput_output_tokens_per_s: 1400}]
+""" % ", ".join(["0.5"] * 8 + ["1.0"] * 16)
+    plan = tmp_path / "fan.yaml"
+    plan.write_text(text, encoding="utf-8")
+    result = solve_plan(plan)
+    assert len(result.periods) == 2 and any(not h.period for h in result.hourly) and any(h.period for h in result.hourly)
+    fan = month_fan(result)
+    labels = [p.label for p in result.periods]
+    for i, month in enumerate(fan["months"]):
+        for s in fan["scenarios"]:
+            want = max(sum(h.demand_gpus for h in result.hourly if h.day_type == d and h.hour == hour
+                           and h.period in ("", period))
+                       for d in {h.day_type for h in result.hourly if f"-{month}~{s}" in h.day_type}
+                       for period in labels for hour in range(24))
+            assert fan["peak"][s][i] == want
+    reserved = sum(p.gpus for p in result.purchases if p.tier.startswith("reserved"))
+    assert fan["held"] == [reserved + 4, reserved]  # signed until 2027-02-10: February's fewest is without them
+    assert fan["peak"]["base"][0] > sum(h.demand_gpus for h in result.hourly if h.period == labels[0]
+                                        and h.day_type.endswith("2027-01~base") and h.hour == 12)

@@ -519,8 +519,8 @@ def test_a_regret_against_an_unproven_best_plan_is_a_range(tmp_path, monkeypatch
     assert L.max_regret(result) == ("high", risk.regret_upto["high"], risk.regret["high"])
     sign = [text for head, text in L.decision_lines(result, money) if head == "Sign"]
     assert result.new_commitments  # the hand plan reserves
-    assert f"at most {money(risk.regret_upto['high'])} (if high comes true; {money(risk.regret['high'])} " \
-           "against the best plan found for it" in sign[0]
+    assert f"at most {money(risk.regret_upto['high'])} (if high comes true; at least {money(risk.regret['high'])}: " \
+           "the best plan for it alone was not proven in the time" in sign[0]
     # the workbook adds the largest regret it can be; the HTML shows the range and says what it means
     import openpyxl
 

@@ -115,7 +115,7 @@ class Charts:
                     ax.step(hours, s["demand"], where="mid", color=L.DEMAND_COLOR, linewidth=1.8, label="demand")
                     if level:
                         ax.axhline(level, color="#1f3864", linestyle="--", linewidth=1, label="reserved level")
-                    title = f"{d} ({vocab.days_text(result.day_types[d])})" if period is None else f"{d}, {period}"
+                    title = f"{d} ({L.day_type_days(result, d)})" if period is None else f"{d}, {period}"
                     ax.set_title(plain(title), loc="left")
                     ax.set_xticks(range(0, 24, 3), [f"{h:02d}:00" for h in range(0, 24, 3)])
                     ax.set_xlim(-0.6, 23.6)
@@ -194,7 +194,7 @@ class Charts:
 
     def month_fan(self, fan: dict) -> str:
         """Per month, each scenario's peak GPUs demanded (lines, the band between the lowest and the highest)
-        against the GPUs held all horizon (labels.month_fan)."""
+        against the GPUs held each month (labels.month_fan)."""
         months, names = fan["months"], fan["scenarios"]
         xs = list(range(len(months)))
         colors = ["#2f5d8a", "#e39b2d", "#7fae5a", "#9b6fb0", "#8a6d3b", "#5b6770", "#c0392b"]
@@ -207,9 +207,10 @@ class Charts:
             for i, s in enumerate(names):
                 ax.plot(xs, fan["peak"][s], marker="o", markersize=4, linewidth=1.6, color=colors[i % len(colors)],
                         label=plain(s))
-            ax.axhline(fan["held"], color="#1f3864", linestyle="--", linewidth=1.2, label="reserved level (held)")
+            ax.step(xs, fan["held"], where="mid", color="#1f3864", linestyle="--", linewidth=1.2,
+                    label="GPUs held (reserved, bought, owned, signed)")
             ax.set_xticks(xs, [plain(m) for m in months])
-            ax.set_ylim(0, 1.1 * max(hi + [fan["held"], 1]))
+            ax.set_ylim(0, 1.1 * max(hi + fan["held"] + [1]))
             ax.set_ylabel("peak GPUs demanded")
             ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
             ax.set_axisbelow(True)

@@ -140,7 +140,7 @@ def _peaks_note(result: PlanResult) -> Text:
     if busiest == at_peaks:
         return Text("")
     return Text(f"  the workloads' own peaks add up to {plural(at_peaks, 'GPU')}; at the fleet's busiest hour "
-                f"({day} {hour:02d}:00) they use {plural(busiest, 'GPU')} at once", style="dim")
+                f"({day} {hour:02d}:00) they need {plural(busiest, 'GPU')} at once", style="dim")
 
 
 def _commitments(result: PlanResult) -> list:

@@ -130,7 +130,8 @@ def _scenarios(result: PlanResult, money, charts: Charts) -> dict[str, Any] | No
     if fan is not None:
         for i, m in enumerate(fan["months"]):
             fan_rows.append({"month": m, "cells": [f"{fan['peak'][s][i]:,.0f}" for s in fan["scenarios"]],
-                             "over": any(fan["peak"][s][i] > fan["held"] for s in fan["scenarios"])})
+                             "held": f"{fan['held'][i]:,}",
+                             "over": any(fan["peak"][s][i] > fan["held"][i] for s in fan["scenarios"])})
     return {"rows": rows, "lines": L.risk_lines(result, money), "measure": L.risk_name(result),
             "meaning": L.risk_meaning(result), "value": money(risk.value), "expected": money(risk.expected),
             "p90": money(risk.p90), "vss": None if risk.vss is None else money(risk.vss),
@@ -139,7 +140,7 @@ def _scenarios(result: PlanResult, money, charts: Charts) -> dict[str, Any] | No
             "regret_ranged": L.regret_ranged(result),
             "svg": Markup(charts.scenario_costs(result)),
             "fan": None if fan is None else {"svg": Markup(charts.month_fan(fan)), "scenarios": fan["scenarios"],
-                                             "rows": fan_rows, "held": f"{fan['held']:,}"}}
+                                             "rows": fan_rows}}
 
 
 def _own(result: PlanResult, money, charts: Charts, buy_lines: list[str]) -> dict[str, Any] | None:
@@ -272,12 +273,14 @@ def _fleet_peak(result: PlanResult) -> int:
                 for hh in range(24)), default=0)
 
 
-def _pool_peak(result: PlanResult, pool: str) -> tuple[str, dict[str, list[float]] | None, int, str]:
-    """The pool's busiest hour: (day type, that period's series, hour, "weekday 16:00[, period]").
+def _pool_peak(result: PlanResult, pool: str, hourly_first: bool = False
+               ) -> tuple[str, dict[str, list[float]] | None, int, str]:
+    """The pool's busiest hour — or, `hourly_first`, the hour it rests most on on-demand and spot: (day type,
+    that period's series, hour, "weekday 16:00[, period]").
 
     With contract periods each period's own supply is searched (a day type's average over them would
-    blend, say, the on-demand GPUs before a delivery with the fewer after it); among hours of equal demand,
-    the one resting most on on-demand and spot."""
+    blend, say, the on-demand GPUs before a delivery with the fewer after it). Ties: the busiest hour resting
+    most on hourly capacity, the hour most on it with the most demand."""
     best: tuple[tuple[float, float], str | None, str, int] | None = None
     series: dict[str | None, dict[str, dict[str, list[float]]]] = {}
     for period in pool_periods(result, pool):
@@ -285,6 +288,8 @@ def _pool_peak(result: PlanResult, pool: str) -> tuple[str, dict[str, list[float
         for d in result.day_types:
             for h, v in enumerate(s[d]["demand"]):
                 key = (round(v, 6), round(s[d]["on_demand"][h] + s[d]["spot"][h], 6))
+                if hourly_first:
+                    key = key[::-1]
                 if best is None or key > best[0]:
                     best = (key, period, d, h)
     if best is None:
@@ -306,7 +311,9 @@ def _pool(result: PlanResult, pool: str, charts: Charts) -> dict[str, Any]:
 
 
 def _pool_risk(result: PlanResult, pool: str) -> dict[str, Any]:
-    _d, at, h, when = _pool_peak(result, pool)
+    """The hour the pool rests most on on-demand and spot (a pool whose busiest hour is all reserved may
+    still lean on spot after a contract ends)."""
+    _d, at, h, when = _pool_peak(result, pool, hourly_first=True)
     res, od, sp = (at[k][h] if at else 0.0 for k in ("reserved", "on_demand", "spot"))
     res += sum(at[k][h] for k in ("committed", "owned", "bought")) if at else 0.0  # held whatever the hour
     supply = res + od + sp
@@ -456,5 +463,5 @@ def _assumptions(result: PlanResult, money) -> dict[str, Any]:
              "output": money(a.get("usd_per_m_output", 0.0), 2), "max_share": f"{a.get('max_share', 0.0):.0%}"}
             for w, a in result.apis.items()]
     return {"tiers": tiers, "prices": prices, "policy": policy, "apis": apis,
-            "day_types": [(d, vocab.days_text(n)) for d, n in result.day_types.items()],
+            "day_types": [(d, L.day_type_days(result, d)) for d in result.day_types],
             "estimated": any("*" in c for p in prices for c in p["cells"])}

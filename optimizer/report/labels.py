@@ -61,9 +61,9 @@ def used_tiers(result: PlanResult) -> list[str]:
 
 ALTERNATIVES_INTRO = (
     "Each alternative priced in the program: the plan re-solved with that config forced and every other "
-    "workload's choice kept, minus the plan's cost. It is never below −(proven gap × the plan's cost), and it "
-    "is at most what re-optimizing every workload around it would cost (`planopt explain PLAN --workload NAME` "
-    "does that). Rank 0 is the chosen config; standalone cost (its GPU-hours at the cheapest hourly tier) only "
+    "workload's choice kept, minus the plan's cost. It is never below −(proven gap × the plan's cost), and "
+    "re-optimizing every workload around the alternative costs at most this, often much less (`planopt explain "
+    "PLAN --workload NAME` does that). Rank 0 is the chosen config; standalone cost (its GPU-hours at the cheapest hourly tier) only "
     "ranks them.")
 
 BASIS = {
@@ -125,8 +125,9 @@ def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
                             f"{money(n.monthly)} a month, {money(n.total_committed)} over the term{last}"
                             + (f"; regret across the {len(result.scenarios)} scenarios at most {money(regret[1])} "
                                f"(if {regret[0]} comes true" + ("" if _same_money(regret[2], regret[1]) else
-                                                                f"; {money(regret[2])} against the best plan found "
-                                                                "for it, whose solve stopped short of the gap")
+                                                                f"; at least {money(regret[2])}: the best plan for it "
+                                                                "alone was not proven in the time, so its regret lies "
+                                                                "between the two")
                                + ")" if regret else "")))
     if not result.new_commitments:
         out.append(("Sign", "no new reservation"))
@@ -299,18 +300,33 @@ def scenario_of(day_type: str) -> tuple[str, str | None, str | None]:
     return (base[: m.start()] if m else base), (m.group(1) if m else None), scn or None
 
 
+def day_type_days(result: PlanResult, day_type: str, n: float | None = None) -> str:
+    """A day type's days in words; a scenario's day type says they are its calendar days × its weight
+    ("4.2 days: 21 × weight 0.2"), so nobody corrects them to 21."""
+    n = result.day_types.get(day_type, 0.0) if n is None else n
+    w = next((x.weight for x in result.scenarios if x.name == scenario_of(day_type)[2]), None)
+    if not w:
+        return vocab.days_text(n)
+    return f"{n:,.4g} days: {n / w:,.4g} × weight {w:.4g}"
+
+
 def month_fan(result: PlanResult) -> dict[str, Any] | None:
     """Per month, each scenario's peak GPUs demanded (the busiest hour of its day types in that month, all pools),
-    against the GPUs held all horizon (reserved, bought and owned). None without months."""
+    against the GPUs held that month whatever the hour: reserved, bought (once delivered), owned and signed
+    before (the fewest held on any day of the month, where a contract ends or servers arrive in it). None
+    without months."""
     if not result.scenarios:
         return None
-    peak: dict[tuple[str, str], float] = {}
+    periods = [p.label for p in result.periods] if any(h.period for h in result.hourly) else [""]
     at: dict[tuple[str, str, int], float] = {}
     for h in result.hourly:
         _base, month, scn = scenario_of(h.day_type)
         if month is None or scn is None:
             continue
-        at[(h.day_type, h.period, h.hour)] = at.get((h.day_type, h.period, h.hour), 0.0) + h.demand_gpus
+        for period in (periods if not h.period else [h.period]):  # rows that hold in every period
+            key = (h.day_type, period, h.hour)
+            at[key] = at.get(key, 0.0) + h.demand_gpus
+    peak: dict[tuple[str, str], float] = {}
     for (d, _p, _h), v in at.items():
         _base, month, scn = scenario_of(d)
         key = (month, scn)  # type: ignore[assignment]
@@ -319,8 +335,25 @@ def month_fan(result: PlanResult) -> dict[str, Any] | None:
         return None
     months = sorted({m for m, _s in peak})
     names = [s.name for s in result.scenarios]
-    held = sum(p.gpus for p in result.purchases if p.tier in vocab.RESERVED_TIERS or p.tier == "buy")
-    if result.own is not None:
-        held += sum(o.gpus for o in result.own.owned)
     return {"months": months, "scenarios": names,
-            "peak": {s: [peak.get((m, s), 0.0) for m in months] for s in names}, "held": held}
+            "peak": {s: [peak.get((m, s), 0.0) for m in months] for s in names},
+            "held": [held_in_month(result, m) for m in months]}
+
+
+def held_in_month(result: PlanResult, month: str) -> int:
+    """GPUs held every hour of a month (YYYY-MM): reserved, bought and delivered, owned, signed before — the
+    fewest on any day of it."""
+    reserved = sum(p.gpus for p in result.purchases if p.tier in vocab.RESERVED_TIERS)
+    bought = result.own.bought if result.own is not None else []
+    if not result.periods:  # nothing starts or ends inside the horizon
+        return (reserved + sum(b.gpus for b in bought) + sum(c.gpus for c in result.commitments)
+                + (sum(o.gpus for o in result.own.owned) if result.own is not None else 0))
+    first = f"{month}-01"
+    last = f"{month}-31"  # ISO dates compare as text: no month has a 32nd
+    held = []
+    for p in result.periods:
+        if p.start is not None and p.end is not None and (p.end < first or p.start > last):
+            continue
+        arrived = sum(b.gpus for b in bought if b.delivery_date is None or p.start is None or b.delivery_date <= p.start)
+        held.append(reserved + arrived + sum(p.committed.values()))
+    return min(held, default=reserved)

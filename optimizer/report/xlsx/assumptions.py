@@ -31,17 +31,21 @@ def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs, made: Provenanc
     sh.text(r, 0, "Day type", "head")
     sh.text(r, 1, "Days", "head")
     sh.text(r, 2, "on-demand and spot are paid per day of each type", "hint")
+    weight = {x.name: x.weight for x in result.scenarios}
     for d, n in result.day_types.items():
         r += 1
         sh.text(r, 0, d)
         refs.days[d] = sh.inp(r, 1, n, "days", name=defined_name("days", d))
+        w = weight.get(L.scenario_of(d)[2] or "")
+        if w:  # a scenario's day type: its calendar days × the scenario's weight
+            sh.text(r, 2, f"{n / w:,.4g} days × the scenario's weight {w:.4g}", "hint")
     r += 1
     days_sum = sum(result.day_types.values())
     sh.text(r, 0, "Day types add up to", "total")
     sum_ref = f"SUM({rng(sh.name, first_day_row, r - 1, 1)})"
     sh.calc(r, 1, sum_ref, days_sum, "total", num="days")
-    ok = days_sum == result.horizon_days
-    sh.ws.write_formula(r, 2, f'=IF({sum_ref}={refs.horizon},"matches the horizon",'
+    ok = abs(days_sum - result.horizon_days) < 1e-6  # weighted days (scenarios) add up in floating point
+    sh.ws.write_formula(r, 2, f'=IF(ABS({sum_ref}-{refs.horizon})<0.000001,"matches the horizon",'
                               f'"differs from the horizon: keep them equal")',
                         sh.fmt("hint"), "matches the horizon" if ok else "differs from the horizon: keep them equal")
 

@@ -119,7 +119,11 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.text(r, 0, "Expected cost (Σ weight × cost)")
     sh.calc(r, 1, f"SUMPRODUCT({W},{C})", expected, num="money0")
     book.name("scenario_expected", sh.name, r, 1)
-    sh.text(r, 2, "what Summary's cost by tier adds up to", "hint")
+    same = "equals the Summary's cost by tier"
+    edited = ("weights edited: the Summary, Cash flow and Showback keep the solve's weights, and so do regret and "
+              "the value of the stochastic solution below (re-solve)")
+    sh.calc(r, 2, f'IF(ABS(B{r + 1}-{refs.tiers_name})<0.5,"{same}","{edited}")',
+            same if abs(expected - tiers_v) < 0.5 else edited, "hint")
     exp_row = r
     r += 1
     p90 = min(c for c, b in zip(costs, below) if b >= Q - TOL)
@@ -134,7 +138,7 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         book.name("risk_level", sh.name, r, 1)
         sh.text(r, 2, "the mean of the costliest (1 − α) of outcomes by weight", "hint")
     r += 1
-    sh.text(r, 0, f"Risk measure: {L.risk_name(result)} (the plan's total)", "big")
+    sh.text(r, 0, f"Risk measure: {L.risk_name(result)} at these weights", "big")
     if cvar:
         v = min(cvals)
         sh.calc(r, 1, f"MIN({rng(sh.name, first, last, CVAR)})", v, "big", num="money0")
@@ -147,7 +151,7 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     book.name("scenario_risk", sh.name, r, 1)
     refs.scenario["risk"] = ("scenario_risk", v)
     refs.scenario["expected"] = ("scenario_expected", expected)
-    sh.text(r, 2, f"planopt: {risk.value:,.0f}", "hint")
+    sh.text(r, 2, f"planopt, at the solve's weights: {risk.value:,.0f} (the plan's total)", "hint")
     r += 1
     regrets = [risk.regret[s.name] for s in rows if s.name in risk.regret]
     sh.text(r, 0, "Largest regret (cost there − the best plan had it been known)")
@@ -161,15 +165,12 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.text(r, 0, "Largest regret it can be (against each scenario's solve bound, where the time stopped it)")
         sh.num(r, 1, worst[1], num="money0")
     r += 1
-    sh.text(r, 0, "Plan decided for the mean scenario, run through every scenario (same measure)")
+    sh.text(r, 0, "Plan decided for the mean scenario, run through every scenario (same measure, the solve's "
+            "weights)")
     sh.num(r, 1, risk.mean_plan_cost, num="money0")
-    mean_row = r
     r += 1
-    sh.text(r, 0, "Value of the stochastic solution (that − this plan's measure)")
-    if risk.mean_plan_cost is not None:
-        sh.calc(r, 1, f"B{mean_row + 1}-scenario_risk", risk.mean_plan_cost - v, num="money0")
-    else:
-        sh.num(r, 1, None)
+    sh.text(r, 0, "Value of the stochastic solution (that − this plan's measure, the solve's weights)")
+    sh.num(r, 1, None if risk.mean_plan_cost is None else risk.mean_plan_cost - risk.value, num="money0")
     span = risk.vss_range
     if span:  # a solve behind it stopped short of its gap
         r += 1

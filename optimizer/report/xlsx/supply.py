@@ -46,7 +46,8 @@ def write_supply(sh: Sheet, result: PlanResult, refs: Refs) -> None:
             sh.calc(r, 1, f'{refs.days[d]}&" days in the plan; GPUs in use at each hour"',
                     f"{n:g} days in the plan; GPUs in use at each hour", "subtitle")  # type: ignore[arg-type]
         else:
-            days_txt = f"{n:g} days in the plan" if period is None else f"{period}: {n:,.2f} {d} days".replace(".00 ", " ")
+            days_txt = (f"{L.day_type_days(result, d, n)} in the plan" if period is None
+                        else f"{period}: {L.day_type_days(result, d, n)}")
             sh.text(r, 1, f"{days_txt}; GPUs in use at each hour", "subtitle")
         if period is not None:
             sh.text(r, 6, period, "value")
