@@ -11,6 +11,8 @@ from ruamel.yaml import YAML
 from optimizer.inputs.schema.catalog import Accelerator, CatalogFile, Model
 from optimizer.vocab import PRECISION_ALIASES, PRECISION_IDS
 
+ROOT = Path(__file__).resolve().parent.parent
+
 CATALOGS = Path(__file__).resolve().parent.parent / "catalogs"
 FILES = {
     "accelerators": "accelerators.yaml",
@@ -534,3 +536,35 @@ def test_a_system_names_an_unknown_accelerator(tmp_path) -> None:
     extra.write_text("systems:\n  - {id: our-box, accelerator: h100-sxn, price_per_node: 300000, node_power_kw: 10}\n")
     with pytest.raises(PlanError, match="system 'our-box' names unknown accelerator 'h100-sxn'"):
         load_catalog([extra])
+
+
+def test_a_plans_offer_with_a_catalog_id_keeps_what_it_does_not_write(tmp_path: Path) -> None:
+    """A plan restating coreweave-h100-sxm to give its negotiated prices and caps keeps the catalog's spot
+    interruption rate and interconnect (they had fallen to their defaults — spot never interrupted, a plan 5%
+    too cheap); what it writes wins, its prices replace the catalog's whole (a tier it leaves out is not
+    sold), and the catalog's source is not claimed for its figures."""
+    from optimizer.inputs.loading import load_plan
+
+
+    def offer(extra: str):
+        plan = tmp_path / "p.yaml"
+        plan.write_text(f"""\
+plan: override
+horizon_days: 30
+catalogs: [builtin]
+offers:
+  - {{id: coreweave-h100-sxm, accelerator: h100-sxm, provider: coreweave, gpus_per_node: 8,
+     price_per_gpu_hour: {{on-demand: 6.0, spot: 2.0}}, available_gpus: {{spot: 16}}{extra}}}
+workloads:
+  - {{name: hold, offers: [coreweave-h100-sxm], reserve_gpus: {{count: 8}}}}
+""", encoding="utf-8")
+        return load_plan(plan).catalog.offers["coreweave-h100-sxm"]
+
+    offers = YAML(typ="safe").load((ROOT / "catalogs" / "offers.yaml").read_text(encoding="utf-8"))["offers"]
+    listed = next(x for x in offers if x["id"] == "coreweave-h100-sxm")
+    o = offer("")
+    assert o.spot_interruption == listed["spot_interruption"] > 0
+    assert o.scale_out_gb_s == listed["scale_out_gb_s"] > 0 and o.region == listed["region"]
+    assert o.price("on-demand") == 6.0 and o.price("spot") == 2.0 and o.price("reserved-1y") is None
+    assert o.available_gpus == {"spot": 16} and o.source is None
+    assert offer(", spot_interruption: 0.0").spot_interruption == 0.0

@@ -17,6 +17,7 @@ from optimizer.inputs.catalog import (
     merge_file,
 )
 from optimizer.inputs.document import Document, load_yaml, validate
+from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import MAX_TOKENS_PER_S, MIN_TOKENS_PER_S, Plan
 from optimizer.vocab import TIERS
 
@@ -127,8 +128,25 @@ def _resolve_catalogs(plan: Plan, doc: Document, extra: list[Path | str], errors
                 errors.extend([doc.problem((section, i, "id"), f"duplicate id '{entry.id}'",
                                            f"{section}[{seen[entry.id]}] has the same id; rename one")])
             seen.setdefault(entry.id, i)
+            if section == "offers" and entry.id in catalog.offers:
+                entry = over_catalog_offer(catalog.offers[entry.id], entry)
             catalog.add(section, entry, Origin(doc.file, doc.line((section, i))))
     return catalog
+
+
+KEPT_FROM_CATALOG = ("region", "unit", "scale_up_gpus", "scale_out_gb_s", "max_gpus_per_instance", "available_gpus",
+                     "spot_interruption", "buy")
+"""What a plan's offer with a catalog offer's id keeps from the catalog when it does not write it: the machine and
+its terms. Not the prices (written by the plan: every tier it lists, and no other is sold), nor source, as_of and
+notes (they speak of the catalog's figures)."""
+
+
+def over_catalog_offer(catalog_offer: Offer, plan_offer: Offer) -> Offer:
+    """The catalog's offer with the fields the plan's entry writes (same id): a plan that restates an offer to
+    give its negotiated prices and caps keeps the catalog's spot interruption rate, region and machine (they had
+    fallen to their defaults: spot never interrupted, a plan 5% too cheap)."""
+    kept = {k: getattr(catalog_offer, k) for k in KEPT_FROM_CATALOG if k not in plan_offer.model_fields_set}
+    return plan_offer.model_copy(update=kept)
 
 
 def _inside(path: Path, root: Path) -> bool:
