@@ -300,11 +300,19 @@ def test_absolute_catalog_path_is_taken_as_given(tmp_path, monkeypatch):
     ("    tokens: {input: 1000, output: 250}\n",
      "    tokens: {input: 1000, output: 250}\n    slo: {ttft_ms: 1500000}\n",
      "chat: slo.ttft_ms 1,500,000 ms is 25.0 minutes — targets are in milliseconds (1.5 s is ttft_ms: 1500)"),
+    ("    price_per_gpu_hour: {on-demand: 2.5}\n",
+     "    price_per_gpu_hour: {on-demand: 2.5}\n  - {id: acme-gpu, accelerator: gpu-80gb, provider: acme, "
+     "gpus_per_node: 2, price_per_gpu_hour: {on-demand: 2.0}}\n",
+     "offer acme-gpu is in the plan, but its provider acme is not in policy.providers (seed-cloud): no workload "
+     "may use it"),
 ])
 def test_valid_but_suspicious_plans_warn(tmp_path, old, new, warning):
     """Valid plans that look wrong: validate prints a warning (exit 0), solve notes it."""
     path = tmp_path / "plan.yaml"
-    path.write_text(variant(old, new), encoding="utf-8")
+    text = variant(old, new)
+    if "acme" in new:  # the policy keeps to the accounts the team has
+        text = text.replace("  tiers: [on-demand]\n", "  tiers: [on-demand]\n  providers: [seed-cloud]\n", 1)
+    path.write_text(text, encoding="utf-8")
     assert any(warning in w for w in load_plan(path).plan.warnings()), load_plan(path).plan.warnings()
     res = CliRunner().invoke(app, ["validate", str(path)])
     assert res.exit_code == 0 and warning in " ".join(res.output.split()), res.output

@@ -818,6 +818,12 @@ class Plan(Extensible):
             if steep:
                 out.append(f"offer {o.id}: {o.price(steep[0]):g} {self.currency} per GPU-hour ({steep[0]}) is far above "
                            "any accelerator's rent — is it in cents, or per node-hour? prices are per GPU-hour")
+        providers = self.policy.providers
+        for o in self.offers if providers is not None else []:  # written in the plan, then filtered out unseen
+            if o.provider not in providers and o.provider != "own":
+                out.append(f"offer {o.id} is in the plan, but its provider {o.provider} is not in policy.providers "
+                           f"({', '.join(providers)}): no workload may use it — add {o.provider} to policy.providers, "
+                           "or remove the offer")
         fac = self.facility
         kw = sum(o.node_power_kw * o.nodes for o in self.owned)
         if fac.power_kw is not None and kw > fac.power_kw:
