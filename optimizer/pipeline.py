@@ -449,7 +449,8 @@ def solve_with_baseline(loaded: LoadedPlan, cands: CandidateSet, options: SolveO
     sol, info = solve_candidates(loaded, cands, options, baseline=pen)
     result = extract(plan, cands, sol, info, loaded.catalog.offers, loaded.file)
     gap = plan.policy.mip_gap if options.mip_gap is None else options.mip_gap
-    moved = [w for w, (key, _c) in pen.items() if result.workload(w).key != key]
+    moved = [w for w, (key, _c) in pen.items()  # the hardware moved (its API ceiling follows the demand)
+             if without_ceiling(result.workload(w).key) != without_ceiling(key)]
     notes = []
     if moved and (gap > 0 or info.status != "optimal"):
         try:

@@ -155,3 +155,27 @@ def test_a_baseline_of_another_plan_is_warned_about(tmp_path):
 def test_a_baseline_sharing_a_workload_is_not_warned_about(tmp_path, last):
     again = solve_plan(write(tmp_path, two_offers(1.005)), baseline=load_baseline(last))
     assert not any("no workload in common" in n for n in again.baseline.notes)
+
+
+def test_a_demand_that_renames_the_api_ceiling_keeps_the_choice(tmp_path):
+    """chat spills to the API above a ceiling that follows its demand (PEAKY at 1000 tok/s and 5%: 7 replicas;
+    at 1200: another ceiling), so its config key is renamed although the same hardware runs it. Against last
+    quarter's result it stays on oa when ob is 0.5% cheaper (under the 2% threshold); it had been read as a
+    choice no longer possible, moved, and listed as a change from oa to oa."""
+    from test_constraints import PEAKY, api
+
+    def data(peak: float, ob_price: float) -> dict:
+        return plan([interactive("chat", peak, PEAKY, api=api(0.01, 0.05))],
+                    [offer("oa", "gpu-a", on_demand=1.00), offer("ob", "gpu-b", on_demand=ob_price)],
+                    tiers=["on-demand"])
+
+    r = solve_plan(write(tmp_path, data(1000, 1.005), "last.yaml"))
+    before = r.workload("chat").key
+    assert r.workload("chat").offer == "oa" and before.endswith("/cap7")
+    last = tmp_path / "last.json"
+    last.write_text(dumps(r), encoding="utf-8")
+    new = write(tmp_path, data(1200, 0.995))
+    assert solve_plan(new).workload("chat").offer == "ob"  # without a baseline it moves
+    r = solve_plan(new, baseline=load_baseline(last))
+    assert r.workload("chat").offer == "oa" and r.workload("chat").key != before
+    assert r.baseline.changes == [] and r.baseline.kept == ["chat"]

@@ -32,7 +32,7 @@ import pulp
 
 from optimizer.candidates import ownership
 from optimizer.candidates.build import allowed_tiers
-from optimizer.candidates.overflow import api_price_per_output_token
+from optimizer.candidates.overflow import api_price_per_output_token, without_ceiling
 from optimizer.candidates.types import Candidate, CandidateSet, DayHour
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import ScenarioDays, goodput_factor, scenario_days
@@ -1266,11 +1266,13 @@ def _excess_penalty(prog: Program) -> float:
 def define_baseline(prog: Program, baseline: dict[str, tuple[str, float]]) -> None:
     """Stable re-plans (--baseline): keep a workload's last choice b_w unless moving saves more.
 
-    objective += Σ_w τ · C_w · (1 − x[b_w])    τ = policy.change_threshold, C_w = w's cost in the last plan
+    objective += Σ_w τ · C_w · (1 − Σ_{k ∈ H(b_w)} x[k])    τ = policy.change_threshold, C_w = w's cost in the
+                                                          last plan, H(b): b's hardware at every API ceiling
 
-    So a workload moves only when the plan saves more than τ·C_w by it. A last choice that is no
-    longer a candidate (it no longer fits, or its offer is gone) costs nothing to leave. The
-    penalty is not a cost: results recompute costs from the solved purchases.
+    So a workload moves only when the plan saves more than τ·C_w by it; its API overflow ceiling may move
+    freely (the ceilings follow the demand). A last choice that is no longer a candidate (it no longer
+    fits, or its offer is gone) costs nothing to leave. The penalty is not a cost: results recompute costs
+    from the solved purchases.
     """
     tau = prog.plan.policy.change_threshold
     terms = []
@@ -1278,11 +1280,12 @@ def define_baseline(prog: Program, baseline: dict[str, tuple[str, float]]) -> No
         if w.name not in baseline:
             continue
         key, cost = baseline[w.name]
-        x = prog.choice.get(key)
-        if not isinstance(x, pulp.LpVariable) or tau * cost <= 0:
+        xs = [x for c in prog.cands.by_workload[w.name] if without_ceiling(c.key) == without_ceiling(key)
+              and isinstance(x := prog.choice.get(c.key), pulp.LpVariable)]
+        if not xs or tau * cost <= 0:
             continue  # gone, or the only config left: nothing to keep
         prog.baseline_penalty[w.name] = (key, tau * cost)
-        terms.append(tau * cost * (1 - x))
+        terms.append(tau * cost * (1 - pulp.lpSum(xs)))
     if terms:
         prog.prob.setObjective(prog.prob.objective + pulp.lpSum(terms))
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from optimizer import vocab
+from optimizer.candidates.overflow import without_ceiling
 from optimizer.candidates.types import CandidateSet
 from optimizer.results.jsonio import read_result
 from optimizer.results.types import (
@@ -58,13 +59,28 @@ def _label(w: WorkloadResult) -> str:
 
 
 def penalties(baseline: Baseline, cands: CandidateSet) -> dict[str, tuple[str, float]]:
-    """Workload → (last key, its last cost) for every workload whose last config is still a candidate."""
+    """Workload → (last key, its last cost) for every workload whose last config is still a candidate — its
+    hardware (offer, precision, parallelism) at any API overflow ceiling: the ceilings follow the demand, so a
+    peak that moves renames the config (cap5 → cap6) without changing what runs. The key is the last one, or
+    that hardware at the nearest ceiling now (model.define_baseline keeps the hardware, whatever the ceiling)."""
     out = {}
     for name, cs in cands.by_workload.items():
         b = baseline.choices.get(name)
-        if b is not None and b.key and any(c.key == b.key for c in cs):
+        if b is None or not b.key:
+            continue
+        same = [c.key for c in cs if without_ceiling(c.key) == without_ceiling(b.key)]
+        if b.key in same:
             out[name] = (b.key, b.cost)
+        elif same:
+            out[name] = (min(same, key=lambda k: (abs(ceiling_of(k) - ceiling_of(b.key)), k)), b.cost)
     return out
+
+
+def ceiling_of(key: str) -> float:
+    """A config key's API overflow ceiling in replicas (no ceiling: infinite)."""
+    tail = key[len(without_ceiling(key)):]
+    digits = "".join(ch for ch in tail if ch.isdigit())
+    return float(digits) if digits else float("inf")
 
 
 def describe(baseline: Baseline, result: PlanResult, cands: CandidateSet, threshold: float) -> BaselineInfo:
@@ -76,12 +92,12 @@ def describe(baseline: Baseline, result: PlanResult, cands: CandidateSet, thresh
         if b is None:
             new.append(w.name)
             continue
-        if w.key == b.key:
+        if without_ceiling(w.key) == without_ceiling(b.key):  # the same hardware (its API ceiling follows demand)
             kept.append(w.name)
             continue
         to_label = _label(w)
         saving = b.cost - w.cost
-        gone = not any(c.key == b.key for c in cands.by_workload.get(w.name, []))
+        gone = not any(without_ceiling(c.key) == without_ceiling(b.key) for c in cands.by_workload.get(w.name, []))
         if gone:
             reason = "the last choice is no longer possible: " + _why_gone(b, cands)
         elif saving <= 0:
