@@ -666,3 +666,20 @@ def test_counts_of_gpus_and_replicas_have_thousands_separators(tmp_path):
     text = res.stdout
     assert f"{gpus:,}" in text and str(gpus) not in text.replace(",", ";")
     assert f"{gpus:,} GPUs rest on hourly capacity" in " ".join(text.split())
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGPIPE"), reason="no SIGPIPE on this platform")
+def test_a_reader_that_stops_early_ends_planopt_by_sigpipe_not_exit_1(tmp_path):
+    """`planopt solve q4 --json | head -1`: the reader goes away after a line; planopt ends by SIGPIPE (the
+    shell's 141) with its files written — it had exited 1, which says no plan meets the constraints."""
+    import signal
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "optimizer.cli", "solve", str(ROOT / "plans" / "q4.yaml"),
+                             "--json", "-o", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env, cwd=tmp_path)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == b"{"  # the JSON is far larger than the pipe holds
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == -signal.SIGPIPE
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q4.html", "q4.json", "q4.xlsx"]

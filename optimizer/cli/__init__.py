@@ -12,11 +12,18 @@ Exit codes: 0 done; 1 no plan meets the constraints; 2 invalid input; 3 solver f
 
 from __future__ import annotations
 
+import signal
+
 from optimizer.cli import loop, planning, sizing, start, sweep  # noqa: F401,I001  (each module registers its commands, in help order)
 from optimizer.cli.common import app
 
 
 def main() -> None:  # pragma: no cover - console script entry
+    """`planopt`: as a Unix filter, a reader that stops early (`planopt solve … | head -1`) ends it quietly by
+    SIGPIPE (the shell's 141), not with exit 1, which says no plan meets the constraints. Files are written
+    atomically before the console output, so they are whole either way."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     app()
 
 

@@ -1,5 +1,5 @@
 """`python -m optimizer.cli …` runs planopt."""
 
-from optimizer.cli import app
+from optimizer.cli import main
 
-app()
+main()
