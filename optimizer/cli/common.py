@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 import signal
+import sys
 import threading
 import traceback
 from enum import Enum
@@ -27,7 +29,18 @@ app = typer.Typer(
 )
 
 
-out = Console(highlight=False, soft_wrap=False, width=140, emoji=False)
+CONSOLE_WIDTH = 140
+"""The console's width when piped or captured (the same text on every machine); a wider terminal gets its own
+width, so long offer names in the tables are not cut."""
+
+
+def _width() -> int:
+    if not sys.stdout.isatty():
+        return CONSOLE_WIDTH
+    return max(CONSOLE_WIDTH, shutil.get_terminal_size((CONSOLE_WIDTH, 24)).columns)
+
+
+out = Console(highlight=False, soft_wrap=False, width=_width(), emoji=False)
 
 
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)

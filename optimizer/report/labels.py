@@ -162,9 +162,15 @@ def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
             row[0] += h.on_demand_gpus
             row[1] += h.spot_gpus
     if hourly:
-        (d, period, hour), (od, sp) = max(hourly.items(), key=lambda kv: (sum(kv[1]), kv[0]))
+        top = max(sum(v) for v in hourly.values())
+        order = {d: i for i, d in enumerate(result.day_types)}
+        ties = sorted((k for k, v in hourly.items() if sum(v) == top),  # the first such hour of the plan's day types
+                      key=lambda k: (order.get(k[0], len(order)), k[1], k[2]))
+        (d, period, hour), (od, sp) = ties[0], hourly[ties[0]]
         if od + sp:
             when = f"{d} {hour:02d}:00" + (f", {period}" if period else "")
+            if len(ties) > 1:
+                when += f", and {vocab.plural(len(ties) - 1, 'other hour')} as busy"
             out.append(("Hourly", f"{od + sp:,} GPUs rest on hourly capacity at the hour it peaks ({when}): "
                                   f"{od:,} on-demand, {sp:,} spot — not guaranteed where a provider runs short"))
     return out
