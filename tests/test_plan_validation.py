@@ -300,6 +300,10 @@ def test_absolute_catalog_path_is_taken_as_given(tmp_path, monkeypatch):
     ("    tokens: {input: 1000, output: 250}\n",
      "    tokens: {input: 1000, output: 250}\n    slo: {ttft_ms: 1500000}\n",
      "chat: slo.ttft_ms 1,500,000 ms is 25.0 minutes — targets are in milliseconds (1.5 s is ttft_ms: 1500)"),
+    ("      peak_output_tokens_per_s: 9000\n",
+     "      peak_output_tokens_per_s: 9000\n      profile: {weekday: [%s], weekend: [%s]}\n"
+     % (", ".join(["0.05"] * 12 + ["0.1"] * 12), ", ".join(["0.3"] * 12 + ["0.45"] * 12)),
+     "chat: demand.profile never reaches the peak on any day type (busiest hours: weekday 0.1, weekend 0.45)"),
     ("    price_per_gpu_hour: {on-demand: 2.5}\n",
      "    price_per_gpu_hour: {on-demand: 2.5}\n  - {id: acme-gpu, accelerator: gpu-80gb, provider: acme, "
      "gpus_per_node: 2, price_per_gpu_hour: {on-demand: 2.0}}\n",
@@ -312,6 +316,8 @@ def test_valid_but_suspicious_plans_warn(tmp_path, old, new, warning):
     text = variant(old, new)
     if "acme" in new:  # the policy keeps to the accounts the team has
         text = text.replace("  tiers: [on-demand]\n", "  tiers: [on-demand]\n  providers: [seed-cloud]\n", 1)
+    if "weekend:" in new:
+        text = text.replace("horizon_days: 2\n", "horizon_days: 2\nday_types: {weekday: 1, weekend: 1}\n", 1)
     path.write_text(text, encoding="utf-8")
     assert any(warning in w for w in load_plan(path).plan.warnings()), load_plan(path).plan.warnings()
     res = CliRunner().invoke(app, ["validate", str(path)])

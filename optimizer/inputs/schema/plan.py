@@ -843,10 +843,21 @@ class Plan(Extensible):
                 lists = ([w.demand.profile] if isinstance(w.demand.profile, list)
                          else list(w.demand.profile.values()))
                 top = max(max(v) for v in lists)
-                if 0 < top < 1 - PEAK_HOUR_TOLERANCE:
+                if 0 < top < 1 - PEAK_HOUR_TOLERANCE and isinstance(w.demand.profile, list):
                     out.append(f"{w.name}: demand.profile never reaches the peak (its busiest hour is {top:g}): the "
                                f"fleet is sized for {top:.0%} of peak_output_tokens_per_s — if the peak is the "
                                f"busiest hour, divide the profile by {top:g}")
+                elif 0 < top < 1 - PEAK_HOUR_TOLERANCE:
+                    each = {t: max(v) for t, v in w.demand.profile.items()}  # type: ignore[union-attr]
+                    shares = [t for t, v in w.demand.profile.items()  # type: ignore[union-attr]
+                              if abs(sum(v) - 1) <= 0.05 and max(v) < top]
+                    out.append(f"{w.name}: demand.profile never reaches the peak on any day type (busiest hours: "
+                               + ", ".join(f"{t} {m:g}" for t, m in each.items()) + f"): the fleet is sized for "
+                               f"{top:.0%} of peak_output_tokens_per_s"
+                               + (f" — {', '.join(shares)} add{'s' if len(shares) == 1 else ''} up to 1: shares of "
+                                  "the day, not fractions of the peak? divide each such list by its busiest hour"
+                                  if shares else " — if the peak is the busiest day type's busiest hour, divide "
+                                  f"every list by {top:g}"))
             d = w.demand.derivation if w.demand is not None else None
             if d is None:
                 continue
