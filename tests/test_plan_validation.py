@@ -300,6 +300,8 @@ def test_absolute_catalog_path_is_taken_as_given(tmp_path, monkeypatch):
     ("    tokens: {input: 1000, output: 250}\n",
      "    tokens: {input: 1000, output: 250}\n    slo: {ttft_ms: 1500000}\n",
      "chat: slo.ttft_ms 1,500,000 ms is 25.0 minutes — targets are in milliseconds (1.5 s is ttft_ms: 1500)"),
+    ("horizon_days: 2\n", "horizon_days: 14\nstart_date: 2027-01-04\nday_types: {weekday: 4, weekend: 10}\n",
+     "day_types state weekday 4, weekend 10, but the calendar from start_date 2027-01-04 has weekday 10, weekend 4"),
     ("      peak_output_tokens_per_s: 9000\n",
      "      peak_output_tokens_per_s: 9000\n      profile: {weekday: [%s], weekend: [%s]}\n"
      % (", ".join(["0.05"] * 12 + ["0.1"] * 12), ", ".join(["0.3"] * 12 + ["0.45"] * 12)),

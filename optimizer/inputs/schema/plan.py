@@ -453,6 +453,10 @@ class Demand(Strict):
         return profile
 
 
+CALENDAR_SLACK_DAYS = 3
+"""Stated days of a day type may differ this much from the calendar's (holidays taken out) before validate asks
+whether they are swapped."""
+
 PEAK_HOUR_TOLERANCE = 0.005
 """A profile's busiest hour may fall this short of 1.0 (values rounded to two decimals) and still be read as the
 peak hour; below it the profile is refused (shares of the day, not fractions of the peak)."""
@@ -818,6 +822,13 @@ class Plan(Extensible):
             if steep:
                 out.append(f"offer {o.id}: {o.price(steep[0]):g} {self.currency} per GPU-hour ({steep[0]}) is far above "
                            "any accelerator's rent — is it in cents, or per node-hour? prices are per GPU-hour")
+        calendar = self._calendar_days()
+        stated = self.day_type_days()
+        off = {t: (n, calendar.get(t, 0)) for t, n in stated.items() if abs(n - calendar.get(t, 0)) > CALENDAR_SLACK_DAYS}
+        if calendar and off:
+            out.append("day_types state " + ", ".join(f"{t} {n}" for t, (n, _c) in off.items()) + ", but the calendar "
+                       f"from start_date {self.start_date} has " + ", ".join(f"{t} {c}" for t, (_n, c) in off.items())
+                       + " — the program prices the days stated: are they swapped, or for another horizon?")
         providers = self.policy.providers
         for o in self.offers if providers is not None else []:  # written in the plan, then filtered out unseen
             if o.provider not in providers and o.provider != "own":
@@ -888,6 +899,17 @@ class Plan(Extensible):
         if sd is None:
             return [d]
         return [k for k, b in sd.base.items() if b == sd.base[d]]
+
+    def _calendar_days(self) -> dict[str, int]:
+        """Each day type's days in the calendar from start_date (empty without a start_date or day types)."""
+        if self.start_date is None or not self.day_types:
+            return {}
+        out = dict.fromkeys(self.day_types, 0)
+        for k in range(self.horizon_days):
+            t = self.day_type_of(self.start_date + dt.timedelta(days=k))
+            if t is not None:
+                out[t] += 1
+        return out
 
     def day_type_weekdays(self) -> dict[str, tuple[str, ...]]:
         if not self.day_types:
