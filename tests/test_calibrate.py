@@ -795,3 +795,23 @@ def test_a_run_with_other_request_lengths_is_noted(tmp_path):
             "completions 10 tokens vs the workload's 350, mean per request)") in said
     r = invoke("calibrate", PLAN, "--bench", BENCH / "vllm-chat-h100-fp8-tp2-c48.json", "-o", tmp_path / "o.yaml")
     assert r.exit_code == 0 and "its requests are not" not in " ".join(r.output.split())
+
+
+def test_a_flow_mapping_the_plan_spread_over_lines_is_written_over_lines_again():
+    """The round trip writes a flow mapping on one line (an offer or contract written `{…}` over three lines came
+    back as one of 200 characters): it is wrapped at its own commas under its first item, and reads the same;
+    quotes and nested mappings are not split, a mapping that fits is left alone."""
+    from optimizer.calibrate.rewrite import WIDTH, _tidy
+
+    text = ("offers:\n  - {id: cw-h100, accelerator: h100-sxm, provider: coreweave, gpus_per_node: 8, "
+            "price_per_gpu_hour: {on-demand: 6.16, reserved-1y: 4.62, spot: 2.46}, "
+            "available_gpus: {reserved-1y: 64, on-demand: 32}}  # caps\n"
+            "commitments:\n  - {offer: cw-h100, tier: reserved-1y, gpus: 32, start: 2026-06-01, end: 2027-05-31, "
+            "price_per_gpu_hour: 4.40, notes: 'signed, at last: {late}'}\n"
+            "policy: {occupancy: 0.6, spares: 1}\n")
+    out = _tidy(text)
+    assert YAML(typ="safe").load(out) == YAML(typ="safe").load(text)
+    lines = out.splitlines()
+    assert all(len(line) <= WIDTH for line in lines)
+    assert lines[2] == "     price_per_gpu_hour: {on-demand: 6.16, reserved-1y: 4.62, spot: 2.46},"
+    assert lines[3].endswith("}}  # caps") and "policy: {occupancy: 0.6, spares: 1}" in lines

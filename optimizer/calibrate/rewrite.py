@@ -392,9 +392,58 @@ def _tidy(text: str) -> str:
             pad = " " * len(m["head"])
             out.append(m["head"] + ", ".join(items[:half]) + ",")
             out.append(pad + ", ".join(items[half:]) + "]" + m["tail"])
+        elif len(line) > WIDTH and (parts := _flow_items(line)) is not None:
+            out.extend(_wrapped(*parts))
         else:
             out.append(line)
     return "\n".join(out) + "\n"
+
+
+_FLOW = re.compile(r"^(?P<head>\s*(?:- )?(?:[A-Za-z_][\w-]*: )?)\{(?P<body>.*)\}(?P<tail>\s*(?:#.*)?)$")
+
+
+def _flow_items(line: str) -> tuple[str, list[str], str] | None:
+    """A line holding one flow mapping (`- {id: …, price: {…}}`, as the round trip writes a mapping the input
+    spread over lines): its head, its items split at the commas of its own level, its tail; None if it is not
+    one (a quote or a bracket that does not close on the line)."""
+    m = _FLOW.match(line)
+    if m is None:
+        return None
+    items, depth, quote, start, body = [], 0, "", 0, m["body"]
+    for i, ch in enumerate(body):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif ch == "," and depth == 0:
+            items.append(body[start:i].strip())
+            start = i + 1
+    if quote or depth:
+        return None
+    items.append(body[start:].strip())
+    return m["head"], items, m["tail"]
+
+
+def _wrapped(head: str, items: list[str], tail: str) -> list[str]:
+    """A flow mapping over lines of at most WIDTH where its items allow, each continuation under its first item."""
+    pad = " " * (len(head) + 1)
+    lines, cur, on_line = [], head + "{", 0
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "}")
+        if on_line and len(cur) + 1 + len(piece) > WIDTH:
+            lines.append(cur)
+            cur, on_line = pad + piece, 1
+        else:
+            cur, on_line = cur + (" " if on_line else "") + piece, on_line + 1
+    lines.append(cur + tail)
+    return lines
 
 
 def out_dir_catalogs(catalogs: list[str], plan_dir: Path, out_dir: Path) -> list[str]:
