@@ -194,6 +194,20 @@ def test_json_stdout_stays_clean_when_no_plan_meets_the_caps(tmp_path):
     assert "can supply 2" in res.stderr and "Traceback" not in res.stderr
 
 
+def test_json_on_a_bad_plan_prints_the_error_object_with_each_problem(tmp_path):
+    """solve --json on a plan with a typo: exit 2, nothing written, and stdout holds the contract's object with
+    status "error" and each problem as validate --json gives it (automation had got an empty stdout)."""
+    path = tmp_path / "bad.yaml"
+    path.write_text(INFEASIBLE.replace("horizon_days: 1", "horizon_dayz: 1"), encoding="utf-8")
+    res = planopt("solve", path, "--json", "-o", tmp_path / "out", cwd=tmp_path)
+    assert res.returncode == 2, res.stderr
+    d = json.loads(res.stdout)
+    assert d["status"] == "error" and d["cost"] is None and d["horizon_days"] is None  # the plan did not load
+    (p,) = [p for p in d["problems"] if p["key"] == "horizon_dayz"]
+    assert p["file"] == str(path) and p["line"] and "unknown key" in p["message"] and "horizon_days" in p["fix"]
+    assert not (tmp_path / "out").exists() and "Traceback" not in res.stderr
+
+
 def test_exit_2_invalid_input(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text(INFEASIBLE.replace("horizon_days: 1", "horizon_dayz: 1"), encoding="utf-8")

@@ -123,20 +123,31 @@ def escape(s: str) -> str:
     return escape(s)
 
 
-def failure_json(plan_path: Path, exc: Exception) -> dict:
-    """What `solve --json` prints when no plan is returned (exit 1 or 3)."""
-    name, currency, horizon = plan_path.stem, "USD", None
-    try:
-        from optimizer.inputs.loading import load_plan
+def problem_dict(p: Problem) -> dict:
+    """One input problem as `validate --json` and `solve --json` print it."""
+    return {"file": p.file, "line": p.line, "key": p.path, "message": p.message, "fix": p.fix}
 
-        loaded = load_plan(plan_path)
-        name, currency, horizon = loaded.plan.plan, loaded.plan.currency, loaded.plan.horizon_days
-    except PlanError:
-        pass
+
+def failure_json(plan_path: Path, exc: Exception) -> dict:
+    """What `solve --json` prints when no plan is returned (exit 1, 2 or 3): the contract's object with status
+    "infeasible" or "error", the reasons in words, and for bad input each problem as `validate --json` gives it."""
+    name, currency, horizon = plan_path.stem, "USD", None
+    if not isinstance(exc, PlanError):
+        try:
+            from optimizer.inputs.loading import load_plan
+
+            loaded = load_plan(plan_path)
+            name, currency, horizon = loaded.plan.plan, loaded.plan.currency, loaded.plan.horizon_days
+        except PlanError:
+            pass
     infeasible = isinstance(exc, InfeasiblePlan)
-    return {"plan": name, "status": "infeasible" if infeasible else "error", "currency": currency,
-            "horizon_days": horizon, "cost": None, "workloads": [], "purchases": [],
-            "solver": None, "reasons": exc.reasons if infeasible else [str(exc)]}  # type: ignore[attr-defined]
+    out = {"plan": name, "status": "infeasible" if infeasible else "error", "currency": currency,
+           "horizon_days": horizon, "cost": None, "workloads": [], "purchases": [], "solver": None,
+           "reasons": exc.reasons if infeasible else  # type: ignore[attr-defined]
+           [str(p) for p in exc.problems] if isinstance(exc, PlanError) else [str(exc)]}
+    if isinstance(exc, PlanError):
+        out["problems"] = [problem_dict(p) for p in exc.problems]
+    return out
 
 
 def slug(path: Path) -> str:

@@ -29,7 +29,7 @@ from optimizer.cli.common import (
     write_reports,
 )
 from optimizer.cli.complete import workload_names
-from optimizer.errors import InfeasiblePlan, SolverError
+from optimizer.errors import InfeasiblePlan, PlanError, SolverError
 
 CarryOpt = Annotated[Optional[Path], typer.Option(
     "--carry", metavar="LAST_RESULT.json",
@@ -74,15 +74,15 @@ def solve(
 
         opts = solve_options(solver, time_limit, alternatives=alternatives,
                              progress=None if quiet or as_json or not err.is_terminal else _SolveProgress())
-        check_writable(report_paths(outdir, slug(plan)), "--outdir")  # before the solve, not after it
-        last = None
-        if baseline is not None:
-            from optimizer.results.baseline import load_baseline
-
-            last = load_baseline(baseline)
         try:
+            check_writable(report_paths(outdir, slug(plan)), "--outdir")  # before the solve, not after it
+            last = None
+            if baseline is not None:
+                from optimizer.results.baseline import load_baseline
+
+                last = load_baseline(baseline)
             result = solve_plan(plan, opts, list(catalog or []), baseline=last, carry=carry)
-        except (InfeasiblePlan, SolverError) as exc:
+        except (InfeasiblePlan, SolverError, PlanError) as exc:
             if as_json:  # the contract's "infeasible" / "error" object; the exit code follows
                 sys.stdout.write(json.dumps(failure_json(plan, exc), indent=2, ensure_ascii=False) + "\n")
                 sys.stdout.flush()

@@ -10,7 +10,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from optimizer.cli.common import CatalogOpt, DebugOpt, app, err, escape, out, run
+from optimizer.cli.common import (
+    CatalogOpt,
+    DebugOpt,
+    app,
+    err,
+    escape,
+    out,
+    problem_dict,
+    run,
+)
 from optimizer.errors import InfeasiblePlan, PlanError, Problem
 
 
@@ -94,10 +103,10 @@ def validate(
                 entry["warnings"] = loaded.plan.warnings()
             except PlanError as exc:
                 entry["status"] = "invalid"
-                entry["problems"] = [_problem_dict(p) for p in exc.problems]
+                entry["problems"] = [problem_dict(p) for p in exc.problems]
             except InfeasiblePlan as exc:
                 entry["status"] = "infeasible"
-                entry["problems"] = ([_problem_dict(p) for p in exc.problems] or
+                entry["problems"] = ([problem_dict(p) for p in exc.problems] or
                                      [{"file": str(path), "line": None, "key": None, "message": r, "fix": exc.fix}
                                       for r in exc.reasons])
             reports.append(entry)
@@ -123,10 +132,6 @@ def validate(
         return code
 
     run(body, debug)
-
-
-def _problem_dict(p: Problem) -> dict:
-    return {"file": p.file, "line": p.line, "key": p.path, "message": p.message, "fix": p.fix}
 
 
 def _problem_text(p: dict) -> str:
