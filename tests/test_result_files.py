@@ -320,3 +320,14 @@ def test_results_as_written_are_read_and_written_again_byte_for_byte(tmp_path, p
     path = tmp_path / f"{plan}.json"
     path.write_text(text, encoding="utf-8")
     assert dumps(read_result(path)) == text
+
+
+def test_a_plan_given_where_a_result_goes_says_to_solve_it_first(tmp_path):
+    """`planopt report plan.yaml`: exit 2 with "a plan, not a result … solve it first" (it had said "not JSON:
+    Expecting value")."""
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(PLAN.read_text(encoding="utf-8"), encoding="utf-8")
+    res = CliRunner().invoke(app, ["report", str(plan)])
+    assert res.exit_code == 2
+    said = " ".join(res.output.split())
+    assert "a plan, not a result" in said and f"planopt solve {plan} -o DIR" in said and "not JSON" not in said

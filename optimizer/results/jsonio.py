@@ -342,6 +342,10 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
     except OSError as exc:
         raise PlanError(Problem(f"cannot read the {what}: {exc.strerror or exc}", fix, file=shown)) from None
     except json.JSONDecodeError as exc:
+        if path.suffix.lower() in (".yaml", ".yml"):  # the plan itself, given where its result goes
+            raise PlanError(Problem(f"a plan, not a {what}: the {what} is the JSON `planopt solve` writes",
+                                    f"solve it first (planopt solve {path} -o DIR), then give DIR/<plan>.json",
+                                    file=shown)) from None
         raise PlanError(Problem(f"not JSON: {exc.msg}", fix, file=shown, line=exc.lineno)) from None
     if not isinstance(data, dict) or "plan" not in data or "workloads" not in data:
         raise PlanError(Problem("not a planopt result JSON (no 'plan' and 'workloads')", fix, file=shown))
