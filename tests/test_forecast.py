@@ -285,4 +285,4 @@ def test_an_hour_that_is_no_whole_clock_hour_is_refused(tmp_path):
     log.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n" + "\n".join(rows) + "\n", encoding="utf-8")
     out = tmp_path / "next.yaml"
     r = invoke("forecast", PLAN, "--usage", log, "--usage-workload", "chat", "--start", "2027-01-01", "-o", out)
-    _refused(r, out, f"{log}: chat: needs at least 14 days of hourly usage", "got 0.0 days")
+    _refused(r, out, f"{log}: chat: needs at least 14 days of hourly usage", "got less than an hour")

@@ -209,7 +209,9 @@ def forecast(plan_path: Path | str, options: ForecastOptions, out_path: Path | s
         if h.data_hours <= MIN_HOURS:
             problems.append(Problem(
                 f"{w.name}: needs at least 14 days of hourly usage to fit a weekly season (two whole weeks and "
-                f"more); got {h.data_hours / DAY:.1f} days ({fc.period[0]} to {fc.period[1]}, {plan.timezone})",
+                f"more); got " + (f"{h.data_hours / DAY:.1f} days" if h.data_hours >= DAY else
+                                  plural(round(h.data_hours), "hour") if h.data_hours >= 1 else "less than an hour")
+                + f" ({fc.period[0]} to {fc.period[1]}, {plan.timezone})",
                 "export a longer period of the gateway's log: 8 weeks or more give a steadier trend",
                 file=shown[0] if len(shown) == 1 else None))
             continue

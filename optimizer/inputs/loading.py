@@ -41,7 +41,7 @@ def load_plan(path: Path | str, extra_catalogs: list[Path | str] = ()) -> Loaded
         lc = getattr(doc.tree, "lc", None)
         line = lc.line + 1 if lc is not None and lc.line is not None else 1
         raise PlanError(Problem("a plan is a mapping of keys (plan:, horizon_days:, workloads:, …)",
-                                "see plans/q4.yaml for an example", file=doc.file, line=line))
+                                "`planopt init` writes a commented plan to start from", file=doc.file, line=line))
     other = _another_kind(doc.data)
     if other is not None:  # one line for what the file is, not one per key it has that a plan does not
         raise PlanError(Problem(other[0], other[1], file=doc.file, line=1))
