@@ -366,3 +366,25 @@ workloads:
     assert res.exit_code == 0, res.output
     assert "the servers owned draw 82 kW at load, above facility.power_kw 40" in res.output
     assert "the servers owned take 2 rack positions, above facility.racks 1" in res.output
+
+
+def test_a_tpot_target_in_seconds_gets_the_milliseconds_hint(tmp_path):
+    """tpot_ms: 0.15 (seconds written where milliseconds go): no config meets it, and the reason says 0.15 s
+    would be tpot_ms: 150, as it says for ttft_ms (it had said nothing)."""
+    path = tmp_path / "plan.yaml"
+    path.write_text("""\
+plan: tpot in seconds
+horizon_days: 1
+catalogs: [builtin]
+workloads:
+  - name: chat
+    model: llama-3.3-70b
+    accelerators: [h100-sxm]
+    precisions: [fp8]
+    tokens: {input: 1000, output: 250}
+    slo: {tpot_ms: 0.15}
+    demand: {peak_output_tokens_per_s: 1000}
+""", encoding="utf-8")
+    res = CliRunner().invoke(app, ["validate", str(path)])
+    assert res.exit_code == 1, res.output
+    assert "tpot_ms is in milliseconds: 0.15 s would be tpot_ms: 150" in " ".join(res.output.split())

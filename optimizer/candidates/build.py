@@ -242,6 +242,8 @@ SLO_FIX = ("loosen the targets to what is reachable, allow faster accelerators o
 
 SECONDS_LIKE_MS = 20.0
 """A TTFT target below this many milliseconds is no first token any engine returns: likely seconds."""
+TPOT_SECONDS_LIKE_MS = 1.0
+"""A TPOT target below this many milliseconds is faster than any decode step: likely seconds."""
 
 
 def unreachable_slo(w: Workload, drops: list[Dropped]) -> str:
@@ -266,6 +268,8 @@ def unreachable_slo(w: Workload, drops: list[Dropped]) -> str:
         parts.append("no single option meets both targets at once")
     if slo.ttft_ms is not None and slo.ttft_ms < SECONDS_LIKE_MS:
         parts.append(f"ttft_ms is in milliseconds: {slo.ttft_ms:g} s would be ttft_ms: {slo.ttft_ms * 1000:g}")
+    if slo.tpot_ms is not None and slo.tpot_ms < TPOT_SECONDS_LIKE_MS:
+        parts.append(f"tpot_ms is in milliseconds: {slo.tpot_ms:g} s would be tpot_ms: {slo.tpot_ms * 1000:g}")
     others = {}
     for d in drops:
         if d.family not in ("slo", "dominated"):
