@@ -300,6 +300,13 @@ def test_absolute_catalog_path_is_taken_as_given(tmp_path, monkeypatch):
     ("    tokens: {input: 1000, output: 250}\n",
      "    tokens: {input: 1000, output: 250}\n    slo: {ttft_ms: 1500000}\n",
      "chat: slo.ttft_ms 1,500,000 ms is 25.0 minutes — targets are in milliseconds (1.5 s is ttft_ms: 1500)"),
+    ("horizon_days: 2\n", "horizon_days: 2\nstart_date: 2027-01-01\ncommitments:\n  - {offer: seed-cloud, "
+     "tier: reserved-1y, gpus: 2, start: 2025-01-01, end: 2025-12-31, price_per_gpu_hour: 1.0}\n",
+     "the contract on seed-cloud (2025-01-01 to 2025-12-31) lies outside the horizon (2027-01-01 to 2027-01-02)"),
+    ("    tokens: {input: 1000, output: 250}\n",
+     "    tokens: {input: 1000, output: 250}\n    api: {usd_per_m_input: 0.0000006, usd_per_m_output: 0.0000008, "
+     "max_share: 0.05}\n",
+     "chat: api prices 6e-07 and 8e-07 per million tokens are far below any API's — per token?"),
     ("horizon_days: 2\n", "horizon_days: 14\nstart_date: 2027-01-04\nday_types: {weekday: 4, weekend: 10}\n",
      "day_types state weekday 4, weekend 10, but the calendar from start_date 2027-01-04 has weekday 10, weekend 4"),
     ("      peak_output_tokens_per_s: 9000\n",

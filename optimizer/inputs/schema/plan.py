@@ -453,6 +453,9 @@ class Demand(Strict):
         return profile
 
 
+PER_TOKEN_LIKE_USD_PER_M = 0.001
+"""An API price per million tokens below this (a tenth of a cent) is a price per token written as per million."""
+
 CALENDAR_SLACK_DAYS = 3
 """Stated days of a day type may differ this much from the calendar's (holidays taken out) before validate asks
 whether they are swapped."""
@@ -829,6 +832,19 @@ class Plan(Extensible):
             out.append("day_types state " + ", ".join(f"{t} {n}" for t, (n, _c) in off.items()) + ", but the calendar "
                        f"from start_date {self.start_date} has " + ", ".join(f"{t} {c}" for t, (_n, c) in off.items())
                        + " — the program prices the days stated: are they swapped, or for another horizon?")
+        if self.start_date is not None:  # a contract outside the horizon costs and supplies nothing here
+            last = self.start_date + dt.timedelta(days=self.horizon_days - 1)
+            for c in self.commitments:
+                if c.end < self.start_date or c.start > last:
+                    out.append(f"the contract on {c.offer} ({c.start} to {c.end}) lies outside the horizon "
+                               f"({self.start_date} to {last}): it supplies and costs nothing in this plan — check "
+                               "its dates, or start_date and horizon_days")
+        for w in self.workloads:
+            api = w.api
+            if api is not None and 0 < max(api.usd_per_m_input, api.usd_per_m_output) < PER_TOKEN_LIKE_USD_PER_M:
+                out.append(f"{w.name}: api prices {api.usd_per_m_input:g} and {api.usd_per_m_output:g} per million "
+                           "tokens are far below any API's — per token? prices are per million tokens "
+                           f"({api.usd_per_m_output:g} per token is usd_per_m_output: {api.usd_per_m_output * 1e6:g})")
         providers = self.policy.providers
         for o in self.offers if providers is not None else []:  # written in the plan, then filtered out unseen
             if o.provider not in providers and o.provider != "own":
