@@ -845,19 +845,3 @@ def test_twin_workloads_are_sized_once_and_drop_under_their_own_names(tmp_path):
              for name in ("left", "right")}
     assert drops["left"] and drops["left"] == drops["right"]
     assert any(d.family == "fit" for d in cands.dropped if d.workload == "right")
-
-
-def test_a_batch_replica_wider_than_a_machine_runs_whole_hours(tmp_path):
-    """A tp4 replica over two 2-GPU trays, 1.5 replica-hours of work in a one-hour window: half an hour of a
-    second replica still holds all four of its GPUs, so the hour needs 8 GPUs ($8), not the 6 a fractional
-    replica-hour counts ($6: 2 replicas shown on 6 GPUs). Replicas inside one machine stay fluid."""
-    o = offer("o", on_demand=1.0)
-    o.update(gpus_per_node=2, scale_up_gpus=4, max_gpus_per_instance=4, unit="tray")
-    b = batch("job", 1.5 * 3600 * 100, [0, 1], tp=[4],
-              measured=[{"accelerator": "gpu-a", "precision": "bf16", "tp": 4, "goodput_output_tokens_per_s": 100}])
-    r = solve(tmp_path, plan([b], [o], tiers=["on-demand"]))
-    w = r.workload("job")
-    assert r.cost_total == pytest.approx(8.0) and w.gpus_at_peak == 8 and w.replicas.total == 2
-    o.update(gpus_per_node=4)  # the replica fits one machine: 1.5 replica-hours are 6 GPU-hours, 2 machines
-    r = solve(tmp_path, plan([b], [o], tiers=["on-demand"]))
-    assert r.cost_total == pytest.approx(8.0) and r.workload("job").gpus_at_peak == 6

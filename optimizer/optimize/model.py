@@ -214,11 +214,9 @@ class Program:
 
     def integer_variables(self) -> list[pulp.LpVariable]:
         """Every whole-number decision: configs, committed splits, reserved and bought nodes, on-demand and
-        spot nodes, racks, and the replica-hours of batch replicas wider than the unit sold (read from the program's
-        own tables: PuLP's variables() walks every row)."""
+        spot nodes, racks (read from the program's own tables: PuLP's variables() walks every row)."""
         return [v for table in (self.choice, self.committed_split, self.reserved, self.on_demand, self.spot,
-                                self.racks) for v in table.values() if isinstance(v, pulp.LpVariable)] + \
-            [v for v in self.batch_replicas.values() if isinstance(v, pulp.LpVariable) and v.cat == pulp.LpInteger]
+                                self.racks) for v in table.values() if isinstance(v, pulp.LpVariable)]
 
     def values(self) -> dict[str, float | None]:
         """The solved value of every variable, by name (a warm start, or a plan to go back to)."""
@@ -466,16 +464,11 @@ def define_variables(prog: Program) -> None:
             # No n ≤ nmax·x row: replica-hours of a config that is not chosen count toward no volume
             # and only cost GPUs, so the program leaves them at zero anyway.
             gd = prog.gpu_demand.setdefault(c.key, {})
-            # A replica wider than the unit sold (a machine; one GPU where GPUs are sold singly) runs whole hours:
-            # part of an hour still holds all its units, so 1.45 replica-hours of a 64-GPU replica need 128 GPUs
-            # at once, not the 93 a fraction counts. Replicas within one unit stay fluid (whole units cover them).
-            whole = c.offer is not None and c.gpu_fraction > prog.offers[c.offer].gpus_per_node
             for s, d in prog.segments.of_offer(c.offer):
                 nmax = batch_replica_hours(vol, _batch_goodput(prog, c, d))
                 for h in range(24):
                     if h in window:
-                        n = prog.prob.add_variable(names("n", cid, s, h), lowBound=0, upBound=nmax,
-                                                   cat=pulp.LpInteger if whole else pulp.LpContinuous)
+                        n = prog.prob.add_variable(names("n", cid, s, h), lowBound=0, upBound=nmax)
                         prog.batch_replicas[(c.key, s, h)] = n
                         gd[(s, h)] = (c.gpu_fraction, n)
                 if share > 0:  # as a share of the day's volume: rows of order 1, whatever the tokens
@@ -646,9 +639,7 @@ def define_batch_volume(prog: Program) -> None:
         batch_volume:  Σ_{h∈window} 3600·γ_c·n[c,s,h] / V + y[c,s] ≥ x[c]
         batch_api:     y[c,s] ≤ max_share · x[c]
 
-    (γ_c: the config's goodput, × the segment's scenario goodput multiplier when estimated) and the GPUs a batch
-    config uses are f_c · n[c,s,h] inside the window, 0 outside; n is whole for a replica wider than the unit
-    sold (part of an hour still holds all its units). Spot counts
+    (γ_c: the config's goodput, × the segment's scenario goodput multiplier when estimated) and the GPUs a batch config uses are f_c · n[c,s,h] inside the window, 0 outside. Spot counts
     at (1 − interruption) in the supply rows. With max_share 1 the API-only config sends all of V
     to the API at a constant cost (in the objective).
     """
