@@ -815,3 +815,23 @@ def test_a_flow_mapping_the_plan_spread_over_lines_is_written_over_lines_again()
     assert all(len(line) <= WIDTH for line in lines)
     assert lines[2] == "     price_per_gpu_hour: {on-demand: 6.16, reserved-1y: 4.62, spot: 2.46},"
     assert lines[3].endswith("}}  # caps") and "policy: {occupancy: 0.6, spares: 1}" in lines
+
+
+def test_a_load_test_names_its_workload_by_the_served_models_repository(tmp_path):
+    """vllm bench serve records model_id as the Hugging Face repository (meta-llama/Llama-3.1-70B-Instruct):
+    with no workload in its metadata it goes to the one workload of the catalog's llama-3.1-70b (it had asked
+    "which workload?"); a repository of another size names none."""
+    from optimizer.calibrate.loadtests import same_model
+
+    doc = json.loads((BENCH / "vllm-chat-h100-fp8-tp2-c48.json").read_text(encoding="utf-8"))
+    del doc["workload"]
+    assert doc["model_id"] == "meta-llama/Llama-3.1-70B-Instruct"
+    bench = tmp_path / "run.json"
+    bench.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "out.yaml"
+    r = invoke("calibrate", PLAN, "--bench", bench, "--precision", "fp8", "--tp", "2", "-o", out)
+    assert r.exit_code == 0, r.output
+    chat = next(w for w in load_plan(out).plan.workloads if w.name == "chat")
+    assert chat.measured[0].goodput_output_tokens_per_s != 1400
+    assert same_model("Qwen/Qwen3-235B-A22B-Instruct-2507", "qwen3-235b-a22b")
+    assert not same_model("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-70b")

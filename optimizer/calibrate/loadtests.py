@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -534,6 +535,17 @@ def _str(v: Any) -> str | None:
 # --- judging -------------------------------------------------------------------------------------
 
 
+_CHECKPOINT_TAIL = re.compile(r"-(instruct|chat|it|hf|base)(-[\w.]+)*$")
+
+
+def same_model(served: str, model_id: str) -> bool:
+    """The engine's model name (a Hugging Face repository, as vLLM and SGLang record it) names the catalog's
+    model: meta-llama/Llama-3.3-70B-Instruct is llama-3.3-70b, Qwen/Qwen3-235B-A22B-Instruct-2507 qwen3-235b-a22b."""
+    def norm(name: str) -> str:
+        return _CHECKPOINT_TAIL.sub("", name.rsplit("/", 1)[-1].strip().lower())
+    return served == model_id or norm(served) == norm(model_id)
+
+
 def judge(runs: list[Run], plan, catalog, flags: Flags) -> tuple[list[Verdict], list[Point]]:
     """Each run against its workload's SLO; the best passing run per config becomes a measured Point.
 
@@ -552,10 +564,13 @@ def judge(runs: list[Run], plan, catalog, flags: Flags) -> tuple[list[Verdict], 
         meta = run.metadata
         wname = meta.get("workload") or flags.workload
         if wname is None and run.model is not None:
+            named = [m for m in by_model if same_model(run.model, m)]  # meta-llama/Llama-3.3-70B-Instruct
             if run.model in workloads:
                 wname = run.model
             elif len(by_model.get(run.model, [])) == 1:
                 wname = by_model[run.model][0]
+            elif len(named) == 1 and len(by_model[named[0]]) == 1:
+                wname = by_model[named[0]][0]
         if wname is None:
             errors.append(f"which workload? the run's model is {run.model or 'not named'} — "
                           "pass --workload NAME or record --metadata workload=NAME")
