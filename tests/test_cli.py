@@ -697,3 +697,10 @@ def test_a_reader_that_stops_early_ends_planopt_by_sigpipe_not_exit_1(tmp_path):
     proc.stdout.close()
     assert proc.wait(timeout=120) == -signal.SIGPIPE
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q4.html", "q4.json", "q4.xlsx"]
+
+
+def test_version():
+    from optimizer import __version__
+
+    res = invoke("--version")
+    assert res.exit_code == 0 and res.output.strip() == f"planopt {__version__}"

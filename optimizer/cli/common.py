@@ -29,6 +29,20 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from optimizer import __version__
+
+        print(f"planopt {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                               help="Print planopt's version and exit.")] = False) -> None:
+    """Capacity planner for self-hosted LLM inference: does it fit, how many, how to pay."""
+
+
 CONSOLE_WIDTH = 140
 """The console's width when piped or captured (the same text on every machine); a wider terminal gets its own
 width, so long offer names in the tables are not cut."""
