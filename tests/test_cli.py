@@ -704,3 +704,10 @@ def test_version():
 
     res = invoke("--version")
     assert res.exit_code == 0 and res.output.strip() == f"planopt {__version__}"
+
+
+def test_explain_without_a_workload_names_the_plans_workloads():
+    res = invoke("explain", str(ROOT / "plans" / "q4.yaml"))
+    assert res.exit_code == 2
+    said = " ".join(res.output.split())
+    assert "which workload to explain? — give --workload NAME, one of: chat, code-assistant" in said

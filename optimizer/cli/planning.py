@@ -29,7 +29,7 @@ from optimizer.cli.common import (
     write_reports,
 )
 from optimizer.cli.complete import workload_names
-from optimizer.errors import InfeasiblePlan, PlanError, SolverError
+from optimizer.errors import InfeasiblePlan, PlanError, Problem, SolverError
 
 CarryOpt = Annotated[Optional[Path], typer.Option(
     "--carry", metavar="LAST_RESULT.json",
@@ -161,8 +161,8 @@ def report(
 @app.command()
 def explain(
     plan: Annotated[Path, typer.Argument(help="The plan YAML.")],
-    workload: Annotated[str, typer.Option("--workload", "-w", help="The workload to explain.",
-                                          autocompletion=workload_names)],
+    workload: Annotated[Optional[str], typer.Option("--workload", "-w", help="The workload to explain.",
+                                                    autocompletion=workload_names)] = None,
     count: Annotated[int, typer.Option("--top", "--count", min=0, max=50,
                                        help="How many alternatives to re-solve (the cheapest on their own first).")] = 6,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
@@ -181,6 +181,12 @@ def explain(
         from optimizer.report.labels import alternative_figures
         from optimizer.vocab import money
 
+        if workload is None:  # which one: the plan's workloads, named
+            from optimizer.inputs.loading import load_plan
+
+            names = [w.name for w in load_plan(plan, list(catalog or [])).plan.workloads]
+            raise PlanError(Problem("which workload to explain?", f"give --workload NAME, one of: {', '.join(names)}",
+                                    file=str(plan)))
         opts = solve_options(solver, time_limit)
         with _progress(not as_json) as progress:
             ex = do_explain(plan, workload, opts, count, list(catalog or []), carry=carry, on_progress=progress)
