@@ -92,9 +92,13 @@ def test_the_seed_template_is_the_golden_case(tmp_path):
 
 
 def test_validate_accepts_every_shipped_plan():
+    """Each plan valid, saying where its configs run: the plan's own offers and the catalogs' that join it."""
     res = invoke("validate", *PLANS)
     assert res.exit_code == 0, res.output
     assert res.output.count(": valid —") == len(PLANS)
+    said = " ".join(res.output.split())
+    assert "plans/q4.yaml: valid — 9 workloads, 105 candidate configs on 5 offers of the plan and 21 offers of the " \
+           "catalogs" in said
 
 
 def test_validate_json_lists_each_plan(tmp_path):
@@ -106,6 +110,7 @@ def test_validate_json_lists_each_plan(tmp_path):
     assert d["valid"] is False
     good, wrong = d["plans"]
     assert good["status"] == "valid" and good["problems"] == [] and good["workloads"] == 1
+    assert good["offers"] == {"plan": 1, "catalogs": 0}  # the seed keeps to its own offer
     assert wrong["status"] == "invalid"
     assert {p["key"] for p in wrong["problems"]} >= {"horizon_days", "workloads"}
     assert all(p["file"] == str(bad) and p["line"] and p["fix"] for p in wrong["problems"])

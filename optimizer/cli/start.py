@@ -100,6 +100,9 @@ def validate(
                 cands = build_candidates(loaded)
                 entry["workloads"] = len(loaded.plan.workloads)
                 entry["candidates"] = len(cands.all())
+                used = set(cands.offer_ids())  # where they run: the plan's own offers, and the catalogs'
+                mine = {o.id for o in loaded.plan.offers}
+                entry["offers"] = {"plan": len(used & mine), "catalogs": len(used - mine)}
                 entry["warnings"] = loaded.plan.warnings()
             except PlanError as exc:
                 entry["status"] = "invalid"
@@ -119,7 +122,7 @@ def validate(
             if r["status"] == "valid":
                 out.print(f"{escape(r['file'])}: valid — {r['workloads']} workload"
                           f"{'' if r['workloads'] == 1 else 's'}, {r['candidates']} candidate config"
-                          f"{'' if r['candidates'] == 1 else 's'}")
+                          f"{'' if r['candidates'] == 1 else 's'} on {_offers_text(r['offers'])}")
                 for w in r["warnings"]:
                     err.print(f"[yellow]warning:[/yellow] {escape(r['file'])}: {escape(w)}")
                 continue
@@ -132,6 +135,13 @@ def validate(
         return code
 
     run(body, debug)
+
+
+def _offers_text(offers: dict) -> str:
+    """'3 offers of the plan and 19 of the catalogs' — the built-in offers join a plan unless it filters them."""
+    parts = [f"{n} offer{'' if n == 1 else 's'} of the {where}" for where, n in
+             (("plan", offers["plan"]), ("catalogs", offers["catalogs"])) if n]
+    return " and ".join(parts) or "no offer"
 
 
 def _problem_text(p: dict) -> str:
