@@ -546,14 +546,14 @@ def test_a_plans_offer_with_a_catalog_id_keeps_what_it_does_not_write(tmp_path: 
     from optimizer.inputs.loading import load_plan
 
 
-    def offer(extra: str):
+    def offer(extra: str, machine: str = "accelerator: h100-sxm, provider: coreweave, gpus_per_node: 8"):
         plan = tmp_path / "p.yaml"
         plan.write_text(f"""\
 plan: override
 horizon_days: 30
 catalogs: [builtin]
 offers:
-  - {{id: coreweave-h100-sxm, accelerator: h100-sxm, provider: coreweave, gpus_per_node: 8,
+  - {{id: coreweave-h100-sxm, {machine},
      price_per_gpu_hour: {{on-demand: 6.0, spot: 2.0}}, available_gpus: {{spot: 16}}{extra}}}
 workloads:
   - {{name: hold, offers: [coreweave-h100-sxm], reserve_gpus: {{count: 8}}}}
@@ -568,3 +568,5 @@ workloads:
     assert o.price("on-demand") == 6.0 and o.price("spot") == 2.0 and o.price("reserved-1y") is None
     assert o.available_gpus == {"spot": 16} and o.source is None
     assert offer(", spot_interruption: 0.0").spot_interruption == 0.0
+    other = offer("", "accelerator: h100-sxm, provider: coreweave, gpus_per_node: 4")  # another machine: all its own
+    assert other.spot_interruption == 0.0 and other.scale_out_gb_s is None

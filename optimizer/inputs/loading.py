@@ -144,7 +144,10 @@ notes (they speak of the catalog's figures)."""
 def over_catalog_offer(catalog_offer: Offer, plan_offer: Offer) -> Offer:
     """The catalog's offer with the fields the plan's entry writes (same id): a plan that restates an offer to
     give its negotiated prices and caps keeps the catalog's spot interruption rate, region and machine (they had
-    fallen to their defaults: spot never interrupted, a plan 5% too cheap)."""
+    fallen to their defaults: spot never interrupted, a plan 5% too cheap). An entry for another accelerator or
+    machine size is another offer under the same id: it keeps nothing."""
+    if (plan_offer.accelerator, plan_offer.gpus_per_node) != (catalog_offer.accelerator, catalog_offer.gpus_per_node):
+        return plan_offer
     kept = {k: getattr(catalog_offer, k) for k in KEPT_FROM_CATALOG if k not in plan_offer.model_fields_set}
     return plan_offer.model_copy(update=kept)
 

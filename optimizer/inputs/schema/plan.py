@@ -760,8 +760,8 @@ class Plan(Extensible):
     """Accelerators beyond the catalogs."""
     offers: list[Offer] = Field(default_factory=list)
     """Offers beyond the catalogs, or the catalog's offer with your negotiated prices and caps (same id: what
-    you write replaces the catalog's; its region, machine, spot interruption, caps and buy terms stay where you
-    leave them out; the tiers you price are the only ones sold)."""
+    you write replaces the catalog's; for the same accelerator and machine size, its region, machine, spot
+    interruption, caps and buy terms stay where you leave them out; the tiers you price are the only ones sold)."""
     workloads: list[Workload] = Field(min_length=1)
     """What must be served: interactive traffic, batch jobs and fixed reservations."""
 
