@@ -499,7 +499,7 @@ class Explanation:
 
 
 def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions = SolveOptions(),
-            count: int = 6, extra_catalogs: list[Path | str] = (),
+            count: int = 5, extra_catalogs: list[Path | str] = (),
             carry: PlanResult | Path | str | None = None,
             on_progress: Callable[[int, int, "Alternative"], None] | None = None) -> Explanation:
     """The chosen config of one workload and the next best ones, each forced in the solved program and

@@ -164,7 +164,7 @@ def explain(
     workload: Annotated[Optional[str], typer.Option("--workload", "-w", help="The workload to explain.",
                                                     autocompletion=workload_names)] = None,
     count: Annotated[int, typer.Option("--top", "--count", min=0, max=50,
-                                       help="How many alternatives to re-solve (the cheapest on their own first).")] = 6,
+                                       help="How many alternatives to re-solve (the cheapest on their own first).")] = 5,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
     time_limit: Annotated[Optional[float], typer.Option(
         "--time-limit", help="Seconds in total: the plan's solve and every re-solve share it "
