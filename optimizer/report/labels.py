@@ -63,8 +63,8 @@ ALTERNATIVES_INTRO = (
     "Each alternative priced in the program: the plan re-solved with that config forced and every other "
     "workload's choice kept, minus the plan's cost. It is never below −(proven gap × the plan's cost), and "
     "re-optimizing every workload around the alternative costs at most this, often much less (`planopt explain "
-    "PLAN --workload NAME` does that). Rank 0 is the chosen config; standalone cost (its GPU-hours at the cheapest hourly tier) only "
-    "ranks them.")
+    "PLAN --workload NAME` does that). Rank 0 is the chosen config; standalone cost (its GPU-hours at the "
+    "cheapest hourly tier) only ranks them.")
 
 BASIS = {
     "chosen": "the chosen config",

@@ -120,8 +120,8 @@ def write_scenarios(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.calc(r, 1, f"SUMPRODUCT({W},{C})", expected, num="money0")
     book.name("scenario_expected", sh.name, r, 1)
     same = "equals the Summary's cost by tier"
-    edited = ("weights edited: the Summary, Cash flow and Showback keep the solve's weights, and so do regret and "
-              "the value of the stochastic solution below (re-solve)")
+    edited = ("weights edited: the Summary's cost by tier, Cash flow and Showback keep the solve's weights, and so "
+              "do regret and the value of the stochastic solution below (re-solve)")
     sh.calc(r, 2, f'IF(ABS(B{r + 1}-{refs.tiers_name})<0.5,"{same}","{edited}")',
             same if abs(expected - tiers_v) < 0.5 else edited, "hint")
     exp_row = r
