@@ -127,13 +127,9 @@ def _scenarios(result: PlanResult) -> list:
 def _peaks_note(result: PlanResult) -> Text:
     """Why the Workloads GPUs do not add up to the Purchases: each workload peaks at its own hour."""
     at_peaks = sum(w.gpus_at_peak for w in result.workloads)
-    # contract dates cut the horizon into periods: an hour of one period is not the same hour of another, and a
-    # row with no period holds in every one
-    periods = [p.label for p in result.periods] or [""]
     by_hour: dict[tuple[str, str, int], int] = {}
-    for s in result.hourly:
-        for p in ([s.period] if s.period else periods):
-            by_hour[(p, s.day_type, s.hour)] = by_hour.get((p, s.day_type, s.hour), 0) + s.demand_gpus
+    for p, s in L.by_period(result):
+        by_hour[(p, s.day_type, s.hour)] = by_hour.get((p, s.day_type, s.hour), 0) + s.demand_gpus
     if not by_hour or len(result.workloads) < 2:
         return Text("")
     (_period, day, hour), busiest = max(by_hour.items(), key=lambda kv: (kv[1], kv[0]))

@@ -260,17 +260,9 @@ def _pools(result: PlanResult) -> list[str]:
 
 def _fleet_peak(result: PlanResult) -> int:
     at: Counter = Counter()
-    whole: Counter = Counter()  # rows that hold in every contract period
-    for h in result.hourly:
-        gpus = h.reserved_gpus + h.on_demand_gpus + h.spot_gpus + h.committed_gpus
-        if h.period:
-            at[(h.period, h.day_type, h.hour)] += gpus
-        else:
-            whole[(h.day_type, h.hour)] += gpus
-    if not result.periods:
-        return max(whole.values(), default=0)
-    return max((at[(p.label, d, hh)] + whole[(d, hh)] for p in result.periods for d in result.day_types
-                for hh in range(24)), default=0)
+    for p, h in L.by_period(result):
+        at[(p, h.day_type, h.hour)] += h.reserved_gpus + h.on_demand_gpus + h.spot_gpus + h.committed_gpus
+    return max(at.values(), default=0)
 
 
 def _pool_peak(result: PlanResult, pool: str, hourly_first: bool = False

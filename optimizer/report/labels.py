@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from optimizer import vocab
-from optimizer.results.types import PlanResult, WorkloadResult
+from optimizer.results.types import HourlySupply, PlanResult, WorkloadResult
 
 TIER_COLORS = {"buy": "#5b4a8a", "facility": "#8a6d3b", "reserved": "#2f5d8a", "on_demand": "#e39b2d", "spot": "#7fae5a", "api": "#9b6fb0"}
 DEMAND_COLOR = "#c0392b"
@@ -113,6 +114,16 @@ def facility_sentence(result: PlanResult, limit: str, money) -> str:
     return text
 
 
+def by_period(result: PlanResult) -> Iterator[tuple[str, HourlySupply]]:
+    """Each hourly row with each contract period it holds in: its own, or — the row of an offer whose supply does
+    not change at a contract's end (period "") — every period. An hour of one period is not the same hour of
+    another, so peaks are read period by period; "" alone when nothing changes inside the horizon."""
+    periods = [p.label for p in result.periods] if any(h.period for h in result.hourly) else [""]
+    for h in result.hourly:
+        for period in ([h.period] if h.period else periods):
+            yield period, h
+
+
 def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
     """What the plan asks of its reader, in order: (heading, sentence) pairs for console, HTML and
     workbook — reservations to sign, the all-in spend, the caps that bind, capacity on hourly tiers."""
@@ -155,12 +166,10 @@ def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
     if not caps:
         out.append(("Binds", "no cap or overflow limit binds"))
     hourly: dict[tuple[str, str, int], list[int]] = {}
-    periods = [p.label for p in result.periods] if any(h.period for h in result.hourly) else [""]
-    for h in result.hourly:  # rows of offers whose supply does not change at a contract's end hold in every period
-        for period in (periods if not h.period else [h.period]):
-            row = hourly.setdefault((h.day_type, period, h.hour), [0, 0])
-            row[0] += h.on_demand_gpus
-            row[1] += h.spot_gpus
+    for period, h in by_period(result):
+        row = hourly.setdefault((h.day_type, period, h.hour), [0, 0])
+        row[0] += h.on_demand_gpus
+        row[1] += h.spot_gpus
     if hourly:
         top = max(sum(v) for v in hourly.values())
         order = {d: i for i, d in enumerate(result.day_types)}
@@ -323,15 +332,11 @@ def month_fan(result: PlanResult) -> dict[str, Any] | None:
     without months."""
     if not result.scenarios:
         return None
-    periods = [p.label for p in result.periods] if any(h.period for h in result.hourly) else [""]
     at: dict[tuple[str, str, int], float] = {}
-    for h in result.hourly:
+    for period, h in by_period(result):
         _base, month, scn = scenario_of(h.day_type)
-        if month is None or scn is None:
-            continue
-        for period in (periods if not h.period else [h.period]):  # rows that hold in every period
-            key = (h.day_type, period, h.hour)
-            at[key] = at.get(key, 0.0) + h.demand_gpus
+        if month is not None and scn is not None:
+            at[(h.day_type, period, h.hour)] = at.get((h.day_type, period, h.hour), 0.0) + h.demand_gpus
     peak: dict[tuple[str, str], float] = {}
     for (d, _p, _h), v in at.items():
         _base, month, scn = scenario_of(d)
