@@ -797,6 +797,40 @@ def test_a_relaxation_that_cannot_be_rounded_is_solved_through_its_whole_configs
     assert {w.name: w.offer for w in r.workloads} == {"w1": "c", "w3": "c"}
 
 
+def test_whole_configs_given_their_pools_whole_nodes_prove_the_plan_they_hold(tmp_path):
+    """After step 2 has chosen whole configs (nodes continuous: $648, _unroundable) and held them ($864), the same
+    program given the rows that round each pool's GPUs up to whole nodes together at those configs
+    (_rounded_in_rounds) bounds every plan, by hand:
+
+      w1 and w3 on c: 18 GPUs, ⌈18/8⌉ = 3 nodes × 8 × $1.50 × 24 = $864 — the rows are tight at their configs;
+      w1 on d instead: its 12 GPUs reserved, 2 nodes × 8 × $1.90 × 24 = $729.60, and w3's 6 GPUs left on c
+        round to one node (the row loosens by ⌊12/8⌋ + min(1, 0.5/0.25) = 2 of its 3), $288: $1,017.60;
+      w1 on a: its cap (8 GPUs) holds no whole w1.
+    So the bound rises from $648 to $864 and the plan is proven without a search over every config."""
+    from optimizer.optimize.model import build_model
+    from optimizer.optimize.strategy import (
+        _choices_solved,
+        _rounded_in_rounds,
+        _segments,
+    )
+
+    loaded = load_plan(write(tmp_path, _unroundable()))
+    cands = build_candidates(loaded)
+    prog = build_model(loaded, cands, _segments(loaded, cands))
+    held, bound = _choices_solved(prog, "highs", lambda: 60.0, 1e-6)
+    assert (held.objective, bound) == (pytest.approx(864.0), pytest.approx(648.0, rel=1e-6))
+    heard = []
+    incumbent, values, proven = _rounded_in_rounds(prog, "highs", lambda: 60.0, lambda: 60.0, 1e-6, held.objective,
+                                                   prog.values(), bound, lambda *a: heard.append(a))
+    assert proven == pytest.approx(864.0, rel=1e-6) and incumbent == pytest.approx(864.0)
+    assert ("bound", pytest.approx(864.0), pytest.approx(864.0, rel=1e-6)) in heard
+    assert "pooled_rounding" in prog.constraint_families
+    # the plan's values are back in the program, its nodes whole
+    assert {w: key.split("/")[1] for w, (_v, key) in prog.largest_choices().items()} == {"w1": "c", "w3": "c"}
+    assert all(v.cat == "Integer" for v in prog.on_demand.values())
+    assert {v.varValue for (o, _p, _s, _h), v in prog.on_demand.items() if o == "c"} == {3.0}  # every hour
+
+
 # --- valid inequalities in the relaxation: separated, the same bound as all of them ------------------
 
 

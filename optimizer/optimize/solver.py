@@ -90,13 +90,14 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
           mip_gap: float = 0.001, msg: bool = False, relax: bool = False,
           warm_start: dict[str, float] | None = None, node_limit: int | None = None,
           progress: Callable[[float, float | None, float | None], None] | None = None,
-          first_plan: bool = False, basis: Basis | None = None) -> SolveInfo:
+          first_plan: bool = False, basis: Basis | None = None, highs: dict[str, Any] | None = None) -> SolveInfo:
     """Solve in place; HiGHS falls back to CBC (with a note) when it is not installed.
 
     `node_limit` stops HiGHS's branch and bound after that many nodes (a limit that, unlike time,
     gives the same answer on every machine; CBC takes only the time limit). `progress(seconds, incumbent,
     bound)` hears HiGHS's branch and bound: each improving plan, and the bound about once a second.
-    `first_plan` stops HiGHS at the first feasible plan it finds (CBC runs to its time limit).
+    `first_plan` stops HiGHS at the first feasible plan it finds (CBC runs to its time limit). `highs` are
+    further HiGHS options (CBC ignores them).
 
     `relax` solves the LP relaxation (integer variables taken as continuous) and, solved to optimality,
     leaves each variable's reduced cost in its `dj` (HiGHS: None otherwise); `warm_start`
@@ -118,7 +119,7 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
         t0 = time.perf_counter()
         if solver == "highs":
             out = _solve_highs(prob, limit, mip_gap, msg, relax, warm, node_limit, progress, first_plan,
-                               basis if relax else None)
+                               basis if relax else None, highs)
         else:
             out = _solve_cbc(prob, limit, mip_gap, msg, relax, warm)
         return out[:4], max(0.0, time.perf_counter() - t0 - out[4])
@@ -297,10 +298,12 @@ def _progress_callback(progress: Callable[[float, float | None, float | None], N
 
 
 def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None, progress=None,
-                 first_plan=False, basis: Basis | None = None
+                 first_plan=False, basis: Basis | None = None, options: dict[str, Any] | None = None
                  ) -> tuple[Status, float | None, float | None, float | None, float]:
     """(status, gap, objective, bound, seconds HiGHS itself ran)."""
-    extra: dict = {} if node_limit is None else {"mip_max_nodes": int(node_limit)}
+    extra: dict = dict(options or {})
+    if node_limit is not None:
+        extra["mip_max_nodes"] = int(node_limit)
     if first_plan:
         extra["mip_max_improving_sols"] = 1
     if progress is not None and not relax:
