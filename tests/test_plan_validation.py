@@ -395,3 +395,22 @@ workloads:
     res = CliRunner().invoke(app, ["validate", str(path)])
     assert res.exit_code == 1, res.output
     assert "tpot_ms is in milliseconds: 0.15 s would be tpot_ms: 150" in " ".join(res.output.split())
+
+
+def test_the_calendar_is_checked_on_the_day_types_a_scenario_plan_states(tmp_path):
+    """The program's copy of a plan with scenarios holds each day type once per scenario, its days weighted
+    (weekday-2027-01~p10: 21 × 0.2 = 4.2): its days are added back up before they meet the calendar. Solving
+    plans/q1-forecast.yaml had warned "day_types state weekday-2027-01~p10 4.2 … but the calendar … has
+    weekday-2027-01~p10 21, weekday-2027-01~p30 0" on a plan whose days are right."""
+    from optimizer.pipeline import as_solved
+
+    q1 = as_solved(Path(__file__).resolve().parent.parent / "plans" / "q1-forecast.yaml")
+    assert q1.plan.warnings() == []
+    path = tmp_path / "plan.yaml"
+    path.write_text(variant("horizon_days: 2\n", "horizon_days: 14\nstart_date: 2027-01-04\n"
+                            "day_types: {weekday: 4, weekend: 10}\nscenarios:\n  - {name: low, weight: 0.5, demand: {all: 0.8}}\n"
+                            "  - {name: high, weight: 0.5, demand: {all: 1.2}}\n"), encoding="utf-8")
+    said = [w for w in as_solved(path).plan.warnings() if w.startswith("day_types state")]
+    assert said == [w for w in load_plan(path).plan.warnings() if w.startswith("day_types state")]
+    assert said and said[0].startswith("day_types state weekday 4, weekend 10, but the calendar from start_date "
+                                       "2027-01-04 has weekday 10, weekend 4"), said

@@ -825,11 +825,16 @@ class Plan(Extensible):
             if steep:
                 out.append(f"offer {o.id}: {o.price(steep[0]):g} {self.currency} per GPU-hour ({steep[0]}) is far above "
                            "any accelerator's rent — is it in cents, or per node-hour? prices are per GPU-hour")
-        calendar = self._calendar_days()
-        stated = self.day_type_days()
+        calendar: dict[str, float] = dict(self._calendar_days())
+        stated: dict[str, float] = dict(self.day_type_days())
+        sd = self._expanded_scenarios
+        if sd is not None:  # the program's copy: each day type once per scenario, its days weighted — add them up
+            calendar, stated = ({b: sum(n for k, n in counts.items() if sd.base.get(k, k) == b)
+                                 for b in dict.fromkeys(sd.base.get(k, k) for k in counts)}
+                                for counts in (calendar, stated))
         off = {t: (n, calendar.get(t, 0)) for t, n in stated.items() if abs(n - calendar.get(t, 0)) > CALENDAR_SLACK_DAYS}
         if calendar and off:
-            out.append("day_types state " + ", ".join(f"{t} {n}" for t, (n, _c) in off.items()) + ", but the calendar "
+            out.append("day_types state " + ", ".join(f"{t} {n:g}" for t, (n, _c) in off.items()) + ", but the calendar "
                        f"from start_date {self.start_date} has " + ", ".join(f"{t} {c}" for t, (_n, c) in off.items())
                        + " — the program prices the days stated: are they swapped, or for another horizon?")
         if self.start_date is not None:  # a contract outside the horizon costs and supplies nothing here
