@@ -129,9 +129,10 @@ class SideSolves:
 def side_solves(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions,
                 deadline: Callable[[], float] | None = None) -> SideSolves:
     """scenario_value's solves: the plan for the mean scenario, then run through every scenario with its first
-    stage held; each scenario alone, on the mean plan's hardware and then free. They share the time to `deadline()` (time.monotonic; read before each
-    solve, it may move), by default half the time limit from now (at least 5 s). Nothing in them depends on
-    the two-stage plan, so they may run beside its solve (SideProcess)."""
+    stage held; each scenario alone, on the mean plan's hardware and then free. They share the time to
+    `deadline()` (time.monotonic; read before each solve, it may move), by default half the time limit from now
+    (at least 5 s). Nothing in them depends on the two-stage plan, so they may run beside its solve
+    (SideProcess)."""
     base = stated
     if deadline is None:
         deadline = _fixed(time.monotonic() + side_budget(settings(stated, options)[1]))
@@ -149,6 +150,7 @@ def side_solves(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions,
             raise SolverError("no time left")
 
     def solve_within(plan: LoadedPlan, cands: CandidateSet, what: str, kind: str, proof: bool = True, **kw):
+        # proof: a solve whose gap the result's basis answers for (one that only finds a cheaper plan is not)
         nonlocal left_weight
         left = deadline() - time.monotonic()
         if kind == "hardware":

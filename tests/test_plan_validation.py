@@ -408,7 +408,8 @@ def test_the_calendar_is_checked_on_the_day_types_a_scenario_plan_states(tmp_pat
     assert q1.plan.warnings() == []
     path = tmp_path / "plan.yaml"
     path.write_text(variant("horizon_days: 2\n", "horizon_days: 14\nstart_date: 2027-01-04\n"
-                            "day_types: {weekday: 4, weekend: 10}\nscenarios:\n  - {name: low, weight: 0.5, demand: {all: 0.8}}\n"
+                            "day_types: {weekday: 4, weekend: 10}\nscenarios:\n"
+                            "  - {name: low, weight: 0.5, demand: {all: 0.8}}\n"
                             "  - {name: high, weight: 0.5, demand: {all: 1.2}}\n"), encoding="utf-8")
     said = [w for w in as_solved(path).plan.warnings() if w.startswith("day_types state")]
     assert said == [w for w in load_plan(path).plan.warnings() if w.startswith("day_types state")]

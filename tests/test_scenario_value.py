@@ -98,7 +98,8 @@ def test_the_mean_scenario_plan_has_as_long_as_every_scenario_alone(tmp_path, mo
     clock = [1000.0]
     monkeypatch.setattr(pipeline.time, "monotonic", lambda: clock[0])
     side = pipeline.side_solves(stated, loaded, SolveOptions(solver=SOLVERS[0]), deadline=lambda: 1050.0)
-    # 50 s × 2/5, then 30 s × 1/3; low: 20 s × 1/2 × 1/4 on the hardware, then 17.5 s × 1/2; high: the same of 8.75 s
+    # 50 s × 2/5, then 30 s × 1/3; low: 20 s × 1/2 × 1/4 on the hardware, then 17.5 s × 1/2;
+    # high: the same of the 8.75 s left
     assert limits == pytest.approx([20.0, 10.0, 2.5, 8.75, 8.75 / 4, 8.75 * 3 / 4])
     assert side.mean is not None and sorted(side.best) == ["high", "low"]
 

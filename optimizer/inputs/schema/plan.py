@@ -834,8 +834,9 @@ class Plan(Extensible):
                                 for counts in (calendar, stated))
         off = {t: (n, calendar.get(t, 0)) for t, n in stated.items() if abs(n - calendar.get(t, 0)) > CALENDAR_SLACK_DAYS}
         if calendar and off:
-            out.append("day_types state " + ", ".join(f"{t} {n:g}" for t, (n, _c) in off.items()) + ", but the calendar "
-                       f"from start_date {self.start_date} has " + ", ".join(f"{t} {c}" for t, (_n, c) in off.items())
+            out.append("day_types state " + ", ".join(f"{t} {n:g}" for t, (n, _c) in off.items())
+                       + f", but the calendar from start_date {self.start_date} has "
+                       + ", ".join(f"{t} {c}" for t, (_n, c) in off.items())
                        + " — the program prices the days stated: are they swapped, or for another horizon?")
         if self.start_date is not None:  # a contract outside the horizon costs and supplies nothing here
             last = self.start_date + dt.timedelta(days=self.horizon_days - 1)
