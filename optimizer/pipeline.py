@@ -427,19 +427,13 @@ def _same_hardware(cands: CandidateSet, chosen: dict[str, str]) -> CandidateSet 
 def _held(cands: CandidateSet, chosen: dict[str, str]) -> CandidateSet | None:
     """The candidates cut to another plan's configs (`chosen`: workload → key): each workload's own config,
     or, when that config's API overflow ceiling is not one of this plan's (the ceilings are drawn from each
-    plan's demand: the mean scenario's are not the scenarios'), the same hardware — offer, precision,
-    parallelism — at each ceiling this plan has, the program picking one. None when some config is not
-    here at all."""
-    out: dict[str, list[Candidate]] = {}
-    for w, cs in cands.by_workload.items():
-        key = chosen.get(w)
-        if key is None:
-            return None
-        same = [c for c in cs if c.key == key] or [c for c in cs if without_ceiling(c.key) == without_ceiling(key)]
-        if not same:
-            return None
-        out[w] = same
-    return replace(cands, by_workload=out)
+    plan's demand: the mean scenario's are not the scenarios'), the same hardware at each ceiling this plan
+    has (_same_hardware), the program picking one. None when some config is not here at all."""
+    same = _same_hardware(cands, chosen)
+    if same is None:
+        return None
+    return replace(same, by_workload={w: [c for c in cs if c.key == chosen[w]] or cs
+                                      for w, cs in same.by_workload.items()})
 
 
 FACILITY_STEPS = (("power_kw", 1000.0, "power_kw_plus_1000"), ("racks", 1, "racks_plus_1"))

@@ -50,6 +50,12 @@ def without_ceiling(key: str) -> str:
     return re.sub(re.escape(CEILING) + r"\d+$", "", key)
 
 
+def ceiling_of(key: str) -> float:
+    """A config key's API overflow ceiling in base replicas (no ceiling: infinite)."""
+    tail = key[len(without_ceiling(key)):]
+    return float(tail[len(CEILING):]) if tail else float("inf")
+
+
 def ceiling_rate(plan: Plan, c: Candidate, day_type: str) -> float:
     """Output tokens/s one base replica takes on a day type before the gateway spills to the API: goodput ×
     occupancy, × the day type's scenario goodput multiplier when the goodput is estimated."""

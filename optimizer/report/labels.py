@@ -319,10 +319,15 @@ def day_type_days(result: PlanResult, day_type: str, n: float | None = None) -> 
     """A day type's days in words; a scenario's day type says they are its calendar days × its weight
     ("4.2 days: 21 × weight 0.2"), so nobody corrects them to 21."""
     n = result.day_types.get(day_type, 0.0) if n is None else n
-    w = next((x.weight for x in result.scenarios if x.name == scenario_of(day_type)[2]), None)
+    w = scenario_weight(result, day_type)
     if not w:
         return vocab.days_text(n)
     return f"{n:,.4g} days: {n / w:,.4g} × weight {w:.4g}"
+
+
+def scenario_weight(result: PlanResult, day_type: str) -> float | None:
+    """The weight of the scenario a day type of the program's copy belongs to (None outside scenarios)."""
+    return next((x.weight for x in result.scenarios if x.name == scenario_of(day_type)[2]), None)
 
 
 def month_fan(result: PlanResult) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from optimizer import vocab
-from optimizer.candidates.overflow import without_ceiling
+from optimizer.candidates.overflow import ceiling_of, without_ceiling
 from optimizer.candidates.types import CandidateSet
 from optimizer.results.jsonio import read_result
 from optimizer.results.types import (
@@ -74,13 +74,6 @@ def penalties(baseline: Baseline, cands: CandidateSet) -> dict[str, tuple[str, f
         elif same:
             out[name] = (min(same, key=lambda k: (abs(ceiling_of(k) - ceiling_of(b.key)), k)), b.cost)
     return out
-
-
-def ceiling_of(key: str) -> float:
-    """A config key's API overflow ceiling in replicas (no ceiling: infinite)."""
-    tail = key[len(without_ceiling(key)):]
-    digits = "".join(ch for ch in tail if ch.isdigit())
-    return float(digits) if digits else float("inf")
 
 
 def describe(baseline: Baseline, result: PlanResult, cands: CandidateSet, threshold: float) -> BaselineInfo:

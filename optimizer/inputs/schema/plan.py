@@ -460,6 +460,14 @@ CALENDAR_SLACK_DAYS = 3
 """Stated days of a day type may differ this much from the calendar's (holidays taken out) before validate asks
 whether they are swapped."""
 
+def _by_base(counts: dict[str, float], base: dict[str, str]) -> dict[str, float]:
+    """Days per day type of a scenario plan's program copy, added up per day type the plan states."""
+    out: dict[str, float] = {}
+    for k, n in counts.items():
+        out[base.get(k, k)] = out.get(base.get(k, k), 0) + n
+    return out
+
+
 PEAK_HOUR_TOLERANCE = 0.005
 """A profile's busiest hour may fall this short of 1.0 (values rounded to two decimals) and still be read as the
 peak hour; below it the profile is refused (shares of the day, not fractions of the peak)."""
@@ -829,9 +837,7 @@ class Plan(Extensible):
         stated: dict[str, float] = dict(self.day_type_days())
         sd = self._expanded_scenarios
         if sd is not None:  # the program's copy: each day type once per scenario, its days weighted — add them up
-            calendar, stated = ({b: sum(n for k, n in counts.items() if sd.base.get(k, k) == b)
-                                 for b in dict.fromkeys(sd.base.get(k, k) for k in counts)}
-                                for counts in (calendar, stated))
+            calendar, stated = _by_base(calendar, sd.base), _by_base(stated, sd.base)
         off = {t: (n, calendar.get(t, 0)) for t, n in stated.items() if abs(n - calendar.get(t, 0)) > CALENDAR_SLACK_DAYS}
         if calendar and off:
             out.append("day_types state " + ", ".join(f"{t} {n:g}" for t, (n, _c) in off.items())

@@ -31,12 +31,11 @@ def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs, made: Provenanc
     sh.text(r, 0, "Day type", "head")
     sh.text(r, 1, "Days", "head")
     sh.text(r, 2, "on-demand and spot are paid per day of each type", "hint")
-    weight = {x.name: x.weight for x in result.scenarios}
     for d, n in result.day_types.items():
         r += 1
         sh.text(r, 0, d)
         refs.days[d] = sh.inp(r, 1, n, "days", name=defined_name("days", d))
-        w = weight.get(L.scenario_of(d)[2] or "")
+        w = L.scenario_weight(result, d)
         if w:  # a scenario's day type: its calendar days × the scenario's weight
             sh.text(r, 2, f"{n / w:,.4g} days × the scenario's weight {w:.4g}", "hint")
     r += 1
