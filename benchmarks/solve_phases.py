@@ -5,7 +5,7 @@ the solver and back, and the total.
     python benchmarks/solve_phases.py [--size 1000 | --plan plans/q4.yaml] [--seed 0] [--gap 0.001]
                                       [--time-limit 120]
 
-A script, not a test: numbers depend on the machine (README, "Large plans").
+A script, not a test: numbers depend on the machine (benchmarks/SOLVER.md, "Large plans").
 """
 
 from __future__ import annotations

@@ -840,7 +840,7 @@ def define_pooled_rounding(prog: Program, reference: dict[str, str]) -> int:
     the GPUs of several workloads round up to whole nodes together (node_rounding rounds each
     workload's own): on plans/q1-forecast.yaml, with the plan's configs held, the relaxation rises from
     $410,155 to $434,044 of the plan's $434,446. Away from the reference the rows loosen by the a_c of
-    each workload that left it (so they do not lift the bound of a search over every config: README,
+    each workload that left it (so they do not lift the bound of a search over every config: benchmarks/SOLVER.md,
     "What did not help"); they serve re-solves that hold one plan's configs (strategy.POOLED_SOLVERS).
     Returns the rows added (none when this reference's rows are in already).
     """
@@ -1136,7 +1136,7 @@ def define_private(prog: Program) -> pulp.LpAffineExpression:
     gets o's hours from the program without private configs (strategy._with_private_capacity).
     Why: an offer only one workload can use still brings its hourly nodes, caps and rows into the
     program; on plans/q4.yaml 16 of nightly-summaries' configs are alone at their offers and their rows
-    made the solver's root work several times longer (README, "How").
+    made the solver's root work several times longer (benchmarks/SOLVER.md, "How the solve works").
     """
     terms = []
     for key, cost in prog.private.items():
