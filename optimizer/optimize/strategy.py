@@ -675,7 +675,8 @@ def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_t
     capacity is solved whole.
     Returns that solve (a plan, or not) and the bound (None when the choice program found no plan)."""
     with prog.hours_relaxed():
-        chosen = solve(prog.prob, solver, time_limit_s=CHOICE_SHARE * left(), mip_gap=CHOICE_GAP * gap_target)
+        chosen = solve(prog.prob, solver, time_limit_s=CHOICE_SHARE * left(), mip_gap=CHOICE_GAP * gap_target,
+                       highs=NO_RESTART)
     if chosen.status not in ("optimal", "feasible") or left() <= 0:
         return chosen, None
     configs = {w: key for w, (_v, key) in prog.largest_choices().items()}
@@ -741,14 +742,26 @@ POOLED_ROUNDS = 3
 """At most this many rounds of _rounded_in_rounds (on plans/q1-forecast.yaml one proves the plan; q4, the seed and
 the generated plans never come here: step 2 holds the relaxation's configs). Measured as a loop on q4 from the
 choice program: $85,276, then $96,235, then $96,950 at the optimum's configs, against the $97,212 optimum."""
+NO_RESTART = {"mip_allow_restart": False}
+"""HiGHS without its restarts, for the programs with only the choices whole (_choices_solved, _rounded_in_rounds).
+On plans/q1-forecast.yaml their root LP takes 18-19 s of simplex (86k iterations, a 48k-row program), and each
+restart — after reduced-cost fixing leaves 3-14% of the integer columns inactive — presolves the program again and
+solves its root LP again, while the cut rounds in between lift the bound only from $389k to $403k; what proves it is
+branching (3-37 nodes). Without them, the choice program takes 20.9-22.9 s instead of 34.9-38.8 s to the same
+$408,384, and the bound program 43.7 s instead of 55.9-56.2 s to the same $433,759 (with POOLED_GAP 0.1):
+planopt's solve of it 75.3 s instead of 104-107 s to the same 0.12% (benchmarks/solve_phases.py --plan
+plans/q1-forecast.yaml --gap 0.01). Not for step 3's search: on q4 it took 3.0 s instead of 2.6 s without restarts
+(benchmarks/SOLVER.md)."""
 BOUND_ONLY = {"mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False,
-              "mip_heuristic_run_root_reduced_cost": False, "mip_heuristic_run_feasibility_jump": False}
+              "mip_heuristic_run_root_reduced_cost": False, "mip_heuristic_run_feasibility_jump": False, **NO_RESTART}
 """HiGHS's primal heuristics off, for a program solved for its bound from a plan in hand (_rounded_in_rounds): on
 plans/q1-forecast.yaml they spent 25 s of 90 s in sub-MIPs finding the plan it was given; without, 58 s to the
-same bound (mip_heuristic_effort 0 alone leaves them on)."""
-POOLED_GAP = 0.5
+same bound (mip_heuristic_effort 0 alone leaves them on). Its restarts are off too (NO_RESTART)."""
+POOLED_GAP = 0.1
 """_rounded_in_rounds solves its program to this share of the plan's gap target: its bound must come within the
-target of a plan that costs more than its objective by what the rows do not round."""
+target of a plan that costs more than its objective by what the rows do not round. Without restarts HiGHS proves
+that program by its tree, which closes all at once: on plans/q1-forecast.yaml a share of 0.5 stopped it at
+$431,924 (the plan then proven to 0.55%) in 47.3 s, 0.1 at $433,759 (0.12%) in 43.7 s."""
 CHOICE_SHARE = 0.7
 """At most this share of the time left for the program with only its choices whole (_choices_solved): its
 bound is the plan's. On plans/q1-forecast.yaml (120 s) half the time left stopped it at $392,181 after
