@@ -1,5 +1,6 @@
 """A relaxation re-solved from the last one's basis (solver.Basis, the cut rounds of strategy._solve):
-the same optimum as from scratch, the basis really used, and a basis that no longer fits ignored."""
+the same optimum as from scratch, the basis really used, and a basis that no longer fits ignored; and the
+HiGHS options the strategy hands over (solver.solve's `highs`) are real ones."""
 
 from __future__ import annotations
 
@@ -75,3 +76,22 @@ def test_a_whole_solve_neither_reads_nor_keeps_a_basis():
     basis = Basis()
     info = solve(prob, "highs", time_limit_s=30, basis=basis)
     assert info.status == "optimal" and not basis.cols and not basis.rows
+
+
+def test_the_highs_options_the_strategy_hands_over_are_highs_options():
+    """strategy's HiGHS option sets (restarts off, primal heuristics off) name real options with values HiGHS
+    takes — PuLP passes a misspelt one on with a warning only, and the solve would then run with the default —
+    and a program solved with them has the optimum it has without."""
+    import highspy
+
+    from optimizer.optimize.strategy import BOUND_ONLY, NO_RESTART
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    for name, value in {**NO_RESTART, **BOUND_ONLY}.items():
+        assert h.setOptionValue(name, value) == highspy.HighsStatus.kOk, name
+    assert NO_RESTART.items() <= BOUND_ONLY.items()
+    for seed in range(5):
+        prob, _xs = _program(seed)
+        plain = solve(prob, "highs", time_limit_s=30, mip_gap=0.0).objective
+        assert solve(prob, "highs", time_limit_s=30, mip_gap=0.0, highs=BOUND_ONLY).objective == pytest.approx(plain)

@@ -670,7 +670,8 @@ def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_t
     whole — configs, reserved levels, committed splits — and its hourly node counts continuous
     (Program.hours_relaxed) picks a set of configs that fit the caps together — the relaxation had spread
     workloads over several offers to fill their sunk committed GPUs, which no plan can. It is a relaxation
-    of the plan, so its best bound is a lower bound on every plan's cost (at least the LP's). Its configs
+    of the plan, so its best bound is a lower bound on every plan's cost (at least the LP's); HiGHS solves it
+    without restarts (NO_RESTART). Its configs
     held — with HiGHS, given the rows that round their pools' GPUs to whole nodes together first — the
     capacity is solved whole.
     Returns that solve (a plan, or not) and the bound (None when the choice program found no plan)."""
@@ -748,12 +749,14 @@ On plans/q1-forecast.yaml their root LP takes 18-19 s of simplex (86k iterations
 restart — after reduced-cost fixing leaves 3-14% of the integer columns inactive — presolves the program again and
 solves its root LP again, while the cut rounds in between lift the bound only from $389k to $403k; what proves it is
 branching (3-37 nodes). Without them, the choice program takes 20.9-22.9 s instead of 34.9-38.8 s to the same
-$408,384, and the bound program 43.7 s instead of 55.9-56.2 s to the same $433,759 (with POOLED_GAP 0.1):
-planopt's solve of it 75.3 s instead of 104-107 s to the same 0.12% (benchmarks/solve_phases.py --plan
-plans/q1-forecast.yaml --gap 0.01). Not for step 3's search: on q4 it took 3.0 s instead of 2.6 s without restarts
+$408,384, and the bound program 43.7-48.0 s instead of 55.9-56.2 s to the same $433,759 (with POOLED_GAP 0.1):
+planopt's solve of it 75.3-81.2 s instead of 104-107 s to the same 0.12% (benchmarks/solve_phases.py --plan
+plans/q1-forecast.yaml --gap 0.01). Not for step 3's search: q4 takes 3.0 s instead of 2.6 s without restarts, the
+generated 100-workload plan ends at the same 2.63%, the 10-workload one is 10-20% quicker to a weaker proof
 (benchmarks/SOLVER.md)."""
 BOUND_ONLY = {"mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False,
-              "mip_heuristic_run_root_reduced_cost": False, "mip_heuristic_run_feasibility_jump": False, **NO_RESTART}
+              "mip_heuristic_run_root_reduced_cost": False, "mip_heuristic_run_feasibility_jump": False,
+              **NO_RESTART}
 """HiGHS's primal heuristics off, for a program solved for its bound from a plan in hand (_rounded_in_rounds): on
 plans/q1-forecast.yaml they spent 25 s of 90 s in sub-MIPs finding the plan it was given; without, 58 s to the
 same bound (mip_heuristic_effort 0 alone leaves them on). Its restarts are off too (NO_RESTART)."""
