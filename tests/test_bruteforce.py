@@ -442,3 +442,24 @@ def test_enumerator_on_a_hand_sized_case() -> None:
     plan["offers"][0]["available_gpus"] = {}
     plan["policy"]["tiers"] = ["on-demand"]
     assert brute_force(plan) == pytest.approx(60)
+
+
+@pytest.mark.skipif("highs" not in SOLVERS, reason="HiGHS (highspy) is not installed")
+@pytest.mark.parametrize("seed", SEEDS[:30])
+def test_configs_chosen_whole_when_the_held_plan_is_far_match_brute_force(seed: int, tmp_path: Path,
+                                                                           monkeypatch) -> None:
+    """Step 2's way of configs chosen whole, taken whenever the relaxation's configs held give a plan above the
+    bound (strategy.CHOICE_MIN_ROWS and FAR_FROM_BOUND at zero: the random plans are far smaller than the
+    programs that take it), still ends at the brute-force optimum."""
+    from optimizer.optimize import strategy
+
+    monkeypatch.setattr(strategy, "CHOICE_MIN_ROWS", 0)
+    monkeypatch.setattr(strategy, "FAR_FROM_BOUND", 0.0)
+    plan, best = expected(seed)
+    if best is None:
+        pytest.skip("no purchase meets the caps")
+    path = tmp_path / "plan.yaml"
+    path.write_text(json.dumps(plan, indent=1), encoding="utf-8")
+    result = solve_plan(path, SolveOptions(solver="highs"))
+    assert result.status == "optimal"
+    assert result.cost_total == pytest.approx(best, rel=1e-7, abs=1e-6), json.dumps(plan)

@@ -567,6 +567,22 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
         with prog.choices_fixed_to_relaxation():
             rounded = solve(prog.prob, solver, time_limit_s=room(), mip_gap=gap_target)
         choice_bound = None
+        if rounded.status in ("optimal", "feasible") and solver in POOLED_SOLVERS and left() > 0 \
+                and _rows(prog) >= CHOICE_MIN_ROWS and (_gap(rounded.objective, bound) or 0.0) > FAR_FROM_BOUND:
+            # The relaxation's configs held make a plan far from the bound, on a program whose search is long:
+            # choose whole configs with the capacity still fractional as well (a bound, and maybe a cheaper
+            # plan), so that the pools' whole nodes can be rounded at them below (_rounded_in_rounds)
+            held_plan, held_values = rounded, prog.values()
+            chosen, choice_bound = _choices_solved(prog, solver, room, gap_target)
+            if choice_bound is not None and choice_bound > bound:
+                bound = choice_bound
+                tell("bound", None, bound)
+            if chosen.status in ("optimal", "feasible") and chosen.objective is not None \
+                    and chosen.objective < (held_plan.objective or math.inf):
+                rounded = chosen
+            else:
+                rounded = held_plan
+                prog.restore(held_values)
         if rounded.status not in ("optimal", "feasible") and unsure and left() > 0:
             # The relaxation's configs cannot all be held (caps, usually: it spread workloads over offers
             # fractionally): choose whole configs with the capacity still fractional, then hold them
@@ -765,6 +781,16 @@ POOLED_GAP = 0.1
 target of a plan that costs more than its objective by what the rows do not round. Without restarts HiGHS proves
 that program by its tree, which closes all at once: on plans/q1-forecast.yaml a share of 0.5 stopped it at
 $431,924 (the plan then proven to 0.55%) in 47.3 s, 0.1 at $433,759 (0.12%) in 43.7 s."""
+CHOICE_MIN_ROWS = 5_000
+FAR_FROM_BOUND = 0.1
+"""Step 2 also takes the way of configs chosen whole (_choices_solved, then _rounded_in_rounds) when the relaxation's
+configs can be held but their plan is more than FAR_FROM_BOUND above the bound, on a program of at least
+CHOICE_MIN_ROWS rows (after the cut rounds). Measured (benchmarks/solve_phases.py, scenario_scaling.py): q4 with
+three months of growth and five scenarios (53k rows; the held configs' plan $411,622, 34% above the bound) went
+from 11.9% after 135 s to 0.19% proven in 121.5 s; the generated 10-workload plan (9,838 rows, 16% above) from
+0.77% in 27.8-33.3 s ($129,491) to 0.31% in 12.0 s with a cheaper plan ($128,826). q4 itself (2,088 rows; $186k
+against $58k) would take 8.8 s that way against 4.2 s searched whole: the choice program and each round cost
+about what the whole search does on so small a program, hence the rows."""
 CHOICE_SHARE = 0.7
 """At most this share of the time left for the program with only its choices whole (_choices_solved): its
 bound is the plan's. On plans/q1-forecast.yaml (120 s) half the time left stopped it at $392,181 after
