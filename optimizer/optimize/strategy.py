@@ -757,7 +757,7 @@ def _rounded_in_rounds(prog: Program, solver: str, room: Callable[[], float], le
 
 POOLED_ROUNDS = 3
 """At most this many rounds of _rounded_in_rounds (on plans/q1-forecast.yaml one proves the plan; q4 and the seed
-never come here: step 2 holds the relaxation's configs, whose plan is close to the bound or the program small). Measured as a loop on q4 from the
+never come here: step 2 holds the relaxation's configs, their programs being small). Measured as a loop on q4 from the
 choice program: $85,276, then $96,235, then $96,950 at the optimum's configs, against the $97,212 optimum."""
 NO_RESTART = {"mip_allow_restart": False}
 """HiGHS without its restarts, for the programs with only the choices whole (_choices_solved, _rounded_in_rounds).
