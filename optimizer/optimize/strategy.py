@@ -73,8 +73,9 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
       1. the LP relaxation: a lower bound, and each workload's most-chosen config;
       2. those configs fixed, the node counts solved as an integer program: a feasible plan —
          when it is within mip_gap of the bound, the plan is proven optimal and we stop. When those
-         configs cannot all be held (caps), the program with only its once-made decisions whole picks configs that
-         can (its bound, a relaxation's, replaces the LP's when higher) and they are held
+         configs cannot all be held (caps), or their plan is far from the bound on a large program
+         (FAR_FROM_BOUND), the program with only its once-made decisions whole picks configs (its bound, a
+         relaxation's, replaces the LP's when higher) and they are held, the cheaper plan kept
          (_choices_solved); while that plan is not proven, the same program with the rows that round the pools'
          GPUs to whole nodes together at its configs is solved again for its bound (_rounded_in_rounds, HiGHS);
          failing that, only the ones the relaxation is sure of are held, the solver's
@@ -566,30 +567,24 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
         decided = {w: key for w, (value, key) in largest.items() if value >= DECIDED} if unsure else {}
         with prog.choices_fixed_to_relaxation():
             rounded = solve(prog.prob, solver, time_limit_s=room(), mip_gap=gap_target)
+        holds = rounded.status in ("optimal", "feasible")  # the relaxation's configs held make a plan
+        far = holds and solver in POOLED_SOLVERS and _rows(prog) >= CHOICE_MIN_ROWS \
+            and (_gap(rounded.objective, bound) or 0.0) > FAR_FROM_BOUND
         choice_bound = None
-        if rounded.status in ("optimal", "feasible") and solver in POOLED_SOLVERS and left() > 0 \
-                and _rows(prog) >= CHOICE_MIN_ROWS and (_gap(rounded.objective, bound) or 0.0) > FAR_FROM_BOUND:
-            # The relaxation's configs held make a plan far from the bound, on a program whose search is long:
-            # choose whole configs with the capacity still fractional as well (a bound, and maybe a cheaper
-            # plan), so that the pools' whole nodes can be rounded at them below (_rounded_in_rounds)
-            held_plan, held_values = rounded, prog.values()
-            chosen, choice_bound = _choices_solved(prog, solver, room, gap_target)
-            if choice_bound is not None and choice_bound > bound:
-                bound = choice_bound
-                tell("bound", None, bound)
-            if chosen.status in ("optimal", "feasible") and chosen.objective is not None \
-                    and chosen.objective < (held_plan.objective or math.inf):
-                rounded = chosen
-            else:
-                rounded = held_plan
-                prog.restore(held_values)
-        if rounded.status not in ("optimal", "feasible") and unsure and left() > 0:
+        if ((unsure and not holds) or far) and left() > 0:
             # The relaxation's configs cannot all be held (caps, usually: it spread workloads over offers
-            # fractionally): choose whole configs with the capacity still fractional, then hold them
+            # fractionally), or their plan is far from the bound on a program whose search is long: choose whole
+            # configs with the capacity still fractional, then hold them (a bound; where the held configs gave a
+            # plan, the cheaper of the two is kept); _rounded_in_rounds rounds the pools' whole nodes at them below
+            kept = (rounded, prog.values()) if holds else None
             rounded, choice_bound = _choices_solved(prog, solver, room, gap_target)
             if choice_bound is not None and choice_bound > bound:
                 bound = choice_bound
                 tell("bound", None, bound)
+            if kept is not None and not (rounded.status in ("optimal", "feasible") and rounded.objective is not None
+                                         and rounded.objective < (kept[0].objective or math.inf)):
+                rounded = kept[0]
+                prog.restore(kept[1])
         if rounded.status not in ("optimal", "feasible") and decided and left() > 0:
             # Nor could configs chosen whole be held, in their time: hold only those the relaxation was sure
             # of and take the first plan the solver finds with the rest free — a start for step 3
@@ -687,9 +682,8 @@ def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_t
     (Program.hours_relaxed) picks a set of configs that fit the caps together — the relaxation had spread
     workloads over several offers to fill their sunk committed GPUs, which no plan can. It is a relaxation
     of the plan, so its best bound is a lower bound on every plan's cost (at least the LP's); HiGHS solves it
-    without restarts (NO_RESTART). Its configs
-    held — with HiGHS, given the rows that round their pools' GPUs to whole nodes together first — the
-    capacity is solved whole.
+    without restarts (NO_RESTART). Its configs held — with HiGHS, given the rows that round their pools' GPUs
+    to whole nodes together first — the capacity is solved whole.
     Returns that solve (a plan, or not) and the bound (None when the choice program found no plan)."""
     with prog.hours_relaxed():
         chosen = solve(prog.prob, solver, time_limit_s=CHOICE_SHARE * left(), mip_gap=CHOICE_GAP * gap_target,

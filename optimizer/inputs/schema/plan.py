@@ -460,6 +460,7 @@ CALENDAR_SLACK_DAYS = 3
 """Stated days of a day type may differ this much from the calendar's (holidays taken out) before validate asks
 whether they are swapped."""
 
+
 def _by_base(counts: dict[str, float], base: dict[str, str]) -> dict[str, float]:
     """Days per day type of a scenario plan's program copy, added up per day type the plan states."""
     out: dict[str, float] = {}
