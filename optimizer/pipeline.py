@@ -33,14 +33,9 @@ from optimizer.inputs import estimates, months, scenarios
 from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.inputs.scenarios import demand_factor
 from optimizer.inputs.schema.plan import Risk, Scenario
+from optimizer.optimize.forcing import ForcedSolve, solve_and_force
 from optimizer.optimize.solution import SolveInfo
-from optimizer.optimize.strategy import (
-    ForcedSolve,
-    SolveOptions,
-    settings,
-    solve_and_force,
-    solve_candidates,
-)
+from optimizer.optimize.strategy import SolveOptions, settings, solve_candidates
 from optimizer.processes import background_worker, stop_workers
 from optimizer.results.baseline import Baseline, describe, penalties
 from optimizer.results.extract import extract

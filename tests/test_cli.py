@@ -513,7 +513,7 @@ def test_explain_side_by_side_prices_as_in_turn(tmp_path):
     from optimizer.candidates.build import build_candidates
     from optimizer.candidates.prune import ranked_alternatives
     from optimizer.inputs.loading import load_plan
-    from optimizer.optimize.strategy import solve_and_force
+    from optimizer.optimize.forcing import solve_and_force
     from optimizer.pipeline import SolveOptions as Options
 
     loaded = load_plan(_explain_plan(tmp_path))
@@ -542,7 +542,7 @@ def test_explain_prices_an_offer_at_its_best_api_overflow_ceiling():
     from optimizer.candidates.overflow import without_ceiling
     from optimizer.candidates.prune import ranked_alternatives
     from optimizer.inputs.loading import load_plan
-    from optimizer.optimize.strategy import solve_and_force
+    from optimizer.optimize.forcing import solve_and_force
     from optimizer.pipeline import SolveOptions as Options
 
     loaded = load_plan(ROOT / "plans" / "q4.yaml")
@@ -567,29 +567,29 @@ def test_explain_drops_an_early_re_solve_of_the_config_the_plan_chose(tmp_path, 
     from optimizer.candidates.build import build_candidates
     from optimizer.candidates.prune import ranked_alternatives
     from optimizer.inputs.loading import load_plan
-    from optimizer.optimize import strategy
+    from optimizer.optimize import forcing
     from optimizer.pipeline import SolveOptions as Options
 
     loaded = load_plan(_explain_plan(tmp_path))
     cands = build_candidates(loaded, frozenset({"chat"}), strict=False)
     offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
     ranked = ranked_alternatives(loaded.plan, offers, cands.by_workload, {w.name: "" for w in loaded.plan.workloads})
-    sol, _info, _forced = strategy.solve_and_force(loaded, cands, Options(), "chat", [], 0)
+    sol, _info, _forced = forcing.solve_and_force(loaded, cands, Options(), "chat", [], 0)
     chosen = sol.chosen["chat"]
     keys = [chosen] + [c.key for c in ranked["chat"] if c.key != chosen]
     other = keys[1]
     started = []
-    real = strategy._likely_choices
+    real = forcing._likely_choices
 
     def misled(prog):  # the relaxation "chooses" another config, so the early re-solve is the plan's own
         started.append(True)
         return {**real(prog), "chat": other}
 
-    monkeypatch.setattr(strategy, "_likely_choices", misled)
+    monkeypatch.setattr(forcing, "_likely_choices", misled)
     seen = []
-    _sol, _i, side = strategy.solve_and_force(loaded, cands, Options(), "chat", keys, 2,
+    _sol, _i, side = forcing.solve_and_force(loaded, cands, Options(), "chat", keys, 2,
                                               lambda i, n, f, _p: seen.append((i, n)), workers=2)
-    _sol, _i, alone = strategy.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=1)
+    _sol, _i, alone = forcing.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=1)
     assert started and seen == [(1, 2), (2, 2)]
     assert [f.key for f in side] == [f.key for f in alone] == keys[1:3]
     for a, b in zip(side, alone):
@@ -603,7 +603,7 @@ def test_explain_prices_an_early_re_solve_from_the_plans_configs_too(tmp_path, m
     from optimizer.candidates.build import build_candidates
     from optimizer.candidates.prune import ranked_alternatives
     from optimizer.inputs.loading import load_plan
-    from optimizer.optimize import strategy
+    from optimizer.optimize import forcing
     from optimizer.pipeline import SolveOptions as Options
 
     path = _explain_plan(tmp_path)
@@ -616,17 +616,17 @@ def test_explain_prices_an_early_re_solve_from_the_plans_configs_too(tmp_path, m
     cands = build_candidates(loaded, frozenset({"chat"}), strict=False)
     offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
     ranked = ranked_alternatives(loaded.plan, offers, cands.by_workload, {w.name: "" for w in loaded.plan.workloads})
-    sol, _info, _forced = strategy.solve_and_force(loaded, cands, Options(), "chat", [], 0)
+    sol, _info, _forced = forcing.solve_and_force(loaded, cands, Options(), "chat", [], 0)
     keys = [c.key for c in ranked["chat"] if c.key != sol.chosen["chat"]]
     wrong = next(c.key for c in cands.by_workload["summarize"] if c.key != sol.chosen["summarize"])
-    real = strategy._likely_choices
-    monkeypatch.setattr(strategy, "_likely_choices", lambda prog: {**real(prog), "summarize": wrong})
+    real = forcing._likely_choices
+    monkeypatch.setattr(forcing, "_likely_choices", lambda prog: {**real(prog), "summarize": wrong})
     merged = []
-    with_start = strategy._with_start
-    monkeypatch.setattr(strategy, "_with_start",
+    with_start = forcing._with_start
+    monkeypatch.setattr(forcing, "_with_start",
                         lambda forced, kept, gap: merged.append((forced.key, kept)) or with_start(forced, kept, gap))
-    _sol, _i, side = strategy.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=2)
-    _sol, _i, alone = strategy.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=1)
+    _sol, _i, side = forcing.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=2)
+    _sol, _i, alone = forcing.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=1)
     early = [(k, kept) for k, kept in merged if kept is not None]
     assert len(early) == 1 and early[0][0] == keys[0]  # the early one, priced from the plan's configs too
     assert [f.key for f in side] == [f.key for f in alone] == keys[:2]
@@ -636,7 +636,7 @@ def test_explain_prices_an_early_re_solve_from_the_plans_configs_too(tmp_path, m
 
 
 def test_with_start_takes_the_cheaper_plan_and_keeps_the_bound():
-    from optimizer.optimize.strategy import ForcedSolve, _with_start
+    from optimizer.optimize.forcing import ForcedSolve, _with_start
 
     bounded = ForcedSolve("k", 680.0, 460.0, "bounded", 9.0)
     assert _with_start(bounded, 503.0, 0.01) == ForcedSolve("k", 503.0, 460.0, "bounded", 9.0)

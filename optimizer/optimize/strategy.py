@@ -1,28 +1,24 @@
-"""How a plan is solved: three exact steps (relaxation, rounded plan, full program), and why a plan is
-infeasible in words (the program re-solved with its caps made elastic)."""
+"""How a plan is solved: three exact steps (relaxation, rounded plan, full program), configs alone at their
+offer priced apart and settled, the tidy pass among plans of equal cost, and the alternatives priced with every
+other choice kept. Why a plan is infeasible, in words: diagnosis.py; explain's forced re-solves: forcing.py."""
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import datetime as dt
 import math
-import multiprocessing
-import os
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Callable
 
 import pulp
 
-from optimizer import vocab
 from optimizer.candidates import ownership
-from optimizer.candidates.overflow import without_ceiling
 from optimizer.candidates.prune import ranked_alternatives
 from optimizer.candidates.types import Candidate, CandidateSet
-from optimizer.errors import InfeasiblePlan, SolverError
+from optimizer.errors import SolverError
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.optimize.calendar import Segments, segment
+from optimizer.optimize.diagnosis import diagnose
 from optimizer.optimize.model import (
     Program,
     add_cuts,
@@ -36,7 +32,6 @@ from optimizer.optimize.model import (
 )
 from optimizer.optimize.solution import Forced, Solution, SolveInfo
 from optimizer.optimize.solver import Basis, solve
-from optimizer.processes import background_worker
 
 
 @dataclass(frozen=True)
@@ -154,7 +149,7 @@ SETTLE_MIN_S = 5.0
 chosen private config turned out to have no plan at its offer (no plan in hand), or, when a chosen config's own
 offer found no plan in its time, solved with every offer in (q1-forecast under load had ended in 'no feasible plan
 (time limit 1 s)' after 13 s with a plan in hand); and each chosen offer's own solve in explain's forced re-solves
-(_force)."""
+(forcing._force)."""
 SETTLE_SHARE = 0.1
 """Of the time limit, the share the program's solve (_solve's steps 2 and 3) leaves for settling (_solve_settled)
 when it prices private configs at a bound — the chosen ones' own offers solved whole, the program solved again if
@@ -539,7 +534,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
     note = relaxed.fallback_note
     solver = relaxed.name
     if relaxed.status == "infeasible":
-        raise diagnose(loaded, cands, segments, options)
+        raise diagnose(loaded, cands, segments, *settings(loaded, options)[:2])
     reduced = reduced_costs(prog.integer_variables()) if relaxed.status == "optimal" else {}
     for _ in range(CUT_ROUNDS):
         # the valid inequalities this relaxation violates, and the relaxation again (a higher bound, and
@@ -655,7 +650,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             if full.status == "infeasible" and tightened:
                 full = None  # nothing cheaper than step 2's plan within the tightened bounds: it stands
             elif full.status == "infeasible":
-                raise diagnose(loaded, cands, segments, options)
+                raise diagnose(loaded, cands, segments, *settings(loaded, options)[:2])
     bounds = [b for b in (bound, full.bound if full else None) if b is not None]
     best_bound = max(bounds) if bounds else None
     if full is not None and full.status in ("optimal", "feasible") and (
@@ -805,282 +800,6 @@ FIRST_PLAN_SHARE = 0.5
 plan's configs held)."""
 
 
-@dataclass(frozen=True)
-class ForcedSolve:
-    """One config forced on a workload and the whole program re-solved around it (explain)."""
-
-    key: str
-    objective: float | None
-    """The cheapest plan found with it forced; None when none was found."""
-    bound: float | None
-    """A proven lower bound on that plan's cost (the solver's best bound)."""
-    status: str
-    """optimal (within the gap), bounded (time ran out: between bound and objective), infeasible, not solved."""
-    seconds: float
-    chosen: str | None = None
-    """The config of the cheapest plan found: `key` or the same hardware at another API overflow ceiling."""
-
-
-def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, workload: str,
-                    ranked: list[str], count: int,
-                    on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None = None,
-                    workers: int | None = None, plan_cands: CandidateSet | None = None
-                    ) -> tuple[Solution, SolveInfo, list[ForcedSolve]]:
-    """Solve the plan, then force each of the first `count` configs of `ranked` other than the chosen
-    one on `workload`, in the same program, and re-solve; `on_done(i, n, forced, plan_info)` as each ends.
-    A config is forced as its hardware — offer, precision, parallelism — at any of its API overflow
-    ceilings (the program picks the ceiling, as it does for the plan), so `ranked` is cut to the first
-    config of each, and the chosen config's hardware is not an alternative.
-
-    The time limit is the total: the plan gets half (more when it finishes early, it stops at
-    its gap), the forced re-solves share the rest. Each forced re-solve starts from a plan that is
-    feasible for it — the solved plan with only this workload moved (every other choice kept,
-    node-limited) — so the re-solve only improves on it, and its best bound says how far it could
-    go: an alternative whose time ran out is reported as a range, never as a guess.
-
-    With more than one core (`workers`, default all), the re-solves run side by side in spawned
-    processes, each building the program once; the processes start while the plan is solved, and
-    the first re-solve starts there too, once the relaxation says which config the plan will most
-    likely choose (the plan's solve uses one core): the first ranked config other than that one,
-    started from the relaxation's configs. Should the plan choose it after all, that re-solve is
-    the plan again and is dropped; a forced re-solve's price does not depend on where it started.
-
-    `plan_cands` (default `cands`), a subset of `cands` with the same optimum (dominated configs pruned),
-    is what the plan itself is solved over; the forced re-solves use `cands`.
-    """
-    solver, limit, gap_target = settings(loaded, options)
-    started = time.perf_counter()
-    hardware: dict[str, str] = {}  # the first ranked config of each offer, precision and parallelism
-    for k in ranked:
-        hardware.setdefault(without_ceiling(k), k)
-    ranked = list(hardware.values())
-    n_workers = max(1, min(workers or os.cpu_count() or 1, count))
-    pool = None
-    if n_workers > 1:
-        pool = cf.ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=_worker_start, initargs=(loaded, cands, solver))
-        for _ in range(n_workers):  # start the processes (and their builds) now, beside the plan's solve
-            pool.submit(_worker_ready)
-    early: dict[str, cf.Future] = {}
-    starts: dict[str, dict[str, str]] = {}
-
-    def speculate(relaxed: Program) -> None:
-        if pool is None or count < 2:
-            return
-        likely = _likely_choices(relaxed)
-        first = next((k for k in ranked if without_ceiling(k) != without_ceiling(likely.get(workload, ""))), None)
-        if first is not None:  # one: two would share the one core the plan's solve leaves
-            starts[first] = likely
-            early[first] = pool.submit(_worker_force, likely, workload, first, solver, gap_target,
-                                       limit / 2 * n_workers / count)
-
-    try:
-        plan_cands = plan_cands or cands
-        segments = _segments(loaded, plan_cands)
-        private = _private_costs(loaded, plan_cands, segments, solver)
-        t_build = time.perf_counter()
-        prog = build_model(loaded, plan_cands, segments, cuts=False, private=private.costs if private else None)
-        build_s = time.perf_counter() - t_build
-        plan_limit = limit / 2 if count else limit
-        settled = _solve_settled(prog, private, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
-                                 started, None, on_relaxed=speculate, build_s=build_s)
-        if settled is None:  # as solve_candidates: the program as it was
-            prog = build_model(loaded, plan_cands, segments, cuts=False)
-            settled = (prog, *_solve(prog, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
-                                     started))
-        prog, sol, info = settled
-        info, tidied = tidy(prog, info)
-        if tidied:
-            sol = prog.solution()
-        solver = info.name
-        keys = [k for k in ranked if without_ceiling(k) != without_ceiling(sol.chosen[workload])][:count]
-        if pool is None or len(keys) < 2:
-            # the forced configs may be ones the plan's program pruned, and its private configs' costs bounds
-            every = _segments(loaded, cands)
-            alone = _private_costs(loaded, cands, every, solver)
-            forced = build_model(loaded, cands, every, cuts=True, private=alone.costs if alone else None)
-            settle = None if alone is None else (
-                lambda ks, seconds: _settle_private(forced, alone, ks, loaded, cands, every, solver, seconds))
-            out = _force_in_turn(forced, sol.chosen, workload, keys, solver, gap_target, limit, started, info,
-                                 on_done, settle)
-        else:
-            for k in set(early) - set(keys):
-                early.pop(k).cancel()  # the plan chose it: that re-solve is the plan's own
-            # an early re-solve started from the relaxation's configs; where the plan chose others, its start
-            # (every other choice kept) is priced again from the plan's
-            again = [k for k in early if any(starts[k].get(w) != c for w, c in sol.chosen.items() if w != workload)]
-            out = _force_side_by_side(pool, n_workers, sol.chosen, workload, keys, solver, gap_target, limit,
-                                      started, info, on_done, early, again)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
-    return sol, info, out
-
-
-def _likely_choices(relaxed: Program) -> dict[str, str]:
-    """Each workload's config the solved relaxation chose most: the plan's most likely choices."""
-    return {w: key for w, (_v, key) in relaxed.largest_choices().items()}
-
-
-def _force_in_turn(prog: Program, chosen: dict[str, str], workload: str, keys: list[str], solver: str,
-                   gap_target: float, limit: float, started: float, info: SolveInfo,
-                   on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None,
-                   settle: Callable[[list[str], float], bool | None] | None = None) -> list[ForcedSolve]:
-    out: list[ForcedSolve] = []
-    for i, key in enumerate(keys):
-        t0 = time.perf_counter()
-        share = (limit - (t0 - started)) / (len(keys) - i)
-        if share <= 0.05:
-            out.append(ForcedSolve(key, None, None, "not solved", 0.0))
-        else:
-            out.append(_force(prog, chosen, workload, key, solver, gap_target, share, settle))
-        if on_done is not None:
-            on_done(i + 1, len(keys), out[-1], info)
-    return out
-
-
-def _force_side_by_side(pool: cf.ProcessPoolExecutor, workers: int, chosen: dict[str, str], workload: str,
-                        keys: list[str], solver: str, gap_target: float, limit: float, started: float,
-                        info: SolveInfo, on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None,
-                        early: dict[str, cf.Future] | None = None, again: list[str] | None = None) -> list[ForcedSolve]:
-    """The forced re-solves on `workers` processes: each gets the time left × workers ÷ alternatives;
-    those in `early` were started while the plan was solved. For those in `again` (an early re-solve that
-    started from other configs than the plan's) the plan with only this workload moved is priced too, and the
-    cheaper of the two plans found is the price (_with_start)."""
-    early = early or {}
-    left = limit - (time.perf_counter() - started)
-    share = left * workers / max(1, len(keys) - len(early))
-    if share <= 0.05:
-        return [ForcedSolve(k, None, None, "not solved", 0.0) for k in keys]
-    # an early re-solve's price waits for its start from the plan's configs: that quick solve is queued first,
-    # ahead of the other re-solves (behind them, q4's early alternative was told at 8.9 s instead of 5.1 s)
-    kept_futures = {pool.submit(_worker_kept, chosen, workload, k, solver, gap_target,
-                                min(SECONDS_PER_ALTERNATIVE, share)): k for k in again or []}
-    futures = {f: k for k, f in early.items()}
-    futures.update({pool.submit(_worker_force, chosen, workload, k, solver, gap_target, share): k
-                    for k in keys if k not in early})
-    kept: dict[str, float | None] = {}
-    waiting: dict[str, ForcedSolve] = {}
-    done: dict[str, ForcedSolve] = {}
-    for f in cf.as_completed([*futures, *kept_futures]):
-        if f in kept_futures:
-            k = kept_futures[f]
-            kept[k] = f.result()
-            if k not in waiting:
-                continue
-            forced = waiting.pop(k)
-        else:
-            k = futures[f]
-            forced = f.result()
-            if k in kept_futures.values() and k not in kept:
-                waiting[k] = forced  # its start from the plan's configs is still being priced
-                continue
-        done[k] = _with_start(forced, kept.get(k), gap_target)
-        if on_done is not None:
-            on_done(len(done), len(keys), done[k], info)
-    return [done[k] for k in keys]
-
-
-def _with_start(forced: ForcedSolve, kept: float | None, gap_target: float) -> ForcedSolve:
-    """A forced re-solve's result with a plan found apart for the same forced config (`kept`: the cost of the
-    plan with every other choice kept), when that plan is cheaper: the price is the cheapest plan found, the
-    bound the re-solve's."""
-    if kept is None or forced.status == "infeasible" or (forced.objective is not None and forced.objective <= kept):
-        return forced
-    gap = _gap(kept, forced.bound)
-    status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "bounded"
-    return replace(forced, objective=kept, status=status)
-
-
-_WORKER: dict[str, Any] = {}
-"""In a re-solve process: the program, built once from the plan the process started with, and what
-settling its private configs needs (prog, private, loaded, cands, segments, solver)."""
-
-
-def _worker_start(loaded: LoadedPlan, cands: CandidateSet, solver: str) -> None:
-    background_worker()  # below the plan's own solve, beside it (re-solves start, and build, while it runs)
-    segments = _segments(loaded, cands)
-    private = _private_costs(loaded, cands, segments, solver)
-    prog = build_model(loaded, cands, segments, cuts=True, private=private.costs if private else None)
-    _WORKER.update(prog=prog, private=private, loaded=loaded, cands=cands, segments=segments, solver=solver)
-
-
-def _worker_settle() -> Callable[[list[str], float], bool | None] | None:
-    """The settling of private configs (_settle_private) in the program the process built."""
-    w = _WORKER
-    if not w.get("private"):
-        return None
-    return lambda keys, seconds: _settle_private(w["prog"], w["private"], keys, w["loaded"], w["cands"],
-                                                 w["segments"], w["solver"], seconds)
-
-
-def _worker_ready() -> None:
-    """Nothing: submitted once per process so the pool starts them at once."""
-
-
-def _worker_force(chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
-                  seconds: float) -> ForcedSolve:
-    return _force(_WORKER["prog"], chosen, workload, key, solver, gap_target, seconds, _worker_settle())
-
-
-def _worker_kept(chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
-                 seconds: float) -> float | None:
-    """The cost of the plan with `workload` forced onto `key` and every other choice kept (None: none found)."""
-    return _kept_price(_WORKER["prog"], chosen, workload, key, solver, gap_target, seconds, _worker_settle())
-
-
-def _kept_price(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
-                seconds: float, settle: Callable[[list[str], float], bool | None] | None = None) -> float | None:
-    """_others_kept's plan cost, its private configs' costs settled first (None: no plan, or not settled)."""
-    t0 = time.perf_counter()
-    if settle is not None and settle([*chosen.values(), key], seconds) is None:
-        return None
-    quick = _others_kept(prog, chosen, workload, key, solver, gap_target,
-                         max(0.05, seconds - (time.perf_counter() - t0)))
-    return quick.objective if quick.status in ("optimal", "feasible") else None
-
-
-def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
-           seconds: float, settle: Callable[[list[str], float], bool | None] | None = None) -> ForcedSolve:
-    """`settle(keys, seconds)` makes chosen private configs' costs exact (_settle_private): a price is only
-    taken from a plan whose private configs are priced whole."""
-    t0 = time.perf_counter()
-
-    def left() -> float:
-        return max(0.05, seconds - (time.perf_counter() - t0))
-
-    _cuts_for_search(prog)  # branch and bound: every node-rounding row, unless they would swamp the program
-    warm, best, best_key = None, None, key
-    variants = frozenset(c.key for c in prog.cands.by_workload[workload]
-                         if without_ceiling(c.key) == without_ceiling(key))  # its hardware at every ceiling
-    if settle is not None and settle([*chosen.values(), key], left()) is None:
-        return ForcedSolve(key, None, None, "not solved", time.perf_counter() - t0)
-    quick = _others_kept(prog, chosen, workload, key, solver, gap_target, min(seconds / 2, SECONDS_PER_ALTERNATIVE))
-    if quick.status in ("optimal", "feasible") and quick.objective is not None:
-        warm, best = prog.values(), quick.objective
-    for _ in range(SETTLE_ROUNDS):
-        with prog.choices_fixed({workload: variants}):
-            full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=warm)
-        if full.status == "infeasible":
-            return ForcedSolve(key, None, None, "infeasible", time.perf_counter() - t0)
-        found = full.status in ("optimal", "feasible") and full.objective is not None
-        picked = prog.solution().chosen[workload] if found else key
-        rose = settle(list(prog.solution().chosen.values()), left()) if found and settle is not None else False
-        if rose is None:  # its private configs could not be priced whole: its price is not taken
-            found = False
-        if not rose:
-            break
-        warm = None  # the plan's own price rose: search again
-    if found and (best is None or full.objective < best):
-        best, best_key = full.objective, picked
-    bound = full.bound if full.status in ("optimal", "feasible") else None
-    if best is None:
-        return ForcedSolve(key, None, bound, "not solved", time.perf_counter() - t0)
-    gap = _gap(best, bound)
-    status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "bounded"
-    return ForcedSolve(key, best, bound, status, time.perf_counter() - t0, best_key)
-
-
 def _settled_configs(prog: Program, fix: dict[str, str]) -> bool:
     """Every workload with configs to choose from is held to one by `fix` (or none has a choice)."""
     return all(w.name in fix for w in prog.plan.workloads
@@ -1170,147 +889,3 @@ def _info(solver: str, status: str, started: float, gap: float | None, objective
           bound: float | None, note: str | None, overhead_s: float = 0.0) -> SolveInfo:
     return SolveInfo(solver, status, time.perf_counter() - started, gap, objective, bound, note,  # type: ignore[arg-type]
                      overhead_s)
-
-
-HELD_TIERS = ("owned", "signed")
-"""Diagnosis 'tiers' that are GPUs held (owned servers, contracts signed), not a provider's cap."""
-HELD_FIX = {
-    "owned": "the servers you own are all this plan may use there: buy more (an offer with buy:, rented until they arrive), allow "
-             "rented tiers and providers (policy.tiers, policy.providers), or allow API overflow",
-    "power_kw": "raise facility.power_kw, buy denser servers, or allow rented tiers and providers (policy.tiers, "
-                "policy.providers) or API overflow",
-    "racks": "raise facility.racks, buy denser servers, or allow rented tiers and providers (policy.tiers, "
-             "policy.providers) or API overflow",
-    "signed": "the signed contracts are all this plan may use there: allow on-demand, spot or reserved at the "
-              "offer (policy.tiers), other offers, or API overflow",
-}
-
-
-def diagnose(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions) -> InfeasiblePlan:
-    """Say in words why no plan meets the caps: re-solve with caps — and the GPUs owned or signed for —
-    made elastic and read the excess."""
-    reasons, tiers = _diagnosis(loaded, cands, segments, options)
-    fix = HELD_FIX[tiers.pop()] if len(tiers) == 1 and next(iter(tiers)) in HELD_FIX else None
-    return InfeasiblePlan(reasons, fix=fix)
-
-
-def _diagnosis(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions
-               ) -> tuple[list[str], set[str]]:
-    """The reasons, and the tiers ("owned", "signed" or a rented one) whose limits they are about."""
-    plan = loaded.plan
-    prog = build_model(loaded, cands, segments, elastic=True, cuts=False)  # the cuts hold only within the caps
-    info = solve(prog.prob, options.solver or plan.policy.solver,
-                 time_limit_s=options.time_limit_s or plan.policy.time_limit_s, mip_gap=0.0)
-    if info.status not in ("optimal", "feasible"):
-        return ["no plan meets the constraints, and the diagnosis solve found no reason either"], set()
-    sol = prog.solution()
-    chosen = cands.chosen(sol.chosen)
-    # Group the excess by offer, tier and day type; name the worst hour and every hour affected.
-    groups: dict[tuple[str, str, str | None], list[tuple[int | None, float]]] = {}
-    for (o, tier, d, h), excess in sol.cap_excess.items():
-        if excess >= 0.5:
-            groups.setdefault((o, tier, d), []).append((h, excess))
-    reasons = [_facility_shortfall(loaded, prog, limit, hours[0][1]) for (o, limit, _d), hours in sorted(groups.items())
-               if o == "facility"]
-    for (o, tier, d), hours in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], str(kv[0][2]))):
-        if o == "facility":
-            continue
-        offer = prog.offers[o]
-        if tier in HELD_TIERS:  # the GPUs held then, not a cap
-            cap = prog.segments.committed_at(o, d or "")
-        else:
-            cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
-        worst_h, worst = max(hours, key=lambda he: (he[1], -(he[0] or 0)))
-        at_offer = [w for w in plan.workloads if chosen[w.name].offer == o]
-        short_hours = sorted(h for h, _ in hours if h is not None)
-        if worst_h is None:
-            who = " and ".join(w.name for w in at_offer) or "the plan"
-            reasons.append(f"{who} {'needs' if len(at_offer) == 1 else 'need'} {int(round(cap + worst))} {tier} "
-                           f"{offer.accelerator} GPUs for the horizon; {o} ({offer.provider}) can supply {cap}")
-            continue
-        busy = [w for w in at_offer if any(sol.gpus_at(chosen[w.name].key, (d, h)) > 0 for h in short_hours)]
-        dtype, _n, period = segments.segments.get(d or "", (d, 0, None))  # a day type, or one in a contract period
-        day = vocab.day_type_words(dtype or "")
-        if period is not None and segments.calendar is not None:
-            day += f" from {segments.calendar.periods[period].label}"
-        if busy and all(w.kind == "batch" for w in busy):
-            # A batch job can move within its window: say what the window holds, not one hour.
-            for w in busy:
-                reasons.append(_batch_shortfall(w, chosen[w.name], offer, tier, cap, day))
-            continue
-        users = [f"{w.name} ({int(round(sol.gpus_at(chosen[w.name].key, (d, worst_h))))} GPUs)" for w in busy
-                 if sol.gpus_at(chosen[w.name].key, (d, worst_h)) > 0]
-        who = " and ".join(users) if users else "the plan"
-        verb = "needs" if len(users) == 1 else "need"
-        need = int(round(cap + worst))
-        tail = " (short all day)" if len(short_hours) == 24 else f" (short at {_hour_ranges(short_hours)})"
-        unit = f" in {offer.gpus_per_node}-GPU nodes" if offer.gpus_per_node > 1 else ""
-        reasons.append(f"{who} {verb} {need} {tier} {offer.accelerator} GPUs{unit} at {worst_h:02d}:00 on {day}; "
-                       f"{o} ({offer.provider}) {_supplies(tier, cap)}{tail}")
-    reasons += _unbridged_deliveries(loaded, prog)
-    if not reasons:
-        reasons.append("no plan meets the constraints")
-    return reasons, {tier for (_o, tier, _d) in groups}
-
-
-def _unbridged_deliveries(loaded: LoadedPlan, prog) -> list[str]:
-    """Offers to buy whose servers arrive inside the horizon with nothing rented at the offer until then: a
-    workload serves from one offer for the whole horizon, so none can move there (a cause the excess hides)."""
-    cal, out = prog.segments.calendar, []
-    for o in sorted(prog.own):
-        day = cal.deliveries.get(o) if cal is not None else None
-        offer = prog.offers[o]
-        if not day or prog.own[o].kind != "buy" or any(offer.sells(t) for t in ("on-demand", "spot")):
-            continue
-        when = f"on {loaded.plan.start_date + dt.timedelta(days=day)}" if loaded.plan.start_date else f"on day {day}"
-        out.append(f"{o}'s servers arrive {when}, {day} days into the horizon, and {o} has no on-demand price to "
-                   f"serve from until then — a workload runs at one offer for the whole horizon (give "
-                   f"{o} price_per_gpu_hour: {{on-demand: …}} to rent the same machine until they arrive)")
-    return out
-
-
-def _facility_shortfall(loaded: LoadedPlan, prog, limit: str, excess: float) -> str:
-    """'the servers the plan needs to buy draw 20.4 kW at load; the facility has 9.6 kW for them (…)'."""
-    fac = loaded.plan.facility
-    kw_owned, racks_owned = ownership.owned_facility_use(prog.own)
-    if limit == "power_kw":
-        room = max(0.0, fac.power_kw - kw_owned)
-        less = f", less {kw_owned:,.1f} kW the owned servers draw" if kw_owned else ""
-        return (f"the servers the plan needs to buy draw {room + excess:,.1f} kW at load; the facility has "
-                f"{room:,.1f} kW for them (facility.power_kw {fac.power_kw:g}{less})")
-    room = max(0, fac.racks - racks_owned)
-    less = f", less {racks_owned} the owned servers take" if racks_owned else ""
-    return (f"the servers the plan needs to buy take {room + excess:,.0f} rack positions; the facility has "
-            f"{room} for them (facility.racks {fac.racks}{less})")
-
-
-def _supplies(tier: str, gpus: int) -> str:
-    return {"owned": f"has {gpus} of them", "signed": f"has {gpus} under contract"}.get(tier, f"can supply {gpus}")
-
-
-def _batch_shortfall(w, c: Candidate, offer, tier: str, cap: int, day: str) -> str:
-    """'nightly needs 16 GPU-hours a day in its window 22:00–06:00 …; the cap of 1 GPU gives at most 8'."""
-    assert w.batch is not None
-    share = w.api.max_share if w.api is not None else 0.0
-    need = vocab.batch_gpu_hours((1 - share) * w.batch.output_tokens_per_day, c.goodput, c.gpu_fraction)
-    window = w.batch.hours()
-    start, end = w.batch.window_hours
-    span = "all day" if len(window) == 24 else f"{start:02d}:00–{end:02d}:00"
-    held = f"has {cap} {tier} {offer.accelerator} GPUs" if tier in HELD_TIERS else \
-        f"caps {tier} at {cap} {offer.accelerator} GPUs"
-    return (f"{w.name} needs {need:,.0f} GPU-hours a day in its window {span} on {day} ({c.label}); "
-            f"{offer.id} ({offer.provider}) {held}, "
-            f"at most {cap * len(window):,} GPU-hours in the window")
-
-
-def _hour_ranges(hours: list[int]) -> str:
-    """[13, 14, 15, 18] -> '13:00–16:00, 18:00–19:00'."""
-    out, start, prev = [], None, None
-    for h in hours + [None]:  # type: ignore[list-item]
-        if h is not None and prev is not None and h == prev + 1:
-            prev = h
-            continue
-        if start is not None:
-            out.append(f"{start:02d}:00–{(prev + 1) % 24:02d}:00")
-        start = prev = h
-    return ", ".join(out)

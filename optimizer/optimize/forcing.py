@@ -1,0 +1,311 @@
+"""`planopt explain`'s exact prices: the plan solved, then each alternative config forced on one workload and
+the whole program re-solved around it — started from the plan with only that workload moved, bounded by the
+solver, side by side on the cores the plan's solve leaves (the re-solve processes start while it runs)."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from optimizer.candidates.overflow import without_ceiling
+from optimizer.candidates.types import CandidateSet
+from optimizer.inputs.loading import LoadedPlan
+from optimizer.optimize.model import Program, build_model
+from optimizer.optimize.solution import Solution, SolveInfo
+from optimizer.optimize.solver import solve
+from optimizer.optimize.strategy import (
+    SECONDS_PER_ALTERNATIVE,
+    SETTLE_ROUNDS,
+    SolveOptions,
+    _cuts_for_search,
+    _gap,
+    _others_kept,
+    _private_costs,
+    _segments,
+    _settle_private,
+    _solve,
+    _solve_settled,
+    settings,
+    tidy,
+)
+from optimizer.processes import background_worker
+
+
+@dataclass(frozen=True)
+class ForcedSolve:
+    """One config forced on a workload and the whole program re-solved around it (explain)."""
+
+    key: str
+    objective: float | None
+    """The cheapest plan found with it forced; None when none was found."""
+    bound: float | None
+    """A proven lower bound on that plan's cost (the solver's best bound)."""
+    status: str
+    """optimal (within the gap), bounded (time ran out: between bound and objective), infeasible, not solved."""
+    seconds: float
+    chosen: str | None = None
+    """The config of the cheapest plan found: `key` or the same hardware at another API overflow ceiling."""
+
+
+def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, workload: str,
+                    ranked: list[str], count: int,
+                    on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None = None,
+                    workers: int | None = None, plan_cands: CandidateSet | None = None
+                    ) -> tuple[Solution, SolveInfo, list[ForcedSolve]]:
+    """Solve the plan, then force each of the first `count` configs of `ranked` other than the chosen
+    one on `workload`, in the same program, and re-solve; `on_done(i, n, forced, plan_info)` as each ends.
+    A config is forced as its hardware — offer, precision, parallelism — at any of its API overflow
+    ceilings (the program picks the ceiling, as it does for the plan), so `ranked` is cut to the first
+    config of each, and the chosen config's hardware is not an alternative.
+
+    The time limit is the total: the plan gets half (more when it finishes early, it stops at
+    its gap), the forced re-solves share the rest. Each forced re-solve starts from a plan that is
+    feasible for it — the solved plan with only this workload moved (every other choice kept,
+    node-limited) — so the re-solve only improves on it, and its best bound says how far it could
+    go: an alternative whose time ran out is reported as a range, never as a guess.
+
+    With more than one core (`workers`, default all), the re-solves run side by side in spawned
+    processes, each building the program once; the processes start while the plan is solved, and
+    the first re-solve starts there too, once the relaxation says which config the plan will most
+    likely choose (the plan's solve uses one core): the first ranked config other than that one,
+    started from the relaxation's configs. Should the plan choose it after all, that re-solve is
+    the plan again and is dropped; a forced re-solve's price does not depend on where it started.
+
+    `plan_cands` (default `cands`), a subset of `cands` with the same optimum (dominated configs pruned),
+    is what the plan itself is solved over; the forced re-solves use `cands`.
+    """
+    solver, limit, gap_target = settings(loaded, options)
+    started = time.perf_counter()
+    hardware: dict[str, str] = {}  # the first ranked config of each offer, precision and parallelism
+    for k in ranked:
+        hardware.setdefault(without_ceiling(k), k)
+    ranked = list(hardware.values())
+    n_workers = max(1, min(workers or os.cpu_count() or 1, count))
+    pool = None
+    if n_workers > 1:
+        pool = cf.ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=_worker_start, initargs=(loaded, cands, solver))
+        for _ in range(n_workers):  # start the processes (and their builds) now, beside the plan's solve
+            pool.submit(_worker_ready)
+    early: dict[str, cf.Future] = {}
+    starts: dict[str, dict[str, str]] = {}
+
+    def speculate(relaxed: Program) -> None:
+        if pool is None or count < 2:
+            return
+        likely = _likely_choices(relaxed)
+        first = next((k for k in ranked if without_ceiling(k) != without_ceiling(likely.get(workload, ""))), None)
+        if first is not None:  # one: two would share the one core the plan's solve leaves
+            starts[first] = likely
+            early[first] = pool.submit(_worker_force, likely, workload, first, solver, gap_target,
+                                       limit / 2 * n_workers / count)
+
+    try:
+        plan_cands = plan_cands or cands
+        segments = _segments(loaded, plan_cands)
+        private = _private_costs(loaded, plan_cands, segments, solver)
+        t_build = time.perf_counter()
+        prog = build_model(loaded, plan_cands, segments, cuts=False, private=private.costs if private else None)
+        build_s = time.perf_counter() - t_build
+        plan_limit = limit / 2 if count else limit
+        settled = _solve_settled(prog, private, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
+                                 started, None, on_relaxed=speculate, build_s=build_s)
+        if settled is None:  # as solve_candidates: the program as it was
+            prog = build_model(loaded, plan_cands, segments, cuts=False)
+            settled = (prog, *_solve(prog, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
+                                     started))
+        prog, sol, info = settled
+        info, tidied = tidy(prog, info)
+        if tidied:
+            sol = prog.solution()
+        solver = info.name
+        keys = [k for k in ranked if without_ceiling(k) != without_ceiling(sol.chosen[workload])][:count]
+        if pool is None or len(keys) < 2:
+            # the forced configs may be ones the plan's program pruned, and its private configs' costs bounds
+            every = _segments(loaded, cands)
+            alone = _private_costs(loaded, cands, every, solver)
+            forced = build_model(loaded, cands, every, cuts=True, private=alone.costs if alone else None)
+            settle = None if alone is None else (
+                lambda ks, seconds: _settle_private(forced, alone, ks, loaded, cands, every, solver, seconds))
+            out = _force_in_turn(forced, sol.chosen, workload, keys, solver, gap_target, limit, started, info,
+                                 on_done, settle)
+        else:
+            for k in set(early) - set(keys):
+                early.pop(k).cancel()  # the plan chose it: that re-solve is the plan's own
+            # an early re-solve started from the relaxation's configs; where the plan chose others, its start
+            # (every other choice kept) is priced again from the plan's
+            again = [k for k in early if any(starts[k].get(w) != c for w, c in sol.chosen.items() if w != workload)]
+            out = _force_side_by_side(pool, n_workers, sol.chosen, workload, keys, solver, gap_target, limit,
+                                      started, info, on_done, early, again)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+    return sol, info, out
+
+
+def _likely_choices(relaxed: Program) -> dict[str, str]:
+    """Each workload's config the solved relaxation chose most: the plan's most likely choices."""
+    return {w: key for w, (_v, key) in relaxed.largest_choices().items()}
+
+
+def _force_in_turn(prog: Program, chosen: dict[str, str], workload: str, keys: list[str], solver: str,
+                   gap_target: float, limit: float, started: float, info: SolveInfo,
+                   on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None,
+                   settle: Callable[[list[str], float], bool | None] | None = None) -> list[ForcedSolve]:
+    out: list[ForcedSolve] = []
+    for i, key in enumerate(keys):
+        t0 = time.perf_counter()
+        share = (limit - (t0 - started)) / (len(keys) - i)
+        if share <= 0.05:
+            out.append(ForcedSolve(key, None, None, "not solved", 0.0))
+        else:
+            out.append(_force(prog, chosen, workload, key, solver, gap_target, share, settle))
+        if on_done is not None:
+            on_done(i + 1, len(keys), out[-1], info)
+    return out
+
+
+def _force_side_by_side(pool: cf.ProcessPoolExecutor, workers: int, chosen: dict[str, str], workload: str,
+                        keys: list[str], solver: str, gap_target: float, limit: float, started: float,
+                        info: SolveInfo, on_done: Callable[[int, int, ForcedSolve, SolveInfo], None] | None,
+                        early: dict[str, cf.Future] | None = None, again: list[str] | None = None) -> list[ForcedSolve]:
+    """The forced re-solves on `workers` processes: each gets the time left × workers ÷ alternatives;
+    those in `early` were started while the plan was solved. For those in `again` (an early re-solve that
+    started from other configs than the plan's) the plan with only this workload moved is priced too, and the
+    cheaper of the two plans found is the price (_with_start)."""
+    early = early or {}
+    left = limit - (time.perf_counter() - started)
+    share = left * workers / max(1, len(keys) - len(early))
+    if share <= 0.05:
+        return [ForcedSolve(k, None, None, "not solved", 0.0) for k in keys]
+    # an early re-solve's price waits for its start from the plan's configs: that quick solve is queued first,
+    # ahead of the other re-solves (behind them, q4's early alternative was told at 8.9 s instead of 5.1 s)
+    kept_futures = {pool.submit(_worker_kept, chosen, workload, k, solver, gap_target,
+                                min(SECONDS_PER_ALTERNATIVE, share)): k for k in again or []}
+    futures = {f: k for k, f in early.items()}
+    futures.update({pool.submit(_worker_force, chosen, workload, k, solver, gap_target, share): k
+                    for k in keys if k not in early})
+    kept: dict[str, float | None] = {}
+    waiting: dict[str, ForcedSolve] = {}
+    done: dict[str, ForcedSolve] = {}
+    for f in cf.as_completed([*futures, *kept_futures]):
+        if f in kept_futures:
+            k = kept_futures[f]
+            kept[k] = f.result()
+            if k not in waiting:
+                continue
+            forced = waiting.pop(k)
+        else:
+            k = futures[f]
+            forced = f.result()
+            if k in kept_futures.values() and k not in kept:
+                waiting[k] = forced  # its start from the plan's configs is still being priced
+                continue
+        done[k] = _with_start(forced, kept.get(k), gap_target)
+        if on_done is not None:
+            on_done(len(done), len(keys), done[k], info)
+    return [done[k] for k in keys]
+
+
+def _with_start(forced: ForcedSolve, kept: float | None, gap_target: float) -> ForcedSolve:
+    """A forced re-solve's result with a plan found apart for the same forced config (`kept`: the cost of the
+    plan with every other choice kept), when that plan is cheaper: the price is the cheapest plan found, the
+    bound the re-solve's."""
+    if kept is None or forced.status == "infeasible" or (forced.objective is not None and forced.objective <= kept):
+        return forced
+    gap = _gap(kept, forced.bound)
+    status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "bounded"
+    return replace(forced, objective=kept, status=status)
+
+
+_WORKER: dict[str, Any] = {}
+"""In a re-solve process: the program, built once from the plan the process started with, and what
+settling its private configs needs (prog, private, loaded, cands, segments, solver)."""
+
+
+def _worker_start(loaded: LoadedPlan, cands: CandidateSet, solver: str) -> None:
+    background_worker()  # below the plan's own solve, beside it (re-solves start, and build, while it runs)
+    segments = _segments(loaded, cands)
+    private = _private_costs(loaded, cands, segments, solver)
+    prog = build_model(loaded, cands, segments, cuts=True, private=private.costs if private else None)
+    _WORKER.update(prog=prog, private=private, loaded=loaded, cands=cands, segments=segments, solver=solver)
+
+
+def _worker_settle() -> Callable[[list[str], float], bool | None] | None:
+    """The settling of private configs (_settle_private) in the program the process built."""
+    w = _WORKER
+    if not w.get("private"):
+        return None
+    return lambda keys, seconds: _settle_private(w["prog"], w["private"], keys, w["loaded"], w["cands"],
+                                                 w["segments"], w["solver"], seconds)
+
+
+def _worker_ready() -> None:
+    """Nothing: submitted once per process so the pool starts them at once."""
+
+
+def _worker_force(chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
+                  seconds: float) -> ForcedSolve:
+    return _force(_WORKER["prog"], chosen, workload, key, solver, gap_target, seconds, _worker_settle())
+
+
+def _worker_kept(chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
+                 seconds: float) -> float | None:
+    """The cost of the plan with `workload` forced onto `key` and every other choice kept (None: none found)."""
+    return _kept_price(_WORKER["prog"], chosen, workload, key, solver, gap_target, seconds, _worker_settle())
+
+
+def _kept_price(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
+                seconds: float, settle: Callable[[list[str], float], bool | None] | None = None) -> float | None:
+    """_others_kept's plan cost, its private configs' costs settled first (None: no plan, or not settled)."""
+    t0 = time.perf_counter()
+    if settle is not None and settle([*chosen.values(), key], seconds) is None:
+        return None
+    quick = _others_kept(prog, chosen, workload, key, solver, gap_target,
+                         max(0.05, seconds - (time.perf_counter() - t0)))
+    return quick.objective if quick.status in ("optimal", "feasible") else None
+
+
+def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
+           seconds: float, settle: Callable[[list[str], float], bool | None] | None = None) -> ForcedSolve:
+    """`settle(keys, seconds)` makes chosen private configs' costs exact (_settle_private): a price is only
+    taken from a plan whose private configs are priced whole."""
+    t0 = time.perf_counter()
+
+    def left() -> float:
+        return max(0.05, seconds - (time.perf_counter() - t0))
+
+    _cuts_for_search(prog)  # branch and bound: every node-rounding row, unless they would swamp the program
+    warm, best, best_key = None, None, key
+    variants = frozenset(c.key for c in prog.cands.by_workload[workload]
+                         if without_ceiling(c.key) == without_ceiling(key))  # its hardware at every ceiling
+    if settle is not None and settle([*chosen.values(), key], left()) is None:
+        return ForcedSolve(key, None, None, "not solved", time.perf_counter() - t0)
+    quick = _others_kept(prog, chosen, workload, key, solver, gap_target, min(seconds / 2, SECONDS_PER_ALTERNATIVE))
+    if quick.status in ("optimal", "feasible") and quick.objective is not None:
+        warm, best = prog.values(), quick.objective
+    for _ in range(SETTLE_ROUNDS):
+        with prog.choices_fixed({workload: variants}):
+            full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=warm)
+        if full.status == "infeasible":
+            return ForcedSolve(key, None, None, "infeasible", time.perf_counter() - t0)
+        found = full.status in ("optimal", "feasible") and full.objective is not None
+        picked = prog.solution().chosen[workload] if found else key
+        rose = settle(list(prog.solution().chosen.values()), left()) if found and settle is not None else False
+        if rose is None:  # its private configs could not be priced whole: its price is not taken
+            found = False
+        if not rose:
+            break
+        warm = None  # the plan's own price rose: search again
+    if found and (best is None or full.objective < best):
+        best, best_key = full.objective, picked
+    bound = full.bound if full.status in ("optimal", "feasible") else None
+    if best is None:
+        return ForcedSolve(key, None, bound, "not solved", time.perf_counter() - t0)
+    gap = _gap(best, bound)
+    status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "bounded"
+    return ForcedSolve(key, best, bound, status, time.perf_counter() - t0, best_key)
