@@ -94,3 +94,26 @@ def test_no_tidy_pass_when_handing_the_program_over_outlasts_it(tmp_path):
     info = solve(prog.prob, "highs" if "highs" in available_solvers() else "cbc", mip_gap=0.0)
     slow = replace(info, overhead_s=strategy.TIDY_MIN_S + 1.0)
     assert strategy.tidy(prog, slow) == (slow, False)
+
+
+@pytest.mark.skipif("cbc" not in available_solvers(), reason="CBC is not available")
+def test_no_tidy_pass_by_cbc_on_a_large_program(tmp_path, monkeypatch):
+    """CBC has no node limit and runs past a small time limit on a program above
+    solver.CBC_PREPROCESS_MAX_COLUMNS variables: such a plan keeps its solved schedule. Below it (and with
+    HiGHS at any size) the pass runs and spreads the batch job."""
+    from optimizer.optimize.calendar import segment
+    from optimizer.optimize.model import build_model
+    from optimizer.optimize.solver import solve
+    data = plan([batch("b", 8 * GPU_HOUR, [0, 8], accs=("gpu-a",))], [offer("o", on_demand=1.0)])
+    loaded = load_plan(write(tmp_path, data))
+    cands = build_candidates(loaded)
+    prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()))
+    info = solve(prog.prob, "cbc", mip_gap=0.0)
+    tried = []
+    real = strategy.define_tidy
+    monkeypatch.setattr(strategy, "define_tidy", lambda *a: tried.append(True) or real(*a))
+    monkeypatch.setattr(strategy, "CBC_PREPROCESS_MAX_COLUMNS", len(prog.prob.variables()) - 1)
+    assert strategy.tidy(prog, info) == (info, False) and not tried
+    monkeypatch.setattr(strategy, "CBC_PREPROCESS_MAX_COLUMNS", len(prog.prob.variables()))
+    strategy.tidy(prog, info)
+    assert tried == [True]
