@@ -4,27 +4,13 @@ with them as without."""
 
 from __future__ import annotations
 
-import random
-
-import pulp
 import pytest
+from test_solver_basis import _program  # a random covering program
 
 from optimizer.optimize import solver
 from optimizer.optimize.solver import _cbc_cmd, _cbc_options, available_solvers, solve
 
 pytestmark = pytest.mark.skipif("cbc" not in available_solvers(), reason="CBC is not available")
-
-
-def _program(seed: int, n: int = 14, m: int = 9) -> tuple[pulp.LpProblem, list[pulp.LpVariable]]:
-    """A covering program: m rows Σ a·x ≥ b over n bounded integer variables, positive costs."""
-    rng = random.Random(seed)
-    prob = pulp.LpProblem(f"p{seed}", pulp.LpMinimize)
-    xs = [prob.add_variable(f"x{j}", lowBound=0, upBound=rng.randint(3, 9), cat=pulp.LpInteger) for j in range(n)]
-    prob += pulp.lpSum(rng.uniform(1, 10) * x for x in xs)
-    for i in range(m):
-        picked = rng.sample(xs, rng.randint(2, 5))
-        prob += pulp.lpSum(rng.uniform(0.5, 3) * x for x in picked) >= rng.uniform(1, 8), f"cover{i}"
-    return prob, xs
 
 
 def test_which_options_when(monkeypatch):
