@@ -588,7 +588,7 @@ def test_explain_drops_an_early_re_solve_of_the_config_the_plan_chose(tmp_path, 
     monkeypatch.setattr(forcing, "_likely_choices", misled)
     seen = []
     _sol, _i, side = forcing.solve_and_force(loaded, cands, Options(), "chat", keys, 2,
-                                              lambda i, n, f, _p: seen.append((i, n)), workers=2)
+                                             lambda i, n, f, _p: seen.append((i, n)), workers=2)
     _sol, _i, alone = forcing.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=1)
     assert started and seen == [(1, 2), (2, 2)]
     assert [f.key for f in side] == [f.key for f in alone] == keys[1:3]
