@@ -19,7 +19,7 @@ def test_which_options_when(monkeypatch):
     assert _cbc_options(prob, relax=True, warm=start) == []
     assert _cbc_options(prob, relax=False, warm=None) == []
     assert _cbc_options(prob, relax=False, warm=start) == ["feas off"]
-    monkeypatch.setattr(solver, "CBC_PREPROCESS_MAX_COLUMNS", len(xs) - 1)
+    monkeypatch.setattr(solver, "CBC_LARGE_COLUMNS", len(xs) - 1)
     assert _cbc_options(prob, relax=False, warm=start) == ["feas off", "preprocess off"]
     assert _cbc_options(prob, relax=False, warm=None) == ["preprocess off"]
     assert _cbc_options(prob, relax=True, warm=None) == []
@@ -41,7 +41,7 @@ def test_cbc_takes_the_options(tmp_path):
 def test_the_same_optimum_with_them(seed, monkeypatch):
     prob, xs = _program(seed)
     plain = solve(prob, "cbc", time_limit_s=30, mip_gap=0.0)
-    monkeypatch.setattr(solver, "CBC_PREPROCESS_MAX_COLUMNS", 0)
+    monkeypatch.setattr(solver, "CBC_LARGE_COLUMNS", 0)
     start = {x.name: float(x.upBound) for x in xs}
     started = solve(prob, "cbc", time_limit_s=30, mip_gap=0.0, warm_start=start)
     assert started.status == plain.status in ("optimal", "infeasible")  # a seed's bounds may not cover a row

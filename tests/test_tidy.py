@@ -99,8 +99,9 @@ def test_no_tidy_pass_when_handing_the_program_over_outlasts_it(tmp_path):
 @pytest.mark.skipif("cbc" not in available_solvers(), reason="CBC is not available")
 def test_no_tidy_pass_by_cbc_on_a_large_program(tmp_path, monkeypatch):
     """CBC has no node limit and runs past a small time limit on a program above
-    solver.CBC_PREPROCESS_MAX_COLUMNS variables: such a plan keeps its solved schedule. Below it (and with
-    HiGHS at any size) the pass runs and spreads the batch job."""
+    solver.CBC_LARGE_COLUMNS variables (solver.large_for): such a plan keeps its solved schedule. Below it the
+    pass is tried."""
+    from optimizer.optimize import solver as solver_module
     from optimizer.optimize.calendar import segment
     from optimizer.optimize.model import build_model
     from optimizer.optimize.solver import solve
@@ -112,8 +113,8 @@ def test_no_tidy_pass_by_cbc_on_a_large_program(tmp_path, monkeypatch):
     tried = []
     real = strategy.define_tidy
     monkeypatch.setattr(strategy, "define_tidy", lambda *a: tried.append(True) or real(*a))
-    monkeypatch.setattr(strategy, "CBC_PREPROCESS_MAX_COLUMNS", len(prog.prob.variables()) - 1)
+    monkeypatch.setattr(solver_module, "CBC_LARGE_COLUMNS", len(prog.prob.variables()) - 1)
     assert strategy.tidy(prog, info) == (info, False) and not tried
-    monkeypatch.setattr(strategy, "CBC_PREPROCESS_MAX_COLUMNS", len(prog.prob.variables()))
+    monkeypatch.setattr(solver_module, "CBC_LARGE_COLUMNS", len(prog.prob.variables()))
     strategy.tidy(prog, info)
     assert tried == [True]

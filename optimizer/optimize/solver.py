@@ -396,21 +396,28 @@ def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
     return "optimal", _clean_gap(None, obj, bound), obj, bound, ran
 
 
-CBC_PREPROCESS_MAX_COLUMNS = 100_000
-"""Above this many variables CBC runs without its preprocessing. Its clean-up of a plan after stopping on time
-(preprocessing undone, the program's LP solved again) is outside its time limit: on the generated 1,000-workload
-plan (391,566 variables) step 3, given 33 s, ran 108 s, 76 s of it after CBC had stopped; without preprocessing
-it stopped at 31 s with a 25 s limit. The 100-workload plan (58,593) and q1-forecast (56,410) stay within theirs."""
+CBC_LARGE_COLUMNS = 100_000
+"""A program of more variables is large for CBC: work it does outside its time limit grows with the program.
+Its clean-up of a plan after stopping on time (preprocessing undone, the program's LP solved again): on the
+generated 1,000-workload plan (391,566 variables) step 3, given 33 s, ran 108 s, 76 s of it after CBC had
+stopped; without preprocessing it stopped at 31 s with a 25 s limit. Its tidy pass, given about 5 s (CBC has no
+node limit), took 35 s. The 100-workload plan (58,593) and q1-forecast (56,410) stay within their limits."""
+
+
+def large_for(solver: str, prob) -> bool:
+    """The solver runs far past a time limit of a few seconds on this program (CBC above CBC_LARGE_COLUMNS):
+    a pass that is only worth its few seconds (strategy.tidy) is not tried."""
+    return solver == "cbc" and len(prob.variables()) > CBC_LARGE_COLUMNS
 
 
 def _cbc_options(prob, relax: bool, warm: dict[str, float] | None) -> list[str]:
     """CBC's options beyond PuLP's: started from a plan, no feasibility pump (not needed for a first plan,
     and it does not heed the time limit: 62 s in its first pass on the 1,000-workload plan given 19 s), and no
-    preprocessing on large programs (CBC_PREPROCESS_MAX_COLUMNS)."""
+    preprocessing on a large program (large_for), whose clean-up it would do past its limit."""
     if relax:
         return []
     out = ["feas off"] if warm else []
-    if len(prob.variables()) > CBC_PREPROCESS_MAX_COLUMNS:
+    if large_for("cbc", prob):
         out.append("preprocess off")
     return out
 

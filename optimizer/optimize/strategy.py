@@ -31,7 +31,7 @@ from optimizer.optimize.model import (
     separate_cuts,
 )
 from optimizer.optimize.solution import Forced, Solution, SolveInfo
-from optimizer.optimize.solver import CBC_PREPROCESS_MAX_COLUMNS, Basis, solve
+from optimizer.optimize.solver import Basis, large_for, solve
 
 
 @dataclass(frozen=True)
@@ -432,8 +432,8 @@ def tidy(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
     so only the hourly nodes and the batch placement move, and the cost never rises: a pass that finds
     nothing in its nodes or time keeps the solved plan, and a program whose hand-over to the solver alone
     takes longer than the pass's time (SolveInfo.overhead_s: a 1,000-workload plan's) is not tidied, nor one
-    CBC solved above solver.CBC_PREPROCESS_MAX_COLUMNS variables: on the generated 1,000-workload plan its pass,
-    given about 5 s, took 35 s against a 113 s solve.
+    its solver would run far past the pass's time on (solver.large_for: CBC's pass on the generated
+    1,000-workload plan, given about 5 s, took 35 s against a 113 s solve).
     Scenario plans keep theirs (each scenario's cost is a reported number; an equal measure is not an
     equal plan). True when the schedule changed."""
     if info.objective is None or not prog.batch_replicas or scenario_days(prog.plan) is not None:
@@ -441,8 +441,8 @@ def tidy(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
     budget = max(TIDY_MIN_S, TIDY_SHARE * info.seconds)
     if info.overhead_s > budget:
         return info, False  # handing the program to the solver alone would take longer than the pass may
-    if info.name == "cbc" and len(prog.prob.variables()) > CBC_PREPROCESS_MAX_COLUMNS:
-        return info, False  # CBC has no node limit and runs past a small time limit on so large a program
+    if large_for(info.name, prog.prob):
+        return info, False  # the solver would run far past the pass's few seconds (CBC has no node limit)
     before = prog.values()
     cost = _objective_value(prog)
     cap = max(cost, info.objective)
