@@ -3,9 +3,10 @@
     python benchmarks/estimator_accuracy.py [CSV ...] [--catalogs DIR] [--params YAML]
                                             [--summary-only] [--markdown] [--rows]
 
-Data (each row keeps its source): ../shared/reference/benchmarks.csv and benchmarks/data/published.csv
-(TensorRT-LLM perf overview v0.19/v0.20, MLPerf Inference v4.0/v4.1, AMD Instinct results pages,
-dstack's DeepSeek-R1 and 405B runs, ROCm and TensorRT-LLM blogs). TensorRT-LLM 1.0 tables and MLPerf
+Data (each row keeps its source; where each file comes from: benchmarks/data/README.md):
+benchmarks/data/benchmarks.csv and benchmarks/data/published.csv (TensorRT-LLM perf overview
+v0.14-v0.20, MLPerf Inference v4.0/v4.1, AMD Instinct results pages, OCI's MI300X blog, dstack's
+DeepSeek-R1 and 405B runs, ROCm, LMSYS and TensorRT-LLM blogs). TensorRT-LLM 1.0 tables and MLPerf
 v5.1 results are NOT used anywhere: they are kept aside to judge the estimator.
 
 Every row is predicted with the planner's own physics (optimizer.physics: memory, layout, roofline),
@@ -44,9 +45,9 @@ from optimizer.physics.layout import Layout, links  # noqa: E402
 from optimizer.physics.roofline import compute_on, estimate, roofline  # noqa: E402
 from optimizer.resources import catalogs_dir  # noqa: E402
 
-SHARED_CSV = REPO.parent / "shared" / "reference" / "benchmarks.csv"
+BENCHMARKS_CSV = REPO / "benchmarks" / "data" / "benchmarks.csv"
 PUBLISHED_CSV = REPO / "benchmarks" / "data" / "published.csv"
-DEFAULT_CSVS = (SHARED_CSV, PUBLISHED_CSV)
+DEFAULT_CSVS = (BENCHMARKS_CSV, PUBLISHED_CSV)
 
 ACCELERATORS = {
     "H100 SXM 80GB": "h100-sxm", "H200 SXM 141GB": "h200-sxm", "GH200 96GB": "gh200", "GH200 144GB": "gh200-144gb",
@@ -137,7 +138,7 @@ def _layout_from_notes(notes: str, tp: int) -> Layout:
     return Layout("tp", tp=tp)
 
 
-def _shared_rows(df: pd.DataFrame, tag: str) -> list[Case]:
+def _benchmarks_rows(df: pd.DataFrame, tag: str) -> list[Case]:
     """benchmarks.csv: TensorRT-LLM v0.17 offline and v0.14 online, MLPerf v4.1, OCI MI300X."""
     cases: list[Case] = []
     for i, r in df.iterrows():
@@ -263,8 +264,8 @@ def _published_rows(df: pd.DataFrame, tag: str) -> list[Case]:
 def parse_rows(csv: Path) -> list[Case]:
     """Turn a benchmarks CSV into comparable cases (per replica, catalog ids)."""
     df = pd.read_csv(csv)
-    tag = "shared" if csv.name == "benchmarks.csv" else "published"
-    return _shared_rows(df, tag) if tag == "shared" else _published_rows(df, tag)
+    tag = "benchmarks" if csv.name == "benchmarks.csv" else "published"
+    return _benchmarks_rows(df, tag) if tag == "benchmarks" else _published_rows(df, tag)
 
 
 def all_cases(csvs: tuple[Path, ...] = DEFAULT_CSVS) -> list[Case]:

@@ -4,7 +4,7 @@
 
 Least squares on the log error log(predicted / published) (scipy.optimize.least_squares, bounded
 trust region), one residual per row, all rows weighted equally, over the rows estimator_accuracy.py
-reads (../shared/reference/benchmarks.csv and benchmarks/data/published.csv — never TensorRT-LLM 1.0
+reads (benchmarks/data/benchmarks.csv and benchmarks/data/published.csv — never TensorRT-LLM 1.0
 tables or MLPerf v5.1 results). Left out by rule, not by result, and still reported:
   - memory-starved rows (< 10 GB of KV cache per GPU in the engine's own accounting: the batch
     limit, not the kernels, decides them);
