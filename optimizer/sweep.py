@@ -733,7 +733,8 @@ def _ray_pool(address: str | None) -> PoolFactory:
         import ray
     except ImportError:
         raise _bad("--engine ray needs Ray, which is not installed",
-                   "pip install 'planopt[ray]' (or use the local process pool: --engine process)") from None
+                   "pip install '.[ray]' in planopt's checkout (pip install 'planopt[ray]' where planopt came from a "
+                   "package index), or use the local process pool: --engine process") from None
 
     @contextmanager
     def pool(loaded: LoadedPlan, options: SolveOptions, phash: str) -> Iterator[_Pool]:

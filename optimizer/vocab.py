@@ -13,13 +13,13 @@ from typing import Iterable, Literal, Sequence
 # --- units and rounding -------------------------------------------------------------------------
 
 GB = 1e9
-"""Bytes in a GB as planopt reports it (DESIGN.md: GB in outputs = 1e9 bytes)."""
+"""Bytes in a GB as planopt reports it: GB in inputs and outputs is always 1e9 bytes."""
 GIB = 2**30
 SECONDS_PER_HOUR = 3600.0
 HOURS_PER_DAY = 24
 HOURS = range(24)
 TOL = 1e-9
-"""A quotient within TOL of an integer is that integer (DESIGN.md, "Precise semantics")."""
+"""A quotient within TOL of an integer is that integer: floating-point error never adds a replica or a node."""
 
 
 def ceil_tol(x: float, tol: float = TOL) -> int:

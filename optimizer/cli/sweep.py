@@ -42,7 +42,7 @@ def sweep(
     grid: Annotated[bool, typer.Option("--grid", help="Every combination of the keys' values (default: one key "
                                                       "at a time, the others at the plan's; the plan itself once).")] = False,
     engine: Annotated[Engine, typer.Option("--engine", help="process: a local process pool; ray: Ray tasks "
-                                                            "(pip install 'planopt[ray]').")] = Engine.process,
+                                                            "(pip install '.[ray]' in a checkout).")] = Engine.process,
     address: Annotated[Optional[str], typer.Option(
         "--address", metavar="ADDR", help="--engine ray: the cluster to join (its workers need planopt installed); "
                                           "default: a local Ray.")] = None,

@@ -3,7 +3,7 @@ many sequences fit.
 
 Units: bytes inside, GB = 1e9 bytes in results. Device memory is what the driver reports
 (`Accelerator.memory_bytes`: an "80 GB" H100 holds 85.52e9 bytes), never the marketed GB.
-Formulas follow DESIGN.md ("Sizing physics", "Precise semantics").
+The formulas and the golden case they reproduce: docs/design.md ("Physics").
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ def fit(model: Model, precision: Precision, memory_gb_per_gpu: float, gpus: int,
     """Does the model fit, and for how many sequences?
 
     usable = gpus × (memory − max(memory × memory_reserve, runtime)); free = usable − weights;
-    kv_concurrency = floor(free / (KV per sequence × copies)) (DESIGN.md "Sizing physics").
+    kv_concurrency = floor(free / (KV per sequence × copies)) (docs/design.md, "Physics").
     Seed golden case: 70 B at 1 byte, 1.6 GB/seq, 2 × 80 GB → 70 of 160 GB, free 74, 46 sequences.
     `memory_gb_per_gpu` is device memory in GB of 1e9 bytes (Accelerator.memory_bytes / 1e9, or a
     MIG slice's). `attention_tp` is the tensor-parallel degree of attention (default `gpus`; 1 with

@@ -33,7 +33,7 @@ def replicas(
     spares: int,
     rollout_fraction: float,
 ) -> Replicas:
-    """Replicas for one hour (DESIGN.md "Precise semantics").
+    """Replicas for one hour (docs/design.md, "Physics").
 
     base = ceil(D / (goodput × occupancy)); rollout = ceil(rollout_fraction × (base + spares));
     total = base + spares + rollout. Zero demand keeps the spares (and their rollout share).

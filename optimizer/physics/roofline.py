@@ -51,7 +51,7 @@ def compute_on(precision: Precision, accelerator: Accelerator) -> Compute | None
     weights stay compressed in memory and are de-quantized to bf16 for the multiplies, on the
     generations that have the kernels (`weight_only_on`; every generation when the format is
     weight-only by nature and lists none). A plan-local accelerator of generation "other" runs
-    whatever the plan lists: DESIGN.md trusts the plan's measurement there.
+    whatever the plan lists: a measured goodput in the plan is trusted there.
     """
     gen = accelerator.generation
     if precision.weight_only:

@@ -1,4 +1,4 @@
-"""PlanResult ⇄ JSON: the `--json` contract (DESIGN.md → Output contract) plus the detail reports need,
+"""PlanResult ⇄ JSON: the `--json` contract (docs/design.md, "Contracts") plus the detail reports need,
 and the one reader of a saved result (it checks the format version)."""
 
 from __future__ import annotations

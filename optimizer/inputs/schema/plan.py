@@ -1,4 +1,4 @@
-"""The plan file, version 1 (see DESIGN.md → "Plan file, version 1")."""
+"""The plan file, version 1 (every key, its default and limits: docs/plan-reference.md, generated from here)."""
 
 from __future__ import annotations
 
