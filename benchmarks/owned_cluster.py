@@ -1,6 +1,6 @@
 """Buy, rent or commit: plans/owned-cluster.yaml solved, its decision and break-even table as Markdown.
 
-    python benchmarks/owned_cluster.py                 # the README's "Owned hardware" tables
+    python benchmarks/owned_cluster.py                 # benchmarks/RESULTS.md, "Owned hardware"
     python benchmarks/owned_cluster.py --plan other.yaml
 
 Prints the buy decision and the facility's limits, the spend split into ownership, energy and space,

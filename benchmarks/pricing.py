@@ -7,8 +7,8 @@ mean scenario's plan run through the scenarios) and its alternatives priced afte
                                  [--alternatives 3] [--budget 600]
 
 The plan's configs come from `--result` (a `planopt solve` JSON) or, without it, from a solve here (as long as
-the plan's time limit). A script, not a test: the seconds depend on the machine (README, "Months, scenarios
-and risk").
+the plan's time limit). A script, not a test: the seconds depend on the machine (benchmarks/RESULTS.md,
+"Scenarios, months and sweeps").
 """
 
 from __future__ import annotations

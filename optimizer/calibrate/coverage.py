@@ -1,6 +1,6 @@
 """What a usage log saw: its hours in the plan's time zone, the days it skipped, whole days per day type.
 
-Rules (README, "The planning loop"):
+Rules (docs/planning-loop.md):
 - the log spans its first to its last event; a day it spans in full is read in whole hours, a day it
   spans in part only over the quarter-hours it spans (a log that starts at 18:17 is not a quiet
   18:00–18:17);
