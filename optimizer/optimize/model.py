@@ -32,12 +32,13 @@ import pulp
 
 from optimizer.candidates import ownership
 from optimizer.candidates.build import allowed_tiers
-from optimizer.candidates.overflow import api_price_per_output_token, without_ceiling
+from optimizer.candidates.overflow import without_ceiling
 from optimizer.candidates.types import Candidate, CandidateSet, DayHour
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import ScenarioDays, goodput_factor, scenario_days
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
+from optimizer.optimize import costs
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.solution import OfferPoolHour, Solution
 from optimizer.processes import collection_paused
@@ -393,12 +394,6 @@ def _api_share(w: Workload) -> float:
     return w.api.max_share if w.api is not None else 0.0
 
 
-def _service_days(prog: Program, o: str) -> float:
-    """Plan days bought servers at o serve in the horizon (from their delivery on)."""
-    days = prog.segments.days()
-    return sum(days[s] for s, _d in prog.segments.of_offer(o) if prog.segments.delivered(o, s))
-
-
 def _reserved_nodes(prog: Program, o: str, p: str, tiers: list[str] | None = None) -> list[pulp.LpVariable]:
     """R[o,·,k] pool p may draw on: the shared level, or its own (tiers: those its pool may buy)."""
     return [v for (oo, pp, k), v in prog.reserved.items()
@@ -487,7 +482,7 @@ def define_variables(prog: Program) -> None:
             key = (o, None if shared or k == "buy" else p, k)
             if k not in RESERVED_TIERS + ("buy",) or key in prog.reserved:
                 continue
-            if k == "buy" and not _service_days(prog, o):
+            if k == "buy" and not costs.service_days(prog.segments, o):
                 continue  # delivered after the horizon: nothing it could serve
             cap = None if prog.elastic else offer.available_gpus.get(k)  # type: ignore[call-overload]
             prog.reserved[key] = prog.prob.add_variable(
@@ -1089,25 +1084,26 @@ def _batch_mir(prog: Program, w: Workload, cs: list[Candidate], s: str, day_type
 
 def define_objective(prog: Program) -> None:
     """min  Σ m·R·price_k·24·H  +  Σ_s n_s Σ_h m·(D·price_od + S·price_spot)  +  API tokens × price
-           (+ Σ penalty·e in diagnosis).
+           + servers of your own  (+ Σ penalty·e in diagnosis).
 
-    s runs over segments (day types, or day types within a contract period), n_s their days.
-    Contracts already signed are sunk: not here.
+    s runs over segments (day types, or day types within a contract period), n_s their days. Every
+    coefficient is optimize.costs' price of one unit, the same the result is costed with. Contracts
+    already signed are sunk: not here.
     """
-    plan = prog.plan
-    days = prog.segments.days()
+    plan, segments = prog.plan, prog.segments
     H = plan.horizon_days
-    reserved = pulp.lpSum(prog.offers[o].gpus_per_node * v * prog.offers[o].price(k) * 24 * H  # type: ignore[operator]
+    reserved = pulp.lpSum(costs.reserved_per_node(prog.offers[o], k, H) * v
                           for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0] + str(kv[0][1]) + kv[0][2])
                           if k != "buy")
-    od = pulp.lpSum(days[s] * prog.offers[o].gpus_per_node * _hourly_price(prog, s, o, "on-demand") * v
+    od = pulp.lpSum(costs.hourly_per_node(plan, segments, prog.offers[o], "on-demand", s) * v
                     for (o, _p, s, _h), v in prog.on_demand.items())
-    spot = pulp.lpSum(days[s] * prog.offers[o].gpus_per_node * _hourly_price(prog, s, o, "spot") * v
+    spot = pulp.lpSum(costs.hourly_per_node(plan, segments, prog.offers[o], "spot", s) * v
                       for (o, _p, s, _h), v in prog.spot.items())
     api_terms = [c.api_cost * prog.choice[c.key] for c in prog.cands.all() if c.api_cost and c.key not in prog.private]
     by_name = {w.name: w for w in plan.workloads}
+    days = segments.days()
     for (wn, s), y in prog.api_volume.items():
-        api_terms.append(days[s] * api_price_per_output_token(by_name[wn]) * y)
+        api_terms.append(days[s] * costs.api_per_token(by_name[wn]) * y)
     bought, fixed, serving = _own_costs(prog)
     facility = fixed + serving
     private = define_private(prog)
@@ -1149,16 +1145,6 @@ def define_private(prog: Program) -> pulp.LpAffineExpression:
 
 
 
-def _hourly_price(prog: Program, s: str, o: str, tier: str) -> float:
-    """The offer's price for the tier in segment s: a scenario's price multiplier applied (inputs.scenarios)."""
-    offer = prog.offers[o]
-    price = offer.price(tier) or 0.0
-    sd = scenario_days(prog.plan)
-    if sd is None:
-        return price
-    return price * sd.price(prog.segments.segments[s][0], tier, offer.provider)
-
-
 def _second_stage(prog: Program, sd: ScenarioDays) -> dict[str, pulp.LpAffineExpression]:
     """Each scenario's second-stage cost as if it were certain: its segments' hourly capacity, API and
     serving energy, their days divided by the scenario's weight."""
@@ -1173,17 +1159,17 @@ def _second_stage(prog: Program, sd: ScenarioDays) -> dict[str, pulp.LpAffineExp
         for (o, _p, s, _h), v in table.items():
             k = scn(s)
             if k:
-                terms.setdefault(k[0], []).append(days[s] / k[1] * prog.offers[o].gpus_per_node
-                                                  * _hourly_price(prog, s, o, tier) * v)
+                terms.setdefault(k[0], []).append(
+                    costs.hourly_per_node(prog.plan, prog.segments, prog.offers[o], tier, s, days[s] / k[1]) * v)
     by_name = {w.name: w for w in prog.plan.workloads}
     for (wn, s), y in prog.api_volume.items():
         k = scn(s)
         if k:
-            terms.setdefault(k[0], []).append(days[s] / k[1] * api_price_per_output_token(by_name[wn]) * y)
+            terms.setdefault(k[0], []).append(days[s] / k[1] * costs.api_per_token(by_name[wn]) * y)
     for c in prog.cands.all():
         if not c.api_cost or not c.api_output_tokens_per_day:
             continue
-        price = api_price_per_output_token(by_name[c.workload])
+        price = costs.api_per_token(by_name[c.workload])
         for d, tokens in c.api_output_tokens_per_day.items():
             sc = sd.scenario.get(d)
             if sc is not None and tokens:
@@ -1192,7 +1178,7 @@ def _second_stage(prog: Program, sd: ScenarioDays) -> dict[str, pulp.LpAffineExp
         t = prog.own.get(o)
         k = scn(s)
         if t is not None and k and t.serving_energy(h):
-            terms.setdefault(k[0], []).append(days[s] / k[1] * t.serving_energy(h) * v)
+            terms.setdefault(k[0], []).append(costs.serving_energy(t, prog.segments, s, h, days[s] / k[1]) * v)
     names = dict.fromkeys(sc.name for sc in sd.scenario.values())
     return {n: pulp.lpSum(terms.get(n, [])) for n in names}
 
@@ -1233,25 +1219,21 @@ def _own_costs(prog: Program) -> tuple[pulp.LpAffineExpression, pulp.LpAffineExp
     days_o: the plan days from delivery to the horizon's end. Returned as (buy, the facility's fixed
     costs, serving energy).
     """
-    days = prog.segments.days()
     buy, fac, serving = [], [], []
     const = 0.0
     for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0]):
         if k != "buy":
             continue
-        t, n = prog.own[o], _service_days(prog, o)
-        buy.append(t.ownership_per_year / ownership.DAYS_PER_YEAR * n * v)
-        fac.append((t.idle_energy_per_day() + t.colo_per_day()) * n * v)
+        t, n = prog.own[o], costs.service_days(prog.segments, o)
+        buy.append(costs.bought_per_node(t, n) * v)
+        fac.append(costs.bought_running_per_node(t, n) * v)
     for o, t in prog.own.items():
-        if t.kind != "owned":
-            continue
-        n = sum(days[s] for s, _d in prog.segments.of_offer(o) if prog.segments.committed_at(o, s))
-        const += t.owned_nodes * (t.idle_energy_per_day() + t.colo_per_day()
-                                  + t.support_per_year / ownership.DAYS_PER_YEAR) * n
+        if t.kind == "owned":
+            const += costs.owned_running(t, costs.owned_days(prog.plan, prog.segments, t))
     for (o, _p, s, h), v in sorted(prog.lent.items()):
         t = prog.own.get(o)
         if t is not None and t.serving_energy(h):
-            serving.append(days[s] * t.serving_energy(h) * v)
+            serving.append(costs.serving_energy(t, prog.segments, s, h) * v)
     return pulp.lpSum(buy), pulp.lpSum(fac) + const, pulp.lpSum(serving)
 
 

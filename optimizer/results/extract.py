@@ -8,11 +8,12 @@ from dataclasses import dataclass, replace
 
 from optimizer import vocab
 from optimizer.candidates import ownership, prune
-from optimizer.candidates.overflow import api_price_per_output_token, ceiling_rate
+from optimizer.candidates.overflow import ceiling_rate
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
+from optimizer.optimize import costs
 from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.physics import replicas as rep
 from optimizer.results import cashflow as cf
@@ -104,15 +105,15 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         gpus = nodes * offer.gpus_per_node
         reserved_gpus[(o, p)] = reserved_gpus.get((o, p), 0) + gpus
         if k == "buy":
-            t, n = own_terms[o], own.service_days(sol.segments, o)
-            cost = nodes * t.ownership_per_year / ownership.DAYS_PER_YEAR * n
-            own_fixed[o] = own_fixed.get(o, 0.0) + nodes * (t.idle_energy_per_day() + t.colo_per_day()) * n
+            t, n = own_terms[o], costs.service_days(sol.segments, o)
+            cost = nodes * costs.bought_per_node(t, n)
+            own_fixed[o] = own_fixed.get(o, 0.0) + nodes * costs.bought_running_per_node(t, n)
             cost_by_tier["buy"] += cost
             offer_cost[o] = offer_cost.get(o, 0.0) + cost
             _add_purchase(purchases, offer, k, gpus, gpus * 24.0 * n, cost / (gpus * 24.0 * n) if n else 0.0, cost)
             continue
         price = offer.price(k) or 0.0
-        cost = gpus * price * 24 * H
+        cost = nodes * costs.reserved_per_node(offer, k, H)
         cost_by_tier["reserved"] += cost
         offer_cost[o] = offer_cost.get(o, 0.0) + cost
         _add_purchase(purchases, offer, k, gpus, gpus * 24.0 * H, price, cost)
@@ -127,11 +128,11 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             offer = prog.offers[o]
             price = offer.price(tier) or 0.0
             gpu_hours = sum(seg_days[d] * g for (d, _h), g in per_offer[o].items())
-            cost = sum(seg_days[d] * g * price * _price_factor(plan, sol.segments, d, tier, offer.provider)
-                       for (d, _h), g in per_offer[o].items())
+            cost = 0.0
             for (d, _h), g in per_offer[o].items():
-                stage2[d] = stage2.get(d, 0.0) + seg_days[d] * g * price * _price_factor(
-                    plan, sol.segments, d, tier, offer.provider)
+                paid = g // offer.gpus_per_node * costs.hourly_per_node(plan, sol.segments, offer, tier, d)
+                cost += paid
+                stage2[d] = stage2.get(d, 0.0) + paid
             cost_by_tier[TIER_GROUP[tier]] += cost
             offer_cost[o] = offer_cost.get(o, 0.0) + cost
             _add_purchase(purchases, offer, tier, max(per_offer[o].values()), gpu_hours, price, cost)
@@ -158,8 +159,9 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         if (o, p, d, h) in shared:
             com, res = shared[(o, p, d, h)]
             if o in own_terms:
-                serving[o] += (com + res) * seg_days[d] * own_terms[o].serving_energy(h)
-                stage2[d] = stage2.get(d, 0.0) + (com + res) * seg_days[d] * own_terms[o].serving_energy(h)
+                energy = (com + res) * costs.serving_energy(own_terms[o], sol.segments, d, h)
+                serving[o] += energy
+                stage2[d] = stage2.get(d, 0.0) + energy
                 served[o][h] += (com + res) * seg_days[d]
         elif not sol.segments.delivered(o, d):
             res = com = 0
@@ -184,9 +186,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
 
     for o, t in own_terms.items():
         if t.kind == "owned":  # idle energy, space and support of the servers owned, for the days they serve
-            own_fixed[o] = t.owned_nodes * (t.idle_energy_per_day() + t.colo_per_day()
-                                            + t.support_per_year / ownership.DAYS_PER_YEAR) \
-                * own.owned_days(plan, sol.segments, t)
+            own_fixed[o] = costs.owned_running(t, costs.owned_days(plan, sol.segments, t))
     if own_terms:
         cost_by_tier["facility"] = sum(own_fixed.values()) + sum(serving.values())
     rates = _rates(prog, purchases, reserved_gpus, H)
@@ -298,7 +298,7 @@ def _api_by_segment(prog: Solved, w, c: Candidate, stage2: dict[str, float]) -> 
     tokens sent at each hour, batch by the day's volume sent."""
     if w.api is None:
         return
-    price = api_price_per_output_token(w)
+    price = costs.api_per_token(w)
     if c.api_output_tokens_per_day:
         for d, tokens in c.api_output_tokens_per_day.items():
             stage2[d] = stage2.get(d, 0.0) + prog.plan.day_type_days()[d] * tokens * price
@@ -307,13 +307,6 @@ def _api_by_segment(prog: Solved, w, c: Candidate, stage2: dict[str, float]) -> 
     for (wn, s), y in prog.sol.api_volume.items():
         if wn == w.name and y:
             stage2[s] = stage2.get(s, 0.0) + days[s] * y * price
-
-
-def _price_factor(plan: Plan, segments, segment: str, tier: str, provider: str) -> float:
-    sd = scenario_days(plan)
-    if sd is None:
-        return 1.0
-    return sd.price(segments.segments[segment][0], tier, provider)
 
 
 def _shared_use(prog: Solved, sol: Solution, keys: list, demand: dict[tuple[str, str, str, int], int],
@@ -467,7 +460,7 @@ def _api(prog: Solved, w, c: Candidate, days: dict[str, int]) -> tuple[float, fl
     """API cost, share of tokens, and API output tokens/s per hour for one workload."""
     if w.api is None:
         return 0.0, 0.0, {}
-    price = api_price_per_output_token(w)
+    price = costs.api_per_token(w)
     rates: dict[str, list[float]] = {}
     sent = total = 0.0
     if w.kind == "interactive":
