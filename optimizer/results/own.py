@@ -1,7 +1,8 @@
 """Servers of your own in the result: their costs shared out to workloads and months, the buy decision
 with its cash and payback, break-even against renting, and what the facility has left.
 
-No PuLP. Every figure comes from candidates.ownership's terms, the same the program was built from.
+No PuLP. Every figure comes from candidates.ownership's terms and optimize.costs' prices of a unit, the same
+the program's objective is built from.
 """
 
 from __future__ import annotations
