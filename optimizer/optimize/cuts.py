@@ -64,8 +64,9 @@ def define_pooled_rounding(prog: Program, reference: dict[str, str]) -> int:
     sharing row (the lent GPUs cancel). Each workload's configs are written through its reference config
     r(w) (x[r] = 1 − Σ_{c≠r} x[c]), continuous terms with a negative coefficient are dropped (they can
     only help), and the rest rounded (mixed-integer rounding, mir_coefficient; b = −a_0 after the
-    substitution, f = frac(b) > 0): family `pooled_rounding` (optimize.families), where x[c] (c ≠ r(w)) carries a_c = (G[r(w)] − G[c]) / m_o: the nodes' worth of GPUs the pool no
-    longer needs (or, negative, needs more) when w leaves its reference config. At the reference,
+    substitution, f = frac(b) > 0): family `pooled_rounding` (optimize.families), where x[c] (c ≠ r(w))
+    carries a_c = (G[r(w)] − G[c]) / m_o: the nodes' worth of GPUs the pool no longer needs (or, negative,
+    needs more) when w leaves its reference config. At the reference,
     the GPUs of several workloads round up to whole nodes together (node_rounding rounds each
     workload's own): on plans/q1-forecast.yaml, with the plan's configs held, the relaxation rises from
     $410,155 to $434,044 of the plan's $434,446. Away from the reference the rows loosen by the a_c of
@@ -290,8 +291,8 @@ def _batch_mir(prog: Program, w: Workload, cs: list[Candidate], s: str, day_type
     day one node-hour produces and b_c the share the GPUs under contract produce, config c needs
     a_c·N + y_c ≥ 1 − b_c, i.e. N + y_c/a_c ≥ β_c = (1 − b_c)/a_c with N integer and y_c ≥ 0. Its
     MIR inequality, summed over the configs (at most one is chosen, and y_c = 0 unless it is), is family
-    `batch_mir` (optimize.families): the integer hull of that one row: without it the LP sends a fraction of a node's work to the
-    API and branching over the window's hours never closes the gap.
+    `batch_mir` (optimize.families): the integer hull of that one row. Without it the LP sends a fraction of
+    a node's work to the API and branching over the window's hours never closes the gap.
     """
     vol = batch_volume(w)
     ys, rhs = [], []
