@@ -1,4 +1,4 @@
-"""What the rows that round a plan's configs' GPUs to whole nodes together (model.define_pooled_rounding) do
+"""What the rows that round a plan's configs' GPUs to whole nodes together (cuts.define_pooled_rounding) do
 to the re-solves that hold those configs: the plan's configs held (a re-plan keeping every last choice, the
 mean scenario's plan run through the scenarios) and its alternatives priced after the solve
 (strategy.price_alternatives), each without and with the rows.
@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from optimizer.candidates.build import build_candidates  # noqa: E402
 from optimizer.candidates.prune import ranked_alternatives  # noqa: E402
 from optimizer.optimize import strategy  # noqa: E402
-from optimizer.optimize.model import build_model, define_pooled_rounding  # noqa: E402
+from optimizer.optimize.cuts import define_pooled_rounding  # noqa: E402
+from optimizer.optimize.model import build_model  # noqa: E402
 from optimizer.optimize.solver import solve  # noqa: E402
 from optimizer.optimize.strategy import SolveOptions, settings, solve_candidates  # noqa: E402
 from optimizer.pipeline import as_solved  # noqa: E402

@@ -7,7 +7,7 @@ over the full catalog.
 Prints one row per (size, solver): candidates enumerated and kept after exact pruning, the
 program's variables and rows, seconds to enumerate candidates, to build the program, and to
 solve it to the plan's 1% target (the gap it proved), then the seconds to a proven 0.1% and the
-seconds the tidy pass took after it (strategy.tidy: the schedule among plans of equal cost).
+seconds the tie-break pass took after it (strategy.break_ties: the schedule among plans of equal cost).
 Solve seconds include rebuilding the program inside the solve; with --repeats, the median of that many
 solves. A script, not a test: numbers depend on the machine (this one: 2 cores, HiGHS and CBC with one
 thread). Alternatives are not priced here (the core's speed); `planopt solve` adds that after.

@@ -847,7 +847,7 @@ def test_separated_node_rounding_gives_the_bound_of_every_row(tmp_path, solver):
     """3 GPUs all day: on 8-GPU nodes at $2 a GPU-hour a whole node costs $384, on 1-GPU nodes at $3 the 3 GPUs
     cost $216. Without node rounding the relaxation rents 3/8 of a node ($144); the rows it violates (one
     per hour) lift it to $216, the bound with every row, and then none is violated."""
-    from optimizer.optimize.model import separate_cuts
+    from optimizer.optimize.cuts import separate_cuts
     from optimizer.optimize.solver import solve as run
     data = plan([interactive("w", 300)], [offer("big", m=8, on_demand=2.0), offer("one", acc="gpu-b", on_demand=3.0)],
                 tiers=["on-demand"])

@@ -1,4 +1,4 @@
-"""Pooled rounding rows (model.define_pooled_rounding): a pool's — and, where pools borrow, an offer's — GPUs
+"""Pooled rounding rows (cuts.define_pooled_rounding): a pool's — and, where pools borrow, an offer's — GPUs
 rounded up to whole nodes together, written at one set of configs. They are valid inequalities: on tiny random
 plans, at every set of configs (the reference's and every other), the integer optimum is the same with them
 and without. At the reference they close most of the relaxation's gap (q4), and planopt adds them where
@@ -20,11 +20,8 @@ from optimizer.candidates.build import build_candidates
 from optimizer.errors import InfeasiblePlan
 from optimizer.optimize import strategy
 from optimizer.optimize.calendar import segment
-from optimizer.optimize.model import (
-    build_model,
-    define_pooled_rounding,
-    mir_coefficient,
-)
+from optimizer.optimize.cuts import define_pooled_rounding, mir_coefficient
+from optimizer.optimize.model import build_model
 from optimizer.optimize.solver import solve
 from optimizer.optimize.strategy import POOLED_SOLVERS, SolveOptions
 from optimizer.pipeline import as_solved
@@ -136,7 +133,7 @@ def test_at_q4s_optimal_configs_the_relaxation_nearly_meets_the_optimum():
 
 
 def test_the_rounding_by_hand():
-    """The rule each term follows (model.mir_coefficient), on rows whose rounding is plain to see."""
+    """The rule each term follows (cuts.mir_coefficient), on rows whose rounding is plain to see."""
     assert mir_coefficient(1.0, 0.3, True) == pytest.approx(1.0)  # y ≥ 0.3 → y ≥ 1
     assert mir_coefficient(0.5, 0.3, True) == pytest.approx(1.0)  # 0.5y ≥ 0.3 → y ≥ 1
     assert mir_coefficient(0.2, 0.3, True) == pytest.approx(2 / 3)  # 0.2y ≥ 0.3 → (2/3)y ≥ 1 → y ≥ 2

@@ -1,4 +1,4 @@
-"""Reduced-cost bounds (model.bounds_within, step 3 of strategy._solve): from a solved relaxation's
+"""Reduced-cost bounds (program.bounds_within, step 3 of strategy._solve): from a solved relaxation's
 reduced costs and an incumbent's cost, each integer variable is held to what a plan as cheap as the
 incumbent can take. Checked by hand, and against every integer point of small random programs: no
 point that costs as little as the incumbent is cut off, so the optimum is the same."""
@@ -14,7 +14,8 @@ import pytest
 
 from optimizer.candidates.build import build_candidates
 from optimizer.optimize.calendar import segment
-from optimizer.optimize.model import bounds_within, build_model, reduced_costs
+from optimizer.optimize.model import build_model
+from optimizer.optimize.program import bounds_within, reduced_costs
 from optimizer.optimize.solver import available_solvers, solve
 from optimizer.pipeline import as_solved
 

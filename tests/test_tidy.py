@@ -1,4 +1,4 @@
-"""The tidy schedule (strategy.tidy): among plans of equal cost the one a person expects — GPUs paid by
+"""The tidy schedule (strategy.break_ties): among plans of equal cost the one a person expects — GPUs paid by
 the hour go to batch work, the interactive pool uses the reserved GPUs, and batch work spreads over its
 window — at exactly the cost of the plan solved without it.
 
@@ -23,7 +23,7 @@ def solved(tmp_path, data, solver, tidy=True, monkeypatch=None):
     loaded = load_plan(write(tmp_path, data))
     cands = build_candidates(loaded)
     if not tidy:
-        monkeypatch.setattr(strategy, "tidy", lambda prog, info: (info, False))
+        monkeypatch.setattr(strategy, "break_ties", lambda prog, info: (info, False))
     return solve_candidates(loaded, cands, SolveOptions(solver=solver, alternatives=0))
 
 
@@ -92,8 +92,8 @@ def test_no_tidy_pass_when_handing_the_program_over_outlasts_it(tmp_path):
     cands = build_candidates(loaded)
     prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()))
     info = solve(prog.prob, "highs" if "highs" in available_solvers() else "cbc", mip_gap=0.0)
-    slow = replace(info, overhead_s=strategy.TIDY_MIN_S + 1.0)
-    assert strategy.tidy(prog, slow) == (slow, False)
+    slow = replace(info, overhead_s=strategy.TIE_BREAK_MIN_S + 1.0)
+    assert strategy.break_ties(prog, slow) == (slow, False)
 
 
 @pytest.mark.skipif("cbc" not in available_solvers(), reason="CBC is not available")
@@ -111,10 +111,10 @@ def test_no_tidy_pass_by_cbc_on_a_large_program(tmp_path, monkeypatch):
     prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()))
     info = solve(prog.prob, "cbc", mip_gap=0.0)
     tried = []
-    real = strategy.define_tidy
-    monkeypatch.setattr(strategy, "define_tidy", lambda *a: tried.append(True) or real(*a))
+    real = strategy.define_tie_break
+    monkeypatch.setattr(strategy, "define_tie_break", lambda *a: tried.append(True) or real(*a))
     monkeypatch.setattr(solver_module, "CBC_LARGE_COLUMNS", len(prog.prob.variables()) - 1)
-    assert strategy.tidy(prog, info) == (info, False) and not tried
+    assert strategy.break_ties(prog, info) == (info, False) and not tried
     monkeypatch.setattr(solver_module, "CBC_LARGE_COLUMNS", len(prog.prob.variables()))
-    strategy.tidy(prog, info)
+    strategy.break_ties(prog, info)
     assert tried == [True]

@@ -153,15 +153,18 @@ def schema(
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write here instead of printing.")] = None,
     reference: Annotated[bool, typer.Option(
         "--reference", help="The plan reference as Markdown (docs/plan-reference.md) instead of the JSON Schema.")] = False,
+    model: Annotated[bool, typer.Option(
+        "--model", help="The integer program's math as Markdown (docs/model.md) instead of the JSON Schema.")] = False,
     debug: DebugOpt = False,
 ) -> None:
-    """The plan file's JSON Schema (editors: completion and inline errors), or its Markdown reference."""
+    """The plan file's JSON Schema (editors: completion and inline errors), its Markdown reference, or the math."""
 
     def body() -> int:
         from optimizer.atomic import write_text_atomic
         from optimizer.inputs.reference import plan_reference, schema_text
+        from optimizer.optimize.families import markdown
 
-        text = plan_reference() if reference else schema_text()
+        text = markdown() if model else plan_reference() if reference else schema_text()
         if output is None:
             sys.stdout.write(text)
             return 0

@@ -14,7 +14,8 @@ from typing import Any, Callable
 from optimizer.candidates.overflow import without_ceiling
 from optimizer.candidates.types import CandidateSet
 from optimizer.inputs.loading import LoadedPlan
-from optimizer.optimize.model import Program, build_model
+from optimizer.optimize.model import build_model
+from optimizer.optimize.program import Program
 from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.optimize.solver import solve
 from optimizer.optimize.strategy import (
@@ -29,8 +30,8 @@ from optimizer.optimize.strategy import (
     _settle_private,
     _solve,
     _solve_settled,
+    break_ties,
     settings,
-    tidy,
 )
 from optimizer.processes import background_worker
 
@@ -119,7 +120,7 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
             settled = (prog, *_solve(prog, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
                                      started))
         prog, sol, info = settled
-        info, tidied = tidy(prog, info)
+        info, tidied = break_ties(prog, info)
         if tidied:
             sol = prog.solution()
         solver = info.name

@@ -1,6 +1,6 @@
 """What a solve decided, as plain values: the only thing the results layer reads from the optimizer.
 
-No PuLP here: `model.Program.solution()` reads the solver's variables into a `Solution` once, and
+No PuLP here: `program.Program.solution()` reads the solver's variables into a `Solution` once, and
 everything downstream (results, reports, JSON) works from these dictionaries.
 """
 

@@ -261,7 +261,7 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
             var.varValue = values[var.index] if values else None
         status = model.getModelStatus()
         kinds = highspy.HighsModelStatus
-        if not self.mip:  # a relaxation's reduced costs, where PuLP keeps them (model.reduced_costs)
+        if not self.mip:  # a relaxation's reduced costs, where PuLP keeps them (program.reduced_costs)
             solved = status == kinds.kOptimal and solution.dual_valid
             duals = solution.col_dual if solved else [None] * len(self.columns)
             for var, dj in zip(self.columns, duals):
@@ -400,13 +400,13 @@ CBC_LARGE_COLUMNS = 100_000
 """A program of more variables is large for CBC: work it does outside its time limit grows with the program.
 Its clean-up of a plan after stopping on time (preprocessing undone, the program's LP solved again): on the
 generated 1,000-workload plan (391,566 variables) step 3, given 33 s, ran 108 s, 76 s of it after CBC had
-stopped; without preprocessing it stopped at 31 s with a 25 s limit. Its tidy pass, given about 5 s (CBC has no
+stopped; without preprocessing it stopped at 31 s with a 25 s limit. Its tie-break pass, given about 5 s (CBC has no
 node limit), took 35 s. The 100-workload plan (58,593) and q1-forecast (56,410) stay within their limits."""
 
 
 def large_for(solver: str, prob) -> bool:
     """The solver runs far past a time limit of a few seconds on this program (CBC above CBC_LARGE_COLUMNS):
-    a pass that is only worth its few seconds (strategy.tidy) is not tried."""
+    a pass that is only worth its few seconds (strategy.break_ties) is not tried."""
     return solver == "cbc" and len(prob.variables()) > CBC_LARGE_COLUMNS
 
 

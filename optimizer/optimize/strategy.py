@@ -1,5 +1,5 @@
 """How a plan is solved: three exact steps (relaxation, rounded plan, full program), configs alone at their
-offer priced apart and settled, the tidy pass among plans of equal cost, and the alternatives priced with every
+offer priced apart and settled, the tie-break pass among plans of equal cost, and the alternatives priced with every
 other choice kept. Why a plan is infeasible, in words: diagnosis.py; explain's forced re-solves: forcing.py."""
 
 from __future__ import annotations
@@ -19,17 +19,10 @@ from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.optimize.calendar import Segments, segment
 from optimizer.optimize.diagnosis import diagnose
-from optimizer.optimize.model import (
-    Program,
-    add_cuts,
-    bounds_within,
-    build_model,
-    cut_rows_left,
-    define_pooled_rounding,
-    define_tidy,
-    reduced_costs,
-    separate_cuts,
-)
+from optimizer.optimize.cuts import add_cuts, cut_rows_left, define_pooled_rounding, separate_cuts
+from optimizer.optimize.model import build_model
+from optimizer.optimize.program import Program, bounds_within, reduced_costs
+from optimizer.optimize.tiebreak import define_tie_break
 from optimizer.optimize.solution import Forced, Solution, SolveInfo
 from optimizer.optimize.solver import Basis, large_for, solve
 
@@ -61,7 +54,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline);
     `reserved` fixes every reserved (and bought) level R[o,p,k] — with `fix`, the whole first stage of
     a two-stage plan, to price another plan's decision over these scenarios. A program whose configs are all
-    settled, and the alternatives' pricing, take model.define_pooled_rounding's rows (POOLED_SOLVERS).
+    settled, and the alternatives' pricing, take cuts.define_pooled_rounding's rows (POOLED_SOLVERS).
 
     Configs alone at their offer are priced apart (model.define_private; `private_ok` False keeps every
     offer in the program). Then three steps, each exact about what it proves:
@@ -105,7 +98,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
                               f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit") from e
     prog, sol, info = settled
     changed = _cheapest_recourse(prog, info.name, limit - (time.perf_counter() - started))
-    info, tidied = tidy(prog, info)
+    info, tidied = break_ties(prog, info)
     if changed or tidied:
         sol = prog.solution()
     if options.alternatives and not fix and info.objective is not None:
@@ -409,36 +402,36 @@ def _cheapest_recourse(prog: Program, solver: str, seconds: float) -> bool:
         prog.prob.setObjective(objective)
 
 
-TIDY_NODE_LIMIT = 200
-"""Branch-and-bound nodes for the tidy pass: the same schedule on every machine."""
-TIDY_SHARE = 0.1
-"""The tidy pass takes at most this share of the solve's time (at least TIDY_MIN_S)."""
-TIDY_MIN_S = 3.0
+TIE_BREAK_NODE_LIMIT = 200
+"""Branch-and-bound nodes for the tie-break pass: the same schedule on every machine."""
+TIE_BREAK_SHARE = 0.1
+"""The tie-break pass takes at most this share of the solve's time (at least TIE_BREAK_MIN_S)."""
+TIE_BREAK_MIN_S = 3.0
 """The pass's time limit is a safety net; its node limit ends it (the same schedule on every machine). At 0.5 s
 the generated 6-workload plan's pass needed 0.24-0.27 s of a 0.27 s solver limit on an idle two-core
 machine, and beside a test suite it was cut by time and left another schedule. Passes that finish take
 0.2-0.4 s on that plan and on q4."""
-TIDY_SOLVER_SHARE = 0.7
-"""Of the tidy budget, at most this share for building and solving; the rest passes the problem to the
+TIE_BREAK_SOLVER_SHARE = 0.7
+"""Of the tie-break budget, at most this share for building and solving; the rest passes the problem to the
 solver and reads it back (about a second on a 100-workload plan)."""
-TIDY_GAP = 0.01
+TIE_BREAK_GAP = 0.01
 """How close to the tidiest schedule the pass must prove it is (tidiness, not cost: the cost is a row)."""
 
 
-def tidy(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
-    """Among plans that cost no more than the solved one, the schedule a person expects (model.define_tidy):
+def break_ties(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
+    """Among plans that cost no more than the solved one, the schedule a person expects (tiebreak.define_tie_break):
     GPUs paid by the hour go to batch pools, interactive pools use the reserved and signed GPUs; batch
     work spreads over its window. Every decision made once (configs, reservations, purchases) is held,
     so only the hourly nodes and the batch placement move, and the cost never rises: a pass that finds
     nothing in its nodes or time keeps the solved plan, and a program whose hand-over to the solver alone
-    takes longer than the pass's time (SolveInfo.overhead_s: a 1,000-workload plan's) is not tidied, nor one
+    takes longer than the pass's time (SolveInfo.overhead_s: a 1,000-workload plan's) gets no tie-break pass, nor one
     its solver would run far past the pass's time on (solver.large_for: CBC's pass on the generated
     1,000-workload plan, given about 5 s, took 35 s against a 113 s solve).
     Scenario plans keep theirs (each scenario's cost is a reported number; an equal measure is not an
     equal plan). True when the schedule changed."""
     if info.objective is None or not prog.batch_replicas or scenario_days(prog.plan) is not None:
         return info, False  # nothing can move (no batch work), or a scenario plan
-    budget = max(TIDY_MIN_S, TIDY_SHARE * info.seconds)
+    budget = max(TIE_BREAK_MIN_S, TIE_BREAK_SHARE * info.seconds)
     if info.overhead_s > budget:
         return info, False  # handing the program to the solver alone would take longer than the pass may
     if large_for(info.name, prog.prob):
@@ -453,12 +446,12 @@ def tidy(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
         for y, _lo, _hi in shares:
             y.lowBound = y.upBound = y.varValue or 0.0
         with prog.first_stage_fixed():
-            problem, start = define_tidy(prog, cap)
+            problem, start = define_tie_break(prog, cap)
             # the solver's limit is what the budget leaves after the build, less a share for handing it over
-            seconds = max(0.1, TIDY_SOLVER_SHARE * budget - (time.perf_counter() - t0))
-            out = solve(problem, info.name, time_limit_s=seconds, mip_gap=TIDY_GAP, node_limit=TIDY_NODE_LIMIT,
+            seconds = max(0.1, TIE_BREAK_SOLVER_SHARE * budget - (time.perf_counter() - t0))
+            out = solve(problem, info.name, time_limit_s=seconds, mip_gap=TIE_BREAK_GAP, node_limit=TIE_BREAK_NODE_LIMIT,
                         warm_start={**{k: x for k, x in before.items() if x is not None}, **start})
-    except SolverError:  # the plan is solved; a failed tidy pass leaves it as it was
+    except SolverError:  # the plan is solved; a failed tie-break pass leaves it as it was
         prog.restore(before)
         return info, False
     finally:
@@ -644,7 +637,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             gap = _gap(incumbent, bound)
             start = values if gap is not None and gap <= WARM_START_GAP else None
             # only plans cheaper than step 2's are sought: the relaxation's reduced costs bound how far
-            # each integer variable may leave its bound in them (model.bounds_within)
+            # each integer variable may leave its bound in them (program.bounds_within)
             slack = incumbent - relaxed.objective if incumbent is not None and relaxed.objective is not None \
                 else -1.0
             with bounds_within(prog.prob, reduced, slack) as tightened:
@@ -705,7 +698,7 @@ def _rounded_in_rounds(prog: Program, solver: str, room: Callable[[], float], le
                        ) -> tuple[float, dict[str, float | None], float]:
     """Step 2 again, after _choices_solved, while its plan is not proven: the program with only its choices whole
     is given the rows that round each pool's GPUs — and each offer's, where pools share reserved nodes — up to
-    whole nodes together at the plan's configs (model.define_pooled_rounding: valid at every config, tight at
+    whole nodes together at the plan's configs (cuts.define_pooled_rounding: valid at every config, tight at
     these), and solved again. Its bound then counts the whole nodes those configs need, so it is higher, or
     it moves to other configs: those are held and their hours solved whole (a plan, kept if cheaper), and the
     rows are added at them in turn (an integer L-shaped loop over config sets), for at most POOLED_ROUNDS.
@@ -811,7 +804,7 @@ def _settled_configs(prog: Program, fix: dict[str, str]) -> bool:
 
 
 POOLED_SOLVERS = ("highs",)
-"""Solvers given model.define_pooled_rounding's rows where every re-solve holds a plan's configs: the
+"""Solvers given cuts.define_pooled_rounding's rows where every re-solve holds a plan's configs: the
 alternatives priced, and a program whose configs are all settled (the mean scenario's plan run through the
 scenarios, a re-plan keeping every last choice). On plans/q1-forecast.yaml the plan's configs held solve in
 0.55 s instead of 3.9 s (proven 0.13% instead of 0.81%, the same plan) and its 29 alternatives are priced in

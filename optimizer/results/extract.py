@@ -8,11 +8,12 @@ from dataclasses import dataclass, replace
 
 from optimizer import vocab
 from optimizer.candidates import ownership, prune
-from optimizer.candidates.overflow import api_price_per_output_token, ceiling_rate
+from optimizer.candidates.overflow import ceiling_rate
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
+from optimizer.optimize import costs
 from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.physics import replicas as rep
 from optimizer.results import cashflow as cf
@@ -55,7 +56,7 @@ def _int(v: float) -> int:
 def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, catalog_offers: dict[str, Offer],
             file: str) -> PlanResult:
     """Read a solve into a PlanResult; costs recomputed from the integer values."""
-    prog = Solved.of(plan, cands, sol, catalog_offers)
+    solved = Solved.of(plan, cands, sol, catalog_offers)
     pol = plan.policy
     days = plan.day_type_days()
     seg_days = sol.segments.days()
@@ -100,38 +101,38 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         nodes = _int(v)
         if nodes <= 0:
             continue
-        offer = prog.offers[o]
+        offer = solved.offers[o]
         gpus = nodes * offer.gpus_per_node
         reserved_gpus[(o, p)] = reserved_gpus.get((o, p), 0) + gpus
         if k == "buy":
-            t, n = own_terms[o], own.service_days(sol.segments, o)
-            cost = nodes * t.ownership_per_year / ownership.DAYS_PER_YEAR * n
-            own_fixed[o] = own_fixed.get(o, 0.0) + nodes * (t.idle_energy_per_day() + t.colo_per_day()) * n
+            t, n = own_terms[o], costs.service_days(sol.segments, o)
+            cost = nodes * costs.bought_per_node(t, n)
+            own_fixed[o] = own_fixed.get(o, 0.0) + nodes * costs.bought_running_per_node(t, n)
             cost_by_tier["buy"] += cost
             offer_cost[o] = offer_cost.get(o, 0.0) + cost
             _add_purchase(purchases, offer, k, gpus, gpus * 24.0 * n, cost / (gpus * 24.0 * n) if n else 0.0, cost)
             continue
         price = offer.price(k) or 0.0
-        cost = gpus * price * 24 * H
+        cost = nodes * costs.reserved_per_node(offer, k, H)
         cost_by_tier["reserved"] += cost
         offer_cost[o] = offer_cost.get(o, 0.0) + cost
         _add_purchase(purchases, offer, k, gpus, gpus * 24.0 * H, price, cost)
     for tier, table in (("on-demand", sol.on_demand_nodes), ("spot", sol.spot_nodes)):
         per_offer: dict[str, dict[tuple[str, int], int]] = {}
         for (o, _p, d, h), v in table.items():
-            g = _int(v) * prog.offers[o].gpus_per_node
+            g = _int(v) * solved.offers[o].gpus_per_node
             if g:
                 per_offer.setdefault(o, {})
                 per_offer[o][(d, h)] = per_offer[o].get((d, h), 0) + g
         for o in sorted(per_offer):
-            offer = prog.offers[o]
+            offer = solved.offers[o]
             price = offer.price(tier) or 0.0
             gpu_hours = sum(seg_days[d] * g for (d, _h), g in per_offer[o].items())
-            cost = sum(seg_days[d] * g * price * _price_factor(plan, sol.segments, d, tier, offer.provider)
-                       for (d, _h), g in per_offer[o].items())
+            cost = 0.0
             for (d, _h), g in per_offer[o].items():
-                stage2[d] = stage2.get(d, 0.0) + seg_days[d] * g * price * _price_factor(
-                    plan, sol.segments, d, tier, offer.provider)
+                paid = g // offer.gpus_per_node * costs.hourly_per_node(plan, sol.segments, offer, tier, d)
+                cost += paid
+                stage2[d] = stage2.get(d, 0.0) + paid
             cost_by_tier[TIER_GROUP[tier]] += cost
             offer_cost[o] = offer_cost.get(o, 0.0) + cost
             _add_purchase(purchases, offer, tier, max(per_offer[o].values()), gpu_hours, price, cost)
@@ -148,9 +149,9 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     serving = {o: 0.0 for o in own_terms}  # offer → serving energy over the horizon
     row_days: dict[str, float] = {}  # "day type|period" of an hourly row → the days it stands for
     served = {o: [0.0] * 24 for o in own_terms}  # offer → GPU-hours its own GPUs serve at each hour of day
-    shared = _shared_use(prog, sol, keys, offer_pool_demand, reserved_gpus, frozenset(own_terms))
+    shared = _shared_use(solved, sol, keys, offer_pool_demand, reserved_gpus, frozenset(own_terms))
     for o, p, d, h in keys:
-        m = prog.offers[o].gpus_per_node
+        m = solved.offers[o].gpus_per_node
         od = _int(sol.on_demand_nodes.get((o, p, d, h), 0)) * m
         sp = _int(sol.spot_nodes.get((o, p, d, h), 0)) * m
         dem = offer_pool_demand.get((o, p, d, h), 0)
@@ -158,8 +159,9 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         if (o, p, d, h) in shared:
             com, res = shared[(o, p, d, h)]
             if o in own_terms:
-                serving[o] += (com + res) * seg_days[d] * own_terms[o].serving_energy(h)
-                stage2[d] = stage2.get(d, 0.0) + (com + res) * seg_days[d] * own_terms[o].serving_energy(h)
+                energy = (com + res) * costs.serving_energy(own_terms[o], sol.segments, d, h)
+                serving[o] += energy
+                stage2[d] = stage2.get(d, 0.0) + energy
                 served[o][h] += (com + res) * seg_days[d]
         elif not sol.segments.delivered(o, d):
             res = com = 0
@@ -179,17 +181,15 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         hourly.append(HourlySupply(o, p, dtype, h, dem, res, od, sp, com, label))
         row_days[f"{dtype}|{label}"] = seg_days[d]
         _allocate(alloc, members.get((o, p, d, h), []), dem, com, res, od, sp,
-                  prog.offers[o].spot_interruption, seg_days[d], o,
+                  solved.offers[o].spot_interruption, seg_days[d], o,
                   own_terms[o].serving_energy(h) if o in own_terms else 0.0, by_day, dtype)
 
     for o, t in own_terms.items():
         if t.kind == "owned":  # idle energy, space and support of the servers owned, for the days they serve
-            own_fixed[o] = t.owned_nodes * (t.idle_energy_per_day() + t.colo_per_day()
-                                            + t.support_per_year / ownership.DAYS_PER_YEAR) \
-                * own.owned_days(plan, sol.segments, t)
+            own_fixed[o] = costs.owned_running(t, costs.owned_days(plan, sol.segments, t))
     if own_terms:
         cost_by_tier["facility"] = sum(own_fixed.values()) + sum(serving.values())
-    rates = _rates(prog, purchases, reserved_gpus, H)
+    rates = _rates(solved, purchases, reserved_gpus, H)
     rates.update(own.rates(plan, sol.segments, own_terms, purchases, own_fixed))
     results: list[WorkloadResult] = []
     by_name = {w.name: w for w in plan.workloads}
@@ -198,7 +198,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         allocated = {"buy": 0.0, "facility": 0.0, **allocated}
     for w in plan.workloads:
         c = chosen[w.name]
-        api_cost, api_share, api_rates = _api(prog, w, c, days)
+        api_cost, api_share, api_rates = _api(solved, w, c, days)
         cost_by_tier["api"] += api_cost
         used = alloc.get(w.name, {})
         tiers = {t: sum(gh * rates.get((o, t), 0.0) for (o, tt), gh in used.items() if tt == t and o not in own_terms)
@@ -222,7 +222,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             allocated[t] = allocated.get(t, 0.0) + v
         cost = sum(tiers.values()) + api_cost
         results.append(replace(
-            _workload_result(prog, by_name[w.name], c, hourly_gpus[w.name], workload_gh[w.name], cost, api_cost,
+            _workload_result(solved, by_name[w.name], c, hourly_gpus[w.name], workload_gh[w.name], cost, api_cost,
                              api_share, api_rates),
             cost_by_tier={**tiers, "api": api_cost}, gpu_hours_by_tier=gh_tiers, gpu_hours_by_day_type=gh_days,
             team=w.team,
@@ -235,20 +235,20 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     scenario_rows, risk = [], None
     if sd is not None:
         for w in plan.workloads:
-            _api_by_segment(prog, w, chosen[w.name], stage2)
+            _api_by_segment(solved, w, chosen[w.name], stage2)
         first = cost_by_tier["reserved"] + cost_by_tier.get("buy", 0.0) + sum(own_fixed.values())
         seg_type = {seg: dtype for seg, (dtype, _n, _p) in sol.segments.segments.items()}
         scenario_rows, risk = scn.rows(plan, sd, first, stage2, hourly, row_days, seg_type)
         total = risk.value
-    cands_rows = _candidate_rows(prog, chosen)
-    binding = _binding(prog, results, purchases, hourly, offer_pool_demand)
+    cands_rows = _candidate_rows(solved, chosen)
+    binding = _binding(solved, results, purchases, hourly, offer_pool_demand)
     offers_used = {o: {"provider": off.provider, "region": off.region, "accelerator": off.accelerator,
                        "gpus_per_node": off.gpus_per_node,
                        "prices": {t: off.price(t) for t in off.price_per_gpu_hour},
                        "estimated": {t: off.estimated(t) for t in off.price_per_gpu_hour},
                        "available_gpus": dict(off.available_gpus), "spot_interruption": off.spot_interruption,
                        "source": off.source, "as_of": off.as_of}
-                   for o, off in sorted(prog.offers.items())
+                   for o, off in sorted(solved.offers.items())
                    if any(p.offer == o for p in purchases) or any(r.offer == o for r in results)}
     apis = {w.name: {"usd_per_m_input": w.api.usd_per_m_input, "usd_per_m_output": w.api.usd_per_m_output,
                      "max_share": w.api.max_share,
@@ -274,7 +274,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                                               in alloc.get(r.name, {}).items() if t == "committed" and o not in own_terms))
                for r in results]
     cost_committed = sum(c.spend_in_horizon for c in contracts)
-    flow = cf.cash_flow(plan, cal, hourly, purchases, contracts, results, prog.offers,
+    flow = cf.cash_flow(plan, cal, hourly, purchases, contracts, results, solved.offers,
                         own.spread(own_terms, purchases, own_fixed, serving, sol.segments) if own_terms else [])
     own_result = own.report(plan, catalog_offers, own_terms, sol.segments, purchases, own_fixed, serving, alloc,
                             cost_by_tier, served) if own_terms else None
@@ -282,9 +282,9 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         plan=plan.plan, file=file, status=info.status, currency=plan.currency, horizon_days=H,
         day_types=dict(days), policy=pol.model_dump(mode="json"), cost_total=total,
         cost_by_tier=cost_by_tier, workloads=results, purchases=purchases, hourly=hourly,
-        candidates=cands_rows, dropped=[d for d in prog.cands.dropped if d.family != "dominated"], binding=binding, solver=info,
-        offers=offers_used, apis=apis, pruned=prog.cands.pruned, notes=notes,
-        alternatives=_alternatives(prog, chosen),
+        candidates=cands_rows, dropped=[d for d in solved.cands.dropped if d.family != "dominated"], binding=binding, solver=info,
+        offers=offers_used, apis=apis, pruned=solved.cands.pruned, notes=notes,
+        alternatives=_alternatives(solved, chosen),
         start_date=plan.start_date.isoformat() if plan.start_date else None,
         cost_committed=cost_committed, commitments=contracts, new_commitments=new,
         expiry=exp, periods=periods, cost_idle=sum(cost_by_tier.values()) - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
@@ -293,30 +293,23 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         risk=risk)
 
 
-def _api_by_segment(prog: Solved, w, c: Candidate, stage2: dict[str, float]) -> None:
+def _api_by_segment(solved: Solved, w, c: Candidate, stage2: dict[str, float]) -> None:
     """A workload's API cost added to each segment (day type) it falls in: interactive overflow by the
     tokens sent at each hour, batch by the day's volume sent."""
     if w.api is None:
         return
-    price = api_price_per_output_token(w)
+    price = costs.api_per_token(w)
     if c.api_output_tokens_per_day:
         for d, tokens in c.api_output_tokens_per_day.items():
-            stage2[d] = stage2.get(d, 0.0) + prog.plan.day_type_days()[d] * tokens * price
+            stage2[d] = stage2.get(d, 0.0) + solved.plan.day_type_days()[d] * tokens * price
         return
-    days = prog.sol.segments.days()
-    for (wn, s), y in prog.sol.api_volume.items():
+    days = solved.sol.segments.days()
+    for (wn, s), y in solved.sol.api_volume.items():
         if wn == w.name and y:
             stage2[s] = stage2.get(s, 0.0) + days[s] * y * price
 
 
-def _price_factor(plan: Plan, segments, segment: str, tier: str, provider: str) -> float:
-    sd = scenario_days(plan)
-    if sd is None:
-        return 1.0
-    return sd.price(segments.segments[segment][0], tier, provider)
-
-
-def _shared_use(prog: Solved, sol: Solution, keys: list, demand: dict[tuple[str, str, str, int], int],
+def _shared_use(solved: Solved, sol: Solution, keys: list, demand: dict[tuple[str, str, str, int], int],
                 reserved_gpus: dict[tuple[str, str | None], int], own_offers: frozenset[str] = frozenset()
                 ) -> dict[tuple[str, str, str, int], tuple[int, int]]:
     """When pools share reserved (and signed) GPUs: (committed, reserved) GPUs each pool uses at an hour.
@@ -336,7 +329,7 @@ def _shared_use(prog: Solved, sol: Solution, keys: list, demand: dict[tuple[str,
             groups.setdefault((o, d, h), []).append(p)
     out: dict[tuple[str, str, str, int], tuple[int, int]] = {}
     for (o, d, h), pools in groups.items():
-        m = prog.offers[o].gpus_per_node
+        m = solved.offers[o].gpus_per_node
         k = sol.segments.committed_at(o, d)
         capacity = k + (reserved_gpus.get((o, None), 0) if sol.segments.delivered(o, d) else 0)
         use: dict[str, int] = {}
@@ -424,12 +417,12 @@ def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tupl
                     day[key] = day.get(key, 0.0) + share * v * days
 
 
-def _rates(prog: Solved, purchases: list[Purchase], reserved_gpus: dict[tuple[str, str | None], int],
+def _rates(solved: Solved, purchases: list[Purchase], reserved_gpus: dict[tuple[str, str | None], int],
            horizon_days: int) -> dict[tuple[str, str], float]:
     """Price per GPU-hour by (offer, tier group): reserved at its effective rate (what the offer's
     reservations cost over the GPU-hours they hold), on-demand and spot at their prices."""
     out: dict[tuple[str, str], float] = {}
-    for o, offer in prog.offers.items():
+    for o, offer in solved.offers.items():
         held = sum(g for (oo, _p), g in reserved_gpus.items() if oo == o) * 24.0 * horizon_days
         cost = sum(p.cost for p in purchases if p.offer == o and p.tier in vocab.RESERVED_TIERS)
         if held:
@@ -463,22 +456,22 @@ def _add_purchase(purchases: list[Purchase], offer, tier: str, gpus: int, gpu_ho
                               price, offer.estimated(tier), cost, offer.gpus_per_node))
 
 
-def _api(prog: Solved, w, c: Candidate, days: dict[str, int]) -> tuple[float, float, dict[str, list[float]]]:
+def _api(solved: Solved, w, c: Candidate, days: dict[str, int]) -> tuple[float, float, dict[str, list[float]]]:
     """API cost, share of tokens, and API output tokens/s per hour for one workload."""
     if w.api is None:
         return 0.0, 0.0, {}
-    price = api_price_per_output_token(w)
+    price = costs.api_per_token(w)
     rates: dict[str, list[float]] = {}
     sent = total = 0.0
     if w.kind == "interactive":
-        dem = prog.cands.demand[w.name]
+        dem = solved.cands.demand[w.name]
         for d, n in days.items():
             row = []
             for h in range(24):
                 if c.kind == "api":
                     y = dem[(d, h)]
                 elif c.ceiling_replicas is not None:
-                    y = max(0.0, dem[(d, h)] - c.ceiling_replicas * ceiling_rate(prog.plan, c, d))
+                    y = max(0.0, dem[(d, h)] - c.ceiling_replicas * ceiling_rate(solved.plan, c, d))
                 else:
                     y = 0.0
                 row.append(y)
@@ -487,66 +480,66 @@ def _api(prog: Solved, w, c: Candidate, days: dict[str, int]) -> tuple[float, fl
             rates[d] = row
     elif w.kind == "batch":
         assert w.batch is not None
-        if c.offer in prog.sol.segments.offer_segments:
-            for s, _d in prog.sol.segments.of_offer(c.offer):
-                sent += prog.sol.segments.segments[s][1] * prog.sol.api_volume.get((w.name, s), 0.0)
+        if c.offer in solved.sol.segments.offer_segments:
+            for s, _d in solved.sol.segments.of_offer(c.offer):
+                sent += solved.sol.segments.segments[s][1] * solved.sol.api_volume.get((w.name, s), 0.0)
             total = sum(n * w.batch.output_tokens_per_day for n in days.values())
         else:
             for d, n in days.items():
-                y = w.batch.output_tokens_per_day if c.kind == "api" else prog.sol.api_volume.get((w.name, d), 0.0)
+                y = w.batch.output_tokens_per_day if c.kind == "api" else solved.sol.api_volume.get((w.name, d), 0.0)
                 sent += n * y
                 total += n * w.batch.output_tokens_per_day
     share = sent / total if total > 0 else 0.0
     return sent * price, share, rates
 
 
-def _workload_result(prog: Solved, w, c: Candidate, gpus_by_day: dict[str, list[int]], gpu_hours: float,
+def _workload_result(solved: Solved, w, c: Candidate, gpus_by_day: dict[str, list[int]], gpu_hours: float,
                      cost: float, api_cost: float, api_share: float, api_rates: dict[str, list[float]]) -> WorkloadResult:
-    days = prog.plan.day_type_days()
-    demand = prog.cands.demand.get(w.name, {})
+    days = solved.plan.day_type_days()
+    demand = solved.cands.demand.get(w.name, {})
     reps_by_day: dict[str, list[int]] = {}
     for d in days:
         row = []
         for h in range(24):
-            row.append(_replicas_at(prog, w, c, d, h).total)
+            row.append(_replicas_at(solved, w, c, d, h).total)
         reps_by_day[d] = row
     if demand:
         peak_d, peak_h = max(demand, key=lambda dh: (demand[dh], -list(days).index(dh[0]), -dh[1]))
     else:
         peak_d, peak_h = max(((d, h) for d in days for h in range(24)),
                              key=lambda dh: (gpus_by_day[dh[0]][dh[1]], -list(days).index(dh[0]), -dh[1]))
-    r = _replicas_at(prog, w, c, peak_d, peak_h)
+    r = _replicas_at(solved, w, c, peak_d, peak_h)
     return WorkloadResult(
         name=w.name, pool=w.pool, kind=w.kind, model=w.model, offer=c.offer, accelerator=c.accelerator,
-        provider=prog.offers[c.offer].provider if c.offer else None, precision=c.precision, tp=c.tp, mig=c.mig,
+        provider=solved.offers[c.offer].provider if c.offer else None, precision=c.precision, tp=c.tp, mig=c.mig,
         gpus_per_replica=c.gpu_fraction, goodput_output_tokens_per_s=c.goodput, goodput_source=c.goodput_source,
         bound=c.bound, weights_gb=c.weights_gb, kv_gb_per_seq=c.kv_gb_per_seq, kv_concurrency=c.kv_concurrency,
         needed_concurrency=c.needed_concurrency, total_gb=c.total_gb, reserve_gb=c.reserve_gb, free_gb=c.free_gb,
         peak_day_type=peak_d, peak_hour=peak_h, peak_output_tokens_per_s=demand.get((peak_d, peak_h), 0.0),
         replicas=ReplicaCount(r.base, r.spares, r.rollout, r.total),
         gpus_at_peak=gpus_by_day[peak_d][peak_h], cost=cost, api_share=api_share, api_cost=api_cost,
-        gpu_hours=gpu_hours, candidates=len(prog.cands.by_workload[w.name]), hourly_gpus=gpus_by_day,
+        gpu_hours=gpu_hours, candidates=len(solved.cands.by_workload[w.name]), hourly_gpus=gpus_by_day,
         hourly_replicas=reps_by_day,
         hourly_demand={d: [demand.get((d, h), 0.0) for h in range(24)] for d in days} if demand else {},
         hourly_api_tokens_per_s=api_rates, key=c.key, family=c.family, layout=c.layout, pp=c.pp, ep=c.ep,
         kv_copies=c.kv_copies, calibrated=c.calibrated, ttft_at_load_ms=c.ttft_at_load_ms)
 
 
-def _replicas_at(prog: Solved, w, c: Candidate, d: str, h: int) -> rep.Replicas:
+def _replicas_at(solved: Solved, w, c: Candidate, d: str, h: int) -> rep.Replicas:
     if c.kind == "api":
         return rep.Replicas(0, 0, 0, 0)
     if c.kind == "batch":
-        n = max((_int(prog.sol.batch_replica_hours.get((c.key, s, h), 0)) for s, dd in prog.sol.segments.of_offer(c.offer)
+        n = max((_int(solved.sol.batch_replica_hours.get((c.key, s, h), 0)) for s, dd in solved.sol.segments.of_offer(c.offer)
                  if dd == d),
                 default=0)
         return rep.Replicas(n, 0, 0, n)
     return c.replicas[(d, h)]
 
 
-def _candidate_rows(prog: Solved, chosen: dict[str, Candidate]) -> list[CandidateRow]:
+def _candidate_rows(solved: Solved, chosen: dict[str, Candidate]) -> list[CandidateRow]:
     rows = []
-    for w in prog.plan.workloads:
-        for c in prog.cands.by_workload[w.name]:
+    for w in solved.plan.workloads:
+        for c in solved.cands.by_workload[w.name]:
             peak = max(c.gpus.values()) if c.gpus else 0
             rows.append(CandidateRow(w.name, c.key, c.label, c.offer, c.accelerator, c.precision, c.tp, c.mig,
                                      c.gpu_fraction, c.goodput, c.goodput_source, c.bound, c.kv_concurrency,
@@ -554,38 +547,38 @@ def _candidate_rows(prog: Solved, chosen: dict[str, Candidate]) -> list[Candidat
     return rows
 
 
-def standalone_cost(prog: Solved, c: Candidate) -> float:
+def standalone_cost(solved: Solved, c: Candidate) -> float:
     """GPU-hours of a config over the horizon at its offer's cheapest hourly tier (a ranking key)."""
-    return prune.standalone_cost(prog.plan, prog.offers, c)
+    return prune.standalone_cost(solved.plan, solved.offers, c)
 
 
-def _alternatives(prog: Solved, chosen: dict[str, Candidate]) -> list[AlternativeRow]:
+def _alternatives(solved: Solved, chosen: dict[str, Candidate]) -> list[AlternativeRow]:
     """The chosen config (rank 0) and the alternatives the solve priced, in the ranking's order."""
     rows = []
-    forced = prog.sol.forced
-    for w in prog.plan.workloads:
+    forced = solved.sol.forced
+    for w in solved.plan.workloads:
         c0 = chosen[w.name]
-        picks = [c for c in prog.cands.by_workload[w.name] if c.key in forced]
+        picks = [c for c in solved.cands.by_workload[w.name] if c.key in forced]
         if not picks:
             continue
         picks.sort(key=lambda c: (forced[c.key].difference is None, forced[c.key].difference or 0.0, c.key))
         rows.append(AlternativeRow(w.name, 0, c0.key, c0.label, c0.goodput, c0.goodput_source,
                                    max(c0.gpus.values()) if c0.gpus else 0,
-                                   standalone_cost(prog, c0) if c0.kind != "api" else 0.0, 0.0, "chosen"))
+                                   standalone_cost(solved, c0) if c0.kind != "api" else 0.0, 0.0, "chosen"))
         for i, c in enumerate(picks, 1):
             f = forced[c.key]
             rows.append(AlternativeRow(w.name, i, c.key, c.label, c.goodput, c.goodput_source,
-                                       max(c.gpus.values()) if c.gpus else 0, standalone_cost(prog, c),
+                                       max(c.gpus.values()) if c.gpus else 0, standalone_cost(solved, c),
                                        f.difference, f.how))
     return rows
 
 
-def _binding(prog: Solved, results: list[WorkloadResult], purchases: list[Purchase],
+def _binding(solved: Solved, results: list[WorkloadResult], purchases: list[Purchase],
              hourly: list[HourlySupply], demand: dict) -> list[Binding]:
     """What limits this plan: caps reached, overflow at its share, what bounds goodput."""
     out: list[Binding] = []
-    plan = prog.plan
-    for o, offer in sorted(prog.offers.items()):
+    plan = solved.plan
+    for o, offer in sorted(solved.offers.items()):
         for tier in ("on-demand", "spot"):
             cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
             if cap is None:

@@ -1,7 +1,8 @@
 """Servers of your own in the result: their costs shared out to workloads and months, the buy decision
 with its cash and payback, break-even against renting, and what the facility has left.
 
-No PuLP. Every figure comes from candidates.ownership's terms, the same the program was built from.
+No PuLP. Every figure comes from candidates.ownership's terms and optimize.costs' prices of a unit, the same
+the program's objective is built from.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from optimizer.candidates.ownership import DAYS_PER_YEAR, OwnTerms, owned_facili
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
 from optimizer.optimize.calendar import Segments
+from optimizer.optimize.costs import in_service, owned_days, running_per_node_day, service_days
 from optimizer.results.types import (
     BoughtRow,
     BreakEvenRow,
@@ -25,23 +27,6 @@ from optimizer.results.types import (
 )
 
 HOURS_PER_MONTH = 24.0 * DAYS_PER_YEAR / 12.0
-
-
-def service_days(segments: Segments, offer: str) -> float:
-    """Plan days servers bought at the offer serve (from delivery to the horizon's end)."""
-    days = segments.days()
-    return sum(days[s] for s, _d in segments.of_offer(offer) if segments.delivered(offer, s))
-
-
-def owned_days(plan: Plan, segments: Segments, t: OwnTerms) -> float:
-    """Plan days owned servers serve: from `since` (their segments with GPUs) to the horizon's end."""
-    days = segments.days()
-    segs = segments.of_offer(t.offer)
-    held = [s for s, _d in segs if segments.committed_at(t.offer, s)]
-    if held:
-        return sum(days[s] for s in held)
-    # no workload runs there, so the program never cut its segments: pro rata from the day they arrive
-    return plan.horizon_days - t.arrives_day if t.arrives_day < plan.horizon_days else 0.0
 
 
 def rates(plan: Plan, segments: Segments, terms: dict[str, OwnTerms], purchases: list[Purchase],
@@ -120,8 +105,7 @@ def _payback(t: OwnTerms, utilization: float, alts: list[tuple[str, str, float]]
             best = (cost, f"{oid} {tier}")
     if best is None or not t.price_per_node:
         return None, None
-    running = (t.idle_energy_per_day() + t.colo_per_day() + t.support_per_year / DAYS_PER_YEAR) \
-        / (24.0 * t.gpus_per_node) + t.mean_serving_energy() * utilization
+    running = running_per_node_day(t) / (24.0 * t.gpus_per_node) + t.mean_serving_energy() * utilization
     saving = (best[0] - running) * t.gpus_per_node * HOURS_PER_MONTH
     if saving <= 0:
         return None, best[1]
@@ -164,8 +148,8 @@ def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], seg
                        (f"; never paid back against {against} at {util:.0%} use" if against else "")))
             bought.append(BoughtRow(
                 o, acc, nodes, p.gpus, t.gpus_per_node, order, delivery, t.arrives_day, nodes * t.price_per_node,
-                p.cost, nodes * t.depreciation_per_year * n / DAYS_PER_YEAR,
-                nodes * t.capital_per_year * n / DAYS_PER_YEAR, nodes * t.support_per_year * n / DAYS_PER_YEAR,
+                p.cost, nodes * in_service(t.depreciation_per_year, n),
+                nodes * in_service(t.capital_per_year, n), nodes * in_service(t.support_per_year, n),
                 fixed.get(o, 0.0) + serving.get(o, 0.0), util, months, against, text))
         else:
             n = owned_days(plan, segments, t)

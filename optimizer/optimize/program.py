@@ -1,0 +1,329 @@
+"""The integer program's data: the PuLP problem with its variables by family (Program), the names its
+rows and variables take (Namer), and the few reads of the candidates every part of the program shares.
+
+The program's sets, variables and constraint families are stated once, in optimize.families (docs/model.md
+is generated from it); optimize.model builds the rows, optimize.cuts the valid inequalities and
+optimize.tiebreak the tie-break program among plans of equal cost.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+import pulp
+
+from optimizer.candidates import ownership
+from optimizer.candidates.types import Candidate, CandidateSet, DayHour
+from optimizer.inputs.scenarios import goodput_factor
+from optimizer.inputs.schema.catalog import Offer
+from optimizer.inputs.schema.plan import Plan, Workload
+from optimizer.optimize.calendar import Segments
+from optimizer.optimize.solution import OfferPoolHour, Solution
+
+
+class Namer:
+    """Deterministic, PuLP-safe, collision-checked names (PuLP rewrites '-', '+', ' ' and more to '_').
+
+    Workloads appear by index and pools, offers and day types are ids (lower-case, hyphenated), so
+    two different keys never map to one name; a collision is a bug, reported as one."""
+
+    _unsafe = re.compile(r"[^A-Za-z0-9_.]")
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple] = {}
+
+    def __call__(self, family: str, *parts: object) -> str:
+        name = "_".join([family] + [self._unsafe.sub("_", str(p)) for p in parts])
+        key = (family,) + parts
+        prev = self._seen.setdefault(name, key)
+        if prev != key:
+            raise ValueError(f"name collision in the program: {prev} and {key} both map to {name}")
+        return name
+
+
+Term = tuple[float, "pulp.LpVariable | None"]
+"""A config's GPUs at an hour: coefficient × variable, or the coefficient alone (a sole config)."""
+
+
+@dataclass
+class Program:
+    """The built PuLP problem and its variables, by family."""
+
+    prob: pulp.LpProblem
+    plan: Plan
+    cands: CandidateSet
+    offers: dict[str, Offer]
+    segments: Segments
+    workload_index: dict[str, int]
+    names: Namer = field(default_factory=Namer)
+    elastic: bool = False
+    """Diagnosis mode: caps may be exceeded at a large penalty, so the excess shows what cannot be met."""
+
+    # variables
+    choice: dict[str, pulp.LpVariable | int] = field(default_factory=dict)
+    """x[c]: candidate key → binary (or 1 when the workload has one candidate)."""
+    batch_replicas: dict[tuple[str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    """n[c,s,h]."""
+    batch_api: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    """y[c,s]."""
+    committed_split: dict[tuple[str, str, int | None], pulp.LpVariable] = field(default_factory=dict)
+    """a[o,p,π]."""
+    reserved: dict[tuple[str, str | None, str], pulp.LpVariable] = field(default_factory=dict)
+    """R[o,p,k]: (offer, pool or None when shared, tier)."""
+    lent: dict[OfferPoolHour, pulp.LpVariable] = field(default_factory=dict)
+    on_demand: dict[OfferPoolHour, pulp.LpVariable] = field(default_factory=dict)
+    spot: dict[OfferPoolHour, pulp.LpVariable] = field(default_factory=dict)
+    cap_excess: dict[tuple[str, str, str | None, int | None], pulp.LpVariable] = field(default_factory=dict)
+    """e[o,k,s,h] (diagnosis mode)."""
+    racks: dict[str, pulp.LpVariable] = field(default_factory=dict)
+    """Q[o]."""
+    own: dict[str, ownership.OwnTerms] = field(default_factory=dict)
+    """Offers of your own hardware (bought or owned) → their cost terms."""
+
+    # expressions over the variables
+    gpu_demand: dict[str, dict[DayHour, Term]] = field(default_factory=dict)
+    """Candidate key → (segment, hour) → its GPUs as coefficient × variable (x[c] or n[c,s,h])."""
+    pool_demand: dict[OfferPoolHour, pulp.LpAffineExpression] = field(default_factory=dict)
+    """Σ GPUs the configs of a pool use at an offer and hour."""
+    api_volume: dict[tuple[str, str], pulp.LpAffineExpression] = field(default_factory=dict)
+    """(workload, segment) → Σ_c y[c,s]: batch output tokens a day sent to the API."""
+    pool_offer_pairs: list[tuple[str, str]] = field(default_factory=list)
+    cost_terms: dict[str, pulp.LpAffineExpression] = field(default_factory=dict)
+    constraint_families: dict[str, list[str]] = field(default_factory=dict)
+    baseline_penalty: dict[str, tuple[str, float]] = field(default_factory=dict)
+    """Workload → (last plan's candidate key, switching cost) from --baseline (define_baseline)."""
+    candidate_ids: dict[str, str] = field(default_factory=dict)
+    """Candidate key → its short id in the program's names (config_id)."""
+    has_cuts: bool = False
+    """Every valid inequality is in (add_cuts)."""
+    cut_rows: set[tuple[str, str, str, int | None]] = field(default_factory=set)
+    """(workload, offer, segment, hour) of the valid inequalities in the program (hour None: a batch day's)."""
+    pooled_at: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
+    """The configs (workload, key) define_pooled_rounding has added rows at, in order."""
+    private: dict[str, float] = field(default_factory=dict)
+    """Configs at an offer no other workload can use → what that offer costs serving them alone, solved
+    apart (define_private): in the program each is its x[c] at that cost, with no capacity of its own."""
+
+    def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
+        self.prob += constraint, name
+        self.constraint_families.setdefault(family, []).append(name)
+
+    def fix_choice(self, workload: str, key: str) -> None:
+        """Force a workload onto one config (explain's alternatives, a baseline kept)."""
+        x = self.choice[key]
+        if isinstance(x, pulp.LpVariable):
+            self.add("fixed_choice", x == 1, f"fixed_choice_w{self.workload_index[workload]}")
+
+    @contextmanager
+    def choices_fixed(self, keys: dict[str, str | frozenset[str]]) -> Iterator[None]:
+        """Fix every workload in `keys` to that config — or, given a set of configs, to one of them, the
+        program choosing — by bounds, so nothing is added; then undo."""
+        saved = []
+        for w, key in keys.items():
+            allowed = {key} if isinstance(key, str) else key
+            for c in self.cands.by_workload[w]:
+                x = self.choice[c.key]
+                if isinstance(x, pulp.LpVariable):
+                    saved.append((x, x.lowBound, x.upBound))
+                    if c.key not in allowed:
+                        x.lowBound = x.upBound = 0
+                    elif len(allowed) == 1:
+                        x.lowBound = x.upBound = 1
+                    else:
+                        x.lowBound, x.upBound = 0, 1
+        try:
+            yield
+        finally:
+            for x, lo, hi in saved:
+                x.lowBound, x.upBound = lo, hi
+
+    def largest_choices(self) -> dict[str, tuple[float, str]]:
+        """Each workload with configs to choose from: its largest x in the current values and whose it is
+        (ties: the first key) — the relaxation's most-chosen config, or an integer plan's config."""
+        out: dict[str, tuple[float, str]] = {}
+        for w in self.plan.workloads:
+            xs = [(round(x.varValue or 0.0, 9), c.key) for c in self.cands.by_workload[w.name]
+                  if isinstance(x := self.choice[c.key], pulp.LpVariable)]
+            if xs:
+                out[w.name] = max(xs, key=lambda vk: (vk[0], [-ord(ch) for ch in vk[1]]))
+        return out
+
+    def choices_fixed_to_relaxation(self) -> AbstractContextManager[None]:
+        """Fix every choice to the config the solved relaxation chose most (ties: the first key), then undo."""
+        return self.choices_fixed({w: key for w, (_value, key) in self.largest_choices().items()})
+
+    @contextmanager
+    def first_stage_fixed(self) -> Iterator[None]:
+        """Hold every decision made once for the horizon at its solved value (configs, reserved and bought
+        levels, committed split, rack positions) by bounds, then undo: what is left is hour by hour."""
+        first = [v for v in (*self.choice.values(), *self.reserved.values(), *self.committed_split.values(),
+                             *self.racks.values()) if isinstance(v, pulp.LpVariable)]
+        saved = [(v, v.lowBound, v.upBound) for v in first]
+        for v in first:
+            x = v.varValue or 0.0
+            v.lowBound = v.upBound = round(x) if v.cat == pulp.LpInteger else x
+        try:
+            yield
+        finally:
+            for v, lo, hi in saved:
+                v.lowBound, v.upBound = lo, hi
+
+    @contextmanager
+    def hours_relaxed(self) -> Iterator[None]:
+        """Take the hour-by-hour node counts (on-demand D, spot S) as continuous, then undo: a relaxation of
+        the program in which only the decisions made once for the horizon are whole — configs, reserved and
+        bought levels, committed splits, rack positions."""
+        relaxed = [v for table in (self.on_demand, self.spot) for v in table.values()
+                   if isinstance(v, pulp.LpVariable) and v.cat == pulp.LpInteger]
+        for v in relaxed:
+            v.cat = pulp.LpContinuous
+        try:
+            yield
+        finally:
+            for v in relaxed:
+                v.cat = pulp.LpInteger
+
+    def integer_variables(self) -> list[pulp.LpVariable]:
+        """Every whole-number decision: configs, committed splits, reserved and bought nodes, on-demand and
+        spot nodes, racks (read from the program's own tables: PuLP's variables() walks every row)."""
+        return [v for table in (self.choice, self.committed_split, self.reserved, self.on_demand, self.spot,
+                                self.racks) for v in table.values() if isinstance(v, pulp.LpVariable)]
+
+    def values(self) -> dict[str, float | None]:
+        """The solved value of every variable, by name (a warm start, or a plan to go back to)."""
+        return {v.name: v.varValue for v in self.prob.variables()}
+
+    def restore(self, values: dict[str, float | None]) -> None:
+        for v in self.prob.variables():
+            v.varValue = values.get(v.name)
+
+    def solution(self) -> Solution:
+        """Read every decided value out of the solver's variables (the only place that does)."""
+        chosen = {}
+        for w in self.plan.workloads:
+            cs = self.cands.by_workload[w.name]
+            chosen[w.name] = max(cs, key=lambda c: (value_of(self.choice[c.key]), c.key == cs[0].key)).key
+        gpus = {key: {dh: coef * (var.varValue or 0.0) if var is not None else coef
+                      for dh, (coef, var) in self.gpu_demand.get(key, {}).items()}
+                for key in chosen.values()}
+        return Solution(
+            segments=self.segments, chosen=chosen, gpus=gpus,
+            reserved_nodes={k: value_of(v) for k, v in self.reserved.items()},
+            on_demand_nodes={k: value_of(v) for k, v in self.on_demand.items()},
+            spot_nodes={k: value_of(v) for k, v in self.spot.items()},
+            lent={k: value_of(v) for k, v in self.lent.items()},
+            committed_split={k: value_of(v) for k, v in self.committed_split.items()},
+            batch_replica_hours={k: value_of(v) for k, v in self.batch_replicas.items()},
+            api_volume={k: value_of(v) for k, v in self.api_volume.items()},
+            cap_excess={k: value_of(v) for k, v in self.cap_excess.items()},
+            switching_cost={w: cost for w, (_key, cost) in self.baseline_penalty.items()})
+
+
+REDUCED_COST_TOL = 1e-7
+"""Reduced costs this small are the solver's tolerance, not a price (reduced_costs)."""
+
+
+def reduced_costs(variables: Iterable[pulp.LpVariable]) -> dict[pulp.LpVariable, float]:
+    """The solved relaxation's reduced cost of each of these integer variables that has a nonzero one
+    (the solver leaves it in `dj`): what a unit of it away from the bound it sits at adds, at least, to
+    the cost of any plan (bounds_within)."""
+    return {v: v.dj for v in variables
+            if v.cat == pulp.LpInteger and v.dj is not None and abs(v.dj) > REDUCED_COST_TOL}
+
+
+@contextmanager
+def bounds_within(prob: pulp.LpProblem, reduced: dict[pulp.LpVariable, float], room: float) -> Iterator[int]:
+    """Tighten each integer variable's bounds to what a plan costing at most z + `room` allows, then undo
+    (yields how many were tightened). A relaxation with optimum z and reduced costs d (its rows and
+    bounds those of the program, or fewer: the program's valid inequalities added since only shrink it)
+    gives every plan
+
+        cost ≥ z + d_j · (x_j − l_j)  for d_j > 0 (x_j sits at its lower bound l_j),
+        cost ≥ z + d_j · (x_j − u_j)  for d_j < 0 (at its upper bound u_j),
+
+    so a plan within z + room has x_j ≤ l_j + ⌊room / d_j⌋, or x_j ≥ u_j − ⌊room / −d_j⌋. With an
+    incumbent's cost as z + room, no plan that costs as little is cut off, and the solver's bound within
+    these bounds is still a bound on every plan. The room is widened by a millionth against the solver's
+    tolerances. Why: HiGHS's reduced-cost fixing keeps up to 1,024 lurking bounds per integer variable
+    and walks them at every root cut round; on node counts of thousands (a batch day done in one hour on
+    the slowest accelerator) that walk, not the search, was most of its time."""
+    if prob.sense != pulp.LpMinimize or room < 0:
+        yield 0
+        return
+    room = room * (1 + 1e-6) + 1e-6
+    saved = []
+    for v, d in reduced.items():
+        lo, hi = v.lowBound, v.upBound
+        if d > 0 and lo is not None:
+            new = lo + math.floor(room / d + 1e-9)
+            if hi is None or new < hi:
+                saved.append((v, lo, hi))
+                v.upBound = new
+        elif d < 0 and hi is not None:
+            new = hi - math.floor(room / -d + 1e-9)
+            if lo is None or new > lo:
+                saved.append((v, lo, hi))
+                v.lowBound = new
+    try:
+        yield len(saved)
+    finally:
+        for v, lo, hi in saved:
+            v.lowBound, v.upBound = lo, hi
+
+
+def value_of(v) -> float:
+    """A variable's or expression's solved value (0 when the solver left it unset); a constant as is."""
+    if isinstance(v, (int, float)):
+        return float(v)
+    x = v.value()
+    return float(x) if x is not None else 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# reads every part of the program shares
+
+def workloads_of(prog: Program, kind: str) -> list[Workload]:
+    return [w for w in prog.plan.workloads if w.kind == kind]
+
+
+def gpu_cands(prog: Program, w: Workload) -> list[Candidate]:
+    """w's configs that draw on an offer's capacity in the program (not the API, not a private one)."""
+    return [c for c in prog.cands.by_workload[w.name] if c.kind != "api" and c.key not in prog.private]
+
+
+def workload_id(prog: Program, w: Workload | str) -> str:
+    name = w if isinstance(w, str) else w.name
+    return f"w{prog.workload_index[name]}"
+
+
+def config_id(prog: Program, c: Candidate) -> str:
+    """Short, safe id of a candidate: workload index + its position among that workload's candidates."""
+    if not prog.candidate_ids:
+        prog.candidate_ids.update((cand.key, f"{workload_id(prog, w)}_c{i}") for w, cs in prog.cands.by_workload.items()
+                                  for i, cand in enumerate(cs))
+    return prog.candidate_ids[c.key]
+
+
+def batch_volume(w: Workload) -> float:
+    assert w.batch is not None
+    return w.batch.output_tokens_per_day
+
+
+def batch_goodput(prog: Program, c: Candidate, day_type: str) -> float:
+    """A batch config's goodput on a day type (inputs.scenarios.goodput_factor; interactive configs carry it
+    in their hourly GPUs)."""
+    return c.goodput * goodput_factor(prog.plan, c.goodput_source, day_type)
+
+
+def api_share(w: Workload) -> float:
+    return w.api.max_share if w.api is not None else 0.0
+
+
+def reserved_nodes(prog: Program, o: str, p: str, tiers: list[str] | None = None) -> list[pulp.LpVariable]:
+    """R[o,·,k] pool p may draw on: the shared level, or its own (tiers: those its pool may buy)."""
+    return [v for (oo, pp, k), v in prog.reserved.items()
+            if oo == o and (pp is None or pp == p) and (tiers is None or k in tiers)]
