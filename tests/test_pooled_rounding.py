@@ -15,7 +15,6 @@ import pulp
 import pytest
 from test_bruteforce import SEEDS, random_plan
 
-from optimizer import pipeline
 from optimizer.candidates.build import build_candidates
 from optimizer.errors import InfeasiblePlan
 from optimizer.optimize import strategy
@@ -28,6 +27,7 @@ from optimizer.optimize.model import (
 from optimizer.optimize.solver import solve
 from optimizer.optimize.strategy import POOLED_SOLVERS, SolveOptions
 from optimizer.pipeline import as_solved
+from optimizer.studies import value
 
 PLANS = Path(__file__).resolve().parent.parent / "plans"
 MOST_SETS = 12
@@ -179,7 +179,7 @@ def test_a_solve_with_every_config_held_costs_the_same_with_the_rows(seed, tmp_p
     cands = build_candidates(loaded)
     rng = random.Random(seed)
     fix = {w: rng.choice([c.key for c in cs]) for w, cs in cands.by_workload.items()}
-    held = pipeline._held(cands, fix)
+    held = value._held(cands, fix)
     options = SolveOptions(solver="highs", mip_gap=0, alternatives=0)
 
     written: list[int] = []

@@ -5,12 +5,12 @@ solver, side by side on the cores the plan's solve leaves (the re-solve processe
 from __future__ import annotations
 
 import concurrent.futures as cf
-import multiprocessing
 import os
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from optimizer import parallel
 from optimizer.candidates.overflow import without_ceiling
 from optimizer.candidates.types import CandidateSet
 from optimizer.inputs.loading import LoadedPlan
@@ -32,7 +32,6 @@ from optimizer.optimize.strategy import (
     settings,
     tidy,
 )
-from optimizer.processes import background_worker
 
 
 @dataclass(frozen=True)
@@ -87,8 +86,8 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     n_workers = max(1, min(workers or os.cpu_count() or 1, count))
     pool = None
     if n_workers > 1:
-        pool = cf.ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=_worker_start, initargs=(loaded, cands, solver))
+        pool = parallel.process_pool(n_workers, below=True, initializer=_worker_start,
+                                     initargs=(loaded, cands, solver))
         for _ in range(n_workers):  # start the processes (and their builds) now, beside the plan's solve
             pool.submit(_worker_ready)
     early: dict[str, cf.Future] = {}
@@ -228,7 +227,7 @@ settling its private configs needs (prog, private, loaded, cands, segments, solv
 
 
 def _worker_start(loaded: LoadedPlan, cands: CandidateSet, solver: str) -> None:
-    background_worker()  # below the plan's own solve, beside it (re-solves start, and build, while it runs)
+    """Each re-solve process builds the program once (below the plan's own solve: they start while it runs)."""
     segments = _segments(loaded, cands)
     private = _private_costs(loaded, cands, segments, solver)
     prog = build_model(loaded, cands, segments, cuts=True, private=private.costs if private else None)

@@ -103,7 +103,7 @@ def tornado_svg(bars: list[TornadoBar], base_value: float | None, xlabel: str, p
 
 
 def context(sweep: Any) -> dict[str, Any]:
-    """The template's strings, from an optimizer.sweep.Sweep (read duck-typed: report sits below it)."""
+    """The template's strings, from an optimizer.studies.sweep.Sweep (read duck-typed: report sits below it)."""
     cur = sweep.currency
     base_pt = next((p for p in sweep.points if p.vary == sweep.base and p.solved), None)
     charts = []
