@@ -11,7 +11,7 @@
     candidates               configs per workload, dropped ones with reasons
     physics                  memory, KV, replicas, goodput — pure
     inputs, synth            YAML with line marks, schemas, catalogs, plans; synthetic data
-    base                     errors, vocabulary, resources, atomic writes, worker processes, the one executor
+    base                     errors, vocabulary, units, formatting, resources, atomic writes, worker processes, the one executor
                              (parallel: process pools and Ray, which optimize's re-solves use too)
 """
 
@@ -26,7 +26,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "optimizer"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("optimizer", "optimizer.errors", "optimizer.vocab", "optimizer.resources", "optimizer.atomic",
-              "optimizer.processes", "optimizer.parallel")),
+              "optimizer.processes", "optimizer.parallel", "optimizer.units", "optimizer.formatting")),
     ("inputs", ("optimizer.inputs", "optimizer.synth")),
     ("physics", ("optimizer.physics",)),
     ("candidates", ("optimizer.candidates",)),

@@ -47,9 +47,10 @@ from optimizer.calibrate.run import (
 from optimizer.calibrate.types import sig
 from optimizer.calibrate.usage import UsageAggregate
 from optimizer.errors import PlanError, Problem
+from optimizer.formatting import plural
 from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.inputs.schema.plan import FIRST_DATE, LAST_DATE
-from optimizer.vocab import day_type_of, plural, weekday_id
+from optimizer.vocab import day_type_of, weekday_id
 
 MIN_HOURS = 14 * 24
 OUTLIER_SCALES = 8.0

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from optimizer import vocab
+from optimizer import formatting, vocab
 from optimizer.cli.common import (
     READ_BACK_FAILURES,
     CatalogOpt,
@@ -179,7 +179,7 @@ def explain(
     def body() -> int:
         from optimizer.pipeline import explain as do_explain
         from optimizer.report.labels import alternative_figures
-        from optimizer.vocab import money
+        from optimizer.formatting import money
 
         if workload is None:  # which one: the plan's workloads, named
             from optimizer.inputs.loading import load_plan
@@ -237,7 +237,7 @@ def explain(
                           "(queueing for prefill included)")
             r = w.replicas
             out.print(f"  at the peak ({w.peak_day_type} {w.peak_hour:02d}:00, {w.peak_output_tokens_per_s:,.0f} tok/s): "
-                      f"{r.base} base + {r.spares} spare + {r.rollout} rollout = {vocab.plural(r.total, 'replica')}"
+                      f"{r.base} base + {r.spares} spare + {r.rollout} rollout = {formatting.plural(r.total, 'replica')}"
                       f"{_on_gpus(w)}")
         out.print(f"  plan total {money(ex.result.cost_total, cur)}; this workload {money(w.cost, cur)}")
         t = Table(title="Alternatives, cheapest on their own first (whole plan re-solved with each forced)",
@@ -263,7 +263,7 @@ def explain(
 
 
 def _total_text(a, cur: str) -> str:
-    from optimizer.vocab import money
+    from optimizer.formatting import money
 
     if a.total_cost is None:
         return "no plan"
@@ -273,7 +273,7 @@ def _total_text(a, cur: str) -> str:
 
 
 def _difference_text(a, plan_total: float, cur: str) -> str:
-    from optimizer.vocab import money
+    from optimizer.formatting import money
 
     def signed(x: float) -> str:
         return ("+" if x >= 0 else "−") + money(abs(x), cur)
@@ -328,13 +328,13 @@ def _print_dropped(dropped, everything: bool = False) -> None:
         out.print(d)
     dominated = len(dropped) - len(shown)
     if dominated:
-        out.print(f"{vocab.plural(dominated, 'dominated option')} (another config or offer is never worse) "
+        out.print(f"{formatting.plural(dominated, 'dominated option')} (another config or offer is never worse) "
                   "not listed; --json lists every one", style="dim")
 
 
 def _on_gpus(w) -> str:
     """' on 3g.40gb MIG slices (2 per GPU) = 2 GPUs', ' × 2 GPUs = 30 GPUs' or ' = 4 GPUs'."""
-    gpus = vocab.plural(w.gpus_at_peak, "GPU")
+    gpus = formatting.plural(w.gpus_at_peak, "GPU")
     if w.mig:
         return f" on {w.mig} MIG slices = {gpus}"
     if w.gpus_per_replica and w.gpus_per_replica != 1:

@@ -22,7 +22,7 @@ from optimizer.cli.common import (
     solve_options,
 )
 from optimizer.errors import PlanError, Problem
-from optimizer.vocab import plural
+from optimizer.formatting import plural
 
 
 class Engine(str, Enum):

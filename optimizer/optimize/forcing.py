@@ -24,9 +24,9 @@ from optimizer.optimize.strategy import (
     _cuts_for_search,
     _gap,
     _others_kept,
-    _private_costs,
+    _sole_tenant_costs,
     _segments,
-    _settle_private,
+    _settle_sole_tenants,
     _solve,
     _solve_settled,
     settings,
@@ -106,13 +106,14 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     try:
         plan_cands = plan_cands or cands
         segments = _segments(loaded, plan_cands)
-        private = _private_costs(loaded, plan_cands, segments, solver)
+        sole_tenants = _sole_tenant_costs(loaded, plan_cands, segments, solver)
         t_build = time.perf_counter()
-        prog = build_model(loaded, plan_cands, segments, cuts=False, private=private.costs if private else None)
+        prog = build_model(loaded, plan_cands, segments, cuts=False,
+                           private=sole_tenants.costs if sole_tenants else None)
         build_s = time.perf_counter() - t_build
         plan_limit = limit / 2 if count else limit
-        settled = _solve_settled(prog, private, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
-                                 started, None, on_relaxed=speculate, build_s=build_s)
+        settled = _solve_settled(prog, sole_tenants, loaded, plan_cands, segments, options, solver, plan_limit,
+                                 gap_target, started, None, on_relaxed=speculate, build_s=build_s)
         if settled is None:  # as solve_candidates: the program as it was
             prog = build_model(loaded, plan_cands, segments, cuts=False)
             settled = (prog, *_solve(prog, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
@@ -124,12 +125,12 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         solver = info.name
         keys = [k for k in ranked if without_ceiling(k) != without_ceiling(sol.chosen[workload])][:count]
         if pool is None or len(keys) < 2:
-            # the forced configs may be ones the plan's program pruned, and its private configs' costs bounds
+            # the forced configs may be ones the plan's program pruned, and its sole-tenant configs' costs bounds
             every = _segments(loaded, cands)
-            alone = _private_costs(loaded, cands, every, solver)
+            alone = _sole_tenant_costs(loaded, cands, every, solver)
             forced = build_model(loaded, cands, every, cuts=True, private=alone.costs if alone else None)
             settle = None if alone is None else (
-                lambda ks, seconds: _settle_private(forced, alone, ks, loaded, cands, every, solver, seconds))
+                lambda ks, seconds: _settle_sole_tenants(forced, alone, ks, loaded, cands, every, solver, seconds))
             out = _force_in_turn(forced, sol.chosen, workload, keys, solver, gap_target, limit, started, info,
                                  on_done, settle)
         else:
@@ -223,23 +224,23 @@ def _with_start(forced: ForcedSolve, kept: float | None, gap_target: float) -> F
 
 _WORKER: dict[str, Any] = {}
 """In a re-solve process: the program, built once from the plan the process started with, and what
-settling its private configs needs (prog, private, loaded, cands, segments, solver)."""
+settling its sole-tenant configs needs (prog, sole_tenants, loaded, cands, segments, solver)."""
 
 
 def _worker_start(loaded: LoadedPlan, cands: CandidateSet, solver: str) -> None:
     """Each re-solve process builds the program once (below the plan's own solve: they start while it runs)."""
     segments = _segments(loaded, cands)
-    private = _private_costs(loaded, cands, segments, solver)
-    prog = build_model(loaded, cands, segments, cuts=True, private=private.costs if private else None)
-    _WORKER.update(prog=prog, private=private, loaded=loaded, cands=cands, segments=segments, solver=solver)
+    sole_tenants = _sole_tenant_costs(loaded, cands, segments, solver)
+    prog = build_model(loaded, cands, segments, cuts=True, private=sole_tenants.costs if sole_tenants else None)
+    _WORKER.update(prog=prog, sole_tenants=sole_tenants, loaded=loaded, cands=cands, segments=segments, solver=solver)
 
 
 def _worker_settle() -> Callable[[list[str], float], bool | None] | None:
-    """The settling of private configs (_settle_private) in the program the process built."""
+    """The settling of sole-tenant configs (_settle_sole_tenants) in the program the process built."""
     w = _WORKER
-    if not w.get("private"):
+    if not w.get("sole_tenants"):
         return None
-    return lambda keys, seconds: _settle_private(w["prog"], w["private"], keys, w["loaded"], w["cands"],
+    return lambda keys, seconds: _settle_sole_tenants(w["prog"], w["sole_tenants"], keys, w["loaded"], w["cands"],
                                                  w["segments"], w["solver"], seconds)
 
 
@@ -260,7 +261,7 @@ def _worker_kept(chosen: dict[str, str], workload: str, key: str, solver: str, g
 
 def _kept_price(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
                 seconds: float, settle: Callable[[list[str], float], bool | None] | None = None) -> float | None:
-    """_others_kept's plan cost, its private configs' costs settled first (None: no plan, or not settled)."""
+    """_others_kept's plan cost, its sole-tenant configs' costs settled first (None: no plan, or not settled)."""
     t0 = time.perf_counter()
     if settle is not None and settle([*chosen.values(), key], seconds) is None:
         return None
@@ -271,8 +272,8 @@ def _kept_price(prog: Program, chosen: dict[str, str], workload: str, key: str, 
 
 def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
            seconds: float, settle: Callable[[list[str], float], bool | None] | None = None) -> ForcedSolve:
-    """`settle(keys, seconds)` makes chosen private configs' costs exact (_settle_private): a price is only
-    taken from a plan whose private configs are priced whole."""
+    """`settle(keys, seconds)` makes chosen sole-tenant configs' costs exact (_settle_sole_tenants): a price is only
+    taken from a plan whose sole-tenant configs are priced whole."""
     t0 = time.perf_counter()
 
     def left() -> float:
@@ -295,7 +296,7 @@ def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solve
         found = full.status in ("optimal", "feasible") and full.objective is not None
         picked = prog.solution().chosen[workload] if found else key
         rose = settle(list(prog.solution().chosen.values()), left()) if found and settle is not None else False
-        if rose is None:  # its private configs could not be priced whole: its price is not taken
+        if rose is None:  # its sole-tenant configs could not be priced whole: its price is not taken
             found = False
         if not rose:
             break

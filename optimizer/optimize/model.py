@@ -40,14 +40,10 @@ from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.solution import OfferPoolHour, Solution
+from optimizer.physics.batch import batch_replica_hours
 from optimizer.processes import collection_paused
-from optimizer.vocab import (
-    HOURLY_TIERS,
-    RESERVED_TIERS,
-    SECONDS_PER_HOUR,
-    batch_replica_hours,
-    ceil_tol,
-)
+from optimizer.units import SECONDS_PER_HOUR, ceil_tol
+from optimizer.vocab import HOURLY_TIERS, RESERVED_TIERS
 
 
 class Namer:

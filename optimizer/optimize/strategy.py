@@ -55,7 +55,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
                      fix: dict[str, str] | None = None,
                      baseline: dict[str, tuple[str, float]] | None = None,
                      reserved: dict[tuple[str, str | None, str], float] | None = None,
-                     private_ok: bool = True) -> tuple[Solution, SolveInfo]:
+                     sole_tenants_apart: bool = True) -> tuple[Solution, SolveInfo]:
     """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain);
     with `options.alternatives`, each workload's next configs are priced after the solve (price_alternatives);
     `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline);
@@ -63,7 +63,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     a two-stage plan, to price another plan's decision over these scenarios. A program whose configs are all
     settled, and the alternatives' pricing, take model.define_pooled_rounding's rows (POOLED_SOLVERS).
 
-    Configs alone at their offer are priced apart (model.define_private; `private_ok` False keeps every
+    Configs alone at their offer are priced apart (model.define_private; `sole_tenants_apart` False keeps every
     offer in the program). Then three steps, each exact about what it proves:
       1. the LP relaxation: a lower bound, and each workload's most-chosen config;
       2. those configs fixed, the node counts solved as an integer program: a feasible plan —
@@ -81,10 +81,11 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     solver, limit, gap_target = settings(loaded, options)
     started = time.perf_counter()
     segments = _segments(loaded, cands)
-    private = _private_costs(loaded, cands, segments, solver) if reserved is None and private_ok else None
+    sole_tenants = (_sole_tenant_costs(loaded, cands, segments, solver) if reserved is None and sole_tenants_apart
+                    else None)
     t_build = time.perf_counter()
     prog = build_model(loaded, cands, segments, cuts=False, baseline=baseline,
-                       private=private.costs if private else None)
+                       private=sole_tenants.costs if sole_tenants else None)
     build_s = time.perf_counter() - t_build
     for w, key in (fix or {}).items():
         prog.fix_choice(w, key)
@@ -94,12 +95,13 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     if reserved is not None:
         for k, v in prog.reserved.items():
             v.lowBound = v.upBound = round(reserved.get(k, 0.0))
-    settled = _solve_settled(prog, private, loaded, cands, segments, options, solver, limit, gap_target, started,
+    settled = _solve_settled(prog, sole_tenants, loaded, cands, segments, options, solver, limit, gap_target, started,
                              baseline, build_s=build_s)
     if settled is None:  # a chosen config's own offer not solved whole in time: the program as it was
         try:
             return solve_candidates(loaded, cands, replace(options, time_limit_s=max(
-                SETTLE_MIN_S, limit - (time.perf_counter() - started))), fix, baseline, reserved, private_ok=False)
+                SETTLE_MIN_S, limit - (time.perf_counter() - started))), fix, baseline, reserved,
+                sole_tenants_apart=False)
         except SolverError as e:  # said with the limit the plan gave, not the seconds this last try had left
             raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible "
                               f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit") from e
@@ -113,7 +115,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
             options.progress("alternatives", time.perf_counter() - started, info.objective, info.bound)
         ranked = ranked_alternatives(loaded.plan, prog.offers, cands.by_workload, sol.chosen)
         budget = min(PRICING_BUDGET_S, max(5.0, limit / 2))
-        # priced where every offer has its hours: a private config's cost here may be only a bound
+        # priced where every offer has its hours: a sole-tenant config's cost here may be only a bound
         pricing = build_model(loaded, cands, segments, cuts=True, baseline=baseline) if prog.private else prog
         if info.name in POOLED_SOLVERS:
             define_pooled_rounding(pricing, sol.chosen)  # every re-solve holds the plan's configs but one
@@ -123,10 +125,11 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
 
 
 @dataclass
-class PrivateCosts:
-    """Configs alone at their offer, each solved apart (model.define_private): first their relaxation's
+class SoleTenantCosts:
+    """Sole-tenant configs — a config whose offer no other workload can use, alone at it — each solved apart
+    (model.define_private, where the program calls them private): first their relaxation's
     cost (a lower bound, so the program stays a relaxation of the plan), made exact — solved whole — for
-    the ones a solution chooses (_settle_private)."""
+    the ones a solution chooses (_settle_sole_tenants)."""
 
     costs: dict[str, float]
     """Config key → its cost in the program (inf: no plan at its offer serves it)."""
@@ -143,40 +146,40 @@ class PrivateCosts:
 
 _FAMILIES = ("reserved", "on_demand", "spot", "lent", "batch_replicas", "batch_api", "committed_split")
 SETTLE_ROUNDS = 5
-"""At most this many re-solves after a solution chose private configs whose cost was only a bound."""
+"""At most this many re-solves after a solution chose sole-tenant configs whose cost was only a bound."""
 SETTLE_MIN_S = 5.0
 """Seconds the program gets at least when it must find a plan with the time limit run out: solved again once a
-chosen private config turned out to have no plan at its offer (no plan in hand), or, when a chosen config's own
+chosen sole-tenant config turned out to have no plan at its offer (no plan in hand), or, when a chosen config's own
 offer found no plan in its time, solved with every offer in (q1-forecast under load had ended in 'no feasible plan
 (time limit 1 s)' after 13 s with a plan in hand); and each chosen offer's own solve in explain's forced re-solves
 (forcing._force)."""
 SETTLE_SHARE = 0.1
 """Of the time limit, the share the program's solve (_solve's steps 2 and 3) leaves for settling (_solve_settled)
-when it prices private configs at a bound — the chosen ones' own offers solved whole, the program solved again if
+when it prices sole-tenant configs at a bound — the chosen ones' own offers solved whole, the program solved again if
 a cost rose, the chosen offers' hours filled in — so that the limit is the whole solve's (settle_budget). Before,
 settling came after the limit: plans/q1-forecast.yaml with nightly-summaries on lambda-gh200 returned after 43 s
 of a 30 s limit (its offer alone 5.1 s, the program with every offer 2.4 s to build and 5.6 s to solve). The share
-is kept whether or not a private config is then chosen: a plan that chooses none searches that much less (at 0.2,
+is kept whether or not a sole-tenant config is then chosen: a plan that chooses none searches that much less (at 0.2,
 q1-forecast's solve at 30 s ended at 24.1 s with the same plan). Solving the program again after a cost rose
 needs about a whole solve, which no small share holds; without it the plan in hand is kept at its settled cost. A
 relaxation that runs into the share leaves step 2 the rest of the limit, and step 3 without a plan may use it too:
 a plan found late beats none."""
 SETTLE_OWN_MIN_S = 1.0
-"""Seconds a chosen private config's own offer gets at least (_settle_private); one that ends with a plan short
+"""Seconds a chosen sole-tenant config's own offer gets at least (_settle_sole_tenants); one that ends with a plan short
 of optimal is priced at that plan (an upper bound: the plan in hand is kept, _solve_settled)."""
 HOURS_MIN_S = 1.0
-"""Solver seconds the chosen private offers' hours get at least (_with_private_capacity): every choice is held
+"""Solver seconds the chosen sole-tenant offers' hours get at least (_with_sole_tenant_hours): every choice is held
 and the solve starts from a plan of the same cost (the program's and the offer's own), so it has a plan at
 once; the time is for improving the hours and proving them."""
 HOURS_BUILD_FACTOR = 1.5
-"""The program with every offer and every valid inequality (_with_private_capacity) is expected to take this
-many times as long to build as the program with private configs priced apart (plans/q1-forecast.yaml: 2.4 s
+"""The program with every offer and every valid inequality (_with_sole_tenant_hours) is expected to take this
+many times as long to build as the program with sole-tenant configs priced apart (plans/q1-forecast.yaml: 2.4 s
 against 1.9 s)."""
 
 
 def settle_budget(limit: float, build_s: float) -> tuple[float, float]:
-    """For a program pricing private configs at a bound, built in `build_s` seconds: (the seconds at the end of
-    the limit its search leaves for settling, of those the seconds kept last for the chosen private offers'
+    """For a program pricing sole-tenant configs at a bound, built in `build_s` seconds: (the seconds at the end of
+    the limit its search leaves for settling, of those the seconds kept last for the chosen sole-tenant offers'
     hours). SETTLE_SHARE of the limit — at least the hours' estimated time and a chosen offer's own solve, at
     most half the limit."""
     hours = HOURS_BUILD_FACTOR * build_s + HOURS_MIN_S
@@ -184,8 +187,8 @@ def settle_budget(limit: float, build_s: float) -> tuple[float, float]:
     return reserve, min(hours, reserve)
 
 
-def _private_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str
-                   ) -> PrivateCosts | None:
+def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str
+                       ) -> SoleTenantCosts | None:
     """The configs whose offer no other workload can use, each one's relaxation solved alone at that offer
     (model.define_private): a bound on what the offer costs serving it.
 
@@ -204,20 +207,20 @@ def _private_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, 
               if c.offer and c.offer not in own and users[c.offer] == {w}]
     if not lonely:
         return None
-    private = PrivateCosts({}, set(), {}, _fixed_cost(loaded, cands, segments))
+    sole_tenants = SoleTenantCosts({}, set(), {}, _fixed_cost(loaded, cands, segments))
     for c in lonely:
         prog = _alone(loaded, cands, segments, c)
         out = solve(prog.prob, solver, time_limit_s=PRIVATE_LP_S, relax=True)
         if out.status == "infeasible":  # no plan there, whole or not
-            private.costs[c.key] = math.inf
-            private.exact.add(c.key)
+            sole_tenants.costs[c.key] = math.inf
+            sole_tenants.exact.add(c.key)
         elif out.status == "optimal" and out.objective is not None:
-            private.costs[c.key] = out.objective - private.fixed
-    return private if private.costs else None
+            sole_tenants.costs[c.key] = out.objective - sole_tenants.fixed
+    return sole_tenants if sole_tenants.costs else None
 
 
 PRIVATE_LP_S = 5.0
-"""Time limit of one private config's relaxation (a few milliseconds; one not solved stays in the program)."""
+"""Time limit of one sole-tenant config's relaxation (a few milliseconds; one not solved stays in the program)."""
 
 
 def _fixed_cost(loaded: LoadedPlan, cands: CandidateSet, segments: Segments) -> float:
@@ -232,16 +235,16 @@ def _alone(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, c: Candi
     return build_model(loaded, alone, segments, cuts=True)
 
 
-def _settle_private(prog: Program, private: PrivateCosts, keys: list[str], loaded: LoadedPlan,
-                    cands: CandidateSet, segments: Segments, solver: str, seconds: float,
-                    at_least: float = SETTLE_MIN_S) -> bool | None:
-    """Make the costs of these chosen private configs exact (each one's offer solved whole, alone) and
+def _settle_sole_tenants(prog: Program, sole_tenants: SoleTenantCosts, keys: list[str], loaded: LoadedPlan,
+                         cands: CandidateSet, segments: Segments, solver: str, seconds: float,
+                         at_least: float = SETTLE_MIN_S) -> bool | None:
+    """Make the costs of these chosen sole-tenant configs exact (each one's offer solved whole, alone) and
     raise them in the program's objective; True when one rose (the solution may no longer be the best),
     False when none did, None when one could not be solved in `seconds` (its cost stays a bound). Each
     offer's solve gets `at_least` seconds whatever is left."""
     deadline = time.perf_counter() + seconds
     rose = False
-    todo = [k for k in dict.fromkeys(keys) if k in private.costs and k not in private.exact]
+    todo = [k for k in dict.fromkeys(keys) if k in sole_tenants.costs and k not in sole_tenants.exact]
     by_key = {c.key: c for c in cands.all()} if todo else {}
     for key in todo:
         alone = _alone(loaded, cands, segments, by_key[key])
@@ -250,37 +253,37 @@ def _settle_private(prog: Program, private: PrivateCosts, keys: list[str], loade
             cost = math.inf
         elif out.status in ("optimal", "feasible") and out.objective is not None:
             # out of time with a plan: that plan's cost, an upper bound (the caller keeps the bound it had)
-            cost = out.objective - private.fixed
-            private.values[key] = {f: {k: v.varValue or 0.0 for k, v in getattr(alone, f).items()}
+            cost = out.objective - sole_tenants.fixed
+            sole_tenants.values[key] = {f: {k: v.varValue or 0.0 for k, v in getattr(alone, f).items()}
                                    for f in _FAMILIES}
             if out.status == "feasible":
-                private.upper.add(key)
+                sole_tenants.upper.add(key)
         else:
             return None
-        private.exact.add(key)
+        sole_tenants.exact.add(key)
         x = prog.choice[key]
-        assert isinstance(x, pulp.LpVariable)  # a workload's only config is never private
+        assert isinstance(x, pulp.LpVariable)  # a workload's only config is never priced apart
         if math.isinf(cost):
             prog.add("private", x <= 0, prog.names("private_settled", prog.candidate_ids[key]))
             rose = True
-        elif cost > private.costs[key] + 1e-9 * max(1.0, abs(cost)):
-            prog.prob.objective[x] = prog.prob.objective.get(x, 0.0) + cost - private.costs[key]
+        elif cost > sole_tenants.costs[key] + 1e-9 * max(1.0, abs(cost)):
+            prog.prob.objective[x] = prog.prob.objective.get(x, 0.0) + cost - sole_tenants.costs[key]
             rose = True
-        private.costs[key] = cost
+        sole_tenants.costs[key] = cost
         prog.private[key] = cost
     return rose
 
 
-def _solve_settled(prog: Program, private: PrivateCosts | None, loaded: LoadedPlan, cands: CandidateSet,
+def _solve_settled(prog: Program, sole_tenants: SoleTenantCosts | None, loaded: LoadedPlan, cands: CandidateSet,
                    segments: Segments, options: SolveOptions, solver: str, limit: float, gap_target: float,
                    started: float, baseline: dict[str, tuple[str, float]] | None,
                    on_relaxed: Callable[[Program], None] | None = None, build_s: float = 0.0
                    ) -> tuple[Program, Solution, SolveInfo] | None:
-    """_solve, then, while the solution chooses private configs whose cost was only a bound, those costs made
-    exact and the program solved again; the chosen private configs' hours filled in. None when a chosen
-    private config could not be solved whole in the time (the caller solves without taking offers apart).
+    """_solve, then, while the solution chooses sole-tenant configs whose cost was only a bound, those costs made
+    exact and the program solved again; the chosen sole-tenant configs' hours filled in. None when a chosen
+    sole-tenant config could not be solved whole in the time (the caller solves without taking offers apart).
 
-    `limit` is the whole of it: with private configs to settle, _solve's search from a plan in hand leaves what
+    `limit` is the whole of it: with sole-tenant configs to settle, _solve's search from a plan in hand leaves what
     settle_budget says (the program took `build_s` to build); each chosen offer's own solve gets half of what is
     left before the hours' time, solving again the rest. Past the limit only by: steps 1 and 2 running into the
     reserve, the hours' build and hand-over beyond their estimate, the floors (SETTLE_OWN_MIN_S, HOURS_MIN_S;
@@ -289,22 +292,22 @@ def _solve_settled(prog: Program, private: PrivateCosts | None, loaded: LoadedPl
     def elapsed() -> float:
         return time.perf_counter() - started
 
-    unsettled = private is not None and any(k not in private.exact for k in private.costs)
+    unsettled = sole_tenants is not None and any(k not in sole_tenants.exact for k in sole_tenants.costs)
     settle_s, hours_s = settle_budget(limit, build_s) if unsettled else (0.0, 0.0)
     sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started, on_relaxed,
                        settle_s=settle_s)
-    if not private:
+    if not sole_tenants:
         return prog, sol, info
     for _ in range(SETTLE_ROUNDS):
         before = prog.values()
-        rose = _settle_private(prog, private, list(sol.chosen.values()), loaded, cands, segments, info.name,
+        rose = _settle_sole_tenants(prog, sole_tenants, list(sol.chosen.values()), loaded, cands, segments, info.name,
                                (limit - hours_s - elapsed()) / 2, SETTLE_OWN_MIN_S)
         if rose is None:
             return None
         if not rose:
             break
         held = _held(prog, sol, info, gap_target, started)  # this plan at its settled cost: a plan in hand
-        if held is not None and (private.upper or elapsed() >= limit - hours_s):
+        if held is not None and (sole_tenants.upper or elapsed() >= limit - hours_s):
             # a cost known only from above: solving again would rest on it (no bound); or no time left for it
             sol, info = held
             break
@@ -325,9 +328,9 @@ def _solve_settled(prog: Program, private: PrivateCosts | None, loaded: LoadedPl
             break
         sol, info = again, again_info
     else:
-        if any(k in private.costs and k not in private.exact for k in sol.chosen.values()):
+        if any(k in sole_tenants.costs and k not in sole_tenants.exact for k in sol.chosen.values()):
             return None
-    filled = _with_private_capacity(loaded, cands, segments, prog, sol, private, info.name, gap_target,
+    filled = _with_sole_tenant_hours(loaded, cands, segments, prog, sol, sole_tenants, info.name, gap_target,
                                     limit - elapsed(), baseline)
     if filled[0] is not prog:  # the hours' solve is part of the solve's seconds
         info = replace(info, seconds=elapsed())
@@ -346,7 +349,7 @@ def _with_bound(info: SolveInfo, bound: float | None, gap_target: float) -> Solv
 
 def _held(prog: Program, sol: Solution, info: SolveInfo, gap_target: float, started: float
           ) -> tuple[Solution, SolveInfo] | None:
-    """The solution in the program (solved before its private configs' costs were settled), priced at those
+    """The solution in the program (solved before its sole-tenant configs' costs were settled), priced at those
     costs — the program's objective now holds them: still a plan, with the bound it had (costs only rose, so
     that bound stays one). None when a config it chose turned out to have no plan at its offer."""
     if any(math.isinf(prog.private.get(key, 0.0)) for key in sol.chosen.values()):
@@ -357,20 +360,20 @@ def _held(prog: Program, sol: Solution, info: SolveInfo, gap_target: float, star
     return sol, _info(info.name, status, started, gap, objective, info.bound, info.fallback_note, info.overhead_s)
 
 
-def _with_private_capacity(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, prog: Program,
-                           sol: Solution, private: PrivateCosts, solver: str, gap_target: float, seconds: float,
-                           baseline: dict[str, tuple[str, float]] | None) -> tuple[Program, Solution]:
-    """A solution that chose a private config has no hours for its offer: the program without private
+def _with_sole_tenant_hours(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, prog: Program,
+                            sol: Solution, sole_tenants: SoleTenantCosts, solver: str, gap_target: float,
+                            seconds: float, baseline: dict[str, tuple[str, float]] | None) -> tuple[Program, Solution]:
+    """A solution that chose a sole-tenant config has no hours for its offer: the program without sole-tenant
     configs, every choice held, started from that solution and the config's own solve (a plan of the same
     cost), gives them — in `seconds`, its build included, and at least HOURS_MIN_S of solving. Otherwise the
     program and solution as they are."""
-    if not any(key in private.costs for key in sol.chosen.values()):
+    if not any(key in sole_tenants.costs for key in sol.chosen.values()):
         return prog, sol
     deadline = time.perf_counter() + seconds
     full = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
     start = {k: v for k, v in prog.values().items() if v is not None}
     for key in sol.chosen.values():
-        for family, vals in private.values.get(key, {}).items():
+        for family, vals in sole_tenants.values.get(key, {}).items():
             table = getattr(full, family)
             start.update({table[k].name: v for k, v in vals.items() if k in table})
     seconds = max(HOURS_MIN_S, deadline - time.perf_counter())  # what the build left, at least HOURS_MIN_S
@@ -515,7 +518,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
            on_relaxed: Callable[[Program], None] | None = None, settle_s: float = 0.0) -> tuple[Solution, SolveInfo]:
     """The three steps of solve_candidates; `on_relaxed(prog)` hears the solved relaxation (its values
     still in the program) before step 2. Step 2's solves stop where the last `settle_s` seconds of the limit begin
-    (kept for settling private configs, _solve_settled) — once the relaxation has run into them, step 2 may use
+    (kept for settling sole-tenant configs, _solve_settled) — once the relaxation has run into them, step 2 may use
     the rest; step 3, from step 2's plan, leaves them, and without a plan may use them."""
     def left() -> float:
         return limit - (time.perf_counter() - started)

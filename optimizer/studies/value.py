@@ -22,6 +22,7 @@ from optimizer.candidates.build import build_candidates
 from optimizer.candidates.overflow import without_ceiling
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.errors import InfeasiblePlan, SolverError
+from optimizer.formatting import money
 from optimizer.inputs import scenarios
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import demand_factor
@@ -30,7 +31,6 @@ from optimizer.optimize.solution import SolveInfo
 from optimizer.optimize.strategy import SolveOptions, settings, solve_candidates
 from optimizer.results.extract import extract
 from optimizer.results.types import PlanResult
-from optimizer.vocab import money
 
 __all__ = ["SideSolves", "side_solves", "scenario_value", "SideProcess", "side_budget", "facility_value"]
 
