@@ -11,6 +11,7 @@ $1.00, offer p sells gpu-b in 8-GPU nodes; only w1 can use p, so its config ther
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -125,12 +126,12 @@ def test_a_private_cost_not_solved_in_time_falls_back_to_every_offer(tmp_path, m
 
 
 def test_step_three_without_every_valid_inequality_finds_the_same_optimum(tmp_path, monkeypatch):
-    """A plan whose valid inequalities would be too many rows (strategy.FULL_CUTS_ROWS) is searched with
+    """A plan whose valid inequalities would be too many rows (POLICY.full_cuts_rows) is searched with
     only those its relaxation violated: a weaker relaxation, the same optimum (brute-force plans, gap 0,
     so step 3 runs wherever step 2's plan is not proven)."""
     reached, added = [], []
     real = strategy.cut_rows_left
-    monkeypatch.setattr(strategy, "FULL_CUTS_ROWS", -1.0)
+    monkeypatch.setattr(strategy, "POLICY", replace(strategy.POLICY, full_cuts_rows=-1.0))
     monkeypatch.setattr(strategy, "cut_rows_left", lambda prog: reached.append(1) or real(prog))
     monkeypatch.setattr(strategy, "add_cuts", lambda prog: added.append(1))
     for seed, loaded, best in _brute_force_plans(tmp_path, 25):
@@ -252,7 +253,7 @@ def test_settling_a_chosen_private_config_ends_within_the_time_limit(tmp_path, m
     sol, info = solve_candidates(loaded, cands, SolveOptions(solver="highs", time_limit_s=30.0, alternatives=0))
     elapsed = clock.perf_counter() - started
     assert settled and W1_ON_P in settled[0]  # the settling ran
-    assert solved[0] >= strategy.SETTLE_SHARE * 30.0  # the first solve left settling its share
+    assert solved[0] >= strategy.POLICY.settle_share * 30.0  # the first solve left settling its share
     assert clock.charged > 25.0 and elapsed <= 30.0 + 1.0, elapsed  # a second's slack: building, handing over
     assert info.objective == pytest.approx(cost) and sol.chosen["w1"].split("/")[1] == w1_at
     assert _nodes_at_p(sol) == ({h: 2.0 for h in range(24)} if w1_at == "p" else {})

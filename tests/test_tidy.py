@@ -92,7 +92,7 @@ def test_no_tidy_pass_when_handing_the_program_over_outlasts_it(tmp_path):
     cands = build_candidates(loaded)
     prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()))
     info = solve(prog.prob, "highs" if "highs" in available_solvers() else "cbc", mip_gap=0.0)
-    slow = replace(info, overhead_s=strategy.TIDY_MIN_S + 1.0)
+    slow = replace(info, overhead_s=strategy.POLICY.tidy_min_s + 1.0)
     assert strategy.tidy(prog, slow) == (slow, False)
 
 

@@ -14,12 +14,11 @@ from optimizer import parallel
 from optimizer.candidates.overflow import without_ceiling
 from optimizer.candidates.types import CandidateSet
 from optimizer.inputs.loading import LoadedPlan
+from optimizer.optimize import strategy
 from optimizer.optimize.model import Program, build_model
 from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.optimize.solver import solve
 from optimizer.optimize.strategy import (
-    SECONDS_PER_ALTERNATIVE,
-    SETTLE_ROUNDS,
     SolveOptions,
     _cuts_for_search,
     _gap,
@@ -185,7 +184,7 @@ def _force_side_by_side(pool: cf.ProcessPoolExecutor, workers: int, chosen: dict
     # an early re-solve's price waits for its start from the plan's configs: that quick solve is queued first,
     # ahead of the other re-solves (behind them, q4's early alternative was told at 8.9 s instead of 5.1 s)
     kept_futures = {pool.submit(_worker_kept, chosen, workload, k, solver, gap_target,
-                                min(SECONDS_PER_ALTERNATIVE, share)): k for k in again or []}
+                                min(strategy.POLICY.seconds_per_alternative, share)): k for k in again or []}
     futures = {f: k for k, f in early.items()}
     futures.update({pool.submit(_worker_force, chosen, workload, k, solver, gap_target, share): k
                     for k in keys if k not in early})
@@ -285,10 +284,11 @@ def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solve
                          if without_ceiling(c.key) == without_ceiling(key))  # its hardware at every ceiling
     if settle is not None and settle([*chosen.values(), key], left()) is None:
         return ForcedSolve(key, None, None, "not solved", time.perf_counter() - t0)
-    quick = _others_kept(prog, chosen, workload, key, solver, gap_target, min(seconds / 2, SECONDS_PER_ALTERNATIVE))
+    quick = _others_kept(prog, chosen, workload, key, solver, gap_target,
+                         min(seconds / 2, strategy.POLICY.seconds_per_alternative))
     if quick.status in ("optimal", "feasible") and quick.objective is not None:
         warm, best = prog.values(), quick.objective
-    for _ in range(SETTLE_ROUNDS):
+    for _ in range(strategy.POLICY.settle_rounds):
         with prog.choices_fixed({workload: variants}):
             full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=warm)
         if full.status == "infeasible":
