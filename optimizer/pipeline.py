@@ -77,8 +77,8 @@ def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptio
 
 
 def _as_run(result: PlanResult, loaded: LoadedPlan, options: SolveOptions) -> PlanResult:
-    """The result's policy with the time limit and gap target the solve ran with (--time-limit overrides the
-    plan's: the reports had shown the plan's 60 s for a 30 s solve)."""
+    """The result's policy with the time limit and gap target the solve ran with: --time-limit overrides the
+    plan's, and the reports state the limit the solve had, not the plan's."""
     _solver, limit, gap = settings(loaded, options)
     if result.policy.get("time_limit_s") == limit and result.policy.get("mip_gap") == gap:
         return result

@@ -44,12 +44,7 @@ def solve(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, nothing else.")] = False,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
     time_limit: Annotated[Optional[float], typer.Option(
-        "--time-limit", help="Seconds for the solve, all of it (configs alone at their offer priced whole and their "
-                             "hours filled in within it; it may run over by about one build of the program); "
-                             "overrides policy.time_limit_s. Not in it: building candidates, pricing --alternatives, "
-                             "writing the reports; a plan with scenarios solves the mean-scenario plan and each "
-                             "scenario's best plan (value of the stochastic solution, regret) beside it on a second "
-                             "core, or after it on one, ending at most half as long again after it.")] = None,
+        "--time-limit", help="Seconds for the solve; overrides policy.time_limit_s.")] = None,
     baseline: Annotated[Optional[Path], typer.Option(
         "--baseline", metavar="LAST_RESULT.json",
         help="Last plan's result: keep each workload's choice unless moving saves more than policy.change_threshold.")] = None,

@@ -409,9 +409,9 @@ def tidy(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
     work spreads over its window. Every decision made once (configs, reservations, purchases) is held,
     so only the hourly nodes and the batch placement move, and the cost never rises: a pass that finds
     nothing in its nodes or time keeps the solved plan, and a program whose hand-over to the solver alone
-    takes longer than the pass's time (SolveInfo.overhead_s: a 1,000-workload plan's) is not tidied, nor one
-    its solver would run far past the pass's time on (solver.large_for: CBC's pass on the generated
-    1,000-workload plan, given about 5 s, took 35 s against a 113 s solve).
+    takes longer than the pass's time (SolveInfo.overhead_s, on very large plans) is not tidied, nor one
+    its solver would run far past the pass's time on (solver.large_for: CBC, which has no node limit, on a
+    program that large runs many times the pass's few seconds).
     Scenario plans keep theirs (each scenario's cost is a reported number; an equal measure is not an
     equal plan). True when the schedule changed."""
     if info.objective is None or not prog.batch_replicas or scenario_days(prog.plan) is not None:
@@ -693,7 +693,7 @@ def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_t
                     ) -> tuple[SolveInfo, float | None]:
     """Step 2 when the relaxation's configs cannot all be held: the program with only the decisions made once
     whole — configs, reserved levels, committed splits — and its hourly node counts continuous
-    (Program.hours_relaxed) picks a set of configs that fit the caps together — the relaxation had spread
+    (Program.hours_relaxed) picks a set of configs that fit the caps together — the relaxation spreads
     workloads over several offers to fill their sunk committed GPUs, which no plan can. It is a relaxation
     of the plan, so its best bound is a lower bound on every plan's cost (at least the LP's); HiGHS solves it
     without restarts (POLICY.no_restart). Its configs held — with HiGHS, given the rows that round their pools' GPUs
@@ -706,8 +706,8 @@ def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_t
         return chosen, None
     configs = {w: key for w, (_v, key) in prog.largest_choices().items()}
     if solver in POLICY.pooled_solvers:
-        # the rows that round each pool's GPUs to whole nodes together at these configs: held, the hours solve in
-        # 0.6 s instead of 10.5 s on plans/q1-forecast.yaml (the same $434,525 plan), and _rounded_in_rounds uses them
+        # the rows that round each pool's GPUs to whole nodes together at these configs: with them the held
+        # configs' hours solve many times faster (to the same plan), and _rounded_in_rounds uses them
         define_pooled_rounding(prog, configs)
     with prog.choices_fixed(configs):
         held = solve(prog.prob, solver, time_limit_s=POLICY.first_plan_share * left(), mip_gap=gap_target)
@@ -725,13 +725,13 @@ def _rounded_in_rounds(prog: Program, solver: str, room: Callable[[], float], le
     it moves to other configs: those are held and their hours solved whole (a plan, kept if cheaper), and the
     rows are added at them in turn (an integer L-shaped loop over config sets), for at most POLICY.pooled_rounds.
 
-    On plans/q1-forecast.yaml the first such program's bound is $408,384 and its configs' plan $434,620: the
-    hours' whole nodes, which a search over every config did not bound in 12 minutes ($402,894). Given the rows
-    at those configs it proves $433,759 in 57 s, and the configs it moves to cost $434,294 (0.12%).
+    The gap it closes is the hours' whole nodes, which neither the choice program nor a search over every config
+    bounds well; given the rows at the plan's configs, its bound comes within the gap target of that plan
+    (benchmarks/SOLVER.md has the numbers on plans/q1-forecast.yaml).
     The program is solved for its bound alone while the plan in hand chooses no config alone at its offer, so it may
     use the time kept for settling those (`left`, not `room`); a plan it moves to is held only within `room`.
     Returns the incumbent, its values (restored in the program) and the bound."""
-    _cuts_for_search(prog)  # each workload's own whole nodes too: without them the rows above prove $428,200
+    _cuts_for_search(prog)  # each workload's own whole nodes too: without them the rows above prove less
     solved: list[dict[str, str]] = []
     for _ in range(POLICY.pooled_rounds):
         prog.restore(values)

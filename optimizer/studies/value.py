@@ -73,8 +73,7 @@ def side_solves(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions,
     if deadline is None:
         deadline = _fixed(time.monotonic() + side_budget(settings(stated, options)[1]))
     # The mean-scenario plan weighs as much as every scenario's own solve together: the value of the stochastic
-    # solution rests on it, and a plan cut short there reads as value (on q4 with two scenarios at a 30 s limit,
-    # a quarter of the 15 s stopped it at step 2's $186k plan: VSS $84k, where $10k at most was right)
+    # solution rests on it, and a mean plan cut short (step 2's plan, far above its optimum) reads as value
     # A scenario's solve on the mean plan's hardware takes HARDWARE_SHARE of what its own solve would have (it
     # is one config per workload and ends in a second or two, leaving the rest to the solves after it)
     weights = {"mean": max(1, len(stated.plan.scenarios)), "run": 1, "alone": 1}
@@ -132,15 +131,14 @@ def side_solves(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions,
             same = _same_hardware(acands, msol.chosen) if msol is not None else None
             if same is not None:
                 # The mean plan's hardware, its reservations and overflow ceilings chosen for this scenario alone:
-                # a plan for it in a second, where the free solve below may stop far above its best. On
-                # plans/q1-forecast.yaml that solve's 12 s found $462,156 for p10, this one $392,950 (its optimum,
-                # which the free solve needs a minute to prove): p10's regret is $30,510, not $0.
+                # a plan for it quickly (one config per workload), where the free solve below may stop far above
+                # its best — and a regret measured against a dear "best" plan reads too low.
                 try:
                     hsol, hinfo = solve_within(alone, same, f"the mean plan's hardware in {one.name}", "hardware",
                                                proof=False)
                     found.append(extract(alone.plan, same, hsol, hinfo, loaded.catalog.offers, loaded.file).cost_total)
                 except (InfeasiblePlan, SolverError):
-                    pass  # the free solve alone, as before
+                    pass  # the free solve's plan alone is the best found
             asol, ainfo = solve_within(alone, acands, f"the best plan for {one.name}", "alone")
             cost = extract(alone.plan, acands, asol, ainfo, loaded.catalog.offers, loaded.file).cost_total
             least = _least(cost, ainfo)  # the free solve's bound: the hardware-held one bounds only its own configs
@@ -204,21 +202,21 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
 
 SIDE_AFTER_S = 5.0
 """A scenario plan's own solve still running after this many seconds has scenario_value's solves started beside
-it in another process (SideProcess; 0: at once): a plan solved sooner does them after, as before, without a
-process to start (a second or two to import and build), which would cost a small plan more than it saves."""
+it in another process (SideProcess; 0: at once): a plan solved sooner does them after it, without a process to
+start (a second or two to import and build), which would cost a small plan more than it saves."""
 
 
 class SideProcess:
     """scenario_value's solves (side_solves) in a process of their own, beside the plan's solve, on the core its
-    solver leaves idle (HiGHS solves on one thread): on plans/q1-forecast.yaml they took another minute after a
-    two-minute solve. Started by a timer once the plan's solve has run SIDE_AFTER_S; never for a plan without
+    solver leaves idle (HiGHS solves on one thread): after the plan's solve they would add up to half its time
+    limit to the wait. Started by a timer once the plan's solve has run SIDE_AFTER_S; never for a plan without
     scenarios, with one core, or when not `enabled`. They share the time limit from their start — the plan's
     own solve is still running — until the plan is solved (result()), then at most side_budget more, as when
     they run after it: so they end no later than running them after would (but for a solve already running
     when the plan is solved: it keeps its share), and use the idle core for as long as the plan's solve
     leaves it idle. result() is what they found (waiting for them), or None
     when they never started or their process failed: scenario_value then runs them itself, after the solve.
-    The process runs below the plan's solve (processes.background_worker) and is stopped on leaving."""
+    The process (optimizer.parallel's pool) runs below the plan's solve and is stopped on leaving."""
 
     def __init__(self, stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions, enabled: bool = True):
         self._args = (stated, loaded, replace(options, progress=None))
@@ -282,7 +280,7 @@ def _fixed(at: float) -> Callable[[], float]:
 
 HARDWARE_SHARE = 0.25
 """The time a scenario's solve on the mean plan's hardware may take, as a share of its own free solve's (side_solves):
-on plans/q1-forecast.yaml each takes 0.7-1.3 s of its 2.7 s."""
+one config per workload, it needs a fraction of a free solve."""
 
 
 def side_budget(limit: float) -> float:
