@@ -32,8 +32,9 @@ class SolvePolicy:
     """A round that lifts the bound by less than this share ends them (alternative optima of the relaxation can
     violate other rows without a higher bound)."""
     warm_lp_s: float = 1.0
-    """A relaxation this slow starts each cut round from the last round's basis; a quicker one is solved from
-    scratch, so that it ends at the same vertex, separates the same rows and leaves step 3 the same program."""
+    """A relaxation this slow starts each cut round from the last round's basis; a quicker one has little to gain
+    and is solved from scratch, where from a basis it could end at another optimal vertex, separate other rows
+    and leave step 3 another (equally exact, but slower or faster) program."""
 
     # --- step 2: round --------------------------------------------------------------------------------------
     decided: float = 0.99

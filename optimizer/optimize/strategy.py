@@ -264,8 +264,8 @@ def _solve_settled(prog: Program, sole_tenants: SoleTenantCosts | None, loaded: 
     `limit` is the whole of it: with sole-tenant configs to settle, _solve's search from a plan in hand leaves what
     settle_budget says (the program took `build_s` to build); each chosen offer's own solve gets half of what is
     left before the hours' time, solving again the rest. Past the limit only by: steps 1 and 2 running into the
-    reserve, the hours' build and hand-over beyond their estimate, the floors (POLICY.settle_own_min_s, POLICY.hours_min_s;
-    POLICY.settle_min_s when there is no plan in hand), and the caller's solve with every offer when a chosen offer's
+    reserve, the hours' build and hand-over beyond their estimate, the floors (POLICY.settle_own_min_s,
+    POLICY.hours_min_s; POLICY.settle_min_s when there is no plan in hand), and the caller's solve with every offer when a chosen offer's
     own solve found no plan (None)."""
     unsettled = sole_tenants is not None and any(k not in sole_tenants.exact for k in sole_tenants.costs)
     settle_s, hours_s = settle_budget(limit, build_s) if unsettled else (0.0, 0.0)
@@ -297,7 +297,7 @@ def settle(prog: Program, sole_tenants: SoleTenantCosts, sol: Solution, info: So
             return None
         if not rose:
             break
-        held = _held(prog, sol, info, gap_target, started)  # this plan at its settled cost: a plan in hand
+        held = _at_settled_costs(prog, sol, info, gap_target, started)  # a plan in hand, at its settled cost
         if held is not None and (sole_tenants.upper or elapsed() >= limit - hours_s):
             # a cost known only from above: solving again would rest on it (no bound); or no time left for it
             sol, info = held
@@ -338,8 +338,8 @@ def _with_bound(info: SolveInfo, bound: float | None, gap_target: float) -> Solv
     return replace(info, bound=bound, gap=gap, status=status)
 
 
-def _held(prog: Program, sol: Solution, info: SolveInfo, gap_target: float, started: float
-          ) -> tuple[Solution, SolveInfo] | None:
+def _at_settled_costs(prog: Program, sol: Solution, info: SolveInfo, gap_target: float, started: float
+                      ) -> tuple[Solution, SolveInfo] | None:
     """The solution in the program (solved before its sole-tenant configs' costs were settled), priced at those
     costs — the program's objective now holds them: still a plan, with the bound it had (costs only rose, so
     that bound stays one). None when a config it chose turned out to have no plan at its offer."""
@@ -367,7 +367,7 @@ def _with_sole_tenant_hours(loaded: LoadedPlan, cands: CandidateSet, segments: S
         for family, vals in sole_tenants.values.get(key, {}).items():
             table = getattr(full, family)
             start.update({table[k].name: v for k, v in vals.items() if k in table})
-    seconds = max(POLICY.hours_min_s, deadline - time.perf_counter())  # what the build left, at least POLICY.hours_min_s
+    seconds = max(POLICY.hours_min_s, deadline - time.perf_counter())  # what the build left, at least the floor
     with full.choices_fixed(sol.chosen):
         out = solve(full.prob, solver, time_limit_s=seconds, mip_gap=gap_target, warm_start=start)
     if out.status not in ("optimal", "feasible"):
@@ -434,7 +434,8 @@ def tidy(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
             problem, start = define_tidy(prog, cap)
             # the solver's limit is what the budget leaves after the build, less a share for handing it over
             seconds = max(0.1, POLICY.tidy_solver_share * budget - (time.perf_counter() - t0))
-            out = solve(problem, info.name, time_limit_s=seconds, mip_gap=POLICY.tidy_gap, node_limit=POLICY.tidy_node_limit,
+            out = solve(problem, info.name, time_limit_s=seconds, mip_gap=POLICY.tidy_gap,
+                        node_limit=POLICY.tidy_node_limit,
                         warm_start={**{k: x for k, x in before.items() if x is not None}, **start})
     except SolverError:  # the plan is solved; a failed tidy pass leaves it as it was
         prog.restore(before)
@@ -700,8 +701,8 @@ def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_t
     to whole nodes together first — the capacity is solved whole.
     Returns that solve (a plan, or not) and the bound (None when the choice program found no plan)."""
     with prog.hours_relaxed():
-        chosen = solve(prog.prob, solver, time_limit_s=POLICY.choice_share * left(), mip_gap=POLICY.choice_gap * gap_target,
-                       highs=POLICY.no_restart)
+        chosen = solve(prog.prob, solver, time_limit_s=POLICY.choice_share * left(),
+                       mip_gap=POLICY.choice_gap * gap_target, highs=POLICY.no_restart)
     if chosen.status not in ("optimal", "feasible") or left() <= 0:
         return chosen, None
     configs = {w: key for w, (_v, key) in prog.largest_choices().items()}
