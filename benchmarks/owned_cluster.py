@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from optimizer import formatting
 from optimizer import vocab  # noqa: E402
 from optimizer.pipeline import solve_plan  # noqa: E402
 from optimizer.report.console import break_even_text  # noqa: E402
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     def money(v: float, nd: int = 0) -> str:
-        return vocab.money(v, r.currency) if nd == 0 else f"${v:,.{nd}f}"
+        return formatting.money(v, r.currency) if nd == 0 else f"${v:,.{nd}f}"
 
     print(f"{r.plan}: {r.horizon_days} days from {r.start_date}, solved (with the facility re-solves) in "
           f"{seconds:.1f} s, gap {r.solver.gap or 0:.2%}\n")

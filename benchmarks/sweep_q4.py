@@ -5,7 +5,7 @@ a time (100 points and the plan itself: 101), on the local process pool.
                                   [--outdir DIR] [--time-limit S] [--every-point]
 
 Prints the wall time, the points solved and those proven from solved neighbours along the price (see
-optimizer.sweep), the median and the slowest seconds of one solve (each measured in its worker), and the
+optimizer.studies.sweep), the median and the slowest seconds of one solve (each measured in its worker), and the
 throughput. Solved into a fresh temporary folder unless --outdir is given (then a rerun reads the points
 back and solves none). `--points 5` (9 points: ×1.0 is the plan itself) checks it works in a few minutes;
 `--every-point` solves every point (about N × (one q4 solve) ÷ workers). A script, not a test: numbers
@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from optimizer.pipeline import SolveOptions  # noqa: E402
-from optimizer.sweep import VarySpec, run_sweep  # noqa: E402
+from optimizer.studies.sweep import VarySpec, run_sweep  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -49,8 +49,8 @@ def stop_workers(executor: object) -> None:
 def collection_paused() -> Iterator[None]:
     """Run a bulk build (a plan's configs, its integer program) with the cyclic garbage collector paused
     (reference counting still frees what is dropped). Building creates millions of small tuples and
-    dicts that all stay alive; the collector's passes over them found nothing to free and took a third
-    of building the 1,000-workload program (8.8 s against 12.5–15 s). Nested uses keep it paused until the outermost ends."""
+    dicts that all stay alive: the collector's passes over them find nothing to free and, on a large
+    plan, take a large share of the build. Nested uses keep it paused until the outermost ends."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

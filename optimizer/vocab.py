@@ -1,5 +1,6 @@
-"""planopt's one vocabulary: units and rounding, tiers, day types and the calendar rule, config labels,
-money and plurals, demand profiles, batch replica-hours. Every layer reads these from here.
+"""planopt's vocabulary: purchase tiers and cost keys, precisions and parallelism, day types and the calendar
+rule, demand profiles, config labels. Every layer reads these from here; units are in optimizer/units.py,
+numbers in words (money, plurals) in optimizer/formatting.py.
 
 No third-party imports and no I/O: the lowest layer of the package.
 """
@@ -7,32 +8,9 @@ No third-party imports and no I/O: the lowest layer of the package.
 from __future__ import annotations
 
 import datetime as dt
-import math
-from typing import Iterable, Literal, Sequence
+from typing import Literal, Sequence
 
-# --- units and rounding -------------------------------------------------------------------------
-
-GB = 1e9
-"""Bytes in a GB as planopt reports it: GB in inputs and outputs is always 1e9 bytes."""
-GIB = 2**30
-SECONDS_PER_HOUR = 3600.0
-HOURS_PER_DAY = 24
-HOURS = range(24)
-TOL = 1e-9
-"""A quotient within TOL of an integer is that integer: floating-point error never adds a replica or a node."""
-
-
-def ceil_tol(x: float, tol: float = TOL) -> int:
-    """ceil(x), except that x within `tol` of an integer is that integer (forgives float noise)."""
-    c = math.ceil(x)
-    return c - 1 if c - x >= 1 - tol else c
-
-
-def floor_tol(x: float, tol: float = TOL) -> int:
-    """floor(x), except that x within `tol` of an integer is that integer (forgives float noise)."""
-    f = math.floor(x)
-    return f + 1 if x - f >= 1 - tol else f
-
+from optimizer.formatting import percent
 
 # --- purchase tiers ------------------------------------------------------------------------------
 
@@ -117,20 +95,6 @@ def profile_for(profile: Sequence[float] | dict[str, Sequence[float]] | None, da
     return list(profile)
 
 
-# --- batch work ----------------------------------------------------------------------------------
-
-
-def batch_replica_hours(output_tokens: float, goodput_output_tokens_per_s: float) -> int:
-    """Whole replica-hours that produce `output_tokens` at a replica's goodput (the most a batch
-    day can need of one config at one hour)."""
-    return ceil_tol(output_tokens / (SECONDS_PER_HOUR * goodput_output_tokens_per_s))
-
-
-def batch_gpu_hours(output_tokens: float, goodput_output_tokens_per_s: float, gpus_per_replica: float) -> float:
-    """GPU-hours (continuous) that produce `output_tokens`: replica-hours may be partial."""
-    return output_tokens / (SECONDS_PER_HOUR * goodput_output_tokens_per_s) * gpus_per_replica
-
-
 # --- config labels (built from a config's parts, never parsed back) ------------------------------
 
 
@@ -176,44 +140,3 @@ def choice_label(offer: str | None, precision: str | None, tp: int, mig: str | N
     if api_share > 0:
         label += f" + API {percent(api_share)} of its tokens"
     return label
-
-
-# --- words and money -----------------------------------------------------------------------------
-
-
-def duration_ms(ms: float) -> str:
-    """A latency as people say it: '850 ms', '7.7 s'."""
-    if ms < 10:
-        return f"{ms:.2g} ms"  # a target written in seconds (1.5) must not read as "2 ms"
-    return f"{ms:,.0f} ms" if ms < 1000 else f"{ms / 1000:,.1f} s"
-
-
-def plural(n: float, one: str, many: str | None = None) -> str:
-    """'1 workload', '3 workloads', '1,024 GPUs'."""
-    word = one if n == 1 else (many or one + "s")
-    number = f"{n:,}" if isinstance(n, int) else f"{n:,g}"
-    return f"{number} {word}"
-
-
-def money(x: float, currency: str = "USD", decimals: int = 0) -> str:
-    """'$1,234', '-$5', '1,234 EUR'; no minus sign on an amount that rounds to zero."""
-    s = f"{abs(x):,.{decimals}f}"
-    sign = "-" if x < 0 and round(abs(x), decimals) else ""
-    return f"{sign}${s}" if currency == "USD" else f"{sign}{s} {currency}"
-
-
-def percent(x: float) -> str:
-    """'25%', '2.5%', '0.1%': one decimal below 10% so a small share does not read as 0%."""
-    return f"{x:.0%}" if x == 0 or abs(x) >= 0.1 else f"{x:.1%}"
-
-
-def days_text(n: int) -> str:
-    return plural(n, "day")
-
-
-def join_words(items: Iterable[str], last: str = "and") -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    items = list(items)
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + f" {last} " + items[-1]

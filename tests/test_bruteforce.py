@@ -12,6 +12,7 @@ import itertools
 import json
 import math
 import random
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -449,12 +450,11 @@ def test_enumerator_on_a_hand_sized_case() -> None:
 def test_configs_chosen_whole_when_the_held_plan_is_far_match_brute_force(seed: int, tmp_path: Path,
                                                                            monkeypatch) -> None:
     """Step 2's way of configs chosen whole, taken whenever the relaxation's configs held give a plan above the
-    bound (strategy.CHOICE_MIN_ROWS and FAR_FROM_BOUND at zero: the random plans are far smaller than the
+    bound (POLICY.choice_min_rows and far_from_bound at zero: the random plans are far smaller than the
     programs that take it), still ends at the brute-force optimum."""
     from optimizer.optimize import strategy
 
-    monkeypatch.setattr(strategy, "CHOICE_MIN_ROWS", 0)
-    monkeypatch.setattr(strategy, "FAR_FROM_BOUND", 0.0)
+    monkeypatch.setattr(strategy, "POLICY", replace(strategy.POLICY, choice_min_rows=0, far_from_bound=0.0))
     plan, best = expected(seed)
     if best is None:
         pytest.skip("no purchase meets the caps")

@@ -1,8 +1,9 @@
 """The pipeline's layers (STYLE.md): imports point down only, no cycles, and each library stays in its layer.
 
     cli                      the only module that prints and picks exit codes
+    (studies.sweep)          one plan solved at many points (sensitivity): each point a pipeline solve
     pipeline                 the Python API: plan → candidates → program → PlanResult
-    (sweep)                  beside it: one plan solved at many points, on a process pool or Ray
+    studies                  value-of-information side solves (VSS, regret, facility) that the pipeline runs
     report                   views of PlanResult (console, HTML, workbook)
     calibrate                the planning loop beside the pipeline: usage, load tests, occupancy
     results                  PlanResult as plain data, its JSON, baselines, comparisons
@@ -10,7 +11,8 @@
     candidates               configs per workload, dropped ones with reasons
     physics                  memory, KV, replicas, goodput — pure
     inputs, synth            YAML with line marks, schemas, catalogs, plans; synthetic data
-    base                     errors, vocabulary, resources, atomic writes, worker processes
+    base                     errors, vocabulary, units, formatting, resources, atomic writes, worker processes, the one executor
+                             (parallel: process pools and Ray, which optimize's re-solves use too)
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "optimizer"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("optimizer", "optimizer.errors", "optimizer.vocab", "optimizer.resources", "optimizer.atomic",
-              "optimizer.processes")),
+              "optimizer.processes", "optimizer.parallel", "optimizer.units", "optimizer.formatting")),
     ("inputs", ("optimizer.inputs", "optimizer.synth")),
     ("physics", ("optimizer.physics",)),
     ("candidates", ("optimizer.candidates",)),
@@ -32,7 +34,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("results", ("optimizer.results",)),
     ("calibrate", ("optimizer.calibrate",)),
     ("report", ("optimizer.report",)),
-    ("pipeline", ("optimizer.pipeline", "optimizer.sweep")),
+    ("studies", ("optimizer.studies",)),
+    ("pipeline", ("optimizer.pipeline",)),
+    ("sweep", ("optimizer.studies.sweep",)),
     ("cli", ("optimizer.cli",)),
 ]
 SOLVER_LIBS = {"pulp", "highspy"}

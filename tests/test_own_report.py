@@ -14,7 +14,7 @@ from test_html_layout import (
     measure,
 )
 
-from optimizer import vocab
+from optimizer import formatting, vocab
 from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.report import html
 from optimizer.report import labels as L
@@ -117,7 +117,7 @@ def test_cost_by_tier_lists_buy_and_facility_first(own, page):
     labels = [vocab.COST_LABELS[k] for k in vocab.OWN_COST_KEYS + vocab.COST_KEYS]
     at = [table.index(label) for label in labels]
     assert at == sorted(at), "buy and facility come first, then the rented tiers"
-    money = lambda v: vocab.money(v, own.currency)  # noqa: E731
+    money = lambda v: formatting.money(v, own.currency)  # noqa: E731
     row = re.search(re.escape(vocab.COST_LABELS["buy"]) + r"</td><td class=\"n\">([^<]+)<", table).group(1)
     assert row == money(own.cost_by_tier["buy"])
 
@@ -129,7 +129,7 @@ def test_section_has_the_decision_the_servers_and_the_money(own, page):
     assert "Servers of your own" in page and 'href="#own"' in page
     assert str(html.nobreak(b.decision)) in section  # the console's decision sentence, dates kept on one line
     assert b.decision in text
-    money = lambda v, d=0: vocab.money(v, own.currency, d)  # noqa: E731
+    money = lambda v, d=0: formatting.money(v, own.currency, d)  # noqa: E731
     for amount in (own.own.capex, own.cost_by_tier["buy"], own.own.opex, own.own.sunk_depreciation,
                    own.own.owned[0].book_value, own.own.owned[0].depreciation_in_horizon, b.ownership_in_horizon,
                    b.running_in_horizon):
@@ -150,7 +150,7 @@ def test_break_even_rows_and_chart(own, page):
     rows = re.findall(r"<tr><td class=\"id\">buy-80gb</td>(.*?)</tr>", section, re.S)
     be = own.own.break_even
     assert {(b.against, b.tier) for b in be} == {("cloud-80gb", "reserved-1y"), ("cloud-80gb", "on-demand")}
-    money = lambda v: vocab.money(v, own.currency, 2)  # noqa: E731
+    money = lambda v: formatting.money(v, own.currency, 2)  # noqa: E731
     for b in be:
         want = (f'<td class="n">{money(b.fixed_per_gpu_hour)}</td><td class="n">{money(b.serving_energy_per_gpu_hour)}'
                 f'</td><td class="l id">{b.against}</td><td class="l id">{b.tier}</td><td class="n">'
@@ -164,7 +164,7 @@ def test_break_even_rows_and_chart(own, page):
 def test_facility_numbers_and_what_one_more_mw_saves(own, page):
     section = _section(page)
     f = own.own.facility
-    money = lambda v, d=0: vocab.money(v, own.currency, d)  # noqa: E731
+    money = lambda v, d=0: formatting.money(v, own.currency, d)  # noqa: E731
     power = re.search(r'<tr class="hot"><td>Power \(kW\)</td>(.*?)</tr>', section, re.S)
     assert power, "power binds: its row is marked"
     cells = _text(power.group(1))

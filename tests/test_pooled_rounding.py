@@ -9,13 +9,13 @@ from __future__ import annotations
 import itertools
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pulp
 import pytest
 from test_bruteforce import SEEDS, random_plan
 
-from optimizer import pipeline
 from optimizer.candidates.build import build_candidates
 from optimizer.errors import InfeasiblePlan
 from optimizer.optimize import strategy
@@ -23,8 +23,9 @@ from optimizer.optimize.calendar import segment
 from optimizer.optimize.cuts import define_pooled_rounding, mir_coefficient
 from optimizer.optimize.model import build_model
 from optimizer.optimize.solver import solve
-from optimizer.optimize.strategy import POOLED_SOLVERS, SolveOptions
+from optimizer.optimize.strategy import POLICY, SolveOptions
 from optimizer.pipeline import as_solved
+from optimizer.studies import value
 
 PLANS = Path(__file__).resolve().parent.parent / "plans"
 MOST_SETS = 12
@@ -51,7 +52,7 @@ def _optimum(prog, configs: dict[str, str], solver: str) -> float | None:
 def test_no_set_of_configs_costs_less_or_more_with_the_rows(seed, tmp_path):
     """Rows written at a random set of configs: every set's optimum (the reference's and every other)
     is the same with and without them, and so is the program's. HiGHS only: planopt gives CBC no such rows
-    (strategy.POOLED_SOLVERS; the test below)."""
+    (POLICY.pooled_solvers; the test below)."""
     solver = "highs"
     path = tmp_path / "plan.yaml"
     path.write_text(json.dumps(random_plan(seed), indent=1), encoding="utf-8")
@@ -77,7 +78,7 @@ def test_no_set_of_configs_costs_less_or_more_with_the_rows(seed, tmp_path):
 def test_the_plan_the_rows_keep_from_cbc_is_feasible_with_them(tmp_path):
     """Random plan 14, with rows at its first configs: HiGHS finds the same $887.04 with them and without,
     and that plan meets every row — yet CBC, given them, returns $908.48 as optimal (without them, $887.04).
-    Hence strategy.POOLED_SOLVERS."""
+    Hence POLICY.pooled_solvers."""
     path = tmp_path / "plan.yaml"
     path.write_text(json.dumps(random_plan(14), indent=1), encoding="utf-8")
     _loaded, cands, plain, pooled = _programs(path)
@@ -92,7 +93,7 @@ def test_the_plan_the_rows_keep_from_cbc_is_feasible_with_them(tmp_path):
     for name in pooled.constraint_families["pooled_rounding"]:
         row = pooled.prob.get_constraint_by_name(name)
         assert sum(a * values[v.name] for v, a in row.items()) + row.constant >= -1e-6, name
-    assert "cbc" not in POOLED_SOLVERS
+    assert "cbc" not in POLICY.pooled_solvers
 
 
 def test_the_random_plans_give_the_rows_something_to_round(tmp_path):
@@ -169,14 +170,14 @@ def test_a_row_by_hand():
 def test_a_solve_with_every_config_held_costs_the_same_with_the_rows(seed, tmp_path, monkeypatch):
     """strategy.solve_candidates with every workload held (`fix`, as a re-plan keeping every last choice; or
     one config each, as a plan run through the scenarios) writes the rows at those configs: the same optimum
-    as without them (POOLED_SOLVERS emptied)."""
+    as without them (POLICY.pooled_solvers emptied)."""
     path = tmp_path / "plan.yaml"
     path.write_text(json.dumps(random_plan(seed), indent=1), encoding="utf-8")
     loaded = as_solved(path)
     cands = build_candidates(loaded)
     rng = random.Random(seed)
     fix = {w: rng.choice([c.key for c in cs]) for w, cs in cands.by_workload.items()}
-    held = pipeline._held(cands, fix)
+    held = value._held(cands, fix)
     options = SolveOptions(solver="highs", mip_gap=0, alternatives=0)
 
     written: list[int] = []
@@ -185,8 +186,8 @@ def test_a_solve_with_every_config_held_costs_the_same_with_the_rows(seed, tmp_p
 
     def both(**kw) -> list[float | None]:
         out = []
-        for solvers in (POOLED_SOLVERS, ()):
-            monkeypatch.setattr(strategy, "POOLED_SOLVERS", solvers)
+        for solvers in (POLICY.pooled_solvers, ()):
+            monkeypatch.setattr(strategy, "POLICY", replace(strategy.POLICY, pooled_solvers=solvers))
             try:
                 out.append(strategy.solve_candidates(loaded, kw["cands"], options, fix=kw.get("fix"))[1].objective)
             except InfeasiblePlan:
@@ -198,7 +199,7 @@ def test_a_solve_with_every_config_held_costs_the_same_with_the_rows(seed, tmp_p
             continue
         written.clear()
         with_rows, without = both(**kw)
-        assert written  # the rows were written for the first solve (and not for the second: POOLED_SOLVERS empty)
+        assert written  # the rows were written for the first solve (and not for the second: POLICY.pooled_solvers empty)
         assert (with_rows is None) == (without is None)
         if without is not None:
             assert with_rows == pytest.approx(without, rel=1e-7, abs=1e-6)

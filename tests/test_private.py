@@ -11,6 +11,7 @@ $1.00, offer p sells gpu-b in 8-GPU nodes; only w1 can use p, so its config ther
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -41,21 +42,21 @@ def _solve(tmp_path: Path, data: dict, solver: str, **kw):
 @pytest.mark.parametrize("solver", available_solvers())
 def test_a_private_config_is_priced_at_its_offers_own_cost(tmp_path, solver):
     loaded, cands, _ = _solve(tmp_path, _plan(0.5), solver)
-    private = strategy._private_costs(loaded, cands, strategy._segments(loaded, cands), solver)
+    private = strategy._sole_tenant_costs(loaded, cands, strategy._segments(loaded, cands), solver)
     assert private is not None and set(private.costs) == {W1_ON_P}
     assert private.costs[W1_ON_P] == pytest.approx(192.0)  # its relaxation, node-rounding rows in: whole already
 
 
 def _private_costs_halved(monkeypatch) -> None:
     """The program prices every private config at half its cost (a bound below it, to be settled)."""
-    real = strategy._private_costs
+    real = strategy._sole_tenant_costs
 
     def halved(*args):
         out = real(*args)
         out.costs = {k: v / 2 for k, v in out.costs.items()}
         return out
 
-    monkeypatch.setattr(strategy, "_private_costs", halved)
+    monkeypatch.setattr(strategy, "_sole_tenant_costs", halved)
 
 
 def _nodes_at_p(sol) -> dict:
@@ -105,9 +106,9 @@ def test_plans_are_the_same_with_private_offers_taken_apart(tmp_path):
         cands = build_candidates(loaded)
         options = SolveOptions(alternatives=0, mip_gap=0.0)
         sol, info = solve_candidates(loaded, cands, options)
-        _sol, whole = solve_candidates(loaded, cands, options, private_ok=False)
+        _sol, whole = solve_candidates(loaded, cands, options, sole_tenants_apart=False)
         assert info.objective == pytest.approx(whole.objective, rel=1e-7, abs=1e-6), seed
-        private = strategy._private_costs(loaded, cands, strategy._segments(loaded, cands), "highs")
+        private = strategy._sole_tenant_costs(loaded, cands, strategy._segments(loaded, cands), "highs")
         chosen_private += bool(private and set(sol.chosen.values()) & set(private.costs))
     assert chosen_private >= 3, chosen_private
 
@@ -117,7 +118,7 @@ def test_a_private_cost_not_solved_in_time_falls_back_to_every_offer(tmp_path, m
     """When a chosen private config's offer cannot be solved whole in the time (its cost stays a bound),
     the plan is solved again with every offer in the program: the same plan and hours."""
     _private_costs_halved(monkeypatch)
-    monkeypatch.setattr(strategy, "_settle_private", lambda *a, **k: None)
+    monkeypatch.setattr(strategy, "_settle_sole_tenants", lambda *a, **k: None)
     _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(0.5), solver)
     assert info.objective == pytest.approx(288.0) and info.status == "optimal"
     assert sol.chosen["w1"] == W1_ON_P
@@ -125,12 +126,12 @@ def test_a_private_cost_not_solved_in_time_falls_back_to_every_offer(tmp_path, m
 
 
 def test_step_three_without_every_valid_inequality_finds_the_same_optimum(tmp_path, monkeypatch):
-    """A plan whose valid inequalities would be too many rows (strategy.FULL_CUTS_ROWS) is searched with
+    """A plan whose valid inequalities would be too many rows (POLICY.full_cuts_rows) is searched with
     only those its relaxation violated: a weaker relaxation, the same optimum (brute-force plans, gap 0,
     so step 3 runs wherever step 2's plan is not proven)."""
     reached, added = [], []
     real = strategy.cut_rows_left
-    monkeypatch.setattr(strategy, "FULL_CUTS_ROWS", -1.0)
+    monkeypatch.setattr(strategy, "POLICY", replace(strategy.POLICY, full_cuts_rows=-1.0))
     monkeypatch.setattr(strategy, "cut_rows_left", lambda prog: reached.append(1) or real(prog))
     monkeypatch.setattr(strategy, "add_cuts", lambda prog: added.append(1))
     for seed, loaded, best in _brute_force_plans(tmp_path, 25):
@@ -175,14 +176,14 @@ def test_a_private_cost_known_only_from_above_is_not_solved_on(tmp_path, monkeyp
     in hand is returned at $307.20 + $96 with the first solve's bound ($249.60) — the true optimum ($384, all
     on s) lies inside that gap, which the result says."""
     _private_costs_halved(monkeypatch)
-    real = strategy._settle_private
+    real = strategy._settle_sole_tenants
 
     def settled_from_above(prog, private, keys, *args):
         out = real(prog, private, keys, *args)
         private.upper |= {k for k in keys if k in private.exact}
         return out
 
-    monkeypatch.setattr(strategy, "_settle_private", settled_from_above)
+    monkeypatch.setattr(strategy, "_settle_sole_tenants", settled_from_above)
     calls = _second_solve_fails(monkeypatch)
     _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(0.8), solver)
     assert len(calls) == 1
@@ -195,7 +196,7 @@ def test_no_plan_after_the_fallback_quotes_the_plans_time_limit(tmp_path, monkey
     """A chosen private config not settled in time sends the plan to the program with every offer, with what
     is left of the limit (at least 5 s): when that finds nothing, the message gives the plan's limit."""
     _private_costs_halved(monkeypatch)
-    monkeypatch.setattr(strategy, "_settle_private", lambda *a, **k: None)
+    monkeypatch.setattr(strategy, "_settle_sole_tenants", lambda *a, **k: None)
     _second_solve_fails(monkeypatch)
     loaded = load_plan(write(tmp_path, _plan(0.5)))
     with pytest.raises(SolverError, match=r"without a feasible plan \(time limit 30 s\)"):
@@ -242,8 +243,8 @@ def test_settling_a_chosen_private_config_ends_within_the_time_limit(tmp_path, m
     _private_costs_halved(monkeypatch)
     clock = _Clock(monkeypatch)
     settled, solved = [], []
-    real_settle, real_solve = strategy._settle_private, strategy._solve
-    monkeypatch.setattr(strategy, "_settle_private",
+    real_settle, real_solve = strategy._settle_sole_tenants, strategy._solve
+    monkeypatch.setattr(strategy, "_settle_sole_tenants",
                         lambda *a: settled.append(a[2]) or real_settle(*a))
     monkeypatch.setattr(strategy, "_solve", lambda *a, **k: solved.append(k.get("settle_s", 0.0)) or real_solve(*a, **k))
     loaded = load_plan(write(tmp_path, _plan(p_price)))
@@ -252,7 +253,7 @@ def test_settling_a_chosen_private_config_ends_within_the_time_limit(tmp_path, m
     sol, info = solve_candidates(loaded, cands, SolveOptions(solver="highs", time_limit_s=30.0, alternatives=0))
     elapsed = clock.perf_counter() - started
     assert settled and W1_ON_P in settled[0]  # the settling ran
-    assert solved[0] >= strategy.SETTLE_SHARE * 30.0  # the first solve left settling its share
+    assert solved[0] >= strategy.POLICY.settle_share * 30.0  # the first solve left settling its share
     assert clock.charged > 25.0 and elapsed <= 30.0 + 1.0, elapsed  # a second's slack: building, handing over
     assert info.objective == pytest.approx(cost) and sol.chosen["w1"].split("/")[1] == w1_at
     assert _nodes_at_p(sol) == ({h: 2.0 for h in range(24)} if w1_at == "p" else {})

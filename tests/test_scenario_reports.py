@@ -18,7 +18,7 @@ import pytest
 from rich.console import Console
 from test_reports import check_formulas, need, recalculate
 
-from optimizer import vocab
+from optimizer import formatting
 from optimizer.pipeline import solve_plan
 from optimizer.report import html
 from optimizer.report.console import render_result
@@ -69,7 +69,7 @@ NEW_WEIGHTS = {"low": 0.45, "base": 0.45, "surge": 0.1}
 
 
 def money(v: float) -> str:
-    return vocab.money(v, "USD")
+    return formatting.money(v, "USD")
 
 
 def _name_cell(wb, name: str):

@@ -10,9 +10,11 @@ import pytest
 from test_constraints import PEAKY, api, interactive, offer, plan, write
 
 from optimizer import pipeline
+from optimizer.studies import value
 from optimizer.candidates.build import build_candidates
 from optimizer.optimize.solver import available_solvers
-from optimizer.pipeline import SolveOptions, _held, as_solved, solve_plan
+from optimizer.pipeline import SolveOptions, as_solved, solve_plan
+from optimizer.studies.value import _held
 
 SOLVERS = available_solvers()
 
@@ -47,20 +49,20 @@ def test_value_of_the_stochastic_solution_across_overflow_ceilings(tmp_path, sol
 
 
 def test_solves_beside_the_plan_give_what_solving_after_gives(tmp_path, monkeypatch):
-    """scenario_value's solves in a process beside the plan's own solve (pipeline.SideProcess, started at once
+    """scenario_value's solves in a process beside the plan's own solve (value.SideProcess, started at once
     here) find the same value of the stochastic solution and regrets as when they run after it."""
     path = _plan(tmp_path)
     after = solve_plan(path, SolveOptions(solver=SOLVERS[0]), side_process=False)
     started = []
-    real = pipeline.SideProcess._start
+    real = value.SideProcess._start
 
     def start(self):
         real(self)
         started.append(self._future is not None)
 
-    monkeypatch.setattr(pipeline, "SIDE_AFTER_S", 0.0)
-    monkeypatch.setattr(pipeline.SideProcess, "_start", start)
-    monkeypatch.setattr(pipeline.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(value, "SIDE_AFTER_S", 0.0)
+    monkeypatch.setattr(value.SideProcess, "_start", start)
+    monkeypatch.setattr(value.os, "cpu_count", lambda: 2)
     beside = solve_plan(path, SolveOptions(solver=SOLVERS[0]))
     assert started == [True]
     assert after.risk is not None and beside.risk is not None and beside.risk.basis == "optimal"
@@ -72,8 +74,8 @@ def test_solves_beside_the_plan_give_what_solving_after_gives(tmp_path, monkeypa
 
 def test_a_plan_without_scenarios_starts_no_process(tmp_path, monkeypatch):
     d = plan([interactive("chat", 1000, PEAKY)], [offer("o", on_demand=1.0)])
-    monkeypatch.setattr(pipeline, "SIDE_AFTER_S", 0.0)
-    monkeypatch.setattr(pipeline.SideProcess, "_start", lambda self: pytest.fail("a process was started"))
+    monkeypatch.setattr(value, "SIDE_AFTER_S", 0.0)
+    monkeypatch.setattr(value.SideProcess, "_start", lambda self: pytest.fail("a process was started"))
     assert solve_plan(write(tmp_path, d), SolveOptions(solver=SOLVERS[0])).risk is None
 
 
@@ -86,7 +88,7 @@ def test_the_mean_scenario_plan_has_as_long_as_every_scenario_alone(tmp_path, mo
     loaded = as_solved(path)
     stated = pipeline.estimates.expand(pipeline.months.expand(pipeline.load_plan(path)))
     limits: list[float] = []
-    real = pipeline.solve_candidates
+    real = value.solve_candidates
 
     def timed(plan, cands, options, **kw):
         limits.append(options.time_limit_s)
@@ -94,10 +96,10 @@ def test_the_mean_scenario_plan_has_as_long_as_every_scenario_alone(tmp_path, mo
         clock[0] += options.time_limit_s  # each solve takes all of its share
         return out
 
-    monkeypatch.setattr(pipeline, "solve_candidates", timed)
+    monkeypatch.setattr(value, "solve_candidates", timed)
     clock = [1000.0]
-    monkeypatch.setattr(pipeline.time, "monotonic", lambda: clock[0])
-    side = pipeline.side_solves(stated, loaded, SolveOptions(solver=SOLVERS[0]), deadline=lambda: 1050.0)
+    monkeypatch.setattr(value.time, "monotonic", lambda: clock[0])
+    side = value.side_solves(stated, loaded, SolveOptions(solver=SOLVERS[0]), deadline=lambda: 1050.0)
     # 50 s × 2/5, then 30 s × 1/3; low: 20 s × 1/2 × 1/4 on the hardware, then 17.5 s × 1/2;
     # high: the same of the 8.75 s left
     assert limits == pytest.approx([20.0, 10.0, 2.5, 8.75, 8.75 / 4, 8.75 * 3 / 4])
@@ -115,7 +117,7 @@ def test_a_scenarios_best_plan_is_sought_first_on_the_mean_plans_hardware(tmp_pa
     d["scenarios"] = [{"name": "low", "weight": 0.5, "demand": {"chat": 0.6}},
                       {"name": "high", "weight": 0.5, "demand": {"chat": 1.2}}]
     path = write(tmp_path, d)
-    real = pipeline.solve_candidates
+    real = value.solve_candidates
     on_hardware: dict[str, float] = {}
     free: dict[str, float] = {}
 
@@ -131,7 +133,7 @@ def test_a_scenarios_best_plan_is_sought_first_on_the_mean_plans_hardware(tmp_pa
             (free if len(offers) > 1 else on_hardware)[scns[0].name] = cost
         return sol, info
 
-    monkeypatch.setattr(pipeline, "solve_candidates", dear_when_free)
+    monkeypatch.setattr(value, "solve_candidates", dear_when_free)
     r = solve_plan(path, SolveOptions(solver=SOLVERS[0]), side_process=False)
     assert r.risk is not None and sorted(on_hardware) == sorted(free) == ["high", "low"]
     for s in r.scenarios:

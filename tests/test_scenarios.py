@@ -472,10 +472,10 @@ def test_duplicate_scenario_names(tmp_path) -> None:
 
 def test_a_regret_that_could_not_be_computed_is_named(tmp_path, monkeypatch) -> None:
     """A side solve that fails leaves that scenario out of the regret, and the basis says which."""
-    import optimizer.pipeline as pipeline
+    import optimizer.studies.value as value
     from optimizer.errors import SolverError
 
-    real = pipeline.solve_candidates
+    real = value.solve_candidates
 
     def failing_for_high(plan, cands, options, **kw):
         scns = plan.plan.scenarios
@@ -483,7 +483,7 @@ def test_a_regret_that_could_not_be_computed_is_named(tmp_path, monkeypatch) -> 
             raise SolverError("stopped")
         return real(plan, cands, options, **kw)
 
-    monkeypatch.setattr(pipeline, "solve_candidates", failing_for_high)
+    monkeypatch.setattr(value, "solve_candidates", failing_for_high)
     result = solve_plan(write(tmp_path, hand_plan("expected")), SolveOptions(solver="highs"))
     assert set(result.risk.regret) == {"low", "mid"}
     assert result.risk.basis.startswith("partly computed: no regret for high")
@@ -495,10 +495,10 @@ def test_a_regret_against_an_unproven_best_plan_is_a_range(tmp_path, monkeypatch
     (regret) up to against that solve's bound (regret_upto), and the reports say both."""
     from dataclasses import replace as dc_replace
 
-    import optimizer.pipeline as pipeline
+    import optimizer.studies.value as value
     from optimizer.report import labels as L
 
-    real = pipeline.solve_candidates
+    real = value.solve_candidates
 
     def unproven_for_high(plan, cands, options, **kw):
         sol, info = real(plan, cands, options, **kw)
@@ -507,7 +507,7 @@ def test_a_regret_against_an_unproven_best_plan_is_a_range(tmp_path, monkeypatch
             info = dc_replace(info, status="feasible", bound=info.objective - 1000.0, gap=None)
         return sol, info
 
-    monkeypatch.setattr(pipeline, "solve_candidates", unproven_for_high)
+    monkeypatch.setattr(value, "solve_candidates", unproven_for_high)
     result = solve_plan(write(tmp_path, hand_plan("expected")), SolveOptions(solver="highs"))
     risk = result.risk
     assert risk.regret_upto["high"] == pytest.approx(risk.regret["high"] + 1000.0, abs=1e-6)
@@ -544,11 +544,11 @@ def test_a_value_of_the_stochastic_solution_from_unproven_solves_is_a_range(tmp_
 
     import openpyxl
 
-    import optimizer.pipeline as pipeline
+    import optimizer.studies.value as value
     from optimizer.report import labels as L
     from optimizer.report.xlsx import workbook as excel
 
-    real = pipeline.solve_candidates
+    real = value.solve_candidates
 
     def unproven_evaluation(plan, cands, options, **kw):
         sol, info = real(plan, cands, options, **kw)
@@ -556,7 +556,7 @@ def test_a_value_of_the_stochastic_solution_from_unproven_solves_is_a_range(tmp_
             info = dc_replace(info, status="feasible", bound=info.objective - 500.0, gap=None)
         return sol, info
 
-    monkeypatch.setattr(pipeline, "solve_candidates", unproven_evaluation)
+    monkeypatch.setattr(value, "solve_candidates", unproven_evaluation)
     result = solve_plan(write(tmp_path, hand_plan("expected")), SolveOptions(solver="highs"))
     risk = result.risk
     assert result.solver.status == "optimal" and risk.vss is not None
@@ -570,7 +570,7 @@ def test_a_value_of_the_stochastic_solution_from_unproven_solves_is_a_range(tmp_
     row = next(r for r in sh.iter_rows() if str(r[0].value).strip().startswith("it lies between"))
     assert [row[1].value, row[2].value] == pytest.approx(risk.vss_range)
     # proven solves: no range
-    monkeypatch.setattr(pipeline, "solve_candidates", real)
+    monkeypatch.setattr(value, "solve_candidates", real)
     assert solve_plan(write(tmp_path, hand_plan("expected")), SolveOptions(solver="highs")).risk.vss_range is None
     # a mean plan cheaper than this one: only a solve stopped early can leave that, and the lines say so
     low = dc_replace(result, risk=dc_replace(risk, vss=-100.0, mean_plan_cost=risk.value - 100.0, vss_range=None))

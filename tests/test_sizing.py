@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from optimizer import vocab
+from optimizer import units
 from optimizer.inputs.catalog import load_estimator_params
 from optimizer.inputs.schema.catalog import (
     Accelerator,
@@ -117,11 +117,11 @@ def test_replicas_refuse_nonsense():
 
 def test_ceil_and_floor_forgive_float_noise():
     assert 2.1 / 0.7 != 3  # the noise is real
-    assert vocab.ceil_tol(2.1 / 0.7) == 3
+    assert units.ceil_tol(2.1 / 0.7) == 3
     assert replicas.replicas(2.1, 1.0, 0.7, 0, 0).base == 3
-    assert vocab.ceil_tol(3.00001) == 4
-    assert vocab.floor_tol(2.99999) == 2
-    assert vocab.floor_tol(2.9999999999999996) == 3
+    assert units.ceil_tol(3.00001) == 4
+    assert units.floor_tol(2.99999) == 2
+    assert units.floor_tol(2.9999999999999996) == 3
     # 40 GB × 0.9 − 3 GB = 33 GB of KV at 1.1 GB/seq: 29.999999999999996 in floats, 30 sequences
     f = memory.fit(Model(id="m", params_b=3, kv_gb_per_seq=1.1), ONE_BYTE, 40, 1, 4096)
     assert f.free_gb / f.kv_gb_per_seq < 30

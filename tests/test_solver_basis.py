@@ -84,7 +84,7 @@ def test_the_highs_options_the_strategy_hands_over_are_highs_options():
     and a program solved with them has the optimum it has without."""
     import highspy
 
-    from optimizer.optimize.strategy import BOUND_ONLY, NO_RESTART
+    from optimizer.optimize.policy import BOUND_ONLY, NO_RESTART
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)

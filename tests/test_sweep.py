@@ -17,7 +17,7 @@ from optimizer.cli import app
 from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.sweep import append_point, read_points, reserved_gpus, vary_key
-from optimizer.sweep import apply_point, parse_vary, run_sweep
+from optimizer.studies.sweep import apply_point, parse_vary, run_sweep
 
 PROFILE = ("[0.2, 0.2, 0.2, 0.2, 0.2, 0.3, 0.4, 0.6, 0.8, 0.9, 1.0, 1.0, "
            "1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.2]")
@@ -403,7 +403,7 @@ def test_a_point_the_time_limit_stopped_is_solved_again_under_a_longer_limit(tmp
     """A point read back that its time limit stopped short of the gap stands for a rerun under the same limit
     and solver, and is solved again under a longer one (the advice the sweep gives) or another solver."""
     from optimizer.results.sweep import SweepPoint
-    from optimizer.sweep import plan_hash
+    from optimizer.studies.sweep import plan_hash
 
     plan = write_plan(tmp_path / "plan.yaml")
     out = tmp_path / "out"

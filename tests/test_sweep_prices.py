@@ -22,7 +22,7 @@ from tiny_plans import write
 from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.sweep import SweepPoint, cost_at, prove_between, read_points
-from optimizer.sweep import (
+from optimizer.studies.sweep import (
     PriceLine,
     _linear_in_prices,
     _where_plans_cross,

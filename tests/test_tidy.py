@@ -92,7 +92,7 @@ def test_no_tidy_pass_when_handing_the_program_over_outlasts_it(tmp_path):
     cands = build_candidates(loaded)
     prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()))
     info = solve(prog.prob, "highs" if "highs" in available_solvers() else "cbc", mip_gap=0.0)
-    slow = replace(info, overhead_s=strategy.TIE_BREAK_MIN_S + 1.0)
+    slow = replace(info, overhead_s=strategy.POLICY.tie_break_min_s + 1.0)
     assert strategy.break_ties(prog, slow) == (slow, False)
 
 

@@ -17,7 +17,7 @@ from typing import Callable
 from zoneinfo import ZoneInfo
 
 from optimizer.calibrate.usage import QUARTER_S
-from optimizer.vocab import plural
+from optimizer.formatting import plural
 
 
 @dataclass(frozen=True)

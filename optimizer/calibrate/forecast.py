@@ -47,9 +47,10 @@ from optimizer.calibrate.run import (
 from optimizer.calibrate.types import sig
 from optimizer.calibrate.usage import UsageAggregate
 from optimizer.errors import PlanError, Problem
+from optimizer.formatting import plural
 from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.inputs.schema.plan import FIRST_DATE, LAST_DATE
-from optimizer.vocab import day_type_of, plural, weekday_id
+from optimizer.vocab import day_type_of, weekday_id
 
 MIN_HOURS = 14 * 24
 OUTLIER_SCALES = 8.0
@@ -446,8 +447,8 @@ def fit(rates: np.ndarray) -> Fit:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # statsmodels' own deprecations inside its internals are not ours to act on
         # Hours far off their season (a spike, an incident) stand out of a robust STL's remainder; they are
-        # read as gaps before the fit — as data, one hour at 3× had become part of the weekly season and
-        # raised every coming month's busiest hour by a fifth
+        # read as gaps before the fit: kept as data, one hour at 3× becomes part of the weekly season and
+        # raises every coming month's busiest hour by a fifth
         rest = np.asarray(MSTL(z, periods=(DAY, 7 * DAY), stl_kwargs={"robust": True}).fit().resid)
         odd = _outliers(rest)
         factors = [(int(k), math.exp(rest[k] - float(np.median(rest[k % DAY::DAY])))) for k in odd]

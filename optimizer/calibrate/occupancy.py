@@ -19,7 +19,7 @@ HOURS = range(24)
 
 def serving_replicas(total: int, spares: int, rollout_fraction: float) -> int:
     """Invert total = base + spares + ceil(rollout × (base + spares)): the replicas that carry traffic."""
-    from optimizer.vocab import ceil_tol
+    from optimizer.units import ceil_tol
 
     base = 0
     while base + 1 + spares + ceil_tol(rollout_fraction * (base + 1 + spares)) <= total:

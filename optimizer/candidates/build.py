@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Iterator
 
-from optimizer import vocab
+from optimizer import formatting, vocab
 from optimizer.candidates import configs
 from optimizer.candidates.overflow import api_candidate, has_overflow, overflow_levels
 from optimizer.candidates.prune import (
@@ -257,8 +257,8 @@ def unreachable_slo(w: Workload, drops: list[Dropped]) -> str:
     if misses and slo.ttft_ms is not None:
         best = min(misses, key=lambda d: (d.ttft_ms, d.option))
         verdict = "above" if best.ttft_ms > slo.ttft_ms else "within"  # type: ignore[operator]
-        parts.append(f"best {pct} TTFT{prompt}: {vocab.duration_ms(best.ttft_ms)} on {best.option} "  # type: ignore[arg-type]
-                     f"({verdict} the {vocab.duration_ms(slo.ttft_ms)} target)")
+        parts.append(f"best {pct} TTFT{prompt}: {formatting.duration_ms(best.ttft_ms)} on {best.option} "  # type: ignore[arg-type]
+                     f"({verdict} the {formatting.duration_ms(slo.ttft_ms)} target)")
     if misses and slo.tpot_ms is not None:
         best = min(misses, key=lambda d: (d.tpot_ms, d.option))
         verdict = "above" if best.tpot_ms > slo.tpot_ms else "within"  # type: ignore[operator]
@@ -274,7 +274,7 @@ def unreachable_slo(w: Workload, drops: list[Dropped]) -> str:
     for d in drops:
         if d.family not in ("slo", "dominated"):
             others[d.family] = others.get(d.family, 0) + 1
-    rest = "; ".join(f"{vocab.plural(n, 'option')} refused for {fam}" for fam, n in sorted(others.items()))
+    rest = "; ".join(f"{formatting.plural(n, 'option')} refused for {fam}" for fam, n in sorted(others.items()))
     return (f"workload '{w.name}' cannot meet its SLO on any config — " + "; ".join(parts)
             + (f" ({rest})" if rest else ""))
 

@@ -20,7 +20,8 @@ from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.physics import memory, roofline
 from optimizer.physics import replicas as rep
 from optimizer.physics.layout import Layout, Links, links
-from optimizer.vocab import GB, option_label
+from optimizer.units import GB
+from optimizer.vocab import option_label
 
 KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
 MAX_REPLICA_GPUS = 72

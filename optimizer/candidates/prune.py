@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from optimizer import vocab
+from optimizer import units, vocab
 from optimizer.candidates import ownership
 from optimizer.candidates.configs import offer_domain, offer_scale_out
 from optimizer.candidates.types import Candidate, DayHour
@@ -234,7 +234,7 @@ def standalone_cost(plan: Plan, offers: dict[str, Offer], c: Candidate) -> float
     else:  # batch: GPU-hours to produce the day's volume
         w = next(w for w in plan.workloads if w.name == c.workload)
         assert w.batch is not None
-        gpu_hours = sum(days.values()) * w.batch.output_tokens_per_day / (vocab.SECONDS_PER_HOUR * c.goodput) \
+        gpu_hours = sum(days.values()) * w.batch.output_tokens_per_day / (units.SECONDS_PER_HOUR * c.goodput) \
             * c.gpu_fraction
     return gpu_hours * (price or 0.0)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from optimizer import vocab
+from optimizer import units, vocab
 from optimizer.physics.replicas import Replicas
 
 DayHour = tuple[str, int]
@@ -90,9 +90,9 @@ def whole_gpus(replicas: int, fraction: float, prefill_groups: tuple[float, int]
     (13 replicas of a tp4 decode group and 1.875 tp2 prefill groups: 52 + 25 × 2 = 102 GPUs, not
     ceil(13 × 7.75) = 101)."""
     if prefill_groups is None:
-        return vocab.ceil_tol(replicas * fraction)
+        return units.ceil_tol(replicas * fraction)
     groups, per_group = prefill_groups
-    return vocab.ceil_tol(replicas * (fraction - groups * per_group)) + vocab.ceil_tol(replicas * groups) * per_group
+    return units.ceil_tol(replicas * (fraction - groups * per_group)) + units.ceil_tol(replicas * groups) * per_group
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from optimizer import vocab
+from optimizer import formatting, vocab
 from optimizer.cli.common import (
     READ_BACK_FAILURES,
     CatalogOpt,
@@ -44,12 +44,7 @@ def solve(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, nothing else.")] = False,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
     time_limit: Annotated[Optional[float], typer.Option(
-        "--time-limit", help="Seconds for the solve, all of it (configs alone at their offer priced whole and their "
-                             "hours filled in within it; it may run over by about one build of the program); "
-                             "overrides policy.time_limit_s. Not in it: building candidates, pricing --alternatives, "
-                             "writing the reports; a plan with scenarios solves the mean-scenario plan and each "
-                             "scenario's best plan (value of the stochastic solution, regret) beside it on a second "
-                             "core, or after it on one, ending at most half as long again after it.")] = None,
+        "--time-limit", help="Seconds for the solve; overrides policy.time_limit_s.")] = None,
     baseline: Annotated[Optional[Path], typer.Option(
         "--baseline", metavar="LAST_RESULT.json",
         help="Last plan's result: keep each workload's choice unless moving saves more than policy.change_threshold.")] = None,
@@ -179,7 +174,7 @@ def explain(
     def body() -> int:
         from optimizer.pipeline import explain as do_explain
         from optimizer.report.labels import alternative_figures
-        from optimizer.vocab import money
+        from optimizer.formatting import money
 
         if workload is None:  # which one: the plan's workloads, named
             from optimizer.inputs.loading import load_plan
@@ -237,7 +232,7 @@ def explain(
                           "(queueing for prefill included)")
             r = w.replicas
             out.print(f"  at the peak ({w.peak_day_type} {w.peak_hour:02d}:00, {w.peak_output_tokens_per_s:,.0f} tok/s): "
-                      f"{r.base} base + {r.spares} spare + {r.rollout} rollout = {vocab.plural(r.total, 'replica')}"
+                      f"{r.base} base + {r.spares} spare + {r.rollout} rollout = {formatting.plural(r.total, 'replica')}"
                       f"{_on_gpus(w)}")
         out.print(f"  plan total {money(ex.result.cost_total, cur)}; this workload {money(w.cost, cur)}")
         t = Table(title="Alternatives, cheapest on their own first (whole plan re-solved with each forced)",
@@ -263,7 +258,7 @@ def explain(
 
 
 def _total_text(a, cur: str) -> str:
-    from optimizer.vocab import money
+    from optimizer.formatting import money
 
     if a.total_cost is None:
         return "no plan"
@@ -273,7 +268,7 @@ def _total_text(a, cur: str) -> str:
 
 
 def _difference_text(a, plan_total: float, cur: str) -> str:
-    from optimizer.vocab import money
+    from optimizer.formatting import money
 
     def signed(x: float) -> str:
         return ("+" if x >= 0 else "−") + money(abs(x), cur)
@@ -328,13 +323,13 @@ def _print_dropped(dropped, everything: bool = False) -> None:
         out.print(d)
     dominated = len(dropped) - len(shown)
     if dominated:
-        out.print(f"{vocab.plural(dominated, 'dominated option')} (another config or offer is never worse) "
+        out.print(f"{formatting.plural(dominated, 'dominated option')} (another config or offer is never worse) "
                   "not listed; --json lists every one", style="dim")
 
 
 def _on_gpus(w) -> str:
     """' on 3g.40gb MIG slices (2 per GPU) = 2 GPUs', ' × 2 GPUs = 30 GPUs' or ' = 4 GPUs'."""
-    gpus = vocab.plural(w.gpus_at_peak, "GPU")
+    gpus = formatting.plural(w.gpus_at_peak, "GPU")
     if w.mig:
         return f" on {w.mig} MIG slices = {gpus}"
     if w.gpus_per_replica and w.gpus_per_replica != 1:

@@ -125,7 +125,7 @@ def estimate(
         if input_tokens < 1 or output_tokens < 1:
             problems.append(Problem("--input-tokens and --output-tokens must be ≥ 1", None))
         for name, v in (("--ttft-ms", ttft_ms), ("--tpot-ms", tpot_ms)):
-            if v is not None and not 0 < v < math.inf:  # nan too: it had read as no target
+            if v is not None and not 0 < v < math.inf:  # nan too: it would read as no target
                 problems.append(Problem(f"{name} must be > 0", "give milliseconds, e.g. 50"))
         if not 50 <= percentile < 100:
             problems.append(Problem(f"--percentile {percentile:g} is outside [50, 100)", "e.g. 99 for p99"))

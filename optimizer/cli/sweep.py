@@ -22,7 +22,7 @@ from optimizer.cli.common import (
     solve_options,
 )
 from optimizer.errors import PlanError, Problem
-from optimizer.vocab import plural
+from optimizer.formatting import plural
 
 
 class Engine(str, Enum):
@@ -73,7 +73,7 @@ def sweep(
         from optimizer.atomic import unwritable
         from optimizer.report.sweep import HTML, sweep_table, write_html
         from optimizer.results.sweep import point_json
-        from optimizer.sweep import parse_vary, run_sweep
+        from optimizer.studies.sweep import parse_vary, run_sweep
 
         specs = [parse_vary(v) for v in vary]
         opts = solve_options(solver, time_limit, alternatives=0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from optimizer.vocab import HOURS_PER_DAY, SECONDS_PER_HOUR
+from optimizer.units import HOURS_PER_DAY, SECONDS_PER_HOUR
 
 SECONDS_PER_DAY = SECONDS_PER_HOUR * HOURS_PER_DAY
 DAYS_PER_MONTH = 30

@@ -26,7 +26,7 @@ from optimizer.optimize.program import (
 )
 from optimizer.optimize.solution import OfferPoolHour
 from optimizer.processes import collection_paused
-from optimizer.vocab import SECONDS_PER_HOUR
+from optimizer.units import SECONDS_PER_HOUR
 
 
 def add_cuts(prog: Program) -> None:

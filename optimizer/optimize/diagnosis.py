@@ -14,6 +14,7 @@ from optimizer.inputs.loading import LoadedPlan
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.model import build_model
 from optimizer.optimize.solver import solve
+from optimizer.physics.batch import batch_gpu_hours
 
 HELD_TIERS = ("owned", "signed")
 """Diagnosis 'tiers' that are GPUs held (owned servers, contracts signed), not a provider's cap."""
@@ -135,7 +136,7 @@ def _batch_shortfall(w, c: Candidate, offer, tier: str, cap: int, day: str) -> s
     """'nightly needs 16 GPU-hours a day in its window 22:00–06:00 …; the cap of 1 GPU gives at most 8'."""
     assert w.batch is not None
     share = w.api.max_share if w.api is not None else 0.0
-    need = vocab.batch_gpu_hours((1 - share) * w.batch.output_tokens_per_day, c.goodput, c.gpu_fraction)
+    need = batch_gpu_hours((1 - share) * w.batch.output_tokens_per_day, c.goodput, c.gpu_fraction)
     window = w.batch.hours()
     start, end = w.batch.window_hours
     span = "all day" if len(window) == 24 else f"{start:02d}:00–{end:02d}:00"

@@ -5,35 +5,33 @@ solver, side by side on the cores the plan's solve leaves (the re-solve processe
 from __future__ import annotations
 
 import concurrent.futures as cf
-import multiprocessing
 import os
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from optimizer import parallel
 from optimizer.candidates.overflow import without_ceiling
 from optimizer.candidates.types import CandidateSet
 from optimizer.inputs.loading import LoadedPlan
+from optimizer.optimize import strategy
 from optimizer.optimize.model import build_model
 from optimizer.optimize.program import Program
 from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.optimize.solver import solve
 from optimizer.optimize.strategy import (
-    SECONDS_PER_ALTERNATIVE,
-    SETTLE_ROUNDS,
     SolveOptions,
     _cuts_for_search,
     _gap,
     _others_kept,
-    _private_costs,
+    _sole_tenant_costs,
     _segments,
-    _settle_private,
+    _settle_sole_tenants,
     _solve,
     _solve_settled,
-    break_ties,
     settings,
+    break_ties,
 )
-from optimizer.processes import background_worker
 
 
 @dataclass(frozen=True)
@@ -88,8 +86,8 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     n_workers = max(1, min(workers or os.cpu_count() or 1, count))
     pool = None
     if n_workers > 1:
-        pool = cf.ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=_worker_start, initargs=(loaded, cands, solver))
+        pool = parallel.process_pool(n_workers, below=True, initializer=_worker_start,
+                                     initargs=(loaded, cands, solver))
         for _ in range(n_workers):  # start the processes (and their builds) now, beside the plan's solve
             pool.submit(_worker_ready)
     early: dict[str, cf.Future] = {}
@@ -108,13 +106,14 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     try:
         plan_cands = plan_cands or cands
         segments = _segments(loaded, plan_cands)
-        private = _private_costs(loaded, plan_cands, segments, solver)
+        sole_tenants = _sole_tenant_costs(loaded, plan_cands, segments, solver)
         t_build = time.perf_counter()
-        prog = build_model(loaded, plan_cands, segments, cuts=False, private=private.costs if private else None)
+        prog = build_model(loaded, plan_cands, segments, cuts=False,
+                           private=sole_tenants.costs if sole_tenants else None)
         build_s = time.perf_counter() - t_build
         plan_limit = limit / 2 if count else limit
-        settled = _solve_settled(prog, private, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
-                                 started, None, on_relaxed=speculate, build_s=build_s)
+        settled = _solve_settled(prog, sole_tenants, loaded, plan_cands, segments, options, solver, plan_limit,
+                                 gap_target, started, None, on_relaxed=speculate, build_s=build_s)
         if settled is None:  # as solve_candidates: the program as it was
             prog = build_model(loaded, plan_cands, segments, cuts=False)
             settled = (prog, *_solve(prog, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
@@ -126,12 +125,12 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         solver = info.name
         keys = [k for k in ranked if without_ceiling(k) != without_ceiling(sol.chosen[workload])][:count]
         if pool is None or len(keys) < 2:
-            # the forced configs may be ones the plan's program pruned, and its private configs' costs bounds
+            # the forced configs may be ones the plan's program pruned, and its sole-tenant configs' costs bounds
             every = _segments(loaded, cands)
-            alone = _private_costs(loaded, cands, every, solver)
+            alone = _sole_tenant_costs(loaded, cands, every, solver)
             forced = build_model(loaded, cands, every, cuts=True, private=alone.costs if alone else None)
             settle = None if alone is None else (
-                lambda ks, seconds: _settle_private(forced, alone, ks, loaded, cands, every, solver, seconds))
+                lambda ks, seconds: _settle_sole_tenants(forced, alone, ks, loaded, cands, every, solver, seconds))
             out = _force_in_turn(forced, sol.chosen, workload, keys, solver, gap_target, limit, started, info,
                                  on_done, settle)
         else:
@@ -184,9 +183,9 @@ def _force_side_by_side(pool: cf.ProcessPoolExecutor, workers: int, chosen: dict
     if share <= 0.05:
         return [ForcedSolve(k, None, None, "not solved", 0.0) for k in keys]
     # an early re-solve's price waits for its start from the plan's configs: that quick solve is queued first,
-    # ahead of the other re-solves (behind them, q4's early alternative was told at 8.9 s instead of 5.1 s)
+    # ahead of the other re-solves, so the early alternative is told as soon as it can be
     kept_futures = {pool.submit(_worker_kept, chosen, workload, k, solver, gap_target,
-                                min(SECONDS_PER_ALTERNATIVE, share)): k for k in again or []}
+                                min(strategy.POLICY.seconds_per_alternative, share)): k for k in again or []}
     futures = {f: k for k, f in early.items()}
     futures.update({pool.submit(_worker_force, chosen, workload, k, solver, gap_target, share): k
                     for k in keys if k not in early})
@@ -225,23 +224,23 @@ def _with_start(forced: ForcedSolve, kept: float | None, gap_target: float) -> F
 
 _WORKER: dict[str, Any] = {}
 """In a re-solve process: the program, built once from the plan the process started with, and what
-settling its private configs needs (prog, private, loaded, cands, segments, solver)."""
+settling its sole-tenant configs needs (prog, sole_tenants, loaded, cands, segments, solver)."""
 
 
 def _worker_start(loaded: LoadedPlan, cands: CandidateSet, solver: str) -> None:
-    background_worker()  # below the plan's own solve, beside it (re-solves start, and build, while it runs)
+    """Each re-solve process builds the program once (below the plan's own solve: they start while it runs)."""
     segments = _segments(loaded, cands)
-    private = _private_costs(loaded, cands, segments, solver)
-    prog = build_model(loaded, cands, segments, cuts=True, private=private.costs if private else None)
-    _WORKER.update(prog=prog, private=private, loaded=loaded, cands=cands, segments=segments, solver=solver)
+    sole_tenants = _sole_tenant_costs(loaded, cands, segments, solver)
+    prog = build_model(loaded, cands, segments, cuts=True, private=sole_tenants.costs if sole_tenants else None)
+    _WORKER.update(prog=prog, sole_tenants=sole_tenants, loaded=loaded, cands=cands, segments=segments, solver=solver)
 
 
 def _worker_settle() -> Callable[[list[str], float], bool | None] | None:
-    """The settling of private configs (_settle_private) in the program the process built."""
+    """The settling of sole-tenant configs (_settle_sole_tenants) in the program the process built."""
     w = _WORKER
-    if not w.get("private"):
+    if not w.get("sole_tenants"):
         return None
-    return lambda keys, seconds: _settle_private(w["prog"], w["private"], keys, w["loaded"], w["cands"],
+    return lambda keys, seconds: _settle_sole_tenants(w["prog"], w["sole_tenants"], keys, w["loaded"], w["cands"],
                                                  w["segments"], w["solver"], seconds)
 
 
@@ -262,7 +261,7 @@ def _worker_kept(chosen: dict[str, str], workload: str, key: str, solver: str, g
 
 def _kept_price(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
                 seconds: float, settle: Callable[[list[str], float], bool | None] | None = None) -> float | None:
-    """_others_kept's plan cost, its private configs' costs settled first (None: no plan, or not settled)."""
+    """_others_kept's plan cost, its sole-tenant configs' costs settled first (None: no plan, or not settled)."""
     t0 = time.perf_counter()
     if settle is not None and settle([*chosen.values(), key], seconds) is None:
         return None
@@ -273,8 +272,8 @@ def _kept_price(prog: Program, chosen: dict[str, str], workload: str, key: str, 
 
 def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
            seconds: float, settle: Callable[[list[str], float], bool | None] | None = None) -> ForcedSolve:
-    """`settle(keys, seconds)` makes chosen private configs' costs exact (_settle_private): a price is only
-    taken from a plan whose private configs are priced whole."""
+    """`settle(keys, seconds)` makes chosen sole-tenant configs' costs exact (_settle_sole_tenants): a price is only
+    taken from a plan whose sole-tenant configs are priced whole."""
     t0 = time.perf_counter()
 
     def left() -> float:
@@ -286,10 +285,11 @@ def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solve
                          if without_ceiling(c.key) == without_ceiling(key))  # its hardware at every ceiling
     if settle is not None and settle([*chosen.values(), key], left()) is None:
         return ForcedSolve(key, None, None, "not solved", time.perf_counter() - t0)
-    quick = _others_kept(prog, chosen, workload, key, solver, gap_target, min(seconds / 2, SECONDS_PER_ALTERNATIVE))
+    quick = _others_kept(prog, chosen, workload, key, solver, gap_target,
+                         min(seconds / 2, strategy.POLICY.seconds_per_alternative))
     if quick.status in ("optimal", "feasible") and quick.objective is not None:
         warm, best = prog.values(), quick.objective
-    for _ in range(SETTLE_ROUNDS):
+    for _ in range(strategy.POLICY.settle_rounds):
         with prog.choices_fixed({workload: variants}):
             full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=warm)
         if full.status == "infeasible":
@@ -297,7 +297,7 @@ def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solve
         found = full.status in ("optimal", "feasible") and full.objective is not None
         picked = prog.solution().chosen[workload] if found else key
         rose = settle(list(prog.solution().chosen.values()), left()) if found and settle is not None else False
-        if rose is None:  # its private configs could not be priced whole: its price is not taken
+        if rose is None:  # its sole-tenant configs could not be priced whole: its price is not taken
             found = False
         if not rose:
             break

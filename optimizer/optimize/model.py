@@ -35,13 +35,9 @@ from optimizer.optimize.program import (
 )
 from optimizer.optimize.solution import OfferPoolHour
 from optimizer.processes import collection_paused
-from optimizer.vocab import (
-    HOURLY_TIERS,
-    RESERVED_TIERS,
-    SECONDS_PER_HOUR,
-    batch_replica_hours,
-    ceil_tol,
-)
+from optimizer.physics.batch import batch_replica_hours
+from optimizer.units import SECONDS_PER_HOUR, ceil_tol
+from optimizer.vocab import HOURLY_TIERS, RESERVED_TIERS
 
 
 def build_model(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, elastic: bool = False,

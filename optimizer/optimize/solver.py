@@ -78,8 +78,8 @@ class Basis:
 
     Handed to the next relaxation of the same program with rows added (the valid inequalities of a
     cut round), the rows it does not know start basic — their slacks — and the dual simplex goes on
-    from the last optimum instead of from scratch: on plans/q1-forecast.yaml's 31,299-row relaxation a
-    cut round took 0.7 s against 8.7 s cold. Only the starting point changes, never the optimum.
+    from the last optimum rather than from scratch: a few pivots for the rows added, not the whole
+    relaxation again. Only the starting point changes, never the optimum.
     """
 
     cols: dict[str, Any] = field(default_factory=dict)
@@ -127,7 +127,7 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
     info, overhead = run(time_limit_s, warm_start)
     if warm_start and info[0] in ("optimal", "feasible") and not _objective_agrees(prob, info[2]):
         # A solver handed a start can report an objective (and a bound to match) that its own returned
-        # plan does not have — HiGHS 1.16 was seen to (43,920 "optimal" for a plan costing 45,061, the
+        # plan does not have — HiGHS 1.16 can (a plan costing 45,061 reported "optimal" at 43,920, the
         # start's API-only config's cost missing). The plan and its proof are then not to be trusted:
         # solve again, without the start.
         info, overhead = run(max(0.01, time_limit_s - (time.perf_counter() - started)), None)
@@ -261,7 +261,7 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
             var.varValue = values[var.index] if values else None
         status = model.getModelStatus()
         kinds = highspy.HighsModelStatus
-        if not self.mip:  # a relaxation's reduced costs, where PuLP keeps them (program.reduced_costs)
+        if not self.mip:  # a relaxation's reduced costs, where PuLP keeps them (model.reduced_costs)
             solved = status == kinds.kOptimal and solution.dual_valid
             duals = solution.col_dual if solved else [None] * len(self.columns)
             for var, dj in zip(self.columns, duals):
@@ -397,11 +397,10 @@ def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
 
 
 CBC_LARGE_COLUMNS = 100_000
-"""A program of more variables is large for CBC: work it does outside its time limit grows with the program.
-Its clean-up of a plan after stopping on time (preprocessing undone, the program's LP solved again): on the
-generated 1,000-workload plan (391,566 variables) step 3, given 33 s, ran 108 s, 76 s of it after CBC had
-stopped; without preprocessing it stopped at 31 s with a 25 s limit. Its tie-break pass, given about 5 s (CBC has no
-node limit), took 35 s. The 100-workload plan (58,593) and q1-forecast (56,410) stay within their limits."""
+"""A program of more variables is large for CBC: work it does outside its time limit grows with the program —
+its clean-up of a plan after stopping on time (preprocessing undone, the program's LP solved again) can take
+longer than the search did, and a short pass (the tie-break pass; CBC has no node limit) runs many times its limit. Below it
+(the generated 100-workload plan, q1-forecast) CBC stays within its limits (benchmarks/SOLVER.md)."""
 
 
 def large_for(solver: str, prob) -> bool:
@@ -412,7 +411,7 @@ def large_for(solver: str, prob) -> bool:
 
 def _cbc_options(prob, relax: bool, warm: dict[str, float] | None) -> list[str]:
     """CBC's options beyond PuLP's: started from a plan, no feasibility pump (not needed for a first plan,
-    and it does not heed the time limit: 62 s in its first pass on the 1,000-workload plan given 19 s), and no
+    and it does not heed the time limit: on a large program its first pass runs several times the limit), and no
     preprocessing on a large program (large_for), whose clean-up it would do past its limit."""
     if relax:
         return []

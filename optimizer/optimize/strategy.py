@@ -1,6 +1,13 @@
-"""How a plan is solved: three exact steps (relaxation, rounded plan, full program), configs alone at their
-offer priced apart and settled, the tie-break pass among plans of equal cost, and the alternatives priced with every
-other choice kept. Why a plan is infeasible, in words: diagnosis.py; explain's forced re-solves: forcing.py."""
+"""How a plan is solved (solve_candidates), in named steps, each exact about what it proves:
+
+    relax               the LP relaxation and rounds of valid inequalities: a lower bound
+    round_plan          a plan from it: its configs held, or configs chosen whole, the node counts solved whole
+    search              the whole integer program from that plan, bounded to cheaper plans
+    settle              sole-tenant configs (alone at their offer, priced apart at a bound) made exact
+    price_alternatives  each workload's next configs priced with every other choice kept
+
+then the tie-break pass among plans of equal cost. Every tuning number they read is a field of POLICY
+(policy.SolvePolicy). Why a plan is infeasible, in words: diagnosis.py; explain's forced re-solves: forcing.py."""
 
 from __future__ import annotations
 
@@ -23,8 +30,12 @@ from optimizer.optimize.cuts import add_cuts, cut_rows_left, define_pooled_round
 from optimizer.optimize.model import build_model
 from optimizer.optimize.program import Program, bounds_within, reduced_costs
 from optimizer.optimize.tiebreak import define_tie_break
+from optimizer.optimize.policy import SolvePolicy
 from optimizer.optimize.solution import Forced, Solution, SolveInfo
 from optimizer.optimize.solver import Basis, large_for, solve
+
+POLICY = SolvePolicy()
+"""The policy every step reads when it runs: replace it (dataclasses.replace) for another, as tests do."""
 
 
 @dataclass(frozen=True)
@@ -48,21 +59,21 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
                      fix: dict[str, str] | None = None,
                      baseline: dict[str, tuple[str, float]] | None = None,
                      reserved: dict[tuple[str, str | None, str], float] | None = None,
-                     private_ok: bool = True) -> tuple[Solution, SolveInfo]:
+                     sole_tenants_apart: bool = True) -> tuple[Solution, SolveInfo]:
     """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain);
     with `options.alternatives`, each workload's next configs are priced after the solve (price_alternatives);
     `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline);
     `reserved` fixes every reserved (and bought) level R[o,p,k] — with `fix`, the whole first stage of
     a two-stage plan, to price another plan's decision over these scenarios. A program whose configs are all
-    settled, and the alternatives' pricing, take cuts.define_pooled_rounding's rows (POOLED_SOLVERS).
+    settled, and the alternatives' pricing, take cuts.define_pooled_rounding's rows (POLICY.pooled_solvers).
 
-    Configs alone at their offer are priced apart (model.define_private; `private_ok` False keeps every
+    Configs alone at their offer are priced apart (model.define_private; `sole_tenants_apart` False keeps every
     offer in the program). Then three steps, each exact about what it proves:
       1. the LP relaxation: a lower bound, and each workload's most-chosen config;
       2. those configs fixed, the node counts solved as an integer program: a feasible plan —
          when it is within mip_gap of the bound, the plan is proven optimal and we stop. When those
          configs cannot all be held (caps), or their plan is far from the bound on a large program
-         (FAR_FROM_BOUND), the program with only its once-made decisions whole picks configs (its bound, a
+         (POLICY.far_from_bound), the program with only its once-made decisions whole picks configs (its bound, a
          relaxation's, replaces the LP's when higher) and they are held, the cheaper plan kept
          (_choices_solved); while that plan is not proven, the same program with the rows that round the pools'
          GPUs to whole nodes together at its configs is solved again for its bound (_rounded_in_rounds, HiGHS);
@@ -74,25 +85,27 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     solver, limit, gap_target = settings(loaded, options)
     started = time.perf_counter()
     segments = _segments(loaded, cands)
-    private = _private_costs(loaded, cands, segments, solver) if reserved is None and private_ok else None
+    sole_tenants = (_sole_tenant_costs(loaded, cands, segments, solver) if reserved is None and sole_tenants_apart
+                    else None)
     t_build = time.perf_counter()
     prog = build_model(loaded, cands, segments, cuts=False, baseline=baseline,
-                       private=private.costs if private else None)
+                       private=sole_tenants.costs if sole_tenants else None)
     build_s = time.perf_counter() - t_build
     for w, key in (fix or {}).items():
         prog.fix_choice(w, key)
-    if solver in POOLED_SOLVERS and _settled_configs(prog, fix or {}):
+    if solver in POLICY.pooled_solvers and _settled_configs(prog, fix or {}):
         # every config settled (a plan run through the scenarios, every last choice kept): whole nodes together
         define_pooled_rounding(prog, fix or {})
     if reserved is not None:
         for k, v in prog.reserved.items():
             v.lowBound = v.upBound = round(reserved.get(k, 0.0))
-    settled = _solve_settled(prog, private, loaded, cands, segments, options, solver, limit, gap_target, started,
+    settled = _solve_settled(prog, sole_tenants, loaded, cands, segments, options, solver, limit, gap_target, started,
                              baseline, build_s=build_s)
     if settled is None:  # a chosen config's own offer not solved whole in time: the program as it was
         try:
             return solve_candidates(loaded, cands, replace(options, time_limit_s=max(
-                SETTLE_MIN_S, limit - (time.perf_counter() - started))), fix, baseline, reserved, private_ok=False)
+                POLICY.settle_min_s, limit - (time.perf_counter() - started))), fix, baseline, reserved,
+                sole_tenants_apart=False)
         except SolverError as e:  # said with the limit the plan gave, not the seconds this last try had left
             raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible "
                               f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit") from e
@@ -105,10 +118,10 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
         if options.progress is not None:
             options.progress("alternatives", time.perf_counter() - started, info.objective, info.bound)
         ranked = ranked_alternatives(loaded.plan, prog.offers, cands.by_workload, sol.chosen)
-        budget = min(PRICING_BUDGET_S, max(5.0, limit / 2))
-        # priced where every offer has its hours: a private config's cost here may be only a bound
+        budget = min(POLICY.pricing_budget_s, max(5.0, limit / 2))
+        # priced where every offer has its hours: a sole-tenant config's cost here may be only a bound
         pricing = build_model(loaded, cands, segments, cuts=True, baseline=baseline) if prog.private else prog
-        if info.name in POOLED_SOLVERS:
+        if info.name in POLICY.pooled_solvers:
             define_pooled_rounding(pricing, sol.chosen)  # every re-solve holds the plan's configs but one
         sol = replace(sol, forced=price_alternatives(pricing, sol.chosen, ranked, options.alternatives,
                                                      info.objective, info.name, gap_target, budget))
@@ -116,10 +129,11 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
 
 
 @dataclass
-class PrivateCosts:
-    """Configs alone at their offer, each solved apart (model.define_private): first their relaxation's
+class SoleTenantCosts:
+    """Sole-tenant configs — a config whose offer no other workload can use, alone at it — each solved apart
+    (model.define_private, where the program calls them private): first their relaxation's
     cost (a lower bound, so the program stays a relaxation of the plan), made exact — solved whole — for
-    the ones a solution chooses (_settle_private)."""
+    the ones a solution chooses (_settle_sole_tenants)."""
 
     costs: dict[str, float]
     """Config key → its cost in the program (inf: no plan at its offer serves it)."""
@@ -135,50 +149,20 @@ class PrivateCosts:
 
 
 _FAMILIES = ("reserved", "on_demand", "spot", "lent", "batch_replicas", "batch_api", "committed_split")
-SETTLE_ROUNDS = 5
-"""At most this many re-solves after a solution chose private configs whose cost was only a bound."""
-SETTLE_MIN_S = 5.0
-"""Seconds the program gets at least when it must find a plan with the time limit run out: solved again once a
-chosen private config turned out to have no plan at its offer (no plan in hand), or, when a chosen config's own
-offer found no plan in its time, solved with every offer in (q1-forecast under load had ended in 'no feasible plan
-(time limit 1 s)' after 13 s with a plan in hand); and each chosen offer's own solve in explain's forced re-solves
-(forcing._force)."""
-SETTLE_SHARE = 0.1
-"""Of the time limit, the share the program's solve (_solve's steps 2 and 3) leaves for settling (_solve_settled)
-when it prices private configs at a bound — the chosen ones' own offers solved whole, the program solved again if
-a cost rose, the chosen offers' hours filled in — so that the limit is the whole solve's (settle_budget). Before,
-settling came after the limit: plans/q1-forecast.yaml with nightly-summaries on lambda-gh200 returned after 43 s
-of a 30 s limit (its offer alone 5.1 s, the program with every offer 2.4 s to build and 5.6 s to solve). The share
-is kept whether or not a private config is then chosen: a plan that chooses none searches that much less (at 0.2,
-q1-forecast's solve at 30 s ended at 24.1 s with the same plan). Solving the program again after a cost rose
-needs about a whole solve, which no small share holds; without it the plan in hand is kept at its settled cost. A
-relaxation that runs into the share leaves step 2 the rest of the limit, and step 3 without a plan may use it too:
-a plan found late beats none."""
-SETTLE_OWN_MIN_S = 1.0
-"""Seconds a chosen private config's own offer gets at least (_settle_private); one that ends with a plan short
-of optimal is priced at that plan (an upper bound: the plan in hand is kept, _solve_settled)."""
-HOURS_MIN_S = 1.0
-"""Solver seconds the chosen private offers' hours get at least (_with_private_capacity): every choice is held
-and the solve starts from a plan of the same cost (the program's and the offer's own), so it has a plan at
-once; the time is for improving the hours and proving them."""
-HOURS_BUILD_FACTOR = 1.5
-"""The program with every offer and every valid inequality (_with_private_capacity) is expected to take this
-many times as long to build as the program with private configs priced apart (plans/q1-forecast.yaml: 2.4 s
-against 1.9 s)."""
 
 
 def settle_budget(limit: float, build_s: float) -> tuple[float, float]:
-    """For a program pricing private configs at a bound, built in `build_s` seconds: (the seconds at the end of
-    the limit its search leaves for settling, of those the seconds kept last for the chosen private offers'
-    hours). SETTLE_SHARE of the limit — at least the hours' estimated time and a chosen offer's own solve, at
+    """For a program pricing sole-tenant configs at a bound, built in `build_s` seconds: (the seconds at the end of
+    the limit its search leaves for settling, of those the seconds kept last for the chosen sole-tenant offers'
+    hours). POLICY.settle_share of the limit — at least the hours' estimated time and a chosen offer's own solve, at
     most half the limit."""
-    hours = HOURS_BUILD_FACTOR * build_s + HOURS_MIN_S
-    reserve = min(limit / 2, max(SETTLE_SHARE * limit, hours + SETTLE_OWN_MIN_S))
+    hours = POLICY.hours_build_factor * build_s + POLICY.hours_min_s
+    reserve = min(limit / 2, max(POLICY.settle_share * limit, hours + POLICY.settle_own_min_s))
     return reserve, min(hours, reserve)
 
 
-def _private_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str
-                   ) -> PrivateCosts | None:
+def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str
+                       ) -> SoleTenantCosts | None:
     """The configs whose offer no other workload can use, each one's relaxation solved alone at that offer
     (model.define_private): a bound on what the offer costs serving it.
 
@@ -197,20 +181,16 @@ def _private_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, 
               if c.offer and c.offer not in own and users[c.offer] == {w}]
     if not lonely:
         return None
-    private = PrivateCosts({}, set(), {}, _fixed_cost(loaded, cands, segments))
+    sole_tenants = SoleTenantCosts({}, set(), {}, _fixed_cost(loaded, cands, segments))
     for c in lonely:
         prog = _alone(loaded, cands, segments, c)
-        out = solve(prog.prob, solver, time_limit_s=PRIVATE_LP_S, relax=True)
+        out = solve(prog.prob, solver, time_limit_s=POLICY.sole_tenant_lp_s, relax=True)
         if out.status == "infeasible":  # no plan there, whole or not
-            private.costs[c.key] = math.inf
-            private.exact.add(c.key)
+            sole_tenants.costs[c.key] = math.inf
+            sole_tenants.exact.add(c.key)
         elif out.status == "optimal" and out.objective is not None:
-            private.costs[c.key] = out.objective - private.fixed
-    return private if private.costs else None
-
-
-PRIVATE_LP_S = 5.0
-"""Time limit of one private config's relaxation (a few milliseconds; one not solved stays in the program)."""
+            sole_tenants.costs[c.key] = out.objective - sole_tenants.fixed
+    return sole_tenants if sole_tenants.costs else None
 
 
 def _fixed_cost(loaded: LoadedPlan, cands: CandidateSet, segments: Segments) -> float:
@@ -225,16 +205,17 @@ def _alone(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, c: Candi
     return build_model(loaded, alone, segments, cuts=True)
 
 
-def _settle_private(prog: Program, private: PrivateCosts, keys: list[str], loaded: LoadedPlan,
-                    cands: CandidateSet, segments: Segments, solver: str, seconds: float,
-                    at_least: float = SETTLE_MIN_S) -> bool | None:
-    """Make the costs of these chosen private configs exact (each one's offer solved whole, alone) and
+def _settle_sole_tenants(prog: Program, sole_tenants: SoleTenantCosts, keys: list[str], loaded: LoadedPlan,
+                         cands: CandidateSet, segments: Segments, solver: str, seconds: float,
+                         at_least: float | None = None) -> bool | None:
+    """Make the costs of these chosen sole-tenant configs exact (each one's offer solved whole, alone) and
     raise them in the program's objective; True when one rose (the solution may no longer be the best),
     False when none did, None when one could not be solved in `seconds` (its cost stays a bound). Each
     offer's solve gets `at_least` seconds whatever is left."""
+    at_least = POLICY.settle_min_s if at_least is None else at_least
     deadline = time.perf_counter() + seconds
     rose = False
-    todo = [k for k in dict.fromkeys(keys) if k in private.costs and k not in private.exact]
+    todo = [k for k in dict.fromkeys(keys) if k in sole_tenants.costs and k not in sole_tenants.exact]
     by_key = {c.key: c for c in cands.all()} if todo else {}
     for key in todo:
         alone = _alone(loaded, cands, segments, by_key[key])
@@ -243,65 +224,78 @@ def _settle_private(prog: Program, private: PrivateCosts, keys: list[str], loade
             cost = math.inf
         elif out.status in ("optimal", "feasible") and out.objective is not None:
             # out of time with a plan: that plan's cost, an upper bound (the caller keeps the bound it had)
-            cost = out.objective - private.fixed
-            private.values[key] = {f: {k: v.varValue or 0.0 for k, v in getattr(alone, f).items()}
+            cost = out.objective - sole_tenants.fixed
+            sole_tenants.values[key] = {f: {k: v.varValue or 0.0 for k, v in getattr(alone, f).items()}
                                    for f in _FAMILIES}
             if out.status == "feasible":
-                private.upper.add(key)
+                sole_tenants.upper.add(key)
         else:
             return None
-        private.exact.add(key)
+        sole_tenants.exact.add(key)
         x = prog.choice[key]
-        assert isinstance(x, pulp.LpVariable)  # a workload's only config is never private
+        assert isinstance(x, pulp.LpVariable)  # a workload's only config is never priced apart
         if math.isinf(cost):
             prog.add("private", x <= 0, prog.names("private_settled", prog.candidate_ids[key]))
             rose = True
-        elif cost > private.costs[key] + 1e-9 * max(1.0, abs(cost)):
-            prog.prob.objective[x] = prog.prob.objective.get(x, 0.0) + cost - private.costs[key]
+        elif cost > sole_tenants.costs[key] + 1e-9 * max(1.0, abs(cost)):
+            prog.prob.objective[x] = prog.prob.objective.get(x, 0.0) + cost - sole_tenants.costs[key]
             rose = True
-        private.costs[key] = cost
+        sole_tenants.costs[key] = cost
         prog.private[key] = cost
     return rose
 
 
-def _solve_settled(prog: Program, private: PrivateCosts | None, loaded: LoadedPlan, cands: CandidateSet,
+def _solve_settled(prog: Program, sole_tenants: SoleTenantCosts | None, loaded: LoadedPlan, cands: CandidateSet,
                    segments: Segments, options: SolveOptions, solver: str, limit: float, gap_target: float,
                    started: float, baseline: dict[str, tuple[str, float]] | None,
                    on_relaxed: Callable[[Program], None] | None = None, build_s: float = 0.0
                    ) -> tuple[Program, Solution, SolveInfo] | None:
-    """_solve, then, while the solution chooses private configs whose cost was only a bound, those costs made
-    exact and the program solved again; the chosen private configs' hours filled in. None when a chosen
-    private config could not be solved whole in the time (the caller solves without taking offers apart).
+    """_solve, then, while the solution chooses sole-tenant configs whose cost was only a bound, those costs made
+    exact and the program solved again; the chosen sole-tenant configs' hours filled in. None when a chosen
+    sole-tenant config could not be solved whole in the time (the caller solves without taking offers apart).
 
-    `limit` is the whole of it: with private configs to settle, _solve's search from a plan in hand leaves what
+    `limit` is the whole of it: with sole-tenant configs to settle, _solve's search from a plan in hand leaves what
     settle_budget says (the program took `build_s` to build); each chosen offer's own solve gets half of what is
     left before the hours' time, solving again the rest. Past the limit only by: steps 1 and 2 running into the
-    reserve, the hours' build and hand-over beyond their estimate, the floors (SETTLE_OWN_MIN_S, HOURS_MIN_S;
-    SETTLE_MIN_S when there is no plan in hand), and the caller's solve with every offer when a chosen offer's
+    reserve, the hours' build and hand-over beyond their estimate, the floors (POLICY.settle_own_min_s,
+    POLICY.hours_min_s; POLICY.settle_min_s when there is no plan in hand), and the caller's solve with every offer when a chosen offer's
     own solve found no plan (None)."""
-    def elapsed() -> float:
-        return time.perf_counter() - started
-
-    unsettled = private is not None and any(k not in private.exact for k in private.costs)
+    unsettled = sole_tenants is not None and any(k not in sole_tenants.exact for k in sole_tenants.costs)
     settle_s, hours_s = settle_budget(limit, build_s) if unsettled else (0.0, 0.0)
     sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started, on_relaxed,
                        settle_s=settle_s)
-    if not private:
+    if not sole_tenants:
         return prog, sol, info
-    for _ in range(SETTLE_ROUNDS):
+    return settle(prog, sole_tenants, sol, info, loaded, cands, segments, options, solver, limit, gap_target,
+                  started, baseline, hours_s)
+
+
+def settle(prog: Program, sole_tenants: SoleTenantCosts, sol: Solution, info: SolveInfo, loaded: LoadedPlan,
+           cands: CandidateSet, segments: Segments, options: SolveOptions, solver: str, limit: float,
+           gap_target: float, started: float, baseline: dict[str, tuple[str, float]] | None, hours_s: float
+           ) -> tuple[Program, Solution, SolveInfo] | None:
+    """Settling a solved plan's sole-tenant configs: while it chooses ones whose cost was only a bound, those
+    costs made exact (each offer solved whole, _settle_sole_tenants) and the program solved again (_solve), the
+    plan in hand kept when that cannot be done or finds a dearer plan; then the chosen sole-tenant offers' hours
+    filled in (_with_sole_tenant_hours), in the last `hours_s` seconds of `limit`. None when a chosen config could
+    not be solved whole in the time."""
+    def elapsed() -> float:
+        return time.perf_counter() - started
+
+    for _ in range(POLICY.settle_rounds):
         before = prog.values()
-        rose = _settle_private(prog, private, list(sol.chosen.values()), loaded, cands, segments, info.name,
-                               (limit - hours_s - elapsed()) / 2, SETTLE_OWN_MIN_S)
+        rose = _settle_sole_tenants(prog, sole_tenants, list(sol.chosen.values()), loaded, cands, segments,
+                                    info.name, (limit - hours_s - elapsed()) / 2, POLICY.settle_own_min_s)
         if rose is None:
             return None
         if not rose:
             break
-        held = _held(prog, sol, info, gap_target, started)  # this plan at its settled cost: a plan in hand
-        if held is not None and (private.upper or elapsed() >= limit - hours_s):
+        held = _at_settled_costs(prog, sol, info, gap_target, started)  # a plan in hand, at its settled cost
+        if held is not None and (sole_tenants.upper or elapsed() >= limit - hours_s):
             # a cost known only from above: solving again would rest on it (no bound); or no time left for it
             sol, info = held
             break
-        budget = limit - hours_s if held is not None else max(limit - hours_s, elapsed() + SETTLE_MIN_S)
+        budget = limit - hours_s if held is not None else max(limit - hours_s, elapsed() + POLICY.settle_min_s)
         try:
             again, again_info = _solve(prog, loaded, cands, segments, options, solver, budget, gap_target, started)
         except SolverError:
@@ -318,10 +312,10 @@ def _solve_settled(prog: Program, private: PrivateCosts | None, loaded: LoadedPl
             break
         sol, info = again, again_info
     else:
-        if any(k in private.costs and k not in private.exact for k in sol.chosen.values()):
+        if any(k in sole_tenants.costs and k not in sole_tenants.exact for k in sol.chosen.values()):
             return None
-    filled = _with_private_capacity(loaded, cands, segments, prog, sol, private, info.name, gap_target,
-                                    limit - elapsed(), baseline)
+    filled = _with_sole_tenant_hours(loaded, cands, segments, prog, sol, sole_tenants, info.name, gap_target,
+                                     limit - elapsed(), baseline)
     if filled[0] is not prog:  # the hours' solve is part of the solve's seconds
         info = replace(info, seconds=elapsed())
     return (*filled, info)
@@ -337,9 +331,9 @@ def _with_bound(info: SolveInfo, bound: float | None, gap_target: float) -> Solv
     return replace(info, bound=bound, gap=gap, status=status)
 
 
-def _held(prog: Program, sol: Solution, info: SolveInfo, gap_target: float, started: float
-          ) -> tuple[Solution, SolveInfo] | None:
-    """The solution in the program (solved before its private configs' costs were settled), priced at those
+def _at_settled_costs(prog: Program, sol: Solution, info: SolveInfo, gap_target: float, started: float
+                      ) -> tuple[Solution, SolveInfo] | None:
+    """The solution in the program (solved before its sole-tenant configs' costs were settled), priced at those
     costs — the program's objective now holds them: still a plan, with the bound it had (costs only rose, so
     that bound stays one). None when a config it chose turned out to have no plan at its offer."""
     if any(math.isinf(prog.private.get(key, 0.0)) for key in sol.chosen.values()):
@@ -350,23 +344,23 @@ def _held(prog: Program, sol: Solution, info: SolveInfo, gap_target: float, star
     return sol, _info(info.name, status, started, gap, objective, info.bound, info.fallback_note, info.overhead_s)
 
 
-def _with_private_capacity(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, prog: Program,
-                           sol: Solution, private: PrivateCosts, solver: str, gap_target: float, seconds: float,
-                           baseline: dict[str, tuple[str, float]] | None) -> tuple[Program, Solution]:
-    """A solution that chose a private config has no hours for its offer: the program without private
+def _with_sole_tenant_hours(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, prog: Program,
+                            sol: Solution, sole_tenants: SoleTenantCosts, solver: str, gap_target: float,
+                            seconds: float, baseline: dict[str, tuple[str, float]] | None) -> tuple[Program, Solution]:
+    """A solution that chose a sole-tenant config has no hours for its offer: the program without sole-tenant
     configs, every choice held, started from that solution and the config's own solve (a plan of the same
-    cost), gives them — in `seconds`, its build included, and at least HOURS_MIN_S of solving. Otherwise the
+    cost), gives them — in `seconds`, its build included, and at least POLICY.hours_min_s of solving. Otherwise the
     program and solution as they are."""
-    if not any(key in private.costs for key in sol.chosen.values()):
+    if not any(key in sole_tenants.costs for key in sol.chosen.values()):
         return prog, sol
     deadline = time.perf_counter() + seconds
     full = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
     start = {k: v for k, v in prog.values().items() if v is not None}
     for key in sol.chosen.values():
-        for family, vals in private.values.get(key, {}).items():
+        for family, vals in sole_tenants.values.get(key, {}).items():
             table = getattr(full, family)
             start.update({table[k].name: v for k, v in vals.items() if k in table})
-    seconds = max(HOURS_MIN_S, deadline - time.perf_counter())  # what the build left, at least HOURS_MIN_S
+    seconds = max(POLICY.hours_min_s, deadline - time.perf_counter())  # what the build left, at least the floor
     with full.choices_fixed(sol.chosen):
         out = solve(full.prob, solver, time_limit_s=seconds, mip_gap=gap_target, warm_start=start)
     if out.status not in ("optimal", "feasible"):
@@ -402,36 +396,20 @@ def _cheapest_recourse(prog: Program, solver: str, seconds: float) -> bool:
         prog.prob.setObjective(objective)
 
 
-TIE_BREAK_NODE_LIMIT = 200
-"""Branch-and-bound nodes for the tie-break pass: the same schedule on every machine."""
-TIE_BREAK_SHARE = 0.1
-"""The tie-break pass takes at most this share of the solve's time (at least TIE_BREAK_MIN_S)."""
-TIE_BREAK_MIN_S = 3.0
-"""The pass's time limit is a safety net; its node limit ends it (the same schedule on every machine). At 0.5 s
-the generated 6-workload plan's pass needed 0.24-0.27 s of a 0.27 s solver limit on an idle two-core
-machine, and beside a test suite it was cut by time and left another schedule. Passes that finish take
-0.2-0.4 s on that plan and on q4."""
-TIE_BREAK_SOLVER_SHARE = 0.7
-"""Of the tie-break budget, at most this share for building and solving; the rest passes the problem to the
-solver and reads it back (about a second on a 100-workload plan)."""
-TIE_BREAK_GAP = 0.01
-"""How close to the tidiest schedule the pass must prove it is (tidiness, not cost: the cost is a row)."""
-
-
 def break_ties(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
     """Among plans that cost no more than the solved one, the schedule a person expects (tiebreak.define_tie_break):
     GPUs paid by the hour go to batch pools, interactive pools use the reserved and signed GPUs; batch
     work spreads over its window. Every decision made once (configs, reservations, purchases) is held,
     so only the hourly nodes and the batch placement move, and the cost never rises: a pass that finds
     nothing in its nodes or time keeps the solved plan, and a program whose hand-over to the solver alone
-    takes longer than the pass's time (SolveInfo.overhead_s: a 1,000-workload plan's) gets no tie-break pass, nor one
-    its solver would run far past the pass's time on (solver.large_for: CBC's pass on the generated
-    1,000-workload plan, given about 5 s, took 35 s against a 113 s solve).
+    takes longer than the pass's time (SolveInfo.overhead_s, on very large plans) is not tidied, nor one
+    its solver would run far past the pass's time on (solver.large_for: CBC, which has no node limit, on a
+    program that large runs many times the pass's few seconds).
     Scenario plans keep theirs (each scenario's cost is a reported number; an equal measure is not an
     equal plan). True when the schedule changed."""
     if info.objective is None or not prog.batch_replicas or scenario_days(prog.plan) is not None:
         return info, False  # nothing can move (no batch work), or a scenario plan
-    budget = max(TIE_BREAK_MIN_S, TIE_BREAK_SHARE * info.seconds)
+    budget = max(POLICY.tie_break_min_s, POLICY.tie_break_share * info.seconds)
     if info.overhead_s > budget:
         return info, False  # handing the program to the solver alone would take longer than the pass may
     if large_for(info.name, prog.prob):
@@ -448,8 +426,9 @@ def break_ties(prog: Program, info: SolveInfo) -> tuple[SolveInfo, bool]:
         with prog.first_stage_fixed():
             problem, start = define_tie_break(prog, cap)
             # the solver's limit is what the budget leaves after the build, less a share for handing it over
-            seconds = max(0.1, TIE_BREAK_SOLVER_SHARE * budget - (time.perf_counter() - t0))
-            out = solve(problem, info.name, time_limit_s=seconds, mip_gap=TIE_BREAK_GAP, node_limit=TIE_BREAK_NODE_LIMIT,
+            seconds = max(0.1, POLICY.tie_break_solver_share * budget - (time.perf_counter() - t0))
+            out = solve(problem, info.name, time_limit_s=seconds, mip_gap=POLICY.tie_break_gap,
+                        node_limit=POLICY.tie_break_node_limit,
                         warm_start={**{k: x for k, x in before.items() if x is not None}, **start})
     except SolverError:  # the plan is solved; a failed tie-break pass leaves it as it was
         prog.restore(before)
@@ -476,179 +455,66 @@ def settings(loaded: LoadedPlan, options: SolveOptions) -> tuple[str, float, flo
             pol.mip_gap if options.mip_gap is None else options.mip_gap)
 
 
-WARM_START_GAP = 0.5
-"""Step 2's plan starts step 3's search only when it is within this share of the bound (_solve)."""
-FULL_CUTS_ROWS = 1.0
-"""Step 3 searches with every valid inequality in (add_cuts) when they add at most this many times the
-program's rows; otherwise with those separated so far (still a valid program, its bound a valid bound).
-Measured with step 3's reduced-cost bounds (solve_phases.py, 120 s, 1% target): the generated
-100-workload plan, whose rows left are 5.6 times its program's (69,604 to 12,260), proves 0.99% in 102 s
-with a $1,828,236 plan with the rows separated so far, and stops at 2.88% with $1,861,703 (step 2's plan:
-HiGHS found none) with them all; the 30-workload plan (1.97 times) 2.11% against 2.36%. q4 (0.83 times)
-keeps them all: 2.7-2.8 s against 3.3 s without; the 10-workload plan (0.71) and
-plans/q1-forecast.yaml (0.77) keep them too. On the 1,000-workload plan they would add 700k rows to 32k:
-building them took 64 s of its 120 on a slow machine. explain's forced re-solves take the same rule
-(_cuts_for_search)."""
-WARM_LP_S = 1.0
-"""A relaxation that took at least this long starts each cut round from the last round's basis
-(solver.Basis): plans/q1-forecast.yaml's rounds took 1.0 s and 0.5 s against 9.6 s and 10.5 s cold. A
-quicker one has nothing to gain and is solved from scratch: from the last basis the relaxation can end at
-another optimal vertex, separate other rows, and leave step 3 another (equally exact) program — on q4,
-2,061 rows instead of 2,088 in another order, 8.2 s instead of 6.7 s."""
-CUT_ROUNDS = 5
-"""Rounds of adding the valid inequalities the relaxation violates and solving it again (its bound
-then is, or comes close to, the bound with every row: 58,834 on plans/q4.yaml, 55,681 without them)."""
-CUT_ROUND_GAIN = 1e-4
-"""A round that lifts the bound by less than this share ends them (alternative optima of the
-relaxation can violate other rows without a higher bound)."""
+@dataclass
+class _Run:
+    """One _solve: the program and its plan, the clock, and what the steps have found so far (the bound, the
+    incumbent plan's cost and values, the solver that answered and its fallback note)."""
+
+    prog: Program
+    loaded: LoadedPlan
+    cands: CandidateSet
+    segments: Segments
+    options: SolveOptions
+    solver: str
+    limit: float
+    gap_target: float
+    started: float
+    settle_s: float = 0.0
+    """The last seconds of the limit kept for settling sole-tenant configs (_solve_settled)."""
+    bound: float | None = None
+    incumbent: float | None = None
+    values: dict[str, float | None] | None = None
+    note: str | None = None
+
+    def left(self) -> float:
+        return self.limit - (time.perf_counter() - self.started)
+
+    def room(self) -> float:
+        """What step 2 may use: the time left but the settling's, unless the relaxation has run into it."""
+        return self.left() - self.settle_s if self.left() > self.settle_s else self.left()
+
+    def search_left(self) -> float:
+        """What step 3 may use: from a plan in hand it leaves the settling's time; without one it may use it."""
+        return self.left() - (self.settle_s if self.incumbent is not None else 0.0)
+
+    def tell(self, phase: str, inc: float | None, bnd: float | None) -> None:
+        if self.options.progress is not None:
+            self.options.progress(phase, time.perf_counter() - self.started, inc, bnd)
+
+    def info(self, status: str, gap: float | None, objective: float | None, bound: float | None,
+             overhead_s: float) -> SolveInfo:
+        return _info(self.solver, status, self.started, gap, objective, bound, self.note, overhead_s)
 
 
 def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions,
            solver: str, limit: float, gap_target: float, started: float,
            on_relaxed: Callable[[Program], None] | None = None, settle_s: float = 0.0) -> tuple[Solution, SolveInfo]:
-    """The three steps of solve_candidates; `on_relaxed(prog)` hears the solved relaxation (its values
-    still in the program) before step 2. Step 2's solves stop where the last `settle_s` seconds of the limit begin
-    (kept for settling private configs, _solve_settled) — once the relaxation has run into them, step 2 may use
-    the rest; step 3, from step 2's plan, leaves them, and without a plan may use them."""
-    def left() -> float:
-        return limit - (time.perf_counter() - started)
-
-    def room() -> float:
-        return left() - settle_s if left() > settle_s else left()
-
-    def search_left() -> float:
-        return left() - (settle_s if incumbent is not None else 0.0)
-
-    def tell(phase: str, inc: float | None, bnd: float | None) -> None:
-        if options.progress is not None:
-            options.progress(phase, time.perf_counter() - started, inc, bnd)
-
-    bound, incumbent, values = None, None, None
-    basis: Basis | None = Basis()  # each cut round's relaxation starts from the last one's optimum
-    relaxed = solve(prog.prob, solver, time_limit_s=left(), relax=True, basis=basis)
-    if relaxed.seconds < WARM_LP_S:
-        basis = None  # a relaxation this quick is solved again from scratch, as it always was
-    note = relaxed.fallback_note
-    solver = relaxed.name
-    if relaxed.status == "infeasible":
-        raise diagnose(loaded, cands, segments, *settings(loaded, options)[:2])
-    reduced = reduced_costs(prog.integer_variables()) if relaxed.status == "optimal" else {}
-    for _ in range(CUT_ROUNDS):
-        # the valid inequalities this relaxation violates, and the relaxation again (a higher bound, and
-        # configs that fit whole nodes better for step 2), while the bound rises
-        if relaxed.status != "optimal" or left() <= 0 or not separate_cuts(prog):
-            break
-        before, before_values = relaxed, prog.values()
-        relaxed = solve(prog.prob, solver, time_limit_s=left(), relax=True, basis=basis)
-        if relaxed.status != "optimal":  # out of time: the last relaxation solved is still a bound
-            relaxed = before
-            prog.restore(before_values)
-            break
-        reduced = reduced_costs(prog.integer_variables())
-        lifted = (relaxed.objective or 0.0) - (before.objective or 0.0)
-        if lifted <= CUT_ROUND_GAIN * max(1.0, abs(before.objective or 0.0)):
-            break
-    if relaxed.status == "optimal" and left() > 0:
-        bound = relaxed.objective
-        tell("bound", None, bound)
-        if on_relaxed is not None:
-            on_relaxed(prog)
-        largest = prog.largest_choices()
-        unsure = any(value < DECIDED for value, _key in largest.values())
-        # the configs the relaxation is sure of, when it is unsure of some (step 2's last fallback holds them)
-        decided = {w: key for w, (value, key) in largest.items() if value >= DECIDED} if unsure else {}
-        with prog.choices_fixed_to_relaxation():
-            rounded = solve(prog.prob, solver, time_limit_s=room(), mip_gap=gap_target)
-        holds = rounded.status in ("optimal", "feasible")  # the relaxation's configs held make a plan
-        far = holds and solver in POOLED_SOLVERS and _rows(prog) >= CHOICE_MIN_ROWS \
-            and (_gap(rounded.objective, bound) or 0.0) > FAR_FROM_BOUND
-        choice_bound = None
-        if ((unsure and not holds) or far) and left() > 0:
-            # The relaxation's configs cannot all be held (caps, usually: it spread workloads over offers
-            # fractionally), or their plan is far from the bound on a program whose search is long: choose whole
-            # configs with the capacity still fractional, then hold them (a bound; where the held configs gave a
-            # plan, the cheaper of the two is kept); _rounded_in_rounds rounds the pools' whole nodes at them below
-            kept = (rounded, prog.values()) if holds else None
-            rounded, choice_bound = _choices_solved(prog, solver, room, gap_target)
-            if choice_bound is not None and choice_bound > bound:
-                bound = choice_bound
-                tell("bound", None, bound)
-            if kept is not None and not (rounded.status in ("optimal", "feasible") and rounded.objective is not None
-                                         and rounded.objective < (kept[0].objective or math.inf)):
-                rounded = kept[0]
-                prog.restore(kept[1])
-        if rounded.status not in ("optimal", "feasible") and decided and left() > 0:
-            # Nor could configs chosen whole be held, in their time: hold only those the relaxation was sure
-            # of and take the first plan the solver finds with the rest free — a start for step 3
-            with prog.choices_fixed(decided):
-                rounded = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * room(), mip_gap=gap_target,
-                                first_plan=True)
-            if rounded.status in ("optimal", "feasible") and left() > 0:
-                # that first plan's configs held, its hourly capacity solved properly (it is only a first plan)
-                first, first_values = rounded, prog.values()
-                with prog.choices_fixed({w: key for w, (_v, key) in prog.largest_choices().items()}):
-                    held = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * room(), mip_gap=gap_target,
-                                 warm_start={k: v for k, v in first_values.items() if v is not None})
-                if held.status in ("optimal", "feasible") and held.objective is not None \
-                        and first.objective is not None and held.objective < first.objective:
-                    rounded = held
-                else:
-                    rounded = first
-                    prog.restore(first_values)
-        if rounded.status in ("optimal", "feasible"):
-            incumbent = rounded.objective
-            values = prog.values()
-            tell("plan", incumbent, bound)
-            gap = _gap(incumbent, bound)
-            if gap is not None and gap <= gap_target + 1e-12:
-                return prog.solution(), _info(solver, "optimal", started, gap, incumbent, bound, note,
-                                              relaxed.overhead_s)
-            if choice_bound is not None and solver in POOLED_SOLVERS:
-                incumbent, values, bound = _rounded_in_rounds(prog, solver, room, left, gap_target, incumbent,
-                                                              values, bound, tell)
-                gap = _gap(incumbent, bound)
-                if gap is not None and gap <= gap_target + 1e-12:
-                    return prog.solution(), _info(solver, "optimal", started, gap, incumbent, bound, note,
-                                                  relaxed.overhead_s)
-    if left() <= 0 and incumbent is None:
-        raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible "
+    """The three steps of solve_candidates — relax, round_plan, search; `on_relaxed(prog)` hears the solved
+    relaxation (its values still in the program) before step 2. Step 2's solves stop where the last `settle_s`
+    seconds of the limit begin (kept for settling sole-tenant configs, _solve_settled) — once the relaxation has
+    run into them, step 2 may use the rest; step 3, from step 2's plan, leaves them, and without a plan may use
+    them."""
+    run = _Run(prog, loaded, cands, segments, options, solver, limit, gap_target, started, settle_s)
+    relaxed, reduced = relax(run)
+    proven = round_plan(run, relaxed, on_relaxed)
+    if proven is not None:
+        return proven
+    if run.left() <= 0 and run.incumbent is None:
+        raise SolverError(f"{run.solver} stopped after {time.perf_counter() - started:.1f} s without a feasible "
                           f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
-    full = None
-    handover = relaxed.overhead_s
-    if search_left() > 0:
-        rows = _rows(prog)
-        _cuts_for_search(prog)
-        # Handing the program over (PuLP to the solver and back) is not in the solver's time limit: on a
-        # 1,000-workload plan it outlasted the limit by half a minute. It grows with the rows: the
-        # relaxation's hand-over, scaled, is kept out of the limit; when nothing is left, step 2's plan stands.
-        handover = relaxed.overhead_s * _rows(prog) / max(1, rows)
-        t_full = time.perf_counter() - started
-
-        def searching(t: float, inc: float | None, bnd: float | None) -> None:
-            if options.progress is not None:
-                best = [b for b in (bound, bnd) if b is not None]
-                options.progress("search", t_full + t, inc if inc is not None else incumbent,
-                                 max(best) if best else None)
-
-        if incumbent is None or search_left() > handover:
-            # step 2's plan starts the search unless it is far from the bound: HiGHS then searches from it in
-            # worse places than from its own first plans (q4: $185k against a $58.8k bound, 3.9-4.0 s warm,
-            # 3.0-3.3 s cold); the strategy keeps it either way
-            gap = _gap(incumbent, bound)
-            start = values if gap is not None and gap <= WARM_START_GAP else None
-            # only plans cheaper than step 2's are sought: the relaxation's reduced costs bound how far
-            # each integer variable may leave its bound in them (program.bounds_within)
-            slack = incumbent - relaxed.objective if incumbent is not None and relaxed.objective is not None \
-                else -1.0
-            with bounds_within(prog.prob, reduced, slack) as tightened:
-                full = solve(prog.prob, solver, time_limit_s=max(0.01, search_left() - handover),
-                             mip_gap=gap_target, warm_start=start,
-                             progress=searching if options.progress is not None else None)
-            if full.status == "infeasible" and tightened:
-                full = None  # nothing cheaper than step 2's plan within the tightened bounds: it stands
-            elif full.status == "infeasible":
-                raise diagnose(loaded, cands, segments, *settings(loaded, options)[:2])
-    bounds = [b for b in (bound, full.bound if full else None) if b is not None]
+    full, handover = search(run, relaxed, reduced)
+    incumbent, values = run.incumbent, run.values
+    bounds = [b for b in (run.bound, full.bound if full else None) if b is not None]
     best_bound = max(bounds) if bounds else None
     if full is not None and full.status in ("optimal", "feasible") and (
             incumbent is None or full.objective <= incumbent + 1e-9):
@@ -656,39 +522,189 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
         gap = _gap(full.objective, best_bound) if best_bound is not None else full.gap
         if status == "feasible" and gap is not None and gap <= gap_target + 1e-12:
             status = "optimal"
-        return prog.solution(), _info(solver, status, started, gap, full.objective, best_bound, note,
-                                      max(handover, full.overhead_s))
+        return prog.solution(), run.info(status, gap, full.objective, best_bound, max(handover, full.overhead_s))
     if incumbent is not None and values is not None:
         prog.restore(values)  # the solver found nothing better: go back to the rounded plan
         gap = _gap(incumbent, best_bound)
         status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "feasible"
-        return prog.solution(), _info(solver, status, started, gap, incumbent, best_bound, note, handover)
-    raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible plan "
+        return prog.solution(), run.info(status, gap, incumbent, best_bound, handover)
+    raise SolverError(f"{run.solver} stopped after {time.perf_counter() - started:.1f} s without a feasible plan "
                       f"(time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
+
+
+def relax(run: _Run) -> tuple[SolveInfo, dict]:
+    """Step 1: the LP relaxation, a lower bound, then rounds of the valid inequalities it violates while they
+    lift the bound. Returns the last relaxation solved (its values in the program) and its reduced costs."""
+    prog = run.prog
+    basis: Basis | None = Basis()  # each cut round's relaxation starts from the last one's optimum
+    relaxed = solve(prog.prob, run.solver, time_limit_s=run.left(), relax=True, basis=basis)
+    if relaxed.seconds < POLICY.warm_lp_s:
+        basis = None  # a relaxation this quick is solved again from scratch: the same vertex, the same rows
+    run.note = relaxed.fallback_note
+    run.solver = relaxed.name
+    if relaxed.status == "infeasible":
+        raise diagnose(run.loaded, run.cands, run.segments, *settings(run.loaded, run.options)[:2])
+    reduced = reduced_costs(prog.integer_variables()) if relaxed.status == "optimal" else {}
+    for _ in range(POLICY.cut_rounds):
+        # the valid inequalities this relaxation violates, and the relaxation again (a higher bound, and
+        # configs that fit whole nodes better for step 2), while the bound rises
+        if relaxed.status != "optimal" or run.left() <= 0 or not separate_cuts(prog):
+            break
+        before, before_values = relaxed, prog.values()
+        relaxed = solve(prog.prob, run.solver, time_limit_s=run.left(), relax=True, basis=basis)
+        if relaxed.status != "optimal":  # out of time: the last relaxation solved is still a bound
+            relaxed = before
+            prog.restore(before_values)
+            break
+        reduced = reduced_costs(prog.integer_variables())
+        lifted = (relaxed.objective or 0.0) - (before.objective or 0.0)
+        if lifted <= POLICY.cut_round_gain * max(1.0, abs(before.objective or 0.0)):
+            break
+    return relaxed, reduced
+
+
+def round_plan(run: _Run, relaxed: SolveInfo, on_relaxed: Callable[[Program], None] | None = None
+               ) -> tuple[Solution, SolveInfo] | None:
+    """Step 2: a plan from the relaxation — its configs held and the node counts solved whole; or, when they
+    cannot all be held or their plan is far from the bound on a large program, configs chosen whole
+    (_choices_solved, then _rounded_in_rounds); or, failing that, the solver's first plan with only the
+    configs the relaxation is sure of held. Sets the run's bound, incumbent and values; returns the solution
+    when that plan is proven within the gap (nothing more to do), else None."""
+    prog, solver, gap_target = run.prog, run.solver, run.gap_target
+    room, left = run.room, run.left
+    if not (relaxed.status == "optimal" and left() > 0):
+        return None
+    bound = relaxed.objective
+    run.bound = bound
+    run.tell("bound", None, bound)
+    if on_relaxed is not None:
+        on_relaxed(prog)
+    largest = prog.largest_choices()
+    unsure = any(value < POLICY.decided for value, _key in largest.values())
+    # the configs the relaxation is sure of, when it is unsure of some (step 2's last fallback holds them)
+    decided = {w: key for w, (value, key) in largest.items() if value >= POLICY.decided} if unsure else {}
+    with prog.choices_fixed_to_relaxation():
+        rounded = solve(prog.prob, solver, time_limit_s=room(), mip_gap=gap_target)
+    holds = rounded.status in ("optimal", "feasible")  # the relaxation's configs held make a plan
+    far = holds and solver in POLICY.pooled_solvers and _rows(prog) >= POLICY.choice_min_rows \
+        and (_gap(rounded.objective, bound) or 0.0) > POLICY.far_from_bound
+    choice_bound = None
+    if ((unsure and not holds) or far) and left() > 0:
+        # The relaxation's configs cannot all be held (caps, usually: it spread workloads over offers
+        # fractionally), or their plan is far from the bound on a program whose search is long: choose whole
+        # configs with the capacity still fractional, then hold them (a bound; where the held configs gave a
+        # plan, the cheaper of the two is kept); _rounded_in_rounds rounds the pools' whole nodes at them below
+        kept = (rounded, prog.values()) if holds else None
+        rounded, choice_bound = _choices_solved(prog, solver, room, gap_target)
+        if choice_bound is not None and choice_bound > bound:
+            bound = choice_bound
+            run.bound = bound
+            run.tell("bound", None, bound)
+        if kept is not None and not (rounded.status in ("optimal", "feasible") and rounded.objective is not None
+                                     and rounded.objective < (kept[0].objective or math.inf)):
+            rounded = kept[0]
+            prog.restore(kept[1])
+    if rounded.status not in ("optimal", "feasible") and decided and left() > 0:
+        # Nor could configs chosen whole be held, in their time: hold only those the relaxation was sure
+        # of and take the first plan the solver finds with the rest free — a start for step 3
+        with prog.choices_fixed(decided):
+            rounded = solve(prog.prob, solver, time_limit_s=POLICY.first_plan_share * room(), mip_gap=gap_target,
+                            first_plan=True)
+        if rounded.status in ("optimal", "feasible") and left() > 0:
+            # that first plan's configs held, its hourly capacity solved properly (it is only a first plan)
+            first, first_values = rounded, prog.values()
+            with prog.choices_fixed({w: key for w, (_v, key) in prog.largest_choices().items()}):
+                held = solve(prog.prob, solver, time_limit_s=POLICY.first_plan_share * room(), mip_gap=gap_target,
+                             warm_start={k: v for k, v in first_values.items() if v is not None})
+            if held.status in ("optimal", "feasible") and held.objective is not None \
+                    and first.objective is not None and held.objective < first.objective:
+                rounded = held
+            else:
+                rounded = first
+                prog.restore(first_values)
+    if rounded.status in ("optimal", "feasible"):
+        incumbent = rounded.objective
+        values = prog.values()
+        run.incumbent, run.values = incumbent, values
+        run.tell("plan", incumbent, bound)
+        gap = _gap(incumbent, bound)
+        if gap is not None and gap <= gap_target + 1e-12:
+            return prog.solution(), run.info("optimal", gap, incumbent, bound, relaxed.overhead_s)
+        if choice_bound is not None and solver in POLICY.pooled_solvers:
+            incumbent, values, bound = _rounded_in_rounds(prog, solver, room, left, gap_target, incumbent,
+                                                          values, bound, run.tell)
+            run.incumbent, run.values, run.bound = incumbent, values, bound
+            gap = _gap(incumbent, bound)
+            if gap is not None and gap <= gap_target + 1e-12:
+                return prog.solution(), run.info("optimal", gap, incumbent, bound, relaxed.overhead_s)
+    return None
+
+
+def search(run: _Run, relaxed: SolveInfo, reduced: dict) -> tuple[SolveInfo | None, float]:
+    """Step 3: the whole integer program, with the valid inequalities in (_cuts_for_search), started from step
+    2's plan when it is near the bound, and bounded to plans cheaper than it (program.bounds_within). Returns the
+    search's solve (None when it did not run, or found nothing cheaper within the tightened bounds) and the
+    seconds handing the program to the solver and back were taken to need."""
+    prog, incumbent, bound = run.prog, run.incumbent, run.bound
+    full = None
+    handover = relaxed.overhead_s
+    if run.search_left() > 0:
+        rows = _rows(prog)
+        _cuts_for_search(prog)
+        # Handing the program over (PuLP to the solver and back) is not in the solver's time limit and grows
+        # with the rows: the relaxation's hand-over, scaled, is kept out of the limit; when nothing is left,
+        # step 2's plan stands.
+        handover = relaxed.overhead_s * _rows(prog) / max(1, rows)
+        t_full = time.perf_counter() - run.started
+
+        def searching(t: float, inc: float | None, bnd: float | None) -> None:
+            if run.options.progress is not None:
+                best = [b for b in (bound, bnd) if b is not None]
+                run.options.progress("search", t_full + t, inc if inc is not None else incumbent,
+                                     max(best) if best else None)
+
+        if incumbent is None or run.search_left() > handover:
+            # step 2's plan starts the search unless it is far from the bound (POLICY.warm_start_gap); the
+            # strategy keeps it either way
+            gap = _gap(incumbent, bound)
+            start = run.values if gap is not None and gap <= POLICY.warm_start_gap else None
+            # only plans cheaper than step 2's are sought: the relaxation's reduced costs bound how far
+            # each integer variable may leave its bound in them (program.bounds_within)
+            slack = incumbent - relaxed.objective if incumbent is not None and relaxed.objective is not None \
+                else -1.0
+            with bounds_within(prog.prob, reduced, slack) as tightened:
+                full = solve(prog.prob, run.solver, time_limit_s=max(0.01, run.search_left() - handover),
+                             mip_gap=run.gap_target, warm_start=start,
+                             progress=searching if run.options.progress is not None else None)
+            if full.status == "infeasible" and tightened:
+                full = None  # nothing cheaper than step 2's plan within the tightened bounds: it stands
+            elif full.status == "infeasible":
+                raise diagnose(run.loaded, run.cands, run.segments, *settings(run.loaded, run.options)[:2])
+    return full, handover
 
 
 def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_target: float
                     ) -> tuple[SolveInfo, float | None]:
     """Step 2 when the relaxation's configs cannot all be held: the program with only the decisions made once
     whole — configs, reserved levels, committed splits — and its hourly node counts continuous
-    (Program.hours_relaxed) picks a set of configs that fit the caps together — the relaxation had spread
+    (Program.hours_relaxed) picks a set of configs that fit the caps together — the relaxation spreads
     workloads over several offers to fill their sunk committed GPUs, which no plan can. It is a relaxation
     of the plan, so its best bound is a lower bound on every plan's cost (at least the LP's); HiGHS solves it
-    without restarts (NO_RESTART). Its configs held — with HiGHS, given the rows that round their pools' GPUs
+    without restarts (POLICY.no_restart). Its configs held — with HiGHS, given the rows that round their pools' GPUs
     to whole nodes together first — the capacity is solved whole.
     Returns that solve (a plan, or not) and the bound (None when the choice program found no plan)."""
     with prog.hours_relaxed():
-        chosen = solve(prog.prob, solver, time_limit_s=CHOICE_SHARE * left(), mip_gap=CHOICE_GAP * gap_target,
-                       highs=NO_RESTART)
+        chosen = solve(prog.prob, solver, time_limit_s=POLICY.choice_share * left(),
+                       mip_gap=POLICY.choice_gap * gap_target, highs=POLICY.no_restart)
     if chosen.status not in ("optimal", "feasible") or left() <= 0:
         return chosen, None
     configs = {w: key for w, (_v, key) in prog.largest_choices().items()}
-    if solver in POOLED_SOLVERS:
-        # the rows that round each pool's GPUs to whole nodes together at these configs: held, the hours solve in
-        # 0.6 s instead of 10.5 s on plans/q1-forecast.yaml (the same $434,525 plan), and _rounded_in_rounds uses them
+    if solver in POLICY.pooled_solvers:
+        # the rows that round each pool's GPUs to whole nodes together at these configs: with them the held
+        # configs' hours solve many times faster (to the same plan), and _rounded_in_rounds uses them
         define_pooled_rounding(prog, configs)
     with prog.choices_fixed(configs):
-        held = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * left(), mip_gap=gap_target)
+        held = solve(prog.prob, solver, time_limit_s=POLICY.first_plan_share * left(), mip_gap=gap_target)
     return held, chosen.bound
 
 
@@ -701,17 +717,17 @@ def _rounded_in_rounds(prog: Program, solver: str, room: Callable[[], float], le
     whole nodes together at the plan's configs (cuts.define_pooled_rounding: valid at every config, tight at
     these), and solved again. Its bound then counts the whole nodes those configs need, so it is higher, or
     it moves to other configs: those are held and their hours solved whole (a plan, kept if cheaper), and the
-    rows are added at them in turn (an integer L-shaped loop over config sets), for at most POOLED_ROUNDS.
+    rows are added at them in turn (an integer L-shaped loop over config sets), for at most POLICY.pooled_rounds.
 
-    On plans/q1-forecast.yaml the first such program's bound is $408,384 and its configs' plan $434,620: the
-    hours' whole nodes, which a search over every config did not bound in 12 minutes ($402,894). Given the rows
-    at those configs it proves $433,759 in 57 s, and the configs it moves to cost $434,294 (0.12%).
+    The gap it closes is the hours' whole nodes, which neither the choice program nor a search over every config
+    bounds well; given the rows at the plan's configs, its bound comes within the gap target of that plan
+    (benchmarks/SOLVER.md has the numbers on plans/q1-forecast.yaml).
     The program is solved for its bound alone while the plan in hand chooses no config alone at its offer, so it may
     use the time kept for settling those (`left`, not `room`); a plan it moves to is held only within `room`.
     Returns the incumbent, its values (restored in the program) and the bound."""
-    _cuts_for_search(prog)  # each workload's own whole nodes too: without them the rows above prove $428,200
+    _cuts_for_search(prog)  # each workload's own whole nodes too: without them the rows above prove less
     solved: list[dict[str, str]] = []
-    for _ in range(POOLED_ROUNDS):
+    for _ in range(POLICY.pooled_rounds):
         prog.restore(values)
         configs = {w: key for w, (_v, key) in prog.largest_choices().items()}
         seconds = room() if any(key in prog.private for key in configs.values()) else left()
@@ -720,8 +736,8 @@ def _rounded_in_rounds(prog: Program, solver: str, room: Callable[[], float], le
         define_pooled_rounding(prog, configs)  # (none when _choices_solved added them for its plan)
         solved.append(configs)
         with prog.hours_relaxed():  # from the plan: its configs and reservations are a solution of this program
-            again = solve(prog.prob, solver, time_limit_s=seconds, mip_gap=POOLED_GAP * gap_target,
-                          warm_start={k: v for k, v in values.items() if v is not None}, highs=BOUND_ONLY)
+            again = solve(prog.prob, solver, time_limit_s=seconds, mip_gap=POLICY.pooled_gap * gap_target,
+                          warm_start={k: v for k, v in values.items() if v is not None}, highs=POLICY.bound_only)
         if again.bound is not None and again.bound > bound:
             bound = again.bound
             tell("bound", incumbent, bound)
@@ -730,7 +746,7 @@ def _rounded_in_rounds(prog: Program, solver: str, room: Callable[[], float], le
         moved = {w: key for w, (_v, key) in prog.largest_choices().items()}
         if moved != configs:
             with prog.choices_fixed(moved):
-                held = solve(prog.prob, solver, time_limit_s=FIRST_PLAN_SHARE * room(), mip_gap=gap_target)
+                held = solve(prog.prob, solver, time_limit_s=POLICY.first_plan_share * room(), mip_gap=gap_target)
             if held.status in ("optimal", "feasible") and held.objective is not None and held.objective < incumbent:
                 incumbent, values = held.objective, prog.values()
                 tell("plan", incumbent, bound)
@@ -741,96 +757,23 @@ def _rounded_in_rounds(prog: Program, solver: str, room: Callable[[], float], le
     return incumbent, values, bound
 
 
-POOLED_ROUNDS = 3
-"""At most this many rounds of _rounded_in_rounds (on plans/q1-forecast.yaml one proves the plan; q4 and the seed
-never come here: step 2 holds the relaxation's configs, their programs being small). Measured as a loop on q4 from the
-choice program: $85,276, then $96,235, then $96,950 at the optimum's configs, against the $97,212 optimum."""
-NO_RESTART = {"mip_allow_restart": False}
-"""HiGHS without its restarts, for the programs with only the choices whole (_choices_solved, _rounded_in_rounds).
-On plans/q1-forecast.yaml their root LP takes 18-19 s of simplex (86k iterations, a 48k-row program), and each
-restart — after reduced-cost fixing leaves 3-14% of the integer columns inactive — presolves the program again and
-solves its root LP again, while the cut rounds in between lift the bound only from $389k to $403k; what proves it is
-branching (3-37 nodes). Without them, the choice program takes 20.9-22.9 s instead of 34.9-38.8 s to the same
-$408,384, and the bound program 43.7-48.0 s instead of 55.9-56.2 s to the same $433,759 (with POOLED_GAP 0.1):
-planopt's solve of it 75.3-81.2 s instead of 104-107 s to the same 0.12% (benchmarks/solve_phases.py --plan
-plans/q1-forecast.yaml --gap 0.01). Not for step 3's search: q4 takes 3.0 s instead of 2.6 s without restarts, the
-generated 100-workload plan ends at the same 2.63%, the 10-workload one is 10-20% quicker to a weaker proof
-(benchmarks/SOLVER.md)."""
-BOUND_ONLY = {"mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False,
-              "mip_heuristic_run_root_reduced_cost": False, "mip_heuristic_run_feasibility_jump": False,
-              **NO_RESTART}
-"""HiGHS's primal heuristics off, for a program solved for its bound from a plan in hand (_rounded_in_rounds): on
-plans/q1-forecast.yaml they spent 25 s of 90 s in sub-MIPs finding the plan it was given; without, 58 s to the
-same bound (mip_heuristic_effort 0 alone leaves them on). Its restarts are off too (NO_RESTART)."""
-POOLED_GAP = 0.1
-"""_rounded_in_rounds solves its program to this share of the plan's gap target: its bound must come within the
-target of a plan that costs more than its objective by what the rows do not round. Without restarts HiGHS proves
-that program by its tree, which closes all at once: on plans/q1-forecast.yaml a share of 0.5 stopped it at
-$431,924 (the plan then proven to 0.55%) in 47.3 s, 0.1 at $433,759 (0.12%) in 43.7 s."""
-CHOICE_MIN_ROWS = 5_000
-FAR_FROM_BOUND = 0.1
-"""Step 2 also takes the way of configs chosen whole (_choices_solved, then _rounded_in_rounds) when the relaxation's
-configs can be held but their plan is more than FAR_FROM_BOUND above the bound, on a program of at least
-CHOICE_MIN_ROWS rows (after the cut rounds). Measured (benchmarks/solve_phases.py, scenario_scaling.py): q4 with
-three months of growth and five scenarios (53k rows; the held configs' plan $411,622, 34% above the bound) went
-from 11.9% after 135 s to 0.19% proven in 121.5 s; the generated 10-workload plan (9,838 rows, 16% above) from
-0.77% in 27.8-33.3 s ($129,491) to 0.31% in 12.0 s with a cheaper plan ($128,826). q4 itself (2,088 rows; $186k
-against $58k) would take 8.8 s that way against 4.2 s searched whole: the choice program and each round cost
-about what the whole search does on so small a program, hence the rows."""
-CHOICE_SHARE = 0.7
-"""At most this share of the time left for the program with only its choices whole (_choices_solved): its
-bound is the plan's. On plans/q1-forecast.yaml (120 s) half the time left stopped it at $392,181 after
-52.5 s; 0.7 lets it prove $402,124 (1%) in 62 s, and the gap falls from 10.1% to 7.9% for the same plan
-($436,396); the configs' whole-node solve after it still ends in 15 s, and step 3 had found nothing
-better in the time it lost (HiGHS's presolve probing outlasts it on that program)."""
-CHOICE_GAP = 0.1
-"""That program is solved to this share of the plan's gap target: its bound is the plan's bound, and the plan
-(its configs held, the hours whole) costs more than its objective by the hours' rounding, not by its own gap.
-On plans/q1-forecast.yaml (1% target) it proves $408,384 in 25.6 s instead of stopping at $405,569 in 22.7 s
-at 1%."""
-DECIDED = 0.99
-"""A relaxation that gives some workload's config less than this share is unsure of it (when step 2 cannot
-hold its configs, they are then chosen whole); the configs it gives at least this share are held in step
-2's last fallback."""
-FIRST_PLAN_SHARE = 0.5
-"""At most this share of the time left for each of the fallback's two solves (its first plan, then that
-plan's configs held)."""
-
-
 def _settled_configs(prog: Program, fix: dict[str, str]) -> bool:
     """Every workload with configs to choose from is held to one by `fix` (or none has a choice)."""
     return all(w.name in fix for w in prog.plan.workloads
                if any(isinstance(prog.choice[c.key], pulp.LpVariable) for c in prog.cands.by_workload[w.name]))
 
 
-POOLED_SOLVERS = ("highs",)
-"""Solvers given cuts.define_pooled_rounding's rows where every re-solve holds a plan's configs: the
-alternatives priced, and a program whose configs are all settled (the mean scenario's plan run through the
-scenarios, a re-plan keeping every last choice). On plans/q1-forecast.yaml the plan's configs held solve in
-0.55 s instead of 3.9 s (proven 0.13% instead of 0.81%, the same plan) and its 29 alternatives are priced in
-34 s instead of 118 s, so a solve that had left 4 unpriced at its 60 s budget prices them all
-(benchmarks/pricing.py). Not CBC: given the rows, it returned a plan 2.4% above a tiny random plan's optimum
-as optimal (tests/test_pooled_rounding.py), where HiGHS and CBC without them agree."""
-NODE_LIMIT = 200
-"""Branch-and-bound nodes per priced alternative: deterministic, and enough for the small programs
-that are left once every choice is fixed (most prove their gap at the root)."""
-SECONDS_PER_ALTERNATIVE = 10.0
-PRICING_BUDGET_S = 60.0
-"""At most this long pricing alternatives (half the plan's time limit, at least 5 s): past it, the rest
-are "not priced" — on very large plans, which ones depends on the machine's speed."""
-
-
 def _others_kept(prog: Program, chosen: dict[str, str], workload: str, key: str, solver: str, gap_target: float,
                  seconds: float) -> SolveInfo:
     """The program with `workload` forced onto `key` and every other workload on its chosen config,
-    re-solved within NODE_LIMIT nodes: a plan feasible for the whole program, found fast."""
+    re-solved within POLICY.node_limit nodes: a plan feasible for the whole program, found fast."""
     with prog.choices_fixed({**chosen, workload: key}):
-        return solve(prog.prob, solver, time_limit_s=seconds, mip_gap=gap_target, node_limit=NODE_LIMIT)
+        return solve(prog.prob, solver, time_limit_s=seconds, mip_gap=gap_target, node_limit=POLICY.node_limit)
 
 
 def price_alternatives(prog: Program, chosen: dict[str, str], ranked: dict[str, list[Candidate]], per_workload: int,
                        objective: float, solver: str, gap_target: float,
-                       budget_s: float = PRICING_BUDGET_S) -> dict[str, Forced]:
+                       budget_s: float | None = None) -> dict[str, Forced]:
     """Each alternative priced in the solved program: every other workload keeps its chosen config,
     this one is forced onto the alternative, and reserved, on-demand, spot and API are re-solved.
     Per workload, configs are tried in `ranked` order until `per_workload` have a price (at most
@@ -842,6 +785,7 @@ def price_alternatives(prog: Program, chosen: dict[str, str], ranked: dict[str, 
     Limits are in nodes, so the same plan prices the same way on every machine; the time limits are a
     safety net for very large plans (an alternative left unpriced says so).
     """
+    budget_s = POLICY.pricing_budget_s if budget_s is None else budget_s
     out: dict[str, Forced] = {}
     started = time.perf_counter()
     for workload, alts in ranked.items():
@@ -852,7 +796,7 @@ def price_alternatives(prog: Program, chosen: dict[str, str], ranked: dict[str, 
             if time.perf_counter() - started > budget_s:
                 out[alt.key] = Forced(None, "not priced")
                 break
-            r = _others_kept(prog, chosen, workload, alt.key, solver, gap_target, SECONDS_PER_ALTERNATIVE)
+            r = _others_kept(prog, chosen, workload, alt.key, solver, gap_target, POLICY.seconds_per_alternative)
             if r.status == "infeasible":
                 out[alt.key] = Forced(None, "infeasible")
             elif r.objective is None or r.status not in ("optimal", "feasible"):
@@ -864,9 +808,9 @@ def price_alternatives(prog: Program, chosen: dict[str, str], ranked: dict[str, 
 
 
 def _cuts_for_search(prog: Program) -> None:
-    """Before a branch and bound: every valid inequality in, when they add at most FULL_CUTS_ROWS times the
+    """Before a branch and bound: every valid inequality in, when they add at most POLICY.full_cuts_rows times the
     program's rows; otherwise only those separated so far (a valid program either way)."""
-    if cut_rows_left(prog) <= FULL_CUTS_ROWS * _rows(prog):
+    if cut_rows_left(prog) <= POLICY.full_cuts_rows * _rows(prog):
         add_cuts(prog)
 
 

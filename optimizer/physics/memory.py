@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from optimizer.inputs.schema.catalog import Model, Precision
-from optimizer.vocab import GB, floor_tol
+from optimizer.units import GB, floor_tol
 
 SIXTEEN_BIT = 2.0
 """Bytes per parameter of what stays 16-bit in a quantized checkpoint (embeddings, output layer)."""

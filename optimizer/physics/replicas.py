@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from optimizer.vocab import ceil_tol
+from optimizer.units import ceil_tol
 
 
 def needed_concurrency(goodput_output_tokens_per_s: float, tpot_ms: float | None) -> int:

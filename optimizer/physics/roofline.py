@@ -29,7 +29,7 @@ from optimizer.physics.queueing import (
     pooled_wait_quantile_s,
     wait_quantile_s,
 )
-from optimizer.vocab import GB
+from optimizer.units import GB
 
 # --- datatypes --------------------------------------------------------------------------------
 

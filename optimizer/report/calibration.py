@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from optimizer.vocab import money, plural
+from optimizer.formatting import money, plural
 
 if TYPE_CHECKING:
     from optimizer.calibrate.run import Calibration, WorkloadCalibration

@@ -6,10 +6,10 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from optimizer import vocab
+from optimizer import formatting, vocab
+from optimizer.formatting import plural
 from optimizer.report import labels as L
 from optimizer.results.types import PlanResult
-from optimizer.vocab import plural
 
 
 def render_result(result: PlanResult) -> Group:
@@ -17,13 +17,13 @@ def render_result(result: PlanResult) -> Group:
     head = Text()
     head.append(f"{result.plan}\n", style="bold")
     if result.cost_committed:
-        head.append(f"{vocab.money(result.cost_all_in, cur)} all-in over {result.horizon_days} days", style="bold green")
-        head.append(f"  =  {vocab.money(result.cost_total, cur)} new spend + {vocab.money(result.cost_committed, cur)} "
+        head.append(f"{formatting.money(result.cost_all_in, cur)} all-in over {result.horizon_days} days", style="bold green")
+        head.append(f"  =  {formatting.money(result.cost_total, cur)} new spend + {formatting.money(result.cost_committed, cur)} "
                     "already committed\n")
-        head.append(f"{vocab.money(result.cost_per_day, cur)} new spend per day")
+        head.append(f"{formatting.money(result.cost_per_day, cur)} new spend per day")
     else:
-        head.append(f"{vocab.money(result.cost_per_day, cur)} per day", style="bold green")
-        head.append(f"  ·  {vocab.money(result.cost_total, cur)} over {result.horizon_days} days")
+        head.append(f"{formatting.money(result.cost_per_day, cur)} per day", style="bold green")
+        head.append(f"  ·  {formatting.money(result.cost_total, cur)} over {result.horizon_days} days")
     if result.risk is not None:
         head.append(f"  ({L.risk_name(result)} over {plural(len(result.scenarios), 'scenario')})")
     gap = result.solver.gap
@@ -39,7 +39,7 @@ def render_result(result: PlanResult) -> Group:
     decision = Table(title="Decision", title_justify="left", show_edge=False, show_header=False)
     decision.add_column("", style="bold")
     decision.add_column("")
-    for what, sentence in L.decision_lines(result, lambda v, nd=0: vocab.money(v, cur, nd)):
+    for what, sentence in L.decision_lines(result, lambda v, nd=0: formatting.money(v, cur, nd)):
         decision.add_row(what, sentence)
 
     tiers = Table(title="Cost by tier", title_justify="left", show_edge=False)
@@ -52,7 +52,7 @@ def render_result(result: PlanResult) -> Group:
         tiers.title = "Cost by tier (expected)"
     for k, v in result.cost_by_tier.items():
         share = v / tiers_total if tiers_total else 0.0
-        tiers.add_row(vocab.COST_LABELS[k], vocab.money(v, cur), vocab.money(v / result.horizon_days, cur), f"{share:.0%}")
+        tiers.add_row(vocab.COST_LABELS[k], formatting.money(v, cur), formatting.money(v / result.horizon_days, cur), f"{share:.0%}")
 
     wl = Table(title="Workloads (replicas and GPUs at each workload's own peak hour)", title_justify="left",
                show_edge=False)
@@ -69,12 +69,12 @@ def render_result(result: PlanResult) -> Group:
                    f"{w.goodput_output_tokens_per_s:,.0f}" if w.goodput_output_tokens_per_s else "–",
                    (w.goodput_source + (f", {w.bound}-bound" if w.bound else "")) if w.kind != "reserve" else "–",
                    f"{r.base:,}", f"{r.spares:,}", f"{r.rollout:,}",
-                   f"{r.total:,}", f"{w.gpus_at_peak:,}", vocab.money(w.cost / result.horizon_days, cur),
-                   *((vocab.money(w.committed_cost / result.horizon_days, cur),) if committed else ()))
+                   f"{r.total:,}", f"{w.gpus_at_peak:,}", formatting.money(w.cost / result.horizon_days, cur),
+                   *((formatting.money(w.committed_cost / result.horizon_days, cur),) if committed else ()))
     if result.cost_idle > 0.005 or result.cost_idle_committed > 0.005:
         wl.add_row("bought, used by none", "", "GPU-hours no workload used at that hour", "", "", "", "", "", "", "",
-                   vocab.money(result.cost_idle / result.horizon_days, cur),
-                   *((vocab.money(result.cost_idle_committed / result.horizon_days, cur),) if committed else ()),
+                   formatting.money(result.cost_idle / result.horizon_days, cur),
+                   *((formatting.money(result.cost_idle_committed / result.horizon_days, cur),) if committed else ()),
                    style="dim")
 
     pur = Table(title="Purchases", title_justify="left", show_edge=False)
@@ -85,7 +85,7 @@ def render_result(result: PlanResult) -> Group:
         est = "*" if p.price_estimated else ""
         held = p.tier.startswith("reserved") or p.tier == "buy"
         pur.add_row(p.offer, p.accelerator, p.tier, f"{p.gpus:,}" if held else "–", "–" if held else f"{p.gpus:,}",
-                    f"{p.gpu_hours:,.0f}", f"{L.price_paid(result, p):,.2f}{est}", vocab.money(p.cost, cur))
+                    f"{p.gpu_hours:,.0f}", f"{L.price_paid(result, p):,.2f}{est}", formatting.money(p.cost, cur))
     parts: list = [head, Text(""), decision, Text(""), tiers, *_scenarios(result), Text(""), wl, _peaks_note(result),
                    Text(""), pur]
     if not result.purchases:
@@ -118,9 +118,9 @@ def _scenarios(result: PlanResult) -> list:
     for col in ("scenario", "weight", "cost if it came true", "hourly part", "GPU-hours on hourly tiers", "regret"):
         t.add_column(col, justify="left" if col == "scenario" else "right")
     for row in result.scenarios:
-        t.add_row(row.name, f"{row.weight:.0%}", vocab.money(row.cost_total, cur), vocab.money(row.cost_hourly, cur),
-                  f"{row.shortfall_gpu_hours:,.0f}", L.regret_text(result, row.name, lambda v: vocab.money(v, cur)))
-    lines = [Text(f"  {line}", style="dim") for line in L.risk_lines(result, lambda v, nd=0: vocab.money(v, cur, nd))]
+        t.add_row(row.name, f"{row.weight:.0%}", formatting.money(row.cost_total, cur), formatting.money(row.cost_hourly, cur),
+                  f"{row.shortfall_gpu_hours:,.0f}", L.regret_text(result, row.name, lambda v: formatting.money(v, cur)))
+    lines = [Text(f"  {line}", style="dim") for line in L.risk_lines(result, lambda v, nd=0: formatting.money(v, cur, nd))]
     return [Text(""), t, *lines]
 
 
@@ -152,7 +152,7 @@ def _commitments(result: PlanResult) -> list:
         for c in result.commitments:
             used = c.gpu_hours_used / c.gpu_hours_in_horizon if c.gpu_hours_in_horizon else 0.0
             t.add_row(c.offer, c.tier, str(c.gpus), c.start, c.end, str(c.days_in_horizon),
-                      vocab.money(c.spend_in_horizon, cur), f"{used:.0%}")
+                      formatting.money(c.spend_in_horizon, cur), f"{used:.0%}")
         parts += [Text(""), t]
     if result.new_commitments:
         t = Table(title="New reservations over their full term (the plan's cost counts this horizon's share)",
@@ -161,14 +161,14 @@ def _commitments(result: PlanResult) -> list:
             t.add_column(col, justify="right" if col in ("GPUs", "total committed", "per month", "this horizon")
                          else "left")
         for n in result.new_commitments:
-            t.add_row(n.offer, n.tier, str(n.gpus), f"{n.term_days} days", n.end_text, vocab.money(n.total_committed, cur),
-                      vocab.money(n.monthly, cur), vocab.money(n.horizon_share, cur))
+            t.add_row(n.offer, n.tier, str(n.gpus), f"{n.term_days} days", n.end_text, formatting.money(n.total_committed, cur),
+                      formatting.money(n.monthly, cur), formatting.money(n.horizon_share, cur))
         parts += [Text(""), t]
     ending = [e for e in result.expiry if e.committed_gpus_ending or e.new_gpus_ending]
     if ending:
         line = Text("Reserved GPUs ending: ", style="dim")
         line.append("; ".join(f"{e.quarter} {e.committed_gpus_ending + e.new_gpus_ending} "
-                              f"({vocab.money(e.monthly_ending, cur)}/month)" for e in ending), style="dim")
+                              f"({formatting.money(e.monthly_ending, cur)}/month)" for e in ending), style="dim")
         parts.append(line)
     return parts
 
@@ -185,8 +185,8 @@ def _changes(result: PlanResult) -> list:
     for col in ("workload", "from", "to", "cost before", "cost after", "saving", "why"):
         t.add_column(col, justify="right" if col in ("cost before", "cost after", "saving") else "left")
     for c in b.changes:
-        saving = ("-" if c.saving < -0.5 else "") + vocab.money(abs(c.saving), cur)
-        t.add_row(c.workload, c.from_label, c.to_label, vocab.money(c.cost_before, cur), vocab.money(c.cost_after, cur),
+        saving = ("-" if c.saving < -0.5 else "") + formatting.money(abs(c.saving), cur)
+        t.add_row(c.workload, c.from_label, c.to_label, formatting.money(c.cost_before, cur), formatting.money(c.cost_after, cur),
                   saving, c.reason)
     return [Text(""), t, Text(f"{plural(len(b.kept), 'workload')} kept {'its' if len(b.kept) == 1 else 'their'} choice", style="dim")]
 
@@ -208,11 +208,11 @@ def _own(result: PlanResult) -> list:
             t.add_column(col, justify="left" if col in ("offer", "status", "from") else "right")
         for r in own.owned:
             t.add_row(r.offer, "owned", str(r.nodes), str(r.gpus), f"day {r.in_service_day + 1}" if r.in_service_day
-                      else "start", f"{r.utilization:.0%}", "sunk", vocab.money(r.running_in_horizon, cur))
+                      else "start", f"{r.utilization:.0%}", "sunk", formatting.money(r.running_in_horizon, cur))
         for b in own.bought:
             t.add_row(b.offer, "bought", str(b.nodes), str(b.gpus), b.delivery_date or f"day {b.delivery_day + 1}",
-                      f"{b.utilization:.0%}", vocab.money(b.ownership_in_horizon, cur),
-                      vocab.money(b.running_in_horizon, cur))
+                      f"{b.utilization:.0%}", formatting.money(b.ownership_in_horizon, cur),
+                      formatting.money(b.running_in_horizon, cur))
         out += [Text(""), t]
     if own.break_even:
         t = Table(title="Break-even: owning against renting at this plan's prices", title_justify="left",

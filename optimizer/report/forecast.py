@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from optimizer.formatting import plural
 from optimizer.report.calibration import _num
-from optimizer.vocab import plural
 
 if TYPE_CHECKING:
     from optimizer.calibrate.forecast import Forecast, WorkloadForecast

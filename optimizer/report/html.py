@@ -16,7 +16,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from optimizer import vocab
+from optimizer import formatting, vocab
 from optimizer.atomic import atomic_write
 from optimizer.report import labels as L
 from optimizer.report.charts import SUPPLY_KEYS, Charts, pool_periods, pool_series
@@ -57,7 +57,7 @@ def nobreak(text: Any) -> Markup:
 
 def context(result: PlanResult) -> dict[str, Any]:
     cur = result.currency
-    money = lambda x, d=0: vocab.money(x, cur, d).replace(" ", "\u00a0")  # noqa: E731  '1,234 EUR' on one line
+    money = lambda x, d=0: formatting.money(x, cur, d).replace(" ", "\u00a0")  # noqa: E731  '1,234 EUR' on one line
     total = result.cost_total
     charts = Charts()
     by_tier = L.tiers_total(result)  # = total, but under a cvar or worst-case measure: the expected cost
@@ -71,7 +71,7 @@ def context(result: PlanResult) -> dict[str, Any]:
     mip_gap = result.policy.get("mip_gap")
     return {
         "plan": result.plan, "file": result.file, "currency": cur, "horizon_days": result.horizon_days,
-        "horizon_text": vocab.days_text(result.horizon_days),
+        "horizon_text": formatting.days_text(result.horizon_days),
         "status": result.status, "solver": result.solver.name,
         "gap": "unknown" if gap is None else f"{gap:.2%}",
         "stopped_early": gap is not None and mip_gap is not None and gap > float(mip_gap) + 1e-12,

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from optimizer import vocab
+from optimizer import formatting, vocab
 from optimizer.results.types import HourlySupply, PlanResult, WorkloadResult
 
 TIER_COLORS = {"buy": "#5b4a8a", "facility": "#8a6d3b", "reserved": "#2f5d8a", "on_demand": "#e39b2d", "spot": "#7fae5a", "api": "#9b6fb0"}
@@ -29,7 +29,7 @@ def config_label(w: WorkloadResult) -> str:
     if w.offer is None:
         return "API only"
     if w.kind == "reserve":
-        return f"{vocab.plural(w.gpus_at_peak, 'GPU')} held"
+        return f"{formatting.plural(w.gpus_at_peak, 'GPU')} held"
     return w.layout or vocab.parallel_label(w.tp, w.mig)
 
 
@@ -179,7 +179,7 @@ def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
         if od + sp:
             when = f"{d} {hour:02d}:00" + (f", {period}" if period else "")
             if len(ties) > 1:
-                when += f", and {vocab.plural(len(ties) - 1, 'other hour')} as busy"
+                when += f", and {formatting.plural(len(ties) - 1, 'other hour')} as busy"
             out.append(("Hourly", f"{od + sp:,} GPUs rest on hourly capacity at the hour it peaks ({when}): "
                                   f"{od:,} on-demand, {sp:,} spot — not guaranteed where a provider runs short"))
     return out
@@ -321,7 +321,7 @@ def day_type_days(result: PlanResult, day_type: str, n: float | None = None) -> 
     n = result.day_types.get(day_type, 0.0) if n is None else n
     w = scenario_weight(result, day_type)
     if not w:
-        return vocab.days_text(n)
+        return formatting.days_text(n)
     return f"{n:,.4g} days: {n / w:,.4g} × weight {w:.4g}"
 
 

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 from rich.table import Table
 
-from optimizer import vocab
+from optimizer import formatting
 from optimizer.atomic import write_text_atomic
 from optimizer.report.charts import RC, plain, to_svg
 from optimizer.report.provenance import Provenance, provenance
@@ -44,7 +44,7 @@ def vary_text(p: SweepPoint, base: Vary) -> str:
 
 
 def _money(x: float | None, currency: str) -> str:
-    return "–" if x is None else vocab.money(x, currency)
+    return "–" if x is None else formatting.money(x, currency)
 
 
 def _gpus(x: int | None) -> str:
@@ -103,13 +103,13 @@ def tornado_svg(bars: list[TornadoBar], base_value: float | None, xlabel: str, p
 
 
 def context(sweep: Any) -> dict[str, Any]:
-    """The template's strings, from an optimizer.sweep.Sweep (read duck-typed: report sits below it)."""
+    """The template's strings, from an optimizer.studies.sweep.Sweep (read duck-typed: report sits below it)."""
     cur = sweep.currency
     base_pt = next((p for p in sweep.points if p.vary == sweep.base and p.solved), None)
     charts = []
     for measure, title, xlabel, fmt in (
             ("cost_total", "Total cost", f"total cost over the horizon ({cur})",
-             lambda x: vocab.money(x, cur)),
+             lambda x: formatting.money(x, cur)),
             ("reserved_gpus", "Reserved level", "GPUs reserved or bought", lambda x: f"{x:,.0f}")):
         bars = tornado(sweep.points, sweep.base, measure)
         if bars:

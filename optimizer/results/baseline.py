@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from optimizer import vocab
+from optimizer import formatting, vocab
 from optimizer.candidates.overflow import ceiling_of, without_ceiling
 from optimizer.candidates.types import CandidateSet
 from optimizer.results.jsonio import read_result
@@ -94,13 +94,13 @@ def describe(baseline: Baseline, result: PlanResult, cands: CandidateSet, thresh
         if gone:
             reason = "the last choice is no longer possible: " + _why_gone(b, cands)
         elif saving <= 0:
-            reason = (f"costs {vocab.money(-saving, cur)} more on its own, but moving it lets the plan as a whole "
+            reason = (f"costs {formatting.money(-saving, cur)} more on its own, but moving it lets the plan as a whole "
                       f"save more than the workloads' thresholds")
         elif b.cost > 0:
-            reason = (f"saves {vocab.money(saving, cur)} ({saving / b.cost:.1%} of its cost; "
+            reason = (f"saves {formatting.money(saving, cur)} ({saving / b.cost:.1%} of its cost; "
                       f"the threshold is {threshold:.1%})")
         else:
-            reason = f"saves {vocab.money(saving, cur)}; it cost nothing in the baseline, so it was free to move"
+            reason = f"saves {formatting.money(saving, cur)}; it cost nothing in the baseline, so it was free to move"
         changes.append(BaselineChange(w.name, b.key, w.key, b.label, to_label, b.cost, w.cost, saving, reason))
     notes = []
     if baseline.choices and result.workloads and not kept and not changes:
@@ -108,7 +108,7 @@ def describe(baseline: Baseline, result: PlanResult, cands: CandidateSet, thresh
                      "plan: none of its choices can be kept, every workload is chosen afresh — give the result of "
                      "this plan's last solve")
     if baseline.horizon_days and baseline.horizon_days != result.horizon_days:
-        notes.append(f"the baseline covers {vocab.plural(baseline.horizon_days, 'day')}, this plan "
+        notes.append(f"the baseline covers {formatting.plural(baseline.horizon_days, 'day')}, this plan "
                      f"{result.horizon_days}: savings compare the two horizons' costs as they are")
     if baseline.currency and baseline.currency != result.currency:
         notes.append(f"the baseline is in {baseline.currency}, this plan in {result.currency}")

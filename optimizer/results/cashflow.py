@@ -25,7 +25,8 @@ from optimizer.results.types import (
     ScheduleRow,
     WorkloadResult,
 )
-from optimizer.vocab import HOURS_PER_DAY, RESERVED_TIERS
+from optimizer.units import HOURS_PER_DAY
+from optimizer.vocab import RESERVED_TIERS
 
 SCHEDULE_MONTHS = 36
 

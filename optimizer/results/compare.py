@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from optimizer import vocab
+from optimizer import formatting, vocab
 from optimizer.results.types import PlanResult, WorkloadResult
 
 TIERS = vocab.COST_KEYS
@@ -160,7 +160,7 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
     if a.currency != b.currency:
         notes.append(f"A is in {a.currency}, B in {b.currency}: cost differences mix currencies")
     if a.horizon_days != b.horizon_days:
-        notes.append(f"horizons differ (A {vocab.plural(a.horizon_days, 'day')}, B {b.horizon_days}); compare per day "
+        notes.append(f"horizons differ (A {formatting.plural(a.horizon_days, 'day')}, B {b.horizon_days}); compare per day "
                      "too")
     for side, r in (("A", a), ("B", b)):
         if r.status not in ("optimal",):
@@ -181,7 +181,7 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
             ca, cb = _choice(x), _choice(y)
             if _config(x) != _config(y):
                 what.append("choice")
-            elif vocab.percent(x.api_share) != vocab.percent(y.api_share):
+            elif formatting.percent(x.api_share) != formatting.percent(y.api_share):
                 what.append(API_SPLIT)
             if x.replicas.total != y.replicas.total:
                 what.append("replicas")

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Commitment, Plan
 from optimizer.optimize.calendar import Calendar, overlap_days
-from optimizer.vocab import HOURS_PER_DAY, RESERVED_TERM_DAYS, TERM_MONTHS
+from optimizer.units import HOURS_PER_DAY
+from optimizer.vocab import RESERVED_TERM_DAYS, TERM_MONTHS
 
 
 def term_days(tier: str) -> int:

@@ -30,7 +30,8 @@ from optimizer.results.types import (
     ReplicaCount,
     WorkloadResult,
 )
-from optimizer.vocab import RESERVED_TIERS, SECONDS_PER_HOUR, TIER_GROUP
+from optimizer.units import SECONDS_PER_HOUR
+from optimizer.vocab import RESERVED_TIERS, TIER_GROUP
 
 HOURLY = ("on_demand", "spot")
 

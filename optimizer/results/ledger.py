@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from optimizer import vocab
+from optimizer import formatting
 from optimizer.errors import Collector, unknown_id_fix
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.schema.plan import Commitment
@@ -48,7 +48,7 @@ def _contract(e: CarriedContract, shown: str, errors: Collector) -> Commitment |
 
 
 def _label(e: CarriedContract) -> str:
-    return f"{e.entry} ({e.offer} {e.tier}, {vocab.plural(e.gpus, 'GPU')}, {e.start} to {e.end})"
+    return f"{e.entry} ({e.offer} {e.tier}, {formatting.plural(e.gpus, 'GPU')}, {e.start} to {e.end})"
 
 
 def carry_commitments(loaded: LoadedPlan, last: PlanResult | Path | str) -> tuple[LoadedPlan, CarryInfo]:
@@ -95,7 +95,7 @@ def carry_commitments(loaded: LoadedPlan, last: PlanResult | Path | str) -> tupl
             skipped.append(replace(e, reason=f"starts on {c.start}, after this plan's last day {end}"))
             continue
         if c.offer not in offers:
-            errors.add(f"offer '{c.offer}' of this contract ({c.tier}, {vocab.plural(c.gpus, 'GPU')}, {c.start} to "
+            errors.add(f"offer '{c.offer}' of this contract ({c.tier}, {formatting.plural(c.gpus, 'GPU')}, {c.start} to "
                        f"{c.end}) is not in {loaded.file}'s offers or catalogs",
                        f"add the offer to {loaded.file} (offers: or a catalog), or list the contract under its "
                        f"commitments with the offer it runs on now; {unknown_id_fix('offers', c.offer, list(offers))}",
@@ -115,7 +115,7 @@ def carry_commitments(loaded: LoadedPlan, last: PlanResult | Path | str) -> tupl
         if near:
             m = plan.commitments[near[0]]
             notes.append(f"{shown}: {_label(e)} and commitments[{near[0]}]{_at(loaded, near[0])} "
-                         f"({vocab.plural(m.gpus, 'GPU')}, to {m.end}) are on the same offer and tier from the same "
+                         f"({formatting.plural(m.gpus, 'GPU')}, to {m.end}) are on the same offer and tier from the same "
                          "day: both are counted — if they are one contract, list it once with its GPUs and last day")
         carried.append((e, c))
     errors.raise_if_any()
@@ -132,17 +132,17 @@ def _at(loaded: LoadedPlan, j: int) -> str:
 def _notes(info: CarryInfo) -> list[str]:
     """How many were carried and skipped, and which: what `solve` says and the JSON keeps."""
     new = sum(e.entry.startswith("new_") for e in info.carried)
-    kinds = [vocab.plural(new, "new reservation") if new else "",
-             vocab.plural(len(info.carried) - new, "signed contract") if len(info.carried) > new else ""]
-    head = (f"carried {vocab.plural(len(info.carried), 'contract')} from {info.file} ({info.plan}) into the "
+    kinds = [formatting.plural(new, "new reservation") if new else "",
+             formatting.plural(len(info.carried) - new, "signed contract") if len(info.carried) > new else ""]
+    head = (f"carried {formatting.plural(len(info.carried), 'contract')} from {info.file} ({info.plan}) into the "
             f"commitments")
     if info.carried:
         head += (f" ({' and '.join(k for k in kinds if k)}): "
-                 + "; ".join(f"{e.offer} {e.tier} {vocab.plural(e.gpus, 'GPU')} {e.start} to {e.end}"
+                 + "; ".join(f"{e.offer} {e.tier} {formatting.plural(e.gpus, 'GPU')} {e.start} to {e.end}"
                              for e in info.carried))
     if info.skipped:
         head += f"; skipped {len(info.skipped)}: " + "; ".join(
-            f"{e.offer} {e.tier} {vocab.plural(e.gpus, 'GPU')} {e.start} to {e.end} ({e.reason})" for e in info.skipped)
+            f"{e.offer} {e.tier} {formatting.plural(e.gpus, 'GPU')} {e.start} to {e.end} ({e.reason})" for e in info.skipped)
     return [head]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 
-from optimizer import vocab
+from optimizer import formatting
 from optimizer.candidates.ownership import DAYS_PER_YEAR, OwnTerms, owned_facility_use
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
@@ -143,7 +143,7 @@ def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], seg
             size = f"{t.gpus_per_node}-GPU {acc.upper()} {'rack' if t.gpus_per_node >= 32 else 'node'}"
             text = (f"order {nodes} × {size}{'s' if nodes != 1 else ''} now"
                     + (f" ({order}), delivered {delivery}" if order else "")
-                    + f"; {vocab.money(nodes * t.price_per_node, plan.currency)} at delivery"
+                    + f"; {formatting.money(nodes * t.price_per_node, plan.currency)} at delivery"
                     + (f", paid back in {months:.0f} months against {against}" if months is not None else
                        (f"; never paid back against {against} at {util:.0%} use" if against else "")))
             bought.append(BoughtRow(

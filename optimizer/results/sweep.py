@@ -1,7 +1,7 @@
 """A sweep's points as plain data: one solved plan each (what was varied, status, cost, reserved level),
 the append-only DIR/sweep.jsonl that makes a sweep resumable, and the tornado ranges read from them.
 
-No solving here (optimizer.sweep runs the points); reports (report/sweep.py) read these.
+No solving here (optimizer.studies.sweep runs the points); reports (report/sweep.py) read these.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ commitment's payments month by month for up to 36 months."""
 
 from __future__ import annotations
 
-from optimizer import vocab
+from optimizer import formatting
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet, ref, rng
 from optimizer.report.xlsx.refs import Refs
@@ -43,7 +43,7 @@ def _capex_note(result: PlanResult) -> str:
     bought = [b for b in result.own.bought if b.capex] if result.own is not None else []
     if not bought:
         return ""
-    paid = "; ".join(f"{vocab.money(b.capex, result.currency)} for {b.offer} at delivery"
+    paid = "; ".join(f"{formatting.money(b.capex, result.currency)} for {b.offer} at delivery"
                      + (f" on {b.delivery_date}" if b.delivery_date else "") for b in bought)
     return (" Servers bought count as their ownership share, not as cash: the cash out is " + paid
             + " (Own hardware).")

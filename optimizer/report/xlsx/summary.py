@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optimizer import vocab
+from optimizer import formatting, vocab
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet
 from optimizer.report.xlsx.refs import Refs
@@ -35,7 +35,7 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws, book = sh.ws, sh.book
     sh.widths([38, 18, 16, 16, 16, 18, 14, 14, 14])
     sh.text(0, 0, result.plan, "title")
-    sh.text(1, 0, f"Inference capacity plan by planopt · {result.currency} · {vocab.days_text(result.horizon_days)}", "subtitle")
+    sh.text(1, 0, f"Inference capacity plan by planopt · {result.currency} · {formatting.days_text(result.horizon_days)}", "subtitle")
     sh.text(2, 0, "input (on Assumptions)", "input")
     sh.text(2, 1, "formula", "calc")
     sh.text(2, 2, "planopt result", "value")
@@ -105,7 +105,7 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
 
     r += 5
     sh.text(r, 0, "Decision", "h2")
-    money = lambda v, nd=0: vocab.money(v, result.currency, nd)  # noqa: E731
+    money = lambda v, nd=0: formatting.money(v, result.currency, nd)  # noqa: E731
     for what, sentence in L.decision_lines(result, money):
         r += 1
         sh.text(r, 0, what, "value")

@@ -1,6 +1,6 @@
 """Sensitivity sweeps: one plan solved at many points, each a few inputs moved away from the plan's own.
 
-    from optimizer.sweep import parse_vary, run_sweep
+    from optimizer.studies.sweep import parse_vary, run_sweep
     varies = [parse_vary("demand=0.8:1.2:5"), parse_vary("price.on-demand=0.8:1.2:5")]
     sweep = run_sweep("plans/q4.yaml", varies, outdir=Path("out/sweep"), workers=4)
     sweep.points  # SweepPoint(vary, status, cost_total, reserved_gpus) each, in point order
@@ -30,21 +30,17 @@ it finishes; a rerun with the same plan and keys reads those back and solves onl
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import dataclasses
 import hashlib
 import itertools
 import json
 import math
-import multiprocessing
-import os
-import socket
 import time
-from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Protocol
+from typing import Any, Callable, Mapping
 
+from optimizer import parallel
 from optimizer.atomic import unwritable
 from optimizer.candidates.build import build_candidates, sized_alone
 from optimizer.errors import (
@@ -67,7 +63,6 @@ from optimizer.inputs.schema.plan import (
 )
 from optimizer.optimize.strategy import settings
 from optimizer.pipeline import SolveOptions, as_solved, solve_plan
-from optimizer.processes import stop_workers, watch_parent
 from optimizer.results.sweep import (
     JSONL,
     SweepPoint,
@@ -97,6 +92,8 @@ state (_demand_limits)."""
 MAX_VALUES = 1000
 MAX_POINTS = 10_000
 ENGINES = ("process", "ray")
+ENGINE_OF: dict[str, parallel.Engine] = {"process": "processes", "ray": "ray"}
+"""--engine's words → optimizer.parallel's engines."""
 VARY_FORM = "KEY=LO:HI:N, e.g. --vary demand=0.8:1.2:5"
 
 
@@ -401,6 +398,11 @@ def solve_point(loaded: LoadedPlan, vary: Vary, options: SolveOptions, phash: st
                       time_limit_s=float(settings(loaded, options)[1]))
 
 
+def _solve_at(loaded: LoadedPlan, options: SolveOptions, phash: str, vary: Vary) -> SweepPoint:
+    """solve_point with what every point shares first (optimizer.parallel.workers' order)."""
+    return solve_point(loaded, vary, options, phash)
+
+
 @dataclass(frozen=True)
 class Sweep:
     plan: str
@@ -476,10 +478,10 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
              if reusable(p, every_point=every_point, solver=solver, time_limit_s=limit, gap=gap)}
     todo = [p for p in wanted if vary_key(p) not in found]
     read_back = len(wanted) - len(todo)
-    pool = None
-    if todo:  # the plan as written refused (no config serves a workload, …), Ray missing or unreachable: stop
+    if todo:  # the plan as written refused (no config serves a workload, …) or Ray missing: stop
         build_candidates(as_solved(loaded))  # before any point is solved
-        pool = _ray_pool(address) if engine == "ray" else _process_pool(workers, len(todo))
+        if engine == "ray":
+            parallel.ray_module()
     if read.cut_line is not None:  # the checks passed: appending follows, after whole lines only
         try:
             drop_cut_line(jsonl)
@@ -490,7 +492,6 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
     if on_start:
         on_start(len(todo), read_back)
     if todo:
-        assert pool is not None
         lines = [] if every_point or not _linear_in_prices(loaded) else price_lines(wanted, varies, grid)
         schedule = _Schedule(wanted, found, lines, gap, phash)
         count = 0
@@ -503,7 +504,8 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
             if on_point:
                 on_point(count, len(todo), point)
 
-        with pool(loaded, options, phash) as run:
+        with parallel.workers(_solve_at, (loaded, options, phash), engine=ENGINE_OF[engine], count=workers,
+                              tasks=len(todo), address=address) as run:
             while True:
                 for point in schedule.proven():
                     finished(point)
@@ -512,7 +514,7 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
                     run.submit(vary)
                 if not schedule.running:
                     break
-                finished(run.next())
+                finished(run.next()[1])
     points = [found[vary_key(p)] for p in wanted]
     return Sweep(loaded.plan.plan, loaded.file, loaded.plan.currency, [v.key for v in varies], base, grid, points,
                  read_back, other, jsonl, engine, time.perf_counter() - t0, read.cut_line)
@@ -660,119 +662,3 @@ def _where_plans_cross(key: str, lo: SweepPoint, hi: SweepPoint, inner: list[Var
             t = (hi.cost_total - s2 * t2 - lo.cost_total + s1 * t1) / (s1 - s2)  # type: ignore[operator]
             return min(inner, key=lambda p: abs(p[key] - t))  # type: ignore[operator]
     return inner[len(inner) // 2]
-
-
-class _Pool(Protocol):
-    """Points solving in workers: submit one, wait for the next to finish."""
-
-    slots: int
-
-    def submit(self, vary: Vary) -> None: ...
-
-    def next(self) -> SweepPoint: ...
-
-
-PoolFactory = Callable[[LoadedPlan, SolveOptions, str], AbstractContextManager[_Pool]]
-
-
-def _process_pool(workers: int | None, todo: int) -> PoolFactory:
-    """A local process pool (spawned workers: the caller may hold threads, e.g. a progress bar)."""
-
-    @contextmanager
-    def pool(loaded: LoadedPlan, options: SolveOptions, phash: str) -> Iterator[_Pool]:
-        n = max(1, min(workers or os.cpu_count() or 1, todo))
-        with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"), initializer=watch_parent) as ex:
-            futures: set[cf.Future] = set()
-
-            class Local:
-                slots = n
-
-                def submit(self, vary: Vary) -> None:
-                    futures.add(ex.submit(solve_point, loaded, vary, options, phash))
-
-                def next(self) -> SweepPoint:
-                    done, _ = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
-                    f = next(iter(done))
-                    futures.discard(f)
-                    return f.result()
-
-            try:
-                yield Local()
-            except BaseException:  # interrupted (Ctrl-C, SIGTERM): the points solved so far are kept
-                stop_workers(ex)
-                raise
-            finally:
-                for f in futures:
-                    f.cancel()
-
-    return pool
-
-
-RAY_CONNECT_S = 5.0
-"""How long `--address` gets to answer before the sweep gives up on it."""
-
-
-def _unreachable(address: str | None) -> str | None:
-    """Why nothing answers at a Ray address (host:port or ray://host:port), or None when something does (or the
-    address is not one to check: none, auto, local)."""
-    if address is None or address in ("auto", "local"):
-        return None
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
-        return None  # Ray says what is wrong with it
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=RAY_CONNECT_S):
-            return None
-    except OSError as exc:
-        return f"nothing answers at {host}:{port} ({exc.strerror or type(exc).__name__})"
-
-
-def _ray_pool(address: str | None) -> PoolFactory:
-    """Ray tasks on the cluster at `address` (or the one this process already joined, or a local one)."""
-    try:
-        import ray
-    except ImportError:
-        raise _bad("--engine ray needs Ray, which is not installed",
-                   "pip install '.[ray]' in planopt's checkout (pip install 'planopt[ray]' where planopt came from a "
-                   "package index), or use the local process pool: --engine process") from None
-
-    @contextmanager
-    def pool(loaded: LoadedPlan, options: SolveOptions, phash: str) -> Iterator[_Pool]:
-        started = False
-        if not ray.is_initialized():
-            unreachable = _unreachable(address)
-            if unreachable:  # Ray itself would retry the connection for minutes
-                raise _bad(f"cannot join the Ray cluster at {address}: {unreachable}",
-                           "check --address (host:port of the head node, or ray://host:10001) and `ray status` "
-                           "there; without --address a local Ray is started")
-            try:
-                ray.init(address=address, include_dashboard=False, log_to_driver=False)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise _bad(f"cannot join the Ray cluster at {address or 'this machine'}: {exc}",
-                           "check --address (host:port of the head node, or ray://host:10001) and `ray status`; "
-                           "without --address a local Ray is started") from None
-            started = True
-        pending: list = []
-        try:
-            task = ray.remote(num_cpus=1)(solve_point)
-            ref = ray.put(loaded)  # once in the object store, not once per task
-
-            class Remote:
-                slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
-
-                def submit(self, vary: Vary) -> None:
-                    pending.append(task.remote(ref, vary, options, phash))
-
-                def next(self) -> SweepPoint:
-                    done, rest = ray.wait(pending, num_returns=1)
-                    pending[:] = rest
-                    return ray.get(done[0])
-
-            yield Remote()
-        finally:
-            for r in pending:
-                ray.cancel(r)
-            if started:
-                ray.shutdown()
-
-    return pool

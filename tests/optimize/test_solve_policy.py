@@ -1,0 +1,55 @@
+"""SolvePolicy holds every tuning number of the solve: strategy.py states none of its own, each field says
+why it is what it is, and the steps read the policy in force when they run."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+from optimizer.optimize import policy, strategy
+
+OPTIMIZE = Path(__file__).resolve().parents[2] / "optimizer" / "optimize"
+
+
+def _module_numbers(path: Path) -> list[str]:
+    """Module-level names bound to a number, a tuple of strings or a dict: tuning constants."""
+    out = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            if isinstance(value, (ast.Constant, ast.Dict)) and not isinstance(getattr(value, "value", 0), str):
+                out.append(node.targets[0].id)
+    return out
+
+
+def test_strategy_states_no_tuning_constant_of_its_own():
+    assert _module_numbers(OPTIMIZE / "strategy.py") == []
+
+
+def test_every_policy_field_says_why():
+    tree = ast.parse((OPTIMIZE / "policy.py").read_text(encoding="utf-8"))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SolvePolicy")
+    documented = {a.target.id for a, d in zip(cls.body, cls.body[1:])
+                  if isinstance(a, ast.AnnAssign) and isinstance(d, ast.Expr) and isinstance(d.value, ast.Constant)}
+    fields = {f.name for f in dataclasses.fields(policy.SolvePolicy)}
+    assert fields - documented == set()
+
+
+def test_the_steps_read_the_policy_in_force(monkeypatch):
+    monkeypatch.setattr(strategy, "POLICY", dataclasses.replace(strategy.POLICY, settle_share=0.25,
+                                                                 hours_build_factor=0.0, hours_min_s=1.0,
+                                                                 settle_own_min_s=1.0))
+    assert strategy.settle_budget(100.0, 0.0) == (25.0, 1.0)
+    monkeypatch.setattr(strategy, "POLICY", policy.SolvePolicy())
+    assert strategy.settle_budget(100.0, 0.0) == (10.0, 1.0)
+
+
+def test_the_default_policy_is_frozen_and_shared():
+    assert strategy.POLICY == policy.SolvePolicy()
+    try:
+        strategy.POLICY.cut_rounds = 1  # type: ignore[misc]
+    except dataclasses.FrozenInstanceError:
+        pass
+    else:
+        raise AssertionError("SolvePolicy must be frozen")
