@@ -780,7 +780,7 @@ def test_a_relaxation_that_cannot_be_rounded_still_starts_the_search(tmp_path, s
 
     monkeypatch.setattr(strategy, "solve", spy)
     monkeypatch.setattr(strategy, "_choices_solved", nothing)
-    # offer a is w1's alone: taken apart (model.define_private), its config would not need the fallback
+    # offer a is w1's alone: taken apart (model.define_sole_tenant), its config would not need the fallback
     monkeypatch.setattr(strategy, "_sole_tenant_costs", lambda *a: None)
     r = solve(tmp_path, _unroundable(), solver)
     assert True in calls, "the fallback did not run"

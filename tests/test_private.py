@@ -1,4 +1,4 @@
-"""Configs alone at their offer, taken apart (model.define_private): the program prices each at its offer's
+"""Configs alone at their offer, taken apart (model.define_sole_tenant): the program prices each at its offer's
 own cost instead of carrying that offer's hours, and the plans are the plans without it.
 
 The hand-made plan (the conventions of test_constraints: one day, occupancy 1, 100 tok/s per GPU): w1
@@ -47,8 +47,8 @@ def test_a_private_config_is_priced_at_its_offers_own_cost(tmp_path, solver):
     assert private.costs[W1_ON_P] == pytest.approx(192.0)  # its relaxation, node-rounding rows in: whole already
 
 
-def _private_costs_halved(monkeypatch) -> None:
-    """The program prices every private config at half its cost (a bound below it, to be settled)."""
+def _sole_tenant_costs_halved(monkeypatch) -> None:
+    """The program prices every sole-tenant config at half its cost (a bound below it, to be settled)."""
     real = strategy._sole_tenant_costs
 
     def halved(*args):
@@ -67,10 +67,10 @@ def _nodes_at_p(sol) -> dict:
 @pytest.mark.parametrize("solver", available_solvers())
 @pytest.mark.parametrize("p_price, cost, w1_at", [(0.5, 288.0, "p"), (0.8, 384.0, "s")])
 def test_a_bound_below_the_private_cost_is_settled(tmp_path, monkeypatch, solver, p_price, cost, w1_at):
-    """The program first prices a private config at a bound (here half its cost): a solution that chooses
+    """The program first prices a sole-tenant config at a bound (here half its cost): a solution that chooses
     it has that cost made exact and is solved again, keeping it when it is still the best (p at $0.50) and
     leaving it when not (p at $0.80); the chosen private offer's hours are filled in."""
-    _private_costs_halved(monkeypatch)
+    _sole_tenant_costs_halved(monkeypatch)
     _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(p_price), solver)
     assert info.objective == pytest.approx(cost) and info.status == "optimal"
     assert sol.chosen["w1"].split("/")[1] == w1_at
@@ -99,7 +99,7 @@ def _brute_force_plans(tmp_path: Path, count: int):
 
 
 def test_plans_are_the_same_with_private_offers_taken_apart(tmp_path):
-    """The brute-force suite's random plans: the same optimum taken apart or not, and private configs
+    """The brute-force suite's random plans: the same optimum taken apart or not, and sole-tenant configs
     chosen in some of them (so the settling and the hours filled in are exercised there too)."""
     chosen_private = 0
     for seed, loaded, _best in _brute_force_plans(tmp_path, 40):
@@ -115,9 +115,9 @@ def test_plans_are_the_same_with_private_offers_taken_apart(tmp_path):
 
 @pytest.mark.parametrize("solver", available_solvers())
 def test_a_private_cost_not_solved_in_time_falls_back_to_every_offer(tmp_path, monkeypatch, solver):
-    """When a chosen private config's offer cannot be solved whole in the time (its cost stays a bound),
+    """When a chosen sole-tenant config's offer cannot be solved whole in the time (its cost stays a bound),
     the plan is solved again with every offer in the program: the same plan and hours."""
-    _private_costs_halved(monkeypatch)
+    _sole_tenant_costs_halved(monkeypatch)
     monkeypatch.setattr(strategy, "_settle_sole_tenants", lambda *a, **k: None)
     _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(0.5), solver)
     assert info.objective == pytest.approx(288.0) and info.status == "optimal"
@@ -160,7 +160,7 @@ def test_a_plan_in_hand_is_kept_when_solving_again_after_settling_runs_out_of_ti
     """w1 on p was chosen at a bound ($96, half its $192); settled, the program is solved again — and that
     solve finds nothing in its time. The plan in hand stands, at its settled cost ($192 + w2's $96), with
     the bound the first solve proved ($96 + $96): a feasible plan with its true gap, not 'no plan'."""
-    _private_costs_halved(monkeypatch)
+    _sole_tenant_costs_halved(monkeypatch)
     calls = _second_solve_fails(monkeypatch)
     _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(0.5), solver)
     assert len(calls) == 2
@@ -175,7 +175,7 @@ def test_a_private_cost_known_only_from_above_is_not_solved_on(tmp_path, monkeyp
     an upper bound: marked so here). The program is not solved again on a cost that is no bound: the plan
     in hand is returned at $307.20 + $96 with the first solve's bound ($249.60) — the true optimum ($384, all
     on s) lies inside that gap, which the result says."""
-    _private_costs_halved(monkeypatch)
+    _sole_tenant_costs_halved(monkeypatch)
     real = strategy._settle_sole_tenants
 
     def settled_from_above(prog, private, keys, *args):
@@ -193,9 +193,9 @@ def test_a_private_cost_known_only_from_above_is_not_solved_on(tmp_path, monkeyp
 
 
 def test_no_plan_after_the_fallback_quotes_the_plans_time_limit(tmp_path, monkeypatch):
-    """A chosen private config not settled in time sends the plan to the program with every offer, with what
+    """A chosen sole-tenant config not settled in time sends the plan to the program with every offer, with what
     is left of the limit (at least 5 s): when that finds nothing, the message gives the plan's limit."""
-    _private_costs_halved(monkeypatch)
+    _sole_tenant_costs_halved(monkeypatch)
     monkeypatch.setattr(strategy, "_settle_sole_tenants", lambda *a, **k: None)
     _second_solve_fails(monkeypatch)
     loaded = load_plan(write(tmp_path, _plan(0.5)))
@@ -240,7 +240,7 @@ def test_settling_a_chosen_private_config_ends_within_the_time_limit(tmp_path, m
     """w1 on p chosen at a bound (half its cost), settled: its offer solved alone, the program solved again, p's
     hours filled in — every solve running to its time limit. They end within the plan's limit (30 s): before,
     settling came after the limit, at least 5 s for the offer, 5 s for solving again and 5 s for the hours."""
-    _private_costs_halved(monkeypatch)
+    _sole_tenant_costs_halved(monkeypatch)
     clock = _Clock(monkeypatch)
     settled, solved = [], []
     real_settle, real_solve = strategy._settle_sole_tenants, strategy._solve

@@ -109,7 +109,7 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         sole_tenants = _sole_tenant_costs(loaded, plan_cands, segments, solver)
         t_build = time.perf_counter()
         prog = build_model(loaded, plan_cands, segments, cuts=False,
-                           private=sole_tenants.costs if sole_tenants else None)
+                           sole_tenant=sole_tenants.costs if sole_tenants else None)
         build_s = time.perf_counter() - t_build
         plan_limit = limit / 2 if count else limit
         settled = _solve_settled(prog, sole_tenants, loaded, plan_cands, segments, options, solver, plan_limit,
@@ -128,7 +128,7 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
             # the forced configs may be ones the plan's program pruned, and its sole-tenant configs' costs bounds
             every = _segments(loaded, cands)
             alone = _sole_tenant_costs(loaded, cands, every, solver)
-            forced = build_model(loaded, cands, every, cuts=True, private=alone.costs if alone else None)
+            forced = build_model(loaded, cands, every, cuts=True, sole_tenant=alone.costs if alone else None)
             settle = None if alone is None else (
                 lambda ks, seconds: _settle_sole_tenants(forced, alone, ks, loaded, cands, every, solver, seconds))
             out = _force_in_turn(forced, sol.chosen, workload, keys, solver, gap_target, limit, started, info,
@@ -231,7 +231,7 @@ def _worker_start(loaded: LoadedPlan, cands: CandidateSet, solver: str) -> None:
     """Each re-solve process builds the program once (below the plan's own solve: they start while it runs)."""
     segments = _segments(loaded, cands)
     sole_tenants = _sole_tenant_costs(loaded, cands, segments, solver)
-    prog = build_model(loaded, cands, segments, cuts=True, private=sole_tenants.costs if sole_tenants else None)
+    prog = build_model(loaded, cands, segments, cuts=True, sole_tenant=sole_tenants.costs if sole_tenants else None)
     _WORKER.update(prog=prog, sole_tenants=sole_tenants, loaded=loaded, cands=cands, segments=segments, solver=solver)
 
 

@@ -42,25 +42,25 @@ from optimizer.vocab import HOURLY_TIERS, RESERVED_TIERS
 
 def build_model(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, elastic: bool = False,
                 cuts: bool = True, baseline: dict[str, tuple[str, float]] | None = None,
-                private: dict[str, float] | None = None) -> Program:
+                sole_tenant: dict[str, float] | None = None) -> Program:
     """min horizon cost  s.t. choice, committed split, batch volume, supply, sharing, caps [, cuts].
 
     `cuts` adds the valid inequalities (define_node_rounding) now; without, separate_cuts() adds
     those a solved relaxation violates and add_cuts() the rest (all of them make the relaxation much
     slower to solve). `baseline` maps a workload to its last plan's candidate key and the cost of
-    moving it (define_baseline); `private` the configs taken at a cost solved apart (define_private).
+    moving it (define_baseline); `sole_tenant` the configs taken at a cost solved apart (define_sole_tenant).
     """
     with collection_paused():
-        return _built(loaded, cands, segments, elastic=elastic, cuts=cuts, baseline=baseline, private=private)
+        return _built(loaded, cands, segments, elastic=elastic, cuts=cuts, baseline=baseline, sole_tenant=sole_tenant)
 
 
 def _built(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, elastic: bool, cuts: bool,
-           baseline: dict[str, tuple[str, float]] | None, private: dict[str, float] | None) -> Program:
+           baseline: dict[str, tuple[str, float]] | None, sole_tenant: dict[str, float] | None) -> Program:
     plan = loaded.plan
     offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
     prog = Program(pulp.LpProblem("planopt", pulp.LpMinimize), plan, cands, offers, segments,
                    {w.name: i for i, w in enumerate(plan.workloads)}, elastic=elastic,
-                   own=ownership.terms(plan, loaded.catalog.offers), private=dict(private or {}))
+                   own=ownership.terms(plan, loaded.catalog.offers), sole_tenant=dict(sole_tenant or {}))
     define_variables(prog)
     define_choice(prog)
     define_committed_split(prog)
@@ -157,7 +157,7 @@ def define_variables(prog: Program) -> None:
 
     prog.pool_demand = _pool_demand(prog)
     prog.pool_offer_pairs = sorted({(c.offer, c.pool) for c in prog.cands.all()  # type: ignore[misc]
-                                    if c.offer and c.key not in prog.private})
+                                    if c.offer and c.key not in prog.sole_tenant})
 
     # R[o,(p),k]: reserved nodes, one level for the horizon (a cap bounds them)
     shared = plan.policy.share_reserved_across_pools
@@ -464,43 +464,43 @@ def define_objective(prog: Program) -> None:
                     for (o, _p, s, _h), v in prog.on_demand.items())
     spot = pulp.lpSum(costs.hourly_per_node(plan, segments, prog.offers[o], "spot", s) * v
                       for (o, _p, s, _h), v in prog.spot.items())
-    api_terms = [c.api_cost * prog.choice[c.key] for c in prog.cands.all() if c.api_cost and c.key not in prog.private]
+    api_terms = [c.api_cost * prog.choice[c.key] for c in prog.cands.all() if c.api_cost and c.key not in prog.sole_tenant]
     by_name = {w.name: w for w in plan.workloads}
     days = segments.days()
     for (wn, s), y in prog.api_volume.items():
         api_terms.append(days[s] * costs.api_per_token(by_name[wn]) * y)
     bought, fixed, serving = _own_costs(prog)
     facility = fixed + serving
-    private = define_private(prog)
+    sole_tenant = define_sole_tenant(prog)
     prog.cost_terms = {"reserved": reserved, "on_demand": od, "spot": spot, "api": pulp.lpSum(api_terms),
-                       "buy": bought, "facility": facility, "private": private}
+                       "buy": bought, "facility": facility, "sole_tenant": sole_tenant}
     penalty = pulp.lpSum(_excess_penalty(prog) * v for v in prog.cap_excess.values())
     sd = scenario_days(plan)
     if sd is not None and plan.policy.risk.measure != "expected":
         prog.prob += define_risk(prog, sd, reserved + bought + fixed) + penalty
         return
-    prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + bought + facility + private + penalty
+    prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + bought + facility + sole_tenant + penalty
 
 
-def define_private(prog: Program) -> pulp.LpAffineExpression:
+def define_sole_tenant(prog: Program) -> pulp.LpAffineExpression:
     """A config c alone at its offer o (no other workload has a config there) takes nothing any other
     workload could use, so what o costs when c is chosen — its reserved, on-demand and spot nodes, the
     API share, hour by hour — is o's cheapest way to serve c alone, K_c, solved apart (strategy). In the
-    program it is the objective term `private` and, when no plan at o serves c, a row of family `private`
+    program it is the objective term `sole_tenant` and, when no plan at o serves c, a row of family `sole_tenant`
     (optimize.families); o has no variables or rows. Exact: the program with o's capacity in it would choose, for x[c] = 1,
     that same cheapest capacity, since nothing else draws on it. K_c may first be a lower bound (the
     relaxation of o alone; the program is then a relaxation of the plan), made exact for the configs a
-    solution chooses before that solution is taken (strategy._settle_private); a solution that chooses c
-    gets o's hours from the program without private configs (strategy._with_private_capacity).
+    solution chooses before that solution is taken (strategy._settle_sole_tenants); a solution that chooses c
+    gets o's hours from the program without sole-tenant configs (strategy._with_sole_tenant_hours).
     Why: an offer only one workload can use still brings its hourly nodes, caps and rows into the
     program; on plans/q4.yaml 16 of nightly-summaries' configs are alone at their offers and their rows
     made the solver's root work several times longer (benchmarks/SOLVER.md, "How the solve works").
     """
     terms = []
-    for key, cost in prog.private.items():
+    for key, cost in prog.sole_tenant.items():
         x = prog.choice[key]
         if math.isinf(cost):  # a row, not a bound: forcing c (explain) is then infeasible, as it is
-            prog.add("private", x <= 0, prog.names("private", prog.candidate_ids[key]))
+            prog.add("sole_tenant", x <= 0, prog.names("sole_tenant", prog.candidate_ids[key]))
             continue
         terms.append(cost * x)
     return pulp.lpSum(terms)

@@ -104,9 +104,9 @@ class Program:
     """(workload, offer, segment, hour) of the valid inequalities in the program (hour None: a batch day's)."""
     pooled_at: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
     """The configs (workload, key) define_pooled_rounding has added rows at, in order."""
-    private: dict[str, float] = field(default_factory=dict)
+    sole_tenant: dict[str, float] = field(default_factory=dict)
     """Configs at an offer no other workload can use → what that offer costs serving them alone, solved
-    apart (define_private): in the program each is its x[c] at that cost, with no capacity of its own."""
+    apart (define_sole_tenant): in the program each is its x[c] at that cost, with no capacity of its own."""
 
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
         self.prob += constraint, name
@@ -291,8 +291,8 @@ def workloads_of(prog: Program, kind: str) -> list[Workload]:
 
 
 def gpu_cands(prog: Program, w: Workload) -> list[Candidate]:
-    """w's configs that draw on an offer's capacity in the program (not the API, not a private one)."""
-    return [c for c in prog.cands.by_workload[w.name] if c.kind != "api" and c.key not in prog.private]
+    """w's configs that draw on an offer's capacity in the program (not the API, not a sole-tenant one)."""
+    return [c for c in prog.cands.by_workload[w.name] if c.kind != "api" and c.key not in prog.sole_tenant]
 
 
 def workload_id(prog: Program, w: Workload | str) -> str:

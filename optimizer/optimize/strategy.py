@@ -67,7 +67,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     a two-stage plan, to price another plan's decision over these scenarios. A program whose configs are all
     settled, and the alternatives' pricing, take cuts.define_pooled_rounding's rows (POLICY.pooled_solvers).
 
-    Configs alone at their offer are priced apart (model.define_private; `sole_tenants_apart` False keeps every
+    Configs alone at their offer are priced apart (model.define_sole_tenant; `sole_tenants_apart` False keeps every
     offer in the program). Then three steps, each exact about what it proves:
       1. the LP relaxation: a lower bound, and each workload's most-chosen config;
       2. those configs fixed, the node counts solved as an integer program: a feasible plan —
@@ -89,7 +89,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
                     else None)
     t_build = time.perf_counter()
     prog = build_model(loaded, cands, segments, cuts=False, baseline=baseline,
-                       private=sole_tenants.costs if sole_tenants else None)
+                       sole_tenant=sole_tenants.costs if sole_tenants else None)
     build_s = time.perf_counter() - t_build
     for w, key in (fix or {}).items():
         prog.fix_choice(w, key)
@@ -120,7 +120,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
         ranked = ranked_alternatives(loaded.plan, prog.offers, cands.by_workload, sol.chosen)
         budget = min(POLICY.pricing_budget_s, max(5.0, limit / 2))
         # priced where every offer has its hours: a sole-tenant config's cost here may be only a bound
-        pricing = build_model(loaded, cands, segments, cuts=True, baseline=baseline) if prog.private else prog
+        pricing = build_model(loaded, cands, segments, cuts=True, baseline=baseline) if prog.sole_tenant else prog
         if info.name in POLICY.pooled_solvers:
             define_pooled_rounding(pricing, sol.chosen)  # every re-solve holds the plan's configs but one
         sol = replace(sol, forced=price_alternatives(pricing, sol.chosen, ranked, options.alternatives,
@@ -131,7 +131,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
 @dataclass
 class SoleTenantCosts:
     """Sole-tenant configs — a config whose offer no other workload can use, alone at it — each solved apart
-    (model.define_private, where the program calls them private): first their relaxation's
+    (model.define_sole_tenant, where the program calls them sole-tenant): first their relaxation's
     cost (a lower bound, so the program stays a relaxation of the plan), made exact — solved whole — for
     the ones a solution chooses (_settle_sole_tenants)."""
 
@@ -164,7 +164,7 @@ def settle_budget(limit: float, build_s: float) -> tuple[float, float]:
 def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str
                        ) -> SoleTenantCosts | None:
     """The configs whose offer no other workload can use, each one's relaxation solved alone at that offer
-    (model.define_private): a bound on what the offer costs serving it.
+    (model.define_sole_tenant): a bound on what the offer costs serving it.
 
     Not for configs at servers of your own (the facility's power and racks tie offers together), a
     workload's only config, or scenarios weighed by cvar or worst (their measure is not a sum over offers).
@@ -235,13 +235,13 @@ def _settle_sole_tenants(prog: Program, sole_tenants: SoleTenantCosts, keys: lis
         x = prog.choice[key]
         assert isinstance(x, pulp.LpVariable)  # a workload's only config is never priced apart
         if math.isinf(cost):
-            prog.add("private", x <= 0, prog.names("private_settled", prog.candidate_ids[key]))
+            prog.add("sole_tenant", x <= 0, prog.names("sole_tenant_settled", prog.candidate_ids[key]))
             rose = True
         elif cost > sole_tenants.costs[key] + 1e-9 * max(1.0, abs(cost)):
             prog.prob.objective[x] = prog.prob.objective.get(x, 0.0) + cost - sole_tenants.costs[key]
             rose = True
         sole_tenants.costs[key] = cost
-        prog.private[key] = cost
+        prog.sole_tenant[key] = cost
     return rose
 
 
@@ -336,7 +336,7 @@ def _at_settled_costs(prog: Program, sol: Solution, info: SolveInfo, gap_target:
     """The solution in the program (solved before its sole-tenant configs' costs were settled), priced at those
     costs — the program's objective now holds them: still a plan, with the bound it had (costs only rose, so
     that bound stays one). None when a config it chose turned out to have no plan at its offer."""
-    if any(math.isinf(prog.private.get(key, 0.0)) for key in sol.chosen.values()):
+    if any(math.isinf(prog.sole_tenant.get(key, 0.0)) for key in sol.chosen.values()):
         return None
     objective = _objective_value(prog)
     gap = _gap(objective, info.bound)
@@ -730,7 +730,7 @@ def _rounded_in_rounds(prog: Program, solver: str, room: Callable[[], float], le
     for _ in range(POLICY.pooled_rounds):
         prog.restore(values)
         configs = {w: key for w, (_v, key) in prog.largest_choices().items()}
-        seconds = room() if any(key in prog.private for key in configs.values()) else left()
+        seconds = room() if any(key in prog.sole_tenant for key in configs.values()) else left()
         if seconds <= 0 or configs in solved:
             break  # no time, or solved with these configs' rows already: the last bound is as high as they lift it
         define_pooled_rounding(prog, configs)  # (none when _choices_solved added them for its plan)

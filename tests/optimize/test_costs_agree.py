@@ -90,7 +90,7 @@ def _agree(result: PlanResult, objective: float, terms: dict[str, float], solver
     close = dict(rel=1e-9, abs=1e-6)
     assert result.cost_total == pytest.approx(objective, **close)
     assert result.cost_total == pytest.approx(sum(result.cost_by_tier.values()), **close)
-    assert terms.get("private", 0.0) == 0.0
+    assert terms.get("sole_tenant", 0.0) == 0.0
     for tier in TIERS:
         assert result.cost_by_tier.get(tier, 0.0) == pytest.approx(terms.get(tier, 0.0), **close), tier
     if solver_objective is not None:  # the solver's own account, within its tolerance

@@ -160,18 +160,18 @@ def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
     tie = _tie_break_rows(q4)
     _check_rows(tie, "q4's tie-break program")
     seen |= set(tie)
-    # `private` needs a config alone at its offer that no plan there serves: the solve's pricing decides it
-    unbuilt = {f.name for f in families.FAMILIES} - seen - {"private"}
+    # `sole_tenant` needs a config alone at its offer that no plan there serves: the solve's pricing decides it
+    unbuilt = {f.name for f in families.FAMILIES} - seen - {"sole_tenant"}
     assert not unbuilt, f"families no plan here builds (a stale registry entry, or a plan to add): {sorted(unbuilt)}"
 
 
 @pytest.mark.parametrize("name", ["q4"])
-def test_private_rows_are_a_family(name):
+def test_sole_tenant_rows_are_a_family(name):
     loaded, cands = _loaded(name)
     c = next(c for cs in cands.by_workload.values() if len(cs) > 1 for c in cs)  # type: ignore[attr-defined]
-    prog = build_model(loaded, cands, _segments(loaded, cands), private={c.key: float("inf")})  # type: ignore[arg-type]
+    prog = build_model(loaded, cands, _segments(loaded, cands), sole_tenant={c.key: float("inf")})  # type: ignore[arg-type]
     rows = _rows(prog)
-    assert "private" in rows
+    assert "sole_tenant" in rows
     _check_rows(rows, name)
 
 
