@@ -207,6 +207,7 @@ def catalog_cmd(
 
     def body() -> int:
         from optimizer.inputs.catalog import load_catalog
+        from optimizer.report.console import overflow
 
         cat = load_catalog(catalog or [])
         entries = [getattr(cat, section.value)[k] for k in sorted(getattr(cat, section.value))]
@@ -238,7 +239,7 @@ def catalog_cmd(
                         ("liquid", "liquid_cooling")],
         }[section.value]
         for label, _ in cols:
-            t.add_column(label)
+            t.add_column(label, overflow=overflow(label))
         for e in entries:
             t.add_row(*[_cell(e, path) for _, path in cols])
         out.print(t)
