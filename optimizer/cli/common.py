@@ -48,9 +48,10 @@ CONSOLE_WIDTH = 140
 """The narrowest console a terminal gets: a wider terminal gets its own width, so long offer names in the tables
 are not cut."""
 
-PIPED_WIDTH = 200
-"""The console's width when piped or captured and COLUMNS is not set: the same text on every machine, and wide
-enough that the Workloads table's twelve columns keep every workload name and offer id whole on its line."""
+PIPED_WIDTH = 1000
+"""The console's width when piped or captured and COLUMNS is not set: wider than anything planopt prints, so
+each table is as wide as its content and no offer id or sentence is cut or wrapped (what `grep` and a log file
+want), and the text is the same on every machine."""
 
 
 def _width() -> int:
