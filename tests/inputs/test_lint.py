@@ -16,31 +16,15 @@ plan: odd but valid
 horizon_days: 14
 start_date: 2027-01-04
 day_types: {weekday: 4, weekend: 10}
-catalogs: []
-policy:
-  occupancy: 0.6
-  tiers: [on-demand]
-  spot_pools: [interactive]
-  providers: [seed-cloud]
-models:
-  - {id: seed-70b, params_b: 70, kv_gb_per_seq: 1.6}
-accelerators:
-  - {id: gpu-80gb, memory_gb: 80}
+catalogs: [builtin]
+policy: {tiers: [on-demand], spot_pools: [interactive], providers: [lambda]}
 offers:
-  - {id: seed-cloud, accelerator: gpu-80gb, provider: seed-cloud, gpus_per_node: 2,
+  - {id: lambda-h100-steep, accelerator: h100-sxm, provider: lambda, gpus_per_node: 8,
      price_per_gpu_hour: {on-demand: 250}}
-  - {id: acme-gpu, accelerator: gpu-80gb, provider: acme, gpus_per_node: 2, price_per_gpu_hour: {on-demand: 2.0}}
+  - {id: acme-h100, accelerator: h100-sxm, provider: acme, gpus_per_node: 8, price_per_gpu_hour: {on-demand: 2.0}}
 workloads:
-  - name: chat
-    model: seed-70b
-    precisions: [fp8]
-    tp: [2]
-    tokens: {input: 1000, output: 250}
-    slo: {ttft_ms: 1500000}
-    demand:
-      peak_output_tokens_per_s: 9000
-    measured:
-      - {accelerator: gpu-80gb, precision: fp8, tp: 2, goodput_output_tokens_per_s: 1400}
+  - {name: chat, model: llama-3.1-8b, tokens: {input: 1000, output: 250}, slo: {ttft_ms: 1500000},
+     demand: {peak_output_tokens_per_s: 900}}
 """
 
 
@@ -49,10 +33,10 @@ def test_every_odd_thing_is_said_once_in_plan_order(tmp_path):
     path.write_text(ODD, encoding="utf-8")
     said = lint(load_plan(path).plan)
     starts = ["policy.spot_pools names interactive, but policy.tiers has no spot",
-              "offer seed-cloud: 250 USD per GPU-hour (on-demand) is far above any accelerator's rent",
+              "offer lambda-h100-steep: 250 USD per GPU-hour (on-demand) is far above any accelerator's rent",
               "day_types state weekday 4, weekend 10, but the calendar from start_date 2027-01-04 has weekday 10, "
               "weekend 4",
-              "offer acme-gpu is in the plan, but its provider acme is not in policy.providers (seed-cloud)",
+              "offer acme-h100 is in the plan, but its provider acme is not in policy.providers (lambda)",
               "chat: slo.ttft_ms 1,500,000 ms is 25.0 minutes — targets are in milliseconds"]
     assert len(said) == len(starts), said
     for sentence, start in zip(said, starts):
