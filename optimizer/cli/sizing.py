@@ -34,7 +34,8 @@ PrecisionOpt = Annotated[str, typer.Option(help="bf16, fp16, fp8, int8, int4-awq
 TpOpt = Annotated[int, typer.Option(help="Tensor-parallel GPUs (of attention, with --ep).")]
 PpOpt = Annotated[int, typer.Option(help="Pipeline stages.")]
 EpOpt = Annotated[int, typer.Option(help="MoE: GPUs the experts spread over, attention data-parallel.")]
-KvPrecisionOpt = Annotated[Optional[str], typer.Option("--kv-precision", help="KV datatype (default: the precision's).")]
+KvPrecisionOpt = Annotated[Optional[str], typer.Option("--kv-precision",
+                                                       help="KV datatype (default: the precision's).")]
 
 
 @app.command()

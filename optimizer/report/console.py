@@ -11,8 +11,8 @@ from optimizer.report import labels as L
 from optimizer.results.types import PlanResult
 from optimizer.vocab import plural
 
-NAME_COLUMNS = frozenset({"workload", "pool", "choice", "offer", "accelerator", "provider", "region", "tier", "scenario",
-                          "from", "to", "buy offer", "against", "config", "option", "id"})
+NAME_COLUMNS = frozenset({"workload", "pool", "choice", "offer", "accelerator", "provider", "region", "tier",
+                          "scenario", "from", "to", "buy offer", "against", "config", "option", "id"})
 """Columns of names and ids. A console too narrow for a table folds them onto a second line instead of cutting
 them with an ellipsis: a cut offer id names no offer."""
 
@@ -230,7 +230,8 @@ def _own(result: PlanResult) -> list:
         t = Table(title="Break-even: owning against renting at this plan's prices", title_justify="left",
                   show_edge=False)
         for col in ("buy offer", "own/GPU-h", "against", "price/GPU-h", "owning wins at use"):
-            t.add_column(col, overflow=overflow(col), justify="right" if col in ("own/GPU-h", "price/GPU-h") else "left")
+            t.add_column(col, overflow=overflow(col),
+                         justify="right" if col in ("own/GPU-h", "price/GPU-h") else "left")
         for b in own.break_even:
             t.add_row(b.offer, f"{b.fixed_per_gpu_hour:,.2f} + {b.serving_energy_per_gpu_hour:,.2f}/used",
                       f"{b.against} {b.tier}", f"{b.price_per_gpu_hour:,.2f}", break_even_text(b))
