@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from optimizer.cli import app
 from optimizer.errors import PlanError
+from optimizer.inputs.lint import lint
 from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import solve_plan
 
@@ -328,11 +329,11 @@ def test_valid_but_suspicious_plans_warn(tmp_path, old, new, warning):
     if "weekend:" in new:
         text = text.replace("horizon_days: 2\n", "horizon_days: 2\nday_types: {weekday: 1, weekend: 1}\n", 1)
     path.write_text(text, encoding="utf-8")
-    assert any(warning in w for w in load_plan(path).plan.warnings()), load_plan(path).plan.warnings()
+    assert any(warning in w for w in lint(load_plan(path).plan)), lint(load_plan(path).plan)
     res = CliRunner().invoke(app, ["validate", str(path)])
     assert res.exit_code == 0 and warning in " ".join(res.output.split()), res.output
     path.write_text(BASE, encoding="utf-8")
-    assert load_plan(path).plan.warnings() == []
+    assert lint(load_plan(path).plan) == []
 
 
 @pytest.mark.parametrize("name, content, said", [
@@ -405,13 +406,13 @@ def test_the_calendar_is_checked_on_the_day_types_a_scenario_plan_states(tmp_pat
     from optimizer.pipeline import as_solved
 
     q1 = as_solved(Path(__file__).resolve().parent.parent / "plans" / "q1-forecast.yaml")
-    assert q1.plan.warnings() == []
+    assert lint(q1.plan) == []
     path = tmp_path / "plan.yaml"
     path.write_text(variant("horizon_days: 2\n", "horizon_days: 14\nstart_date: 2027-01-04\n"
                             "day_types: {weekday: 4, weekend: 10}\nscenarios:\n"
                             "  - {name: low, weight: 0.5, demand: {all: 0.8}}\n"
                             "  - {name: high, weight: 0.5, demand: {all: 1.2}}\n"), encoding="utf-8")
-    said = [w for w in as_solved(path).plan.warnings() if w.startswith("day_types state")]
-    assert said == [w for w in load_plan(path).plan.warnings() if w.startswith("day_types state")]
+    said = [w for w in lint(as_solved(path).plan) if w.startswith("day_types state")]
+    assert said == [w for w in lint(load_plan(path).plan) if w.startswith("day_types state")]
     assert said and said[0].startswith("day_types state weekday 4, weekend 10, but the calendar from start_date "
                                        "2027-01-04 has weekday 10, weekend 4"), said

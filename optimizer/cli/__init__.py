@@ -21,10 +21,13 @@ from optimizer.cli.common import app
 def main() -> None:  # pragma: no cover - console script entry
     """`planopt`: as a Unix filter, a reader that stops early (`planopt solve … | head -1`) ends it quietly by
     SIGPIPE (the shell's 141), not with exit 1, which says no plan meets the constraints. Files are written
-    atomically before the console output, so they are whole either way."""
+    atomically before the console output, so they are whole either way.
+
+    The program is named `planopt` however it is started, so `python -m optimizer.cli` answers shell completion
+    (`_PLANOPT_COMPLETE`) and prints usage under the same name as the installed command."""
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    app()
+    app(prog_name="planopt")
 
 
 __all__ = ["app", "main"]

@@ -4,6 +4,7 @@ that turns planopt's errors into messages and exit codes."""
 from __future__ import annotations
 
 import math
+import os
 import re
 import shutil
 import signal
@@ -44,13 +45,23 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
 
 
 CONSOLE_WIDTH = 140
-"""The console's width when piped or captured (the same text on every machine); a wider terminal gets its own
-width, so long offer names in the tables are not cut."""
+"""The narrowest console a terminal gets: a wider terminal gets its own width, so long offer names in the tables
+are not cut."""
+
+PIPED_WIDTH = 1000
+"""The console's width when piped or captured and COLUMNS is not set: wider than anything planopt prints, so
+each table is as wide as its content and no offer id or sentence is cut or wrapped (what `grep` and a log file
+want), and the text is the same on every machine."""
 
 
 def _width() -> int:
+    """COLUMNS when set (piped or not: the user's word, as for any Unix tool), else the terminal's width, else
+    PIPED_WIDTH."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
     if not sys.stdout.isatty():
-        return CONSOLE_WIDTH
+        return PIPED_WIDTH
     return max(CONSOLE_WIDTH, shutil.get_terminal_size((CONSOLE_WIDTH, 24)).columns)
 
 

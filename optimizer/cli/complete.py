@@ -12,12 +12,28 @@ from typing import Callable
 import typer
 
 
+def _plan_argument(ctx: typer.Context) -> str | None:
+    """The command's PLAN argument as the shell has typed it so far.
+
+    While an option's value is being completed (`explain q4.yaml -w <TAB>`) the option has no value yet, so
+    click's lenient parse of the command line stops there and binds no parameter: the plan is then not in
+    `ctx.params` but among the words it left unparsed (`ctx.args`), the first that is not an option. Every
+    command that completes workload names takes the plan as its first positional argument."""
+    plan = (getattr(ctx, "params", None) or {}).get("plan")
+    if plan:
+        return str(plan)
+    for word in getattr(ctx, "args", None) or []:
+        if not word.startswith("-"):
+            return word
+    return None
+
+
 def workload_names(ctx: typer.Context, incomplete: str) -> list[str]:
     """The workloads of the plan given as the command's PLAN argument."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
-    plan = (getattr(ctx, "params", None) or {}).get("plan")
+    plan = _plan_argument(ctx)
     if not plan:
         return []
     try:

@@ -67,17 +67,25 @@ def calibrate(
             peak_percentile=peak_percentile, slo_percentile=percentile,
             flags=Flags(accelerator, precision, tp, workload), max_bad_rows=max_bad_rows,
             allow_partial=allow_partial, usage_workload=usage_workload)
-        _writable(out_yaml)
-        cal = _reading_usage(opts.usage, lambda tell: do_calibrate(plan, opts, out_yaml, tell, list(catalog or [])))
-        try:
-            html_path = write_outputs(cal, out_yaml, render_html(cal), list(catalog or []))
-        except OSError as exc:
-            raise write_failed(exc, out_yaml, "-o") from None
+        cal, html_path = _run_and_write(opts.usage, out_yaml, list(catalog or []), write_outputs, render_html,
+                                        lambda tell: do_calibrate(plan, opts, out_yaml, tell, list(catalog or [])))
         print_calibration(cal, out)
         out.print(f"\nwrote {out_yaml} and {html_path}", style="dim")
         return 0
 
     run(body, debug)
+
+
+def _run_and_write(usage, out_yaml: Path, catalogs: list[Path], write_outputs, render_html, work):
+    """calibrate and forecast: refuse an -o that cannot be written before reading any usage, run work(tell) on
+    the usage, then write the plan and its page. Returns (what work returned, the page's path)."""
+    _writable(out_yaml)
+    done = _reading_usage(usage, work)
+    try:
+        html_path = write_outputs(done, out_yaml, render_html(done), catalogs)
+    except OSError as exc:
+        raise write_failed(exc, out_yaml, "-o") from None
+    return done, html_path
 
 
 def _reading_usage(usage, work):
@@ -120,12 +128,8 @@ def forecast(
 
         opts = ForecastOptions(usage=tuple(usage), start=start, months=months, scenarios=scenarios,
                                maps=tuple(maps or ()), usage_workload=usage_workload, max_bad_rows=max_bad_rows)
-        _writable(out_yaml)
-        fc = _reading_usage(opts.usage, lambda tell: do_forecast(plan, opts, out_yaml, tell, list(catalog or [])))
-        try:
-            html_path = write_outputs(fc, out_yaml, render_html(fc), list(catalog or []))
-        except OSError as exc:
-            raise write_failed(exc, out_yaml, "-o") from None
+        fc, html_path = _run_and_write(opts.usage, out_yaml, list(catalog or []), write_outputs, render_html,
+                                       lambda tell: do_forecast(plan, opts, out_yaml, tell, list(catalog or [])))
         if as_json:
             sys.stdout.write(json.dumps(fc.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
             sys.stdout.flush()

@@ -173,6 +173,7 @@ def explain(
 
     def body() -> int:
         from optimizer.pipeline import explain as do_explain
+        from optimizer.report.console import overflow
         from optimizer.report.labels import alternative_figures
         from optimizer.formatting import money
 
@@ -238,7 +239,7 @@ def explain(
         t = Table(title="Alternatives, cheapest on their own first (whole plan re-solved with each forced)",
                   title_justify="left", show_edge=False)
         for col in ("config", "goodput tok/s", "source", "peak GPUs", "plan total", "difference", "note"):
-            t.add_column(col, justify="left" if col in ("config", "source", "") else "right")
+            t.add_column(col, overflow=overflow(col), justify="left" if col in ("config", "source", "") else "right")
         for a in ex.alternatives:
             t.add_row(a.label, *alternative_figures(w.kind, a.goodput_output_tokens_per_s, a.goodput_source,
                                                     a.gpus_at_peak),
@@ -311,11 +312,13 @@ class _progress:
 
 def _print_dropped(dropped, everything: bool = False) -> None:
     """The options dropped before solving, with why; dominated ones only counted (unless everything)."""
+    from optimizer.report.console import overflow
+
     shown = [x for x in dropped if everything or x.family != "dominated"]
     if shown:
         d = Table(title="Tried and dropped before solving" if everything else "Dropped before solving",
                   title_justify="left", show_edge=False)
-        d.add_column("option")
+        d.add_column("option", overflow=overflow("option"))
         d.add_column("why")
         d.add_column("detail")
         for x in shown:

@@ -25,18 +25,31 @@ class CatalogSection(str, Enum):
     systems = "systems"
 
 
+# What fit and estimate both ask: one model on one accelerator, at a precision and a layout.
+ModelOpt = Annotated[str, typer.Option(help="Model id, e.g. llama-3.1-70b.", autocompletion=catalog_ids("models"))]
+AcceleratorOpt = Annotated[str, typer.Option(help="Accelerator id, e.g. h100-sxm.",
+                                             autocompletion=catalog_ids("accelerators"))]
+PrecisionOpt = Annotated[str, typer.Option(help="bf16, fp16, fp8, int8, int4-awq, w8a16, fp4 or mxfp4.",
+                                           autocompletion=catalog_ids("precisions"))]
+TpOpt = Annotated[int, typer.Option(help="Tensor-parallel GPUs (of attention, with --ep).")]
+PpOpt = Annotated[int, typer.Option(help="Pipeline stages.")]
+EpOpt = Annotated[int, typer.Option(help="MoE: GPUs the experts spread over, attention data-parallel.")]
+KvPrecisionOpt = Annotated[Optional[str], typer.Option("--kv-precision",
+                                                       help="KV datatype (default: the precision's).")]
+
+
 @app.command()
 def fit(
-    model: Annotated[str, typer.Option(help="Model id, e.g. llama-3.1-70b.", autocompletion=catalog_ids("models"))],
-    accelerator: Annotated[str, typer.Option(help="Accelerator id, e.g. h100-sxm.", autocompletion=catalog_ids("accelerators"))],
-    precision: Annotated[str, typer.Option(help="bf16, fp16, fp8, int8, int4-awq, w8a16, fp4 or mxfp4.", autocompletion=catalog_ids("precisions"))] = "bf16",
-    tp: Annotated[int, typer.Option(help="Tensor-parallel GPUs (of attention, with --ep).")] = 1,
-    pp: Annotated[int, typer.Option(help="Pipeline stages.")] = 1,
-    ep: Annotated[int, typer.Option(help="MoE: GPUs the experts spread over, attention data-parallel.")] = 1,
+    model: ModelOpt,
+    accelerator: AcceleratorOpt,
+    precision: PrecisionOpt = "bf16",
+    tp: TpOpt = 1,
+    pp: PpOpt = 1,
+    ep: EpOpt = 1,
     context_tokens: Annotated[int, typer.Option("--context-tokens", help="Working context per sequence.")] = 8192,
     concurrency: Annotated[Optional[int], typer.Option(help="Sequences the replica must hold at once.")] = None,
     memory_reserve: Annotated[float, typer.Option("--memory-reserve", help="Share kept for activations and buffers.")] = 0.10,
-    kv_precision: Annotated[Optional[str], typer.Option("--kv-precision", help="KV datatype (default: the precision's).")] = None,
+    kv_precision: KvPrecisionOpt = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
@@ -93,12 +106,12 @@ def fit(
 
 @app.command()
 def estimate(
-    model: Annotated[str, typer.Option(help="Model id.", autocompletion=catalog_ids("models"))],
-    accelerator: Annotated[str, typer.Option(help="Accelerator id.", autocompletion=catalog_ids("accelerators"))],
-    precision: Annotated[str, typer.Option(help="Precision id.", autocompletion=catalog_ids("precisions"))] = "bf16",
-    tp: Annotated[int, typer.Option(help="Tensor-parallel GPUs (of attention, with --ep).")] = 1,
-    pp: Annotated[int, typer.Option(help="Pipeline stages.")] = 1,
-    ep: Annotated[int, typer.Option(help="MoE: GPUs the experts spread over, attention data-parallel.")] = 1,
+    model: ModelOpt,
+    accelerator: AcceleratorOpt,
+    precision: PrecisionOpt = "bf16",
+    tp: TpOpt = 1,
+    pp: PpOpt = 1,
+    ep: EpOpt = 1,
     input_tokens: Annotated[int, typer.Option("--input-tokens", help="Mean input tokens per request.")] = 1000,
     output_tokens: Annotated[int, typer.Option("--output-tokens", help="Mean output tokens per request.")] = 200,
     ttft_ms: Annotated[Optional[float], typer.Option("--ttft-ms", help="TTFT target at the percentile.")] = None,
@@ -106,8 +119,8 @@ def estimate(
     percentile: Annotated[float, typer.Option("--percentile", help="The percentile TTFT and TPOT hold at.")] = 99.0,
     occupancy: Annotated[float, typer.Option("--occupancy", help="The replica's planned load, as a share of its goodput: TTFT is also shown there.")] = 0.6,
     context_tokens: Annotated[Optional[int], typer.Option("--context-tokens", help="KV sizing context (default input + output).")] = None,
-    memory_reserve: Annotated[float, typer.Option("--memory-reserve")] = 0.10,
-    kv_precision: Annotated[Optional[str], typer.Option("--kv-precision", help="KV datatype (default: the precision's).")] = None,
+    memory_reserve: Annotated[float, typer.Option("--memory-reserve", help="Share kept for activations and buffers.")] = 0.10,
+    kv_precision: KvPrecisionOpt = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
@@ -207,6 +220,7 @@ def catalog_cmd(
 
     def body() -> int:
         from optimizer.inputs.catalog import load_catalog
+        from optimizer.report.console import overflow
 
         cat = load_catalog(catalog or [])
         entries = [getattr(cat, section.value)[k] for k in sorted(getattr(cat, section.value))]
@@ -238,7 +252,7 @@ def catalog_cmd(
                         ("liquid", "liquid_cooling")],
         }[section.value]
         for label, _ in cols:
-            t.add_column(label)
+            t.add_column(label, overflow=overflow(label))
         for e in entries:
             t.add_row(*[_cell(e, path) for _, path in cols])
         out.print(t)

@@ -90,6 +90,7 @@ def validate(
 
     def body() -> int:
         from optimizer.candidates.build import build_candidates
+        from optimizer.inputs.lint import lint
         from optimizer.inputs.loading import load_plan
 
         reports = []
@@ -103,7 +104,7 @@ def validate(
                 used = set(cands.offer_ids())  # where they run: the plan's own offers, and the catalogs'
                 mine = {o.id for o in loaded.plan.offers}
                 entry["offers"] = {"plan": len(used & mine), "catalogs": len(used - mine)}
-                entry["warnings"] = loaded.plan.warnings()
+                entry["warnings"] = lint(loaded.plan)
             except PlanError as exc:
                 entry["status"] = "invalid"
                 entry["problems"] = [problem_dict(p) for p in exc.problems]

@@ -11,6 +11,16 @@ from optimizer.formatting import plural
 from optimizer.report import labels as L
 from optimizer.results.types import PlanResult
 
+NAME_COLUMNS = frozenset({"workload", "pool", "choice", "offer", "accelerator", "provider", "region", "tier",
+                          "scenario", "from", "to", "buy offer", "against", "config", "option", "id"})
+"""Columns of names and ids. A console too narrow for a table folds them onto a second line instead of cutting
+them with an ellipsis: a cut offer id names no offer."""
+
+
+def overflow(column: str) -> str:
+    """How a cell of this column gives way on a console too narrow for the table."""
+    return "fold" if column in NAME_COLUMNS else "ellipsis"
+
 
 def render_result(result: PlanResult) -> Group:
     cur = result.currency
@@ -60,7 +70,8 @@ def render_result(result: PlanResult) -> Group:
     cols = ("workload", "pool", "choice", "goodput tok/s", "source", "base", "spare", "roll", "total",
             "GPUs at peak", "new spend/day") + (("committed/day",) if committed else ())
     for col in cols:
-        wl.add_column(col, justify="right" if col not in ("workload", "pool", "choice", "source") else "left")
+        wl.add_column(col, overflow=overflow(col),
+                      justify="right" if col not in ("workload", "pool", "choice", "source") else "left")
     for w in result.workloads:
         choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak,
                                     api_share=w.api_share, layout=w.layout)
@@ -80,7 +91,7 @@ def render_result(result: PlanResult) -> Group:
     pur = Table(title="Purchases", title_justify="left", show_edge=False)
     numeric = ("GPUs held", "GPUs at the busiest hour", "GPU-hours", "price/GPU-h", "horizon cost")
     for col in ("offer", "accelerator", "tier") + numeric:
-        pur.add_column(col, justify="right" if col in numeric else "left")
+        pur.add_column(col, overflow=overflow(col), justify="right" if col in numeric else "left")
     for p in result.purchases:
         est = "*" if p.price_estimated else ""
         held = p.tier.startswith("reserved") or p.tier == "buy"
@@ -116,7 +127,7 @@ def _scenarios(result: PlanResult) -> list:
     t = Table(title="Scenarios (reservations and servers bought are decided once; hourly capacity per scenario)",
               title_justify="left", show_edge=False)
     for col in ("scenario", "weight", "cost if it came true", "hourly part", "GPU-hours on hourly tiers", "regret"):
-        t.add_column(col, justify="left" if col == "scenario" else "right")
+        t.add_column(col, overflow=overflow(col), justify="left" if col == "scenario" else "right")
     for row in result.scenarios:
         t.add_row(row.name, f"{row.weight:.0%}", formatting.money(row.cost_total, cur), formatting.money(row.cost_hourly, cur),
                   f"{row.shortfall_gpu_hours:,.0f}", L.regret_text(result, row.name, lambda v: formatting.money(v, cur)))
@@ -147,8 +158,8 @@ def _commitments(result: PlanResult) -> list:
         t = Table(title="Contracts already signed (sunk: used first, not in the plan's cost)", title_justify="left",
                   show_edge=False)
         for col in ("offer", "tier", "GPUs", "from", "to", "days in horizon", "spend in horizon", "used"):
-            t.add_column(col, justify="right" if col in ("GPUs", "days in horizon", "spend in horizon", "used")
-                         else "left")
+            t.add_column(col, overflow=overflow(col),
+                         justify="right" if col in ("GPUs", "days in horizon", "spend in horizon", "used") else "left")
         for c in result.commitments:
             used = c.gpu_hours_used / c.gpu_hours_in_horizon if c.gpu_hours_in_horizon else 0.0
             t.add_row(c.offer, c.tier, str(c.gpus), c.start, c.end, str(c.days_in_horizon),
@@ -158,8 +169,8 @@ def _commitments(result: PlanResult) -> list:
         t = Table(title="New reservations over their full term (the plan's cost counts this horizon's share)",
                   title_justify="left", show_edge=False)
         for col in ("offer", "tier", "GPUs", "term", "last day", "total committed", "per month", "this horizon"):
-            t.add_column(col, justify="right" if col in ("GPUs", "total committed", "per month", "this horizon")
-                         else "left")
+            t.add_column(col, overflow=overflow(col),
+                         justify="right" if col in ("GPUs", "total committed", "per month", "this horizon") else "left")
         for n in result.new_commitments:
             t.add_row(n.offer, n.tier, str(n.gpus), f"{n.term_days} days", n.end_text, formatting.money(n.total_committed, cur),
                       formatting.money(n.monthly, cur), formatting.money(n.horizon_share, cur))
@@ -183,7 +194,8 @@ def _changes(result: PlanResult) -> list:
         return [Text(""), Text(f"{title}: none; {plural(len(b.kept), 'workload')} kept {'its' if len(b.kept) == 1 else 'their'} choice", style="bold")]
     t = Table(title=title, title_justify="left", show_edge=False)
     for col in ("workload", "from", "to", "cost before", "cost after", "saving", "why"):
-        t.add_column(col, justify="right" if col in ("cost before", "cost after", "saving") else "left")
+        t.add_column(col, overflow=overflow(col),
+                     justify="right" if col in ("cost before", "cost after", "saving") else "left")
     for c in b.changes:
         saving = ("-" if c.saving < -0.5 else "") + formatting.money(abs(c.saving), cur)
         t.add_row(c.workload, c.from_label, c.to_label, formatting.money(c.cost_before, cur), formatting.money(c.cost_after, cur),
@@ -205,7 +217,7 @@ def _own(result: PlanResult) -> list:
     if own.owned or own.bought:
         t = Table(title="Servers of your own", title_justify="left", show_edge=False)
         for col in ("offer", "status", "units", "GPUs", "from", "use", "ownership", "energy and space"):
-            t.add_column(col, justify="left" if col in ("offer", "status", "from") else "right")
+            t.add_column(col, overflow=overflow(col), justify="left" if col in ("offer", "status", "from") else "right")
         for r in own.owned:
             t.add_row(r.offer, "owned", str(r.nodes), str(r.gpus), f"day {r.in_service_day + 1}" if r.in_service_day
                       else "start", f"{r.utilization:.0%}", "sunk", formatting.money(r.running_in_horizon, cur))
@@ -218,7 +230,8 @@ def _own(result: PlanResult) -> list:
         t = Table(title="Break-even: owning against renting at this plan's prices", title_justify="left",
                   show_edge=False)
         for col in ("buy offer", "own/GPU-h", "against", "price/GPU-h", "owning wins at use"):
-            t.add_column(col, justify="right" if col in ("own/GPU-h", "price/GPU-h") else "left")
+            t.add_column(col, overflow=overflow(col),
+                         justify="right" if col in ("own/GPU-h", "price/GPU-h") else "left")
         for b in own.break_even:
             t.add_row(b.offer, f"{b.fixed_per_gpu_hour:,.2f} + {b.serving_energy_per_gpu_hour:,.2f}/used",
                       f"{b.against} {b.tier}", f"{b.price_per_gpu_hour:,.2f}", break_even_text(b))

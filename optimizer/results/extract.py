@@ -10,6 +10,7 @@ from optimizer import vocab
 from optimizer.candidates import ownership, prune
 from optimizer.candidates.overflow import ceiling_rate
 from optimizer.candidates.types import Candidate, CandidateSet
+from optimizer.inputs.lint import lint
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
@@ -258,7 +259,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                      "output_tokens_per_request": w.tokens.output if w.tokens else 0.0}
             for w in plan.workloads if w.api is not None}
     notes = [info.fallback_note] if info.fallback_note else []
-    notes += plan.warnings()
+    notes += lint(plan)
     if plan._estimate_note:
         notes.append(plan._estimate_note)
     contracts, new, exp = [], [], []

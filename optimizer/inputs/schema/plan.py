@@ -18,7 +18,7 @@ from pydantic import (
 )
 
 from optimizer.errors import did_you_mean
-from optimizer.inputs.demand import PeakDerivation, derive_peak, profile_warning
+from optimizer.inputs.demand import PeakDerivation, derive_peak
 from optimizer.inputs.schema.catalog import (
     MAX_GPUS,
     MAX_PRICE,
@@ -37,7 +37,6 @@ from optimizer.vocab import (
     WEEKDAYS,
     Tier,
     day_type_of,
-    profile_for,
 )
 
 # Sanity bounds: far beyond any real fleet, low enough that a unit slip (tokens per day written as
@@ -305,13 +304,6 @@ class Tokens(Strict):
     """Mean output (completion) tokens per request."""
 
 
-STEEP_PRICE_PER_GPU_HOUR = 100.0
-"""A price per GPU-hour above this is likely cents or a node's price (a warning, in DOLLAR_LIKE currencies)."""
-DOLLAR_LIKE = ("USD", "EUR", "GBP", "CHF", "CAD", "AUD", "SGD", "NZD")
-SLOW_TTFT_MS, SLOW_TPOT_MS = 600_000.0, 10_000.0
-"""Targets above these (10 minutes to a first token, 10 s a token) are likely seconds written as ms × 1000."""
-
-
 class Slo(Strict):
     ttft_ms: float | None = Field(default=None, gt=0, le=MAX_SLO_MS)
     """Time to first token, ms, at the percentile: queueing and prefill at the replica's load included."""
@@ -451,22 +443,6 @@ class Demand(Strict):
                              f"{1 / top:.3g}× too small. A profile gives each hour's traffic as a fraction of the "
                              f"peak, the busiest hour 1.0: divide every value by {top:g}")
         return profile
-
-
-PER_TOKEN_LIKE_USD_PER_M = 0.001
-"""An API price per million tokens below this (a tenth of a cent) is a price per token written as per million."""
-
-CALENDAR_SLACK_DAYS = 3
-"""Stated days of a day type may differ this much from the calendar's (holidays taken out) before validate asks
-whether they are swapped."""
-
-
-def _by_base(counts: dict[str, float], base: dict[str, str]) -> dict[str, float]:
-    """Days per day type of a scenario plan's program copy, added up per day type the plan states."""
-    out: dict[str, float] = {}
-    for k, n in counts.items():
-        out[base.get(k, k)] = out.get(base.get(k, k), 0) + n
-    return out
 
 
 PEAK_HOUR_TOLERANCE = 0.005
@@ -821,93 +797,6 @@ class Plan(Extensible):
             return {"all": self.horizon_days}
         return {k: (v if isinstance(v, int) else v.days) for k, v in self.day_types.items()}
 
-    def warnings(self) -> list[str]:
-        """What is valid but looks wrong: spot pools with no spot tier; a workload's hourly profile that never
-        reaches its peak, or that contradicts the peak-hour share its business numbers state (solve notes them,
-        validate prints them)."""
-        out = []
-        if "spot_pools" in self.policy.model_fields_set and self.policy.spot_pools and "spot" not in self.policy.tiers:
-            out.append(f"policy.spot_pools names {', '.join(self.policy.spot_pools)}, but policy.tiers has no spot: no "
-                       "pool rents spot — add spot to policy.tiers, or remove spot_pools")
-        for o in self.offers if self.currency.upper() in DOLLAR_LIKE else []:
-            steep = sorted(t for t in o.price_per_gpu_hour if (o.price(t) or 0) > STEEP_PRICE_PER_GPU_HOUR)
-            if steep:
-                out.append(f"offer {o.id}: {o.price(steep[0]):g} {self.currency} per GPU-hour ({steep[0]}) is far above "
-                           "any accelerator's rent — is it in cents, or per node-hour? prices are per GPU-hour")
-        calendar: dict[str, float] = dict(self._calendar_days())
-        stated: dict[str, float] = dict(self.day_type_days())
-        sd = self._expanded_scenarios
-        if sd is not None:  # the program's copy: each day type once per scenario, its days weighted — add them up
-            calendar, stated = _by_base(calendar, sd.base), _by_base(stated, sd.base)
-        off = {t: (n, calendar.get(t, 0)) for t, n in stated.items() if abs(n - calendar.get(t, 0)) > CALENDAR_SLACK_DAYS}
-        if calendar and off:
-            out.append("day_types state " + ", ".join(f"{t} {n:g}" for t, (n, _c) in off.items())
-                       + f", but the calendar from start_date {self.start_date} has "
-                       + ", ".join(f"{t} {c}" for t, (_n, c) in off.items())
-                       + " — the program prices the days stated: are they swapped, or for another horizon?")
-        if self.start_date is not None:  # a contract outside the horizon costs and supplies nothing here
-            last = self.start_date + dt.timedelta(days=self.horizon_days - 1)
-            for c in self.commitments:
-                if c.end < self.start_date or c.start > last:
-                    out.append(f"the contract on {c.offer} ({c.start} to {c.end}) lies outside the horizon "
-                               f"({self.start_date} to {last}): it supplies and costs nothing in this plan — check "
-                               "its dates, or start_date and horizon_days")
-        for w in self.workloads:
-            api = w.api
-            if api is not None and 0 < max(api.usd_per_m_input, api.usd_per_m_output) < PER_TOKEN_LIKE_USD_PER_M:
-                out.append(f"{w.name}: api prices {api.usd_per_m_input:g} and {api.usd_per_m_output:g} per million "
-                           "tokens are far below any API's — per token? prices are per million tokens "
-                           f"({api.usd_per_m_output:g} per token is usd_per_m_output: {api.usd_per_m_output * 1e6:g})")
-        providers = self.policy.providers
-        for o in self.offers if providers is not None else []:  # written in the plan, then filtered out unseen
-            if o.provider not in providers and o.provider != "own":
-                out.append(f"offer {o.id} is in the plan, but its provider {o.provider} is not in policy.providers "
-                           f"({', '.join(providers)}): no workload may use it — add {o.provider} to policy.providers, "
-                           "or remove the offer")
-        fac = self.facility
-        kw = sum(o.node_power_kw * o.nodes for o in self.owned)
-        if fac.power_kw is not None and kw > fac.power_kw:
-            out.append(f"the servers owned draw {kw:,.0f} kW at load, above facility.power_kw {fac.power_kw:,.0f}: "
-                       "nothing can be bought under it — check facility.power_kw (kW of IT power) and owned nodes")
-        positions = sum(-(-o.nodes // per_rack(o.gpus_per_node, o.nodes_per_rack)) for o in self.owned)
-        if fac.racks is not None and positions > fac.racks:
-            out.append(f"the servers owned take {positions:,} rack positions, above facility.racks {fac.racks:,}: "
-                       "nothing can be bought under it — check facility.racks and owned nodes_per_rack")
-        for w in self.workloads:
-            for name, limit in (("ttft_ms", SLOW_TTFT_MS), ("tpot_ms", SLOW_TPOT_MS)):
-                v = getattr(w.slo, name)
-                if v is not None and v > limit:
-                    out.append(f"{w.name}: slo.{name} {v:,.0f} ms is {v / 60000:,.1f} minutes — targets are in "
-                               f"milliseconds ({v / 1e6:g} s is {name}: {v / 1000:g})")
-            if w.demand is not None and w.demand.profile is not None:
-                lists = ([w.demand.profile] if isinstance(w.demand.profile, list)
-                         else list(w.demand.profile.values()))
-                top = max(max(v) for v in lists)
-                if 0 < top < 1 - PEAK_HOUR_TOLERANCE and isinstance(w.demand.profile, list):
-                    out.append(f"{w.name}: demand.profile never reaches the peak (its busiest hour is {top:g}): the "
-                               f"fleet is sized for {top:.0%} of peak_output_tokens_per_s — if the peak is the "
-                               f"busiest hour, divide the profile by {top:g}")
-                elif 0 < top < 1 - PEAK_HOUR_TOLERANCE:
-                    each = {t: max(v) for t, v in w.demand.profile.items()}  # type: ignore[union-attr]
-                    shares = [t for t, v in w.demand.profile.items()  # type: ignore[union-attr]
-                              if abs(sum(v) - 1) <= 0.05 and max(v) < top]
-                    out.append(f"{w.name}: demand.profile never reaches the peak on any day type (busiest hours: "
-                               + ", ".join(f"{t} {m:g}" for t, m in each.items()) + f"): the fleet is sized for "
-                               f"{top:.0%} of peak_output_tokens_per_s"
-                               + (f" — {', '.join(shares)} add{'s' if len(shares) == 1 else ''} up to 1: shares of "
-                                  "the day, not fractions of the peak? divide each such list by its busiest hour"
-                                  if shares else " — if the peak is the busiest day type's busiest hour, divide "
-                                  f"every list by {top:g}"))
-            d = w.demand.derivation if w.demand is not None else None
-            if d is None:
-                continue
-            assert w.demand is not None
-            profiles = {t: profile_for(w.demand.profile, t) for t in self.day_type_days()}
-            warning = profile_warning(w.name, d, profiles, stated_profile=w.demand.profile is not None)
-            if warning:
-                out.append(warning)
-        return out
-
     def day_type_of(self, day: dt.date) -> str | None:
         """The day type a calendar date belongs to: the first (in plan order) whose days of the week — and
         month, for a day type of one month — include it (vocab.day_type_of, with months)."""
@@ -928,17 +817,6 @@ class Plan(Extensible):
         if sd is None:
             return [d]
         return [k for k, b in sd.base.items() if b == sd.base[d]]
-
-    def _calendar_days(self) -> dict[str, int]:
-        """Each day type's days in the calendar from start_date (empty without a start_date or day types)."""
-        if self.start_date is None or not self.day_types:
-            return {}
-        out = dict.fromkeys(self.day_types, 0)
-        for k in range(self.horizon_days):
-            t = self.day_type_of(self.start_date + dt.timedelta(days=k))
-            if t is not None:
-                out[t] += 1
-        return out
 
     def day_type_weekdays(self) -> dict[str, tuple[str, ...]]:
         if not self.day_types:
