@@ -153,15 +153,22 @@ def schema(
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write here instead of printing.")] = None,
     reference: Annotated[bool, typer.Option(
         "--reference", help="The plan reference as Markdown (docs/plan-reference.md) instead of the JSON Schema.")] = False,
+    result: Annotated[bool, typer.Option(
+        "--result", help="The JSON Schema of a result (`solve --json`, docs/result.schema.json) instead.")] = False,
     debug: DebugOpt = False,
 ) -> None:
-    """The plan file's JSON Schema (editors: completion and inline errors), or its Markdown reference."""
+    """The plan file's JSON Schema (editors: completion and inline errors), its Markdown reference, or the
+    JSON Schema of the result `solve --json` writes."""
 
     def body() -> int:
         from optimizer.atomic import write_text_atomic
         from optimizer.inputs.reference import plan_reference, schema_text
+        from optimizer.results.jsonio import result_schema_text
 
-        text = plan_reference() if reference else schema_text()
+        if reference and result:
+            raise PlanError(Problem("--reference and --result: give one", "the plan's reference, or the result's "
+                                    "schema"))
+        text = plan_reference() if reference else result_schema_text() if result else schema_text()
         if output is None:
             sys.stdout.write(text)
             return 0
