@@ -3,14 +3,17 @@ plus the detail reports need, and the one reader of a saved result, which valida
 
 from __future__ import annotations
 
+import ast
 import collections
 import dataclasses
 import datetime as dt
 import functools
+import inspect
 import itertools
 import json
 import math
 import re
+import textwrap
 import types
 import typing
 from collections.abc import Iterable, Iterator
@@ -40,8 +43,6 @@ from optimizer.results.types import (
 from optimizer.vocab import TIERS
 
 FORMAT_VERSION = 1
-STATUSES = typing.get_args(Status)
-"""What `status` can say: what a solve ends in."""
 
 
 def _r(x: float, nd: int = 6) -> float:
@@ -208,16 +209,27 @@ def baseline_to_dict(info: BaselineInfo) -> dict[str, Any]:
             "new": info.new, "notes": info.notes}
 
 
-
 # --- the JSON, typed: what `planopt solve --json` writes, as pydantic reads and publishes it ---------------------
 
-_AS_WRITTEN = ConfigDict(strict=True, extra="forbid", populate_by_name=True)
+_AS_WRITTEN = ConfigDict(strict=True, extra="forbid", use_attribute_docstrings=True)
 """Numbers are numbers (a count a whole one), text is text, and no key `planopt solve` does not write."""
 
 
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls, include_extras=True)
+
+
+@functools.cache
+def _docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of `cls` (the published schema describes the keys with them)."""
+    try:
+        body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body  # type: ignore[attr-defined]
+    except (OSError, TypeError):  # installed without its sources: the schema goes without descriptions
+        return {}
+    return {a.target.id: inspect.cleandoc(b.value.value) for a, b in itertools.pairwise(body)
+            if isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name) and isinstance(b, ast.Expr)
+            and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)}
 
 
 def _fields(cls: type, *, only: Iterable[str] | None = None, leave: Iterable[str] = (),
@@ -232,6 +244,8 @@ def _fields(cls: type, *, only: Iterable[str] | None = None, leave: Iterable[str
         if (only is not None and f.name not in only) or f.name in leave:
             continue
         kw: dict[str, Any] = {"alias": keys[f.name]} if f.name in keys else {}
+        if f.name in _docs(cls):
+            kw["description"] = _docs(cls)[f.name]
         if f.default is not dataclasses.MISSING:
             kw["default"] = f.default
         elif f.default_factory is not dataclasses.MISSING:
@@ -267,32 +281,16 @@ _BaselineJson = _model("Baseline", "Choices kept from a baseline result, and tho
     **_fields(BaselineInfo, leave=("changes",)), "changes": (list[_ChangeJson], ...)})
 
 
-class _OfferJson(BaseModel):
-    """The parts of an offer the reports read, by type (planopt writes more: the prices' source and as_of, …)."""
-
-    model_config = ConfigDict(strict=True, extra="allow", title="Offer")
-    provider: str = ""
-    region: str = ""
-    accelerator: str = ""
-    gpus_per_node: float = 1
-    prices: dict[str, float] = {}
-    estimated: dict[str, bool] = {}
-    available_gpus: dict[str, Any] = {}
-    spot_interruption: float = 0.0
-
-
-class _PolicyJson(BaseModel):
-    """The parts of the plan's policy the reports read, by type."""
-
-    model_config = ConfigDict(strict=True, extra="allow", title="Policy")
-    occupancy: float = 1.0
-    memory_reserve: float = 0.0
-    spares: float = 0.0
-    rollout_fraction: float = 0.0
-    mip_gap: float = 0.0
-    change_threshold: float = 0.0
-    time_limit_s: float = 0.0
-    tiers: list[str] = []
+_READ_BY_REPORTS = {
+    "Offer": {"provider": str, "region": str, "accelerator": str, "gpus_per_node": float, "prices": dict[str, float],
+              "estimated": dict[str, bool], "available_gpus": dict[str, Any], "spot_interruption": float},
+    "Policy": {"occupancy": float, "memory_reserve": float, "spares": float, "rollout_fraction": float,
+               "mip_gap": float, "change_threshold": float, "time_limit_s": float, "tiers": list[str]}}
+"""The keys of an offer and of the policy the reports read, by type: they are checked where present; the rest of
+each (the prices' source and as_of, the plan's other settings) is kept as written."""
+_OfferJson, _PolicyJson = (_model(name, f"The parts of {name.lower()} the reports read.",
+                                  {k: (tp, None) for k, tp in keys.items()}, ConfigDict(strict=True, extra="allow"))
+                           for name, keys in _READ_BY_REPORTS.items())
 
 
 def _as_written(value: Any, check: Any) -> Any:
@@ -314,10 +312,6 @@ ResultJson = _model("PlanResultJson", "A solved plan as `planopt solve --json` w
 reader adds what pydantic cannot say (`_meaning_errors`)."""
 
 _READ = TypeAdapter(ResultJson)
-
-RESULT_SCHEMA_FILE = "result.schema.json"
-"""The JSON Schema of `--json` output, published as docs/result.schema.json beside the plan's."""
-
 
 def result_json_schema() -> dict[str, Any]:
     """The JSON Schema of a result file, generated from the typed model the reader validates with."""

@@ -141,16 +141,26 @@ class HourlySupply:
 
 @dataclass(frozen=True)
 class Binding:
+    """A limit the plan runs against: adding capacity there, or raising it, could make the plan cheaper."""
+
     family: str
+    """The kind of limit: cap_reserved, cap_on_demand, cap_spot (an offer's available GPUs), overflow_share
+    (a workload's share of tokens sent to its API) or goodput (what bounds a config's tokens/s)."""
     what: str
+    """What it binds on: an offer and tier, or a workload."""
     detail: str
+    """The numbers, in words: '96 of 96 GPUs in use at 14:00 (weekday); no node left to add'."""
 
 
 @dataclass(frozen=True)
 class CandidateRow:
+    """One config the program could choose for a workload, as `planopt explain` and the workbook list them."""
+
     workload: str
     key: str
+    """The config's id in the program (WorkloadResult.key of the chosen one)."""
     label: str
+    """The config in words: 'aws-h100 · fp8 · tp2', or 'API' (vocab.config_label)."""
     offer: str | None
     accelerator: str | None
     precision: str | None
@@ -162,7 +172,9 @@ class CandidateRow:
     bound: str | None
     kv_concurrency: Count
     gpus_at_peak: Count
+    """GPUs it needs at its busiest hour (with spares and rollout)."""
     chosen: bool
+    """True for the one the plan runs."""
     family: str = "tp"
     layout: str | None = None
     calibrated: bool = True
@@ -213,8 +225,12 @@ class BaselineChange:
 
 @dataclass(frozen=True)
 class BaselineInfo:
+    """What `--baseline` kept from the last result, and what it changed."""
+
     file: str
+    """The baseline result, as given."""
     change_threshold: float
+    """The plan's policy.change_threshold: a choice changes only when that saves more than this share."""
     kept: list[str]
     """Workloads that kept their last choice."""
     changes: list[BaselineChange]
