@@ -16,7 +16,7 @@ import re
 import textwrap
 import types
 import typing
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -357,24 +357,30 @@ def _result(d: dict[str, Any]) -> PlanResult:
 
 def _built(cls: type, d: dict[str, Any]) -> Any:
     """`cls` from the keys of `d` that are its fields, each row of a list or object of rows built likewise."""
-    hints = _hints(cls)
-    return cls(**{k: _value(hints[k], v) for k, v in d.items() if k in hints})
+    builders = _builders(cls)
+    return cls(**{k: v if (b := builders[k]) is None or v is None else b(v) for k, v in d.items() if k in builders})
 
 
-def _value(tp: Any, v: Any) -> Any:
-    if v is None:
-        return None
+@functools.cache
+def _builders(cls: type) -> dict[str, Callable[[Any], Any] | None]:
+    return {name: _builder(tp) for name, tp in _hints(cls).items()}
+
+
+def _builder(tp: Any) -> Callable[[Any], Any] | None:
+    """How a value of type `tp` is built from its JSON: None when it is kept as parsed (it holds no rows)."""
     while typing.get_origin(tp) is Annotated:
         tp = typing.get_args(tp)[0]
     if typing.get_origin(tp) in (typing.Union, types.UnionType):
         tp = next((a for a in typing.get_args(tp) if a is not type(None)), tp)
-    if dataclasses.is_dataclass(tp) and isinstance(v, dict):
-        return _built(tp, v)  # type: ignore[arg-type]
-    if typing.get_origin(tp) is list:
-        return [_value(typing.get_args(tp)[0], x) for x in v]
-    if typing.get_origin(tp) is dict:
-        return {k: _value(typing.get_args(tp)[1], x) for k, x in v.items()}
-    return v
+    if dataclasses.is_dataclass(tp):
+        return lambda v: _built(tp, v) if isinstance(v, dict) else v  # type: ignore[arg-type]
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    item = _builder(args[-1]) if origin in (list, dict) and args else None
+    if item is None:
+        return None
+    if origin is list:
+        return lambda v: [item(x) for x in v]
+    return lambda v: {k: item(x) for k, x in v.items()}
 
 
 _PLAN_FIELDS = frozenset(f.name for f in dataclasses.fields(PlanResult))
@@ -437,7 +443,10 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
     if deepest > MAX_DEPTH:
         raise PlanError(Problem(f"nested {deepest} levels deep (a result is at most {MAX_DEPTH})", fix, file=shown))
     try:
-        data = json.loads(text, object_pairs_hook=_Object, parse_constant=_NonFinite, parse_float=_finite)
+        odd: list[Any] = []  # what planopt never writes: a key given twice, NaN or Infinity (then named by path)
+        data = json.loads(text, object_pairs_hook=lambda pairs: _object(pairs, odd),
+                          parse_constant=lambda t: odd.append(t) or _NonFinite(t),
+                          parse_float=lambda t: _finite(t, odd))
     except json.JSONDecodeError as exc:
         if path.suffix.lower() in (".yaml", ".yml"):  # the plan itself, given where its result goes
             raise PlanError(Problem(f"a plan, not a {what}: the {what} is the JSON `planopt solve` writes",
@@ -446,7 +455,7 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
         raise PlanError(Problem(f"not JSON: {exc.msg}", fix, file=shown, line=exc.lineno)) from None
     if not isinstance(data, dict) or "plan" not in data or "workloads" not in data:
         raise PlanError(Problem("not a planopt result JSON (no 'plan' and 'workloads')", fix, file=shown))
-    found = list(_unreadable(data, ""))
+    found = list(_unreadable(data, "")) if odd else []
     if found:
         raise PlanError([Problem(message, _FIX, file=shown, path=p) for p, message in found])
     version = data.get("format", FORMAT_VERSION)
@@ -480,7 +489,7 @@ def _depth(text: str) -> int:
 
 
 class _Object(dict):
-    """A JSON object as parsed, with the keys it holds more than once (a file planopt writes holds none)."""
+    """A JSON object as parsed that holds a key more than once (a file planopt writes holds none)."""
 
     def __init__(self, pairs: list[tuple[str, Any]]):
         super().__init__(pairs)
@@ -488,14 +497,25 @@ class _Object(dict):
         self.repeated = [k for k, n in counts.items() if n > 1]
 
 
+def _object(pairs: list[tuple[str, Any]], odd: list[Any]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) == len(pairs):
+        return d
+    odd.append(pairs)
+    return _Object(pairs)
+
+
 class _NonFinite(str):
     """NaN, Infinity or -Infinity in a result file (or a number too large for a float), kept as its text
     so the reader can name its key: `json.dumps` never writes one (allow_nan=False)."""
 
 
-def _finite(text: str) -> float | _NonFinite:
+def _finite(text: str, odd: list[Any]) -> float | _NonFinite:
     v = float(text)
-    return v if math.isfinite(v) else _NonFinite(text)
+    if math.isfinite(v):
+        return v
+    odd.append(text)
+    return _NonFinite(text)
 
 
 def _unreadable(value: Any, path: str) -> Iterator[tuple[str, str]]:
