@@ -486,7 +486,9 @@ class PlanResult:
     status: Status
     currency: str
     horizon_days: int
-    day_types: dict[str, int]
+    day_types: dict[str, float]
+    """Days of the horizon each day type stands for: whole days, or a scenario's weighted share of them in a plan
+    with scenarios (day type `all-2027-01~surge`, 6.2 days)."""
     policy: dict[str, Any]
     cost_total: Cost
     cost_by_tier: dict[str, Cost]

@@ -189,3 +189,17 @@ def test_the_published_schema_is_the_typed_model_s(tmp_path):
     res = runner.invoke(app, ["schema", "--result", "-o", str(tmp_path / "r.json")])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "r.json").read_text(encoding="utf-8") == text
+
+
+def test_a_plan_with_scenarios_reads_back_byte_for_byte(tmp_path):
+    """A scenario's day types stand for its weighted share of the days (0.3 of a day): read as they are written."""
+    from optimizer.pipeline import SolveOptions, solve_plan
+
+    plan = tmp_path / "scenarios.yaml"
+    plan.write_text(SEED.read_text(encoding="utf-8") + "scenarios:\n  - {name: low, weight: 0.3, demand: {all: 0.6}}\n"
+                    "  - {name: base, weight: 0.7}\n", encoding="utf-8")
+    text = dumps(solve_plan(plan, SolveOptions(time_limit_s=60)))
+    assert any(not float(days).is_integer() for days in json.loads(text)["day_types"].values()), text[:400]
+    path = tmp_path / "scenarios.json"
+    path.write_text(text, encoding="utf-8")
+    assert dumps(read_result(path)) == text
