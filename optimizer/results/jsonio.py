@@ -472,8 +472,8 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
 
 
 MAX_DEPTH = 200
-"""Objects and lists nested deeper than this are refused before parsing (planopt writes 6 levels; Python's
-parser would recurse into anything deeper)."""
+"""Objects and lists nested deeper than this are refused before parsing: planopt writes 5 levels, and Python's
+parser and the checks after it recurse once a level (a file nested 100,000 deep would exhaust the stack)."""
 
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
