@@ -262,20 +262,23 @@ def _demand_limits(plan: Plan, varies: list[VarySpec]) -> list[Problem]:
                 months = {k: v * m for k, v in d.peak_by_month.items()} if d.peak_by_month else None
                 said = _schema_says(Demand, {"peak_output_tokens_per_s": d.peak_output_tokens_per_s * m,
                                              "peak_by_month": months})
-                out += _multiplier_problems(key, m, w.name, "demand", d.peak_output_tokens_per_s, said)
+                out += _multiplier_problems(key, m, w.name, "demand", said)
             if w.batch is not None:
                 said = _schema_says(w.batch, {"output_tokens_per_day": w.batch.output_tokens_per_day * m})
-                out += _multiplier_problems(key, m, w.name, "batch", w.batch.output_tokens_per_day, said)
+                out += _multiplier_problems(key, m, w.name, "batch", said)
     return out
 
 
-def _multiplier_problems(key: str, m: float, workload: str, where: str, amount: float,
+def _multiplier_problems(key: str, m: float, workload: str, where: str,
                          said: list[tuple[str, dict]]) -> list[Problem]:
+    """The schema's word on a multiplied amount (a peak, a month's peak, a batch volume), with the multiplier that
+    reaches its limit."""
     out = []
     for text, e in said:
         limit = next(iter((e.get("ctx") or {}).values()), None)
         high = e["type"] in ("less_than", "less_than_equal")
-        fix = "keep the multipliers in range" if not isinstance(limit, (int, float)) else (
+        amount = e["input"] / m if isinstance(e["input"], (int, float)) else None  # the plan's own, before × m
+        fix = "keep the multipliers in range" if not isinstance(limit, (int, float)) or not amount else (
             f"give a highest multiplier of at most {limit / amount:,.4g}" if high else
             f"give a lowest multiplier of at least {limit / amount:,.4g} (or 0: none)")
         out.append(Problem(f"--vary {key}: × {m:g} gives {workload} {where}.{text}", fix))
