@@ -275,8 +275,8 @@ _CostJson = _model("Cost", "What the horizon costs (per_day and all_in are writt
     "per_day": (float | None, None), "all_in": (float | None, None)})
 _SolverJson = _model("Solver", "The solve: solver, seconds, proven gap and status (the result's, when absent).", {
     **_fields(SolveInfo, only=("name", "seconds", "gap")), "status": (Status | None, None)})
-_ChangeJson = _model("BaselineChange", BaselineChange.__doc__ or "", _fields(
-    BaselineChange, keys={"from_label": "from", "to_label": "to"}))
+_CHANGE_KEYS = {"from_label": "from", "to_label": "to"}
+_ChangeJson = _model("BaselineChange", BaselineChange.__doc__ or "", _fields(BaselineChange, keys=_CHANGE_KEYS))
 _BaselineJson = _model("Baseline", "Choices kept from a baseline result, and those changed.", {
     **_fields(BaselineInfo, leave=("changes",)), "changes": (list[_ChangeJson], ...)})
 
@@ -342,8 +342,8 @@ def _result(d: dict[str, Any]) -> PlanResult:
             "peak_derivation": None if not derived else _built(PeakDerivation, derived)}))
     baseline = d.get("baseline") or None
     if baseline:
-        renamed = {"from": "from_label", "to": "to_label"}
-        changes = [_built(BaselineChange, {renamed.get(k, k): v for k, v in c.items()}) for c in baseline["changes"]]
+        field = {k: f for f, k in _CHANGE_KEYS.items()}
+        changes = [_built(BaselineChange, {field.get(k, k): v for k, v in c.items()}) for c in baseline["changes"]]
         baseline = _built(BaselineInfo, {**baseline, "changes": changes})
     result = _built(PlanResult, {
         **{k: v for k, v in d.items() if k in _PLAN_FIELDS},
