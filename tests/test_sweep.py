@@ -237,14 +237,14 @@ def test_growth_and_demand_rederive_a_business_peak(tmp_path):
     ("price.on-demand=-0.5:1:3", "-0.5 is not a multiplier"),
     ("price.spot=0.5:2:3", "buys no spot (policy.tiers: reserved-1y, on-demand), so its price changes nothing"),
     ("goodput=0:1:3", "give multipliers above 0"),
-    ("occupancy=0:0.5:3", "occupancy 0–0.5 leaves [0.01, 1]"),
-    ("occupancy=0.001:0.5:2", "occupancy 0.001–0.5 leaves [0.01, 1] (a plan's range)"),
-    ("occupancy=0.5:1.2:3", "occupancy 0.5–1.2 leaves [0.01, 1]"),
+    ("occupancy=0:0.5:3", "policy.occupancy 0 is out of range: input should be greater than or equal to 0.01"),
+    ("occupancy=0.001:0.5:2", "policy.occupancy 0.001 is out of range: input should be greater than or equal to 0.01"),
+    ("occupancy=0.5:1.2:3", "policy.occupancy 1.2 is out of range: input should be less than or equal to 1"),
     ("demand=1:1e9:2", "--vary demand: × 1e+09 gives chat"),
     ("demand=1e-300:1:2", "--vary demand: × 1e-300 gives chat"),  # solved to $0 before
     ("price.on-demand=1:1e12:2", "× 1e+12 is beyond the × 100 a scenario may state"),
     ("goodput=0.5:20:2", "× 20 is beyond the × 10 a scenario may state"),
-    ("demand=1e-300:1:2", "below the 0.001 a plan may state — give a lowest multiplier of at least"),
+    ("demand=1e-300:1:2", "greater than or equal to 0.001 — give a lowest multiplier of at least"),
     ("growth=0:0.1:3", "no workload of"),
     ("price.api=0.5:2:3", "sends tokens to an API, so its price changes nothing — give a workload `api:`"),
 ])

@@ -156,16 +156,24 @@ def schema(
         "--reference", help="The plan reference as Markdown (docs/plan-reference.md) instead of the JSON Schema.")] = False,
     model: Annotated[bool, typer.Option(
         "--model", help="The integer program's math as Markdown (docs/model.md) instead of the JSON Schema.")] = False,
+    result: Annotated[bool, typer.Option(
+        "--result", help="The JSON Schema of a result (`solve --json`, docs/result.schema.json) instead.")] = False,
     debug: DebugOpt = False,
 ) -> None:
-    """The plan file's JSON Schema (editors: completion and inline errors), its Markdown reference, or the math."""
+    """The plan file's JSON Schema (editors: completion and inline errors), its Markdown reference, the
+    integer program's math, or the JSON Schema of the result `solve --json` writes."""
 
     def body() -> int:
         from optimizer.atomic import write_text_atomic
         from optimizer.inputs.reference import plan_reference, schema_text
         from optimizer.optimize.families import markdown
+        from optimizer.results.jsonio import result_schema_text
 
-        text = markdown() if model else plan_reference() if reference else schema_text()
+        if sum((reference, result, model)) > 1:
+            raise PlanError(Problem("--reference, --result and --model: give one", "the plan's reference, the "
+                                    "result's schema or the program's math"))
+        text = (markdown() if model else plan_reference() if reference else result_schema_text() if result
+                else schema_text())
         if output is None:
             sys.stdout.write(text)
             return 0

@@ -7,12 +7,19 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import Field
 
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Commitment, Plan
 from optimizer.optimize.calendar import Calendar, overlap_days
 from optimizer.units import HOURS_PER_DAY
 from optimizer.vocab import RESERVED_TERM_DAYS, TERM_MONTHS
+
+
+Count = Annotated[int, Field(ge=0)]
+"""A number of GPUs, nodes or replicas: never negative (a result file holding one is refused when read)."""
 
 
 def term_days(tier: str) -> int:
@@ -68,7 +75,7 @@ class ContractRow:
     accelerator: str
     provider: str
     tier: str
-    gpus: int
+    gpus: Count
     start: str
     end: str
     """Last day of service (inclusive), ISO date."""
@@ -94,7 +101,7 @@ class NewReservation:
     accelerator: str
     provider: str
     tier: str
-    gpus: int
+    gpus: Count
     price_per_gpu_hour: float
     term_days: int
     term_months: int
@@ -222,7 +229,7 @@ class CarriedContract:
     """Where it is in the last result: commitments[i] (signed) or new_commitments[i] (bought there)."""
     offer: str
     tier: str
-    gpus: int
+    gpus: Count
     start: str
     end: str
     """Last day of service (inclusive), ISO date."""

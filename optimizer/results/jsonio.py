@@ -1,62 +1,48 @@
-"""PlanResult ⇄ JSON: the `--json` contract (docs/design.md, "Contracts") plus the detail reports need,
-and the one reader of a saved result (it checks the format version)."""
+"""PlanResult ⇄ JSON: the `--json` contract (its JSON Schema: docs/result.schema.json, `planopt schema --result`)
+plus the detail reports need, and the one reader of a saved result, which validates it against that typed model."""
 
 from __future__ import annotations
 
+import ast
+import collections
 import dataclasses
 import datetime as dt
 import functools
+import inspect
+import itertools
 import json
 import math
 import re
+import textwrap
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from optimizer.candidates.types import Dropped
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, WrapValidator, create_model
+
 from optimizer.errors import PlanError, Problem
 from optimizer.inputs.demand import PeakDerivation
 from optimizer.inputs.schema.plan import FIRST_DATE, LAST_DATE, MAX_HORIZON_DAYS
 from optimizer.optimize.solution import SolveInfo, Status
 from optimizer.results.cashflow import pnl_and_cash
-from optimizer.results.contracts import (
-    CarriedContract,
-    CarryInfo,
-    ContractRow,
-    ExpiryRow,
-    NewReservation,
-    PeriodRow,
-)
+from optimizer.inputs.reference import SCHEMA_DIALECT
+from optimizer.results.contracts import NewReservation
 from optimizer.results.types import (
-    AlternativeRow,
+    NEGATIVE_COST_TOLERANCE,
     BaselineChange,
     BaselineInfo,
-    Binding,
-    BoughtRow,
-    BreakEvenRow,
-    CandidateRow,
-    CashFlowRow,
-    FacilityUse,
+    CashMonthRow,
     HourlySupply,
-    OwnedRow,
-    OwnInputRow,
     OwnResult,
     PlanResult,
-    Purchase,
-    ReplicaCount,
-    RiskInfo,
-    ScenarioRow,
-    ScheduleRow,
     WorkloadResult,
 )
 from optimizer.vocab import TIERS
 
 FORMAT_VERSION = 1
-STATUSES = typing.get_args(Status)
-"""What `status` can say: what a solve ends in."""
 
 
 def _r(x: float, nd: int = 6) -> float:
@@ -128,15 +114,6 @@ def _own(o: OwnResult) -> dict[str, Any]:
             "inputs": inputs}
 
 
-def _own_from(d: dict[str, Any] | None) -> OwnResult | None:
-    if d is None:
-        return None
-    return OwnResult([BoughtRow(**b) for b in d.get("bought", [])], [OwnedRow(**r) for r in d.get("owned", [])],
-                     [BreakEvenRow(**b) for b in d.get("break_even", [])], FacilityUse(**d["facility"]),
-                     d.get("capex", 0.0), d.get("opex", 0.0), d.get("sunk_depreciation", 0.0),
-                     [OwnInputRow(**x) for x in d.get("inputs", [])])  # absent in files written before they were kept
-
-
 def _hourly(h: HourlySupply) -> dict[str, Any]:
     d = asdict(h)
     for k in ("committed_gpus", "period"):  # only with commitments: older results read the same
@@ -171,27 +148,6 @@ def _commitments(result: PlanResult) -> dict[str, Any]:
         out["carried"] = {"file": c.file, "plan": c.plan, "carried": [_rounded(asdict(x)) for x in c.carried],
                           "skipped": [_rounded(asdict(x)) for x in c.skipped], "notes": c.notes}
     return out
-
-
-def _new_reservation(n: dict[str, Any], end_is_last_day: bool) -> NewReservation:
-    """A new reservation as saved; files written before `end_is_last_day` held the day after its term as `end`."""
-    if not end_is_last_day:
-        n = dict(n)
-        if n.get("end"):
-            last = (dt.date.fromisoformat(n["end"]) - dt.timedelta(days=1)).isoformat()
-            if n.get("end_text") == n["end"]:
-                n["end_text"] = last
-            n["end"] = last
-        elif str(n.get("end_text", "")).startswith("start + ") and n.get("term_days"):
-            n["end_text"] = f"after {n['term_days']:,} days"
-    return NewReservation(**n)
-
-
-def _carried(d: dict[str, Any] | None) -> CarryInfo | None:
-    if not d:
-        return None
-    return CarryInfo(d.get("file", ""), d.get("plan", ""), [CarriedContract(**x) for x in d.get("carried", [])],
-                     [CarriedContract(**x) for x in d.get("skipped", [])], list(d.get("notes", [])))
 
 
 def _rounded(d: dict[str, Any]) -> dict[str, Any]:
@@ -236,72 +192,12 @@ def derivation_json(d: PeakDerivation | None) -> dict[str, Any] | None:
     return {**asdict(d), "output_tokens_per_s": d.peak_output_tokens_per_s, "text": d.text()}
 
 
-def _derivation(d: dict[str, Any] | None) -> PeakDerivation | None:
-    if not d:
-        return None
-    return PeakDerivation(**{k: v for k, v in d.items() if k in PeakDerivation.__dataclass_fields__})
-
-
 def dumps(result: PlanResult, *, stable: bool = False) -> str:
     """JSON text; `stable` zeroes solver.seconds so two solves compare byte for byte."""
     d = to_dict(result)
     if stable:
         d["solver"]["seconds"] = 0.0
     return json.dumps(d, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-def from_dict(d: dict[str, Any]) -> PlanResult:
-    """Rebuild a PlanResult from saved JSON (for `planopt report` and `compare`)."""
-    s = d["solver"]
-    workloads = []
-    for w in d["workloads"]:
-        workloads.append(WorkloadResult(
-            name=w["name"], pool=w["pool"], kind=w.get("kind", "interactive"), model=w.get("model"),
-            offer=w.get("offer"), accelerator=w.get("accelerator"), provider=w.get("provider"),
-            precision=w.get("precision"), tp=w.get("tp", 0), mig=w.get("mig"),
-            gpus_per_replica=w.get("gpus_per_replica", 0.0),
-            goodput_output_tokens_per_s=w.get("goodput_output_tokens_per_s", 0.0),
-            goodput_source=w.get("goodput_source", ""), bound=w.get("bound"), weights_gb=w.get("weights_gb", 0.0),
-            kv_gb_per_seq=w.get("kv_gb_per_seq", 0.0), kv_concurrency=w.get("kv_concurrency", 0),
-            needed_concurrency=w.get("needed_concurrency", 0), total_gb=w.get("total_gb", 0.0),
-            reserve_gb=w.get("reserve_gb", 0.0), free_gb=w.get("free_gb", 0.0),
-            peak_day_type=w.get("peak", {}).get("day_type", ""), peak_hour=w.get("peak", {}).get("hour", 0),
-            peak_output_tokens_per_s=w.get("peak", {}).get("output_tokens_per_s", 0.0),
-            replicas=ReplicaCount(**w["replicas"]), gpus_at_peak=w.get("gpus_at_peak", 0), cost=w.get("cost", 0.0),
-            api_share=w.get("api_share", 0.0), api_cost=w.get("api_cost", 0.0), gpu_hours=w.get("gpu_hours", 0.0),
-            candidates=w.get("candidates", 0), hourly_gpus=w.get("hourly_gpus", {}),
-            hourly_replicas=w.get("hourly_replicas", {}), hourly_demand=w.get("hourly_demand", {}),
-            hourly_api_tokens_per_s=w.get("hourly_api_tokens_per_s", {}), key=w.get("key", ""),
-            family=w.get("family", "tp"), layout=w.get("layout"), pp=w.get("pp", 1), ep=w.get("ep", 1),
-            kv_copies=w.get("kv_copies", 1.0), calibrated=w.get("calibrated", True),
-            ttft_at_load_ms=w.get("ttft_at_load_ms"), committed_cost=w.get("committed_cost", 0.0),
-            cost_by_tier=w.get("cost_by_tier", {}), gpu_hours_by_tier=w.get("gpu_hours_by_tier", {}),
-            gpu_hours_by_day_type=w.get("gpu_hours_by_day_type", {}), team=w.get("team"),
-            cost_center=w.get("cost_center"), tenants=w.get("tenants") or {},
-            peak_derivation=_derivation(w.get("peak", {}).get("derived_from"))))
-    purchases = [Purchase(p["offer"], p["accelerator"], p.get("provider", ""), p.get("region", ""), p["tier"],
-                          p["gpus"], p["gpu_hours"], p.get("price_per_gpu_hour", 0.0), p.get("price_estimated", False),
-                          p.get("cost", 0.0), p.get("gpus_per_node", 1)) for p in d["purchases"]]
-    return PlanResult(
-        plan=d["plan"], file=d.get("file", ""), status=d["status"], currency=d["currency"],
-        horizon_days=d["horizon_days"], day_types=d.get("day_types", {"all": d["horizon_days"]}),
-        policy=d.get("policy", {}), cost_total=d["cost"]["total"], cost_by_tier=d["cost"]["by_tier"],
-        workloads=workloads, purchases=purchases, hourly=[HourlySupply(**h) for h in d.get("hourly", [])],
-        candidates=[CandidateRow(**c) for c in d.get("candidates", [])],
-        dropped=[Dropped(**x) for x in d.get("dropped", [])], binding=[Binding(**b) for b in d.get("binding", [])],
-        solver=SolveInfo(s["name"], s.get("status", d["status"]), s["seconds"], s["gap"], None, None),
-        offers=d.get("offers", {}), apis=d.get("apis", {}), pruned=d.get("pruned", 0), notes=d.get("notes", []),
-        alternatives=[AlternativeRow(**a) for a in d.get("alternatives", [])],
-        start_date=d.get("start_date"), cost_committed=d.get("cost", {}).get("committed", 0.0) or 0.0,
-        commitments=[ContractRow(**c) for c in d.get("commitments", [])],
-        new_commitments=[_new_reservation(n, bool(d.get("end_is_last_day"))) for n in d.get("new_commitments", [])],
-        expiry=[ExpiryRow(**e) for e in d.get("expiry", [])], periods=[PeriodRow(**p) for p in d.get("periods", [])],
-        baseline=baseline_from_dict(d.get("baseline")), cost_idle=d["cost"].get("idle", 0.0),
-        cost_idle_by_tier=d["cost"].get("idle_by_tier", {}), cost_idle_committed=d["cost"].get("idle_committed", 0.0),
-        carried=_carried(d.get("carried")), cash_flow=[CashFlowRow(**r) for r in d.get("cash_flow", [])],
-        commitment_schedule=[ScheduleRow(**r) for r in d.get("commitment_schedule", [])],
-        own=_own_from(d.get("own")), scenarios=[ScenarioRow(**r) for r in d.get("scenarios", [])],
-        risk=RiskInfo(**d["risk"]) if d.get("risk") else None)
 
 
 def baseline_to_dict(info: BaselineInfo) -> dict[str, Any]:
@@ -313,21 +209,220 @@ def baseline_to_dict(info: BaselineInfo) -> dict[str, Any]:
             "new": info.new, "notes": info.notes}
 
 
-def baseline_from_dict(d: dict[str, Any] | None) -> BaselineInfo | None:
-    if not d:
+# --- the JSON, typed: what `planopt solve --json` writes, as pydantic reads and publishes it ---------------------
+
+_AS_WRITTEN = ConfigDict(strict=True, extra="forbid", use_attribute_docstrings=True)
+"""Numbers are numbers (a count a whole one), text is text, and no key `planopt solve` does not write."""
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls, include_extras=True)
+
+
+@functools.cache
+def _docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of `cls` (the published schema describes the keys with them)."""
+    try:
+        body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body  # type: ignore[attr-defined]
+    except (OSError, TypeError):  # installed without its sources: the schema goes without descriptions
+        return {}
+    return {a.target.id: inspect.cleandoc(b.value.value) for a, b in itertools.pairwise(body)
+            if isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name) and isinstance(b, ast.Expr)
+            and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)}
+
+
+def _fields(cls: type, *, only: Iterable[str] | None = None, leave: Iterable[str] = (),
+            keys: dict[str, str] | None = None) -> dict[str, Any]:
+    """`cls`'s fields as pydantic field definitions, each with the type and the default `cls` states (a key
+    added in a later version has a default there, so files written before it read); `keys` names a field's
+    key in the JSON when it differs."""
+    hints = _hints(cls)
+    keys = keys or {}
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if (only is not None and f.name not in only) or f.name in leave:
+            continue
+        kw: dict[str, Any] = {"alias": keys[f.name]} if f.name in keys else {}
+        if f.name in _docs(cls):
+            kw["description"] = _docs(cls)[f.name]
+        if f.default is not dataclasses.MISSING:
+            kw["default"] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            kw["default_factory"] = f.default_factory
+        out[f.name] = (hints[f.name], Field(**kw))
+    return out
+
+
+def _model(name: str, doc: str, fields: dict[str, Any], config: ConfigDict = _AS_WRITTEN) -> type[BaseModel]:
+    return create_model(name, __config__=config, __doc__=doc, **fields)
+
+
+_COST_KEYS = {f.name: f.name.removeprefix("cost_") for f in dataclasses.fields(PlanResult)
+              if f.name.startswith("cost_")}
+_PEAK_KEYS = {"peak_day_type": "day_type", "peak_hour": "hour", "peak_output_tokens_per_s": "output_tokens_per_s",
+              "peak_derivation": "derived_from"}
+
+_DerivedJson = _model("DerivedFrom", "The business numbers a peak was derived from, the peak, and the arithmetic.", {
+    **_fields(PeakDerivation), "output_tokens_per_s": (float | None, None), "text": (str | None, None)})
+_PeakJson = _model("Peak", "A workload's busiest hour.", {
+    **_fields(WorkloadResult, only=_PEAK_KEYS, keys=_PEAK_KEYS),
+    "peak_derivation": (_DerivedJson | None, Field(None, alias="derived_from"))})
+_WorkloadJson = _model("Workload", WorkloadResult.__doc__ or "", {
+    **_fields(WorkloadResult, leave=_PEAK_KEYS), "peak": (_PeakJson, ...)})
+_CostJson = _model("Cost", "What the horizon costs (per_day and all_in are written for readers; derived).", {
+    **_fields(PlanResult, only=_COST_KEYS, keys=_COST_KEYS),
+    "per_day": (float | None, None), "all_in": (float | None, None)})
+_SolverJson = _model("Solver", "The solve: solver, seconds, proven gap and status (the result's, when absent).", {
+    **_fields(SolveInfo, only=("name", "seconds", "gap")), "status": (Status | None, None)})
+_CHANGE_KEYS = {"from_label": "from", "to_label": "to"}
+_ChangeJson = _model("BaselineChange", BaselineChange.__doc__ or "", _fields(BaselineChange, keys=_CHANGE_KEYS))
+_BaselineJson = _model("Baseline", "Choices kept from a baseline result, and those changed.", {
+    **_fields(BaselineInfo, leave=("changes",)), "changes": (list[_ChangeJson], ...)})
+
+
+_READ_BY_REPORTS = {
+    "Offer": {"provider": str, "region": str, "accelerator": str, "gpus_per_node": float, "prices": dict[str, float],
+              "estimated": dict[str, bool], "available_gpus": dict[str, Any], "spot_interruption": float},
+    "Policy": {"occupancy": float, "memory_reserve": float, "spares": float, "rollout_fraction": float,
+               "mip_gap": float, "change_threshold": float, "time_limit_s": float, "tiers": list[str]}}
+"""The keys of an offer and of the policy the reports read, by type: they are checked where present; the rest of
+each (the prices' source and as_of, the plan's other settings) is kept as written."""
+_OfferJson, _PolicyJson = (_model(name, f"The parts of {name.lower()} the reports read.",
+                                  {k: (tp, None) for k, tp in keys.items()}, ConfigDict(strict=True, extra="allow"))
+                           for name, keys in _READ_BY_REPORTS.items())
+
+
+def _as_written(value: Any, check: Any) -> Any:
+    """Checked by its type, kept as the file holds it (the order and the keys no type names)."""
+    check(value)
+    return value
+
+
+ResultJson = _model("PlanResultJson", "A solved plan as `planopt solve --json` writes it.", {
+    **_fields(PlanResult, leave=(*_COST_KEYS, "solver", "workloads", "baseline", "offers", "policy")),
+    "cost": (_CostJson, ...), "solver": (_SolverJson, ...), "workloads": (list[_WorkloadJson], ...),
+    "baseline": (_BaselineJson | None, None),
+    "offers": (dict[str, Annotated[_OfferJson, WrapValidator(_as_written)]], ...),
+    "policy": (Annotated[_PolicyJson, WrapValidator(_as_written)], ...),
+    "format": (Annotated[int, Field(ge=1, strict=False)], FORMAT_VERSION),
+    "end_is_last_day": (bool, False),
+    "cash_by_month": (list[CashMonthRow], Field(default_factory=list))})
+"""The whole file. Keys added after the first version have their field's default, so older files read; the
+reader adds what pydantic cannot say (`_meaning_errors`)."""
+
+_READ = TypeAdapter(ResultJson)
+
+def result_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a result file, generated from the typed model the reader validates with."""
+    schema = _READ.json_schema(by_alias=True)
+    for row in schema["$defs"].values():  # rows are dataclasses: the reader refuses a key they lack as well
+        row.setdefault("additionalProperties", False)
+    return {"$schema": SCHEMA_DIALECT, "title": f"planopt result file, format {FORMAT_VERSION}",
+            "description": "A solved plan as `planopt solve --json` and `-o DIR` write it (DIR/<plan>.json).",
+            **{k: v for k, v in schema.items() if k not in ("title", "description")}}
+
+
+def result_schema_text() -> str:
+    return json.dumps(result_json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _result(d: dict[str, Any]) -> PlanResult:
+    """The PlanResult a file that validated holds, its values as the file holds them (a whole number stays one,
+    so a result reads and writes back byte for byte): each field from its key (cost.total → cost_total) and
+    every field the file leaves out at the default its dataclass states."""
+    s = d["solver"]
+    workloads = []
+    for w in d["workloads"]:
+        peak = w["peak"]
+        derived = peak.get("derived_from")
+        workloads.append(_built(WorkloadResult, {
+            **{k: v for k, v in w.items() if k != "peak"},
+            **{f: peak[k] for f, k in _PEAK_KEYS.items() if k in peak},
+            "peak_derivation": None if not derived else _built(PeakDerivation, derived)}))
+    baseline = d.get("baseline") or None
+    if baseline:
+        field = {k: f for f, k in _CHANGE_KEYS.items()}
+        changes = [_built(BaselineChange, {field.get(k, k): v for k, v in c.items()}) for c in baseline["changes"]]
+        baseline = _built(BaselineInfo, {**baseline, "changes": changes})
+    result = _built(PlanResult, {
+        **{k: v for k, v in d.items() if k in _PLAN_FIELDS},
+        **{f: d["cost"][k] for f, k in _COST_KEYS.items() if k in d["cost"]},
+        "workloads": workloads, "baseline": baseline,
+        "solver": SolveInfo(s["name"], s.get("status") or d["status"], s["seconds"], s["gap"], None, None)})
+    if d.get("end_is_last_day"):
+        return result
+    return dataclasses.replace(result, new_commitments=[_end_as_last_day(n) for n in result.new_commitments])
+
+
+def _built(cls: type, d: dict[str, Any]) -> Any:
+    """`cls` from the keys of `d` that are its fields, each row of a list or object of rows built likewise."""
+    builders = _builders(cls)
+    return cls(**{k: v if (b := builders[k]) is None or v is None else b(v) for k, v in d.items() if k in builders})
+
+
+@functools.cache
+def _builders(cls: type) -> dict[str, Callable[[Any], Any] | None]:
+    return {name: _builder(tp) for name, tp in _hints(cls).items()}
+
+
+def _builder(tp: Any) -> Callable[[Any], Any] | None:
+    """How a value of type `tp` is built from its JSON: None when it is kept as parsed (it holds no rows)."""
+    while typing.get_origin(tp) is Annotated:
+        tp = typing.get_args(tp)[0]
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        tp = next((a for a in typing.get_args(tp) if a is not type(None)), tp)
+    if dataclasses.is_dataclass(tp):
+        return lambda v: _built(tp, v) if isinstance(v, dict) else v  # type: ignore[arg-type]
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    item = _builder(args[-1]) if origin in (list, dict) and args else None
+    if item is None:
         return None
-    return BaselineInfo(d.get("file", ""), float(d.get("change_threshold", 0.0)), list(d.get("kept", [])),
-                        [BaselineChange(c["workload"], c.get("from_key", ""), c.get("to_key", ""), c.get("from", ""),
-                                c.get("to", ""), c.get("cost_before", 0.0), c.get("cost_after", 0.0),
-                                c.get("saving", 0.0), c.get("reason", "")) for c in d.get("changes", [])],
-                        list(d.get("new", [])), list(d.get("notes", [])))
+    if origin is list:
+        return lambda v: [item(x) for x in v]
+    return lambda v: {k: item(x) for k, x in v.items()}
+
+
+_PLAN_FIELDS = frozenset(f.name for f in dataclasses.fields(PlanResult))
+
+
+def _end_as_last_day(n: NewReservation) -> NewReservation:
+    """A new reservation as a file written before `end_is_last_day` holds it: its `end` was the day after its
+    term (a date that is not one is left for the calendar check to name)."""
+    if n.end and date_error(n.end, "") is None:
+        last = (dt.date.fromisoformat(n.end) - dt.timedelta(days=1)).isoformat()
+        return dataclasses.replace(n, end=last, end_text=last if n.end_text == n.end else n.end_text)
+    if not n.end and n.end_text.startswith("start + ") and n.term_days:
+        return dataclasses.replace(n, end_text=f"after {n.term_days:,} days")
+    return n
+
+
+def from_dict(d: dict[str, Any]) -> PlanResult:
+    """Rebuild a PlanResult from its JSON as parsed (`report` re-renders the numbers the file keeps), the JSON
+    of any format written before included. It checks nothing: `read_result` checks a file before it builds one."""
+    return _result(d)
+
+
+_FIX = "give the file as `planopt solve` wrote it, or solve the plan again"
+
+
+def _checked(text: str, d: dict[str, Any]) -> PlanResult | list[tuple[str, str]]:
+    """The result that `text`, parsed as `d`, holds, or every (key path, what is wrong) in it: what pydantic
+    says of its types first, then what types cannot say."""
+    try:
+        _READ.validate_json(text)
+    except ValidationError as exc:
+        return [_said(e) for e in exc.errors(include_url=False)]
+    result = _result(d)
+    return list(_meaning_errors(result)) or result
 
 
 def read_result(path: Path | str, what: str = "result") -> PlanResult:
-    """A result JSON that `planopt solve` wrote, as a PlanResult; PlanError (exit 2) when it is not one.
+    """A result JSON that `planopt solve` wrote, as a PlanResult; PlanError (exit 2) when it is not one, with
+    every problem in it by key path.
 
-    The one reader of saved results (`planopt report`, `compare`, `--baseline`, `calibrate --result`):
-    it refuses a file written by a newer planopt instead of misreading it.
+    The one reader of saved results (`planopt report`, `compare`, `--baseline`, `--carry`, `calibrate --result`):
+    it reads every format written before, and refuses a file written by a newer planopt instead of misreading it.
     """
     path = Path(path)
     shown = str(path)
@@ -336,11 +431,19 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
         raise PlanError(Problem(f"{what} file not found" if not path.exists() else f"the {what} is not a file "
                                 "(a folder or a device)", fix, file=shown))
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"), parse_constant=_NonFinite, parse_float=_finite)
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise PlanError(Problem(f"the {what} is not UTF-8 text", fix, file=shown)) from None
     except OSError as exc:
         raise PlanError(Problem(f"cannot read the {what}: {exc.strerror or exc}", fix, file=shown)) from None
+    deepest = _depth(text)
+    if deepest > MAX_DEPTH:
+        raise PlanError(Problem(f"nested {deepest} levels deep (a result is at most {MAX_DEPTH})", fix, file=shown))
+    try:
+        odd: list[Any] = []  # what planopt never writes: a key given twice, NaN or Infinity (then named by path)
+        data = json.loads(text, object_pairs_hook=lambda pairs: _object(pairs, odd),
+                          parse_constant=lambda t: odd.append(t) or _NonFinite(t),
+                          parse_float=lambda t: _finite(t, odd))
     except json.JSONDecodeError as exc:
         if path.suffix.lower() in (".yaml", ".yml"):  # the plan itself, given where its result goes
             raise PlanError(Problem(f"a plan, not a {what}: the {what} is the JSON `planopt solve` writes",
@@ -349,34 +452,54 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
         raise PlanError(Problem(f"not JSON: {exc.msg}", fix, file=shown, line=exc.lineno)) from None
     if not isinstance(data, dict) or "plan" not in data or "workloads" not in data:
         raise PlanError(Problem("not a planopt result JSON (no 'plan' and 'workloads')", fix, file=shown))
-    found = _non_finite(data, "")
-    if found is not None:
-        raise PlanError(Problem(f"{found[0]}: {found[1]} is not a finite number "
-                                "(a result holds no NaN or Infinity)",
-                                "give the file as `planopt solve` wrote it, or solve the plan again", file=shown))
+    found = list(_unreadable(data, "")) if odd else []
+    if found:
+        raise PlanError([Problem(message, _FIX, file=shown, path=p) for p, message in found])
     version = data.get("format", FORMAT_VERSION)
     if isinstance(version, float) and version.is_integer():
         version = int(version)  # 1.0 is format 1
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise PlanError(Problem(f"format: {_shown(version)} is not a result format (a whole number, 1 or more)",
+        raise PlanError(Problem(f"{_shown(version)} is not a result format (a whole number, 1 or more)",
                                 f"this planopt writes format {FORMAT_VERSION}: give the file as `planopt solve` "
-                                "wrote it, or solve the plan again", file=shown))
+                                "wrote it, or solve the plan again", file=shown, path="format"))
     if version > FORMAT_VERSION:
         raise PlanError(Problem(f"result format {version} is newer than this planopt reads ({FORMAT_VERSION})",
                                 "upgrade planopt, or solve the plan again", file=shown))
-    wrong = shape_error(data)
-    if wrong is not None:
-        raise PlanError(Problem(wrong, "give the file as `planopt solve` wrote it, or solve the plan again",
-                                file=shown))
-    try:
-        result = from_dict(data)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise PlanError(Problem(f"not a planopt result JSON ({type(exc).__name__}: {exc})", fix, file=shown)) from None
-    wrong = type_error(result, PlanResult, "") or _consistency_error(result)
-    if wrong is not None:
-        raise PlanError(Problem(wrong, "give the file as `planopt solve` wrote it, or solve the plan again",
-                                file=shown))
+    result = _checked(text, data)
+    if isinstance(result, list):
+        raise PlanError([Problem(message, _FIX, file=shown, path=p) for p, message in result])
     return result
+
+
+MAX_DEPTH = 200
+"""Objects and lists nested deeper than this are refused before parsing: planopt writes 5 levels, and Python's
+parser and the checks after it recurse once a level (a file nested 100,000 deep would exhaust the stack)."""
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+
+
+def _depth(text: str) -> int:
+    """How deep the text's objects and lists nest, brackets inside strings aside."""
+    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text))
+    return max(itertools.accumulate(1 if b in "[{" else -1 for b in brackets), default=0)
+
+
+class _Object(dict):
+    """A JSON object as parsed that holds a key more than once (a file planopt writes holds none)."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]):
+        super().__init__(pairs)
+        counts = collections.Counter(k for k, _ in pairs)
+        self.repeated = [k for k, n in counts.items() if n > 1]
+
+
+def _object(pairs: list[tuple[str, Any]], odd: list[Any]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) == len(pairs):
+        return d
+    odd.append(pairs)
+    return _Object(pairs)
 
 
 class _NonFinite(str):
@@ -384,257 +507,124 @@ class _NonFinite(str):
     so the reader can name its key: `json.dumps` never writes one (allow_nan=False)."""
 
 
-def _finite(text: str) -> float | _NonFinite:
+def _finite(text: str, odd: list[Any]) -> float | _NonFinite:
     v = float(text)
-    return v if math.isfinite(v) else _NonFinite(text)
+    if math.isfinite(v):
+        return v
+    odd.append(text)
+    return _NonFinite(text)
 
 
-def _non_finite(value: Any, path: str) -> tuple[str, _NonFinite] | None:
-    """The key path and text of the first NaN or Infinity in parsed JSON, or None."""
+def _unreadable(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Every key given twice and every NaN or Infinity in parsed JSON, by key path."""
     if isinstance(value, _NonFinite):
-        return path or "the result", value
-    if isinstance(value, dict):
-        items: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+        yield path or "the result", f"{value} is not a finite number (a result holds no NaN or Infinity)"
+    elif isinstance(value, dict):
+        for k in getattr(value, "repeated", ()):
+            yield _join(path, k), "is given more than once (each key once)"
+        for k, v in value.items():
+            yield from _unreadable(v, _join(path, k))
     elif isinstance(value, list):
-        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
-    else:
-        return None
-    for p, v in items:
-        found = _non_finite(v, p)
-        if found is not None:
-            return found
-    return None
+        for i, v in enumerate(value):
+            yield from _unreadable(v, f"{path}[{i}]")
 
 
-_ROWS: dict[str, type] = {
-    "hourly": HourlySupply, "candidates": CandidateRow, "dropped": Dropped, "binding": Binding,
-    "alternatives": AlternativeRow, "commitments": ContractRow, "new_commitments": NewReservation,
-    "expiry": ExpiryRow, "periods": PeriodRow, "cash_flow": CashFlowRow, "commitment_schedule": ScheduleRow,
-    "scenarios": ScenarioRow}
-"""Lists of a result whose rows are rebuilt field for field (`Row(**row)`)."""
-_OWN_ROWS: dict[str, type] = {"bought": BoughtRow, "owned": OwnedRow, "break_even": BreakEvenRow,
-                              "inputs": OwnInputRow}
-_REQUIRED = {"": ("plan", "status", "currency", "horizon_days", "cost", "workloads", "purchases", "solver"),
-             "cost": ("total", "by_tier"), "solver": ("name", "seconds", "gap"),
-             "workloads[]": ("name", "pool", "replicas"),
-             "purchases[]": ("offer", "accelerator", "tier", "gpus", "gpu_hours")}
-"""Keys `from_dict` cannot do without (the rest have defaults, for files written before they were kept)."""
+def _join(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
 
 
-def shape_error(d: dict[str, Any]) -> str | None:
-    """What in a parsed result `from_dict` could not rebuild — a key it needs that is missing, a list that is not
-    a list, an object that is not an object, a key no row has — as `path: what`, or None.
+# --- pydantic's errors, as a reader of the file is told them ----------------------------------------------------
 
-    Types of the values themselves are checked on the rebuilt result (`type_error`), meanings after that
-    (`_consistency_error`)."""
-    return (_keys(d, "", _REQUIRED[""])
-            or _objects(d, "", ("cost", "solver", "day_types", "policy", "offers", "apis"), nullable=False)
-            or _keys(d["cost"], "cost", _REQUIRED["cost"])
-            or _objects(d["cost"], "cost", ("by_tier", "idle_by_tier"), nullable=False)
-            or _keys(d["solver"], "solver", _REQUIRED["solver"])
-            or _list_of(d, "", "workloads", _workload_shape)
-            or _list_of(d, "", "purchases", lambda p, path: _keys(p, path, _REQUIRED["purchases[]"]))
-            or next((e for k, cls in _ROWS.items() if (e := _list_of(d, "", k, _row(cls)))), None)
-            or _list_of(d, "", "notes", None)
-            or _own_shape(d.get("own"))
-            or _carried_shape(d.get("carried"))
-            or _baseline_shape(d.get("baseline"))
-            or (_row(RiskInfo)(d["risk"], "risk") if d.get("risk") else None)
-            or (None if d.get("end_is_last_day") else  # files before it: each end is read as a date now
-                next((e for i, n in enumerate(d.get("new_commitments", []))
-                      if n.get("end") and (e := date_error(n["end"], f"new_commitments[{i}].end"))), None)))
+_IS_NOT = {"float_type": "a number", "int_type": "a number", "string_type": "text", "bool_type": "true or false",
+           "list_type": "a list", "dict_type": "an object", "dataclass_type": "an object", "model_type": "an object",
+           "dataclass_exact_type": "an object", "model_attributes_type": "an object", "none_required": "null",
+           "int_from_float": "a whole number"}
+_NEGATIVE = {"goodput_output_tokens_per_s": "a goodput is tokens/s, 0 or more"}
+"""Why a value may not be negative, by field; otherwise by its bound: a count's 0 or a cost's −1 cent."""
+_NOT_BELOW = {0: "a count of GPUs, nodes or replicas", -NEGATIVE_COST_TOLERANCE: "a cost is GPU-hours at prices, 0 or more"}
+_CHOICES = {"status": "a status planopt writes"}
 
 
-def _keys(d: dict[str, Any], path: str, required: tuple[str, ...]) -> str | None:
-    missing = next((k for k in required if k not in d), None)
-    return None if missing is None else f"{_join(path, missing)}: missing"
+def _said(e: Any) -> tuple[str, str]:
+    """(key path, what is wrong) for one of pydantic's errors."""
+    path = ""
+    for part in e["loc"]:
+        path = f"{path}[{part}]" if isinstance(part, int) else _join(path, part)
+    kind, value, field = e["type"], e.get("input"), next(
+        (p for p in reversed(e["loc"]) if isinstance(p, str)), "")
+    if kind == "missing":
+        return path, "missing"
+    if kind in ("unexpected_keyword_argument", "extra_forbidden"):
+        parent = path.rsplit(".", 1)[0] if "." in path else "the result"
+        return path, f"is not a key of {parent} (planopt never writes it)"
+    if kind == "int_type" and isinstance(value, float):
+        return path, f"{_shown(value)} is not a whole number"
+    if kind in _IS_NOT:
+        return path, f"{_shown(value)} is not {_IS_NOT[kind]}"
+    if kind == "greater_than_equal":
+        why = _NEGATIVE.get(field) or _NOT_BELOW.get(e["ctx"]["ge"])
+        if why:
+            return path, f"{_shown(value)} is negative ({why})"
+    if kind == "literal_error":
+        return path, f"{_shown(value)} is not {_CHOICES.get(field, 'one of')} ({e['ctx']['expected']})"
+    return path, f"{_shown(value)}: {e['msg'][:1].lower()}{e['msg'][1:]}"
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+# --- what types cannot say -----------------------------------------------------------------------------------
 
-
-def _objects(d: dict[str, Any], path: str, keys: tuple[str, ...], *, nullable: bool = True) -> str | None:
-    for k in keys:
-        if k in d and not isinstance(d[k], dict) and not (nullable and d[k] is None):
-            return f"{_join(path, k)}: {_shown(d[k])} is not an object"
-    return None
-
-
-def _list_of(d: dict[str, Any], path: str, key: str, item: Callable[[Any, str], str | None] | None) -> str | None:
-    """d[key], when present, is a list; each item an object that `item` finds nothing wrong with."""
-    if key not in d:
-        return None
-    rows, where = d[key], _join(path, key)
-    if not isinstance(rows, list):
-        return f"{where}: {_shown(rows)} is not a list"
-    if item is None:
-        return None
-    for i, row in enumerate(rows):
-        if not isinstance(row, dict):
-            return f"{where}[{i}]: {_shown(row)} is not an object"
-        wrong = item(row, f"{where}[{i}]")
-        if wrong:
-            return wrong
-    return None
-
-
-def _row(cls: type) -> Callable[[Any, str], str | None]:
-    """A row rebuilt as `cls(**row)`: every field without a default present, no key that is not a field."""
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    required = tuple(n for n, f in fields.items()
-                     if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
-
-    def check(row: Any, path: str) -> str | None:
-        if not isinstance(row, dict):
-            return f"{path}: {_shown(row)} is not an object"
-        unknown = next((k for k in row if k not in fields), None)
-        if unknown is not None:
-            return f"{_join(path, unknown)}: is not a key of {path} (planopt writes {', '.join(fields)})"
-        return _keys(row, path, required)
-    return check
-
-
-def _workload_shape(w: dict[str, Any], path: str) -> str | None:
-    wrong = _keys(w, path, _REQUIRED["workloads[]"]) or _row(ReplicaCount)(w["replicas"], f"{path}.replicas") \
-        or _objects(w, path, ("peak", "hourly_gpus", "hourly_replicas", "hourly_demand", "hourly_api_tokens_per_s",
-                              "cost_by_tier", "gpu_hours_by_tier"), nullable=False) \
-        or _objects(w, path, ("tenants",))
-    if wrong or "peak" not in w:
-        return wrong
-    derived = w["peak"].get("derived_from")
-    if not derived:
-        return None
-    if not isinstance(derived, dict):
-        return f"{path}.peak.derived_from: {_shown(derived)} is not an object"
-    return _keys(derived, f"{path}.peak.derived_from",
-                 tuple(f.name for f in dataclasses.fields(PeakDerivation) if f.default is dataclasses.MISSING))
-
-
-def _own_shape(own: Any) -> str | None:
-    if own is None:
-        return None
-    if not isinstance(own, dict):
-        return f"own: {_shown(own)} is not an object"
-    return (_keys(own, "own", ("facility",)) or _row(FacilityUse)(own["facility"], "own.facility")
-            or next((e for k, cls in _OWN_ROWS.items() if (e := _list_of(own, "own", k, _row(cls)))), None))
-
-
-def _carried_shape(carried: Any) -> str | None:
-    if not carried:
-        return None
-    if not isinstance(carried, dict):
-        return f"carried: {_shown(carried)} is not an object"
-    return (_list_of(carried, "carried", "carried", _row(CarriedContract))
-            or _list_of(carried, "carried", "skipped", _row(CarriedContract))
-            or _list_of(carried, "carried", "notes", None))
-
-
-def _baseline_shape(baseline: Any) -> str | None:
-    if not baseline:
-        return None
-    if not isinstance(baseline, dict):
-        return f"baseline: {_shown(baseline)} is not an object"
-    return (_list_of(baseline, "baseline", "changes", lambda c, path: _keys(c, path, ("workload",)))
-            or next((e for k in ("kept", "new", "notes") if (e := _list_of(baseline, "baseline", k, None))), None))
-
-
-_OFFER_SHAPE = {"provider": str, "region": str, "accelerator": str, "gpus_per_node": float,
-                "prices": dict[str, float], "estimated": dict[str, bool], "available_gpus": dict[str, Any],
-                "spot_interruption": float}
-_POLICY_SHAPE = {"occupancy": float, "memory_reserve": float, "spares": float, "rollout_fraction": float,
-                 "mip_gap": float, "change_threshold": float, "time_limit_s": float, "tiers": list[str]}
-"""The parts of a result's free-form `offers` and `policy` that the reports read, by type."""
-
-
-def _consistency_error(result: PlanResult) -> str | None:
-    """What types cannot say: a status planopt writes, a horizon of days, day types and tiers that the rows name,
-    workloads named once, 24 hours to a day, dates and months that are on the calendar, and the shape of the
-    offers and policy the reports read."""
-    if result.status not in STATUSES:
-        return f"status: {_shown(result.status)} is not a status planopt writes ({', '.join(STATUSES)})"
+def _meaning_errors(result: PlanResult) -> Iterator[tuple[str, str]]:
+    """(key path, what) for each value a well-typed file may hold and planopt never writes: a horizon of days,
+    day types and tiers the rows name, workloads named once, 24 hours to a day, dates and months on the calendar,
+    a share of occupancy, and a goodput for a config served on GPUs."""
     if not 1 <= result.horizon_days <= MAX_HORIZON_DAYS:
-        return f"horizon_days: {result.horizon_days} is not a horizon (1 to {MAX_HORIZON_DAYS:,} days)"
+        yield "horizon_days", f"{result.horizon_days} is not a horizon (1 to {MAX_HORIZON_DAYS:,} days)"
     if not result.day_types:
-        return "day_types: is empty (every result has at least one day type)"
+        yield "day_types", "is empty (every result has at least one day type)"
     for name, days in result.day_types.items():
         if not 0 <= days <= result.horizon_days:
-            return f"day_types.{name}: {_shown(days)} is not a count of days (0 to horizon_days, {result.horizon_days})"
+            yield f"day_types.{name}", f"{_shown(days)} is not a count of days (0 to horizon_days, {result.horizon_days})"
     seen: dict[str, int] = {}
     for i, w in enumerate(result.workloads):
         if w.name in seen:
-            return f"workloads[{i}].name: '{w.name}' is workloads[{seen[w.name]}]'s name too (each workload once)"
-        seen[w.name] = i
+            yield f"workloads[{i}].name", f"'{w.name}' is workloads[{seen[w.name]}]'s name too (each workload once)"
+        seen.setdefault(w.name, i)
         for key in ("hourly_gpus", "hourly_replicas", "hourly_demand", "hourly_api_tokens_per_s"):
             for day_type, row in getattr(w, key).items():
-                where = f"workloads[{i}].{key}.{day_type}"
-                if day_type not in result.day_types:
-                    return f"{where}: '{day_type}' is not one of the result's day_types"
-                if len(row) != 24:
-                    return f"{where}: {len(row)} values, not 24 (one an hour)"
-    wrong = _calendar_error(result)
-    if wrong:
-        return wrong
-    for k, v in result.policy.items():
-        if k in _POLICY_SHAPE:
-            wrong = type_error(v, _POLICY_SHAPE[k], f"policy.{k}")
-            if wrong:
-                return wrong
+                yield from _hours(result, f"workloads[{i}].{key}.{day_type}", day_type, len(row))
+    for i, h in enumerate(result.hourly):
+        yield from _hours(result, f"hourly[{i}].day_type", h.day_type, 24)
+        if not 0 <= h.hour <= 23:
+            yield f"hourly[{i}].hour", f"{_shown(h.hour)} is not an hour of the day (0 to 23)"
     occupancy = result.policy.get("occupancy", 1.0)
     if not 0 < occupancy <= 1:
-        return f"policy.occupancy: {occupancy} is not a share in (0, 1]"
-    for oid, offer in result.offers.items():
-        if not isinstance(offer, dict):
-            return f"offers.{oid}: {_shown(offer)} is not an object"
-        for k, v in offer.items():
-            if k in _OFFER_SHAPE:
-                wrong = type_error(v, _OFFER_SHAPE[k], f"offers.{oid}.{k}")
-                if wrong:
-                    return wrong
-    for i, h in enumerate(result.hourly):
-        if h.day_type not in result.day_types:
-            return f"hourly[{i}].day_type: '{h.day_type}' is not one of the result's day_types"
-        if not 0 <= h.hour <= 23:
-            return f"hourly[{i}].hour: {_shown(h.hour)} is not an hour of the day (0 to 23)"
-    if result.own is not None:
-        if len(result.own.facility.tariff) not in (0, 24):
-            return f"own.facility.tariff: {len(result.own.facility.tariff)} values, not 24 (one an hour)"
-        for i, row in enumerate(result.own.inputs):
-            if len(row.served_gpu_hours_by_hour) != 24:
-                return (f"own.inputs[{i}].served_gpu_hours_by_hour: {len(row.served_gpu_hours_by_hour)} values, "
-                        "not 24 (one an hour)")
+        yield "policy.occupancy", f"{occupancy} is not a share in (0, 1]"
     for i, p in enumerate(result.purchases):
         if p.tier not in TIERS:
-            return f"purchases[{i}].tier: '{p.tier}' is not a tier ({', '.join(TIERS)})"
-    return _amount_error(result)
-
-
-NEGATIVE_COST_TOLERANCE = 0.01
-"""A cost above minus one cent reads: a share computed as a difference may round to −0.000001."""
-
-
-def _amount_error(result: PlanResult) -> str | None:
-    """Costs that are sums of GPU-hours at prices (never negative), and the goodput of a config served on GPUs
-    (more than 0 tokens/s: the replicas are sized by dividing by it). An API or reserve_gpus workload has no
-    goodput: its 0 is what planopt writes."""
-    costs = [("cost.total", result.cost_total)]
-    costs += [(f"cost.by_tier.{t}", v) for t, v in result.cost_by_tier.items()]
-    costs += [(f"workloads[{i}].cost", w.cost) for i, w in enumerate(result.workloads)]
-    costs += [(f"purchases[{i}].cost", p.cost) for i, p in enumerate(result.purchases)]
-    for path, v in costs:
-        if v < -NEGATIVE_COST_TOLERANCE:
-            return f"{path}: {_shown(v)} is negative (a cost is GPU-hours at prices, 0 or more)"
+            yield f"purchases[{i}].tier", f"'{p.tier}' is not a tier ({', '.join(TIERS)})"
+    if result.own is not None:
+        if len(result.own.facility.tariff) not in (0, 24):
+            yield "own.facility.tariff", f"{len(result.own.facility.tariff)} values, not 24 (one an hour)"
+        for i, row in enumerate(result.own.inputs):
+            if len(row.served_gpu_hours_by_hour) != 24:
+                yield (f"own.inputs[{i}].served_gpu_hours_by_hour",
+                       f"{len(row.served_gpu_hours_by_hour)} values, not 24 (one an hour)")
+    yield from _calendar_errors(result)
     rows = [(f"workloads[{i}]", w.offer, w.precision, w.goodput_output_tokens_per_s)
             for i, w in enumerate(result.workloads)]
     rows += [(f"candidates[{i}]", c.offer, c.precision, c.goodput_output_tokens_per_s)
              for i, c in enumerate(result.candidates)]
     for path, offer, precision, goodput in rows:
-        if goodput < 0:
-            return f"{path}.goodput_output_tokens_per_s: {_shown(goodput)} is negative (a goodput is tokens/s, 0 or more)"
         if goodput == 0 and offer is not None and precision is not None:
-            return (f"{path}.goodput_output_tokens_per_s: 0 is not the goodput of a config served on GPUs ({offer}, "
-                    f"{precision}): it is more than 0 tokens/s")
-    return None
+            # the replicas are sized by dividing by it; an API or reserve_gpus workload's 0 is what planopt writes
+            yield (f"{path}.goodput_output_tokens_per_s", f"0 is not the goodput of a config served on GPUs "
+                   f"({offer}, {precision}): it is more than 0 tokens/s")
+
+
+def _hours(result: PlanResult, path: str, day_type: str, hours: int) -> Iterator[tuple[str, str]]:
+    if day_type not in result.day_types:
+        yield path, f"'{day_type}' is not one of the result's day_types"
+    if hours != 24:
+        yield path, f"{hours} values, not 24 (one an hour)"
 
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -645,6 +635,7 @@ def date_error(value: str | None, path: str, *, empty: bool = False) -> str | No
     """`path: … is not a date (YYYY-MM-DD)` unless `value` is a day on the calendar (or None / "" where allowed)."""
     if value is None or (empty and value == ""):
         return None
+    where = f"{path}: " if path else ""
     if isinstance(value, str) and _ISO_DATE.fullmatch(value):
         try:
             day = dt.date.fromisoformat(value)
@@ -653,114 +644,32 @@ def date_error(value: str | None, path: str, *, empty: bool = False) -> str | No
         else:
             if FIRST_DATE <= day <= LAST_DATE:
                 return None
-            return (f"{path}: {_shown(value)} is out of range (planopt plans from {FIRST_DATE.isoformat()} to "
+            return (f"{where}{_shown(value)} is out of range (planopt plans from {FIRST_DATE.isoformat()} to "
                     f"{LAST_DATE.isoformat()})")
-    return f"{path}: {_shown(value)} is not a date (YYYY-MM-DD, a day on the calendar)"
+    return f"{where}{_shown(value)} is not a date (YYYY-MM-DD, a day on the calendar)"
 
 
-def _calendar_error(result: PlanResult) -> str | None:
+def _calendar_errors(result: PlanResult) -> Iterator[tuple[str, str]]:
     """Dates and months: the start, every contract's days, quarters, periods and deliveries; cash-flow months."""
-    dates: list[tuple[str | None, str]] = [(result.start_date, "start_date")]
-    for i, c in enumerate(result.commitments):
-        dates += [(c.start, f"commitments[{i}].start"), (c.end, f"commitments[{i}].end")]
-    for i, n in enumerate(result.new_commitments):
-        dates += [(n.start, f"new_commitments[{i}].start"), (n.end, f"new_commitments[{i}].end")]
-    for i, e in enumerate(result.expiry):
-        dates += [(e.first_day, f"expiry[{i}].first_day"), (e.last_day, f"expiry[{i}].last_day")]
-    for i, p in enumerate(result.periods):
-        dates += [(p.start, f"periods[{i}].start"), (p.end, f"periods[{i}].end")]
-    if result.own is not None:
-        for i, b in enumerate(result.own.bought):
-            dates += [(b.order_date, f"own.bought[{i}].order_date"),
-                      (b.delivery_date, f"own.bought[{i}].delivery_date")]
-    wrong = next((e for v, path in dates if (e := date_error(v, path))), None)
-    if wrong:
-        return wrong
-    if result.carried is not None:
-        for key in ("carried", "skipped"):
-            for i, c in enumerate(getattr(result.carried, key)):
-                wrong = (date_error(c.start, f"carried.{key}[{i}].start", empty=True)
-                         or date_error(c.end, f"carried.{key}[{i}].end", empty=True))
-                if wrong:
-                    return wrong
-    for key, rows in (("cash_flow", result.cash_flow), ("commitment_schedule", result.commitment_schedule)):
-        for i, r in enumerate(rows):
+    dates: list[tuple[str | None, str, bool]] = [(result.start_date, "start_date", False)]
+    for key, rows, names in (("commitments", result.commitments, ("start", "end")),
+                             ("new_commitments", result.new_commitments, ("start", "end")),
+                             ("expiry", result.expiry, ("first_day", "last_day")),
+                             ("periods", result.periods, ("start", "end")),
+                             ("own.bought", result.own.bought if result.own else [], ("order_date", "delivery_date")),
+                             ("carried.carried", result.carried.carried if result.carried else [], ("start", "end")),
+                             ("carried.skipped", result.carried.skipped if result.carried else [], ("start", "end"))):
+        for i, row in enumerate(rows):
+            dates += [(getattr(row, n), f"{key}[{i}].{n}", key.startswith("carried")) for n in names]
+    for value, path, empty in dates:
+        wrong = date_error(value, "", empty=empty)
+        if wrong:
+            yield path, wrong
+    for key, months in (("cash_flow", result.cash_flow), ("commitment_schedule", result.commitment_schedule)):
+        for i, r in enumerate(months):
             if not _MONTH.fullmatch(r.month):
-                return (f"{key}[{i}].month: {_shown(r.month)} is not a month (YYYY-MM, or M1, M2, … without a "
-                        "start_date)")
-    return None
-
-
-_JSON_NAMES = {"cost_total": "cost.total", "cost_by_tier": "cost.by_tier", "cost_idle": "cost.idle",
-               "cost_idle_by_tier": "cost.idle_by_tier", "cost_idle_committed": "cost.idle_committed",
-               "cost_committed": "cost.committed", "peak_day_type": "peak.day_type", "peak_hour": "peak.hour",
-               "peak_output_tokens_per_s": "peak.output_tokens_per_s", "peak_derivation": "peak.derived_from"}
-"""Fields a saved result keeps under another key: an error names the key in the file."""
-
-_WORDS = {float: "a number", int: "a number", str: "text", bool: "true or false"}
-_COUNTS = {"gpus", "nodes", "total", "base", "spares", "rollout", "gpus_at_peak", "demand_gpus", "reserved_gpus",
-           "on_demand_gpus", "spot_gpus", "committed_gpus", "kv_concurrency", "needed_concurrency", "hourly_gpus",
-           "hourly_replicas", "candidates"}
-"""Integer fields that count things: a negative one is refused when read."""
-
-
-def type_error(value: Any, tp: Any, path: str) -> str | None:
-    """The first value in a rebuilt result whose type is not its field's (`path: 'x' is not a number`), or None:
-    a hand-edited file is refused when read, not halfway through a report."""
-    origin = typing.get_origin(tp)
-    if tp is Any or tp is object:
-        return None
-    if origin in (typing.Union, types.UnionType):
-        errors = [type_error(value, arg, path) for arg in typing.get_args(tp)]
-        return None if any(e is None for e in errors) else next(e for e in errors if e is not None)
-    if tp is type(None):
-        return None if value is None else f"{path or 'the result'}: {_shown(value)} is not null"
-    if origin is typing.Literal:
-        args = typing.get_args(tp)
-        return None if value in args else f"{path}: {_shown(value)} is not one of {', '.join(map(repr, args))}"
-    if tp in _WORDS:
-        ok = (isinstance(value, bool) if tp is bool else
-              isinstance(value, str) if tp is str else
-              isinstance(value, (int, float)) and not isinstance(value, bool))  # counts may be shares of days
-        if ok and tp is int and value < 0 and re.sub(r"\[\d+\]$", "", path.rsplit(".", 1)[-1]) in _COUNTS:
-            return f"{path}: {_shown(value)} is negative (a count of GPUs, nodes or replicas)"
-        return None if ok else f"{path}: {_shown(value)} is not {_WORDS[tp]}"
-    if origin in (list, tuple):
-        if not isinstance(value, (list, tuple)):
-            return f"{path}: {_shown(value)} is not a list"
-        args = typing.get_args(tp)
-        for i, item in enumerate(value):
-            arg = args[0] if origin is list or (len(args) == 2 and args[1] is Ellipsis) else (
-                args[i] if i < len(args) else Any)
-            wrong = type_error(item, arg, f"{path}[{i}]")
-            if wrong:
-                return wrong
-        return None
-    if origin is dict:
-        if not isinstance(value, dict):
-            return f"{path}: {_shown(value)} is not an object"
-        key_tp, val_tp = typing.get_args(tp) or (Any, Any)
-        for k, v in value.items():
-            wrong = type_error(k, key_tp, f"{path} key") or type_error(v, val_tp, f"{path}.{k}")
-            if wrong:
-                return wrong
-        return None
-    if dataclasses.is_dataclass(tp):
-        if not isinstance(value, tp):
-            return f"{path}: {_shown(value)} is not an object"
-        hints = _hints(tp)
-        for f in dataclasses.fields(tp):
-            name = _JSON_NAMES.get(f.name, f.name)
-            wrong = type_error(getattr(value, f.name), hints[f.name], f"{path}.{name}" if path else name)
-            if wrong:
-                return wrong
-        return None
-    return None
-
-
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+                yield (f"{key}[{i}].month",
+                       f"{_shown(r.month)} is not a month (YYYY-MM, or M1, M2, … without a start_date)")
 
 
 def _shown(value: Any) -> str:

@@ -3,26 +3,37 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from optimizer.candidates.types import Dropped
 from optimizer.inputs.demand import PeakDerivation
-from optimizer.optimize.solution import SolveInfo
+from optimizer.optimize.solution import SolveInfo, Status
 from optimizer.results.contracts import (
     CarryInfo,
     ContractRow,
+    Count,
     ExpiryRow,
     NewReservation,
     PeriodRow,
 )
 
+NEGATIVE_COST_TOLERANCE = 0.01
+"""A cost above minus one cent reads back: a share computed as a difference may round to −0.000001."""
+
+Cost = Annotated[float, Field(ge=-NEGATIVE_COST_TOLERANCE)]
+"""A sum of GPU-hours at prices: 0 or more (a result file holding less is refused when read)."""
+Goodput = Annotated[float, Field(ge=0)]
+"""Output tokens/s a replica serves within the SLO: 0 or more."""
+
 
 @dataclass(frozen=True)
 class ReplicaCount:
-    base: int
-    spares: int
-    rollout: int
-    total: int
+    base: Count
+    spares: Count
+    rollout: Count
+    total: Count
 
 
 @dataclass(frozen=True)
@@ -38,13 +49,13 @@ class WorkloadResult:
     tp: int
     mig: str | None
     gpus_per_replica: float
-    goodput_output_tokens_per_s: float
+    goodput_output_tokens_per_s: Goodput
     goodput_source: str
     bound: str | None
     weights_gb: float
     kv_gb_per_seq: float
-    kv_concurrency: int
-    needed_concurrency: int
+    kv_concurrency: Count
+    needed_concurrency: Count
     total_gb: float
     reserve_gb: float
     free_gb: float
@@ -52,16 +63,16 @@ class WorkloadResult:
     peak_hour: int
     peak_output_tokens_per_s: float
     replicas: ReplicaCount
-    gpus_at_peak: int
-    cost: float
+    gpus_at_peak: Count
+    cost: Cost
     api_share: float
     """Share of the workload's tokens sent to the API over the horizon."""
     api_cost: float
     gpu_hours: float
-    candidates: int
-    hourly_gpus: dict[str, list[int]] = field(default_factory=dict)
+    candidates: Count
+    hourly_gpus: dict[str, list[Count]] = field(default_factory=dict)
     """GPUs in use per day type, 24 values."""
-    hourly_replicas: dict[str, list[int]] = field(default_factory=dict)
+    hourly_replicas: dict[str, list[Count]] = field(default_factory=dict)
     hourly_demand: dict[str, list[float]] = field(default_factory=dict)
     hourly_api_tokens_per_s: dict[str, list[float]] = field(default_factory=dict)
     key: str = ""
@@ -103,12 +114,12 @@ class Purchase:
     provider: str
     region: str
     tier: str
-    gpus: int
+    gpus: Count
     """Reserved: the level held all horizon. On-demand and spot: the most in use at one hour."""
     gpu_hours: float
     price_per_gpu_hour: float
     price_estimated: bool
-    cost: float
+    cost: Cost
     gpus_per_node: int
 
 
@@ -118,11 +129,11 @@ class HourlySupply:
     pool: str
     day_type: str
     hour: int
-    demand_gpus: int
-    reserved_gpus: int
-    on_demand_gpus: int
-    spot_gpus: int
-    committed_gpus: int = 0
+    demand_gpus: Count
+    reserved_gpus: Count
+    on_demand_gpus: Count
+    spot_gpus: Count
+    committed_gpus: Count = 0
     """GPUs of contracts signed before this plan in use (plan `commitments`); not in reserved_gpus."""
     period: str = ""
     """The contract period (PlanResult.periods) this row covers; empty: the whole horizon."""
@@ -130,28 +141,40 @@ class HourlySupply:
 
 @dataclass(frozen=True)
 class Binding:
+    """A limit the plan runs against: adding capacity there, or raising it, could make the plan cheaper."""
+
     family: str
+    """The kind of limit: cap_reserved, cap_on_demand, cap_spot (an offer's available GPUs), overflow_share
+    (a workload's share of tokens sent to its API) or goodput (what bounds a config's tokens/s)."""
     what: str
+    """What it binds on: an offer and tier, or a workload."""
     detail: str
+    """The numbers, in words: '96 of 96 GPUs in use at 14:00 (weekday); no node left to add'."""
 
 
 @dataclass(frozen=True)
 class CandidateRow:
+    """One config the program could choose for a workload, as `planopt explain` and the workbook list them."""
+
     workload: str
     key: str
+    """The config's id in the program (WorkloadResult.key of the chosen one)."""
     label: str
+    """The config in words: 'aws-h100 · fp8 · tp2', or 'API' (vocab.config_label)."""
     offer: str | None
     accelerator: str | None
     precision: str | None
     tp: int
     mig: str | None
     gpus_per_replica: float
-    goodput_output_tokens_per_s: float
+    goodput_output_tokens_per_s: Goodput
     goodput_source: str
     bound: str | None
-    kv_concurrency: int
-    gpus_at_peak: int
+    kv_concurrency: Count
+    gpus_at_peak: Count
+    """GPUs it needs at its busiest hour (with spares and rollout)."""
     chosen: bool
+    """True for the one the plan runs."""
     family: str = "tp"
     layout: str | None = None
     calibrated: bool = True
@@ -202,8 +225,12 @@ class BaselineChange:
 
 @dataclass(frozen=True)
 class BaselineInfo:
+    """What `--baseline` kept from the last result, and what it changed."""
+
     file: str
+    """The baseline result, as given."""
     change_threshold: float
+    """The plan's policy.change_threshold: a choice changes only when that saves more than this share."""
     kept: list[str]
     """Workloads that kept their last choice."""
     changes: list[BaselineChange]
@@ -262,7 +289,7 @@ class ScheduleRow:
     tier: str
     kind: str
     """signed (before this plan) or new (this plan's reservations)."""
-    gpus: int
+    gpus: Count
     days: int
     price_per_gpu_hour: float
     amount: float
@@ -274,8 +301,8 @@ class BoughtRow:
 
     offer: str
     accelerator: str
-    nodes: int
-    gpus: int
+    nodes: Count
+    gpus: Count
     gpus_per_node: int
     order_date: str | None
     delivery_date: str | None
@@ -306,8 +333,8 @@ class OwnedRow:
 
     offer: str
     accelerator: str
-    nodes: int
-    gpus: int
+    nodes: Count
+    gpus: Count
     in_service_day: int
     book_value: float
     """Remaining book value of all of them (sunk: reported, not optimized)."""
@@ -365,7 +392,7 @@ class OwnInputRow:
     offer: str
     kind: str
     """buy (bought in this plan) or owned (already)."""
-    nodes: int
+    nodes: Count
     """Units bought (0 when the plan buys none) or owned."""
     gpus_per_node: int
     price_per_node: float
@@ -456,13 +483,15 @@ class RiskInfo:
 class PlanResult:
     plan: str
     file: str
-    status: str
+    status: Status
     currency: str
     horizon_days: int
-    day_types: dict[str, int]
+    day_types: dict[str, float]
+    """Days of the horizon each day type stands for: whole days, or a scenario's weighted share of them in a plan
+    with scenarios (day type `all-2027-01~surge`, 6.2 days)."""
     policy: dict[str, Any]
-    cost_total: float
-    cost_by_tier: dict[str, float]
+    cost_total: Cost
+    cost_by_tier: dict[str, Cost]
     workloads: list[WorkloadResult]
     purchases: list[Purchase]
     hourly: list[HourlySupply]

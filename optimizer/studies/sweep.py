@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from pydantic import BaseModel, ValidationError
+
 from optimizer import parallel
 from optimizer.atomic import unwritable
 from optimizer.candidates.build import build_candidates, sized_alone
@@ -54,11 +56,8 @@ from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.inputs.schema.plan import (
     MAX_GOODPUT_MULTIPLIER,
     MAX_PRICE_MULTIPLIER,
-    MAX_TOKENS_PER_S,
-    MIN_BATCH_TOKENS_PER_DAY,
-    MIN_TOKENS_PER_S,
+    Demand,
     Plan,
-    Policy,
     Workload,
 )
 from optimizer.optimize.strategy import settings
@@ -206,56 +205,80 @@ def check_varies(loaded: LoadedPlan, varies: list[VarySpec]) -> None:
             problems.append(Problem(f"{where}: × {v.hi:g} is beyond the × {MOST[head]:g} a scenario may state "
                                     f"(it multiplies the plan's {_what(v.key)})",
                                     f"give multipliers up to {MOST[head]:g}, e.g. 0.8:1.2 for ±20%"))
-        elif v.key == "occupancy" and not (MIN_OCCUPANCY <= v.lo and v.hi <= 1):
-            problems.append(Problem(f"{where}: occupancy {v.lo:g}–{v.hi:g} leaves [{MIN_OCCUPANCY:g}, 1] (a plan's "
-                                    "range)", "give the share of goodput used at the peak, e.g. occupancy=0.5:0.8:4"))
+        elif v.key == "occupancy":
+            problems += [Problem(f"{where}: policy.{said}", "give the share of goodput used at the peak, e.g. "
+                                 "occupancy=0.5:0.8:4")
+                         for x in sorted({v.lo, v.hi}) for said, _e in _schema_says(plan.policy, {"occupancy": x})]
         elif v.key == "growth":
-            if not (0 <= v.lo and v.hi <= 1):
-                problems.append(Problem(f"{where}: growth {v.lo:g}–{v.hi:g} leaves [0, 1]",
-                                        "give monthly growth as a share (0.05, not 5), e.g. growth=0:0.1:5"))
-            elif not any(_business(w) for w in plan.workloads):
+            business = [w for w in plan.workloads if _business(w)]
+            if not business:
                 problems.append(Problem(f"{where}: no workload of {loaded.file} is sized from business numbers, "
                                         "so no monthly_growth applies",
                                         "vary `demand` instead, or give a workload users, active_share, … "
                                         "and monthly_growth"))
+            problems += [Problem(f"{where}: {business[0].name}.demand.{said}",
+                                 "give monthly growth as a share (0.05, not 5), e.g. growth=0:0.1:5")
+                         for x in (sorted({v.lo, v.hi}) if business else ())
+                         for said, _e in _schema_says(business[0].demand, {"monthly_growth": x})]
     problems += _demand_limits(plan, varies)
     if problems:
-        raise PlanError(problems)
+        raise PlanError(list(dict.fromkeys(problems)))
 
 
-MIN_OCCUPANCY = float(next(m.ge for m in Policy.model_fields["occupancy"].metadata if hasattr(m, "ge")))
-"""The lowest occupancy a plan may state (policy.occupancy): a sweep goes no lower."""
+def _schema_says(model: BaseModel | type[BaseModel], changes: dict[str, Any]) -> list[tuple[str, dict]]:
+    """What the plan's schema says of a point's values, as (`key value is out of range: …`, pydantic's error): the
+    model that holds them validated again with them (the points are made by model_copy, which skips validation),
+    so the limits are stated in the schema alone. A class is validated with `changes` alone: what a plan could
+    state instead."""
+    data = changes if isinstance(model, type) else {**model.model_dump(exclude_unset=True), **changes}
+    try:
+        (model if isinstance(model, type) else type(model)).model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        return [(f"{'.'.join(map(str, e['loc']))} {e['input']:,.4g} is out of range: {e['msg'][:1].lower()}"
+                 f"{e['msg'][1:]}" if isinstance(e["input"], (int, float)) else f"{e['msg']}", e) for e in errors]
+    return []
 
 
 def _demand_limits(plan: Plan, varies: list[VarySpec]) -> list[Problem]:
     """Demand multipliers that would take a workload past what a plan may state (its peak, its batch volume),
-    above or below: the point would solve a plan no file could hold (a peak of 1e-297 tokens/s had solved to
-    $0). A multiplier of 0 is no demand, and stands."""
+    above or below, in the schema's words: the point would solve a plan no file could hold (a peak of 1e-297
+    tokens/s had solved to $0). A multiplier of 0 is no demand, and stands."""
     demand = [v for v in varies if v.key == "demand" or v.key.startswith("demand.")]
     top = {v.key: v.hi for v in demand}
     low = {v.key: min(x for x in v.values if x > 0) for v in demand if any(x > 0 for x in v.values)}
     out = []
     for w in plan.workloads:
-        peak = w.demand.peak_output_tokens_per_s if w.demand is not None else None
-        volume = w.batch.output_tokens_per_day if w.batch is not None else None
         for ends, high in ((top, True), (low, False)):
             m = ends.get("demand", 1.0) * ends.get(f"demand.{w.name}", 1.0)
             if (m <= 1) if high else (m >= 1):
                 continue
             key = f"demand.{w.name}" if f"demand.{w.name}" in ends else "demand"
-            for amount, most, least, what in ((peak, MAX_TOKENS_PER_S, MIN_TOKENS_PER_S, "peak output tokens/s"),
-                                              (volume, MAX_TOKENS_PER_S * 86400, MIN_BATCH_TOKENS_PER_DAY,
-                                               "output tokens a day")):
-                if amount is None:
-                    continue
-                if high and amount * m > most:
-                    out.append(Problem(f"--vary {key}: × {m:g} gives {w.name} {amount * m:,.4g} {what}, above the "
-                                       f"{most:,.4g} a plan may state",
-                                       f"give a highest multiplier of at most {most / amount:,.4g}"))
-                elif not high and amount * m < least:
-                    out.append(Problem(f"--vary {key}: × {m:g} gives {w.name} {amount * m:,.4g} {what}, below the "
-                                       f"{least:,.4g} a plan may state",
-                                       f"give a lowest multiplier of at least {least / amount:,.4g} (or 0: none)"))
+            if w.demand is not None and w.demand.peak_output_tokens_per_s is not None:
+                d = w.demand  # stated or derived from business numbers: the peak a plan could state instead
+                months = {k: v * m for k, v in d.peak_by_month.items()} if d.peak_by_month else None
+                said = _schema_says(Demand, {"peak_output_tokens_per_s": d.peak_output_tokens_per_s * m,
+                                             "peak_by_month": months})
+                out += _multiplier_problems(key, m, w.name, "demand", said)
+            if w.batch is not None:
+                said = _schema_says(w.batch, {"output_tokens_per_day": w.batch.output_tokens_per_day * m})
+                out += _multiplier_problems(key, m, w.name, "batch", said)
+    return out
+
+
+def _multiplier_problems(key: str, m: float, workload: str, where: str,
+                         said: list[tuple[str, dict]]) -> list[Problem]:
+    """The schema's word on a multiplied amount (a peak, a month's peak, a batch volume), with the multiplier that
+    reaches its limit."""
+    out = []
+    for text, e in said:
+        limit = next(iter((e.get("ctx") or {}).values()), None)
+        high = e["type"] in ("less_than", "less_than_equal")
+        amount = e["input"] / m if isinstance(e["input"], (int, float)) else None  # the plan's own, before × m
+        fix = "keep the multipliers in range" if not isinstance(limit, (int, float)) or not amount else (
+            f"give a highest multiplier of at most {limit / amount:,.4g}" if high else
+            f"give a lowest multiplier of at least {limit / amount:,.4g} (or 0: none)")
+        out.append(Problem(f"--vary {key}: × {m:g} gives {workload} {where}.{text}", fix))
     return out
 
 
