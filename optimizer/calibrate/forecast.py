@@ -52,6 +52,8 @@ from optimizer.inputs.schema.plan import FIRST_DATE, LAST_DATE
 from optimizer.vocab import day_type_of, plural, weekday_id
 
 MIN_HOURS = 14 * 24
+MIN_DAYS = 14
+"""Days on which a workload itself has output tokens: two weekly cycles of its own."""
 OUTLIER_SCALES = 8.0
 """An hour whose log rate is this many robust deviations (1.4826 × MAD) off a robust STL fit is a one-off."""
 """Two weekly cycles: MSTL fits a weekly season only on more than that."""
@@ -206,6 +208,18 @@ def forecast(plan_path: Path | str, options: ForecastOptions, out_path: Path | s
             fc.notes.append(f"{w.name}: events counted but not forecast ({kind} is kept as the plan has it)")
             continue
         h = history(agg, s, w.name)
+        own = sorted({s.of_quarter[qi][0] for qi, (_n, _p, c) in agg.quarters[w.name].items() if c > 0})
+        if h.data_hours > MIN_HOURS and 0 < len(own) < MIN_DAYS:
+            # The log is long enough, this workload's traffic is not: a workload seen only in the log's first
+            # week leaves weeks of zeros behind it, and nothing for a season or a trend to be fitted to.
+            span = f" ({own[0]} to {own[-1]})" if own else ""
+            problems.append(Problem(
+                f"{w.name}: has output tokens on {plural(len(own), 'day')} of the log{span}; the forecast needs "
+                f"at least {MIN_DAYS} days of a workload's own usage to fit a weekly season",
+                f"give a log in which {w.name} has traffic on {MIN_DAYS} days or more, or route its events with "
+                f"--map model=MODEL:workload={w.name} if the log names it otherwise",
+                file=shown[0] if len(shown) == 1 else None))
+            continue
         if h.data_hours <= MIN_HOURS:
             problems.append(Problem(
                 f"{w.name}: needs at least 14 days of hourly usage to fit a weekly season (two whole weeks and "
@@ -517,7 +531,8 @@ def forecast_workload(name: str, h: History, months: list[tuple[str, dt.date, in
     # The busiest month of each path: its quantiles over the median's scale every month alike.
     busiest = monthly.max(axis=0)
     mid = float(np.quantile(busiest, 0.5))
-    multipliers = {q: float(np.quantile(busiest, q)) / mid for q in quantile_levels(scenarios)}
+    # A median busiest month of 0 (no output tokens lately) has no scale; the caller keeps the plan's demand.
+    multipliers = {q: float(np.quantile(busiest, q)) / mid if mid > 0 else 1.0 for q in quantile_levels(scenarios)}
     qd = np.quantile(daily, BAND, axis=1)
     hist_days = (n + h.first_hour) // DAY
     seen = h.rates.copy()  # the history the forecast is from: one-offs set aside
