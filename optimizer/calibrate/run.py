@@ -100,7 +100,8 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
                 problems.extend(exc.problems)
         if problems:
             raise PlanError(problems)
-        cal.verdicts, cal.points = judge(runs, plan, loaded.catalog, options.flags)
+        cal.verdicts, cal.points = judge(runs, plan, loaded.catalog, options.flags,
+                                         usage_mod.parse_maps(list(options.maps))[1])
         cal.notes.extend(n for v in cal.verdicts for n in v.notes)
     if options.usage:
         _files, _rename, matcher, agg = read_usage(loaded, options.usage, options.maps, options.usage_workload,
@@ -110,8 +111,8 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
         _usage_notes(cal, agg, plan, matcher)
         if agg.events:
             _demand(cal, agg, loaded, zone, by_name, options.allow_partial)
-    elif options.maps:
-        cal.notes.append("--map applies to usage files; none were given")
+    elif options.maps and not options.bench:
+        cal.notes.append("--map applies to usage files and load tests; none were given")
     if result is not None:
         cal.result_file = str(options.result)
         cal.occupancy = occupancy(result, cal.workloads, _calendar(loaded), plan.policy.occupancy)
