@@ -83,6 +83,7 @@ class ForecastOptions:
     maps: tuple[str, ...] = ()
     usage_workload: str | None = None
     max_bad_rows: int = 0
+    allow_clock_steps: bool = False
     paths: int = PATHS
     seed: int = 0
 
@@ -181,7 +182,7 @@ def forecast(plan_path: Path | str, options: ForecastOptions, out_path: Path | s
                   _day_types(loaded, start, horizon),
                   DEFINITION.format(tz=plan.timezone, paths=options.paths))
     files, rename, matcher, agg = read_usage(loaded, options.usage, options.maps, options.usage_workload,
-                                             options.max_bad_rows, progress, fc.notes)
+                                             options.max_bad_rows, progress, fc.notes, options.allow_clock_steps)
     shown = [str(p) for p in files]
     fc.usage = agg
     _check_ambiguous(agg, matcher)
@@ -623,6 +624,7 @@ def unmatched_problems(files: list[Path], shown: list[str], rename: dict[str, st
         _file_select,
         _workload_sql,
         inspect,
+        workload_hint,
     )
 
     names = [w.name for w in loaded.plan.workloads if w.reserve_gpus is None]
@@ -644,7 +646,7 @@ def unmatched_problems(files: list[Path], shown: list[str], rename: dict[str, st
                 problems.append(Problem(
                     f"{plural(count, 'event')} for '{model}', which is not a workload of the plan nor the model of one "
                     f"(workloads: {', '.join(names)})",
-                    f"route them: --map model={value or 'MODEL'}:workload={names[0] if names else 'NAME'}, add a "
+                    f"route them: --map model={value or 'MODEL'}:workload={workload_hint(value, matcher)}, add a "
                     f"workload for '{model}' to the plan, or leave its events out of the log",
                     file=name, line=line))
     finally:

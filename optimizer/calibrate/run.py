@@ -63,6 +63,8 @@ class CalibrateOptions:
     """Let less than one whole day of a day type set its demand (the plan's curve scaled to the hours seen)."""
     usage_workload: str | None = None
     """The workload of usage files with no model or workload column (needed when the plan has several)."""
+    allow_clock_steps: bool = False
+    """Count events at their times where a log's clock steps back more than 5 minutes (else refused)."""
 
 
 # --- the whole command -------------------------------------------------------------------------
@@ -105,7 +107,8 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
         cal.notes.extend(n for v in cal.verdicts for n in v.notes)
     if options.usage:
         _files, _rename, matcher, agg = read_usage(loaded, options.usage, options.maps, options.usage_workload,
-                                                   options.max_bad_rows, progress, cal.notes)
+                                                   options.max_bad_rows, progress, cal.notes,
+                                                   options.allow_clock_steps)
         cal.usage = agg
         _check_ambiguous(agg, matcher)
         _usage_notes(cal, agg, plan, matcher)
@@ -185,7 +188,8 @@ def _old(w) -> WorkloadCalibration:
 
 
 def read_usage(loaded: LoadedPlan, usage: Sequence[Path | str], maps: Sequence[str], usage_workload: str | None,
-               max_bad_rows: int, progress: Callable[[float], None] | None, notes: list[str]
+               max_bad_rows: int, progress: Callable[[float], None] | None, notes: list[str],
+               allow_clock_steps: bool = False
                ) -> tuple[list[Path], dict[str, str], usage_mod.Matcher, usage_mod.UsageAggregate]:
     """The usage logs read into the hourly aggregate, as calibrate and forecast both do: a file given twice
     is read once (a note says so), --map columns and routes applied, rows matched to workloads.
@@ -202,7 +206,10 @@ def read_usage(loaded: LoadedPlan, usage: Sequence[Path | str], maps: Sequence[s
     rename, routes = usage_mod.parse_maps(list(maps))
     matcher = _matcher(loaded, routes, usage_workload)
     agg = usage_mod.aggregate(files, matcher, rename=rename, shown=[str(p) for p in files],
-                              max_bad_rows=max_bad_rows, progress=progress)
+                              max_bad_rows=max_bad_rows, progress=progress, allow_clock_steps=allow_clock_steps)
+    notes.extend(agg.notes)
+    if agg.served_routes:
+        matcher = replace(matcher, routes=matcher.routes + agg.served_routes)
     return files, rename, matcher, agg
 
 
@@ -244,7 +251,8 @@ def _check_ambiguous(agg: UsageAggregate, matcher: usage_mod.Matcher) -> None:
 def _usage_notes(cal: Calibration, agg: UsageAggregate, plan, matcher: usage_mod.Matcher) -> None:
     for model, n in agg.unmatched.items():
         cal.notes.append(f"{n:,} events for '{model or '(no model)'}' match no workload; not counted "
-                         f"(add --map model={model or 'NAME'}:workload=NAME to count them)")
+                         f"(add --map model={model or 'NAME'}:workload={usage_mod.workload_hint(model, matcher)} "
+                         "to count them)")
     failed = sum(f.failed for f in agg.files)
     if failed:
         cal.notes.append(f"{failed:,} failed requests (status failure) left out")

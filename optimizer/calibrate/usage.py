@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -26,6 +26,7 @@ from optimizer.calibrate.usage_files import (  # noqa: F401  (re-exported: the C
     parse_maps,
     total_bytes,
 )
+from optimizer.calibrate.names import catalog_model, model_key
 from optimizer.errors import PlanError, Problem
 from optimizer.inputs.schema.plan import MAX_TOKENS_PER_REQUEST
 
@@ -42,6 +43,9 @@ EPOCH_MIN, EPOCH_MAX = 946_684_800, 4_102_444_800  # 2000-01-01 .. 2100-01-01 UT
 PROBLEMS = {
     # code: (field, what, fix)
     "timestamp-missing": ("timestamp", "has no timestamp", "every event needs a time"),
+    "timestamp-date-only": ("timestamp", "is a date without a time (every event that day would be at midnight)",
+                            "write each request's time: ISO 8601 with the time (2026-10-01T14:03:00Z) or epoch "
+                            "seconds/milliseconds"),
     "timestamp-unparseable": ("timestamp", "is not a timestamp",
                               "write ISO 8601 (2026-10-01T14:03:00Z; no offset means UTC) or epoch seconds/milliseconds"),
     "timestamp-range": ("timestamp", "is outside 2000–2100",
@@ -119,6 +123,8 @@ class UsageAggregate:
     """workload → (hours counted, p95 across them of the busiest minute's output tokens ÷ the hour's mean minute)."""
     repeated: dict[str, int] = field(default_factory=dict)
     """Per workload, events that repeat another exactly (timestamp, tokens, tenant): overlapping exports?"""
+    served_routes: tuple[Route, ...] = ()
+    """Routes for the log's model names that name a workload's model as people write it (a Hugging Face id)."""
 
 
 # --- the query -------------------------------------------------------------------------------------
@@ -183,6 +189,7 @@ def _file_select(fid: int, src: Source) -> str:
 PROBLEM_SQL = f"""CASE
   WHEN failed THEN 'failed'
   WHEN ts_text IS NULL OR trim(ts_text) = '' THEN 'timestamp-missing'
+  WHEN regexp_full_match(trim(ts_text), '[0-9]{{4}}-[0-9]{{1,2}}-[0-9]{{1,2}}') THEN 'timestamp-date-only'
   WHEN epoch_s IS NULL OR NOT isfinite(epoch_s) THEN 'timestamp-unparseable'
   WHEN epoch_s < {EPOCH_MIN} OR epoch_s >= {EPOCH_MAX} THEN 'timestamp-range'
   WHEN p IS NULL OR NOT isfinite(p) THEN 'prompt-bad'
@@ -219,7 +226,7 @@ def _workload_sql(m: Matcher) -> str:
 
 def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | None = None,
               shown: list[str] | None = None, max_bad_rows: int = 0,
-              progress: Callable[[float], None] | None = None) -> UsageAggregate:
+              progress: Callable[[float], None] | None = None, allow_clock_steps: bool = False) -> UsageAggregate:
     """Scan every usage file once; sum tokens per workload and quarter-hour, per workload and tenant."""
     import duckdb
 
@@ -244,59 +251,77 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
                 f"leave --usage-workload out, or route a model's events: --map model=MODEL:workload={matcher.default}"))
         if problems:
             raise PlanError(problems)
-        union = " UNION ALL ".join(_file_select(i, s) for i, s in enumerate(sources))
-        query = f"""
-        WITH ev AS (SELECT *, {PROBLEM_SQL} AS problem FROM ({union})),
-        ev2 AS (SELECT *, CASE WHEN problem IS NULL THEN {_workload_sql(matcher)} END AS wl FROM ev),
-        ev3 AS (
-          SELECT fid, problem, epoch_s, p, c, wl,
-                 CASE WHEN problem IS NULL AND wl IS NULL THEN coalesce(wlcol, model, '') END AS umodel,
-                 CASE WHEN wl IS NOT NULL THEN coalesce(tenant, '(none)') END AS tenant,
-                 CASE WHEN problem IS NULL THEN CAST(floor(epoch_s / 60) AS BIGINT) END AS minute
-          FROM ev2),
-        g AS MATERIALIZED (
-          SELECT CASE WHEN GROUPING(fid, problem) = 0 THEN 'file' WHEN GROUPING(wl, umodel, minute) = 0 THEN 'minute'
-                      ELSE 'tenant' END AS kind,
-                 fid, problem, wl, umodel, minute, tenant, count(*) AS n, sum(p) AS p, sum(c) AS c,
-                 min(epoch_s) FILTER (WHERE problem IS NULL) AS t0, max(epoch_s) FILTER (WHERE problem IS NULL) AS t1
-          FROM ev3
-          GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, minute), (wl, tenant))),
-        span AS (SELECT CAST(floor(min(t0) / 60) AS BIGINT) AS m0, CAST(floor(max(t1) / 60) AS BIGINT) AS m1
-                 FROM g WHERE kind = 'file'),
-        hours AS (
-          -- Each clock hour's busiest minute and its mean minute over the minutes the log spans.
-          SELECT wl, max(c) AS top, sum(c) AS total,
-                 least(m1, minute // 60 * 60 + 59) - greatest(m0, minute // 60 * 60) + 1 AS minutes
-          FROM g CROSS JOIN span
-          WHERE kind = 'minute' AND wl IS NOT NULL
-          GROUP BY wl, minute // 60, m0, m1),
-        busy AS (SELECT *, max(total / minutes) OVER (PARTITION BY wl) AS busiest FROM hours
-                 WHERE total > 0 AND minutes >= {BURST_MIN_MINUTES})
-        SELECT kind, fid, problem, wl, umodel, NULL AS quarter, tenant, n, p, c, t0, t1 FROM g WHERE kind <> 'minute'
-        UNION ALL
-        SELECT 'quarter', NULL, NULL, wl, umodel, minute // {QUARTER_S // 60}, NULL, sum(n), sum(p), sum(c), NULL, NULL
-        FROM g WHERE kind = 'minute' AND minute IS NOT NULL
-        GROUP BY wl, umodel, minute // {QUARTER_S // 60}
-        UNION ALL
-        SELECT 'burst', NULL, NULL, wl, NULL, NULL, NULL, count(*),
-               quantile_cont(top / (total / minutes), {BURST_PERCENTILE / 100}), NULL, NULL, NULL
-        FROM busy WHERE total / minutes >= {BURST_BUSY_SHARE} * busiest
-        GROUP BY wl
-        UNION ALL
-        SELECT 'repeat', NULL, NULL, wl, NULL, NULL, NULL, count(*) - count(DISTINCT (epoch_s, p, c, tenant)),
-               NULL, NULL, NULL, NULL
-        FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL
-        GROUP BY wl
-        """
-        names = {str(src.path): src.shown for src in sources}
-        try:
-            rows = _run_with_progress(con, query, sum(src.bytes for src in sources), progress)
-        except PlanError:
-            raise
-        except Exception as exc:
-            _raise_duckdb(exc, names)
-            raise
-        agg = _collect(rows, sources, matcher)
+
+        def scan(m: Matcher) -> UsageAggregate:
+            union = " UNION ALL ".join(_file_select(i, s) for i, s in enumerate(sources))
+            query = f"""
+            WITH ev AS (SELECT *, {PROBLEM_SQL} AS problem FROM ({union})),
+            ev2 AS (SELECT *, CASE WHEN problem IS NULL THEN {_workload_sql(m)} END AS wl FROM ev),
+            ev3 AS (
+              SELECT fid, problem, epoch_s, p, c, wl,
+                     CASE WHEN problem IS NULL AND wl IS NULL THEN coalesce(wlcol, model, '') END AS umodel,
+                     CASE WHEN wl IS NOT NULL THEN coalesce(tenant, '(none)') END AS tenant,
+                     CASE WHEN problem IS NULL THEN CAST(floor(epoch_s / 60) AS BIGINT) END AS minute
+              FROM ev2),
+            g AS MATERIALIZED (
+              SELECT CASE WHEN GROUPING(fid, problem) = 0 THEN 'file' WHEN GROUPING(wl, umodel, minute) = 0 THEN 'minute'
+                          ELSE 'tenant' END AS kind,
+                     fid, problem, wl, umodel, minute, tenant, count(*) AS n, sum(p) AS p, sum(c) AS c,
+                     min(epoch_s) FILTER (WHERE problem IS NULL) AS t0, max(epoch_s) FILTER (WHERE problem IS NULL) AS t1
+              FROM ev3
+              GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, minute), (wl, tenant))),
+            span AS (SELECT CAST(floor(min(t0) / 60) AS BIGINT) AS m0, CAST(floor(max(t1) / 60) AS BIGINT) AS m1
+                     FROM g WHERE kind = 'file'),
+            hours AS (
+              -- Each clock hour's busiest minute and its mean minute over the minutes the log spans.
+              SELECT wl, max(c) AS top, sum(c) AS total,
+                     least(m1, minute // 60 * 60 + 59) - greatest(m0, minute // 60 * 60) + 1 AS minutes
+              FROM g CROSS JOIN span
+              WHERE kind = 'minute' AND wl IS NOT NULL
+              GROUP BY wl, minute // 60, m0, m1),
+            busy AS (SELECT *, max(total / minutes) OVER (PARTITION BY wl) AS busiest FROM hours
+                     WHERE total > 0 AND minutes >= {BURST_MIN_MINUTES})
+            SELECT kind, fid, problem, wl, umodel, NULL AS quarter, tenant, n, p, c, t0, t1 FROM g WHERE kind <> 'minute'
+            UNION ALL
+            SELECT 'quarter', NULL, NULL, wl, umodel, minute // {QUARTER_S // 60}, NULL, sum(n), sum(p), sum(c), NULL, NULL
+            FROM g WHERE kind = 'minute' AND minute IS NOT NULL
+            GROUP BY wl, umodel, minute // {QUARTER_S // 60}
+            UNION ALL
+            SELECT 'burst', NULL, NULL, wl, NULL, NULL, NULL, count(*),
+                   quantile_cont(top / (total / minutes), {BURST_PERCENTILE / 100}), NULL, NULL, NULL
+            FROM busy WHERE total / minutes >= {BURST_BUSY_SHARE} * busiest
+            GROUP BY wl
+            UNION ALL
+            SELECT 'repeat', NULL, NULL, wl, NULL, NULL, NULL, count(*) - count(DISTINCT (epoch_s, p, c, tenant)),
+                   NULL, NULL, NULL, NULL
+            FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL
+            GROUP BY wl
+            """
+            names = {str(src.path): src.shown for src in sources}
+            try:
+                rows = _run_with_progress(con, query, sum(src.bytes for src in sources), progress)
+            except PlanError:
+                raise
+            except Exception as exc:
+                _raise_duckdb(exc, names)
+                raise
+            return _collect(rows, sources, m)
+
+        if not allow_clock_steps:
+            steps = _clock_steps(con, sources)
+            if steps:
+                raise PlanError(steps)
+        agg = scan(matcher)
+        served, problems, notes = _served_routes(agg, matcher)
+        if problems:
+            raise PlanError(problems)
+        if served:  # names as people write them (a Hugging Face id): read again with them routed
+            matcher = replace(matcher, routes=matcher.routes + tuple(served))
+            agg = scan(matcher)
+            agg.served_routes = tuple(served)
+        agg.notes.extend(notes)
+        if allow_clock_steps:
+            agg.notes.extend(_clock_step_notes(con, sources))
         bad_total = sum(sum(f.bad.values()) for f in agg.files)
         if bad_total > max_bad_rows:
             raise PlanError(_bad_row_problems(con, sources, agg.files, bad_total, max_bad_rows))
@@ -438,6 +463,117 @@ def _bad_row_problems(con, sources: list[Source], files: list[FileSummary], tota
         problems.append(Problem(f"{total:,} bad rows, more than --max-bad-rows {allowed:,}",
                                 "fix the rows, or raise --max-bad-rows to leave them out"))
     return problems
+
+
+# --- model names as people write them ---------------------------------------------------------------
+
+
+def _served_routes(agg: UsageAggregate, matcher: Matcher) -> tuple[list[Route], list[Problem], list[str]]:
+    """Routes for the model names that match no workload but name one's model (meta-llama/Llama-3.3-70B-Instruct
+    for llama-3.3-70b), the problems of those that name a model two workloads serve, and notes."""
+    routes, problems, notes = [], [], []
+    for name, n in agg.unmatched.items():
+        mid = catalog_model(name, list(matcher.by_model)) if name else None
+        if mid is None:
+            continue
+        ws = matcher.by_model[mid]
+        if len(ws) == 1:
+            routes.append(Route(ws[0], model=name))
+            notes.append(f"{n:,} events for model '{name}' read as {mid}, the model of {ws[0]}")
+        else:
+            problems.append(Problem(
+                f"{n:,} events for model '{name}' ({mid}) do not say which workload they belong to: "
+                f"{' and '.join(ws)} both serve it",
+                f"map them: --map model={name}:workload={ws[0]}, or by tenant: --map tenant=TEAM:workload={ws[-1]}"))
+    return routes, problems, notes
+
+
+def workload_hint(name: str, matcher: Matcher) -> str:
+    """The workload a `--map model=NAME:workload=…` hint should name: the one serving the model NAME is a
+    variant of (llama-3.1-70b-prod → the workload of llama-3.1-70b), else the placeholder NAME — never a
+    workload of another model."""
+    key = model_key(name) if name else ""
+    for model, ws in sorted(matcher.by_model.items()):
+        mk = model_key(model)
+        if len(ws) == 1 and key and (key == mk or key.startswith(mk + "-")):
+            return ws[0]
+    return "NAME"
+
+
+# --- clock steps -------------------------------------------------------------------------------------
+
+
+CLOCK_STEP_S = 300
+"""A timestamp this many seconds behind the one before it (of the same model or workload), in a log written in
+arrival order, is the gateway's clock stepping back: its hour would count twice, its peak with it."""
+ARRIVAL_ORDER_SHARE = 0.01
+"""A file is written in arrival order when at most this share of its rows (and at least a few) step back by
+more than CLOCK_STEP_S; more, and its order is another (sorted by tenant, shuffled) and says nothing of clocks."""
+
+
+def _steps(con, fid: int, src: Source) -> tuple[int, int, list[tuple]]:
+    """(good rows, steps back, the first few steps as (row before, row, time before, time, model))."""
+    query = f"""
+    WITH r AS (SELECT row_number() OVER () AS rn, epoch_s, coalesce(wlcol, model, '') AS k, {PROBLEM_SQL} AS problem
+               FROM ({_file_select(fid, src)})),
+    l AS (SELECT rn, epoch_s, k, lag(epoch_s) OVER (PARTITION BY k ORDER BY rn) AS prev,
+                 lag(rn) OVER (PARTITION BY k ORDER BY rn) AS prev_rn, count(*) OVER () AS n
+          FROM r WHERE problem IS NULL)
+    SELECT prev_rn, rn, prev, epoch_s, k, n, count(*) OVER () AS steps FROM l
+    WHERE prev - epoch_s > {CLOCK_STEP_S} ORDER BY rn LIMIT 3"""
+    try:
+        rows = _execute(con, query)
+    except Exception as exc:  # the main scan names the file's read error; here it is the same error
+        _raise_duckdb(exc, {str(src.path): src.shown})
+        raise
+    if not rows:
+        return 0, 0, []
+    return int(rows[0][5]), int(rows[0][6]), [r[:5] for r in rows]
+
+
+def _step_text(src: Source, step: tuple) -> tuple[str, int | None]:
+    import datetime as dt
+
+    prev_rn, rn, prev, t, k = step
+    when = (lambda x: dt.datetime.fromtimestamp(x, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))
+    back = prev - t
+    span = f"{back / 3600:.1f} h" if back >= 3600 else f"{back / 60:.0f} min"
+    who = f" ({k})" if k else ""
+    line = {"csv": rn + 1, "json": rn}.get(src.fmt)
+    return (f"rows {prev_rn:,} → {rn:,}{who}: the time steps back {span}, from {when(prev)} to {when(t)}", line)
+
+
+def _ordered(n: int, steps: int) -> bool:
+    return 0 < steps <= max(3, ARRIVAL_ORDER_SHARE * n)
+
+
+def _clock_steps(con, sources: list[Source]) -> list[Problem]:
+    """A problem per clock step (the first three of each file written in arrival order)."""
+    problems = []
+    for fid, src in enumerate(sources):
+        n, steps, first = _steps(con, fid, src)
+        if not _ordered(n, steps):
+            continue
+        more = f" ({steps:,} steps like this)" if steps > len(first) else ""
+        for step in first:
+            text, line = _step_text(src, step)
+            problems.append(Problem(
+                f"{text}, in a log otherwise in arrival order: a clock step{more}",
+                "fix the clock's rows or leave them out; or pass --allow-clock-steps to count the events at the "
+                "times written (that hour counts twice)", file=src.shown, line=line))
+            more = ""
+    return problems
+
+
+def _clock_step_notes(con, sources: list[Source]) -> list[str]:
+    notes = []
+    for fid, src in enumerate(sources):
+        n, steps, first = _steps(con, fid, src)
+        if _ordered(n, steps):
+            text, _line = _step_text(src, first[0])
+            notes.append(f"{src.shown}: {steps:,} clock step(s) back (first {text}); events counted at the times "
+                         "written (--allow-clock-steps)")
+    return notes
 
 
 def workloads_for(plan) -> Matcher:
