@@ -117,6 +117,10 @@ def read_runs(path: Path, shown: str, percentile: float) -> list[Run]:
                                 file=shown, line=raw[:exc.start].count(b"\n") + 1)) from None
     if not text:
         raise PlanError(Problem("the file is empty", "give a vllm bench serve, GenAI-Perf or AIPerf JSON", file=shown))
+    depth = _nesting(text)
+    if depth > MAX_DEPTH:
+        raise PlanError(Problem(f"JSON nested {depth:,} levels deep, deeper than the {MAX_DEPTH} a load-test "
+                                "summary could need", "give the tool's JSON output file", file=shown))
     docs: list[Any]
     line_no = None
     try:
@@ -155,6 +159,22 @@ def read_runs(path: Path, shown: str, percentile: float) -> list[Run]:
                                     file=shown))
         runs.append(parse_run(doc, shown, i, percentile))
     return runs
+
+
+MAX_DEPTH = 200
+"""JSON nested deeper than this is no tool's summary (theirs nest a few levels), and would exhaust the parser."""
+
+
+def _nesting(text: str) -> int:
+    """How deep the JSON's arrays and objects nest (brackets inside strings aside)."""
+    import re
+
+    import numpy as np
+
+    bare = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text).encode("utf-8", "replace")
+    b = np.frombuffer(bare, dtype=np.uint8)
+    step = ((b == 91) | (b == 123)).astype(np.int64) - ((b == 93) | (b == 125)).astype(np.int64)
+    return int(np.cumsum(step).max()) if len(step) else 0
 
 
 class _DuplicateKey(ValueError):

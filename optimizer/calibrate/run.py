@@ -12,8 +12,10 @@ Definitions (stated in the output too):
   another day type has a whole day, and stops the run when none has — unless --allow-partial, which
   scales the plan's curve to the hours the log saw;
 - burstiness: the busiest minute's output tokens ÷ the hour's mean minute, p95 across the busy hours
-  (at least half the busiest hour's rate: usage.BURST_BUSY_SHARE); a fleet
-  sized for the hour at occupancy o runs at o × that in the minute, so 1 ÷ it is the occupancy to keep.
+  (at least half the busiest hour's rate: usage.BURST_BUSY_SHARE), each response's tokens spread over its
+  generation time (output tokens × the workload's TPOT target); a fleet sized for the hour at occupancy o
+  runs at o × that in the minute, so 1 ÷ it is the occupancy to keep — unless Poisson arrivals at the
+  hour's rate give as much by chance (usage.poisson_peak_ratio): that is the noise the occupancy absorbs.
 """
 
 from __future__ import annotations
@@ -232,7 +234,7 @@ def _matcher(loaded: LoadedPlan, routes: list, usage_workload: str | None = None
         default, given = usage_workload, True
     if problems:
         raise PlanError(problems)
-    return usage_mod.Matcher(base.names, base.by_model, tuple(routes), default, given, base.choices)
+    return replace(base, routes=tuple(routes), default=default, default_given=given)
 
 
 def _check_ambiguous(agg: UsageAggregate, matcher: usage_mod.Matcher) -> None:
@@ -355,7 +357,7 @@ def _demand(cal: Calibration, agg: UsageAggregate, loaded: LoadedPlan, zone: Zon
             _interactive(wc, w, by_type, s, types, q, cov)
             if w.name in agg.burst:
                 hours, ratio = agg.burst[w.name]
-                wc.burst = Burst(hours, ratio, plan.policy.occupancy)
+                wc.burst = Burst(hours, ratio, plan.policy.occupancy, agg.burst_poisson.get(w.name, 1.0))
         elif w.batch is not None:
             full = [d for d in dates if d in s.full_days and day_type(d) is not None]
             if full:

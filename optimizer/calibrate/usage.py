@@ -7,12 +7,15 @@ rows per workload and quarter).
 
 from __future__ import annotations
 
+import math
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
+
+import numpy as np
 
 from optimizer.calibrate.usage_files import (  # noqa: F401  (re-exported: the CLI and calibrate use them)
     Column,
@@ -81,6 +84,9 @@ class Matcher:
     """The default is --usage-workload: some file must then need it."""
     choices: tuple[str, ...] = ()
     """The workloads such a file could go to (the plan's workloads with demand), for the error without a default."""
+    tpot_s: dict[str, float] = field(default_factory=dict)
+    """Per workload, seconds per output token (its TPOT target): a response's tokens are spread over its
+    generation time, output tokens × this, from its timestamp on."""
 
     def ambiguous_models(self) -> dict[str, tuple[str, ...]]:
         return {m: ws for m, ws in self.by_model.items() if len(ws) > 1 and m not in self.names}
@@ -121,6 +127,9 @@ class UsageAggregate:
     """15-minute indexes with at least one good event (any workload, matched or not)."""
     burst: dict[str, tuple[int, float]] = field(default_factory=dict)
     """workload → (hours counted, p95 across them of the busiest minute's output tokens ÷ the hour's mean minute)."""
+    burst_poisson: dict[str, float] = field(default_factory=dict)
+    """workload → p95 across the same hours of the busiest minute Poisson arrivals at each hour's rate give
+    (poisson_peak_ratio): a busiest minute up to this is noise, not a burst."""
     repeated: dict[str, int] = field(default_factory=dict)
     """Per workload, events that repeat another exactly (timestamp, tokens, tenant): overlapping exports?"""
     served_routes: tuple[Route, ...] = ()
@@ -201,6 +210,16 @@ PROBLEM_SQL = f"""CASE
 END"""
 
 
+MAX_GENERATION_S = 3600
+"""A response's tokens are spread over at most this long (a broken count cannot explode the minutes)."""
+
+
+def _tpot_sql(m: Matcher) -> str:
+    """Seconds per output token of the event's workload (0: its tokens all count in the minute it arrives)."""
+    whens = " ".join(f"WHEN {_lit(w)} THEN {float(v)!r}" for w, v in sorted(m.tpot_s.items()) if v > 0)
+    return f"(CASE wl {whens} ELSE 0.0 END)" if whens else "0.0"
+
+
 def _workload_sql(m: Matcher) -> str:
     """The SQL CASE that names an event's workload (NULL when none or ambiguous)."""
     names = ", ".join(_lit(n) for n in m.names)
@@ -267,17 +286,33 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
               SELECT CASE WHEN GROUPING(fid, problem) = 0 THEN 'file' WHEN GROUPING(wl, umodel, minute) = 0 THEN 'minute'
                           ELSE 'tenant' END AS kind,
                      fid, problem, wl, umodel, minute, tenant, count(*) AS n, sum(p) AS p, sum(c) AS c,
+                     sum(c * c) AS c2,
                      min(epoch_s) FILTER (WHERE problem IS NULL) AS t0, max(epoch_s) FILTER (WHERE problem IS NULL) AS t1
               FROM ev3
               GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, minute), (wl, tenant))),
             span AS (SELECT CAST(floor(min(t0) / 60) AS BIGINT) AS m0, CAST(floor(max(t1) / 60) AS BIGINT) AS m1
                      FROM g WHERE kind = 'file'),
+            gen AS (
+              -- Each response's output tokens spread evenly over its generation time (tokens × the workload's
+              -- TPOT, at most an hour) from its timestamp on, into the minutes it overlaps.
+              SELECT wl, c, epoch_s AS t, least(c * {_tpot_sql(m)}, {MAX_GENERATION_S}) AS d,
+                     unnest(range(CAST(floor(epoch_s / 60) AS BIGINT),
+                                  CAST(floor((epoch_s + least(c * {_tpot_sql(m)}, {MAX_GENERATION_S})) / 60) AS BIGINT)
+                                  + 1)) AS minute
+              FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL),
+            spread AS (
+              SELECT wl, minute, sum(CASE WHEN d <= 0 THEN c
+                                          ELSE c * greatest(0, least(t + d, 60.0 * (minute + 1)) - greatest(t, 60.0 * minute))
+                                               / d END) AS c
+              FROM gen GROUP BY wl, minute),
+            arrivals AS (
+              SELECT wl, minute // 60 AS hour, sum(n) AS n, sum(c) AS c, sum(c2) AS c2
+              FROM g WHERE kind = 'minute' AND wl IS NOT NULL GROUP BY wl, minute // 60),
             hours AS (
               -- Each clock hour's busiest minute and its mean minute over the minutes the log spans.
-              SELECT wl, max(c) AS top, sum(c) AS total,
+              SELECT wl, minute // 60 AS hour, max(c) AS top, sum(c) AS total,
                      least(m1, minute // 60 * 60 + 59) - greatest(m0, minute // 60 * 60) + 1 AS minutes
-              FROM g CROSS JOIN span
-              WHERE kind = 'minute' AND wl IS NOT NULL
+              FROM spread CROSS JOIN span
               GROUP BY wl, minute // 60, m0, m1),
             busy AS (SELECT *, max(total / minutes) OVER (PARTITION BY wl) AS busiest FROM hours
                      WHERE total > 0 AND minutes >= {BURST_MIN_MINUTES})
@@ -287,10 +322,11 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
             FROM g WHERE kind = 'minute' AND minute IS NOT NULL
             GROUP BY wl, umodel, minute // {QUARTER_S // 60}
             UNION ALL
-            SELECT 'burst', NULL, NULL, wl, NULL, NULL, NULL, count(*),
-                   quantile_cont(top / (total / minutes), {BURST_PERCENTILE / 100}), NULL, NULL, NULL
-            FROM busy WHERE total / minutes >= {BURST_BUSY_SHARE} * busiest
-            GROUP BY wl
+            -- per busy hour: its requests a minute, its busiest minute ÷ its mean minute, E[c²] ÷ E[c]²
+            SELECT 'burst', NULL, NULL, busy.wl, NULL, NULL, NULL, NULL, top / (total / minutes),
+                   CASE WHEN a.c > 0 THEN a.c2 * a.n / (a.c * a.c) END, a.n / minutes, NULL
+            FROM busy LEFT JOIN arrivals a ON a.wl = busy.wl AND a.hour = busy.hour
+            WHERE total / minutes >= {BURST_BUSY_SHARE} * busiest
             UNION ALL
             SELECT 'repeat', NULL, NULL, wl, NULL, NULL, NULL, count(*) - count(DISTINCT (epoch_s, p, c, tenant)),
                    NULL, NULL, NULL, NULL
@@ -403,7 +439,7 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
     amb = matcher.ambiguous_models()
     first = last = None
     active: set[int] = set()
-    burst: dict[str, tuple[int, float]] = {}
+    hours_of: dict[str, list[tuple[float, float, float]]] = {}
     repeated: dict[str, int] = {}
     for kind, fid, problem, wl, umodel, quarter, tenant, n, p, c, t0, t1 in rows:
         if kind == "file":
@@ -420,7 +456,8 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
                 into[umodel] = into.get(umodel, 0) + int(n)
         elif kind == "burst":
             if wl is not None and p is not None:
-                burst[wl] = (int(n), float(p))
+                hours_of.setdefault(wl, []).append((float(p), float(c) if c is not None else 1.0,
+                                                    float(t0) if t0 is not None else 0.0))
         elif kind == "repeat":
             if wl is not None and n:
                 repeated[wl] = int(n)
@@ -436,9 +473,37 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
             bad={k: v for k, v in sorted(counts.items(), key=lambda kv: str(kv[0]))
                  if k is not None and k != "failed"}, default_workload=s.default_workload, shadowed=s.shadowed))
     events = sum(f.events for f in files)
+    burst, poisson = {}, {}
+    for wl, hrs in sorted(hours_of.items()):
+        burst[wl] = (len(hrs), float(np.percentile([r for r, _k, _lam in hrs], BURST_PERCENTILE)))
+        poisson[wl] = float(np.percentile([poisson_peak_ratio(lam / k) for _r, k, lam in hrs], BURST_PERCENTILE))
     return UsageAggregate(files, quarters, tenants, dict(sorted(unmatched.items())), dict(sorted(ambiguous.items())),
-                          first, last, events, active_quarters=active, burst=dict(sorted(burst.items())),
+                          first, last, events, active_quarters=active, burst=burst, burst_poisson=poisson,
                           repeated=dict(sorted(repeated.items())))
+
+
+POISSON_QUANTILE = 0.9999
+"""The minute's quantile the Poisson peak is read at: an hour has 60 minutes, so under Poisson arrivals its
+busiest minute stays below this quantile in 0.9999^60 = 99.4% of hours."""
+
+
+def poisson_peak_ratio(lam: float, q: float = POISSON_QUANTILE) -> float:
+    """The `q` quantile of a minute's arrivals under Poisson arrivals of mean `lam` a minute, ÷ `lam`: how far
+    the busiest minute of an hour rises above its mean by chance alone. `lam` is the hour's requests a minute,
+    divided by E[c²]/E[c]² of its output lengths (a compound Poisson count of tokens, read as Poisson of the
+    same relative spread). Summed term by term up to a mean of 1,000, a normal approximation above."""
+    if not lam > 0 or not math.isfinite(lam):
+        return 1.0
+    if lam > 1000:
+        z = 3.719  # the standard normal's 0.9999 quantile
+        return (lam + z * math.sqrt(lam) + 1.0) / lam
+    term = math.exp(-lam)
+    total, k = term, 0
+    while total < q and k < 100_000:
+        k += 1
+        term *= lam / k
+        total += term
+    return max(1.0, k / lam)
 
 
 def _bad_row_problems(con, sources: list[Source], files: list[FileSummary], total: int, allowed: int) -> list[Problem]:
@@ -514,13 +579,16 @@ more than CLOCK_STEP_S; more, and its order is another (sorted by tenant, shuffl
 def _steps(con, fid: int, src: Source) -> tuple[int, int, list[tuple]]:
     """(good rows, steps back, the first few steps as (row before, row, time before, time, model))."""
     query = f"""
-    WITH r AS (SELECT row_number() OVER () AS rn, epoch_s, coalesce(wlcol, model, '') AS k, {PROBLEM_SQL} AS problem
+    WITH r AS (SELECT row_number() OVER () AS rn, epoch_s, p, c, tenant, coalesce(wlcol, model, '') AS k,
+                      {PROBLEM_SQL} AS problem
                FROM ({_file_select(fid, src)})),
     l AS (SELECT rn, epoch_s, k, lag(epoch_s) OVER (PARTITION BY k ORDER BY rn) AS prev,
-                 lag(rn) OVER (PARTITION BY k ORDER BY rn) AS prev_rn, count(*) OVER () AS n
+                 lag(rn) OVER (PARTITION BY k ORDER BY rn) AS prev_rn, count(*) OVER () AS n,
+                 count(*) OVER (PARTITION BY k, epoch_s, p, c, tenant) > 1 AS twin
           FROM r WHERE problem IS NULL)
+    -- a row that repeats another exactly starts an overlapping export appended, not a clock step
     SELECT prev_rn, rn, prev, epoch_s, k, n, count(*) OVER () AS steps FROM l
-    WHERE prev - epoch_s > {CLOCK_STEP_S} ORDER BY rn LIMIT 3"""
+    WHERE prev - epoch_s > {CLOCK_STEP_S} AND NOT twin ORDER BY rn LIMIT 3"""
     try:
         rows = _execute(con, query)
     except Exception as exc:  # the main scan names the file's read error; here it is the same error
@@ -584,7 +652,9 @@ def workloads_for(plan) -> Matcher:
         if w.model is not None and w.reserve_gpus is None:
             by_model.setdefault(w.model, []).append(w.name)
     choices = tuple(w.name for w in plan.workloads if w.reserve_gpus is None)
+    tpot = {w.name: w.slo.tpot_ms / 1000.0 for w in plan.workloads
+            if w.reserve_gpus is None and w.slo is not None and w.slo.tpot_ms}
     return Matcher(tuple(w.name for w in plan.workloads), {k: tuple(v) for k, v in by_model.items()},
-                   default=choices[0] if len(choices) == 1 else None, choices=choices)
+                   default=choices[0] if len(choices) == 1 else None, choices=choices, tpot_s=tpot)
 
 
