@@ -52,17 +52,18 @@ def _read(path: Path, allow_clock_steps: bool = False) -> None:
 
 
 @SETTINGS
-@given(rows=ROWS, steps=st.booleans())
-def test_usage_rows_never_give_a_traceback(rows, steps):
+@given(rows=ROWS, steps=st.booleans(), as_json=st.booleans())
+def test_usage_rows_never_give_a_traceback(rows, steps, as_json):
     with tempfile.TemporaryDirectory() as d:
-        csv = Path(d) / "usage.csv"
-        csv.write_text("timestamp,model,prompt_tokens,completion_tokens\n"
-                       + "".join(",".join(_csv_field(v) for v in r) + "\n" for r in rows), encoding="utf-8")
-        _read(csv, steps)
-        jsonl = Path(d) / "usage.jsonl"
-        jsonl.write_text("".join(json.dumps(dict(zip(("timestamp", "model", "prompt_tokens", "completion_tokens"),
-                                                     r))) + "\n" for r in rows), encoding="utf-8")
-        _read(jsonl, steps)
+        if as_json:
+            path = Path(d) / "usage.jsonl"
+            path.write_text("".join(json.dumps(dict(zip(("timestamp", "model", "prompt_tokens", "completion_tokens"),
+                                                        r))) + "\n" for r in rows), encoding="utf-8")
+        else:
+            path = Path(d) / "usage.csv"
+            path.write_text("timestamp,model,prompt_tokens,completion_tokens\n"
+                            + "".join(",".join(_csv_field(v) for v in r) + "\n" for r in rows), encoding="utf-8")
+        _read(path, steps)
 
 
 @SETTINGS

@@ -35,7 +35,7 @@ FILES = st.fixed_dictionaries({}, optional={"accelerators": st.lists(ACCELERATOR
 
 def _load(path: Path) -> None:
     try:
-        load_catalog([path])
+        load_catalog([path], builtin=False)  # the file's own entries: the shipped ones are checked elsewhere
     except PlanError:
         pass
 
