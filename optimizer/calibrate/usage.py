@@ -191,7 +191,8 @@ def _file_select(fid: int, src: Source) -> str:
             f"{_number(src, c['prompt_tokens'][0])} AS p, {_text(src, c['prompt_tokens'][0])} AS p_text, "
             f"{_number(src, c['completion_tokens'][0])} AS c, {_text(src, c['completion_tokens'][0])} AS c_text, "
             f"{_first_text(src, c.get('model'))} AS model, {wlcol} AS wlcol, "
-            f"{_first_text(src, c.get('tenant'))} AS tenant, coalesce({failed}, false) AS failed "
+            f"{_first_text(src, c.get('tenant'))} AS tenant, coalesce({failed}, false) AS failed, "
+            f"{_number(src, c['latency_ms'][0]) + ' / 1000.0' if 'latency_ms' in c else 'CAST(NULL AS DOUBLE)'} AS lat "
             f"FROM {_reader(src.fmt, src.path, json_cols, src.delim, src.header)}")
 
 
@@ -277,7 +278,7 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
             WITH ev AS (SELECT *, {PROBLEM_SQL} AS problem FROM ({union})),
             ev2 AS (SELECT *, CASE WHEN problem IS NULL THEN {_workload_sql(m)} END AS wl FROM ev),
             ev3 AS (
-              SELECT fid, problem, epoch_s, p, c, wl,
+              SELECT fid, problem, epoch_s, p, c, wl, lat,
                      CASE WHEN problem IS NULL AND wl IS NULL THEN coalesce(wlcol, model, '') END AS umodel,
                      CASE WHEN wl IS NOT NULL THEN coalesce(tenant, '(none)') END AS tenant,
                      CASE WHEN problem IS NULL THEN CAST(floor(epoch_s / 60) AS BIGINT) END AS minute
@@ -293,13 +294,16 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
             span AS (SELECT CAST(floor(min(t0) / 60) AS BIGINT) AS m0, CAST(floor(max(t1) / 60) AS BIGINT) AS m1
                      FROM g WHERE kind = 'file'),
             gen AS (
-              -- Each response's output tokens spread evenly over its generation time (tokens × the workload's
-              -- TPOT, at most an hour) from its timestamp on, into the minutes it overlaps.
-              SELECT wl, c, epoch_s AS t, least(c * {_tpot_sql(m)}, {MAX_GENERATION_S}) AS d,
-                     unnest(range(CAST(floor(epoch_s / 60) AS BIGINT),
-                                  CAST(floor((epoch_s + least(c * {_tpot_sql(m)}, {MAX_GENERATION_S})) / 60) AS BIGINT)
-                                  + 1)) AS minute
-              FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL),
+              -- Each response's output tokens spread evenly over its generation time (the log's latency where
+              -- it has one, else tokens × the workload's TPOT; at most an hour) from its timestamp on, into
+              -- the minutes it overlaps.
+              SELECT wl, c, epoch_s AS t, d,
+                     unnest(range(CAST(floor(epoch_s / 60) AS BIGINT), CAST(floor((epoch_s + d) / 60) AS BIGINT) + 1))
+                       AS minute
+              FROM (SELECT wl, c, epoch_s,
+                           least(CASE WHEN lat > 0 AND isfinite(lat) THEN lat ELSE c * {_tpot_sql(m)} END,
+                                 {MAX_GENERATION_S}) AS d
+                    FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL)),
             spread AS (
               SELECT wl, minute, sum(CASE WHEN d <= 0 THEN c
                                           ELSE c * greatest(0, least(t + d, 60.0 * (minute + 1)) - greatest(t, 60.0 * minute))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from optimizer.errors import PlanError, Problem, did_you_mean
 
-FIELDS = ("timestamp", "model", "workload", "tenant", "prompt_tokens", "completion_tokens", "status")
+FIELDS = ("timestamp", "model", "workload", "tenant", "prompt_tokens", "completion_tokens", "status", "latency_ms")
 FIELD_ALIASES = {"input_tokens": "prompt_tokens", "output_tokens": "completion_tokens", "team": "tenant"}
 
 AUTO_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -25,6 +25,8 @@ AUTO_COLUMNS: dict[str, tuple[str, ...]] = {
     "completion_tokens": ("completion_tokens", "output_tokens", "usage.completion_tokens", "usage.output_tokens",
                           "generatedtokens"),
     "status": ("status",),
+    # How long the response took, in ms (optional): its output tokens are spread over it for burstiness.
+    "latency_ms": ("latency_ms", "duration_ms", "response_time_ms", "request_duration_ms"),
 }
 COALESCED = {"model", "tenant"}
 """Fields filled from the first non-empty of several columns (LiteLLM: model_group, else model)."""
@@ -269,6 +271,7 @@ _MEANT = {
     "model": (("text",), "a model name", "store the model as a string"),
     "workload": (("text",), "a workload name", "store the workload as a string"),
     "tenant": (("text", "number"), "a tenant", "store the tenant as a string or an integer id"),
+    "latency_ms": (("number",), "a duration in ms", "store the latency as a number of milliseconds"),
 }
 
 

@@ -181,3 +181,17 @@ def test_a_long_response_is_spread_over_the_minutes_it_runs(tmp_path):
     spread = aggregate([path], MATCHER).burst["chat"][1]
     arrival = aggregate([path], Matcher(("chat",), {"llama-3.1-70b": ("chat",)})).burst["chat"][1]
     assert spread == pytest.approx(1.0, abs=0.02) and arrival == pytest.approx(2.0, abs=0.05)
+
+
+def test_the_logs_latency_column_sets_the_generation_time(tmp_path):
+    """The same responses with a latency_ms column of 120 s and no TPOT target to go by: spread by the log's own
+    durations."""
+    rows = []
+    for m in range(0, 24 * 60, 2):
+        when = dt.datetime(2026, 7, 8, tzinfo=dt.UTC) + dt.timedelta(minutes=m)
+        rows.append(f"{when:%Y-%m-%dT%H:%M:%SZ},llama-3.1-70b,500,2400,120000")
+    path = tmp_path / "latency.csv"
+    path.write_text("timestamp,model,prompt_tokens,completion_tokens,latency_ms\n" + "\n".join(rows) + "\n")
+    agg = aggregate([path], Matcher(("chat",), {"llama-3.1-70b": ("chat",)}))
+    assert agg.files[0].columns["latency_ms"] == "latency_ms"
+    assert agg.burst["chat"][1] == pytest.approx(1.0, abs=0.02)
