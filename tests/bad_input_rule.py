@@ -25,7 +25,8 @@ def _digest(paths: list[Path]) -> dict[Path, str]:
 def refused(args: list[str], inputs: list[Path], out_dir: Path, names: str, expect: list[str]) -> None:
     """Run `planopt ARGS`; hold the result to the rule. `names` is the file the message must name."""
     before = _digest(inputs)
-    written_before = sorted(out_dir.rglob("*"))
+    beside = sorted({p.parent for p in inputs})  # nothing may appear beside the inputs either
+    written_before = sorted(out_dir.rglob("*")) + [sorted(d.iterdir()) for d in beside]
     r = CliRunner().invoke(app, [str(a) for a in args])
     said = r.output
     assert r.exit_code == 2, f"exit {r.exit_code}:\n{said}\n{r.exception!r}"
@@ -34,7 +35,7 @@ def refused(args: list[str], inputs: list[Path], out_dir: Path, names: str, expe
     assert names in flat, f"the message does not name {names}:\n{said}"
     for needle in expect:
         assert " ".join(needle.split()) in flat, f"{needle!r} not in:\n{said}"
-    assert sorted(out_dir.rglob("*")) == written_before, "something was written"
+    assert sorted(out_dir.rglob("*")) + [sorted(d.iterdir()) for d in beside] == written_before, "something was written"
     assert _digest(inputs) == before, "an input changed"
 
 
