@@ -53,6 +53,8 @@ from optimizer.inputs.schema.plan import FIRST_DATE, LAST_DATE
 from optimizer.vocab import day_type_of, weekday_id
 
 MIN_HOURS = 14 * 24
+MIN_DAYS = 14
+"""Days on which a workload itself has output tokens: two weekly cycles of its own."""
 OUTLIER_SCALES = 8.0
 """An hour whose log rate is this many robust deviations (1.4826 × MAD) off a robust STL fit is a one-off."""
 """Two weekly cycles: MSTL fits a weekly season only on more than that."""
@@ -82,6 +84,7 @@ class ForecastOptions:
     maps: tuple[str, ...] = ()
     usage_workload: str | None = None
     max_bad_rows: int = 0
+    allow_clock_steps: bool = False
     paths: int = PATHS
     seed: int = 0
 
@@ -180,7 +183,7 @@ def forecast(plan_path: Path | str, options: ForecastOptions, out_path: Path | s
                   _day_types(loaded, start, horizon),
                   DEFINITION.format(tz=plan.timezone, paths=options.paths))
     files, rename, matcher, agg = read_usage(loaded, options.usage, options.maps, options.usage_workload,
-                                             options.max_bad_rows, progress, fc.notes)
+                                             options.max_bad_rows, progress, fc.notes, options.allow_clock_steps)
     shown = [str(p) for p in files]
     fc.usage = agg
     _check_ambiguous(agg, matcher)
@@ -207,6 +210,18 @@ def forecast(plan_path: Path | str, options: ForecastOptions, out_path: Path | s
             fc.notes.append(f"{w.name}: events counted but not forecast ({kind} is kept as the plan has it)")
             continue
         h = history(agg, s, w.name)
+        own = sorted({s.of_quarter[qi][0] for qi, (_n, _p, c) in agg.quarters[w.name].items() if c > 0})
+        if h.data_hours > MIN_HOURS and 0 < len(own) < MIN_DAYS:
+            # The log is long enough, this workload's traffic is not: a workload seen only in the log's first
+            # week leaves weeks of zeros behind it, and nothing for a season or a trend to be fitted to.
+            span = f" ({own[0]} to {own[-1]})" if own else ""
+            problems.append(Problem(
+                f"{w.name}: has output tokens on {plural(len(own), 'day')} of the log{span}; the forecast needs "
+                f"at least {MIN_DAYS} days of a workload's own usage to fit a weekly season",
+                f"give a log in which {w.name} has traffic on {MIN_DAYS} days or more, or route its events with "
+                f"--map model=MODEL:workload={w.name} if the log names it otherwise",
+                file=shown[0] if len(shown) == 1 else None))
+            continue
         if h.data_hours <= MIN_HOURS:
             problems.append(Problem(
                 f"{w.name}: needs at least 14 days of hourly usage to fit a weekly season (two whole weeks and "
@@ -518,7 +533,8 @@ def forecast_workload(name: str, h: History, months: list[tuple[str, dt.date, in
     # The busiest month of each path: its quantiles over the median's scale every month alike.
     busiest = monthly.max(axis=0)
     mid = float(np.quantile(busiest, 0.5))
-    multipliers = {q: float(np.quantile(busiest, q)) / mid for q in quantile_levels(scenarios)}
+    # A median busiest month of 0 (no output tokens lately) has no scale; the caller keeps the plan's demand.
+    multipliers = {q: float(np.quantile(busiest, q)) / mid if mid > 0 else 1.0 for q in quantile_levels(scenarios)}
     qd = np.quantile(daily, BAND, axis=1)
     hist_days = (n + h.first_hour) // DAY
     seen = h.rates.copy()  # the history the forecast is from: one-offs set aside
@@ -609,6 +625,7 @@ def unmatched_problems(files: list[Path], shown: list[str], rename: dict[str, st
         _file_select,
         _workload_sql,
         inspect,
+        workload_hint,
     )
 
     names = [w.name for w in loaded.plan.workloads if w.reserve_gpus is None]
@@ -630,7 +647,7 @@ def unmatched_problems(files: list[Path], shown: list[str], rename: dict[str, st
                 problems.append(Problem(
                     f"{plural(count, 'event')} for '{model}', which is not a workload of the plan nor the model of one "
                     f"(workloads: {', '.join(names)})",
-                    f"route them: --map model={value or 'MODEL'}:workload={names[0] if names else 'NAME'}, add a "
+                    f"route them: --map model={value or 'MODEL'}:workload={workload_hint(value, matcher)}, add a "
                     f"workload for '{model}' to the plan, or leave its events out of the log",
                     file=name, line=line))
     finally:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from optimizer.calibrate.names import same_model
 from optimizer.errors import PlanError, Problem, did_you_mean
 from optimizer.inputs.schema.plan import MAX_LAYOUT_GPUS, MAX_TOKENS_PER_S
 from optimizer.vocab import PRECISION_ALIASES, PRECISION_IDS
@@ -117,6 +117,10 @@ def read_runs(path: Path, shown: str, percentile: float) -> list[Run]:
                                 file=shown, line=raw[:exc.start].count(b"\n") + 1)) from None
     if not text:
         raise PlanError(Problem("the file is empty", "give a vllm bench serve, GenAI-Perf or AIPerf JSON", file=shown))
+    depth = _nesting(text)
+    if depth > MAX_DEPTH:
+        raise PlanError(Problem(f"JSON nested {depth:,} levels deep, deeper than the {MAX_DEPTH} a load-test "
+                                "summary could need", "give the tool's JSON output file", file=shown))
     docs: list[Any]
     line_no = None
     try:
@@ -155,6 +159,22 @@ def read_runs(path: Path, shown: str, percentile: float) -> list[Run]:
                                     file=shown))
         runs.append(parse_run(doc, shown, i, percentile))
     return runs
+
+
+MAX_DEPTH = 200
+"""JSON nested deeper than this is no tool's summary (theirs nest a few levels), and would exhaust the parser."""
+
+
+def _nesting(text: str) -> int:
+    """How deep the JSON's arrays and objects nest (brackets inside strings aside)."""
+    import re
+
+    import numpy as np
+
+    bare = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text).encode("utf-8", "replace")
+    b = np.frombuffer(bare, dtype=np.uint8)
+    step = ((b == 91) | (b == 123)).astype(np.int64) - ((b == 93) | (b == 125)).astype(np.int64)
+    return int(np.cumsum(step).max()) if len(step) else 0
 
 
 class _DuplicateKey(ValueError):
@@ -535,23 +555,15 @@ def _str(v: Any) -> str | None:
 # --- judging -------------------------------------------------------------------------------------
 
 
-_CHECKPOINT_TAIL = re.compile(r"-(instruct|chat|it|hf|base)(-[\w.]+)*$")
-
-
-def same_model(served: str, model_id: str) -> bool:
-    """The engine's model name (a Hugging Face repository, as vLLM and SGLang record it) names the catalog's
-    model: meta-llama/Llama-3.3-70B-Instruct is llama-3.3-70b, Qwen/Qwen3-235B-A22B-Instruct-2507 qwen3-235b-a22b."""
-    def norm(name: str) -> str:
-        return _CHECKPOINT_TAIL.sub("", name.rsplit("/", 1)[-1].strip().lower())
-    return served == model_id or norm(served) == norm(model_id)
-
-
-def judge(runs: list[Run], plan, catalog, flags: Flags) -> tuple[list[Verdict], list[Point]]:
+def judge(runs: list[Run], plan, catalog, flags: Flags, routes=()) -> tuple[list[Verdict], list[Point]]:
     """Each run against its workload's SLO; the best passing run per config becomes a measured Point.
 
     A run planopt cannot place (which workload, accelerator, precision, TP) is an input error,
-    raised for all runs at once; a run that misses the SLO is only listed.
+    raised for all runs at once; a run that misses the SLO is only listed. A run that served another
+    model than its workload's is an input error too, unless a route (`--map model=SERVED:workload=W`)
+    says the run measures W.
     """
+    mapped = {(r.model, r.workload) for r in routes if r.model is not None and r.tenant is None}
     workloads = {w.name: w for w in plan.workloads}
     by_model: dict[str, list[str]] = {}
     for w in plan.workloads:
@@ -601,6 +613,11 @@ def judge(runs: list[Run], plan, catalog, flags: Flags) -> tuple[list[Verdict], 
                           f"add {prec} to its precisions or leave this run out")
         if w is not None and w.reserve_gpus is not None:
             errors.append(f"{w.name} is a reserve_gpus workload; it has no goodput to measure — leave this run out")
+        elif w is not None and run.model is not None and w.model is not None and not same_model(run.model, w.model) \
+                and (run.model, w.name) not in mapped:
+            errors.append(f"the run served {run.model}, but {w.name} serves {w.model}: its goodput is another "
+                          f"model's — give a load test of {w.model}, or if {run.model} is {w.model} under another "
+                          f"name, say so: --map model={run.model}:workload={w.name}")
         if run.problem and " — " in run.problem:
             errors.append(run.problem)
         if errors:

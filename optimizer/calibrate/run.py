@@ -12,8 +12,10 @@ Definitions (stated in the output too):
   another day type has a whole day, and stops the run when none has — unless --allow-partial, which
   scales the plan's curve to the hours the log saw;
 - burstiness: the busiest minute's output tokens ÷ the hour's mean minute, p95 across the busy hours
-  (at least half the busiest hour's rate: usage.BURST_BUSY_SHARE); a fleet
-  sized for the hour at occupancy o runs at o × that in the minute, so 1 ÷ it is the occupancy to keep.
+  (at least half the busiest hour's rate: usage.BURST_BUSY_SHARE), each response's tokens spread over its
+  generation time (output tokens × the workload's TPOT target); a fleet sized for the hour at occupancy o
+  runs at o × that in the minute, so 1 ÷ it is the occupancy to keep — unless Poisson arrivals at the
+  hour's rate give as much by chance (usage.poisson_peak_ratio): that is the noise the occupancy absorbs.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ class CalibrateOptions:
     """Let less than one whole day of a day type set its demand (the plan's curve scaled to the hours seen)."""
     usage_workload: str | None = None
     """The workload of usage files with no model or workload column (needed when the plan has several)."""
+    allow_clock_steps: bool = False
+    """Count events at their times where a log's clock steps back more than 5 minutes (else refused)."""
 
 
 # --- the whole command -------------------------------------------------------------------------
@@ -100,18 +104,20 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
                 problems.extend(exc.problems)
         if problems:
             raise PlanError(problems)
-        cal.verdicts, cal.points = judge(runs, plan, loaded.catalog, options.flags)
+        cal.verdicts, cal.points = judge(runs, plan, loaded.catalog, options.flags,
+                                         usage_mod.parse_maps(list(options.maps))[1])
         cal.notes.extend(n for v in cal.verdicts for n in v.notes)
     if options.usage:
         _files, _rename, matcher, agg = read_usage(loaded, options.usage, options.maps, options.usage_workload,
-                                                   options.max_bad_rows, progress, cal.notes)
+                                                   options.max_bad_rows, progress, cal.notes,
+                                                   options.allow_clock_steps)
         cal.usage = agg
         _check_ambiguous(agg, matcher)
         _usage_notes(cal, agg, plan, matcher)
         if agg.events:
             _demand(cal, agg, loaded, zone, by_name, options.allow_partial)
-    elif options.maps:
-        cal.notes.append("--map applies to usage files; none were given")
+    elif options.maps and not options.bench:
+        cal.notes.append("--map applies to usage files and load tests; none were given")
     if result is not None:
         cal.result_file = str(options.result)
         cal.occupancy = occupancy(result, cal.workloads, _calendar(loaded), plan.policy.occupancy)
@@ -184,7 +190,8 @@ def _old(w) -> WorkloadCalibration:
 
 
 def read_usage(loaded: LoadedPlan, usage: Sequence[Path | str], maps: Sequence[str], usage_workload: str | None,
-               max_bad_rows: int, progress: Callable[[float], None] | None, notes: list[str]
+               max_bad_rows: int, progress: Callable[[float], None] | None, notes: list[str],
+               allow_clock_steps: bool = False
                ) -> tuple[list[Path], dict[str, str], usage_mod.Matcher, usage_mod.UsageAggregate]:
     """The usage logs read into the hourly aggregate, as calibrate and forecast both do: a file given twice
     is read once (a note says so), --map columns and routes applied, rows matched to workloads.
@@ -201,7 +208,10 @@ def read_usage(loaded: LoadedPlan, usage: Sequence[Path | str], maps: Sequence[s
     rename, routes = usage_mod.parse_maps(list(maps))
     matcher = _matcher(loaded, routes, usage_workload)
     agg = usage_mod.aggregate(files, matcher, rename=rename, shown=[str(p) for p in files],
-                              max_bad_rows=max_bad_rows, progress=progress)
+                              max_bad_rows=max_bad_rows, progress=progress, allow_clock_steps=allow_clock_steps)
+    notes.extend(agg.notes)
+    if agg.served_routes:
+        matcher = replace(matcher, routes=matcher.routes + agg.served_routes)
     return files, rename, matcher, agg
 
 
@@ -224,7 +234,7 @@ def _matcher(loaded: LoadedPlan, routes: list, usage_workload: str | None = None
         default, given = usage_workload, True
     if problems:
         raise PlanError(problems)
-    return usage_mod.Matcher(base.names, base.by_model, tuple(routes), default, given, base.choices)
+    return replace(base, routes=tuple(routes), default=default, default_given=given)
 
 
 def _check_ambiguous(agg: UsageAggregate, matcher: usage_mod.Matcher) -> None:
@@ -243,7 +253,8 @@ def _check_ambiguous(agg: UsageAggregate, matcher: usage_mod.Matcher) -> None:
 def _usage_notes(cal: Calibration, agg: UsageAggregate, plan, matcher: usage_mod.Matcher) -> None:
     for model, n in agg.unmatched.items():
         cal.notes.append(f"{n:,} events for '{model or '(no model)'}' match no workload; not counted "
-                         f"(add --map model={model or 'NAME'}:workload=NAME to count them)")
+                         f"(add --map model={model or 'NAME'}:workload={usage_mod.workload_hint(model, matcher)} "
+                         "to count them)")
     failed = sum(f.failed for f in agg.files)
     if failed:
         cal.notes.append(f"{failed:,} failed requests (status failure) left out")
@@ -346,7 +357,7 @@ def _demand(cal: Calibration, agg: UsageAggregate, loaded: LoadedPlan, zone: Zon
             _interactive(wc, w, by_type, s, types, q, cov)
             if w.name in agg.burst:
                 hours, ratio = agg.burst[w.name]
-                wc.burst = Burst(hours, ratio, plan.policy.occupancy)
+                wc.burst = Burst(hours, ratio, plan.policy.occupancy, agg.burst_poisson.get(w.name, 1.0))
         elif w.batch is not None:
             full = [d for d in dates if d in s.full_days and day_type(d) is not None]
             if full:

@@ -81,6 +81,14 @@ class Burst:
     hours: int
     ratio: float
     policy_occupancy: float
+    poisson: float = 1.0
+    """The busiest minute ÷ the mean minute that Poisson arrivals at these hours' rates give by chance (p95
+    across the same hours; usage.poisson_peak_ratio): the noise the occupancy target is there to absorb."""
+
+    @property
+    def beyond_noise(self) -> bool:
+        """The busiest minutes rise above what Poisson arrivals at the hour's rate give: a real burst."""
+        return self.ratio > self.poisson
 
     @property
     def occupancy(self) -> float:

@@ -7,12 +7,15 @@ rows per workload and quarter).
 
 from __future__ import annotations
 
+import math
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
+
+import numpy as np
 
 from optimizer.calibrate.usage_files import (  # noqa: F401  (re-exported: the CLI and calibrate use them)
     Column,
@@ -26,6 +29,7 @@ from optimizer.calibrate.usage_files import (  # noqa: F401  (re-exported: the C
     parse_maps,
     total_bytes,
 )
+from optimizer.calibrate.names import catalog_model, model_key
 from optimizer.errors import PlanError, Problem
 from optimizer.inputs.schema.plan import MAX_TOKENS_PER_REQUEST
 
@@ -42,6 +46,9 @@ EPOCH_MIN, EPOCH_MAX = 946_684_800, 4_102_444_800  # 2000-01-01 .. 2100-01-01 UT
 PROBLEMS = {
     # code: (field, what, fix)
     "timestamp-missing": ("timestamp", "has no timestamp", "every event needs a time"),
+    "timestamp-date-only": ("timestamp", "is a date without a time (every event that day would be at midnight)",
+                            "write each request's time: ISO 8601 with the time (2026-10-01T14:03:00Z) or epoch "
+                            "seconds/milliseconds"),
     "timestamp-unparseable": ("timestamp", "is not a timestamp",
                               "write ISO 8601 (2026-10-01T14:03:00Z; no offset means UTC) or epoch seconds/milliseconds"),
     "timestamp-range": ("timestamp", "is outside 2000–2100",
@@ -77,6 +84,9 @@ class Matcher:
     """The default is --usage-workload: some file must then need it."""
     choices: tuple[str, ...] = ()
     """The workloads such a file could go to (the plan's workloads with demand), for the error without a default."""
+    tpot_s: dict[str, float] = field(default_factory=dict)
+    """Per workload, seconds per output token (its TPOT target): a response's tokens are spread over its
+    generation time, output tokens × this, from its timestamp on."""
 
     def ambiguous_models(self) -> dict[str, tuple[str, ...]]:
         return {m: ws for m, ws in self.by_model.items() if len(ws) > 1 and m not in self.names}
@@ -117,8 +127,13 @@ class UsageAggregate:
     """15-minute indexes with at least one good event (any workload, matched or not)."""
     burst: dict[str, tuple[int, float]] = field(default_factory=dict)
     """workload → (hours counted, p95 across them of the busiest minute's output tokens ÷ the hour's mean minute)."""
+    burst_poisson: dict[str, float] = field(default_factory=dict)
+    """workload → p95 across the same hours of the busiest minute Poisson arrivals at each hour's rate give
+    (poisson_peak_ratio): a busiest minute up to this is noise, not a burst."""
     repeated: dict[str, int] = field(default_factory=dict)
     """Per workload, events that repeat another exactly (timestamp, tokens, tenant): overlapping exports?"""
+    served_routes: tuple[Route, ...] = ()
+    """Routes for the log's model names that name a workload's model as people write it (a Hugging Face id)."""
 
 
 # --- the query -------------------------------------------------------------------------------------
@@ -176,13 +191,15 @@ def _file_select(fid: int, src: Source) -> str:
             f"{_number(src, c['prompt_tokens'][0])} AS p, {_text(src, c['prompt_tokens'][0])} AS p_text, "
             f"{_number(src, c['completion_tokens'][0])} AS c, {_text(src, c['completion_tokens'][0])} AS c_text, "
             f"{_first_text(src, c.get('model'))} AS model, {wlcol} AS wlcol, "
-            f"{_first_text(src, c.get('tenant'))} AS tenant, coalesce({failed}, false) AS failed "
+            f"{_first_text(src, c.get('tenant'))} AS tenant, coalesce({failed}, false) AS failed, "
+            f"{_number(src, c['latency_ms'][0]) + ' / 1000.0' if 'latency_ms' in c else 'CAST(NULL AS DOUBLE)'} AS lat "
             f"FROM {_reader(src.fmt, src.path, json_cols, src.delim, src.header)}")
 
 
 PROBLEM_SQL = f"""CASE
   WHEN failed THEN 'failed'
   WHEN ts_text IS NULL OR trim(ts_text) = '' THEN 'timestamp-missing'
+  WHEN regexp_full_match(trim(ts_text), '[0-9]{{4}}-[0-9]{{1,2}}-[0-9]{{1,2}}') THEN 'timestamp-date-only'
   WHEN epoch_s IS NULL OR NOT isfinite(epoch_s) THEN 'timestamp-unparseable'
   WHEN epoch_s < {EPOCH_MIN} OR epoch_s >= {EPOCH_MAX} THEN 'timestamp-range'
   WHEN p IS NULL OR NOT isfinite(p) THEN 'prompt-bad'
@@ -192,6 +209,16 @@ PROBLEM_SQL = f"""CASE
   WHEN c < 0 THEN 'completion-negative'
   WHEN p + c > {MAX_TOKENS_PER_REQUEST} THEN 'completion-huge'
 END"""
+
+
+MAX_GENERATION_S = 3600
+"""A response's tokens are spread over at most this long (a broken count cannot explode the minutes)."""
+
+
+def _tpot_sql(m: Matcher) -> str:
+    """Seconds per output token of the event's workload (0: its tokens all count in the minute it arrives)."""
+    whens = " ".join(f"WHEN {_lit(w)} THEN {float(v)!r}" for w, v in sorted(m.tpot_s.items()) if v > 0)
+    return f"(CASE wl {whens} ELSE 0.0 END)" if whens else "0.0"
 
 
 def _workload_sql(m: Matcher) -> str:
@@ -219,7 +246,7 @@ def _workload_sql(m: Matcher) -> str:
 
 def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | None = None,
               shown: list[str] | None = None, max_bad_rows: int = 0,
-              progress: Callable[[float], None] | None = None) -> UsageAggregate:
+              progress: Callable[[float], None] | None = None, allow_clock_steps: bool = False) -> UsageAggregate:
     """Scan every usage file once; sum tokens per workload and quarter-hour, per workload and tenant."""
     import duckdb
 
@@ -244,59 +271,97 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
                 f"leave --usage-workload out, or route a model's events: --map model=MODEL:workload={matcher.default}"))
         if problems:
             raise PlanError(problems)
-        union = " UNION ALL ".join(_file_select(i, s) for i, s in enumerate(sources))
-        query = f"""
-        WITH ev AS (SELECT *, {PROBLEM_SQL} AS problem FROM ({union})),
-        ev2 AS (SELECT *, CASE WHEN problem IS NULL THEN {_workload_sql(matcher)} END AS wl FROM ev),
-        ev3 AS (
-          SELECT fid, problem, epoch_s, p, c, wl,
-                 CASE WHEN problem IS NULL AND wl IS NULL THEN coalesce(wlcol, model, '') END AS umodel,
-                 CASE WHEN wl IS NOT NULL THEN coalesce(tenant, '(none)') END AS tenant,
-                 CASE WHEN problem IS NULL THEN CAST(floor(epoch_s / 60) AS BIGINT) END AS minute
-          FROM ev2),
-        g AS MATERIALIZED (
-          SELECT CASE WHEN GROUPING(fid, problem) = 0 THEN 'file' WHEN GROUPING(wl, umodel, minute) = 0 THEN 'minute'
-                      ELSE 'tenant' END AS kind,
-                 fid, problem, wl, umodel, minute, tenant, count(*) AS n, sum(p) AS p, sum(c) AS c,
-                 min(epoch_s) FILTER (WHERE problem IS NULL) AS t0, max(epoch_s) FILTER (WHERE problem IS NULL) AS t1
-          FROM ev3
-          GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, minute), (wl, tenant))),
-        span AS (SELECT CAST(floor(min(t0) / 60) AS BIGINT) AS m0, CAST(floor(max(t1) / 60) AS BIGINT) AS m1
-                 FROM g WHERE kind = 'file'),
-        hours AS (
-          -- Each clock hour's busiest minute and its mean minute over the minutes the log spans.
-          SELECT wl, max(c) AS top, sum(c) AS total,
-                 least(m1, minute // 60 * 60 + 59) - greatest(m0, minute // 60 * 60) + 1 AS minutes
-          FROM g CROSS JOIN span
-          WHERE kind = 'minute' AND wl IS NOT NULL
-          GROUP BY wl, minute // 60, m0, m1),
-        busy AS (SELECT *, max(total / minutes) OVER (PARTITION BY wl) AS busiest FROM hours
-                 WHERE total > 0 AND minutes >= {BURST_MIN_MINUTES})
-        SELECT kind, fid, problem, wl, umodel, NULL AS quarter, tenant, n, p, c, t0, t1 FROM g WHERE kind <> 'minute'
-        UNION ALL
-        SELECT 'quarter', NULL, NULL, wl, umodel, minute // {QUARTER_S // 60}, NULL, sum(n), sum(p), sum(c), NULL, NULL
-        FROM g WHERE kind = 'minute' AND minute IS NOT NULL
-        GROUP BY wl, umodel, minute // {QUARTER_S // 60}
-        UNION ALL
-        SELECT 'burst', NULL, NULL, wl, NULL, NULL, NULL, count(*),
-               quantile_cont(top / (total / minutes), {BURST_PERCENTILE / 100}), NULL, NULL, NULL
-        FROM busy WHERE total / minutes >= {BURST_BUSY_SHARE} * busiest
-        GROUP BY wl
-        UNION ALL
-        SELECT 'repeat', NULL, NULL, wl, NULL, NULL, NULL, count(*) - count(DISTINCT (epoch_s, p, c, tenant)),
-               NULL, NULL, NULL, NULL
-        FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL
-        GROUP BY wl
-        """
-        names = {str(src.path): src.shown for src in sources}
-        try:
-            rows = _run_with_progress(con, query, sum(src.bytes for src in sources), progress)
-        except PlanError:
-            raise
-        except Exception as exc:
-            _raise_duckdb(exc, names)
-            raise
-        agg = _collect(rows, sources, matcher)
+
+        def scan(m: Matcher) -> UsageAggregate:
+            union = " UNION ALL ".join(_file_select(i, s) for i, s in enumerate(sources))
+            query = f"""
+            WITH ev AS (SELECT *, {PROBLEM_SQL} AS problem FROM ({union})),
+            ev2 AS (SELECT *, CASE WHEN problem IS NULL THEN {_workload_sql(m)} END AS wl FROM ev),
+            ev3 AS (
+              SELECT fid, problem, epoch_s, p, c, wl, lat,
+                     CASE WHEN problem IS NULL AND wl IS NULL THEN coalesce(wlcol, model, '') END AS umodel,
+                     CASE WHEN wl IS NOT NULL THEN coalesce(tenant, '(none)') END AS tenant,
+                     CASE WHEN problem IS NULL THEN CAST(floor(epoch_s / 60) AS BIGINT) END AS minute
+              FROM ev2),
+            g AS MATERIALIZED (
+              SELECT CASE WHEN GROUPING(fid, problem) = 0 THEN 'file' WHEN GROUPING(wl, umodel, minute) = 0 THEN 'minute'
+                          ELSE 'tenant' END AS kind,
+                     fid, problem, wl, umodel, minute, tenant, count(*) AS n, sum(p) AS p, sum(c) AS c,
+                     sum(c * c) AS c2,
+                     min(epoch_s) FILTER (WHERE problem IS NULL) AS t0, max(epoch_s) FILTER (WHERE problem IS NULL) AS t1
+              FROM ev3
+              GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, minute), (wl, tenant))),
+            span AS (SELECT CAST(floor(min(t0) / 60) AS BIGINT) AS m0, CAST(floor(max(t1) / 60) AS BIGINT) AS m1
+                     FROM g WHERE kind = 'file'),
+            gen AS (
+              -- Each response's output tokens spread evenly over its generation time (the log's latency where
+              -- it has one, else tokens × the workload's TPOT; at most an hour) from its timestamp on, into
+              -- the minutes it overlaps.
+              SELECT wl, c, epoch_s AS t, d,
+                     unnest(range(CAST(floor(epoch_s / 60) AS BIGINT), CAST(floor((epoch_s + d) / 60) AS BIGINT) + 1))
+                       AS minute
+              FROM (SELECT wl, c, epoch_s,
+                           least(CASE WHEN lat > 0 AND isfinite(lat) THEN lat ELSE c * {_tpot_sql(m)} END,
+                                 {MAX_GENERATION_S}) AS d
+                    FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL)),
+            spread AS (
+              SELECT wl, minute, sum(CASE WHEN d <= 0 THEN c
+                                          ELSE c * greatest(0, least(t + d, 60.0 * (minute + 1)) - greatest(t, 60.0 * minute))
+                                               / d END) AS c
+              FROM gen GROUP BY wl, minute),
+            arrivals AS (
+              SELECT wl, minute // 60 AS hour, sum(n) AS n, sum(c) AS c, sum(c2) AS c2
+              FROM g WHERE kind = 'minute' AND wl IS NOT NULL GROUP BY wl, minute // 60),
+            hours AS (
+              -- Each clock hour's busiest minute and its mean minute over the minutes the log spans.
+              SELECT wl, minute // 60 AS hour, max(c) AS top, sum(c) AS total,
+                     least(m1, minute // 60 * 60 + 59) - greatest(m0, minute // 60 * 60) + 1 AS minutes
+              FROM spread CROSS JOIN span
+              GROUP BY wl, minute // 60, m0, m1),
+            busy AS (SELECT *, max(total / minutes) OVER (PARTITION BY wl) AS busiest FROM hours
+                     WHERE total > 0 AND minutes >= {BURST_MIN_MINUTES})
+            SELECT kind, fid, problem, wl, umodel, NULL AS quarter, tenant, n, p, c, t0, t1 FROM g WHERE kind <> 'minute'
+            UNION ALL
+            SELECT 'quarter', NULL, NULL, wl, umodel, minute // {QUARTER_S // 60}, NULL, sum(n), sum(p), sum(c), NULL, NULL
+            FROM g WHERE kind = 'minute' AND minute IS NOT NULL
+            GROUP BY wl, umodel, minute // {QUARTER_S // 60}
+            UNION ALL
+            -- per busy hour: its requests a minute, its busiest minute ÷ its mean minute, E[c²] ÷ E[c]²
+            SELECT 'burst', NULL, NULL, busy.wl, NULL, NULL, NULL, NULL, top / (total / minutes),
+                   CASE WHEN a.c > 0 THEN a.c2 * a.n / (a.c * a.c) END, a.n / minutes, NULL
+            FROM busy LEFT JOIN arrivals a ON a.wl = busy.wl AND a.hour = busy.hour
+            WHERE total / minutes >= {BURST_BUSY_SHARE} * busiest
+            UNION ALL
+            SELECT 'repeat', NULL, NULL, wl, NULL, NULL, NULL, count(*) - count(DISTINCT (epoch_s, p, c, tenant)),
+                   NULL, NULL, NULL, NULL
+            FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL
+            GROUP BY wl
+            """
+            names = {str(src.path): src.shown for src in sources}
+            try:
+                rows = _run_with_progress(con, query, sum(src.bytes for src in sources), progress)
+            except PlanError:
+                raise
+            except Exception as exc:
+                _raise_duckdb(exc, names)
+                raise
+            return _collect(rows, sources, m)
+
+        if not allow_clock_steps:
+            steps = _clock_steps(con, sources)
+            if steps:
+                raise PlanError(steps)
+        agg = scan(matcher)
+        served, problems, notes = _served_routes(agg, matcher)
+        if problems:
+            raise PlanError(problems)
+        if served:  # names as people write them (a Hugging Face id): read again with them routed
+            matcher = replace(matcher, routes=matcher.routes + tuple(served))
+            agg = scan(matcher)
+            agg.served_routes = tuple(served)
+        agg.notes.extend(notes)
+        if allow_clock_steps:
+            agg.notes.extend(_clock_step_notes(con, sources))
         bad_total = sum(sum(f.bad.values()) for f in agg.files)
         if bad_total > max_bad_rows:
             raise PlanError(_bad_row_problems(con, sources, agg.files, bad_total, max_bad_rows))
@@ -378,7 +443,7 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
     amb = matcher.ambiguous_models()
     first = last = None
     active: set[int] = set()
-    burst: dict[str, tuple[int, float]] = {}
+    hours_of: dict[str, list[tuple[float, float, float]]] = {}
     repeated: dict[str, int] = {}
     for kind, fid, problem, wl, umodel, quarter, tenant, n, p, c, t0, t1 in rows:
         if kind == "file":
@@ -395,7 +460,8 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
                 into[umodel] = into.get(umodel, 0) + int(n)
         elif kind == "burst":
             if wl is not None and p is not None:
-                burst[wl] = (int(n), float(p))
+                hours_of.setdefault(wl, []).append((float(p), float(c) if c is not None else 1.0,
+                                                    float(t0) if t0 is not None else 0.0))
         elif kind == "repeat":
             if wl is not None and n:
                 repeated[wl] = int(n)
@@ -411,9 +477,37 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
             bad={k: v for k, v in sorted(counts.items(), key=lambda kv: str(kv[0]))
                  if k is not None and k != "failed"}, default_workload=s.default_workload, shadowed=s.shadowed))
     events = sum(f.events for f in files)
+    burst, poisson = {}, {}
+    for wl, hrs in sorted(hours_of.items()):
+        burst[wl] = (len(hrs), float(np.percentile([r for r, _k, _lam in hrs], BURST_PERCENTILE)))
+        poisson[wl] = float(np.percentile([poisson_peak_ratio(lam / k) for _r, k, lam in hrs], BURST_PERCENTILE))
     return UsageAggregate(files, quarters, tenants, dict(sorted(unmatched.items())), dict(sorted(ambiguous.items())),
-                          first, last, events, active_quarters=active, burst=dict(sorted(burst.items())),
+                          first, last, events, active_quarters=active, burst=burst, burst_poisson=poisson,
                           repeated=dict(sorted(repeated.items())))
+
+
+POISSON_QUANTILE = 0.9999
+"""The minute's quantile the Poisson peak is read at: an hour has 60 minutes, so under Poisson arrivals its
+busiest minute stays below this quantile in 0.9999^60 = 99.4% of hours."""
+
+
+def poisson_peak_ratio(lam: float, q: float = POISSON_QUANTILE) -> float:
+    """The `q` quantile of a minute's arrivals under Poisson arrivals of mean `lam` a minute, ÷ `lam`: how far
+    the busiest minute of an hour rises above its mean by chance alone. `lam` is the hour's requests a minute,
+    divided by E[c²]/E[c]² of its output lengths (a compound Poisson count of tokens, read as Poisson of the
+    same relative spread). Summed term by term up to a mean of 1,000, a normal approximation above."""
+    if not lam > 0 or not math.isfinite(lam):
+        return 1.0
+    if lam > 1000:
+        z = 3.719  # the standard normal's 0.9999 quantile
+        return (lam + z * math.sqrt(lam) + 1.0) / lam
+    term = math.exp(-lam)
+    total, k = term, 0
+    while total < q and k < 100_000:
+        k += 1
+        term *= lam / k
+        total += term
+    return max(1.0, k / lam)
 
 
 def _bad_row_problems(con, sources: list[Source], files: list[FileSummary], total: int, allowed: int) -> list[Problem]:
@@ -440,6 +534,120 @@ def _bad_row_problems(con, sources: list[Source], files: list[FileSummary], tota
     return problems
 
 
+# --- model names as people write them ---------------------------------------------------------------
+
+
+def _served_routes(agg: UsageAggregate, matcher: Matcher) -> tuple[list[Route], list[Problem], list[str]]:
+    """Routes for the model names that match no workload but name one's model (meta-llama/Llama-3.3-70B-Instruct
+    for llama-3.3-70b), the problems of those that name a model two workloads serve, and notes."""
+    routes, problems, notes = [], [], []
+    for name, n in agg.unmatched.items():
+        mid = catalog_model(name, list(matcher.by_model)) if name else None
+        if mid is None:
+            continue
+        ws = matcher.by_model[mid]
+        if len(ws) == 1:
+            routes.append(Route(ws[0], model=name))
+            notes.append(f"{n:,} events for model '{name}' read as {mid}, the model of {ws[0]}")
+        else:
+            problems.append(Problem(
+                f"{n:,} events for model '{name}' ({mid}) do not say which workload they belong to: "
+                f"{' and '.join(ws)} both serve it",
+                f"map them: --map model={name}:workload={ws[0]}, or by tenant: --map tenant=TEAM:workload={ws[-1]}"))
+    return routes, problems, notes
+
+
+def workload_hint(name: str, matcher: Matcher) -> str:
+    """The workload a `--map model=NAME:workload=…` hint should name: the one serving the model NAME is a
+    variant of (llama-3.1-70b-prod → the workload of llama-3.1-70b), else the placeholder NAME — never a
+    workload of another model."""
+    key = model_key(name) if name else ""
+    for model, ws in sorted(matcher.by_model.items()):
+        mk = model_key(model)
+        if len(ws) == 1 and key and (key == mk or key.startswith(mk + "-")):
+            return ws[0]
+    return "NAME"
+
+
+# --- clock steps -------------------------------------------------------------------------------------
+
+
+CLOCK_STEP_S = 300
+"""A timestamp this many seconds behind the one before it (of the same model or workload), in a log written in
+arrival order, is the gateway's clock stepping back: its hour would count twice, its peak with it."""
+ARRIVAL_ORDER_SHARE = 0.01
+"""A file is written in arrival order when at most this share of its rows (and at least a few) step back by
+more than CLOCK_STEP_S; more, and its order is another (sorted by tenant, shuffled) and says nothing of clocks."""
+
+
+def _steps(con, fid: int, src: Source) -> tuple[int, int, list[tuple]]:
+    """(good rows, steps back, the first few steps as (row before, row, time before, time, model))."""
+    query = f"""
+    WITH r AS (SELECT row_number() OVER () AS rn, epoch_s, p, c, tenant, coalesce(wlcol, model, '') AS k,
+                      {PROBLEM_SQL} AS problem
+               FROM ({_file_select(fid, src)})),
+    l AS (SELECT rn, epoch_s, k, lag(epoch_s) OVER (PARTITION BY k ORDER BY rn) AS prev,
+                 lag(rn) OVER (PARTITION BY k ORDER BY rn) AS prev_rn, count(*) OVER () AS n,
+                 count(*) OVER (PARTITION BY k, epoch_s, p, c, tenant) > 1 AS twin
+          FROM r WHERE problem IS NULL)
+    -- a row that repeats another exactly starts an overlapping export appended, not a clock step
+    SELECT prev_rn, rn, prev, epoch_s, k, n, count(*) OVER () AS steps FROM l
+    WHERE prev - epoch_s > {CLOCK_STEP_S} AND NOT twin ORDER BY rn LIMIT 3"""
+    try:
+        rows = _execute(con, query)
+    except Exception as exc:  # the main scan names the file's read error; here it is the same error
+        _raise_duckdb(exc, {str(src.path): src.shown})
+        raise
+    if not rows:
+        return 0, 0, []
+    return int(rows[0][5]), int(rows[0][6]), [r[:5] for r in rows]
+
+
+def _step_text(src: Source, step: tuple) -> tuple[str, int | None]:
+    import datetime as dt
+
+    prev_rn, rn, prev, t, k = step
+    when = (lambda x: dt.datetime.fromtimestamp(x, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))
+    back = prev - t
+    span = f"{back / 3600:.1f} h" if back >= 3600 else f"{back / 60:.0f} min"
+    who = f" ({k})" if k else ""
+    line = {"csv": rn + 1, "json": rn}.get(src.fmt)
+    return (f"rows {prev_rn:,} → {rn:,}{who}: the time steps back {span}, from {when(prev)} to {when(t)}", line)
+
+
+def _ordered(n: int, steps: int) -> bool:
+    return 0 < steps <= max(3, ARRIVAL_ORDER_SHARE * n)
+
+
+def _clock_steps(con, sources: list[Source]) -> list[Problem]:
+    """A problem per clock step (the first three of each file written in arrival order)."""
+    problems = []
+    for fid, src in enumerate(sources):
+        n, steps, first = _steps(con, fid, src)
+        if not _ordered(n, steps):
+            continue
+        more = f" ({steps:,} steps like this)" if steps > len(first) else ""
+        for step in first:
+            text, line = _step_text(src, step)
+            problems.append(Problem(
+                f"{text}, in a log otherwise in arrival order: a clock step{more}",
+                "fix the clock's rows or leave them out; or pass --allow-clock-steps to count the events at the "
+                "times written (that hour counts twice)", file=src.shown, line=line))
+            more = ""
+    return problems
+
+
+def _clock_step_notes(con, sources: list[Source]) -> list[str]:
+    notes = []
+    for fid, src in enumerate(sources):
+        n, steps, first = _steps(con, fid, src)
+        if _ordered(n, steps):
+            text, _line = _step_text(src, first[0])
+            notes.append(f"{src.shown}: {steps:,} clock step(s) back (first {text}); events counted at the times "
+                         "written (--allow-clock-steps)")
+    return notes
+
+
 def workloads_for(plan) -> Matcher:
     """The plan's workloads as a Matcher (reserve_gpus workloads have no model); a file with no model
     column goes to the plan's only workload with demand, if it has just one."""
@@ -448,7 +656,9 @@ def workloads_for(plan) -> Matcher:
         if w.model is not None and w.reserve_gpus is None:
             by_model.setdefault(w.model, []).append(w.name)
     choices = tuple(w.name for w in plan.workloads if w.reserve_gpus is None)
+    tpot = {w.name: w.slo.tpot_ms / 1000.0 for w in plan.workloads
+            if w.reserve_gpus is None and w.slo is not None and w.slo.tpot_ms}
     return Matcher(tuple(w.name for w in plan.workloads), {k: tuple(v) for k, v in by_model.items()},
-                   default=choices[0] if len(choices) == 1 else None, choices=choices)
+                   default=choices[0] if len(choices) == 1 else None, choices=choices, tpot_s=tpot)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from optimizer.errors import PlanError, Problem, did_you_mean
 
-FIELDS = ("timestamp", "model", "workload", "tenant", "prompt_tokens", "completion_tokens", "status")
+FIELDS = ("timestamp", "model", "workload", "tenant", "prompt_tokens", "completion_tokens", "status", "latency_ms")
 FIELD_ALIASES = {"input_tokens": "prompt_tokens", "output_tokens": "completion_tokens", "team": "tenant"}
 
 AUTO_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -25,6 +25,8 @@ AUTO_COLUMNS: dict[str, tuple[str, ...]] = {
     "completion_tokens": ("completion_tokens", "output_tokens", "usage.completion_tokens", "usage.output_tokens",
                           "generatedtokens"),
     "status": ("status",),
+    # How long the response took, in ms (optional): its output tokens are spread over it for burstiness.
+    "latency_ms": ("latency_ms", "duration_ms", "response_time_ms", "request_duration_ms"),
 }
 COALESCED = {"model", "tenant"}
 """Fields filled from the first non-empty of several columns (LiteLLM: model_group, else model)."""
@@ -216,6 +218,8 @@ def inspect(con, path: Path, shown: str, rename: dict[str, str], default_workloa
             usual = [c for a in aliases if (c := _resolve(a, lower, types, fmt)) is not None and c.name not in used]
             shadowed += [(fld, rename[fld], usual[0].name)] if usual else []
     problems = _duplicate_columns(written, columns, shown)
+    if fmt == "parquet":
+        problems += _typed_columns(columns, shown)
     have = ", ".join(types) or "none"
     for fld in ("timestamp", "prompt_tokens", "completion_tokens"):
         if fld not in columns:
@@ -238,6 +242,58 @@ def inspect(con, path: Path, shown: str, rename: dict[str, str], default_workloa
     if problems:
         raise PlanError(problems)
     return Source(path, shown, fmt, columns, size, delim, header, default, tuple(shadowed))
+
+
+_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+            "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL")
+_TEXT = ("VARCHAR",)
+
+
+def _kind(duck_type: str) -> str:
+    t = duck_type.upper()
+    if t.startswith(("TIMESTAMP", "DATETIME")):
+        return "timestamp"
+    if t == "DATE":
+        return "date"
+    if t.startswith(_NUMERIC):
+        return "number"
+    if t.startswith(_TEXT):
+        return "text"
+    return "other"
+
+
+_MEANT = {
+    # field: (kinds a typed column of it may be, what the field is, how to write it)
+    "timestamp": (("timestamp", "number", "text"), "a time of day",
+                  "store the request's time as a TIMESTAMP (or epoch seconds, or ISO 8601 text with the time)"),
+    "prompt_tokens": (("number",), "a count of tokens", "store token counts as integers"),
+    "completion_tokens": (("number",), "a count of tokens", "store token counts as integers"),
+    "model": (("text",), "a model name", "store the model as a string"),
+    "workload": (("text",), "a workload name", "store the workload as a string"),
+    "tenant": (("text", "number"), "a tenant", "store the tenant as a string or an integer id"),
+    "latency_ms": (("number",), "a duration in ms", "store the latency as a number of milliseconds"),
+}
+
+
+def _typed_columns(columns: dict[str, tuple[Column, ...]], shown: str) -> list[Problem]:
+    """A typed file's (Parquet's) column types against what each field means: a DATE timestamp puts every
+    event at midnight, a text or time token count is no count."""
+    problems = []
+    for fld, cols in columns.items():
+        if fld not in _MEANT:
+            continue
+        kinds, what, fix = _MEANT[fld]
+        for col in cols:
+            kind = _kind(col.type)
+            if kind in kinds:
+                continue
+            named = f"column {col.name}" + (f" (the {fld})" if col.name != fld else "")
+            if kind == "date":
+                msg = f"{named} is stored as DATE: a date without a time would put every event at midnight"
+            else:
+                msg = f"{named} is stored as {col.type}, which is not {what}"
+            problems.append(Problem(msg, f"{fix}, or point --map at another column (--map COLUMN={fld})", file=shown))
+    return problems
 
 
 def _duplicate_columns(header: tuple[str, ...] | None, columns: dict[str, tuple[Column, ...]],

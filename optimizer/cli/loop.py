@@ -51,6 +51,7 @@ def calibrate(
     allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Usage: let less than one whole day of a day type set its demand (the plan's curve scaled to the hours seen).")] = False,
     usage_workload: Annotated[Optional[str], typer.Option("--usage-workload", help="Usage: the workload of logs with no model column (when the plan has several).",
                                                           autocompletion=workload_names)] = None,
+    allow_clock_steps: Annotated[bool, typer.Option("--allow-clock-steps", help="Usage: count events at their times where a log's clock steps back more than 5 minutes.")] = False,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
@@ -66,7 +67,7 @@ def calibrate(
             usage=tuple(usage or ()), bench=tuple(bench or ()), result=result, maps=tuple(maps or ()),
             peak_percentile=peak_percentile, slo_percentile=percentile,
             flags=Flags(accelerator, precision, tp, workload), max_bad_rows=max_bad_rows,
-            allow_partial=allow_partial, usage_workload=usage_workload)
+            allow_partial=allow_partial, usage_workload=usage_workload, allow_clock_steps=allow_clock_steps)
         cal, html_path = _run_and_write(opts.usage, out_yaml, list(catalog or []), write_outputs, render_html,
                                         lambda tell: do_calibrate(plan, opts, out_yaml, tell, list(catalog or [])))
         print_calibration(cal, out)
@@ -116,6 +117,7 @@ def forecast(
                                                           autocompletion=workload_names)] = None,
     max_bad_rows: Annotated[int, typer.Option("--max-bad-rows", help="Leave out up to this many bad usage rows instead of stopping.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print each workload's monthly P10/P50/P90 as JSON, nothing else.")] = False,
+    allow_clock_steps: Annotated[bool, typer.Option("--allow-clock-steps", help="Count events at their times where a log's clock steps back more than 5 minutes.")] = False,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
@@ -127,7 +129,8 @@ def forecast(
         from optimizer.report.forecast import print_forecast, render_html
 
         opts = ForecastOptions(usage=tuple(usage), start=start, months=months, scenarios=scenarios,
-                               maps=tuple(maps or ()), usage_workload=usage_workload, max_bad_rows=max_bad_rows)
+                               maps=tuple(maps or ()), usage_workload=usage_workload, max_bad_rows=max_bad_rows,
+                               allow_clock_steps=allow_clock_steps)
         fc, html_path = _run_and_write(opts.usage, out_yaml, list(catalog or []), write_outputs, render_html,
                                        lambda tell: do_forecast(plan, opts, out_yaml, tell, list(catalog or [])))
         if as_json:

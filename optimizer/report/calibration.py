@@ -116,6 +116,9 @@ def burst_remark(b) -> str:
     """Whether the policy's occupancy leaves room for the busiest minutes."""
     if b.policy_occupancy <= b.occupancy + 1e-9:
         return "the policy leaves room for it"
+    if not b.beyond_noise:
+        return (f"Poisson arrivals at this rate give up to {b.poisson:.2f}× by chance: noise the policy's "
+                f"occupancy absorbs, not a burst")
     return (f"at the policy's {b.policy_occupancy:.0%} that minute needs {b.policy_occupancy * b.ratio:.0%} of the "
             f"fleet: requests queue (TTFT) unless occupancy is at most {b.occupancy:.0%}")
 

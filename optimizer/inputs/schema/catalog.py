@@ -130,6 +130,28 @@ class MigProfile(Strict):
 ScaleUpTopology = Literal["switch", "mesh", "pcie", "torus"]
 
 
+MEMORY_BYTES_TOLERANCE = 0.10
+"""memory_bytes is the marketed memory_gb in bytes, counted in GB (1e9) or GiB (2^30) as vendors do, within
+this share: a driver's total sits a few per cent off either (an 'H100 80GB' reports 81,559 MiB = 85.5e9 B)."""
+
+
+def check_memory_bytes(value: float, gb: float) -> float:
+    """`value` when it is `gb` in bytes (GB or GiB, ± MEMORY_BYTES_TOLERANCE); ValueError naming both, and
+    the unit it reads as when it is another (MiB, GB, GiB written where bytes go), otherwise."""
+    def near(x: float, want: float) -> bool:
+        return abs(x - want) <= MEMORY_BYTES_TOLERANCE * want
+
+    if near(value, gb * 1e9) or near(value, gb * 2 ** 30):
+        return value
+    for unit, scale in (("MiB", 2 ** 20), ("GiB", 2 ** 30), ("GB", 1e9), ("MB", 1e6)):
+        if near(value * scale, gb * 1e9) or near(value * scale, gb * 2 ** 30):
+            raise ValueError(f"{value:,.6g} reads as {unit}, not bytes (memory_gb is {gb:g}) — memory_bytes is in "
+                             f"bytes: write {value * scale:.0f}")
+    raise ValueError(f"{value:,.0f} bytes ({value / 1e9:,.4g} GB) disagrees with memory_gb {gb:g} — memory_bytes "
+                     f"is memory_gb in bytes as the driver reports it, within {MEMORY_BYTES_TOLERANCE:.0%} of "
+                     f"{gb * 1e9:,.0f} (GB) or {gb * 2 ** 30:,.0f} (GiB); fix whichever of the two is wrong")
+
+
 class Accelerator(Sourced):
     id: str
     """An id (lower-case, hyphenated) that offers, workloads and measured entries refer to."""
@@ -146,7 +168,7 @@ class Accelerator(Sourced):
     amd-smi total, MiB × 2^20): an 'H100 80GB' holds 81,559 MiB = 85.52e9 bytes."""
     bandwidth_tb_s: float | None = Field(default=None, gt=0)
     """Memory bandwidth per GPU, TB/s = 1e12 bytes/s."""
-    tflops_dense: dict[ComputeDtype, float] = Field(default_factory=dict)
+    tflops_dense: dict[ComputeDtype, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
     """Dense (not sparse) tensor TFLOPS per GPU by compute datatype."""
     scale_up_gpus: int = Field(default=8, ge=1, le=MAX_NODE_GPUS)
     """GPUs in one NVLink / Infinity Fabric domain (1: no GPU-to-GPU link but PCIe)."""
@@ -174,6 +196,14 @@ class Accelerator(Sourced):
     """Board power at load, watts."""
 
     _id = field_validator("id")(check_id)
+
+    @field_validator("memory_bytes")
+    @classmethod
+    def _bytes_match_gb(cls, v: float | None, info: ValidationInfo) -> float | None:
+        gb = info.data.get("memory_gb")
+        if v is None or gb is None:
+            return v
+        return check_memory_bytes(v, gb)
 
     @property
     def needs_liquid_cooling(self) -> bool:
@@ -270,6 +300,26 @@ class Model(Sourced):
     stay 16-bit either way."""
 
     _id = field_validator("id")(check_id)
+
+    @field_validator("active_params_b")
+    @classmethod
+    def _active_within_total(cls, v: float | None, info: ValidationInfo) -> float | None:
+        total = info.data.get("params_b")
+        if v is not None and total is not None and v > total:
+            raise ValueError(f"{v:g} is above params_b {total:g} — a token touches at most every parameter "
+                             "(MoE: active_params_b is the shared and routed-active experts); swap them if "
+                             "they are the other way round")
+        return v
+
+    @field_validator("kv_heads")
+    @classmethod
+    def _kv_heads_within_heads(cls, v: int | None, info: ValidationInfo) -> int | None:
+        heads = info.data.get("attention_heads")
+        if v is not None and heads is not None and v > heads:
+            raise ValueError(f"{v} is above attention_heads {heads} — grouped-query attention shares each key/value "
+                             "head among several query heads (kv_heads ≤ attention_heads; equal for MHA); swap "
+                             "them if they are the other way round")
+        return v
 
     @model_validator(mode="after")
     def _kv_is_computable(self) -> "Model":
