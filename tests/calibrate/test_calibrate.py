@@ -24,7 +24,9 @@ from optimizer.errors import PlanError
 from optimizer.inputs.loading import load_plan
 from optimizer.synth import usage as usage_synth
 
-DATA = Path(__file__).resolve().parent / "data"
+from tests.helpers.paths import DATA
+
+DATA = DATA
 PLAN = DATA / "calibrate" / "plan.yaml"
 BENCH = DATA / "loadtests"
 runner = CliRunner()

@@ -20,7 +20,9 @@ from optimizer.errors import PlanError
 from optimizer.inputs.loading import load_plan
 from optimizer.synth import usage as usage_synth
 
-DATA = Path(__file__).resolve().parent / "data"
+from tests.helpers.paths import DATA
+
+DATA = DATA
 PLAN = DATA / "calibrate" / "plan.yaml"
 AZURE = DATA / "usage" / "azure-llm-inference-trace-2023-code.csv.gz"
 runner = CliRunner()

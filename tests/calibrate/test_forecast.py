@@ -23,7 +23,9 @@ from optimizer.cli import app
 from optimizer.inputs.loading import load_plan
 from optimizer.synth import usage as usage_synth
 
-PLAN = Path(__file__).resolve().parent / "data" / "calibrate" / "plan.yaml"
+from tests.helpers.paths import DATA
+
+PLAN = DATA / "calibrate" / "plan.yaml"
 WEEKDAYS = {"weekday": ("mon", "tue", "wed", "thu", "fri"), "weekend": ("sat", "sun")}
 START = dt.date(2026, 10, 5)  # a Monday
 runner = CliRunner()

@@ -3,7 +3,6 @@ was dropped and why, and the demand must be exactly those of sizing them one by 
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -11,7 +10,8 @@ from optimizer.candidates import build as candidates_mod
 from optimizer.inputs.loading import load_plan
 from optimizer.synth.plans import generate
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import ROOT
+
 
 
 def _both(loaded, monkeypatch, keep=frozenset()):

@@ -12,7 +12,6 @@ import math
 from pathlib import Path
 
 import pytest
-from tiny_plans import write
 from typer.testing import CliRunner
 
 from optimizer.candidates.build import build_candidates
@@ -21,6 +20,8 @@ from optimizer.inputs import estimates
 from optimizer.inputs.catalog import load_estimator_params
 from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import SolveOptions, solve_plan
+
+from tests.helpers.tiny_plans import write
 
 runner = CliRunner()
 HELD_OUT = load_estimator_params().held_out

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from optimizer.cli import app
 from optimizer.optimize.solver import available_solvers
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import ROOT
+
 SEED = ROOT / "plans" / "seed-fleet.yaml"
 Q4 = ROOT / "plans" / "q4.yaml"
 

@@ -20,14 +20,15 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from test_constraints import batch, interactive, offer, plan, write
 from typer.testing import CliRunner
 
 from optimizer.cli import app
 from optimizer.errors import InfeasiblePlan, PlanError, SolverError
 from optimizer.pipeline import SolveOptions, solve_plan
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import DATA, ROOT
+from tests.helpers.small_plans import batch, interactive, offer, plan, write
+
 SEED = ROOT / "plans" / "seed-fleet.yaml"
 runner = CliRunner()
 
@@ -273,8 +274,8 @@ def test_killing_solve_while_it_writes_leaves_the_previous_files_intact(tmp_path
 
 # --- outputs that cannot be written: refused before the work, nothing written ----------------------
 
-CAL_PLAN = ROOT / "tests" / "data" / "calibrate" / "plan.yaml"
-BENCH = ROOT / "tests" / "data" / "loadtests"
+CAL_PLAN = DATA / "calibrate" / "plan.yaml"
+BENCH = DATA / "loadtests"
 
 
 def _files(d: Path) -> list[str]:

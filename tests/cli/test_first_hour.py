@@ -20,7 +20,8 @@ from optimizer.inputs.reference import (
     reference_keys,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import ROOT
+
 TEMPLATES = sorted((ROOT / "templates" / "plans").glob("*.yaml"))
 PLANS = sorted((ROOT / "plans").rglob("*.yaml"))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import ROOT
 
 PARENT = """\
 import concurrent.futures as cf, multiprocessing, os, sys, time

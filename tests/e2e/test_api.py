@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import SolveOptions, solve_plan
 
-SEED = Path(__file__).resolve().parent.parent / "plans" / "seed-fleet.yaml"
+from tests.helpers.paths import PLANS
+
+SEED = PLANS / "seed-fleet.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_the_planner_uses_the_catalogs_estimator_efficiencies():
 
     from optimizer.candidates.build import build_candidates
 
-    plan = Path(__file__).resolve().parent.parent / "plans" / "q4.yaml"
+    plan = PLANS / "q4.yaml"
     loaded = load_plan(plan)
     est = build_candidates(loaded).by_workload["support-bot"][0]
     slow = loaded.catalog.copy()

@@ -20,7 +20,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "optimizer"
+from tests.helpers.paths import ROOT
+
+PACKAGE = ROOT / "optimizer"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("optimizer", "optimizer.errors", "optimizer.vocab", "optimizer.resources", "optimizer.atomic",
@@ -57,7 +59,7 @@ def _layer(module: str) -> int:
         for prefix in prefixes:
             if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > depth:
                 best, depth = i, len(prefix)
-    assert best >= 0, f"{module} is in no layer: add it to LAYERS in tests/test_layers.py"
+    assert best >= 0, f"{module} is in no layer: add it to LAYERS in tests/e2e/test_layers.py"
     return best
 
 

@@ -15,7 +15,9 @@ from optimizer.cli import app
 from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import solve_plan
 
-SERVING = Path(__file__).resolve().parent.parent / "plans" / "serving"
+from tests.helpers.paths import PLANS
+
+SERVING = PLANS / "serving"
 
 
 def _explain(plan: Path, workload: str) -> str:
@@ -94,7 +96,7 @@ def test_disaggregated_replicas_share_whole_prefill_groups():
 def test_a_moe_model_spreads_its_experts_over_a_whole_nvl72_rack():
     """A GB200 NVL72 rack is one 72-GPU NVLink domain: ep72 is a candidate beside the powers of two (it was
     refused as not a power of two, and as more than the 64 GPUs a replica could have)."""
-    cands = build_candidates(load_plan(Path(__file__).resolve().parent.parent / "plans" / "owned-cluster.yaml"),
+    cands = build_candidates(load_plan(PLANS / "owned-cluster.yaml"),
                              keep_dominated=frozenset({"agents-moe"}))
     rack = {c.layout for c in cands.by_workload["agents-moe"] if c.offer == "buy-gb200-nvl72" and c.family == "ep"}
     assert "ep72 (dp-attention)" in rack and "ep64 (dp-attention)" in rack

@@ -30,8 +30,9 @@ from typer.testing import CliRunner
 
 from optimizer.cli import app
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = Path(__file__).resolve().parent / "bad_plans"
+from tests.helpers.paths import BAD_PLANS, ROOT
+
+CORPUS = BAD_PLANS
 GOOD = CORPUS / "good"
 
 

@@ -18,6 +18,8 @@ from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import solve_plan
 from optimizer.results.jsonio import dumps, from_dict, to_dict
 
+from tests.helpers.paths import DATA
+
 # 120,000 users × 25% × 12 requests × 250 output tokens = 90 M output tokens a day; 12.5% of them in
 # the busiest hour: 11.25 M ÷ 3,600 s = 3,125 tok/s exactly (peak_to_mean 3 = 24 × 0.125 says the same).
 BUSINESS = "{users: 120000, active_share: 0.25, requests_per_active_user_per_day: 12, peak_hour_share: 0.125}"
@@ -216,7 +218,7 @@ def test_calibrate_replaces_business_numbers_with_the_measured_peak(tmp_path, gr
     comment say so and where growth goes instead."""
     from optimizer.synth import usage as usage_synth
 
-    data = Path(__file__).resolve().parent / "data" / "calibrate" / "plan.yaml"
+    data = DATA / "calibrate" / "plan.yaml"
     text = data.read_text(encoding="utf-8")
     assert "      peak_output_tokens_per_s: 9000   # last quarter's guess\n" in text
     text = text.replace("      peak_output_tokens_per_s: 9000   # last quarter's guess\n",

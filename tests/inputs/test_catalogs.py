@@ -11,9 +11,10 @@ from ruamel.yaml import YAML
 from optimizer.inputs.schema.catalog import Accelerator, CatalogFile, Model
 from optimizer.vocab import PRECISION_ALIASES, PRECISION_IDS
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import ROOT
 
-CATALOGS = Path(__file__).resolve().parent.parent / "catalogs"
+
+CATALOGS = ROOT / "catalogs"
 FILES = {
     "accelerators": "accelerators.yaml",
     "models": "models.yaml",

@@ -19,6 +19,8 @@ from optimizer.errors import PlanError
 from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import solve_plan
 
+from tests.helpers.paths import PLANS
+
 BASE = """\
 plan: validation base
 horizon_days: 2
@@ -404,7 +406,7 @@ def test_the_calendar_is_checked_on_the_day_types_a_scenario_plan_states(tmp_pat
     weekday-2027-01~p10 21, weekday-2027-01~p30 0" on a plan whose days are right."""
     from optimizer.pipeline import as_solved
 
-    q1 = as_solved(Path(__file__).resolve().parent.parent / "plans" / "q1-forecast.yaml")
+    q1 = as_solved(PLANS / "q1-forecast.yaml")
     assert q1.plan.warnings() == []
     path = tmp_path / "plan.yaml"
     path.write_text(variant("horizon_days: 2\n", "horizon_days: 14\nstart_date: 2027-01-04\n"

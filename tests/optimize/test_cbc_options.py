@@ -5,16 +5,17 @@ with them as without."""
 from __future__ import annotations
 
 import pytest
-from test_solver_basis import _program  # a random covering program
 
 from optimizer.optimize import solver
 from optimizer.optimize.solver import _cbc_cmd, _cbc_options, available_solvers, solve
+
+from tests.helpers.programs import covering_program  # a random covering program
 
 pytestmark = pytest.mark.skipif("cbc" not in available_solvers(), reason="CBC is not available")
 
 
 def test_which_options_when(monkeypatch):
-    prob, xs = _program(0)
+    prob, xs = covering_program(0)
     start = {x.name: float(x.upBound) for x in xs}  # every variable at its bound: a feasible plan
     assert _cbc_options(prob, relax=True, warm=start) == []
     assert _cbc_options(prob, relax=False, warm=None) == []
@@ -27,7 +28,7 @@ def test_which_options_when(monkeypatch):
 
 def test_cbc_takes_the_options(tmp_path):
     """A misspelt option is only a line in CBC's log ("No match for …"): the log must say each was changed."""
-    prob, _xs = _program(1)
+    prob, _xs = covering_program(1)
     log = tmp_path / "cbc.log"
     cmd = _cbc_cmd(msg=False, timeLimit=30, logPath=str(log), options=["feas off", "preprocess off"])
     cmd.tmpDir = str(tmp_path)
@@ -39,7 +40,7 @@ def test_cbc_takes_the_options(tmp_path):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_the_same_optimum_with_them(seed, monkeypatch):
-    prob, xs = _program(seed)
+    prob, xs = covering_program(seed)
     plain = solve(prob, "cbc", time_limit_s=30, mip_gap=0.0)
     monkeypatch.setattr(solver, "CBC_LARGE_COLUMNS", 0)
     start = {x.name: float(x.upBound) for x in xs}

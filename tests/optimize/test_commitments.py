@@ -13,8 +13,6 @@ import json
 
 import pulp
 import pytest
-from test_constraints import batch, interactive, offer, write
-from test_constraints import plan as small_plan
 from typer.testing import CliRunner
 
 from optimizer.candidates.build import build_candidates
@@ -26,24 +24,10 @@ from optimizer.optimize.model import build_model
 from optimizer.pipeline import solve_plan
 from optimizer.results.jsonio import dumps, from_dict, to_dict
 
-OD, R1Y = 6.88, 4.60
-H100 = "cloud-a-h100"
-
-
-def quarter(workloads: list[dict], *, m: int = 8, commitments: list[dict] = (), **policy) -> dict:
-    data = small_plan(workloads, [offer(H100, "h100-sxm", m=m, on_demand=OD, reserved_1y=R1Y)], **policy)
-    data["accelerators"] = [{"id": "h100-sxm", "memory_gb": 80}]
-    data.update(horizon_days=92, start_date="2026-10-01", day_types={"weekday": 66, "weekend": 26},
-                commitments=list(commitments))
-    return data
-
-
-def chat(gpus: float, profile: list[float] | None = None, **extra) -> dict:
-    return interactive("chat", 100 * gpus, profile, accs=("h100-sxm",), **extra)
-
-
-def contract(gpus: int, start: str, end: str, **extra) -> dict:
-    return {"offer": H100, "tier": "reserved-1y", "gpus": gpus, "start": start, "end": end, **extra}
+from tests.helpers.commitments import H100, OD, PEAKY, R1Y, chat, contract, quarter
+from tests.helpers.paths import PLANS
+from tests.helpers.small_plans import batch, interactive, offer, write
+from tests.helpers.small_plans import plan as small_plan
 
 
 def bought(result) -> dict[str, int]:
@@ -58,7 +42,6 @@ def gpu_hours(result, tier: str) -> float:
 
 # 128 GPUs for 16 hours, 96 for the other 8. Reserved ($4.60 × 24 = $110.40 a day) beats on-demand
 # for a GPU used more than 16.05 hours, so GPUs 1–96 are reserved and 97–128 rented for 16 hours.
-PEAKY = [1.0] * 16 + [0.75] * 8
 NEW_RESERVED_WITHOUT = 96 * R1Y * 24 * 92             # 975,052.80
 ON_DEMAND = 32 * OD * 16 * 92                         # 324,075.52
 
@@ -382,9 +365,7 @@ def test_a_contract_starting_inside_the_horizon_supplies_from_its_first_day(tmp_
 def test_a_contracts_hours_used_and_its_idle_cost_add_up():
     """q4's signed H200s: "used" had counted a batch hour's GPUs whole (64,480 GPU-hours) where the idle
     committed line counts its work (64,336.92): 143 GPU-hours, $677, read two ways."""
-    from pathlib import Path
-
-    result = solve_plan(Path(__file__).resolve().parent.parent / "plans" / "q4.yaml")
+    result = solve_plan(PLANS / "q4.yaml")
     idle = sum((c.gpu_hours_in_horizon - c.gpu_hours_used) * c.price_per_gpu_hour for c in result.commitments)
     assert idle == pytest.approx(result.cost_idle_committed, rel=1e-9)
     assert any(c.gpu_hours_used != int(c.gpu_hours_used) for c in result.commitments)  # a batch job's fraction

@@ -7,7 +7,6 @@ Unless a test says otherwise: one day, occupancy 1, no spares, no rollout, goodp
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 
 import pytest
@@ -22,52 +21,12 @@ from optimizer.optimize.solver import available_solvers
 from optimizer.optimize.strategy import solve_candidates
 from optimizer.pipeline import SolveOptions, solve_plan
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import ROOT
+from tests.helpers.small_plans import PEAKY, api, batch, interactive, offer, plan, write
+
+
 SEED = ROOT / "plans" / "seed-fleet.yaml"
 
-
-def offer(oid: str, acc: str = "gpu-a", m: int = 1, caps: dict | None = None, **prices: float) -> dict:
-    prices = {k.replace("_", "-"): v for k, v in prices.items()}
-    return {"id": oid, "accelerator": acc, "provider": f"prov-{oid}", "gpus_per_node": m,
-            "price_per_gpu_hour": prices, "available_gpus": caps or {}}
-
-
-def interactive(name: str, peak: float, profile: list[float] | None = None, pool: str = "interactive",
-                goodput: float = 100, accs: tuple[str, ...] = ("gpu-a", "gpu-b"), **extra) -> dict:
-    w = {"name": name, "model": "m7", "pool": pool, "precisions": ["bf16"], "tp": [1],
-         "tokens": {"input": 1000, "output": 200},
-         "measured": [{"accelerator": a, "precision": "bf16", "tp": 1, "goodput_output_tokens_per_s": goodput}
-                      for a in accs],
-         "demand": {"peak_output_tokens_per_s": peak, "profile": profile or [1.0] * 24}}
-    w.update(extra)
-    return w
-
-
-def batch(name: str, volume: float, window: list[int], pool: str = "batch", goodput: float = 100,
-          accs: tuple[str, ...] = ("gpu-a", "gpu-b"), **extra) -> dict:
-    w = {"name": name, "model": "m7", "pool": pool, "precisions": ["bf16"], "tp": [1],
-         "tokens": {"input": 1000, "output": 200},
-         "measured": [{"accelerator": a, "precision": "bf16", "tp": 1, "goodput_output_tokens_per_s": goodput}
-                      for a in accs],
-         "batch": {"output_tokens_per_day": volume, "window_hours": window}}
-    w.update(extra)
-    return w
-
-
-def plan(workloads: list[dict], offers: list[dict], **policy) -> dict:
-    pol = {"occupancy": 1.0, "spares": 0, "rollout_fraction": 0.0, "mip_gap": 0,
-           "tiers": ["reserved-1y", "on-demand", "spot"], "spot_pools": ["batch"]}
-    pol.update(policy)
-    return {"plan": "constraint test", "horizon_days": 1, "catalogs": [], "policy": pol,
-            "models": [{"id": "m7", "params_b": 7, "kv_gb_per_seq": 0.5}],
-            "accelerators": [{"id": "gpu-a", "memory_gb": 80}, {"id": "gpu-b", "memory_gb": 80}],
-            "offers": offers, "workloads": workloads}
-
-
-def write(tmp_path: Path, data: dict, name: str = "plan.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    return path
 
 
 def solve(tmp_path: Path, data: dict, solver: str | None = None):
@@ -278,16 +237,10 @@ def test_rented_liquid_cooled_accelerators_need_no_facility(tmp_path):
 # --- API overflow and build vs buy -------------------------------------------------------------------
 
 
-def api(out_per_m: float, max_share: float) -> dict:
-    return {"usd_per_m_input": 0.0, "usd_per_m_output": out_per_m, "max_share": max_share}
-
 
 # Overflow is "when the fleet is full": the fleet is sized for a ceiling of B base replicas and the
 # gateway sends each hour's demand above B·γ·occupancy to the API; B is as low as keeps each day
 # type's spilled tokens within api.max_share of its tokens (candidates.overflow_levels).
-
-PEAKY = [0.5] * 12 + [1.0] * 2 + [0.5] * 10
-"""500 tok/s for 22 hours, 1000 at 12:00 and 13:00: 13 000 tok/s·h a day."""
 
 
 @pytest.mark.parametrize("share, ceiling, gpu_hours, api_tok_s_h", [
@@ -662,7 +615,7 @@ def test_dominance_pruning_never_changes_the_optimum(tmp_path, monkeypatch, seed
 @pytest.mark.slow
 def test_dominance_pruning_on_the_brute_force_plans(tmp_path, monkeypatch):
     """The interactive-only random plans of test_bruteforce: same optimum with and without pruning."""
-    from test_bruteforce import random_plan
+    from tests.helpers.bruteforce import random_plan
 
     checked = 0
     for seed in range(16):

@@ -18,7 +18,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-from tiny_plans import ceil, gpus_for, two_level_profile, write
 from typer.testing import CliRunner
 
 from optimizer.cli import app
@@ -26,6 +25,8 @@ from optimizer.inputs import months
 from optimizer.inputs.loading import load_plan
 from optimizer.optimize.solver import available_solvers
 from optimizer.pipeline import SolveOptions, solve_plan
+
+from tests.helpers.tiny_plans import ceil, gpus_for, two_level_profile, write
 
 SOLVERS = available_solvers()
 SEEDS = list(range(14))

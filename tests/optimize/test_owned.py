@@ -1,5 +1,5 @@
 """Servers of your own (owned, bought) in the program, against numbers computed by hand and against a
-brute-force enumeration (tests/own_enumerate.py) of tiny random plans.
+brute-force enumeration (tests/helpers/own_enumerate.py) of tiny random plans.
 
 Unless a test says otherwise: energy at $0.10/kWh, PUE 1.25, no colocation; 8-GPU servers; occupancy
 1, no spares, no rollout, 1-GPU replicas at the measured goodput; flat demand (every hour of every day
@@ -21,10 +21,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from own_enumerate import brute_force, random_plan
 
 from optimizer.optimize.solver import available_solvers
 from optimizer.pipeline import SolveOptions, solve_plan
+
+from tests.helpers.own_enumerate import brute_force, random_plan
 
 SOLVERS = available_solvers()
 TARIFF, PUE = 0.10, 1.25

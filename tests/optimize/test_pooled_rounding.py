@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pulp
 import pytest
-from test_bruteforce import SEEDS, random_plan
 
 from optimizer import pipeline
 from optimizer.candidates.build import build_candidates
@@ -29,7 +28,9 @@ from optimizer.optimize.solver import solve
 from optimizer.optimize.strategy import POOLED_SOLVERS, SolveOptions
 from optimizer.pipeline import as_solved
 
-PLANS = Path(__file__).resolve().parent.parent / "plans"
+from tests.helpers.bruteforce import SEEDS, random_plan
+from tests.helpers.paths import PLANS
+
 MOST_SETS = 12
 """Config sets checked per plan (all of them when there are fewer)."""
 

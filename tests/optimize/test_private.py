@@ -14,8 +14,6 @@ import json
 from pathlib import Path
 
 import pytest
-from test_bruteforce import SEEDS, expected
-from test_constraints import interactive, offer, plan, write
 
 from optimizer.candidates.build import build_candidates
 from optimizer.errors import InfeasiblePlan, SolverError
@@ -23,6 +21,9 @@ from optimizer.inputs.loading import load_plan
 from optimizer.optimize import strategy
 from optimizer.optimize.solver import available_solvers
 from optimizer.optimize.strategy import SolveOptions, solve_candidates
+
+from tests.helpers.bruteforce import SEEDS, expected
+from tests.helpers.small_plans import interactive, offer, plan, write
 
 W1_ON_P = "w1/p/bf16/tp1"
 

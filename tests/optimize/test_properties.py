@@ -1,7 +1,7 @@
 """Determinism and monotonicity: the same plan gives the same files; the optimum moves the right way.
 
 Property tests run the optimizer (mip_gap 0) on the brute-force suite's tiny random plans
-(tests/test_bruteforce.random_plan: 2–3 offers with caps and node sizes, reserved/on-demand/spot,
+(tests/helpers/bruteforce.random_plan: 2–3 offers with caps and node sizes, reserved/on-demand/spot,
 day types, profiles, reservations), sometimes with a batch job and API overflow added. An
 infeasible plan counts as +∞, so "never lowers" also means "never makes an infeasible plan feasible".
 
@@ -34,8 +34,6 @@ import openpyxl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_bruteforce import random_plan
-from test_constraints import batch, interactive, offer, plan, write
 from typer.testing import CliRunner
 
 from optimizer.candidates.build import build_candidates
@@ -45,13 +43,10 @@ from optimizer.inputs.loading import load_plan
 from optimizer.optimize.solver import available_solvers
 from optimizer.pipeline import SolveOptions, solve_plan
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = int(os.environ.get("PLANOPT_PROPERTY_EXAMPLES", "25"))
-"""A fixed, derandomized sample in the suite; PLANOPT_PROPERTY_EXAMPLES=500 PLANOPT_PROPERTY_RANDOM=1 explores."""
-DERANDOMIZE = os.environ.get("PLANOPT_PROPERTY_RANDOM", "") != "1"
-PROPERTY = settings(max_examples=EXAMPLES, deadline=None, derandomize=DERANDOMIZE,
-                    suppress_health_check=[HealthCheck.too_slow])
-SEEDS = st.integers(min_value=0, max_value=100_000)
+from tests.helpers.bruteforce import random_plan
+from tests.helpers.paths import ROOT
+from tests.helpers.property_plans import DERANDOMIZE, EXAMPLES, PROPERTY, SEEDS, interactive_workloads, with_extras
+from tests.helpers.small_plans import interactive, offer, plan, write
 
 
 # --- solving a plan dict ----------------------------------------------------------------------------
@@ -71,30 +66,6 @@ def optimum(data: dict, solver: str = "highs") -> float:
 def at_least(higher: float, lower: float) -> bool:
     return higher == lower == math.inf or higher >= lower - 1e-6 * max(1.0, abs(lower))
 
-
-def with_extras(data: dict, draw, *, batch_job: bool = True) -> dict:
-    """Sometimes a batch job on the plan's accelerators, sometimes API overflow on one workload."""
-    data = copy.deepcopy(data)
-    accs = [a["id"] for a in data["accelerators"]]
-    if batch_job and draw(st.booleans()):
-        data["models"].append({"id": "batch-7b", "params_b": 7, "kv_gb_per_seq": 0.1})  # fits every accelerator
-        goodput = draw(st.sampled_from([200.0, 500.0, 1200.0]))
-        w = batch("nightly", draw(st.sampled_from([2, 8, 30])) * 3600 * goodput, draw(st.sampled_from([[22, 6], [0, 0]])),
-                  accs=tuple(accs), goodput=goodput)
-        w["model"] = "batch-7b"
-        if draw(st.booleans()):
-            w["api"] = {"usd_per_m_input": 0.1, "usd_per_m_output": draw(st.sampled_from([0.5, 5.0])), "max_share": 0.3}
-        data["workloads"].append(w)
-        data["policy"]["spot_pools"] = sorted(set(data["policy"]["spot_pools"]) | {"batch"})
-    if draw(st.booleans()):
-        i = draw(st.integers(0, len(_interactive(data)) - 1))
-        _interactive(data)[i]["api"] = {"usd_per_m_input": 0.1, "usd_per_m_output": draw(st.sampled_from([0.3, 3.0])),
-                                        "max_share": draw(st.sampled_from([0.05, 0.2]))}
-    return data
-
-
-def _interactive(data: dict) -> list[dict]:
-    return [w for w in data["workloads"] if "demand" in w]
 
 
 # --- properties --------------------------------------------------------------------------------------
@@ -122,14 +93,14 @@ def test_raising_demand_never_lowers_the_total(seed, data):
     batch job's daily volume × k."""
     base = with_extras(random_plan(seed), data.draw)
     raised = copy.deepcopy(base)
-    overflow = any(w.get("api", {}).get("max_share", 0) > 0 for w in _interactive(raised))
+    overflow = any(w.get("api", {}).get("max_share", 0) > 0 for w in interactive_workloads(raised))
     modes = ["peak"] + ([] if overflow else ["hour"]) + (["volume"] if any("batch" in w for w in raised["workloads"]) else [])
     mode = data.draw(st.sampled_from(modes))
     if mode == "volume":
         w = next(w for w in raised["workloads"] if "batch" in w)
         w["batch"]["output_tokens_per_day"] *= data.draw(st.floats(1.0, 3.0))
     else:
-        w = data.draw(st.sampled_from(_interactive(raised)))
+        w = data.draw(st.sampled_from(interactive_workloads(raised)))
         if mode == "peak":
             w["demand"]["peak_output_tokens_per_s"] = round(w["demand"]["peak_output_tokens_per_s"] * data.draw(st.floats(1.0, 2.0)), 3)
         else:

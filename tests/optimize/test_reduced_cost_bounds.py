@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import random
-from pathlib import Path
 
 import pulp
 import pytest
@@ -17,6 +16,8 @@ from optimizer.optimize.calendar import segment
 from optimizer.optimize.model import bounds_within, build_model, reduced_costs
 from optimizer.optimize.solver import available_solvers, solve
 from optimizer.pipeline import as_solved
+
+from tests.helpers.paths import PLANS
 
 SOLVERS = [pytest.param(s, marks=pytest.mark.skipif(s not in available_solvers(), reason=f"{s} is not installed"))
            for s in ("highs", "cbc")]
@@ -110,7 +111,7 @@ def test_no_point_as_cheap_as_the_incumbent_is_cut_off(solver, seed):
 @pytest.mark.parametrize("plan", ["q4.yaml", "owned-cluster.yaml", "q1-with-commitments.yaml"])
 def test_the_program_lists_every_whole_number_decision(plan):
     """Step 3 tightens the integer variables the program lists (Program.integer_variables): all of them."""
-    loaded = as_solved(Path(__file__).resolve().parent.parent / "plans" / plan)
+    loaded = as_solved(PLANS / plan)
     cands = build_candidates(loaded)
     prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()))
     listed = prog.integer_variables()

@@ -7,12 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_constraints import PEAKY, api, interactive, offer, plan, write
 
 from optimizer import pipeline
 from optimizer.candidates.build import build_candidates
 from optimizer.optimize.solver import available_solvers
 from optimizer.pipeline import SolveOptions, _held, as_solved, solve_plan
+
+from tests.helpers.small_plans import PEAKY, api, interactive, offer, plan, write
 
 SOLVERS = available_solvers()
 

@@ -11,19 +11,9 @@ import pytest
 
 from optimizer.optimize.solver import Basis, available_solvers, solve
 
+from tests.helpers.programs import covering_program
+
 pytestmark = pytest.mark.skipif("highs" not in available_solvers(), reason="HiGHS (highspy) is not installed")
-
-
-def _program(seed: int, n: int = 12, m: int = 8) -> tuple[pulp.LpProblem, list[pulp.LpVariable]]:
-    """A covering program: m rows Σ a·x ≥ b over n bounded integer variables, positive costs."""
-    rng = random.Random(seed)
-    prob = pulp.LpProblem(f"p{seed}", pulp.LpMinimize)
-    xs = [prob.add_variable(f"x{j}", lowBound=0, upBound=rng.randint(3, 9), cat=pulp.LpInteger) for j in range(n)]
-    prob += pulp.lpSum(rng.uniform(1, 10) * x for x in xs)
-    for i in range(m):
-        picked = rng.sample(xs, rng.randint(2, 5))
-        prob += pulp.lpSum(rng.uniform(0.5, 3) * x for x in picked) >= rng.uniform(1, 8), f"cover{i}"
-    return prob, xs
 
 
 def _cold(prob: pulp.LpProblem) -> float:
@@ -34,7 +24,7 @@ def _cold(prob: pulp.LpProblem) -> float:
 
 @pytest.mark.parametrize("seed", range(20))
 def test_rows_added_then_solved_from_the_basis_give_the_cold_optimum(seed):
-    prob, xs = _program(seed)
+    prob, xs = covering_program(seed)
     basis = Basis()
     first = solve(prob, "highs", time_limit_s=30, relax=True, basis=basis)
     assert first.status == "optimal" and basis.cols and set(basis.rows) == set(prob._constraints)
@@ -49,7 +39,7 @@ def test_rows_added_then_solved_from_the_basis_give_the_cold_optimum(seed):
 
 
 def test_the_same_relaxation_from_its_own_basis_takes_no_iteration():
-    prob, _ = _program(3)
+    prob, _ = covering_program(3)
     basis = Basis()
     solve(prob, "highs", time_limit_s=30, relax=True, basis=basis)
     again = solve(prob, "highs", time_limit_s=30, relax=True, basis=basis)
@@ -58,7 +48,7 @@ def test_the_same_relaxation_from_its_own_basis_takes_no_iteration():
 
 
 def test_a_basis_that_no_longer_fits_is_not_used():
-    prob, _ = _program(5)
+    prob, _ = covering_program(5)
     basis = Basis()
     solve(prob, "highs", time_limit_s=30, relax=True, basis=basis)
     basic_rows = [name for name, s in basis.rows.items() if str(s).endswith("kBasic")]
@@ -72,7 +62,7 @@ def test_a_basis_that_no_longer_fits_is_not_used():
 
 
 def test_a_whole_solve_neither_reads_nor_keeps_a_basis():
-    prob, _ = _program(7)
+    prob, _ = covering_program(7)
     basis = Basis()
     info = solve(prob, "highs", time_limit_s=30, basis=basis)
     assert info.status == "optimal" and not basis.cols and not basis.rows
@@ -92,6 +82,6 @@ def test_the_highs_options_the_strategy_hands_over_are_highs_options():
         assert h.setOptionValue(name, value) == highspy.HighsStatus.kOk, name
     assert NO_RESTART.items() <= BOUND_ONLY.items()
     for seed in range(5):
-        prob, _xs = _program(seed)
+        prob, _xs = covering_program(seed)
         plain = solve(prob, "highs", time_limit_s=30, mip_gap=0.0).objective
         assert solve(prob, "highs", time_limit_s=30, mip_gap=0.0, highs=BOUND_ONLY).objective == pytest.approx(plain)

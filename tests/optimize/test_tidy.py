@@ -7,13 +7,14 @@ Plans as in test_constraints: one day, occupancy 1, goodput 100 tok/s per 1-GPU 
 from __future__ import annotations
 
 import pytest
-from test_constraints import batch, interactive, offer, plan, write
 
 from optimizer.candidates.build import build_candidates
 from optimizer.inputs.loading import load_plan
 from optimizer.optimize import strategy
 from optimizer.optimize.solver import available_solvers
 from optimizer.optimize.strategy import SolveOptions, solve_candidates
+
+from tests.helpers.small_plans import batch, interactive, offer, plan, write
 
 GPU_HOUR = 100 * 3600
 """Output tokens one 1-GPU replica makes in an hour."""

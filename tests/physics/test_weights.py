@@ -10,7 +10,6 @@ sizes, windows, recurrent state), not by calling the code under test.
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
@@ -19,7 +18,9 @@ from optimizer.inputs.schema.catalog import CatalogFile
 from optimizer.physics import memory
 from optimizer.resources import catalogs_dir
 
-CHECKPOINTS = Path(__file__).resolve().parent / "data" / "checkpoint_sizes.csv"
+from tests.helpers.paths import DATA
+
+CHECKPOINTS = DATA / "checkpoint_sizes.csv"
 TOLERANCE = 0.01
 
 

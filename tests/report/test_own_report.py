@@ -6,13 +6,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_html_layout import (
-    NARROW_WIDTH_PX,
-    PRINT_WIDTH_PX,
-    SCREEN_WIDTH_PX,
-    as_printed,
-    measure,
-)
 
 from optimizer import vocab
 from optimizer.pipeline import SolveOptions, solve_plan
@@ -21,6 +14,8 @@ from optimizer.report import labels as L
 from optimizer.report.charts import pool_series
 from optimizer.report.console import break_even_text
 from optimizer.results.types import PlanResult
+
+from tests.helpers.layout import NARROW_WIDTH_PX, PRINT_WIDTH_PX, SCREEN_WIDTH_PX, as_printed, measure
 
 # Two owned nodes serve `hold`; `grow` may buy nodes (delivered on day 10, bridged on-demand until then) or rent.
 # The facility's 45 kW leave room for two bought nodes beside the owned ones, not three: power binds.

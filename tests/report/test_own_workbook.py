@@ -15,13 +15,14 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from test_reports import check_formulas, need, recalculate
 
 from optimizer.candidates.ownership import DAYS_PER_YEAR, OwnTerms
 from optimizer.pipeline import solve_plan
 from optimizer.report.xlsx import workbook as excel
 from optimizer.report.xlsx.own import COST_HEAD
 from optimizer.results.jsonio import from_dict, to_dict
+
+from tests.helpers.office import check_formulas, need, recalculate
 
 pytestmark = pytest.mark.filterwarnings("ignore:Data Validation extension:UserWarning")
 

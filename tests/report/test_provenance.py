@@ -23,9 +23,10 @@ from optimizer.report.provenance import NOT_KEPT, provenance
 from optimizer.report.xlsx import workbook as excel
 from optimizer.results.jsonio import dumps, from_dict, to_dict
 
+from tests.helpers.paths import ROOT
+
 pytestmark = pytest.mark.filterwarnings("ignore:Data Validation extension:UserWarning")
 
-ROOT = Path(__file__).resolve().parent.parent
 # Built-in catalog offers only: each has a source and an as-of date (plans/q4.yaml's own offers state no date).
 PLAN = ROOT / "plans" / "serving" / "llama-70b-fp8-l40s.yaml"
 

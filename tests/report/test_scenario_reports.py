@@ -16,7 +16,6 @@ from pathlib import Path
 import openpyxl
 import pytest
 from rich.console import Console
-from test_reports import check_formulas, need, recalculate
 
 from optimizer import vocab
 from optimizer.pipeline import solve_plan
@@ -26,6 +25,8 @@ from optimizer.report.provenance import provenance
 from optimizer.report.xlsx import workbook as excel
 from optimizer.results.jsonio import to_dict
 from optimizer.results.scenarios import quantile, risk_value
+
+from tests.helpers.office import check_formulas, need, recalculate
 
 pytestmark = pytest.mark.filterwarnings("ignore:Data Validation extension:UserWarning")
 
@@ -208,7 +209,7 @@ def test_html_has_a_scenarios_section_with_costs_regret_and_the_monthly_fan(solv
 
 @pytest.mark.slow
 def test_the_scenarios_section_keeps_numbers_on_one_line_on_paper(solved, tmp_path):
-    from test_html_layout import PRINT_WIDTH_PX, as_printed, measure
+    from tests.helpers.layout import PRINT_WIDTH_PX, as_printed, measure
 
     out = measure(as_printed(html.render_html(solved["cvar"]["result"])), PRINT_WIDTH_PX, True, tmp_path)
     assert not out["broken"] and not out["marked"], out

@@ -16,16 +16,17 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_bruteforce import random_plan
-from test_constraints import plan, write
-from test_properties import EXAMPLES, PROPERTY, SEEDS, with_extras
 
 from optimizer.errors import InfeasiblePlan
 from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.jsonio import dumps, read_result
 from optimizer.results.types import PlanResult
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.bruteforce import random_plan
+from tests.helpers.paths import ROOT
+from tests.helpers.property_plans import EXAMPLES, PROPERTY, SEEDS, with_extras
+from tests.helpers.small_plans import plan, write
+
 
 
 def check_allocation(r: PlanResult) -> None:
@@ -107,7 +108,7 @@ def test_batch_on_spot_is_charged_spot_and_idle_reserved_is_its_own_line(tmp_pat
     """A chat on reserved GPUs (10 GPUs at 12:00–17:59, 2 otherwise) and, in its own pool, a batch job
     on spot at night: the chat pays reserved for what it used, the batch pays the spot price, and the
     reserved GPUs idle off-peak are the idle line — not spread into either workload."""
-    from test_constraints import batch, interactive, offer
+    from tests.helpers.small_plans import batch, interactive, offer
 
     profile = [0.2] * 24
     for h in range(12, 18):
@@ -132,7 +133,7 @@ def test_a_batch_job_pays_for_its_fractional_gpu_hours(tmp_path):
     the plan buys 3 whole GPU-hours; the job is charged the 2.5 it uses ($10.00) and the half GPU-hour
     nobody uses is the idle line ($2.00). The hourly rows count 3 GPUs busy (it had charged the job 2
     GPU-hours, $8.00, and called $4.00 idle)."""
-    from test_constraints import batch, offer
+    from tests.helpers.small_plans import batch, offer
 
     job = batch("nightly", 2.5 * 3600 * 100, [0, 3])
     r = solve_plan(write(tmp_path, plan([job], [offer("a", "gpu-a", on_demand=4.0)], tiers=["on-demand"])))
@@ -191,7 +192,7 @@ def check_held_in_use(r: PlanResult) -> None:
 def test_showback_by_team_adds_up_to_the_all_in_spend(tmp_path):
     """Two teams and an untagged workload: the rows (with what no workload used) sum to the all-in spend,
     and the workbook and HTML carry the same table."""
-    from test_constraints import interactive, offer
+    from tests.helpers.small_plans import interactive, offer
 
     from optimizer.report.html import render_html
 

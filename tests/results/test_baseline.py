@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_constraints import interactive, offer, plan, write
 from typer.testing import CliRunner
 
 from optimizer.cli import app
@@ -20,6 +19,9 @@ from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.baseline import load_baseline
 from optimizer.results.compare import compare
 from optimizer.results.jsonio import dumps, from_dict
+
+from tests.helpers.paths import PLANS
+from tests.helpers.small_plans import interactive, offer, plan, write
 
 CHAT = 8 * 24 * 1.00  # $192 on oa
 
@@ -126,9 +128,7 @@ def test_a_bad_baseline_is_an_input_error(tmp_path, content, message):
 
 def test_a_plan_solved_against_its_own_result_changes_nothing(tmp_path):
     """The real plan: every workload keeps its choice and the cost does not move."""
-    from pathlib import Path
-
-    seed = Path(__file__).resolve().parent.parent / "plans" / "seed-fleet.yaml"
+    seed = PLANS / "seed-fleet.yaml"
     first = solve_plan(seed, SolveOptions())
     path = tmp_path / "seed.json"
     path.write_text(dumps(first), encoding="utf-8")
@@ -138,9 +138,7 @@ def test_a_plan_solved_against_its_own_result_changes_nothing(tmp_path):
 
 def test_a_baseline_of_another_plan_is_warned_about(tmp_path):
     """A result sharing no workload with the plan keeps nothing: said, not just its other day count."""
-    from pathlib import Path
-
-    seed = Path(__file__).resolve().parent.parent / "plans" / "seed-fleet.yaml"
+    seed = PLANS / "seed-fleet.yaml"
     other = tmp_path / "seed.json"
     other.write_text(dumps(solve_plan(seed, SolveOptions())), encoding="utf-8")
     new = write(tmp_path, two_offers(1.0))
@@ -162,7 +160,7 @@ def test_a_demand_that_renames_the_api_ceiling_keeps_the_choice(tmp_path):
     at 1200: another ceiling), so its config key is renamed although the same hardware runs it. Against last
     quarter's result it stays on oa when ob is 0.5% cheaper (under the 2% threshold); it had been read as a
     choice no longer possible, moved, and listed as a change from oa to oa."""
-    from test_constraints import PEAKY, api
+    from tests.helpers.small_plans import PEAKY, api
 
     def data(peak: float, ob_price: float) -> dict:
         return plan([interactive("chat", peak, PEAKY, api=api(0.01, 0.05))],

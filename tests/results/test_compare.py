@@ -13,7 +13,8 @@ from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.compare import compare
 from optimizer.results.jsonio import dumps
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import ROOT
+
 SEED = ROOT / "plans" / "seed-fleet.yaml"
 runner = CliRunner()
 

@@ -15,8 +15,6 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from test_commitments import H100, PEAKY, R1Y, chat, contract, quarter
-from test_constraints import write
 from typer.testing import CliRunner
 
 from optimizer.cli import app
@@ -27,7 +25,10 @@ from optimizer.report.xlsx import workbook as excel
 from optimizer.results.jsonio import dumps, from_dict, read_result
 from optimizer.results.ledger import carry_commitments
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.commitments import H100, PEAKY, R1Y, chat, contract, quarter
+from tests.helpers.paths import ROOT
+from tests.helpers.small_plans import write
+
 SIGNED = contract(64, "2026-03-01", "2027-02-28", price_per_gpu_hour=4.20)
 NEW = (H100, "reserved-1y", 32, "2026-10-01", "2027-09-30")        # what A buys: 365 days, the last one included
 X_IN_B = 64 * 4.20 * 24 * 59                                         # Jan 1 – Feb 28 2027: 380,620.80

@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 from optimizer.cli import app
 from optimizer.results.jsonio import read_result
 
-ROOT = Path(__file__).resolve().parent.parent
-PLAN = ROOT / "tests" / "data" / "calibrate" / "plan.yaml"
+from tests.helpers.paths import DATA, ROOT
+
+PLAN = DATA / "calibrate" / "plan.yaml"
 
 runner = CliRunner()
 

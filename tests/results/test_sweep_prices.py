@@ -2,7 +2,7 @@
 
 A price multiplier t enters the objective only, linearly, so the least cost min_z (a_z + b_z·t) is concave in
 t: the chord of two solved points' bounds is a lower bound between them, and a solved plan moved to t's
-prices (cost_at) is a plan at t. Checked here against the enumerator of tests/test_scenarios.py (no LP) on
+prices (cost_at) is a plan at t. Checked here against the enumerator of tests/helpers/scenario_enumerate.py (no LP) on
 the random two-stage plans whose risk is the expected cost, by hand, and end to end: a sweep that proves
 points gives every point within the gap of solving each, and reads them back on a rerun.
 """
@@ -15,9 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_scenarios import SEEDS, brute_force, random_plan, scenario_costs
-from test_sweep import write_plan
-from tiny_plans import write
 
 from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import SolveOptions, solve_plan
@@ -33,6 +30,10 @@ from optimizer.sweep import (
     solve_point,
     sweep_points,
 )
+
+from tests.helpers.scenario_enumerate import SEEDS, brute_force, random_plan, scenario_costs
+from tests.helpers.sweep_plans import write_plan
+from tests.helpers.tiny_plans import write
 
 KEY = "price.on-demand"
 API = "{usd_per_m_input: 0.005, usd_per_m_output: 0.025, max_share: 1.0}"
