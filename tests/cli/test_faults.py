@@ -28,6 +28,7 @@ from optimizer.pipeline import SolveOptions, solve_plan
 
 from tests.helpers.paths import DATA, ROOT
 from tests.helpers.small_plans import batch, interactive, offer, plan, write
+from tests.helpers.solving import NO_TIME_LIMIT
 
 SEED = ROOT / "plans" / "seed-fleet.yaml"
 runner = CliRunner()
@@ -157,27 +158,41 @@ def hard_plan(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def stopped_plan(tmp_path_factory) -> Path:
+    """8 generated workloads, mip_gap 0 and no time limit: HiGHS stopped at its first plan leaves a gap."""
+    path = tmp_path_factory.mktemp("stopped") / "stopped.yaml"
+    path.write_text(_generator()(8, seed=1, mip_gap=0.0, time_limit_s=NO_TIME_LIMIT), encoding="utf-8")
+    return path
+
+
 @pytest.mark.slow
-def test_a_time_limit_returns_the_best_plan_with_its_gap(hard_plan, tmp_path):
-    res = runner.invoke(app, ["solve", str(hard_plan), "--json", "-o", str(tmp_path / "out")])
-    assert res.exit_code in (0, 3), res.output
-    if res.exit_code == 3:  # no plan in time: the contract's error object, nothing written
-        assert json.loads(res.stdout)["status"] == "error"
-        assert not (tmp_path / "out").exists()
-        return
+def test_a_solve_stopped_before_its_proof_returns_the_best_plan_with_its_gap(stopped_plan, tmp_path, monkeypatch):
+    """Branch and bound stopped before its proof (by the time limit, on a real plan) still writes its best plan,
+    status feasible, with the gap to the bound. HiGHS stopped at its first plan (solver.solve's `first_plan`)
+    stands in for the clock: an incumbent and a bound, as at a time limit, but the same on every machine and
+    under any load, so the claim is checked on every run."""
+    from optimizer.optimize import solver as solver_mod
+
+    real = solver_mod._solve_highs
+
+    def first_plan_only(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None, progress=None,
+                        first_plan=False, *rest, **kw):
+        return real(prob, time_limit_s, mip_gap, msg, relax, warm, node_limit, progress, first_plan or not relax,
+                    *rest, **kw)
+
+    monkeypatch.setattr(solver_mod, "_solve_highs", first_plan_only)
+    args = ["solve", str(stopped_plan), "--solver", "highs", "--alternatives", "0"]
+    res = runner.invoke(app, [*args, "--json", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
     result = json.loads(res.stdout)
-    if result["status"] == "optimal":
-        pytest.skip("this machine proved optimality within 1.5 s; nothing left to test")
-    assert result["status"] == "feasible"
+    assert result["status"] == "feasible", result["solver"]
     gap = result["solver"]["gap"]
     assert gap is not None and 0 < gap < 1
-    assert result["cost"]["total"] > 0 and len(result["workloads"]) == 20
-    assert result["solver"]["seconds"] < 1.5 + 3  # the limit, plus building what the solver returns
-    assert (tmp_path / "out" / "hard.json").exists()
-    console = runner.invoke(app, ["solve", str(hard_plan), "-o", str(tmp_path / "out2")])
-    if console.exit_code == 3:  # the same race against 1.5 s, lost this time (a busy machine): the same contract
-        assert "without a feasible plan" in console.output and not (tmp_path / "out2").exists(), console.output
-        return
+    assert result["cost"]["total"] > 0 and len(result["workloads"]) == 8
+    assert (tmp_path / "out" / "stopped.json").exists()
+    console = runner.invoke(app, [*args, "-o", str(tmp_path / "out2")])
+    assert console.exit_code == 0, console.output
     assert "status feasible" in console.output and "gap" in console.output, console.output
 
 
