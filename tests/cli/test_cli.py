@@ -15,6 +15,7 @@ from optimizer.cli import app
 from optimizer.optimize.solver import available_solvers
 
 from tests.helpers.paths import ROOT
+from tests.helpers.solving import NO_TIME_LIMIT
 
 SEED = ROOT / "plans" / "seed-fleet.yaml"
 Q4 = ROOT / "plans" / "q4.yaml"
@@ -130,11 +131,13 @@ def test_seed_json_identical_twice(tmp_path):
 def test_q4_json_identical_twice(tmp_path):
     """The realistic plan, solved twice in fresh processes: the same bytes but for solver.seconds.
 
-    Only a plan solved to optimality can promise that (a time-limited incumbent depends on timing).
+    Only a plan solved to optimality can promise that (a time-limited incumbent depends on timing): no
+    time limit, so the solver alone decides when it is done.
     """
     runs = []
     for name in ("a", "b"):
-        res = planopt("solve", Q4, "--json", "-o", tmp_path / name, cwd=ROOT, timeout=180)
+        res = planopt("solve", Q4, "--json", "--time-limit", NO_TIME_LIMIT, "-o", tmp_path / name, cwd=ROOT,
+                      timeout=180)
         assert res.returncode == 0, res.stderr
         d = json.loads(res.stdout)
         check_contract(d)
@@ -517,6 +520,8 @@ def test_explain_side_by_side_prices_as_in_turn(tmp_path):
     from optimizer.optimize.forcing import solve_and_force
     from optimizer.pipeline import SolveOptions as Options
 
+    unlimited = Options(time_limit_s=NO_TIME_LIMIT)  # the solver alone decides when it is done
+
     loaded = load_plan(_explain_plan(tmp_path))
     cands = build_candidates(loaded, frozenset({"chat"}), strict=False)
     offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
@@ -525,7 +530,7 @@ def test_explain_side_by_side_prices_as_in_turn(tmp_path):
     runs = {}
     for workers in (1, 2):
         seen = []
-        _sol, _info, forced = solve_and_force(loaded, cands, Options(), "chat", keys, 3,
+        _sol, _info, forced = solve_and_force(loaded, cands, unlimited, "chat", keys, 3,
                                               lambda i, n, f, _p: seen.append((i, n)), workers=workers)
         assert seen == [(1, 3), (2, 3), (3, 3)]
         runs[workers] = [(f.key, f.status, f.objective) for f in forced]
@@ -546,6 +551,8 @@ def test_explain_prices_an_offer_at_its_best_api_overflow_ceiling():
     from optimizer.optimize.forcing import solve_and_force
     from optimizer.pipeline import SolveOptions as Options
 
+    unlimited = Options(time_limit_s=NO_TIME_LIMIT)  # the solver alone decides when it is done
+
     loaded = load_plan(ROOT / "plans" / "q4.yaml")
     cands = build_candidates(loaded, frozenset({"chat"}), strict=False)
     offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
@@ -553,11 +560,11 @@ def test_explain_prices_an_offer_at_its_best_api_overflow_ceiling():
     keys = [c.key for c in ranked["chat"]]
     b200 = next(k for k in keys if k.startswith("chat/lambda-b200/fp8/tp1/"))
     assert b200 != without_ceiling(b200)  # the ceiling variant ranks first on its own
-    sol, info, forced = solve_and_force(loaded, cands, Options(), "chat", [b200], 1, workers=1)
+    sol, info, forced = solve_and_force(loaded, cands, unlimited, "chat", [b200], 1, workers=1)
     (f,) = forced
     assert f.status == "optimal" and f.chosen == without_ceiling(b200)
     assert f.objective == pytest.approx(229_683.36, rel=loaded.plan.policy.mip_gap)
-    _sol, _info, listed = solve_and_force(loaded, cands, Options(), "chat", keys[:4], 3, workers=1)
+    _sol, _info, listed = solve_and_force(loaded, cands, unlimited, "chat", keys[:4], 3, workers=1)
     assert all(without_ceiling(x.key) != without_ceiling(sol.chosen["chat"]) for x in listed)
 
 
@@ -571,11 +578,13 @@ def test_explain_drops_an_early_re_solve_of_the_config_the_plan_chose(tmp_path, 
     from optimizer.optimize import forcing
     from optimizer.pipeline import SolveOptions as Options
 
+    unlimited = Options(time_limit_s=NO_TIME_LIMIT)  # the solver alone decides when it is done
+
     loaded = load_plan(_explain_plan(tmp_path))
     cands = build_candidates(loaded, frozenset({"chat"}), strict=False)
     offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
     ranked = ranked_alternatives(loaded.plan, offers, cands.by_workload, {w.name: "" for w in loaded.plan.workloads})
-    sol, _info, _forced = forcing.solve_and_force(loaded, cands, Options(), "chat", [], 0)
+    sol, _info, _forced = forcing.solve_and_force(loaded, cands, unlimited, "chat", [], 0)
     chosen = sol.chosen["chat"]
     keys = [chosen] + [c.key for c in ranked["chat"] if c.key != chosen]
     other = keys[1]
@@ -588,9 +597,9 @@ def test_explain_drops_an_early_re_solve_of_the_config_the_plan_chose(tmp_path, 
 
     monkeypatch.setattr(forcing, "_likely_choices", misled)
     seen = []
-    _sol, _i, side = forcing.solve_and_force(loaded, cands, Options(), "chat", keys, 2,
+    _sol, _i, side = forcing.solve_and_force(loaded, cands, unlimited, "chat", keys, 2,
                                              lambda i, n, f, _p: seen.append((i, n)), workers=2)
-    _sol, _i, alone = forcing.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=1)
+    _sol, _i, alone = forcing.solve_and_force(loaded, cands, unlimited, "chat", keys, 2, workers=1)
     assert started and seen == [(1, 2), (2, 2)]
     assert [f.key for f in side] == [f.key for f in alone] == keys[1:3]
     for a, b in zip(side, alone):
@@ -607,6 +616,8 @@ def test_explain_prices_an_early_re_solve_from_the_plans_configs_too(tmp_path, m
     from optimizer.optimize import forcing
     from optimizer.pipeline import SolveOptions as Options
 
+    unlimited = Options(time_limit_s=NO_TIME_LIMIT)  # the solver alone decides when it is done
+
     path = _explain_plan(tmp_path)
     text = path.read_text(encoding="utf-8")
     rows = text[text.index("    measured:\n"):]
@@ -617,7 +628,7 @@ def test_explain_prices_an_early_re_solve_from_the_plans_configs_too(tmp_path, m
     cands = build_candidates(loaded, frozenset({"chat"}), strict=False)
     offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
     ranked = ranked_alternatives(loaded.plan, offers, cands.by_workload, {w.name: "" for w in loaded.plan.workloads})
-    sol, _info, _forced = forcing.solve_and_force(loaded, cands, Options(), "chat", [], 0)
+    sol, _info, _forced = forcing.solve_and_force(loaded, cands, unlimited, "chat", [], 0)
     keys = [c.key for c in ranked["chat"] if c.key != sol.chosen["chat"]]
     wrong = next(c.key for c in cands.by_workload["summarize"] if c.key != sol.chosen["summarize"])
     real = forcing._likely_choices
@@ -626,8 +637,8 @@ def test_explain_prices_an_early_re_solve_from_the_plans_configs_too(tmp_path, m
     with_start = forcing._with_start
     monkeypatch.setattr(forcing, "_with_start",
                         lambda forced, kept, gap: merged.append((forced.key, kept)) or with_start(forced, kept, gap))
-    _sol, _i, side = forcing.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=2)
-    _sol, _i, alone = forcing.solve_and_force(loaded, cands, Options(), "chat", keys, 2, workers=1)
+    _sol, _i, side = forcing.solve_and_force(loaded, cands, unlimited, "chat", keys, 2, workers=2)
+    _sol, _i, alone = forcing.solve_and_force(loaded, cands, unlimited, "chat", keys, 2, workers=1)
     early = [(k, kept) for k, kept in merged if kept is not None]
     assert len(early) == 1 and early[0][0] == keys[0]  # the early one, priced from the plan's configs too
     assert [f.key for f in side] == [f.key for f in alone] == keys[:2]

@@ -9,6 +9,7 @@ from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import SolveOptions, solve_plan
 
 from tests.helpers.paths import PLANS
+from tests.helpers.solving import NO_TIME_LIMIT
 
 SEED = PLANS / "seed-fleet.yaml"
 
@@ -43,7 +44,7 @@ def test_dataframe_views(result):
 
 
 def test_solve_options_override_the_policy(result):
-    cbc = solve_plan(SEED, SolveOptions(solver="cbc", time_limit_s=30))
+    cbc = solve_plan(SEED, SolveOptions(solver="cbc", time_limit_s=NO_TIME_LIMIT))
     assert cbc.solver.name == "cbc"
     assert cbc.cost_total == pytest.approx(result.cost_total)
 

@@ -19,6 +19,7 @@ from optimizer.results.sweep import append_point, read_points, reserved_gpus, va
 from optimizer.sweep import apply_point, parse_vary, run_sweep
 
 from tests.helpers.paths import PLANS
+from tests.helpers.solving import NO_TIME_LIMIT
 from tests.helpers.sweep_plans import BATCH, ON_DEMAND, PEAK, write_plan
 
 VARIES = ["demand=0.8:1.2:3", "price.on-demand=0.8:1.2:3"]
@@ -376,15 +377,15 @@ def test_a_point_the_time_limit_stopped_is_solved_again_under_a_longer_limit(tmp
     again = run_sweep(plan, varies, out, options=SolveOptions(alternatives=0, time_limit_s=5.0),
                       on_start=lambda todo, back: seen.append((todo, back)))
     assert seen == [(0, 1)] and again.points[0].cost_total == 1.0e9  # the same limit: read back
-    longer = run_sweep(plan, varies, out, options=SolveOptions(alternatives=0, time_limit_s=60.0),
+    longer = run_sweep(plan, varies, out, options=SolveOptions(alternatives=0, time_limit_s=NO_TIME_LIMIT),
                        on_start=lambda todo, back: seen.append((todo, back)))
     assert seen[-1] == (1, 0)
     point = longer.points[0]
     assert point.status == "optimal" and point.cost_total < 1.0e9
-    assert (point.solver, point.time_limit_s) == ("highs", 60.0)
+    assert (point.solver, point.time_limit_s) == ("highs", NO_TIME_LIMIT)
     assert read_points(out / "sweep.jsonl")[-1].cost_total == point.cost_total  # the last line wins
-    other = run_sweep(plan, varies, out, options=SolveOptions(alternatives=0, time_limit_s=60.0, solver="cbc"),
-                      on_start=lambda todo, back: seen.append((todo, back)))
+    other = run_sweep(plan, varies, out,
+                      options=SolveOptions(alternatives=0, time_limit_s=NO_TIME_LIMIT, solver="cbc"), on_start=lambda todo, back: seen.append((todo, back)))
     assert seen[-1] == (0, 1) and other.points[0].cost_total == point.cost_total  # proven: any solver's
 
 

@@ -10,6 +10,7 @@ from optimizer.optimize import solver
 from optimizer.optimize.solver import _cbc_cmd, _cbc_options, available_solvers, solve
 
 from tests.helpers.programs import covering_program  # a random covering program
+from tests.helpers.solving import NO_TIME_LIMIT
 
 pytestmark = pytest.mark.skipif("cbc" not in available_solvers(), reason="CBC is not available")
 
@@ -41,10 +42,10 @@ def test_cbc_takes_the_options(tmp_path):
 @pytest.mark.parametrize("seed", range(12))
 def test_the_same_optimum_with_them(seed, monkeypatch):
     prob, xs = covering_program(seed)
-    plain = solve(prob, "cbc", time_limit_s=30, mip_gap=0.0)
+    plain = solve(prob, "cbc", time_limit_s=NO_TIME_LIMIT, mip_gap=0.0)
     monkeypatch.setattr(solver, "CBC_LARGE_COLUMNS", 0)
     start = {x.name: float(x.upBound) for x in xs}
-    started = solve(prob, "cbc", time_limit_s=30, mip_gap=0.0, warm_start=start)
+    started = solve(prob, "cbc", time_limit_s=NO_TIME_LIMIT, mip_gap=0.0, warm_start=start)
     assert started.status == plain.status in ("optimal", "infeasible")  # a seed's bounds may not cover a row
     if plain.status == "optimal":
         assert started.objective == pytest.approx(plain.objective, abs=1e-6)

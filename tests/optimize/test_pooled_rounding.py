@@ -30,6 +30,7 @@ from optimizer.pipeline import as_solved
 
 from tests.helpers.bruteforce import SEEDS, random_plan
 from tests.helpers.paths import PLANS
+from tests.helpers.solving import NO_TIME_LIMIT
 
 MOST_SETS = 12
 """Config sets checked per plan (all of them when there are fewer)."""
@@ -44,7 +45,7 @@ def _programs(path: Path):
 
 def _optimum(prog, configs: dict[str, str], solver: str) -> float | None:
     with prog.choices_fixed(configs):
-        info = solve(prog.prob, solver, time_limit_s=60, mip_gap=0)
+        info = solve(prog.prob, solver, time_limit_s=NO_TIME_LIMIT, mip_gap=0)
     if info.status == "infeasible":
         return None
     assert info.status == "optimal"
@@ -72,7 +73,7 @@ def test_no_set_of_configs_costs_less_or_more_with_the_rows(seed, tmp_path):
         assert (want is None) == (got is None), configs
         if want is not None:
             assert got == pytest.approx(want, rel=1e-7, abs=1e-6), configs
-    whole = [solve(p.prob, solver, time_limit_s=60, mip_gap=0) for p in (plain, pooled)]
+    whole = [solve(p.prob, solver, time_limit_s=NO_TIME_LIMIT, mip_gap=0) for p in (plain, pooled)]
     assert whole[0].status == whole[1].status
     if whole[0].status == "optimal":
         assert whole[1].objective == pytest.approx(whole[0].objective, rel=1e-7, abs=1e-6)
@@ -91,7 +92,7 @@ def test_the_plan_the_rows_keep_from_cbc_is_feasible_with_them(tmp_path):
     assert _optimum(plain, reference, "highs") == pytest.approx(887.04, abs=0.01)
     assert _optimum(pooled, reference, "highs") == pytest.approx(887.04, abs=0.01)
     with plain.choices_fixed(reference):
-        solve(plain.prob, "highs", time_limit_s=60, mip_gap=0)
+        solve(plain.prob, "highs", time_limit_s=NO_TIME_LIMIT, mip_gap=0)
     values = {v.name: v.varValue or 0.0 for v in plain.prob.variables()}
     for name in pooled.constraint_families["pooled_rounding"]:
         row = pooled.prob.get_constraint_by_name(name)
@@ -111,8 +112,8 @@ def test_the_random_plans_give_the_rows_something_to_round(tmp_path):
         if define_pooled_rounding(pooled, reference):
             written += 1
         with plain.choices_fixed(reference), pooled.choices_fixed(reference):
-            before = solve(plain.prob, "highs", time_limit_s=60, relax=True)
-            after = solve(pooled.prob, "highs", time_limit_s=60, relax=True)
+            before = solve(plain.prob, "highs", time_limit_s=NO_TIME_LIMIT, relax=True)
+            after = solve(pooled.prob, "highs", time_limit_s=NO_TIME_LIMIT, relax=True)
         if before.status == "optimal" and after.objective > before.objective + 1e-6:
             lifted += 1
     assert written >= 10 and lifted >= 3, (written, lifted)
@@ -122,15 +123,15 @@ def test_at_q4s_optimal_configs_the_relaxation_nearly_meets_the_optimum():
     """plans/q4.yaml, its optimal configs held: the relaxation gives $86.2k without the rows, $96.95k with
     them, against the $97,212 optimum (hand-checked with HiGHS's own solve)."""
     _loaded, _cands, plain, pooled = _programs(PLANS / "q4.yaml")
-    best = solve(plain.prob, "highs", time_limit_s=60, mip_gap=0)
+    best = solve(plain.prob, "highs", time_limit_s=NO_TIME_LIMIT, mip_gap=0)
     assert best.status == "optimal" and best.objective == pytest.approx(97212.31, abs=0.01)
     configs = {w: key for w, (_v, key) in plain.largest_choices().items()}
     assert define_pooled_rounding(pooled, configs) > 0
     assert define_pooled_rounding(pooled, configs) == 0  # once per reference
     with plain.choices_fixed(configs), pooled.choices_fixed(configs):
-        before = solve(plain.prob, "highs", time_limit_s=60, relax=True).objective
-        after = solve(pooled.prob, "highs", time_limit_s=60, relax=True).objective
-        held = solve(pooled.prob, "highs", time_limit_s=60, mip_gap=0).objective
+        before = solve(plain.prob, "highs", time_limit_s=NO_TIME_LIMIT, relax=True).objective
+        after = solve(pooled.prob, "highs", time_limit_s=NO_TIME_LIMIT, relax=True).objective
+        held = solve(pooled.prob, "highs", time_limit_s=NO_TIME_LIMIT, mip_gap=0).objective
     assert before == pytest.approx(86244.75, abs=1.0)
     assert after == pytest.approx(96950.30, abs=1.0)
     assert held == pytest.approx(best.objective, rel=1e-9)
@@ -160,13 +161,13 @@ def test_a_row_by_hand():
     prob += xa + ya == 1, "choice_a"
     prob += xb + yb == 1, "choice_b"
     prob += 8 * d - 6 * xa - 5 * xb >= 0, "supply"
-    assert solve(prob, "highs", time_limit_s=30, relax=True).objective == pytest.approx(11.0)
+    assert solve(prob, "highs", time_limit_s=NO_TIME_LIMIT, relax=True).objective == pytest.approx(11.0)
     f = 11 / 8 - 1
     coef = {v: mir_coefficient(a, f, True) for v, a in ((d, 1.0), (ya, 0.75), (yb, 0.625))}
     assert coef == {d: 1.0, ya: 1.0, yb: 1.0}
     prob += pulp.lpSum(c * v for v, c in coef.items()) >= 2, "pooled"
-    assert solve(prob, "highs", time_limit_s=30, relax=True).objective == pytest.approx(16.0)
-    assert solve(prob, "highs", time_limit_s=30, mip_gap=0).objective == pytest.approx(16.0)
+    assert solve(prob, "highs", time_limit_s=NO_TIME_LIMIT, relax=True).objective == pytest.approx(16.0)
+    assert solve(prob, "highs", time_limit_s=NO_TIME_LIMIT, mip_gap=0).objective == pytest.approx(16.0)
 
 
 @pytest.mark.parametrize("seed", SEEDS[:15])

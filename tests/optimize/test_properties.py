@@ -47,6 +47,7 @@ from tests.helpers.bruteforce import random_plan
 from tests.helpers.paths import ROOT
 from tests.helpers.property_plans import DERANDOMIZE, EXAMPLES, PROPERTY, SEEDS, interactive_workloads, with_extras
 from tests.helpers.small_plans import interactive, offer, plan, write
+from tests.helpers.solving import NO_TIME_LIMIT
 
 
 # --- solving a plan dict ----------------------------------------------------------------------------
@@ -216,7 +217,7 @@ def _generated_plan(tmp_path: Path) -> Path:
     from optimizer.synth.plans import generate
 
     path = tmp_path / "generated.yaml"
-    path.write_text(generate(6, seed=1, mip_gap=0.0, time_limit_s=120), encoding="utf-8")  # interactive with API overflow and batch; a few seconds
+    path.write_text(generate(6, seed=1, mip_gap=0.0, time_limit_s=NO_TIME_LIMIT), encoding="utf-8")  # interactive with API overflow and batch; a few seconds
     return path
 
 

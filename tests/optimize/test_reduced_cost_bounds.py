@@ -18,6 +18,7 @@ from optimizer.optimize.solver import available_solvers, solve
 from optimizer.pipeline import as_solved
 
 from tests.helpers.paths import PLANS
+from tests.helpers.solving import NO_TIME_LIMIT
 
 SOLVERS = [pytest.param(s, marks=pytest.mark.skipif(s not in available_solvers(), reason=f"{s} is not installed"))
            for s in ("highs", "cbc")]
@@ -33,14 +34,14 @@ def test_a_variable_that_costs_more_than_the_room_is_held_near_its_bound(solver)
     y = prob.add_variable("y", lowBound=0, upBound=100, cat=pulp.LpInteger)
     prob += 3 * x + 5 * y
     prob += x + y >= 2.5, "cover"
-    info = solve(prob, solver, time_limit_s=30, relax=True)
+    info = solve(prob, solver, time_limit_s=NO_TIME_LIMIT, relax=True)
     assert info.status == "optimal" and info.objective == pytest.approx(7.5)
     reduced = reduced_costs(prob.variables())
     assert set(reduced) == {y} and reduced[y] == pytest.approx(2.0)
     with bounds_within(prob, reduced, 10 - info.objective) as tightened:
         assert tightened == 1
         assert (x.lowBound, x.upBound, y.lowBound, y.upBound) == (0, 100, 0, 1)
-        assert solve(prob, solver, time_limit_s=30, mip_gap=0).objective == pytest.approx(9.0)  # x = 3
+        assert solve(prob, solver, time_limit_s=NO_TIME_LIMIT, mip_gap=0).objective == pytest.approx(9.0)  # x = 3
     assert (y.lowBound, y.upBound) == (0, 100)
 
 
@@ -92,7 +93,7 @@ def test_no_point_as_cheap_as_the_incumbent_is_cut_off(solver, seed):
     tries = (_program(seed * 1000 + k) for k in range(1000))
     prob, xs, costs, rows, points = next((p, x, c, r, pts) for p, x, c, r in tries
                                          if (pts := _feasible_points(x, c, r)))  # the first with a point
-    info = solve(prob, solver, time_limit_s=30, relax=True)
+    info = solve(prob, solver, time_limit_s=NO_TIME_LIMIT, relax=True)
     assert info.status == "optimal"
     reduced = reduced_costs(prob.variables())
     incumbent = points[len(points) // 3][0]  # some feasible plan's cost, not the optimum's
