@@ -21,7 +21,8 @@ E2E = Path(__file__).resolve().parent / "e2e"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test under tests/e2e/ is marked e2e, so `-m 'not e2e'` leaves the stage tests."""
+    """Every test under tests/e2e/ is marked e2e (whole-pipeline tests in the stage folders carry the mark
+    themselves), so `-m "not e2e"` runs the stage tests alone."""
     for item in items:
         if item.path.is_relative_to(E2E):
             item.add_marker(pytest.mark.e2e)

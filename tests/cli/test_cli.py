@@ -127,6 +127,7 @@ def test_seed_json_identical_twice(tmp_path):
     assert _stable(json.loads(a.stdout)) == _stable(json.loads(b.stdout))
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 def test_q4_json_identical_twice(tmp_path):
     """The realistic plan, solved twice in fresh processes: the same bytes but for solver.seconds.

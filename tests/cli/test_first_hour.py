@@ -39,6 +39,7 @@ def plain(path: Path):
 # --- init ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("template", [p.stem for p in TEMPLATES])
 def test_every_template_inits_validates_and_solves(template, tmp_path):
     plan = tmp_path / "p.yaml"

@@ -494,6 +494,7 @@ def test_a_failure_midway_leaves_no_partial_file(results, tmp_path, monkeypatch)
     assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == before
 
 
+@pytest.mark.e2e
 def test_report_command_rerenders_the_same_files(tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")  # the files' time: 2026-01-01
     runner = CliRunner()
