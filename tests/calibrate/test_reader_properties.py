@@ -4,15 +4,13 @@ traceback. HYPOTHESIS_PROFILE=thorough runs 2,000 examples per property instead 
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the settings all readers share
-from bad_input_rule import CORPUS, reader_settings  # noqa: E402
+from tests.helpers.bad_input_rule import CORPUS, reader_settings
 
 from optimizer.calibrate.loadtests import Flags, judge, read_runs  # noqa: E402
 from optimizer.calibrate.usage import aggregate, workloads_for  # noqa: E402

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the rule all corpora share
-from bad_input_rule import CORPUS, cases, refused  # noqa: E402
+from tests.helpers.bad_input_rule import CORPUS, cases, refused
 
 PLAN = CORPUS.parent / "calibrate" / "plan.yaml"
 

@@ -4,7 +4,6 @@ HYPOTHESIS_PROFILE=thorough runs 2,000 examples per property instead of 200."""
 from __future__ import annotations
 
 import io
-import sys
 import tempfile
 from pathlib import Path
 
@@ -12,8 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the settings all readers share
-from bad_input_rule import reader_settings  # noqa: E402
+from tests.helpers.bad_input_rule import reader_settings
 
 from optimizer.errors import PlanError  # noqa: E402
 from optimizer.inputs.catalog import load_catalog  # noqa: E402

@@ -6,9 +6,7 @@ objective term is evaluated at the plan the result reports."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from functools import lru_cache
 from pathlib import Path
 
 import openpyxl
@@ -26,21 +24,11 @@ from optimizer.pipeline import as_solved
 from optimizer.report.xlsx import workbook as excel
 from optimizer.results.extract import extract
 from optimizer.results.types import PlanResult
+from tests.helpers.bruteforce import random_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = list(range(12))
 TIERS = ("reserved", "on_demand", "spot", "api", "buy", "facility")
-
-
-@lru_cache(maxsize=1)
-def _bruteforce():
-    """tests/…/test_bruteforce.py, wherever the tests by stage keep it: its random plan generator."""
-    path = next((ROOT / "tests").rglob("test_bruteforce.py"))
-    spec = importlib.util.spec_from_file_location("bruteforce_plans", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _set_values(prog: Program, sol: Solution) -> None:
@@ -104,7 +92,7 @@ def _agree(result: PlanResult, objective: float, terms: dict[str, float], solver
 
 
 def test_objective_extract_and_workbook_agree_on_random_plans(tmp_path):
-    random_plan = _bruteforce().random_plan
+    random_plan = random_plan
     solved = 0
     for seed in SEEDS:
         path = tmp_path / f"plan{seed}.yaml"

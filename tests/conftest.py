@@ -1,0 +1,28 @@
+"""The test suite, by stage of the pipeline.
+
+    tests/inputs      plans, catalogs and their validation      tests/results    result files, baselines, ledgers
+    tests/physics     memory, KV, replicas, queueing            tests/report     console, HTML, workbook
+    tests/candidates  configs per workload                      tests/calibrate  logs, load tests, forecasts
+    tests/optimize    the integer program against brute force   tests/cli        the command line and its faults
+    tests/e2e         whole pipeline, shipped plans, the built package, the layers
+
+What several files share lives in tests/helpers (plan builders, enumerators, paths, LibreOffice and
+Chromium): a test file imports `tests.helpers.*`, never another test file. tests/bad_plans and tests/data
+are the inputs the tests read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+E2E = Path(__file__).resolve().parent / "e2e"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/e2e/ is marked e2e (whole-pipeline tests in the stage folders carry the mark
+    themselves), so `-m "not e2e"` runs the stage tests alone."""
+    for item in items:
+        if item.path.is_relative_to(E2E):
+            item.add_marker(pytest.mark.e2e)
