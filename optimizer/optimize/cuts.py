@@ -78,7 +78,7 @@ def define_pooled_rounding(prog: Program, reference: dict[str, str]) -> int:
     if ref in prog.pooled_at:
         return 0
     prog.pooled_at.append(ref)
-    with collection_paused():  # a bulk build, as build_model's: 1,000 workloads 0.3 s, 3.7 s with it running
+    with collection_paused():  # a bulk build, as build_model's: the garbage collector would scan every new row
         return _pooled_rows(prog, reference, f"r{len(prog.pooled_at)}")
 
 
@@ -217,8 +217,7 @@ def define_node_rounding(prog: Program, violated_only: bool = False) -> int:
     a batch day's GPU-hours count less what the API may take, and less the GPUs under contract.
     They cut off the fractional node counts that make up much of the relaxation's gap — but one row
     per workload, offer, segment and hour is most of a large plan's rows and most of its relaxation's
-    time (3.2 s without them, 30.6 s with, on the generated 100-workload plan, whose bound they do not
-    move). So the relaxation takes only the rows its optimum violates (`violated_only`, in rounds:
+    time, while they rarely move a large plan's bound (benchmarks/SOLVER.md). So the relaxation takes only the rows its optimum violates (`violated_only`, in rounds:
     separate_cuts) and branch and bound all of them (add_cuts, before step 3). Returns the rows added.
     """
     added = prog.cut_rows

@@ -1,7 +1,7 @@
 """Faults: what planopt does when the plan cannot be met, the solver runs out of time, HiGHS is
 missing, or the process is killed while writing — through the real CLI.
 
-Exit codes (DESIGN.md): 1 no plan meets the constraints, with a sentence naming the workload, the
+Exit codes (docs/design.md, "Contracts"): 1 no plan meets the constraints, with a sentence naming the workload, the
 hour and the limit; 2 a workload with no candidate at all, listing why each option family was
 dropped; 3 the time limit passed without a feasible plan. A time-limited solve that has a plan
 returns it with status `feasible` and its proven gap.

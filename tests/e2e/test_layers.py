@@ -1,4 +1,4 @@
-"""The pipeline's layers (STYLE.md): imports point down only, no cycles, and each library stays in its layer.
+"""The pipeline's layers (docs/design.md, "The layer rule"): imports point down only, no cycles, and each library stays in its layer.
 
     cli                      the only module that prints and picks exit codes
     (studies.sweep)          one plan solved at many points (sensitivity): each point a pipeline solve

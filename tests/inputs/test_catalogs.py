@@ -197,7 +197,7 @@ def test_offers_cover_the_main_providers(cats) -> None:
     assert {"aws", "azure", "gcp", "coreweave", "lambda", "nebius", "runpod", "hyperstack"} <= providers
 
 
-# --- KV cache anchors (DESIGN.md "Sizing physics") -----------------------------------------
+# --- KV cache anchors (docs/design.md, "The physics, in brief") -----------------------------------------
 
 def _kv_bytes_per_token(m, kv_bytes: float = 2.0) -> float:
     """Full-context KV bytes per token (sliding-window layers not capped here)."""

@@ -316,7 +316,7 @@ def test_mig_slice_is_slower_than_the_whole_gpu():
 
 
 def test_estimator_on_published_rows():
-    """Two rows of ../shared/reference/benchmarks.csv, predicted as the planner would."""
+    """Two rows of benchmarks/data/benchmarks.csv, predicted as the planner would."""
     # TensorRT-LLM v0.17 perf overview: Llama 3.1 70B FP8, 1x H200, 128/2048 -> 4,165.68 tok/s
     m, p, a = MOD["llama-3.1-70b"], PREC["fp8"], ACC["h200-sxm"]
     f = memory.fit(m, p, a.memory_gb, 1, 128 + 2048)
