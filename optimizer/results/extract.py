@@ -10,6 +10,7 @@ from optimizer import vocab
 from optimizer.candidates import ownership, prune
 from optimizer.candidates.overflow import ceiling_rate
 from optimizer.candidates.types import Candidate, CandidateSet
+from optimizer.inputs import prices
 from optimizer.inputs.lint import lint
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
@@ -112,13 +113,14 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             own_fixed[o] = own_fixed.get(o, 0.0) + nodes * costs.bought_running_per_node(t, n)
             cost_by_tier["buy"] += cost
             offer_cost[o] = offer_cost.get(o, 0.0) + cost
-            _add_purchase(purchases, offer, k, gpus, gpus * 24.0 * n, cost / (gpus * 24.0 * n) if n else 0.0, cost)
+            _add_purchase(purchases, offer, k, gpus, prices.gpu_hours_held(gpus, n),
+                          cost / prices.gpu_hours_held(gpus, n) if n else 0.0, cost)
             continue
-        price = offer.price(k) or 0.0
+        price = prices.gpu_hour(offer, k)
         cost = nodes * costs.reserved_per_node(offer, k, H)
         cost_by_tier["reserved"] += cost
         offer_cost[o] = offer_cost.get(o, 0.0) + cost
-        _add_purchase(purchases, offer, k, gpus, gpus * 24.0 * H, price, cost)
+        _add_purchase(purchases, offer, k, gpus, prices.gpu_hours_held(gpus, H), price, cost)
     for tier, table in (("on-demand", sol.on_demand_nodes), ("spot", sol.spot_nodes)):
         per_offer: dict[str, dict[tuple[str, int], int]] = {}
         for (o, _p, d, h), v in table.items():
@@ -425,7 +427,7 @@ def _rates(solved: Solved, purchases: list[Purchase], reserved_gpus: dict[tuple[
     reservations cost over the GPU-hours they hold), on-demand and spot at their prices."""
     out: dict[tuple[str, str], float] = {}
     for o, offer in solved.offers.items():
-        held = sum(g for (oo, _p), g in reserved_gpus.items() if oo == o) * 24.0 * horizon_days
+        held = prices.gpu_hours_held(sum(g for (oo, _p), g in reserved_gpus.items() if oo == o), horizon_days)
         cost = sum(p.cost for p in purchases if p.offer == o and p.tier in vocab.RESERVED_TIERS)
         if held:
             out[(o, "reserved")] = cost / held
