@@ -11,6 +11,7 @@ from optimizer.candidates import ownership, prune
 from optimizer.candidates.overflow import ceiling_rate
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.inputs import prices
+from optimizer.inputs.derived import peak_derivation, program_input
 from optimizer.inputs.lint import lint
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
@@ -230,7 +231,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                              api_share, api_rates),
             cost_by_tier={**tiers, "api": api_cost}, gpu_hours_by_tier=gh_tiers, gpu_hours_by_day_type=gh_days,
             team=w.team,
-            cost_center=w.cost_center, peak_derivation=w.demand.derivation if w.demand is not None else None,
+            cost_center=w.cost_center, peak_derivation=peak_derivation(plan, w),
             tenants=_shares(w.tenants)))
     idle_by_tier = {t: max(0.0, cost_by_tier[t] - allocated[t]) for t in allocated}
 
@@ -262,8 +263,9 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             for w in plan.workloads if w.api is not None}
     notes = [info.fallback_note] if info.fallback_note else []
     notes += lint(plan)
-    if plan._estimate_note:
-        notes.append(plan._estimate_note)
+    estimate_note = program_input(plan).estimate_note
+    if estimate_note:
+        notes.append(estimate_note)
     contracts, new, exp = [], [], []
     if cal is not None:
         notes += cal.notes
