@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 
 from optimizer.candidates.types import Candidate, DayHour
+from optimizer.inputs import prices
 from optimizer.inputs.scenarios import goodput_factor
 from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.physics import replicas as rep
@@ -14,13 +15,6 @@ from optimizer.physics import replicas as rep
 
 def has_overflow(w: Workload) -> bool:
     return w.api is not None and w.api.max_share > 0
-
-
-def api_price_per_output_token(w: Workload) -> float:
-    """USD per output token sent to the API, input tokens of the same requests included."""
-    assert w.api is not None and w.tokens is not None
-    ratio = w.tokens.input / w.tokens.output
-    return (w.api.usd_per_m_output + w.api.usd_per_m_input * ratio) / 1e6
 
 
 def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float],
@@ -67,7 +61,7 @@ def _levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour, float])
     pol = plan.policy
     days = plan.day_type_days()
     top = max(r.base for r in c.replicas.values())
-    price = api_price_per_output_token(w)
+    price = prices.api_output_token(w)
     out = []
     rate = {d: ceiling_rate(plan, c, d) for d in days}
     tokens_of = {d: sum(demand[(d, h)] for h in range(24)) for d in days}
@@ -100,7 +94,7 @@ def api_candidate(plan: Plan, w: Workload, demand: dict[DayHour, float]) -> Cand
         per_day = {d: w.batch.output_tokens_per_day for d in days}
     else:
         per_day = {d: 3600.0 * sum(demand[(d, h)] for h in range(24)) for d in days}
-    cost = sum(days[d] * per_day[d] for d in days) * api_price_per_output_token(w)
+    cost = sum(days[d] * per_day[d] for d in days) * prices.api_output_token(w)
     return Candidate(
         key=f"{w.name}/api", workload=w.name, pool=w.pool, kind="api", offer=None, accelerator=None,
         precision=None, tp=0, mig=None, gpu_fraction=0.0, goodput=0.0, goodput_source="api", bound=None,

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from optimizer.inputs import prices
 from optimizer.inputs.own import idle_kw, owned_offers, per_rack
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
@@ -97,7 +98,7 @@ class OwnTerms:
         return self.ownership_per_year / DAYS_PER_YEAR + self.idle_energy_per_day() + self.colo_per_day()
 
     def fixed_per_gpu_hour(self) -> float:
-        return self.fixed_per_day() / (24.0 * self.gpus_per_node)
+        return prices.per_gpu_hour(self.fixed_per_day(), self.gpus_per_node)
 
     def mean_serving_energy(self) -> float:
         return sum(self.serving_energy(h) for h in range(24)) / 24.0

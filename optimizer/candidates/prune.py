@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from optimizer import units, vocab
+from optimizer import units
 from optimizer.candidates import ownership
 from optimizer.candidates.configs import offer_domain, offer_scale_out
 from optimizer.candidates.types import Candidate, DayHour
+from optimizer.inputs import prices
 from optimizer.inputs.catalog import Catalog
 from optimizer.inputs.scenarios import goodput_varies
 from optimizer.inputs.schema.catalog import Offer
@@ -221,10 +222,8 @@ def standalone_cost(plan: Plan, offers: dict[str, Offer], c: Candidate) -> float
     if c.offer is None:
         return float("inf")
     offer = offers[c.offer]
-    tiers = [t for t in vocab.CHEAPEST_HOURLY_FIRST if t in plan.policy.tiers and offer.price(t) is not None]
-    if c.pool not in plan.policy.spot_pools:
-        tiers = [t for t in tiers if t != "spot"]
-    price = offer.price(tiers[0]) if tiers else 0.0
+    tier = prices.cheapest_hourly_tier(plan, offer, c.pool)
+    price = prices.gpu_hour(offer, tier) if tier is not None else 0.0
     own = ownership.terms(plan, {c.offer: offer}).get(c.offer)
     if own is not None:  # owning: the serving energy, plus the fixed cost of a GPU bought for it
         price = own.mean_serving_energy() + (own.fixed_per_gpu_hour() if own.kind == "buy" else 0.0)

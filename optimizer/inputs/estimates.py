@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from optimizer.inputs.derived import program_input, with_program_input
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.schema.plan import Scenario
 
@@ -46,13 +47,12 @@ def expand(loaded: LoadedPlan) -> LoadedPlan:
     """The plan with the estimator's error applied (unchanged with estimate_error none, or when applied)."""
     plan, catalog = loaded.plan, loaded.catalog
     mode = plan.policy.estimate_error
-    if mode == "none" or plan._estimate_note is not None:
+    if mode == "none" or program_input(plan).estimate_note is not None:
         return loaded
     q = catalog.estimator.held_out
     if mode == "headroom":
         est = catalog.estimator.model_copy(update={"goodput_factor": catalog.estimator.goodput_factor * q["p10"]})
-        out = plan.model_copy()
-        out._estimate_note = note(loaded)
+        out = with_program_input(plan, estimate_note=note(loaded))
         return replace(loaded, plan=out, catalog=replace(catalog, estimator=est))
     if plan.scenarios:
         crossed = [s.model_copy(update={"name": f"{s.name}-goodput-{level}", "weight": s.weight * weight,
@@ -60,6 +60,5 @@ def expand(loaded: LoadedPlan) -> LoadedPlan:
                    for s in plan.scenarios for level, weight in SWANSON]
     else:
         crossed = [Scenario(name=f"goodput-{level}", weight=weight, goodput=q[level]) for level, weight in SWANSON]
-    out = plan.model_copy(update={"scenarios": crossed})
-    out._estimate_note = note(loaded)
+    out = with_program_input(plan.model_copy(update={"scenarios": crossed}), estimate_note=note(loaded))
     return replace(loaded, plan=out)

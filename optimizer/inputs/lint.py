@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 
 from optimizer.inputs.demand import profile_warning
+from optimizer.inputs.derived import peak_derivation
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.plan import PEAK_HOUR_TOLERANCE, Plan, per_rack
 from optimizer.vocab import profile_for
@@ -165,7 +166,7 @@ def _workloads(plan: Plan) -> list[str]:
                               "the day, not fractions of the peak? divide each such list by its busiest hour"
                               if shares else " — if the peak is the busiest day type's busiest hour, divide "
                               f"every list by {top:g}"))
-        d = w.demand.derivation if w.demand is not None else None
+        d = peak_derivation(plan, w)
         if d is None:
             continue
         assert w.demand is not None

@@ -16,6 +16,7 @@ from optimizer.inputs.catalog import (
     load_catalog_file,
     merge_file,
 )
+from optimizer.inputs.derived import ProgramInput, peak_derivation, program_input
 from optimizer.inputs.document import Document, load_yaml, validate
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import MAX_TOKENS_PER_S, MIN_TOKENS_PER_S, Plan
@@ -31,6 +32,11 @@ class LoadedPlan:
     @property
     def file(self) -> str:
         return self.doc.file
+
+    @property
+    def program_input(self) -> ProgramInput:
+        """What the plan carries beyond its fields once prepared for the program (inputs.derived)."""
+        return program_input(self.plan)
 
 
 def load_plan(path: Path | str, extra_catalogs: list[Path | str] = ()) -> LoadedPlan:
@@ -247,7 +253,7 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
             if missing and not (unknown and not plan.day_types):
                 err(base + ("demand", "profile"), f"no profile for day type {', '.join(missing)}",
                     "give a 24-value profile for every day type, or one plain list for all")
-        derived = w.demand.derivation if w.demand is not None else None
+        derived = peak_derivation(plan, w)
         if derived is not None and derived.peak_output_tokens_per_s > MAX_TOKENS_PER_S:
             err(base + ("demand",), f"the business numbers give a peak of {derived.peak_output_tokens_per_s:.3g} "
                 f"output tokens/s, beyond the limit of {MAX_TOKENS_PER_S:.0e}",

@@ -19,32 +19,15 @@ No solving, no I/O (pipeline.prepare calls it before candidates are built).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from optimizer.inputs.derived import ScenarioDays, program_input, with_program_input
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.schema.plan import DayType, Plan, Scenario, Workload
 from optimizer.vocab import profile_for
 
 SEP = "~"
 """Between a day type and its scenario in the program's day types (ids never hold it)."""
-
-
-@dataclass(frozen=True)
-class ScenarioDays:
-    """The expanded plan's day types: each one's base day type and scenario."""
-
-    base: dict[str, str]
-    scenario: dict[str, Scenario]
-
-    def goodput(self, day_type: str) -> float:
-        s = self.scenario.get(day_type)
-        return s.goodput if s is not None else 1.0
-
-    def price(self, day_type: str, tier: str, provider: str) -> float:
-        s = self.scenario.get(day_type)
-        if s is None:
-            return 1.0
-        return s.prices.get(tier, 1.0) * s.prices.get(provider, 1.0)
 
 
 def goodput_factor(plan: Plan, source: str, day_type: str) -> float:
@@ -70,7 +53,7 @@ def demand_factor(s: Scenario, w: Workload) -> float:
 
 def scenario_days(plan: Plan) -> ScenarioDays | None:
     """The day types' scenarios, for a plan that expand() produced (None for any other plan)."""
-    return plan._expanded_scenarios
+    return program_input(plan).scenarios
 
 
 def _copy(plan: Plan, n: float, base: str) -> DayType:
@@ -112,6 +95,5 @@ def expand(loaded: LoadedPlan) -> LoadedPlan:
             base_of[name] = (d, s)
     workloads = [_workload(w, plan.scenarios, base_of) for w in plan.workloads]
     out = plan.model_copy(update={"day_types": types, "workloads": workloads})
-    out._expanded_scenarios = ScenarioDays({k: d for k, (d, _s) in base_of.items()},
-                                           {k: s for k, (_d, s) in base_of.items()})
-    return replace(loaded, plan=out)
+    sd = ScenarioDays({k: d for k, (d, _s) in base_of.items()}, {k: s for k, (_d, s) in base_of.items()})
+    return replace(loaded, plan=with_program_input(out, scenarios=sd))

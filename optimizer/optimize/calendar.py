@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from optimizer.candidates.ownership import Arrival
+from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.plan import Commitment, Plan
 
 
@@ -149,7 +150,7 @@ def calendar(plan: Plan, arrivals: list[Arrival] | None = None) -> Calendar:
                 committed[arr.offer] = committed.get(arr.offer, 0) + arr.gpus
         share = {d: (days[d] * cal[d] / cal_total[d]) if cal_total[d] else days[d] * (b - a) / H for d in days}
         periods.append(Period(i, a, b - a, first, last, share, cal, dict(sorted(committed.items()))))
-    sd = plan._expanded_scenarios  # a scenario's copy of a day type holds its days × the scenario's weight
+    sd = scenario_days(plan)  # a scenario's copy of a day type holds its days × the scenario's weight
     weight = {d: sd.scenario[d].weight if sd is not None and d in sd.scenario else 1.0 for d in days}
     differ = [f"{d}: {days[d] / weight[d]:g} in the plan, {cal_total[d]} on the calendar" for d in days
               if abs(days[d] / weight[d] - cal_total[d]) > 1e-6 and d in weekdays]

@@ -7,11 +7,14 @@ its variables, the result by the solved whole numbers.
 
     reserved node, tier k        m_o · price_k · 24 · H                       (paid for the whole horizon)
     on-demand / spot node-hour   n_s · m_o · price_tier · scenario multiplier (one hour of day, every day of s)
-    API output token             price_out + price_in · input/output tokens    (candidates.overflow)
+    API output token             price_out + price_in · input/output tokens    (inputs.prices)
     bought node                  ownership a year ÷ 365 · days in service       (candidates.ownership)
                                  + (idle energy + colocation) a day · days in service
     owned servers                nodes · (idle energy + colocation + support ÷ 365) a day · days they serve
     serving GPU-hour             n_s · serving energy at hour h                 (servers of your own)
+
+The unit prices that need no calendar (a GPU-hour of a tier, GPUs held for days, an API token) are
+stated once in inputs.prices, which the configs (candidates) use too; these build on them.
 
 Days in service are plan days: from delivery (bought) or from `since` (owned) to the horizon's end.
 """
@@ -19,27 +22,19 @@ Days in service are plan days: from delivery (bought) or from `since` (owned) to
 from __future__ import annotations
 
 from optimizer.candidates.ownership import DAYS_PER_YEAR, OwnTerms
-from optimizer.candidates.overflow import api_price_per_output_token
-from optimizer.inputs.scenarios import scenario_days
+from optimizer.inputs import prices
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.optimize.calendar import Segments
 
-HOURS_PER_DAY = 24.0
-
-
 def reserved_per_node(offer: Offer, tier: str, horizon_days: float) -> float:
     """A reserved node held for the whole horizon."""
-    return offer.gpus_per_node * (offer.price(tier) or 0.0) * HOURS_PER_DAY * horizon_days
+    return prices.reserved_node(offer, tier, horizon_days)
 
 
 def hourly_price(plan: Plan, segments: Segments, offer: Offer, tier: str, segment: str) -> float:
     """Price per GPU-hour of an hourly tier (on-demand, spot) in a segment: a scenario's multiplier applied."""
-    price = offer.price(tier) or 0.0
-    sd = scenario_days(plan)
-    if sd is None:
-        return price
-    return price * sd.price(segments.segments[segment][0], tier, offer.provider)
+    return prices.gpu_hour_on(plan, offer, tier, segments.segments[segment][0])
 
 
 def hourly_per_node(plan: Plan, segments: Segments, offer: Offer, tier: str, segment: str,
@@ -52,7 +47,7 @@ def hourly_per_node(plan: Plan, segments: Segments, offer: Offer, tier: str, seg
 
 def api_per_token(w: Workload) -> float:
     """An output token sent to the API, the input tokens of its request included."""
-    return api_price_per_output_token(w)
+    return prices.api_output_token(w)
 
 
 def service_days(segments: Segments, offer: str) -> float:

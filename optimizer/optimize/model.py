@@ -16,6 +16,7 @@ import pulp
 from optimizer.candidates import ownership
 from optimizer.candidates.build import allowed_tiers
 from optimizer.candidates.overflow import without_ceiling
+from optimizer.inputs import prices as unit_prices
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import ScenarioDays, scenario_days
 from optimizer.optimize import costs
@@ -592,7 +593,7 @@ def _excess_penalty(prog: Program) -> float:
     over the horizon, ten times over, so the program exceeds caps only where it must."""
     prices = [p for o in prog.offers.values() for t in o.price_per_gpu_hour if (p := o.price(t))]
     nodes = max((o.gpus_per_node for o in prog.offers.values()), default=1)
-    return 10.0 * max(prices, default=1.0) * nodes * 24 * prog.plan.horizon_days + 1.0
+    return 10.0 * unit_prices.held(nodes, max(prices, default=1.0), prog.plan.horizon_days) + 1.0
 
 
 def define_baseline(prog: Program, baseline: dict[str, tuple[str, float]]) -> None:

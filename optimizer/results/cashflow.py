@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from optimizer.inputs import prices
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
@@ -232,5 +233,5 @@ def schedule(plan: Plan, contracts: list[ContractRow], new: list[NewReservation]
             days = (min(b, last) - max(a, first)).days + 1
             if days > 0:
                 rows.append(ScheduleRow(a.strftime("%Y-%m"), offer, provider, tier, kind, gpus, days, price,
-                                        gpus * HOURS_PER_DAY * days * price))
+                                        prices.held(gpus, price, days)))
     return rows

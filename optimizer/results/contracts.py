@@ -11,10 +11,10 @@ from typing import Annotated
 
 from pydantic import Field
 
+from optimizer.inputs import prices
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Commitment, Plan
 from optimizer.optimize.calendar import Calendar, overlap_days
-from optimizer.units import HOURS_PER_DAY
 from optimizer.vocab import RESERVED_TERM_DAYS, TERM_MONTHS
 
 
@@ -41,7 +41,7 @@ def contract_price(c: Commitment, offer: Offer | None) -> float:
 
 def full_term(gpus: int, price: float, tier: str) -> tuple[float, float]:
     """(total committed over the whole term, monthly amount) of a reservation."""
-    total = gpus * price * HOURS_PER_DAY * term_days(tier)
+    total = prices.held(gpus, price, term_days(tier))
     return total, total / TERM_MONTHS[tier]
 
 
@@ -158,7 +158,7 @@ def contract_rows(plan: Plan, offers: dict[str, Offer], used: dict[tuple[str, in
         price = contract_price(c, offer)
         days = overlap_days(plan, c)
         contract_days = (c.end - c.start).days + 1
-        gh = c.gpus * HOURS_PER_DAY * days
+        gh = prices.gpu_hours_held(c.gpus, days)
         use = 0.0
         for (o, pi), v in used.items():
             if o != c.offer:
@@ -175,7 +175,7 @@ def contract_rows(plan: Plan, offers: dict[str, Offer], used: dict[tuple[str, in
         rows.append(ContractRow(
             c.offer, offer.accelerator if offer else "", offer.provider if offer else "", c.tier, c.gpus,
             c.start.isoformat(), c.end.isoformat(), price, days, gh * price, contract_days,
-            c.gpus * price * HOURS_PER_DAY * contract_days, c.gpus * price * HOURS_PER_DAY * 365 / 12, gh, use))
+            prices.held(c.gpus, price, contract_days), prices.held(c.gpus, price, 365) / 12, gh, use))
     return rows
 
 
@@ -192,7 +192,7 @@ def new_reservations(plan: Plan, purchases: list) -> list[NewReservation]:
             start_s, end_s, text = plan.start_date.isoformat(), end.isoformat(), end.isoformat()
         else:
             start_s, end_s, text = None, None, f"after {term:,} days"
-        share = p.gpus * p.price_per_gpu_hour * HOURS_PER_DAY * plan.horizon_days
+        share = prices.held(p.gpus, p.price_per_gpu_hour, plan.horizon_days)
         out.append(NewReservation(p.offer, p.accelerator, p.provider, p.tier, p.gpus, p.price_per_gpu_hour, term,
                                   TERM_MONTHS[p.tier], start_s, end_s, text, total, monthly, share, total - share))
     return out

@@ -10,6 +10,8 @@ from optimizer import vocab
 from optimizer.candidates import ownership, prune
 from optimizer.candidates.overflow import ceiling_rate
 from optimizer.candidates.types import Candidate, CandidateSet
+from optimizer.inputs import prices
+from optimizer.inputs.derived import peak_derivation, program_input
 from optimizer.inputs.lint import lint
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
@@ -112,13 +114,14 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             own_fixed[o] = own_fixed.get(o, 0.0) + nodes * costs.bought_running_per_node(t, n)
             cost_by_tier["buy"] += cost
             offer_cost[o] = offer_cost.get(o, 0.0) + cost
-            _add_purchase(purchases, offer, k, gpus, gpus * 24.0 * n, cost / (gpus * 24.0 * n) if n else 0.0, cost)
+            _add_purchase(purchases, offer, k, gpus, prices.gpu_hours_held(gpus, n),
+                          cost / prices.gpu_hours_held(gpus, n) if n else 0.0, cost)
             continue
-        price = offer.price(k) or 0.0
+        price = prices.gpu_hour(offer, k)
         cost = nodes * costs.reserved_per_node(offer, k, H)
         cost_by_tier["reserved"] += cost
         offer_cost[o] = offer_cost.get(o, 0.0) + cost
-        _add_purchase(purchases, offer, k, gpus, gpus * 24.0 * H, price, cost)
+        _add_purchase(purchases, offer, k, gpus, prices.gpu_hours_held(gpus, H), price, cost)
     for tier, table in (("on-demand", sol.on_demand_nodes), ("spot", sol.spot_nodes)):
         per_offer: dict[str, dict[tuple[str, int], int]] = {}
         for (o, _p, d, h), v in table.items():
@@ -228,7 +231,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                              api_share, api_rates),
             cost_by_tier={**tiers, "api": api_cost}, gpu_hours_by_tier=gh_tiers, gpu_hours_by_day_type=gh_days,
             team=w.team,
-            cost_center=w.cost_center, peak_derivation=w.demand.derivation if w.demand is not None else None,
+            cost_center=w.cost_center, peak_derivation=peak_derivation(plan, w),
             tenants=_shares(w.tenants)))
     idle_by_tier = {t: max(0.0, cost_by_tier[t] - allocated[t]) for t in allocated}
 
@@ -260,8 +263,9 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             for w in plan.workloads if w.api is not None}
     notes = [info.fallback_note] if info.fallback_note else []
     notes += lint(plan)
-    if plan._estimate_note:
-        notes.append(plan._estimate_note)
+    estimate_note = program_input(plan).estimate_note
+    if estimate_note:
+        notes.append(estimate_note)
     contracts, new, exp = [], [], []
     if cal is not None:
         notes += cal.notes
@@ -425,7 +429,7 @@ def _rates(solved: Solved, purchases: list[Purchase], reserved_gpus: dict[tuple[
     reservations cost over the GPU-hours they hold), on-demand and spot at their prices."""
     out: dict[tuple[str, str], float] = {}
     for o, offer in solved.offers.items():
-        held = sum(g for (oo, _p), g in reserved_gpus.items() if oo == o) * 24.0 * horizon_days
+        held = prices.gpu_hours_held(sum(g for (oo, _p), g in reserved_gpus.items() if oo == o), horizon_days)
         cost = sum(p.cost for p in purchases if p.offer == o and p.tier in vocab.RESERVED_TIERS)
         if held:
             out[(o, "reserved")] = cost / held

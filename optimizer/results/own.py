@@ -12,6 +12,7 @@ import math
 
 from optimizer import formatting
 from optimizer.candidates.ownership import DAYS_PER_YEAR, OwnTerms, owned_facility_use
+from optimizer.inputs import prices
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
 from optimizer.optimize.calendar import Segments
@@ -42,7 +43,7 @@ def rates(plan: Plan, segments: Segments, terms: dict[str, OwnTerms], purchases:
                 out[(o, "buy")] = cost / held
                 out[(o, "fixed_bought")] = fixed.get(o, 0.0) / held
         else:
-            held = t.owned_nodes * t.gpus_per_node * 24.0 * owned_days(plan, segments, t)
+            held = prices.gpu_hours_held(t.owned_nodes * t.gpus_per_node, owned_days(plan, segments, t))
             if held:
                 out[(o, "fixed_owned")] = fixed.get(o, 0.0) / held
     return out
@@ -105,7 +106,7 @@ def _payback(t: OwnTerms, utilization: float, alts: list[tuple[str, str, float]]
             best = (cost, f"{oid} {tier}")
     if best is None or not t.price_per_node:
         return None, None
-    running = running_per_node_day(t) / (24.0 * t.gpus_per_node) + t.mean_serving_energy() * utilization
+    running = prices.per_gpu_hour(running_per_node_day(t), t.gpus_per_node) + t.mean_serving_energy() * utilization
     saving = (best[0] - running) * t.gpus_per_node * HOURS_PER_MONTH
     if saving <= 0:
         return None, best[1]
@@ -153,7 +154,7 @@ def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], seg
                 fixed.get(o, 0.0) + serving.get(o, 0.0), util, months, against, text))
         else:
             n = owned_days(plan, segments, t)
-            held = t.owned_nodes * t.gpus_per_node * 24.0 * n
+            held = prices.gpu_hours_held(t.owned_nodes * t.gpus_per_node, n)
             gh = used.get((o, "committed"), 0.0)
             dep = 0.0
             if t.remaining_life_years:

@@ -367,7 +367,7 @@ def _workload(w: Workload, m: float, growth: float | None, horizon_days: int, ap
             assert d.users is not None and w.tokens is not None
             nd = d.model_copy(update={"users": d.users * m, "peak_by_month": months,
                                       "monthly_growth": d.monthly_growth if growth is None else growth})
-            nd._derive(w.tokens.output, horizon_days)  # the peak from the numbers, as loading the plan does
+            nd.fill_derived_peak(w.tokens.output, horizon_days)  # the peak from the numbers, as loading the plan does
         else:
             assert d.peak_output_tokens_per_s is not None
             nd = d.model_copy(update={"peak_output_tokens_per_s": d.peak_output_tokens_per_s * m,

@@ -10,7 +10,7 @@
     optimize                 calendar, integer program, solvers, strategy, Solution — the only PuLP
     candidates               configs per workload, dropped ones with reasons
     physics                  memory, KV, replicas, goodput — pure
-    inputs, synth            YAML with line marks, schemas, catalogs, plans; synthetic data
+    inputs, synth            YAML with line marks, schemas, catalogs, plans, unit prices (inputs.prices); synthetic data
     base                     errors, vocabulary, units, formatting, resources, atomic writes, worker processes, the one executor
                              (parallel: process pools and Ray, which optimize's re-solves use too)
 """

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from optimizer.candidates.build import build_candidates
 from optimizer.cli import app
+from optimizer.inputs.derived import peak_derivation
 from optimizer.inputs.loading import load_plan
 from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.sweep import append_point, read_points, reserved_gpus, vary_key
@@ -169,9 +170,10 @@ def test_growth_and_demand_rederive_a_business_peak(tmp_path):
     loaded = load_plan(path)
     for vary, users, growth in (({"growth": 0.1}, 120000, 0.1), ({"demand": 1.5}, 180000, 0.05),
                                 ({"growth": 0.0, "demand.chat": 0.5}, 60000, 0.0)):
-        w = apply_point(loaded, vary).plan.workloads[0]
+        point = apply_point(loaded, vary)
+        w = point.plan.workloads[0]
         assert w.demand.peak_output_tokens_per_s == pytest.approx(peak(users, growth)), vary
-        assert w.demand.derivation.peak_output_tokens_per_s == pytest.approx(peak(users, growth))
+        assert peak_derivation(point.plan, w).peak_output_tokens_per_s == pytest.approx(peak(users, growth))
     res = runner.invoke(app, ["sweep", str(path), "--vary", "growth=0:0.1:2", "-o", str(tmp_path / "out"),
                               "--workers", "1", "--json"])
     assert res.exit_code == 0, res.output

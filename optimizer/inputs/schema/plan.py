@@ -11,7 +11,6 @@ from pydantic import (
     AfterValidator,
     ConfigDict,
     Field,
-    PrivateAttr,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -371,8 +370,6 @@ class Demand(Strict):
             raise ValueError("is empty; list peaks by month (2027-01: …) or leave it out")
         return v
 
-    _derivation: PeakDerivation | None = PrivateAttr(default=None)
-
     @model_validator(mode="after")
     def _one_way(self) -> "Demand":
         given = [k for k in BUSINESS_KEYS if getattr(self, k) is not None]
@@ -408,19 +405,21 @@ class Demand(Strict):
                              "share of the day's requests (it carries at least an average hour's)")
         return share
 
-    def _derive(self, output_tokens: float, horizon_days: int) -> None:
-        """Fill the peak from the business numbers (while the plan is validated; frozen afterwards)."""
-        assert self.users is not None and self.active_share is not None
-        assert self.requests_per_active_user_per_day is not None
-        d = derive_peak(self.users, self.active_share, self.requests_per_active_user_per_day, output_tokens,
-                        self.peak_hour_share, self.peak_to_mean, self.monthly_growth, horizon_days)
-        object.__setattr__(self, "peak_output_tokens_per_s", d.peak_output_tokens_per_s)
-        self._derivation = d
+    def derivation(self, output_tokens: float, horizon_days: int) -> PeakDerivation | None:
+        """How the peak follows from the business numbers, with the workload's tokens.output and the horizon;
+        None when the plan states the peak (inputs.derived.peak_derivation is the call with a plan)."""
+        if self.users is None or self.active_share is None or self.requests_per_active_user_per_day is None:
+            return None
+        return derive_peak(self.users, self.active_share, self.requests_per_active_user_per_day, output_tokens,
+                           self.peak_hour_share, self.peak_to_mean, self.monthly_growth, horizon_days)
 
-    @property
-    def derivation(self) -> PeakDerivation | None:
-        """How the peak was derived from business numbers; None when the plan states it."""
-        return self._derivation
+    def fill_derived_peak(self, output_tokens: float, horizon_days: int) -> None:
+        """Write the peak the business numbers give into peak_output_tokens_per_s, so that every stage reads
+        one peak whichever way the plan gives it. Only while the demand is made (Plan validation, or a study
+        that changes the numbers on its copy): the model is treated as frozen afterwards."""
+        d = self.derivation(output_tokens, horizon_days)
+        assert d is not None
+        object.__setattr__(self, "peak_output_tokens_per_s", d.peak_output_tokens_per_s)
 
     @field_validator("profile")
     @classmethod
@@ -750,13 +749,6 @@ class Plan(Extensible):
     workloads: list[Workload] = Field(min_length=1)
     """What must be served: interactive traffic, batch jobs and fixed reservations."""
 
-    _estimate_note: str | None = PrivateAttr(default=None)
-    """Set on the copy policy.estimate_error was applied to (inputs.estimates.expand: never twice): the
-    sentence the result's notes carry about it."""
-    _expanded_scenarios: Any = PrivateAttr(default=None)
-    """Set on the program's copy of a plan with scenarios (inputs.scenarios.expand): each day type's
-    base day type and scenario."""
-
     @field_validator("timezone")
     @classmethod
     def _zone(cls, name: str) -> str:
@@ -789,7 +781,7 @@ class Plan(Extensible):
     def _derive_peaks(self) -> "Plan":
         for w in self.workloads:
             if w.demand is not None and w.demand.users is not None and w.tokens is not None:
-                w.demand._derive(w.tokens.output, self.horizon_days)
+                w.demand.fill_derived_peak(w.tokens.output, self.horizon_days)
         return self
 
     def day_type_days(self) -> dict[str, int]:
@@ -808,15 +800,10 @@ class Plan(Extensible):
         return day_type_of(day, weekdays)
 
     def calendar_types(self, day: dt.date) -> list[str]:
-        """Every day type a calendar date stands for: its day type, or — in the program's copy of a plan
-        with scenarios — that day type in each scenario."""
+        """Every day type a calendar date stands for: its day type (the program's copy of a plan with
+        scenarios, inputs.derived.ProgramPlan, gives that day type in each scenario)."""
         d = self.day_type_of(day)
-        if d is None:
-            return []
-        sd = self._expanded_scenarios
-        if sd is None:
-            return [d]
-        return [k for k, b in sd.base.items() if b == sd.base[d]]
+        return [] if d is None else [d]
 
     def day_type_weekdays(self) -> dict[str, tuple[str, ...]]:
         if not self.day_types:
