@@ -461,8 +461,13 @@ def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offe
     decodes = sorted(estimated, key=lambda ls: (-ls[1].goodput / ls[1].gpus, ls[0].key))[:2]
     out = []
     for decode, _s in decodes:
-        # what the offer gives the pair: its scale-up domain and scale-out network (size_disaggregated)
-        key = ("disagg", _sizing_key(w), acc.id, configs.offer_domain(acc, offer),
+        why = configs.why_not_pair(acc, offer, prefill, decode, params)
+        if why is not None:  # the offer's own limit: named by the offer, as why_not_layout's are
+            drops.append(Dropped(w.name, vocab.config_label(
+                offer.id, prec.id, decode.tp, layout=f"disagg prefill {prefill.label} + decode {decode.label}"), *why))
+            continue
+        # what the offer gives the pair: its domain, machine and scale-out network (size_disaggregated)
+        key = ("disagg", _sizing_key(w), acc.id, configs.offer_domain(acc, offer), offer.max_tp,
                configs.offer_scale_out(acc, offer, params), prec.id, prefill, decode)
         if key not in cache:
             cache[key] = configs.size_disaggregated(plan, w, model, acc, offer, prec, prefill, decode, params,

@@ -85,6 +85,32 @@ def why_not_layout(acc: Accelerator, offer: Offer, layout: Layout, params: Estim
     return None
 
 
+def why_not_pair(acc: Accelerator, offer: Offer, prefill: Layout, decode: Layout,
+                 params: EstimatorParams) -> tuple[str, str] | None:
+    """("network", reason) when a disaggregated pair (one prefill group and one decode group) spans machines
+    of an offer with no inter-node network to ship the KV between them; None when the offer can host it."""
+    n, machine = prefill.gpus + decode.gpus, offer.max_tp
+    if n > machine and offer_scale_out(acc, offer, params) <= 0:
+        return "network", (f"prefill {prefill.label} + decode {decode.label} ({n} GPUs) span machines of "
+                           f"{machine}; the offer has no inter-node network to carry the KV (scale_out_gb_s: 0)")
+    return None
+
+
+def pair_transfer_gb_s(acc: Accelerator, offer: Offer, prefill: Layout, decode: Layout,
+                       params: EstimatorParams) -> float:
+    """Per-GPU bandwidth, GB/s one direction, that ships a prompt's KV from a disaggregated pair's prefill
+    group to its decode group: the machine's own links when the pair fits in one machine (its scale-up
+    domain, else the host's PCIe), the offer's inter-node network when it spans machines (0: none,
+    why_not_pair)."""
+    n = prefill.gpus + decode.gpus
+    if n <= offer_domain(acc, offer):
+        return acc.scale_up_bandwidth_gb_s if acc.scale_up_bandwidth_gb_s is not None \
+            else params.fallback_scale_up_gb_s
+    if n <= offer.max_tp:
+        return acc.pcie_gb_s if acc.pcie_gb_s is not None else params.fallback_scale_up_gb_s
+    return offer_scale_out(acc, offer, params)
+
+
 @dataclass(frozen=True)
 class Sized:
     """What a config costs in memory and delivers in goodput on one accelerator (offer-independent
@@ -232,14 +258,16 @@ def size_disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, 
                        shared: dict | None = None) -> Sized | Dropped:
     """A disaggregated replica: one decode group plus the share of prefill groups its load needs (`shared`:
     as in `size`; the decode group's roofline is the one its own config was sized with)."""
+    why = why_not_pair(acc, offer, prefill, decode, params)
+    if why is not None:
+        return Dropped(w.name, "", *why)
     kv_elem = kv_bytes_of(w, prec)
     f = _fit(plan, w, model, acc, prec, decode, None, params, shared)
     if f.kv_concurrency < 1:
         return Dropped(w.name, "", "fit", f"the decode group ({decode.label}) holds no sequence")
     tokens, slo = w.tokens, w.slo
     assert tokens is not None
-    transfer = offer_scale_out(acc, offer, params) if decode.gpus + prefill.gpus > offer_domain(acc, offer) \
-        else (acc.scale_up_bandwidth_gb_s or params.fallback_scale_up_gb_s)
+    transfer = pair_transfer_gb_s(acc, offer, prefill, decode, params)
     inp, out = int(round(tokens.input)), int(round(tokens.output))
     prefill_link, decode_link = offer_links(acc, offer, prefill, params), offer_links(acc, offer, decode, params)
     try:
