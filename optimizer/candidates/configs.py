@@ -16,7 +16,7 @@ from optimizer.inputs.schema.catalog import (
     Precision,
 )
 from optimizer.inputs.schema.estimator import EstimatorParams
-from optimizer.inputs.schema.plan import Plan, Workload
+from optimizer.inputs.schema.plan import Measured, Plan, Workload
 from optimizer.physics import memory, roofline
 from optimizer.physics import replicas as rep
 from optimizer.physics.layout import Layout, Links, links
@@ -133,6 +133,8 @@ class Sized:
     """Shown in labels when the replica is more than one tensor-parallel group."""
     prefill_groups: tuple[float, int] | None = None
     """Disaggregated: (prefill groups per replica, GPUs per prefill group)."""
+    warning: str | None = None
+    """A measured point the memory model contradicts: both numbers (the measurement is kept)."""
 
 
 T = TypeVar("T")
@@ -198,24 +200,13 @@ def size(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precisio
     SLO share."""
     kv_elem = kv_bytes_of(w, prec)
     f = _fit(plan, w, model, acc, prec, layout, mig, params, shared)
-    if f.kv_concurrency < 1:
-        copies = f" ({f.kv_copies:g} copies, one per GPU)" if f.kv_copies > 1 else ""
-        return Dropped(w.name, "", "fit",
-                       f"does not fit: weights {f.weights_gb:.1f} GB + one sequence's KV "
-                       f"{f.kv_gb_per_seq:.2f} GB{copies} > usable {f.usable_gb:.1f} GB "
-                       f"({f.total_gb:.1f} GB less the {f.reserve_gb:.1f} GB reserve)")
     tokens, slo = w.tokens, w.slo
     assert tokens is not None
+    if f.kv_concurrency < 1:  # not one sequence beside the weights: a point here names the wrong hardware
+        return Dropped(w.name, "", "fit", _no_room(f))
     measured = _measured(w, acc, prec, layout, mig)
-    if measured:
-        goodput = measured[-1].goodput_output_tokens_per_s
-        needed = rep.needed_concurrency(goodput, slo.tpot_ms)
-        if f.kv_concurrency < needed:
-            return Dropped(w.name, "", "fit",
-                           f"KV cache holds {f.kv_concurrency} sequences; the measured goodput "
-                           f"needs {needed} at TPOT {slo.tpot_ms:g} ms")
-        return Sized(f, goodput, "measured", None, None, None, None, needed, float(layout.gpus),
-                     layout=_shown(layout))
+    if measured:  # a load test ran it: the KV capacity the model finds may question it, never drop it
+        return _measured_sized(w, measured[-1], f, describe_option(acc, prec, layout, mig), layout)
     inp, out = int(round(tokens.input)), int(round(tokens.output))
     try:
         rl = _roofline(model, prec, acc, layout, inp, out, mig, params, kv_elem, link, shared)
@@ -233,6 +224,33 @@ def size(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precisio
     return Sized(f, est.goodput_output_tokens_per_s, "estimated", est.bound, est.batch, est.ttft_ms, est.tpot_ms,
                  needed, float(layout.gpus), est.calibrated, rl.ttft_s(at_load, slo.percentile) * 1e3,
                  layout=_shown(layout))
+
+
+def _no_room(f: memory.Fit) -> str:
+    copies = f" ({f.kv_copies:g} copies, one per GPU)" if f.kv_copies > 1 else ""
+    return (f"does not fit: weights {f.weights_gb:.1f} GB + one sequence's KV {f.kv_gb_per_seq:.2f} GB{copies} > "
+            f"usable {f.usable_gb:.1f} GB ({f.total_gb:.1f} GB less the {f.reserve_gb:.1f} GB reserve)")
+
+
+def _measured_sized(w: Workload, m: Measured, f: memory.Fit, option: str, layout: Layout) -> Sized:
+    """A measured point (whose weights fit), kept whatever KV capacity the memory model finds. The sequences it
+    keeps in flight are goodput × TPOT (Little's law) at the TPOT the load test achieved where the point records
+    it; at the target TPOT otherwise, an upper bound (the test ran at or below the target). Where the model's KV
+    cache holds fewer, `warning` names both numbers."""
+    goodput = m.goodput_output_tokens_per_s
+    tpot = m.tpot_ms if m.tpot_ms is not None else w.slo.tpot_ms
+    needed = rep.needed_concurrency(goodput, tpot)
+    warning = None
+    if f.kv_concurrency < needed:
+        at = (f"at its achieved TPOT {m.tpot_ms:g} ms" if m.tpot_ms is not None else
+              f"at the target TPOT {tpot:g} ms (the point records no achieved tpot_ms)")
+        warning = (f"workload '{w.name}': the measured goodput on {option}, {goodput:,.4g} tok/s per replica, "
+                   f"needs {needed:,} sequences in flight {at}; the memory model's KV cache holds "
+                   f"{f.kv_concurrency:,} — the "
+                   "measurement is kept (check the precision, context_tokens and policy.memory_reserve"
+                   + ("" if m.tpot_ms is not None else ", or record the achieved tpot_ms") + ")")
+    return Sized(f, goodput, "measured", None, None, m.ttft_ms, m.tpot_ms, needed, float(layout.gpus),
+                 layout=_shown(layout), warning=warning)
 
 
 def _shown(layout: Layout) -> str | None:
