@@ -4,6 +4,7 @@ machine's own links carry the KV."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
@@ -129,3 +130,31 @@ def test_every_layout_that_spans_a_gh200_machine_is_refused_for_the_network(oid)
     for layout in (Layout("pp", tp=1, pp=2), Layout("pp", tp=1, pp=8), Layout("ep", tp=1, dp=4)):
         why = configs.why_not_layout(gh200, offer, layout, PARAMS)
         assert why is not None and why[0] == "network", (layout, why)
+
+
+# The other fallbacks of candidates/ on a bandwidth, a count or a price where 0 is legal fall back to 0
+# itself (`price or 0.0`, `lead_time_days or 0`, `residual_fraction or 0.0`, `support_per_year or 0.0`,
+# `max_gpus_per_instance or 0`): a stated 0 keeps its meaning. These pin that down.
+
+def test_a_price_of_zero_ranks_a_config_at_no_cost(tmp_path):
+    from optimizer.candidates.prune import standalone_cost
+    loaded = load_plan(_plan(tmp_path))
+    c = next(c for c in build_candidates(loaded).by_workload["chat"] if c.offer == "lambda-gh200")
+    free = CATALOG.offers["lambda-gh200"].model_copy(update={"price_per_gpu_hour": {"on-demand": 0.0}})
+    assert standalone_cost(loaded.plan, {"lambda-gh200": free}, c) == 0.0
+    paid = standalone_cost(loaded.plan, {"lambda-gh200": CATALOG.offers["lambda-gh200"]}, c)
+    assert paid > 0
+
+
+def test_bought_servers_with_no_lead_time_residual_or_support_arrive_at_once_and_cost_none(tmp_path):
+    from optimizer.candidates import ownership
+    from optimizer.inputs.schema.catalog import BuyTerms
+    plan = load_plan(_plan(tmp_path)).plan
+    plan = plan.model_copy(update={"start_date": datetime.date(2027, 1, 4)})
+    buy = BuyTerms(price_per_node=300_000.0, node_power_kw=10.0, lead_time_days=0, residual_fraction=0.0,
+                   support_per_year=0.0)
+    offer = Offer(id="own-h100", accelerator="h100-sxm", provider="own", gpus_per_node=8, buy=buy)
+    t = ownership.terms(plan, {offer.id: offer})[offer.id]
+    assert t.residual_fraction == 0.0 and t.support_per_year == 0.0 and t.delivery == plan.start_date
+    assert [a.day for a in ownership.arrivals(plan, {offer.id: offer})] == [0]
+    assert offer.max_tp == 8  # no max_gpus_per_instance, no scale_up_gpus: the node
