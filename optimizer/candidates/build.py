@@ -94,7 +94,9 @@ def _built(loaded: LoadedPlan, keep_dominated: frozenset[str], strict: bool) -> 
     demand: dict[str, dict[DayHour, float]] = {}
     problems: list[Problem] = []
     unreachable: list[Problem] = []
-    for i, (w, (dem, kept, drops)) in enumerate(zip(plan.workloads, _every_workload(loaded, keep_dominated))):
+    notes: list[str] = []
+    for i, (w, (dem, kept, drops, said)) in enumerate(zip(plan.workloads, _every_workload(loaded, keep_dominated))):
+        notes += said
         if dem is not None:
             demand[w.name] = dem
         if not kept:
@@ -118,7 +120,7 @@ def _built(loaded: LoadedPlan, keep_dominated: frozenset[str], strict: bool) -> 
                         if c.offer in gone]
             by_workload[w.name] = keep
     pruned = sum(1 for d in dropped if d.family == "dominated")
-    return CandidateSet(by_workload, dropped, demand, pruned)
+    return CandidateSet(by_workload, dropped, demand, pruned, notes)
 
 
 PARALLEL_WORKLOADS = 200
@@ -128,8 +130,9 @@ configs depend on the plan, the catalog and that workload alone."""
 _ALONE: list[bool] = []
 """Non-empty inside `sized_alone()`."""
 
-Sized = tuple["dict[DayHour, float] | None", list[Candidate], list[Dropped]]
-"""One workload's demand by hour (interactive), its configs kept and what was dropped."""
+Sized = tuple["dict[DayHour, float] | None", list[Candidate], list[Dropped], list[str]]
+"""One workload's demand by hour (interactive), its configs kept, what was dropped, and its warnings
+(CandidateSet.notes)."""
 
 
 def _every_workload(loaded: LoadedPlan, keep_dominated: frozenset[str]) -> list[Sized]:
@@ -191,7 +194,7 @@ def _one_workload(plan: Plan, catalog: Catalog, w: Workload, keep_dominated: fro
     in `keep_dominated`), the API-only config when the API may take everything."""
     dem = demand_profile(plan, w) if w.kind == "interactive" else None
     prune = w.name not in keep_dominated
-    cands, drops = _workload_candidates(plan, catalog, w, dem or {}, cache, prune)
+    cands, drops, notes = _workload_candidates(plan, catalog, w, dem or {}, cache, prune)
     if dem is not None and has_overflow(w):
         cands = [v for c in cands for v in overflow_levels(plan, w, c, dem, cache)]
     kept, dominated = prune_dominated(cands, w, plan, dem) if prune else (cands, [])
@@ -199,7 +202,7 @@ def _one_workload(plan: Plan, catalog: Catalog, w: Workload, keep_dominated: fro
               for c, by in dominated]
     if w.api is not None and w.api.max_share >= 1:
         kept.append(api_candidate(plan, w, dem or {}))
-    return dem, kept, drops
+    return dem, kept, drops, notes
 
 
 _FAMILY_FIXES = {
@@ -329,20 +332,21 @@ def _offers_for(plan: Plan, catalog: Catalog, w: Workload, drops: list[Dropped],
 
 
 def _workload_candidates(plan: Plan, catalog: Catalog, w: Workload, demand: dict[DayHour, float],
-                         cache: dict, prune: bool = True) -> tuple[list[Candidate], list[Dropped]]:
+                         cache: dict, prune: bool = True) -> tuple[list[Candidate], list[Dropped], list[str]]:
     drops: list[Dropped] = []
+    notes: list[str] = []
     if "dominated_offers" not in cache:
         cache["dominated_offers"] = dominated_offers(plan, catalog)
     offers = _offers_for(plan, catalog, w, drops, cache["dominated_offers"] if prune else {})
     if w.kind == "reserve":
-        return [_reserve_candidate(plan, w, o) for o in offers], drops
+        return [_reserve_candidate(plan, w, o) for o in offers], drops, notes
     cands: list[Candidate] = []
     model = catalog.models[w.model]  # type: ignore[index]
     seen_drop: set[tuple[str, str]] = set()
     for offer in offers:
         cands.extend(_with_hourly(plan, w, _offer_configs(plan, w, model, offer, catalog, demand, cache, drops,
-                                                          seen_drop), demand, cache, drops, prune))
-    return cands, drops
+                                                          seen_drop, notes), demand, cache, drops, prune))
+    return cands, drops, notes
 
 
 def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict[DayHour, float], cache: dict,
@@ -379,10 +383,11 @@ def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict
 
 def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog: Catalog,
                    demand: dict[DayHour, float], cache: dict, drops: list[Dropped],
-                   seen_drop: set[tuple[str, str]]) -> list[Candidate]:
+                   seen_drop: set[tuple[str, str]], notes: list[str]) -> list[Candidate]:
     """Every layout of every precision the workload accepts on one offer: tensor parallel (in the
     scale-up domain, or over PCIe), pipeline stages when no tensor-parallel replica fits, experts
-    over GPUs for MoE models, MIG slices for small pools, and disaggregated prefill/decode."""
+    over GPUs for MoE models, MIG slices for small pools, and disaggregated prefill/decode. A measured
+    point the memory model contradicts adds its warning to `notes` (once per accelerator's option)."""
     cands: list[Candidate] = []
     acc = catalog.accelerators[offer.accelerator]
     params = catalog.estimator
@@ -411,6 +416,8 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
                 _drop_once(drops, seen_drop, w, configs.describe_option(acc, prec, layout, mig), sized.family,
                            sized.reason, sized)
                 return
+            if sized.warning is not None and sized.warning not in notes:
+                notes.append(sized.warning)
             cands.append(_candidate(w, offer, acc, prec, layout, mig, sized))
             if mig is None:
                 made.append((layout, sized))
@@ -461,8 +468,13 @@ def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offe
     decodes = sorted(estimated, key=lambda ls: (-ls[1].goodput / ls[1].gpus, ls[0].key))[:2]
     out = []
     for decode, _s in decodes:
-        # what the offer gives the pair: its scale-up domain and scale-out network (size_disaggregated)
-        key = ("disagg", _sizing_key(w), acc.id, configs.offer_domain(acc, offer),
+        why = configs.why_not_pair(acc, offer, prefill, decode, params)
+        if why is not None:  # the offer's own limit: named by the offer, as why_not_layout's are
+            drops.append(Dropped(w.name, vocab.config_label(
+                offer.id, prec.id, decode.tp, layout=f"disagg prefill {prefill.label} + decode {decode.label}"), *why))
+            continue
+        # what the offer gives the pair: its domain, machine and scale-out network (size_disaggregated)
+        key = ("disagg", _sizing_key(w), acc.id, configs.offer_domain(acc, offer), offer.max_tp,
                configs.offer_scale_out(acc, offer, params), prec.id, prefill, decode)
         if key not in cache:
             cache[key] = configs.size_disaggregated(plan, w, model, acc, offer, prec, prefill, decode, params,

@@ -16,7 +16,7 @@ from optimizer.inputs.schema.catalog import (
     Precision,
 )
 from optimizer.inputs.schema.estimator import EstimatorParams
-from optimizer.inputs.schema.plan import Plan, Workload
+from optimizer.inputs.schema.plan import Measured, Plan, Workload
 from optimizer.physics import memory, roofline
 from optimizer.physics import replicas as rep
 from optimizer.physics.layout import Layout, Links, links
@@ -85,6 +85,32 @@ def why_not_layout(acc: Accelerator, offer: Offer, layout: Layout, params: Estim
     return None
 
 
+def why_not_pair(acc: Accelerator, offer: Offer, prefill: Layout, decode: Layout,
+                 params: EstimatorParams) -> tuple[str, str] | None:
+    """("network", reason) when a disaggregated pair (one prefill group and one decode group) spans machines
+    of an offer with no inter-node network to ship the KV between them; None when the offer can host it."""
+    n, machine = prefill.gpus + decode.gpus, offer.max_tp
+    if n > machine and offer_scale_out(acc, offer, params) <= 0:
+        return "network", (f"prefill {prefill.label} + decode {decode.label} ({n} GPUs) span machines of "
+                           f"{machine}; the offer has no inter-node network to carry the KV (scale_out_gb_s: 0)")
+    return None
+
+
+def pair_transfer_gb_s(acc: Accelerator, offer: Offer, prefill: Layout, decode: Layout,
+                       params: EstimatorParams) -> float:
+    """Per-GPU bandwidth, GB/s one direction, that ships a prompt's KV from a disaggregated pair's prefill
+    group to its decode group: the machine's own links when the pair fits in one machine (its scale-up
+    domain, else the host's PCIe), the offer's inter-node network when it spans machines (0: none,
+    why_not_pair)."""
+    n = prefill.gpus + decode.gpus
+    if n <= offer_domain(acc, offer):
+        return acc.scale_up_bandwidth_gb_s if acc.scale_up_bandwidth_gb_s is not None \
+            else params.fallback_scale_up_gb_s
+    if n <= offer.max_tp:
+        return acc.pcie_gb_s if acc.pcie_gb_s is not None else params.fallback_scale_up_gb_s
+    return offer_scale_out(acc, offer, params)
+
+
 @dataclass(frozen=True)
 class Sized:
     """What a config costs in memory and delivers in goodput on one accelerator (offer-independent
@@ -107,6 +133,8 @@ class Sized:
     """Shown in labels when the replica is more than one tensor-parallel group."""
     prefill_groups: tuple[float, int] | None = None
     """Disaggregated: (prefill groups per replica, GPUs per prefill group)."""
+    warning: str | None = None
+    """A measured point the memory model contradicts: both numbers (the measurement is kept)."""
 
 
 T = TypeVar("T")
@@ -172,24 +200,13 @@ def size(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precisio
     SLO share."""
     kv_elem = kv_bytes_of(w, prec)
     f = _fit(plan, w, model, acc, prec, layout, mig, params, shared)
-    if f.kv_concurrency < 1:
-        copies = f" ({f.kv_copies:g} copies, one per GPU)" if f.kv_copies > 1 else ""
-        return Dropped(w.name, "", "fit",
-                       f"does not fit: weights {f.weights_gb:.1f} GB + one sequence's KV "
-                       f"{f.kv_gb_per_seq:.2f} GB{copies} > usable {f.usable_gb:.1f} GB "
-                       f"({f.total_gb:.1f} GB less the {f.reserve_gb:.1f} GB reserve)")
     tokens, slo = w.tokens, w.slo
     assert tokens is not None
+    if f.kv_concurrency < 1:  # not one sequence beside the weights: a point here names the wrong hardware
+        return Dropped(w.name, "", "fit", _no_room(f))
     measured = _measured(w, acc, prec, layout, mig)
-    if measured:
-        goodput = measured[-1].goodput_output_tokens_per_s
-        needed = rep.needed_concurrency(goodput, slo.tpot_ms)
-        if f.kv_concurrency < needed:
-            return Dropped(w.name, "", "fit",
-                           f"KV cache holds {f.kv_concurrency} sequences; the measured goodput "
-                           f"needs {needed} at TPOT {slo.tpot_ms:g} ms")
-        return Sized(f, goodput, "measured", None, None, None, None, needed, float(layout.gpus),
-                     layout=_shown(layout))
+    if measured:  # a load test ran it: the KV capacity the model finds may question it, never drop it
+        return _measured_sized(w, measured[-1], f, describe_option(acc, prec, layout, mig), layout)
     inp, out = int(round(tokens.input)), int(round(tokens.output))
     try:
         rl = _roofline(model, prec, acc, layout, inp, out, mig, params, kv_elem, link, shared)
@@ -207,6 +224,33 @@ def size(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precisio
     return Sized(f, est.goodput_output_tokens_per_s, "estimated", est.bound, est.batch, est.ttft_ms, est.tpot_ms,
                  needed, float(layout.gpus), est.calibrated, rl.ttft_s(at_load, slo.percentile) * 1e3,
                  layout=_shown(layout))
+
+
+def _no_room(f: memory.Fit) -> str:
+    copies = f" ({f.kv_copies:g} copies, one per GPU)" if f.kv_copies > 1 else ""
+    return (f"does not fit: weights {f.weights_gb:.1f} GB + one sequence's KV {f.kv_gb_per_seq:.2f} GB{copies} > "
+            f"usable {f.usable_gb:.1f} GB ({f.total_gb:.1f} GB less the {f.reserve_gb:.1f} GB reserve)")
+
+
+def _measured_sized(w: Workload, m: Measured, f: memory.Fit, option: str, layout: Layout) -> Sized:
+    """A measured point (whose weights fit), kept whatever KV capacity the memory model finds. The sequences it
+    keeps in flight are goodput × TPOT (Little's law) at the TPOT the load test achieved where the point records
+    it; at the target TPOT otherwise, an upper bound (the test ran at or below the target). Where the model's KV
+    cache holds fewer, `warning` names both numbers."""
+    goodput = m.goodput_output_tokens_per_s
+    tpot = m.tpot_ms if m.tpot_ms is not None else w.slo.tpot_ms
+    needed = rep.needed_concurrency(goodput, tpot)
+    warning = None
+    if f.kv_concurrency < needed:
+        at = (f"at its achieved TPOT {m.tpot_ms:g} ms" if m.tpot_ms is not None else
+              f"at the target TPOT {tpot:g} ms (the point records no achieved tpot_ms)")
+        warning = (f"workload '{w.name}': the measured goodput on {option}, {goodput:,.4g} tok/s per replica, "
+                   f"needs {needed:,} sequences in flight {at}; the memory model's KV cache holds "
+                   f"{f.kv_concurrency:,} — the "
+                   "measurement is kept (check the precision, context_tokens and policy.memory_reserve"
+                   + ("" if m.tpot_ms is not None else ", or record the achieved tpot_ms") + ")")
+    return Sized(f, goodput, "measured", None, None, m.ttft_ms, m.tpot_ms, needed, float(layout.gpus),
+                 layout=_shown(layout), warning=warning)
 
 
 def _shown(layout: Layout) -> str | None:
@@ -232,14 +276,16 @@ def size_disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, 
                        shared: dict | None = None) -> Sized | Dropped:
     """A disaggregated replica: one decode group plus the share of prefill groups its load needs (`shared`:
     as in `size`; the decode group's roofline is the one its own config was sized with)."""
+    why = why_not_pair(acc, offer, prefill, decode, params)
+    if why is not None:
+        return Dropped(w.name, "", *why)
     kv_elem = kv_bytes_of(w, prec)
     f = _fit(plan, w, model, acc, prec, decode, None, params, shared)
     if f.kv_concurrency < 1:
         return Dropped(w.name, "", "fit", f"the decode group ({decode.label}) holds no sequence")
     tokens, slo = w.tokens, w.slo
     assert tokens is not None
-    transfer = offer_scale_out(acc, offer, params) if decode.gpus + prefill.gpus > offer_domain(acc, offer) \
-        else (acc.scale_up_bandwidth_gb_s or params.fallback_scale_up_gb_s)
+    transfer = pair_transfer_gb_s(acc, offer, prefill, decode, params)
     inp, out = int(round(tokens.input)), int(round(tokens.output))
     prefill_link, decode_link = offer_links(acc, offer, prefill, params), offer_links(acc, offer, decode, params)
     try:

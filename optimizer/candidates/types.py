@@ -117,6 +117,9 @@ class CandidateSet:
     """Output tokens/s per workload at each (day type, hour); empty for batch and reserve."""
     pruned: int
     """Options removed as dominated — configs and whole offers (a subset of `dropped`)."""
+    notes: list[str] = field(default_factory=list)
+    """Warnings about what was kept: measured points the memory model contradicts (configs._measured_sized).
+    `validate` prints them, `solve` carries them as the result's notes."""
 
     def all(self) -> list[Candidate]:
         return [c for w in sorted(self.by_workload) for c in self.by_workload[w]]

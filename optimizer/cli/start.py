@@ -104,7 +104,7 @@ def validate(
                 used = set(cands.offer_ids())  # where they run: the plan's own offers, and the catalogs'
                 mine = {o.id for o in loaded.plan.offers}
                 entry["offers"] = {"plan": len(used & mine), "catalogs": len(used - mine)}
-                entry["warnings"] = lint(loaded.plan)
+                entry["warnings"] = lint(loaded.plan) + cands.notes
             except PlanError as exc:
                 entry["status"] = "invalid"
                 entry["problems"] = [problem_dict(p) for p in exc.problems]

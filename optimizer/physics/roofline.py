@@ -606,7 +606,10 @@ def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, 
     larger fleet's pool. `load` (a share of the goodput before headroom, e.g. the policy occupancy)
     also gives the TTFT with the decode group at that throughput (ttft_at_load_ms).
     Returns None when no batch meets the targets. A caller that has them passes `rooflines`: the decode
-    group's roofline (of these tokens) and the prefill group's (of one output token), each with its link."""
+    group's roofline (of these tokens) and the prefill group's (of one output token), each with its link.
+    `transfer_gb_s` is the per-GPU bandwidth (GB/s, one direction) that ships a prompt's KV from a prefill
+    group to the decode group (None: the accelerator's inter-node network, else the fallback); 0 means no
+    link at all and raises ValueError."""
     p = params or EstimatorParams()
     if rooflines is None:
         rooflines = (roofline(model, precision, accelerator, decode, input_tokens, output_tokens, params=p,
@@ -619,7 +622,14 @@ def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, 
     eff = efficiency(precision, accelerator, p, moe=_moe(model))
     kvb = precision.kv_bytes_per_elem if kv_bytes_per_elem is None else kv_bytes_per_elem
     kv_seq = model.kv_gb_per_seq * GB if model.kv_gb_per_seq is not None else kv_bytes_per_seq(model, input_tokens or 1, kvb)
-    link_bw = (transfer_gb_s or accelerator.scale_out_gb_s or p.fallback_scale_out_gb_s) * 1e9 * p.eta_scale_out
+    # 0 is a stated bandwidth (no link between the groups), not a missing one: it never falls back.
+    if transfer_gb_s is None:
+        transfer_gb_s = (accelerator.scale_out_gb_s if accelerator.scale_out_gb_s is not None
+                         else p.fallback_scale_out_gb_s)
+    if transfer_gb_s <= 0:
+        raise ValueError("no link carries the KV from the prefill to the decode group (transfer bandwidth 0: "
+                         "no inter-node network)")
+    link_bw = transfer_gb_s * 1e9 * p.eta_scale_out
     transfer = kv_seq / (link_bw * max(decode.gpus, 1))
     s = pre.prefill_alone_s(input_tokens)
     cap = min(max_batch, p.max_batch)

@@ -450,7 +450,8 @@ peak hour; below it the profile is refused (shares of the day, not fractions of 
 
 
 class Measured(Strict):
-    """A load-test result at this workload's SLO: wins over the estimate."""
+    """A load-test result at this workload's SLO: wins over the estimate, and is kept where the memory model
+    says the KV cache beside its weights cannot hold the sequences it needs (`validate` and `solve` warn)."""
 
     accelerator: str
     """The accelerator id the load test ran on."""
@@ -466,6 +467,11 @@ class Measured(Strict):
     """MIG profile name when measured on a slice."""
     goodput_output_tokens_per_s: float = Field(ge=0.01, le=MAX_TOKENS_PER_S)
     """Output tokens per second one replica sustains within the workload's SLO."""
+    tpot_ms: float | None = Field(default=None, gt=0, le=MAX_SLO_MS, examples=[85])
+    """The TPOT the load test achieved at that goodput: the memory check counts the sequences in flight
+    (goodput × TPOT, Little's law) at it rather than at the target TPOT."""
+    ttft_ms: float | None = Field(default=None, gt=0, le=MAX_SLO_MS, examples=[640])
+    """The TTFT the load test achieved at that goodput (reported beside the config)."""
     source: str | None = Field(default=None, examples=["vllm bench serve, bench/chat-h100-fp8.json, 2026-11-20"])
     """Where the number comes from (load-test file, date)."""
 
