@@ -436,7 +436,7 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
         raise PlanError(Problem(f"the {what} is not UTF-8 text", fix, file=shown)) from None
     except OSError as exc:
         raise PlanError(Problem(f"cannot read the {what}: {exc.strerror or exc}", fix, file=shown)) from None
-    deepest = _depth(text)
+    deepest = nesting_depth(text)
     if deepest > MAX_DEPTH:
         raise PlanError(Problem(f"nested {deepest} levels deep (a result is at most {MAX_DEPTH})", fix, file=shown))
     try:
@@ -479,8 +479,9 @@ _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
-def _depth(text: str) -> int:
-    """How deep the text's objects and lists nest, brackets inside strings aside."""
+def nesting_depth(text: str) -> int:
+    """How deep the text's objects and lists nest, brackets inside strings aside (before parsing it: Python's
+    parser recurses once a level)."""
     brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text))
     return max(itertools.accumulate(1 if b in "[{" else -1 for b in brackets), default=0)
 
