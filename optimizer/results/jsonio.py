@@ -94,10 +94,18 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
                          for a in result.alternatives],
         "pruned": result.pruned,
         "notes": result.notes,
+        "warnings": warnings_of(result),
         "file": result.file,
         "format": FORMAT_VERSION,
         **_commitments(result),
     }
+
+
+def warnings_of(result: PlanResult) -> list[str]:
+    """What `solve` warns of on stderr, and `--json` lists under `warnings`: the notes (legal but odd input, the
+    plan's lint) and the baseline's, without what --carry did (said as a note, not warned)."""
+    told = set(result.carried.notes) if result.carried else set()
+    return [n for n in result.notes + (result.baseline.notes if result.baseline else []) if n not in told]
 
 
 def _own(o: OwnResult) -> dict[str, Any]:
@@ -307,6 +315,9 @@ ResultJson = _model("PlanResultJson", "A solved plan as `planopt solve --json` w
     "policy": (Annotated[_PolicyJson, WrapValidator(_as_written)], ...),
     "format": (Annotated[int, Field(ge=1, strict=False)], FORMAT_VERSION),
     "end_is_last_day": (bool, False),
+    "warnings": (list[str], Field(default_factory=list, description=(
+        "What `solve` warned of on stderr: legal but odd input (a lead time beyond the horizon, servers owned from "
+        "after it, …) and a baseline's notes; derived from notes and baseline.notes (absent in older files)."))),
     "cash_by_month": (list[CashMonthRow], Field(default_factory=list))})
 """The whole file. Keys added after the first version have their field's default, so older files read; the
 reader adds what pydantic cannot say (`_meaning_errors`)."""
