@@ -107,9 +107,8 @@ def describe(baseline: Baseline, result: PlanResult, cands: CandidateSet, thresh
         changes.append(BaselineChange(w.name, b.key, w.key, b.label, to_label, b.cost, w.cost, saving, reason))
     notes = []
     if baseline.choices and result.workloads and not kept and not changes:
-        other = f", not this plan '{result.plan}'" if baseline.plan != result.plan else ""
-        notes.append(f"the baseline {baseline.file} (plan '{baseline.plan}'{other}) has no workload in common with "
-                     "this plan: none of its choices can be kept, every workload is chosen afresh — give the result of "
+        notes.append(f"the baseline {baseline.file} (plan '{baseline.plan}') has no workload in common with this "
+                     "plan: none of its choices can be kept, every workload is chosen afresh — give the result of "
                      "this plan's last solve")
     if baseline.plan and baseline.plan != result.plan and (kept or changes):
         # warned, not refused: a plan renamed keeps its workloads; with no workload in common the note above says so
