@@ -279,16 +279,12 @@ MAX_LINE_DEPTH = 20
 (Python's parser recurses once a level)."""
 
 
-class _Repeated(ValueError):
-    pass
-
-
 def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     d = dict(pairs)
     if len(d) != len(pairs):
         seen: set[str] = set()
         twice = next(k for k, _v in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise _Repeated(f"the key {twice!r} is given more than once (each key once)")
+        raise ValueError(f"the key {twice!r} is given more than once (each key once)")
     return d
 
 
@@ -347,8 +343,6 @@ def _agree(a: SweepPoint, b: SweepPoint) -> bool:
 
 
 def _why(exc: Exception) -> str:
-    if isinstance(exc, RecursionError):
-        return "nested too deep"
     if isinstance(exc, json.JSONDecodeError):
         return f"not JSON ({exc.msg} at column {exc.colno})"
     if isinstance(exc, KeyError):
