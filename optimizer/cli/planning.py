@@ -65,7 +65,7 @@ def solve(
         from optimizer.pipeline import solve_plan
         from optimizer.report.console import print_result
         from optimizer.report.files import report_paths
-        from optimizer.results.jsonio import dumps
+        from optimizer.results.jsonio import dumps, warnings_of
 
         opts = solve_options(solver, time_limit, alternatives=alternatives,
                              progress=None if quiet or as_json or not err.is_terminal else _SolveProgress())
@@ -90,9 +90,9 @@ def solve(
         else:
             print_result(result, out)
             out.print(f"\nwrote {', '.join(str(p) for p in written)}", style="dim")
-        told = set(result.carried.notes) if result.carried else set()  # what --carry did: said, not warned
+        warned = set(warnings_of(result))  # what --carry did is said as a note, not warned
         for note in result.notes + (result.baseline.notes if result.baseline else []):
-            err.print(f"[dim]note:[/dim] {escape(note)}" if note in told else f"[yellow]warning:[/yellow] {escape(note)}")
+            err.print(f"[yellow]warning:[/yellow] {escape(note)}" if note in warned else f"[dim]note:[/dim] {escape(note)}")
         gap, target = result.solver.gap, result.policy.get("mip_gap")
         if not as_json and gap is not None and target is not None and gap > float(target) + 1e-12:
             err.print(f"[yellow]note:[/yellow] the time limit stopped the search at a proven {gap:.2%} gap (target "

@@ -107,7 +107,7 @@ def validate(
                 entry["warnings"] = lint(loaded.plan) + cands.notes
             except PlanError as exc:
                 entry["status"] = "invalid"
-                entry["problems"] = [problem_dict(p) for p in exc.problems]
+                entry["problems"] = [problem_dict(p) for p in exc.problems] + _physics(exc, path)
             except InfeasiblePlan as exc:
                 entry["status"] = "infeasible"
                 entry["problems"] = ([problem_dict(p) for p in exc.problems] or
@@ -136,6 +136,27 @@ def validate(
         return code
 
     run(body, debug)
+
+
+def _physics(exc: PlanError, path: Path) -> list[dict]:
+    """The physics problems (no config meets a workload's SLO) of the workloads of a plan that did not load but
+    whose own part of it did: reported with its schema and reference problems, in one round."""
+    from optimizer.candidates.build import build_candidates
+    from optimizer.inputs.loading import sound_part
+
+    part = sound_part(exc)
+    if part is None:
+        return []
+    try:
+        build_candidates(part)
+    except PlanError as more:
+        return [problem_dict(p) for p in more.problems]
+    except InfeasiblePlan as more:
+        return ([problem_dict(p) for p in more.problems] or
+                [{"file": str(path), "line": None, "key": None, "message": r, "fix": more.fix} for r in more.reasons])
+    except Exception:  # noqa: BLE001 — a part of a plan may fail in ways a whole one cannot: its problems stand
+        return []
+    return []
 
 
 def _offers_text(offers: dict) -> str:

@@ -73,9 +73,9 @@ def sweep(
         from optimizer.atomic import unwritable
         from optimizer.report.sweep import HTML, sweep_table, write_html
         from optimizer.results.sweep import point_json
-        from optimizer.studies.sweep import parse_vary, run_sweep
+        from optimizer.studies.sweep import parse_varies, run_sweep
 
-        specs = [parse_vary(v) for v in vary]
+        specs = parse_varies(list(vary))
         opts = solve_options(solver, time_limit, alternatives=0)
         # said before the points are solved, not after (run_sweep says what is wrong with the folder itself)
         blocked = unwritable(outdir, folder=True) is None and unwritable(outdir / HTML, folder=False)

@@ -33,7 +33,7 @@ def lint(plan: Plan) -> list[str]:
     servers above the facility, SLOs in seconds, and hourly profiles that never reach the peak or contradict the
     peak-hour share the business numbers state."""
     return [*_policy(plan), *_prices(plan), *_calendar(plan), *_contracts(plan), *_api_prices(plan),
-            *_providers(plan), *_facility(plan), *_workloads(plan)]
+            *_providers(plan), *_facility(plan), *_late_hardware(plan), *_workloads(plan)]
 
 
 def _policy(plan: Plan) -> list[str]:
@@ -135,6 +135,28 @@ def _facility(plan: Plan) -> list[str]:
     if fac.racks is not None and positions > fac.racks:
         out.append(f"the servers owned take {positions:,} rack positions, above facility.racks {fac.racks:,}: "
                    "nothing can be bought under it — check facility.racks and owned nodes_per_rack")
+    return out
+
+
+def _late_hardware(plan: Plan) -> list[str]:
+    """Servers that cannot serve in this horizon: a buy offer delivered after its last day (ordered on the first),
+    owned servers entering service after it."""
+    out = []
+    H = plan.horizon_days
+    for o in plan.offers:
+        lead = o.buy.lead_time_days if o.buy is not None else None
+        if lead is not None and lead >= H:
+            out.append(f"offer {o.id}: buy.lead_time_days {lead:,} is beyond the horizon ({H:,} days): servers "
+                       "ordered on its first day arrive after it ends and serve nothing in this plan — check "
+                       "lead_time_days (days, not hours), or lengthen horizon_days")
+    if plan.start_date is None:
+        return out
+    last = plan.start_date + dt.timedelta(days=H - 1)
+    for i, o in enumerate(plan.owned):
+        if o.since is not None and o.since > last:
+            out.append(f"owned[{i}] ({o.nodes:,} × {o.accelerator}): since {o.since} is after the horizon's last day "
+                       f"{last}: they serve nothing in this plan — check since (the day they entered service), or "
+                       "start_date and horizon_days")
     return out
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from optimizer.inputs.catalog import (
     merge_file,
 )
 from optimizer.inputs.derived import ProgramInput, peak_derivation, program_input
-from optimizer.inputs.document import Document, load_yaml, validate
+from optimizer.inputs.document import Document, _is_branch_label, format_loc, line_of, load_yaml, validate
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import MAX_TOKENS_PER_S, MIN_TOKENS_PER_S, Plan
 from optimizer.vocab import TIERS
@@ -54,14 +56,152 @@ def load_plan(path: Path | str, extra_catalogs: list[Path | str] = ()) -> Loaded
     plan, problems = validate(doc, Plan)
     errors.extend(problems)
     if plan is None:
-        errors.raise_if_any()
+        # every problem in one round: the references of the parts that validated are checked too
+        plan, doc = _partial(doc)
+        if plan is None:
+            errors.raise_if_any()
     assert plan is not None
     catalog = _resolve_catalogs(plan, doc, list(extra_catalogs), errors)
     own.resolve(plan, catalog, lambda loc, msg, fix=None: errors.extend([doc.problem(loc, msg, fix)]),
                 doc.line, doc.file)
     _check_plan(plan, doc, catalog, errors)
+    if errors and isinstance(doc, _PartialDocument):
+        exc = PlanError(errors.problems)
+        exc.partial = (LoadedPlan(plan, catalog, doc), errors.problems[len(problems):])  # type: ignore[attr-defined]
+        raise exc
     errors.raise_if_any()
     return LoadedPlan(plan, catalog, doc)
+
+
+def sound_part(exc: PlanError) -> LoadedPlan | None:
+    """The part of a plan that did not load whose physics can still be checked (`validate` reports it in the
+    same round): its workloads without a problem, when every problem found is a workload's or an unknown key
+    (a policy value, a commitment or a scenario left out would change the rest); None otherwise."""
+    partial = getattr(exc, "partial", None)
+    if partial is None:
+        return None
+    loaded, _found = partial
+    doc = loaded.doc
+    assert isinstance(doc, _PartialDocument)
+    bad = set()
+    for p in exc.problems:
+        m = _WORKLOAD.match(p.path or "")
+        if m is not None:
+            bad.add(int(m.group(1)))
+        elif not p.message.startswith("unknown key"):  # a key left out changes nothing; a value left out would
+            return None
+    kept = [w for k, w in enumerate(loaded.plan.workloads) if doc.original(("workloads", k))[1] not in bad]
+    if not kept:
+        return None
+    marked = copy.deepcopy(doc.marked)
+    for k in range(len(loaded.plan.workloads)):
+        if doc.original(("workloads", k))[1] in bad:
+            _mark_gone(marked, ("workloads", doc.original(("workloads", k))[1]))
+    narrow = _PartialDocument(doc.file, doc.path, doc.tree, doc.data, marked)
+    return LoadedPlan(loaded.plan.model_copy(update={"workloads": kept}), loaded.catalog, narrow)
+
+
+_WORKLOAD = re.compile(r"workloads\[(\d+)\]")
+
+
+class _Gone:
+    """A key or list item left out of a partial plan (it did not validate): one object, copies included."""
+
+    def __deepcopy__(self, memo: dict) -> _Gone:
+        return self
+
+
+_GONE = _Gone()
+PARTIAL_ROUNDS = 4
+"""Times a plan that did not validate is pruned and validated again before its references go unchecked: a value
+left out, then (when its key is required) the entry holding it, then that entry's own holder."""
+
+
+@dataclass(frozen=True)
+class _PartialDocument(Document):
+    """The document of a plan with its invalid parts left out: a key path of the partial plan is shown as the
+    file's own (workloads[1] of the partial plan is the file's workloads[2] when workloads[0] was left out)."""
+
+    marked: Any = None
+
+    def original(self, loc: tuple[Any, ...] | list[Any]) -> tuple[Any, ...]:
+        return _original(self.marked, tuple(loc))
+
+    def line(self, loc: tuple[Any, ...] | list[Any]) -> int | None:
+        return line_of(self.tree, self.original(loc))
+
+    def problem(self, loc: tuple[Any, ...] | list[Any], message: str, fix: str | None = None) -> Problem:
+        full = self.original(loc)
+        return Problem(message, fix, file=self.file, line=line_of(self.tree, full), path=format_loc(full))
+
+
+def _partial(doc: Document) -> tuple[Plan | None, Document]:
+    """The plan without the keys and list entries that did not validate (None when no such plan validates: a
+    required top-level key is wrong), and a document that shows its key paths as the file's."""
+    from pydantic import ValidationError
+
+    marked = copy.deepcopy(doc.data)
+    for _round in range(PARTIAL_ROUNDS):
+        data = _without_gone(marked)
+        try:
+            plan = Plan.model_validate(data)
+        except ValidationError as exc:
+            targets = []
+            for e in exc.errors(include_url=False):
+                loc = tuple(p for p in e["loc"] if not _is_branch_label(p) and p != "[key]")
+                if e["type"] == "missing":
+                    loc = loc[:-1]
+                if len(loc) < 2:  # a top-level key: the plan cannot stand without it
+                    return None, doc
+                targets.append(_original(marked, loc))
+            for loc in sorted(set(targets), key=len, reverse=True):
+                _mark_gone(marked, loc)
+            continue
+        except (ValueError, TypeError, RecursionError):
+            return None, doc
+        return plan, _PartialDocument(doc.file, doc.path, doc.tree, doc.data, marked)
+    return None, doc
+
+
+def _without_gone(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_gone(v) for k, v in value.items() if v is not _GONE}
+    if isinstance(value, list):
+        return [_without_gone(v) for v in value if v is not _GONE]
+    return value
+
+
+def _original(marked: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A key path of the pruned data as a key path of the file (list indices counted over the items kept)."""
+    out: list[Any] = []
+    node = marked
+    for part in loc:
+        if isinstance(node, list) and isinstance(part, int):
+            kept = [i for i, v in enumerate(node) if v is not _GONE]
+            if not 0 <= part < len(kept):
+                return tuple(out) + (part,) + loc[len(out) + 1:]
+            out.append(kept[part])
+            node = node[kept[part]]
+        elif isinstance(node, dict) and part in node:
+            out.append(part)
+            node = node[part]
+        else:
+            return tuple(out) + loc[len(out):]
+    return tuple(out)
+
+
+def _mark_gone(marked: Any, loc: tuple[Any, ...]) -> None:
+    node = marked
+    for part in loc[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return
+    try:
+        if isinstance(node, (dict, list)):
+            node[loc[-1]] = _GONE
+    except (KeyError, IndexError, TypeError):
+        pass
 
 
 RESULT_KEYS = frozenset({"status", "cost", "solver", "purchases"})

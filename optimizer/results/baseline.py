@@ -3,6 +3,9 @@
 The integer program charges τ · C_w for leaving workload w's last choice (model.define_baseline;
 τ = policy.change_threshold, C_w = w's cost in the last result). The reported costs never include
 that charge. Every workload whose choice differs is listed with its saving and the reason.
+
+A baseline from another plan (another `plan:` name) is warned about, naming both plans, and not refused: choices are
+matched by workload name, so a plan renamed keeps them, and one with no workload in common keeps none (said too).
 """
 
 from __future__ import annotations
@@ -107,6 +110,11 @@ def describe(baseline: Baseline, result: PlanResult, cands: CandidateSet, thresh
         notes.append(f"the baseline {baseline.file} (plan '{baseline.plan}') has no workload in common with this "
                      "plan: none of its choices can be kept, every workload is chosen afresh — give the result of "
                      "this plan's last solve")
+    if baseline.plan and baseline.plan != result.plan and (kept or changes):
+        # warned, not refused: a plan renamed keeps its workloads; with no workload in common the note above says so
+        notes.append(f"the baseline {baseline.file} is the result of plan '{baseline.plan}', not of this plan "
+                     f"'{result.plan}': choices are kept by workload name ({len(kept) + len(changes)} of "
+                     f"{len(result.workloads)} workloads match) — give this plan's last result if that is not meant")
     if baseline.horizon_days and baseline.horizon_days != result.horizon_days:
         notes.append(f"the baseline covers {formatting.plural(baseline.horizon_days, 'day')}, this plan "
                      f"{result.horizon_days}: savings compare the two horizons' costs as they are")

@@ -94,10 +94,18 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
                          for a in result.alternatives],
         "pruned": result.pruned,
         "notes": result.notes,
+        "warnings": warnings_of(result),
         "file": result.file,
         "format": FORMAT_VERSION,
         **_commitments(result),
     }
+
+
+def warnings_of(result: PlanResult) -> list[str]:
+    """What `solve` warns of on stderr, and `--json` lists under `warnings`: the notes (legal but odd input, the
+    plan's lint) and the baseline's, without what --carry did (said as a note, not warned)."""
+    told = set(result.carried.notes) if result.carried else set()
+    return [n for n in result.notes + (result.baseline.notes if result.baseline else []) if n not in told]
 
 
 def _own(o: OwnResult) -> dict[str, Any]:
@@ -307,6 +315,9 @@ ResultJson = _model("PlanResultJson", "A solved plan as `planopt solve --json` w
     "policy": (Annotated[_PolicyJson, WrapValidator(_as_written)], ...),
     "format": (Annotated[int, Field(ge=1, strict=False)], FORMAT_VERSION),
     "end_is_last_day": (bool, False),
+    "warnings": (list[str], Field(default_factory=list, description=(
+        "What `solve` warned of on stderr: legal but odd input (a lead time beyond the horizon, servers owned from "
+        "after it, …) and a baseline's notes; derived from notes and baseline.notes (absent in older files)."))),
     "cash_by_month": (list[CashMonthRow], Field(default_factory=list))})
 """The whole file. Keys added after the first version have their field's default, so older files read; the
 reader adds what pydantic cannot say (`_meaning_errors`)."""
@@ -414,7 +425,7 @@ def _checked(text: str, d: dict[str, Any]) -> PlanResult | list[tuple[str, str]]
     except ValidationError as exc:
         return [_said(e) for e in exc.errors(include_url=False)]
     result = _result(d)
-    return list(_meaning_errors(result)) or result
+    return [*_meaning_errors(result), *_consistency_errors(result, d)] or result
 
 
 def read_result(path: Path | str, what: str = "result") -> PlanResult:
@@ -436,7 +447,7 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
         raise PlanError(Problem(f"the {what} is not UTF-8 text", fix, file=shown)) from None
     except OSError as exc:
         raise PlanError(Problem(f"cannot read the {what}: {exc.strerror or exc}", fix, file=shown)) from None
-    deepest = _depth(text)
+    deepest = nesting_depth(text)
     if deepest > MAX_DEPTH:
         raise PlanError(Problem(f"nested {deepest} levels deep (a result is at most {MAX_DEPTH})", fix, file=shown))
     try:
@@ -479,8 +490,9 @@ _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
-def _depth(text: str) -> int:
-    """How deep the text's objects and lists nest, brackets inside strings aside."""
+def nesting_depth(text: str) -> int:
+    """How deep the text's objects and lists nest, brackets inside strings aside (before parsing it: Python's
+    parser recurses once a level)."""
     brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text))
     return max(itertools.accumulate(1 if b in "[{" else -1 for b in brackets), default=0)
 
@@ -618,6 +630,103 @@ def _meaning_errors(result: PlanResult) -> Iterator[tuple[str, str]]:
             # the replicas are sized by dividing by it; an API or reserve_gpus workload's 0 is what planopt writes
             yield (f"{path}.goodput_output_tokens_per_s", f"0 is not the goodput of a config served on GPUs "
                    f"({offer}, {precision}): it is more than 0 tokens/s")
+
+
+CENT = 0.01
+"""How far a total may be from the sum of its parts: a cent (each part is written rounded to 6 decimals, so a
+sum of a thousand parts is off by less than a thousandth of a cent)."""
+
+
+def _off(total: float, parts: float) -> bool:
+    return abs(total - parts) > CENT + 1e-9 * max(abs(total), abs(parts))
+
+
+def _money(x: float) -> str:
+    return f"{x:,.2f}" if abs(x) >= 0.01 or x == 0 else f"{x:g}"
+
+
+def _consistency_errors(result: PlanResult, d: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(key path, what) for each number the file derives that disagrees with the parts it is derived from: the
+    cost against its tiers (or the risk measure over the scenarios), the workloads' costs with the idle line,
+    each workload's cost against its tiers, per_day and all_in, the status against the cost, and the days of the
+    day types against the horizon (per scenario, by its weight). Both numbers are named: the file was edited, or
+    is not what `planopt solve` wrote."""
+    cost = d.get("cost", {})
+    tiers = sum(result.cost_by_tier.values())
+    if result.status in ("infeasible", "error"):
+        if result.cost_total > CENT or result.purchases:
+            spent = f"cost.total {_money(result.cost_total)}" if result.cost_total > CENT else \
+                f"{len(result.purchases)} purchases"
+            yield "status", (f"'{result.status}' with {spent}: a result with no plan has no cost and buys nothing "
+                             "(the status or the cost was edited)")
+    if result.risk is None:
+        if _off(result.cost_total, tiers):
+            yield "cost.total", (f"{_money(result.cost_total)} is not the sum of cost.by_tier "
+                                 f"({_money(tiers)}): the total is its tiers added up")
+    else:
+        if _off(result.cost_total, result.risk.value):
+            yield "cost.total", (f"{_money(result.cost_total)} is not risk.value ({_money(result.risk.value)}): a "
+                                 "plan with scenarios costs its risk measure over them")
+        if _off(result.risk.expected, tiers):
+            yield "risk.expected", (f"{_money(result.risk.expected)} is not the sum of cost.by_tier "
+                                    f"({_money(tiers)}): the tiers hold the expected cost over the scenarios")
+        if result.scenarios:
+            weighted = sum(s.weight * s.cost_total for s in result.scenarios)
+            if _off(result.risk.expected, weighted):
+                yield "risk.expected", (f"{_money(result.risk.expected)} is not Σ weight × cost_total over "
+                                        f"scenarios ({_money(weighted)})")
+    if "idle" in cost:  # written with the idle line: the workloads' costs and it add up to the tiers
+        used = sum(w.cost for w in result.workloads) + result.cost_idle
+        if _off(used, tiers):
+            yield "cost.idle", (f"the workloads' costs and cost.idle add up to {_money(used)}, not the sum of "
+                                f"cost.by_tier ({_money(tiers)})")
+    if "idle_committed" in cost:
+        used = sum(w.committed_cost for w in result.workloads) + result.cost_idle_committed
+        if _off(used, result.cost_committed):
+            yield "cost.idle_committed", (f"the workloads' committed_cost and cost.idle_committed add up to "
+                                          f"{_money(used)}, not cost.committed ({_money(result.cost_committed)})")
+    for i, w in enumerate(result.workloads):
+        if w.cost_by_tier and _off(w.cost, sum(w.cost_by_tier.values())):
+            yield f"workloads[{i}].cost", (f"{_money(w.cost)} is not the sum of workloads[{i}].cost_by_tier "
+                                           f"({_money(sum(w.cost_by_tier.values()))})")
+    per_day = cost.get("per_day")
+    if isinstance(per_day, (int, float)) and 1 <= result.horizon_days and _off(per_day, result.cost_per_day):
+        yield "cost.per_day", (f"{_money(per_day)} is not cost.total ÷ horizon_days ({_money(result.cost_total)} ÷ "
+                               f"{result.horizon_days} = {_money(result.cost_per_day)})")
+    all_in = cost.get("all_in")
+    if isinstance(all_in, (int, float)) and _off(all_in, result.cost_all_in):
+        yield "cost.all_in", (f"{_money(all_in)} is not cost.total + cost.committed "
+                              f"({_money(result.cost_all_in)})")
+    yield from _days_errors(result)
+
+
+DAYS_TOLERANCE = 1e-6
+"""Days of a scenario's day types are its weight × the horizon's days, written to 6 decimals."""
+
+
+def _days_errors(result: PlanResult) -> Iterator[tuple[str, str]]:
+    """The day types' days add up to the horizon; in a plan with scenarios (day type `weekday~high`), each
+    scenario's add up to its weight × the horizon."""
+    H = result.horizon_days
+    if not result.day_types or not 1 <= H <= MAX_HORIZON_DAYS:
+        return
+    total = sum(result.day_types.values())
+    slack = DAYS_TOLERANCE * max(1, len(result.day_types)) * H
+    if abs(total - H) > slack:
+        yield "day_types", (f"add up to {total:g} days, not horizon_days {H}: each day of the horizon is one "
+                            "day type's")
+    weights = {s.name: s.weight for s in result.scenarios}
+    if not weights:
+        return
+    days: dict[str, float] = {}
+    for name, n in result.day_types.items():
+        base, sep, scenario = name.rpartition("~")
+        if sep:
+            days[scenario] = days.get(scenario, 0.0) + n
+    for name, n in days.items():
+        if name in weights and abs(n - weights[name] * H) > slack:
+            yield "day_types", (f"scenario '{name}' has {n:g} days, not its weight × horizon_days "
+                                f"({weights[name]:g} × {H} = {weights[name] * H:g})")
 
 
 def _hours(result: PlanResult, path: str, day_type: str, hours: int) -> Iterator[tuple[str, str]]:

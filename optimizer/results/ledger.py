@@ -56,7 +56,7 @@ def carry_commitments(loaded: LoadedPlan, last: PlanResult | Path | str) -> tupl
 
     `last` is a result JSON written by `planopt solve` (or a PlanResult). Raises PlanError naming the
     file and the entry when LAST cannot be carried: not a result, no start_date (its reservations have
-    no dates), a plan later than NEXT, or a contract on an offer NEXT does not know.
+    no dates), a plan starting on NEXT's first day or later, or a contract on an offer NEXT does not know.
     """
     if isinstance(last, PlanResult):
         shown = f"the result of {last.file or last.plan}"
@@ -76,6 +76,13 @@ def carry_commitments(loaded: LoadedPlan, last: PlanResult | Path | str) -> tupl
     elif start is not None and dt.date.fromisoformat(last.start_date) > start:
         errors.add(f"it is the plan from {last.start_date}, after this plan's first day {start}",
                    "--carry takes the result of the plan before this one", file=shown)
+    elif start is not None and dt.date.fromisoformat(last.start_date) == start:
+        # the same quarter twice: this plan's own new reservations would come back as contracts already signed
+        errors.add(f"it starts on {last.start_date}, the same day as this plan (start_date {start}): it is this "
+                   f"quarter's result ('{last.plan}'), not the last quarter's, and its new reservations would be "
+                   "counted as contracts already signed",
+                   "--carry takes the result of the plan before this one (a start_date before "
+                   f"{start}); to keep this quarter's choices, use --baseline", file=shown, path="start_date")
     errors.raise_if_any()
     assert start is not None
     end = horizon_end(plan)

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from optimizer.atomic import write_text_atomic
 from optimizer.errors import PlanError, Problem
+from optimizer.results.jsonio import nesting_depth
 from optimizer.results.types import PlanResult
 from optimizer.vocab import RENTED_TIERS, RESERVED_TIERS
 
@@ -246,26 +247,65 @@ def read_sweep(path: Path) -> SweepFile:
     kept = _without_cut_line(text)
     cut_line = None if kept is None else text.count("\n") + 1
     out = []
+    problems: list[Problem] = []  # every bad line at once
     proven: dict[tuple, tuple[int, SweepPoint]] = {}  # (plan, point) → the first line proving its cost
     for n, line in enumerate((text if kept is None else kept).splitlines(), 1):
         if not line.strip():
             continue
         try:
-            p = _point(json.loads(line))
+            p = _point(_parsed(line))
+            _status_agrees(p)
         except (ValueError, TypeError, KeyError) as exc:
-            raise PlanError(Problem(f"not a sweep point: {_why(exc)}", _FIX, file=shown, line=n)) from None
+            problems.append(Problem(f"not a sweep point: {_why(exc)}", _FIX, file=shown, line=n))
+            continue
         out.append(p)
         if p.status == "optimal" and p.cost_total is not None:
             key = (p.plan_hash, tuple(sorted(p.vary.items())))
             if key in proven and not _agree(proven[key][1], p):
                 first, q = proven[key]
-                raise PlanError(Problem(
+                problems.append(Problem(
                     f"{vary_key(p.vary)} is proven twice at different costs ({q.cost_total:,.2f} on line {first}, "
                     f"{p.cost_total:,.2f} here): two sweeps of one plan wrote to this folder, or a line was edited",
                     "delete the line that is wrong (or the whole file to solve every point again)",
                     file=shown, line=n))
             proven.setdefault(key, (n, p))
+    if problems:
+        raise PlanError(problems)
     return SweepFile(out, cut_line)
+
+
+MAX_LINE_DEPTH = 20
+"""A sweep point nests 3 levels (the line, vary or spend); a line nested deeper is refused before it is parsed
+(Python's parser recurses once a level)."""
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _v in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise ValueError(f"the key {twice!r} is given more than once (each key once)")
+    return d
+
+
+def _parsed(line: str) -> Any:
+    """One line as JSON: refused when nested deeper than a point is or holding a key twice."""
+    deepest = nesting_depth(line)
+    if deepest > MAX_LINE_DEPTH:
+        raise ValueError(f"nested {deepest} levels deep (a point is at most {MAX_LINE_DEPTH})")
+    return json.loads(line, object_pairs_hook=_no_repeats)
+
+
+def _status_agrees(p: SweepPoint) -> None:
+    """A point with a plan (optimal, feasible) has its cost; one without (infeasible, error, invalid) has none."""
+    if p.status in ("optimal", "feasible") and p.cost_total is None:
+        raise ValueError(f"'status' is {p.status!r} but 'cost_total' is null: a solved point has its cost")
+    if p.status not in ("optimal", "feasible") and p.cost_total is not None:
+        raise ValueError(f"'status' is {p.status!r} but 'cost_total' is {p.cost_total:g}: a point with no plan "
+                         "has no cost")
+    if p.status not in ("optimal", "feasible") and p.reserved_gpus is not None:
+        raise ValueError(f"'status' is {p.status!r} but 'reserved_gpus' is {p.reserved_gpus}: a point with no "
+                         "plan reserves nothing")
 
 
 def _without_cut_line(text: str) -> str | None:
@@ -276,6 +316,8 @@ def _without_cut_line(text: str) -> str | None:
     head, sep, tail = text.rpartition("\n")
     if not tail.strip():
         return None
+    if nesting_depth(tail) > MAX_LINE_DEPTH:
+        return None  # whole enough to be refused for its depth, not dropped as cut off
     try:
         json.loads(tail)
     except ValueError:

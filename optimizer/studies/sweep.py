@@ -152,6 +152,21 @@ def parse_vary(text: str) -> VarySpec:
     return VarySpec(key, lo, hi, n)
 
 
+def parse_varies(texts: list[str]) -> list[VarySpec]:
+    """Every `--vary` parsed; PlanError (exit 2) naming each one that is wrong (check_varies then checks the
+    keys against the plan)."""
+    specs: list[VarySpec] = []
+    problems: list[Problem] = []
+    for text in texts:
+        try:
+            specs.append(parse_vary(text))
+        except PlanError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise PlanError(problems)
+    return specs
+
+
 def _business(w: Workload) -> bool:
     return w.demand is not None and w.demand.users is not None
 

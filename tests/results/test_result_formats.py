@@ -5,6 +5,8 @@ and the published JSON Schema of `--json` output, which a solved plan's JSON val
 from __future__ import annotations
 
 import copy
+import dataclasses
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -94,7 +96,9 @@ def test_solve_takes_an_earlier_format_as_its_baseline(path, tmp_path):
 
 
 def test_carry_takes_an_earlier_format_s_reservations_at_their_last_day():
-    loaded = load_plan(ROOT / "plans" / "q1-with-commitments.yaml")
+    q1 = load_plan(ROOT / "plans" / "q1-with-commitments.yaml")
+    # the next quarter: a result carried into the plan it came from (the same start) is refused
+    loaded = dataclasses.replace(q1, plan=q1.plan.model_copy(update={"start_date": dt.date(2027, 4, 1)}))
     _, info = carry_commitments(loaded, OLD / "35dde86-q1-with-commitments.json")
     rows = info.carried + info.skipped
     assert any(c.entry == "new_commitments[0]" and c.end == "2027-12-31" for c in rows), rows
