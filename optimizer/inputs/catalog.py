@@ -148,7 +148,7 @@ def merge_file(catalog: Catalog, doc: Document, cat: CatalogFile,
 def _builtin_file(path: Path, shown: str, mtime_ns: int) -> tuple[Document, CatalogFile, dict[tuple[str, int], int]]:
     """A shipped catalog file, read fast: the C YAML parser where ruamel.yaml.clib is installed (no
     line marks), each entry's line found by a scan of its `- ` item marks. The shipped files are
-    plain data checked by the tests (tests/test_catalogs.py compares this with the careful reader)."""
+    plain data checked by the tests (tests/inputs/test_catalogs.py compares this with the careful reader)."""
     text = path.read_text(encoding="utf-8-sig")
     data = YAML(typ="safe", pure=False).load(text)
     doc = Document(shown, path, None, data)

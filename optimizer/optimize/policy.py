@@ -63,7 +63,7 @@ class SolvePolicy:
     by its tree, which closes all at once, so a tighter target costs little and proves the plan."""
     pooled_solvers: tuple[str, ...] = ("highs",)
     """Solvers given the pooled-rounding rows where a re-solve holds a plan's configs. Not CBC: given the rows it
-    returned a plan above a small program's optimum as optimal (tests/test_pooled_rounding.py)."""
+    returned a plan above a small program's optimum as optimal (tests/optimize/test_pooled_rounding.py)."""
     no_restart: dict[str, Any] = field(default_factory=lambda: dict(NO_RESTART))
     """HiGHS options for the choice program (NO_RESTART)."""
     bound_only: dict[str, Any] = field(default_factory=lambda: dict(BOUND_ONLY))

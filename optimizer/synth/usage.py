@@ -1,8 +1,8 @@
 """A seeded gateway usage log with a known diurnal and weekly shape, and the truth it was drawn from.
 
-Used by tests/test_calibrate.py (thousands of events, `exact` hours) and by
+Used by tests/calibrate/test_calibrate.py (thousands of events, `exact` hours) and by
 benchmarks/calibrate_scaling.py (millions of events, Poisson arrivals); `generate_growing` draws weeks
-of a log whose demand grows, with day and hour noise, and the months after it (tests/test_forecast.py,
+of a log whose demand grows, with day and hour noise, and the months after it (tests/calibrate/test_forecast.py,
 benchmarks/forecast_accuracy.py).
 
 Shape: each workload has a peak in output tokens/s and a 24-hour profile per day type
