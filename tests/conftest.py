@@ -13,9 +13,15 @@ are the inputs the tests read.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# pytest-xdist's workers inherit COLUMNS=80, and the console honours COLUMNS (the user's word): the CLI's
+# output in tests would wrap where a user's piped output does not. Tests that mean a width set it themselves.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 E2E = Path(__file__).resolve().parent / "e2e"
 

@@ -510,7 +510,9 @@ def test_seed_at_ninety_percent_occupancy(tmp_path):
 
 def _sixteen_bit(d: dict, precisions: list[str], tps: list[int]) -> None:
     """TPOT 30 ms: a 1400 tok/s replica keeps ceil(1400 × 0.03) = 42 sequences in flight.
-    Measured as if the memory did not matter: the fit rule has to drop bf16 on 2 GPUs."""
+    Measured as if the memory did not matter: on 2 GPUs bf16's weights leave room for 2 sequences, a
+    measurement the memory model contradicts. A measurement is never dropped by the model's own KV check: it is
+    kept, and the result names both numbers."""
     w = d["workloads"][0]
     w.update(precisions=precisions, tp=tps, slo={"tpot_ms": 30})
     goodput = {("fp8", 2): 1400, ("bf16", 2): 1400, ("fp8", 4): 2500, ("bf16", 4): 2400}
@@ -519,32 +521,27 @@ def _sixteen_bit(d: dict, precisions: list[str], tps: list[int]) -> None:
     d["offers"][0]["gpus_per_node"] = max(tps)
 
 
-def test_seed_sixteen_bit_takes_tp4_by_itself(tmp_path):
-    """bf16 on 2 GPUs: 140 GB of weights leave 4 GB = 2 sequences < 42 needed, dropped.
-    bf16 on 4 GPUs: (288 − 140) / 1.6 = 92 sequences ≥ ceil(2400 × 0.03) = 72; ceil(9000 / 1440) = 7
-    + 1 + ceil(0.25 × 8) = 2 → 10 replicas = 40 GPUs = $2,400/day."""
+def test_seed_sixteen_bit_measured_on_two_gpus_is_kept_and_named(tmp_path):
+    """bf16 on 2 GPUs: 140 GB of weights leave 4 GB = 2 sequences < the 42 its measured 1400 tok/s needs at
+    30 ms: kept (the measurement wins), at ceil(9000 / 840) = 11 + 1 + 3 = 15 replicas = 30 GPUs in 4-GPU
+    nodes = 32 GPUs = $1,920/day, cheaper than bf16 on 4 GPUs (10 replicas = 40 GPUs); the result names both
+    numbers."""
     path = _seed_variant(tmp_path, lambda d: _sixteen_bit(d, ["bf16"], [2, 4]))
     r = solve_plan(path)
     w = r.workload("chat-70b")
-    assert (w.precision, w.tp, w.kv_concurrency) == ("bf16", 4, 92)
-    assert w.replicas.total == 10 and w.gpus_at_peak == 40
-    assert r.cost_per_day == pytest.approx(2400)
-    fit = [d for d in r.dropped if d.family == "fit" and "bf16 · tp2" in d.option]
-    assert fit and "holds 2 sequences" in fit[0].reason
+    assert (w.precision, w.tp, w.kv_concurrency) == ("bf16", 2, 2)
+    assert w.replicas.total == 15 and w.gpus_at_peak == 30
+    assert r.cost_per_day == pytest.approx(32 * 2.5 * 24)
+    said = [n for n in r.notes if "bf16 · tp2" in n or "tp2" in n and "bf16" in n]
+    assert any("needs 42 sequences" in n and "holds 2" in n and "kept" in n for n in said), r.notes
 
 
-def test_seed_sixteen_or_eight_bit_on_two_gpus_takes_fp8_by_itself(tmp_path):
+def test_seed_sixteen_or_eight_bit_on_two_gpus_takes_the_cheapest_measurement(tmp_path):
     path = _seed_variant(tmp_path, lambda d: _sixteen_bit(d, ["bf16", "fp8"], [2]))
     r = solve_plan(path)
     w = r.workload("chat-70b")
-    assert (w.precision, w.tp, w.gpus_at_peak) == ("fp8", 2, 30)
+    assert w.tp == 2 and w.gpus_at_peak == 30
     assert r.cost_per_day == pytest.approx(1800)
-
-
-def test_seed_sixteen_bit_on_two_gpus_only_has_no_candidate(tmp_path):
-    path = _seed_variant(tmp_path, lambda d: _sixteen_bit(d, ["bf16"], [2]))
-    with pytest.raises(PlanError, match="holds 2 sequences"):
-        solve_plan(path)
 
 
 # --- dominance pruning is exact ---------------------------------------------------------------------------

@@ -92,7 +92,6 @@ def _agree(result: PlanResult, objective: float, terms: dict[str, float], solver
 
 
 def test_objective_extract_and_workbook_agree_on_random_plans(tmp_path):
-    random_plan = random_plan
     solved = 0
     for seed in SEEDS:
         path = tmp_path / f"plan{seed}.yaml"
