@@ -428,6 +428,11 @@ def _checked(text: str, d: dict[str, Any]) -> PlanResult | list[tuple[str, str]]
     return [*_meaning_errors(result), *_consistency_errors(result, d)] or result
 
 
+MAX_FILE_BYTES = 500_000_000
+"""The largest result file read: planopt writes about 25 kB per workload (q4's nine: 212 kB), so a 1,000-workload
+plan's result is some 25 MB; the bound is twenty times that, and refuses a file no plan wrote before reading it."""
+
+
 def read_result(path: Path | str, what: str = "result") -> PlanResult:
     """A result JSON that `planopt solve` wrote, as a PlanResult; PlanError (exit 2) when it is not one, with
     every problem in it by key path.
@@ -441,6 +446,10 @@ def read_result(path: Path | str, what: str = "result") -> PlanResult:
     if not path.is_file():
         raise PlanError(Problem(f"{what} file not found" if not path.exists() else f"the {what} is not a file "
                                 "(a folder or a device)", fix, file=shown))
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise PlanError(Problem(f"the {what} is {size / 1e6:,.0f} MB, over the {MAX_FILE_BYTES / 1e6:,.0f} MB a result "
+                                "may be", fix, file=shown))
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from optimizer.atomic import write_text_atomic
 from optimizer.errors import PlanError, Problem
-from optimizer.results.jsonio import nesting_depth
+from optimizer.results.jsonio import MAX_FILE_BYTES, nesting_depth
 from optimizer.results.types import PlanResult
 from optimizer.vocab import RENTED_TIERS, RESERVED_TIERS
 
@@ -239,6 +239,10 @@ def read_sweep(path: Path) -> SweepFile:
     if not path.exists():
         return SweepFile([])
     shown = str(path)
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise PlanError(Problem(f"the sweep's points are {path.stat().st_size / 1e6:,.0f} MB, over the "
+                                f"{MAX_FILE_BYTES / 1e6:,.0f} MB a sweep.jsonl may be",
+                                "delete it to solve every point again", file=shown))
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
