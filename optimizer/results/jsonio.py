@@ -328,7 +328,8 @@ def result_json_schema() -> dict[str, Any]:
     """The JSON Schema of a result file, generated from the typed model the reader validates with."""
     schema = _READ.json_schema(by_alias=True)
     for row in schema["$defs"].values():  # rows are dataclasses: the reader refuses a key they lack as well
-        row.setdefault("additionalProperties", False)
+        # last, wherever (and whether) this pydantic version put it: the published file is the same bytes on each
+        row["additionalProperties"] = row.pop("additionalProperties", False)
     return {"$schema": SCHEMA_DIALECT, "title": f"planopt result file, format {FORMAT_VERSION}",
             "description": "A solved plan as `planopt solve --json` and `-o DIR` write it (DIR/<plan>.json).",
             **{k: v for k, v in schema.items() if k not in ("title", "description")}}
