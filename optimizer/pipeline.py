@@ -68,20 +68,12 @@ def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptio
     loaded = scenarios.expand(stated)
     cands = build_candidates(loaded)
     if baseline is not None:
-        return _as_run(with_carry(_noted(solve_with_baseline(loaded, cands, options, baseline), cands), carried),
-                       loaded, options)
+        return _as_run(with_carry(solve_with_baseline(loaded, cands, options, baseline), carried), loaded, options)
     with SideProcess(stated, loaded, options, enabled=side_process) as side:
         sol, info = solve_candidates(loaded, cands, options)
         result = extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file)
         result = scenario_value(stated, loaded, options, result, side.result())
-    return _as_run(with_carry(_noted(facility_value(loaded, cands, options, result), cands), carried), loaded, options)
-
-
-def _noted(result: PlanResult, cands: CandidateSet) -> PlanResult:
-    """The result with the candidate builder's warnings (measured points the memory model contradicts) among
-    its notes."""
-    new = [n for n in cands.notes if n not in result.notes]
-    return replace(result, notes=[*result.notes, *new]) if new else result
+    return _as_run(with_carry(facility_value(loaded, cands, options, result), carried), loaded, options)
 
 
 def _as_run(result: PlanResult, loaded: LoadedPlan, options: SolveOptions) -> PlanResult:
@@ -203,8 +195,7 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     plan_cands = replace(cands, by_workload={**cands.by_workload, workload: kept})
     sol, info, forced = solve_and_force(loaded, cands, options, workload, [c.key for c in ranked[workload]], count,
                                         done, plan_cands=plan_cands)
-    result = with_carry(_noted(extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file), cands),
-                        carried)
+    result = with_carry(extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file), carried)
     alts = [alternative(f, info) for f in forced]
     alts.sort(key=lambda a: (a.total_cost is None, a.total_cost or 0.0, a.key))
     return Explanation(result, workload, alts, dropped)

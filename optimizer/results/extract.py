@@ -266,6 +266,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     estimate_note = program_input(plan).estimate_note
     if estimate_note:
         notes.append(estimate_note)
+    notes += [n for n in cands.notes if n not in notes]  # measured points the memory model contradicts
     contracts, new, exp = [], [], []
     if cal is not None:
         notes += cal.notes
