@@ -88,6 +88,21 @@ class EstimatorParams(Sourced):
     """Multiplies every estimated goodput (never a measured one): a what-if, not a fitted value —
     `planopt sweep --vary goodput=…` sets it to ask what the estimator's error would cost. 1 in the catalog."""
 
+    engines: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+    """Per serving engine, per accelerator generation ("*": every generation), the parameters above
+    that engine runs at on that generation (step overhead, all-reduce latency, MoE layer cost,
+    efficiencies), fitted on the engine's own published results. An engine or a generation not
+    listed runs at the values above."""
+
+    def for_engine(self, engine: str | None, generation: str) -> EstimatorParams:
+        """These parameters as `engine` runs them on `generation` (unchanged for None or no tuning)."""
+        if not engine or engine not in self.engines:
+            return self
+        tuning = {**self.engines[engine].get("*", {}), **self.engines[engine].get(generation, {})}
+        if not tuning:
+            return self
+        return self.model_copy(update=tuning)
+
     def eta_decode(self, dtype: str) -> float:
         return _by_dtype(self.eta_compute_decode, dtype, "eta_compute_decode")
 
