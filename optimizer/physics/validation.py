@@ -1,0 +1,107 @@
+"""How far to trust an estimate: the published evidence behind its group and the estimator's held-out error there.
+
+A goodput the roofline estimates is only as good as the published results its group was judged on. A group is
+the accelerator generation, the datatype the matrix multiplies run in, the serving engine and the model's class
+(`group_key`); catalogs/estimator.yaml `validation` holds, per group, how many published points back it and the
+p10–p90 band of estimated ÷ published − 1 over their held-out predictions (benchmarks/fit_estimator.py). A group
+with fewer than `min_points` points is unvalidated; its band is borrowed from the nearest pooled group that has
+enough (the engine dropped, then the class), or there is none. A measured goodput is its own evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from optimizer.inputs.schema.catalog import Accelerator, Model, Precision
+from optimizer.inputs.schema.estimator import EstimatorParams
+from optimizer.physics.roofline import compute_on
+
+ModelClass = Literal["dense", "moe", "mla", "hybrid"]
+MODEL_CLASSES: tuple[ModelClass, ...] = ("dense", "moe", "mla", "hybrid")
+GENERIC = "generic"
+"""The engine part of a group when no engine is named (today's calibration: never validated on its own)."""
+ANY = "*"
+"""The engine or class part of a pooled group."""
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The evidence behind one config's goodput (the result's `validation` of a workload)."""
+
+    source: str
+    """estimated (the roofline) or measured (a load test or a `measured` point of the plan)."""
+    group: str
+    """generation/dtype/engine/class the estimate belongs to, e.g. hopper/fp8/sglang/mla."""
+    engine: str | None
+    """The serving engine the goodput is for (None: no engine named; the group says generic)."""
+    points: int | None
+    """Published points behind the group (None in results written before it was counted)."""
+    error_p10: float | None
+    """10th percentile of estimated ÷ published − 1 over held-out predictions (None: no band)."""
+    error_p90: float | None
+    """90th percentile of the same errors (None: no band)."""
+    validated: bool
+    """True for a measured goodput, or an estimate whose group has at least the table's min_points."""
+    band_from: str | None = None
+    """The group the band is from: the estimate's own, a pooled one (engine or class '*'), or None (no band)."""
+
+
+def model_class(model: Model) -> ModelClass:
+    """dense, moe, mla (multi-head latent attention, e.g. DeepSeek) or hybrid (linear or sliding-window
+    attention layers beside full ones), in that order of precedence: MLA first, then hybrid attention."""
+    if model.attention == "mla":
+        return "mla"
+    if model.linear_attention_layers or (model.sliding_window_layers and model.sliding_window):
+        return "hybrid"
+    if model.experts is not None and model.experts > 1:
+        return "moe"
+    return "dense"
+
+
+def dtype_key(precision: Precision, accelerator: Accelerator) -> str:
+    """The datatype part of a group, as roofline.efficiency's group names it: the compute dtype, fp16 as
+    bf16, and weight-only where weights are de-quantized on the fly."""
+    comp = compute_on(precision, accelerator)
+    if comp is None:
+        key = precision.compute_dtype
+    else:
+        key = "weight-only" if comp.weight_only else comp.dtype
+    return {"fp16": "bf16"}.get(key, key)
+
+
+def group_key(generation: str, dtype: str, engine: str | None, cls: str) -> str:
+    return f"{generation}/{dtype}/{engine or GENERIC}/{cls}"
+
+
+def wider_groups(group: str) -> list[str]:
+    """The pooled groups a group borrows a band from, nearest first: the engine dropped, then the class."""
+    generation, dtype, _engine, _cls = group.split("/")
+    return [f"{generation}/{dtype}/{ANY}/{_cls}", f"{generation}/{dtype}/{ANY}/{ANY}"]
+
+
+def validation_of(params: EstimatorParams, accelerator: Accelerator, precision: Precision, model: Model,
+                  engine: str | None, *, measured: bool = False) -> Validation:
+    """The evidence behind a config's goodput: its group's published points and error band (`measured`: a
+    measured goodput, validated whatever the table says)."""
+    group = group_key(accelerator.generation, dtype_key(precision, accelerator), engine, model_class(model))
+    table = params.validation
+    own = table.groups.get(group)
+    points = own.points if own is not None else 0
+    band, band_from = None, None
+    for key in [group, *wider_groups(group)]:
+        g = table.groups.get(key)
+        if g is not None and g.points >= table.min_points:
+            band, band_from = g, key
+            break
+    return Validation(
+        source="measured" if measured else "estimated", group=group, engine=engine, points=points,
+        error_p10=band.error_p10 if band else None, error_p90=band.error_p90 if band else None,
+        validated=measured or points >= table.min_points, band_from=band_from)
+
+
+def goodput_ratio(v: Validation, level: Literal["low", "high"]) -> float | None:
+    """Delivered ÷ estimated goodput at one end of the band (None without one): `low` where the estimator
+    over-estimated most (1 ÷ (1 + error_p90)), `high` where it under-estimated most (1 ÷ (1 + error_p10))."""
+    err = v.error_p90 if level == "low" else v.error_p10
+    return None if err is None else 1.0 / (1.0 + err)
