@@ -43,6 +43,7 @@ from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.physics import replicas as rep
 from optimizer.physics import roofline
 from optimizer.physics.layout import Layout
+from optimizer.physics.validation import validation_of
 from optimizer.processes import collection_paused, watch_parent
 
 
@@ -100,7 +101,8 @@ def _built(loaded: LoadedPlan, keep_dominated: frozenset[str], strict: bool) -> 
         if dem is not None:
             demand[w.name] = dem
         if not kept:
-            if any(d.family == "slo" for d in drops):
+            # a config excluded for want of evidence is the plan's own setting: said as such, not as the SLO
+            if any(d.family == "slo" for d in drops) and not any(d.family == "unvalidated" for d in drops):
                 unreachable.append(loaded.doc.problem(("workloads", i, "slo"), unreachable_slo(w, drops), SLO_FIX))
             else:
                 problems.append(_no_candidate_problem(loaded, i, w, drops))
@@ -216,8 +218,11 @@ _FAMILY_FIXES = {
     "goodput": "add a measured goodput for the accelerator, or give it bandwidth_tb_s and tflops_dense",
     "filter": "widen the workload's accelerators/regions/offers filters or policy.providers",
     "facility": "set facility.liquid_cooling: true if your racks are liquid-cooled, or buy an air-cooled system",
+    "unvalidated": ("measure a config (a `measured` entry of the workload, or `planopt calibrate --bench`), or set "
+                    "policy.unvalidated: warn to plan on the estimate and be told"),
 }
-_FAMILY_ORDER = ["filter", "unsold", "facility", "tier", "native", "scale-up", "network", "fit", "slo", "goodput"]
+_FAMILY_ORDER = ["filter", "unsold", "facility", "tier", "native", "scale-up", "network", "fit", "unvalidated", "slo",
+                 "goodput"]
 
 
 def _no_candidate_problem(loaded: LoadedPlan, i: int, w: Workload, drops: list[Dropped]) -> Problem:
@@ -344,9 +349,24 @@ def _workload_candidates(plan: Plan, catalog: Catalog, w: Workload, demand: dict
     model = catalog.models[w.model]  # type: ignore[index]
     seen_drop: set[tuple[str, str]] = set()
     for offer in offers:
-        cands.extend(_with_hourly(plan, w, _offer_configs(plan, w, model, offer, catalog, demand, cache, drops,
-                                                          seen_drop, notes), demand, cache, drops, prune))
+        made = _offer_configs(plan, w, model, offer, catalog, demand, cache, drops, seen_drop, notes)
+        cands.extend(_with_hourly(plan, w, _validated_only(plan, w, made, drops), demand, cache, drops, prune))
     return cands, drops, notes
+
+
+def _validated_only(plan: Plan, w: Workload, made: list[Candidate], drops: list[Dropped]) -> list[Candidate]:
+    """With policy.unvalidated: exclude, the configs whose goodput some published result validates (measured ones
+    always), before dominance is judged: an excluded config dominates nothing."""
+    if plan.policy.unvalidated != "exclude":
+        return made
+    for c in made:
+        if c.unvalidated:
+            v = c.validation
+            assert v is not None
+            drops.append(Dropped(w.name, c.label, "unvalidated",
+                                 f"an estimate of {v.group}, {v.points} published points behind it "
+                                 "(policy.unvalidated: exclude)"))
+    return [c for c in made if not c.unvalidated]
 
 
 def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict[DayHour, float], cache: dict,
@@ -418,7 +438,7 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
                 return
             if sized.warning is not None and sized.warning not in notes:
                 notes.append(sized.warning)
-            cands.append(_candidate(w, offer, acc, prec, layout, mig, sized))
+            cands.append(_candidate(w, offer, acc, prec, layout, mig, sized, model, params))
             if mig is None:
                 made.append((layout, sized))
 
@@ -485,7 +505,7 @@ def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offe
             _drop_once(drops, seen_drop, w, option, sized.family, sized.reason, sized)
             continue
         out.append(_candidate(w, offer, acc, prec, Layout("disagg", tp=decode.tp, pp=decode.pp, dp=decode.dp),
-                              None, sized, key_suffix=f"disagg-p{prefill.key}-d{decode.key}"))
+                              None, sized, model, params, key_suffix=f"disagg-p{prefill.key}-d{decode.key}"))
     return out
 
 
@@ -511,7 +531,8 @@ def _reserve_candidate(plan: Plan, w: Workload, offer: Offer) -> Candidate:
 
 
 def _candidate(w: Workload, offer: Offer, acc: Accelerator, prec: Precision, layout: Layout,
-               mig: MigProfile | None, sized: configs.Sized, key_suffix: str | None = None) -> Candidate:
+               mig: MigProfile | None, sized: configs.Sized, model: Model, params: EstimatorParams,
+               key_suffix: str | None = None, engine: str | None = None) -> Candidate:
     mig_name = mig.name if mig else None
     key = f"{w.name}/{offer.id}/{prec.id}/{key_suffix or layout.key}" + (f"/{mig_name}" if mig else "")
     fraction = (1.0 / mig.instances_per_gpu) if mig else sized.gpus
@@ -524,7 +545,8 @@ def _candidate(w: Workload, offer: Offer, acc: Accelerator, prec: Precision, lay
         total_gb=f.total_gb, reserve_gb=f.reserve_gb, free_gb=f.free_gb, batch=sized.batch,
         ttft_ms=sized.ttft_ms, tpot_ms=sized.tpot_ms, family=layout.family, layout=sized.layout, pp=layout.pp,
         ep=layout.stage_gpus if layout.family == "ep" else 1, kv_copies=f.kv_copies, calibrated=sized.calibrated,
-        ttft_at_load_ms=sized.ttft_at_load_ms, prefill_groups=sized.prefill_groups)
+        ttft_at_load_ms=sized.ttft_at_load_ms, prefill_groups=sized.prefill_groups,
+        validation=validation_of(params, acc, prec, model, engine, measured=sized.source == "measured"))
 
 
 def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: dict[DayHour, float],

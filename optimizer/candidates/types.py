@@ -7,6 +7,7 @@ from typing import Literal
 
 from optimizer import units, vocab
 from optimizer.physics.replicas import Replicas
+from optimizer.physics.validation import Validation
 
 DayHour = tuple[str, int]
 
@@ -67,6 +68,14 @@ class Candidate:
     """TTFT at the SLO's percentile with the replica at the plan's occupancy of its goodput."""
     prefill_groups: tuple[float, int] | None = None
     """Disaggregated: (prefill groups per replica, GPUs per prefill group); replicas share whole groups."""
+    validation: Validation | None = None
+    """The evidence behind its goodput: its group, the published points behind it and the estimator's error
+    band there (physics.validation); None for the API and reserved GPU blocks."""
+
+    @property
+    def unvalidated(self) -> bool:
+        """An estimated goodput no group with enough published points backs (policy.unvalidated)."""
+        return self.validation is not None and not self.validation.validated
 
     @property
     def gpus_per_replica(self) -> float:
@@ -101,7 +110,7 @@ class Dropped:
     option: str
     """What was considered, e.g. 'h100-sxm · bf16 · tp1' or 'offer aws-h100-sxm-us-east-1'."""
     family: str
-    """Why, in one word: fit, native, scale-up, network, filter, tier, slo, goodput, dominated."""
+    """Why, in one word: fit, native, scale-up, network, filter, tier, slo, goodput, dominated, unvalidated."""
     reason: str
     ttft_ms: float | None = None
     """slo: the best TTFT this option reaches (batch 1, at the SLO's percentile), ms."""

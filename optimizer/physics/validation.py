@@ -31,8 +31,9 @@ class Validation:
 
     source: str
     """estimated (the roofline) or measured (a load test or a `measured` point of the plan)."""
-    group: str
-    """generation/dtype/engine/class the estimate belongs to, e.g. hopper/fp8/sglang/mla."""
+    group: str | None
+    """generation/dtype/engine/class the estimate belongs to, e.g. hopper/fp8/sglang/mla (None in results
+    written before it was kept)."""
     engine: str | None
     """The serving engine the goodput is for (None: no engine named; the group says generic)."""
     points: int | None

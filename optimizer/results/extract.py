@@ -20,6 +20,7 @@ from optimizer.optimize import costs
 from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.physics import replicas as rep
 from optimizer.results import cashflow as cf
+from optimizer.results import evidence
 from optimizer.results import contracts as cm
 from optimizer.results import own
 from optimizer.results import scenarios as scn
@@ -267,6 +268,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     if estimate_note:
         notes.append(estimate_note)
     notes += [n for n in cands.notes if n not in notes]  # measured points the memory model contradicts
+    if plan.policy.unvalidated == "warn":
+        notes += evidence.unvalidated_notes(results, {w: c.label for w, c in chosen.items()})
     contracts, new, exp = [], [], []
     if cal is not None:
         notes += cal.notes
@@ -529,7 +532,7 @@ def _workload_result(solved: Solved, w, c: Candidate, gpus_by_day: dict[str, lis
         hourly_replicas=reps_by_day,
         hourly_demand={d: [demand.get((d, h), 0.0) for h in range(24)] for d in days} if demand else {},
         hourly_api_tokens_per_s=api_rates, key=c.key, family=c.family, layout=c.layout, pp=c.pp, ep=c.ep,
-        kv_copies=c.kv_copies, calibrated=c.calibrated, ttft_at_load_ms=c.ttft_at_load_ms)
+        kv_copies=c.kv_copies, validation=c.validation, ttft_at_load_ms=c.ttft_at_load_ms)
 
 
 def _replicas_at(solved: Solved, w, c: Candidate, d: str, h: int) -> rep.Replicas:

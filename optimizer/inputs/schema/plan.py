@@ -277,7 +277,20 @@ class Policy(Strict):
     """How a plan on estimated goodput carries the estimator's held-out error (catalog estimator.held_out):
     none — estimates as they are; headroom — every estimated goodput at the P10 of what held-out models
     delivered per unit of estimate; scenarios — three goodput scenarios at its P10, P50 and P90 (weights
-    0.3, 0.4, 0.3), crossed with the plan's scenarios. Measured goodput is never scaled."""
+    0.3, 0.4, 0.3), crossed with the plan's scenarios. Measured goodput is never scaled. Where the estimate's
+    group (generation/dtype/engine/model class) has its own held-out band (catalog estimator.validation),
+    headroom uses that band's low end instead of the global P10."""
+    unvalidated: Literal["allow", "warn", "exclude"] = Field(default="warn", examples=["exclude"])
+    """What to do with a config whose goodput is an estimate no published result validates (its group —
+    generation/dtype/engine/model class — has fewer points than estimator.validation.min_points): allow —
+    it competes like any other; warn — it competes, and the result warns of every chosen config that rests
+    on one (`validate` warns of the workloads that have such configs); exclude — it is not a candidate
+    (measured configs always are)."""
+    size_commitments_at: Literal["estimate", "low"] = Field(default="estimate", examples=["low"])
+    """How many GPUs reservations and purchases are sized for: estimate — the estimate's need; low — the
+    fewest GPUs the estimate's error band allows (goodput at the band's high end: estimate ÷ (1 + error_p10)),
+    so a commitment is not over-bought if the estimate proves pessimistic; the rest of the need runs on
+    hourly tiers. Measured configs and estimates without a band are sized as they are."""
 
     @field_validator("spot_pools", "mig_pools")
     @classmethod
