@@ -28,6 +28,7 @@ from optimizer.candidates.types import (
     whole_gpus,
 )
 from optimizer.errors import InfeasiblePlan, PlanError, Problem
+from optimizer.inputs import estimates
 from optimizer.inputs.catalog import Catalog
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import goodput_factor, goodput_varies
@@ -43,7 +44,7 @@ from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.physics import replicas as rep
 from optimizer.physics import roofline
 from optimizer.physics.layout import Layout
-from optimizer.physics.validation import validation_of
+from optimizer.physics.validation import goodput_ratio, validation_of
 from optimizer.processes import collection_paused, watch_parent
 
 
@@ -397,8 +398,25 @@ def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict
             dem = {(d, h): v / goodput_factor(plan, c.goodput_source, d) for (d, h), v in demand.items()}
         reps, gpus = _hourly(plan, w, c.goodput, c.gpu_fraction, dem, cache, scaled=dem is not demand,
                              prefill_groups=c.prefill_groups)
-        out.append(replace(c, replicas=reps, gpus=gpus))
+        out.append(replace(c, replicas=reps, gpus=gpus,
+                           commit_gpus=_commit_gpus(plan, w, c, gpus, dem, cache, dem is not demand)))
     return out
+
+
+def _commit_gpus(plan: Plan, w: Workload, c: Candidate, gpus: dict[DayHour, int], demand: dict[DayHour, float],
+                 cache: dict, scaled: bool) -> int | None:
+    """policy.size_commitments_at: low — the GPUs the config needs at its busiest hour were its goodput at the high
+    end of its band (estimate ÷ (1 + error_p10)): what reservations and purchases may hold for it (Candidate.commit_gpus).
+    A measured config, or an estimate without a band, is held to its own need."""
+    if plan.policy.size_commitments_at != "low":
+        return None
+    ratio = goodput_ratio(c.validation, "high") if c.validation is not None and c.goodput_source == "estimated" \
+        else None
+    if ratio is None:
+        return max(gpus.values(), default=0)
+    _reps, low = _hourly(plan, w, c.goodput * ratio, c.gpu_fraction, demand, cache, scaled=scaled,
+                         prefill_groups=c.prefill_groups)
+    return max(low.values(), default=0)
 
 
 def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog: Catalog,
@@ -420,6 +438,7 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
         if reason:
             _drop_once(drops, seen_drop, w, vocab.option_label(acc.id, prec.id), "native", reason)
             continue
+        params = _planned_params(plan, catalog.estimator, acc, prec, model)
         made: list[tuple[Layout, configs.Sized]] = []
 
         def attempt(layout: Layout, mig: MigProfile | None = None) -> None:
@@ -459,6 +478,15 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
         if "disagg" in families and w.kind == "interactive" and (w.slo.ttft_ms or w.slo.tpot_ms):
             cands.extend(_disaggregated(plan, w, model, acc, offer, prec, made, cache, params, drops, seen_drop))
     return cands
+
+
+def _planned_params(plan: Plan, params: EstimatorParams, acc: Accelerator, prec: Precision, model: Model,
+                    engine: str | None = None) -> EstimatorParams:
+    """The estimator as a plan sizes one (accelerator, precision) of a model with: under policy.estimate_error
+    headroom, an estimate whose group has a band of its own is planned at that band's low end, not the global
+    P10 (inputs.estimates.group_headroom)."""
+    k = estimates.group_headroom(plan, params, validation_of(params, acc, prec, model, engine).error_p90)
+    return params if k == 1.0 else params.model_copy(update={"goodput_factor": params.goodput_factor * k})
 
 
 def _is_moe(model: Model) -> bool:

@@ -72,6 +72,12 @@ class Candidate:
     """The evidence behind its goodput: its group, the published points behind it and the estimator's error
     band there (physics.validation); None for the API and reserved GPU blocks."""
 
+    commit_gpus: int | None = None
+    """policy.size_commitments_at: low — the most GPUs reservations and purchases may hold for it: its busiest
+    hour's GPUs at the high end of its goodput band, estimate ÷ (1 + error_p10), the fewest the band allows
+    (its own need where it is measured or has no band). None: no such bound (batch work, reserved blocks, the API,
+    or policy estimate)."""
+
     @property
     def unvalidated(self) -> bool:
         """An estimated goodput no group with enough published points backs (policy.unvalidated)."""
