@@ -268,8 +268,6 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     if estimate_note:
         notes.append(estimate_note)
     notes += [n for n in cands.notes if n not in notes]  # measured points the memory model contradicts
-    if plan.policy.unvalidated == "warn":
-        notes += evidence.unvalidated_notes(results, {w: c.label for w, c in chosen.items()})
     contracts, new, exp = [], [], []
     if cal is not None:
         notes += cal.notes
@@ -277,6 +275,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         idle = sorted({c.offer for _i, c in cal.active} - {o for o, _s in sol.segments.committed})
         if idle:
             notes.append(f"committed GPUs at {', '.join(idle)} serve no workload: no candidate config runs there")
+    if plan.policy.unvalidated == "warn":
+        notes += evidence.unvalidated_notes(results, {w: c.label for w, c in chosen.items()})
     new = cm.new_reservations(plan, purchases)
     exp = cm.expiry(plan, contracts, new)
     committed_rate = _committed_rates(contracts)
