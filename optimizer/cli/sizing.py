@@ -497,7 +497,7 @@ def _check_serving_flags(concurrency: str | None, plot: Path | None, disagg: boo
 def _check_engine(cat, engine: str, acc, prec, family: str) -> str:
     """The engine id `--engine` names, when it runs this precision and layout family on the accelerator."""
     engines = getattr(cat, "engines", None)
-    if engines is None:
+    if not engines:  # a catalog without an engines section: the ids the estimator knows
         known = sorted(set(KNOWN_ENGINES) | set(cat.estimator.engines))
         if engine not in known:
             raise PlanError(Problem(f"unknown engine '{engine}'", f"use one of {', '.join(known)}"))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -153,17 +154,18 @@ def test_without_new_flags_the_keys_are_unchanged():
                       "occupancy", "calibrated", "group", "roofline_goodput_output_tokens_per_s"}
 
 
-DISAGG_PLAN = """\
-plan: disaggregated
+PLAN = """\
+plan: every config
 horizon_days: 1
 policy: {tiers: [on-demand], spares: 0, rollout_fraction: 0}
 workloads:
   - name: chat
-    model: llama-3.1-70b
+    model: MODEL
+    pool: POOL
     precisions: [fp8]
     offers: [coreweave-h100-sxm]
-    tp: [2, 4]
-    parallelism: [tp, disagg]
+    tp: TPS
+    parallelism: [tp, ep, disagg]
     tokens: {input: 2000, output: 300}
     slo: {tpot_ms: 40, ttft_ms: 2000}
     SERVING
@@ -171,34 +173,52 @@ workloads:
 """
 
 
-@pytest.mark.parametrize("serving, flags", [
-    ("", []),
-    ("prefix_cache: {hit_rate: 0.5}", ["--prefix-hit-rate", "0.5"]),
-    ("speculative: {method: mtp, draft_tokens: 2, acceptance: 0.6}",
+def _layout_flags(key: str, prefix: str = "") -> list:
+    """--tp/--ep/--pp (or --prefill-…) of a candidate key's layout part: 'tp2', 'ep8', 'tp2ep8pp2'."""
+    deg = {k: int(v) for k, v in re.findall(r"(tp|ep|pp)(\d+)", key)}
+    flags = ["--" + prefix + "tp", deg.get("tp", 1)]
+    if "ep" in deg:
+        flags += ["--" + prefix + "ep", deg["ep"]]
+    if "pp" in deg:
+        flags += ["--" + prefix + "pp", deg["pp"]]
+    return flags
+
+
+@pytest.mark.parametrize("model, pool, tps, serving, flags", [
+    ("llama-3.1-70b", "interactive", "[2, 4]", "", []),
+    ("llama-3.1-70b", "interactive", "[2, 4]", "prefix_cache: {hit_rate: 0.5}", ["--prefix-hit-rate", "0.5"]),
+    ("llama-3.1-70b", "interactive", "[2, 4]", "speculative: {method: mtp, draft_tokens: 2, acceptance: 0.6}",
      ["--spec-method", "mtp", "--spec-tokens", "2", "--spec-acceptance", "0.6"]),
+    ("qwen3-30b-a3b", "small", "[1, 2]", "", []),
 ])
-def test_estimate_reproduces_every_candidate_solve_sizes(tmp_path: Path, serving, flags):
-    """Every config the candidates offer solve (disaggregated pairs on the offer's links included) comes back
-    from estimate with the same goodput and GPUs per replica. Candidates only: no solver, no time limit."""
+def test_estimate_reproduces_every_candidate_solve_sizes(tmp_path: Path, model, pool, tps, serving, flags):
+    """Every config the candidates offer solve (disaggregated pairs on the offer's links, experts over GPUs,
+    MIG slices) comes back from estimate with the same goodput and GPUs per replica. Candidates only: no
+    solver, no time limit."""
     from optimizer.candidates.build import build_candidates
     from optimizer.inputs.loading import load_plan
 
     path = tmp_path / "plan.yaml"
-    path.write_text(DISAGG_PLAN.replace("SERVING", serving or "pool: interactive"))
+    path.write_text(PLAN.replace("MODEL", model).replace("POOL", pool).replace("TPS", tps)
+                    .replace("SERVING", serving or "team: x"))
     cands = build_candidates(load_plan(path), frozenset({"chat"})).all()
-    disagg = [c for c in cands if c.family == "disagg"]
-    assert disagg, "the plan offers a disaggregated pair"
+    families = {c.family for c in cands} | {"mig" for c in cands if c.mig}
+    assert "disagg" in families and (model != "qwen3-30b-a3b" or {"ep", "mig"} <= families), families
     for c in {c.key: c for c in cands if c.goodput_source == "estimated"}.values():
-        args = ["estimate", "--model", "llama-3.1-70b", "--accelerator", c.accelerator, "--precision", c.precision,
+        args = ["estimate", "--model", model, "--accelerator", c.accelerator, "--precision", c.precision,
                 "--input-tokens", "2000", "--output-tokens", "300", "--tpot-ms", "40", "--ttft-ms", "2000",
                 "--offer", c.offer, "--json", *flags]
+        layout = c.key.split("/")[3]
         if c.family == "disagg":
-            prefill_tp = int(c.key.split("disagg-p")[1].split("-d")[0].removeprefix("tp"))
-            args += ["--disagg", "--tp", c.tp, "--prefill-tp", prefill_tp]
+            pre, dec = layout.removeprefix("disagg-p").split("-d")
+            args += ["--disagg", *_layout_flags(dec), *_layout_flags(pre, "prefill-")]
         else:
-            args += ["--tp", c.tp]
+            args += _layout_flags(layout)
+        if c.mig:
+            args = [a for a in args if a not in ("--tp", 1)] + ["--mig", c.mig]
         res = invoke(*args)
-        assert res.exit_code == 0, res.output
+        assert res.exit_code == 0, (c.key, res.output)
         d = json.loads(res.stdout)
         assert d["goodput_output_tokens_per_s"] == pytest.approx(c.goodput, abs=6e-4), c.key  # JSON rounds to 1e-3
-        assert d["gpus"] == pytest.approx(c.gpu_fraction, rel=1e-6), c.key
+        gpus = d.get("gpu_fraction", d["gpus"])
+        assert gpus == pytest.approx(c.gpu_fraction, rel=1e-6), c.key
