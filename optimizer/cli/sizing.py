@@ -208,6 +208,12 @@ def estimate(
             raise PlanError(Problem(f"does not fit: weights {f.weights_gb:.1f} GB + one sequence's KV "
                                     f"{f.kv_gb_per_seq:,.2f} GB ({ctx:,} tokens){draft_kv} > usable {f.usable_gb:.1f} GB",
                                     "quantize, shorten the context, or add GPUs per replica (--tp, --pp, --ep)"))
+        pre = served.prefill
+        if pre is not None and memory.fit(m, p, served.memory_gb, pre.gpus, ctx, memory_reserve, kv_elem,
+                                          attention_tp=pre.tp, runtime_gb_per_gpu=est.runtime_gb,
+                                          dense_copies=pre.dp).kv_concurrency < 1:
+            raise PlanError(Problem(f"the prefill group ({pre.label}) does not hold the model and one prompt's KV",
+                                    "give larger prefill groups (--prefill-tp, --prefill-pp, --prefill-ep)"))
         link = served.link(layout)
         serving = {"speculative": spec, "draft_model": served.draft, "prefix_hit_rate": prefix_hit_rate}
         try:
@@ -243,6 +249,8 @@ def estimate(
             return 0
         out.print(f"[bold]{m.name or m.id}[/bold] at {p.id} on {layout.gpus} × {a.name or a.id} ({layout.label}), "
                   f"{input_tokens} in / {output_tokens} out")
+        for line in _serving_lines(res):
+            out.print(line)
         t = Table(show_header=False, show_edge=False)
         t.add_column()
         t.add_column(justify="right")
@@ -598,6 +606,25 @@ def _serving_keys(spec, draft, hit: float) -> dict:
     return d
 
 
+def _serving_lines(res: dict) -> list[str]:
+    """What the flags beyond the layout set, one console line each (escaped)."""
+    lines = []
+    if res.get("engine"):
+        lines.append(f"engine {escape(res['engine'])}: the estimator as it runs on this generation")
+    if res.get("offer"):
+        lines.append(f"on offer {escape(res['offer'])}: its links and limits")
+    if res.get("mig"):
+        lines.append(f"on a MIG slice {escape(res['mig'])} ({res['gpu_fraction']:g} of a GPU)")
+    sp = res.get("speculative")
+    if sp:
+        draft = f", draft model {escape(sp['draft_model'])}" if sp.get("draft_model") else ""
+        lines.append(f"speculative decoding {sp['method']}{draft}: {sp['draft_tokens']} drafted, acceptance "
+                     f"{sp['acceptance']:g} → {sp['tokens_per_step']:.2f} tokens per step")
+    if res.get("prefix_hit_rate"):
+        lines.append(f"prefix cache: {res['prefix_hit_rate']:.0%} of input tokens not prefilled")
+    return lines
+
+
 def _estimate_at_concurrency(m, p, a, est, served: _Served, layout, f, rl, e, serving: dict, levels: list[int],
                              engine: str | None, plot: Path | None, input_tokens: int, output_tokens: int,
                              as_json: bool) -> int:
@@ -640,8 +667,9 @@ def _estimate_at_concurrency(m, p, a, est, served: _Served, layout, f, rl, e, se
     if as_json:
         sys.stdout.write(json.dumps(res, indent=2) + "\n")
         return 0
-    out.print(f"[bold]{escape(title)}[/bold], {input_tokens} in / {output_tokens} out"
-              + (f", engine {escape(engine)}" if engine else ""))
+    out.print(f"[bold]{escape(title)}[/bold], {input_tokens} in / {output_tokens} out")
+    for line in _serving_lines({**res, "engine": engine}):
+        out.print(line)
     t = Table(show_edge=False)
     for col in ("in flight", "batch", "output tok/s", "tok/s per GPU", "tok/s per user", "TPOT ms", "TTFT ms", "bound"):
         t.add_column(col, justify="right" if col != "bound" else "left")
@@ -700,6 +728,8 @@ def _estimate_disaggregated(m, p, a, est, served: _Served, decode, f, kv_elem, s
         return 0
     out.print(f"[bold]{escape(m.name or m.id)}[/bold] at {p.id} on {escape(a.name or a.id)} ({escape(label)}), "
               f"{input_tokens} in / {output_tokens} out")
+    for line in _serving_lines(res):
+        out.print(line)
     t = Table(show_header=False, show_edge=False)
     t.add_column()
     t.add_column(justify="right")

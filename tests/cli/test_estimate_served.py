@@ -222,3 +222,38 @@ def test_estimate_reproduces_every_candidate_solve_sizes(tmp_path: Path, model, 
         assert d["goodput_output_tokens_per_s"] == pytest.approx(c.goodput, abs=6e-4), c.key  # JSON rounds to 1e-3
         gpus = d.get("gpu_fraction", d["gpus"])
         assert gpus == pytest.approx(c.gpu_fraction, rel=1e-6), c.key
+
+
+def test_a_prefill_group_that_does_not_hold_the_model_is_refused():
+    res = invoke("estimate", "--model", "llama-3.1-70b", "--accelerator", "h100-sxm", "--precision", "bf16",
+                 "--tp", "4", "--disagg", "--prefill-tp", "1", "--tpot-ms", "50")
+    assert res.exit_code == 2 and "the prefill group (tp1) does not hold the model" in res.output
+
+
+class _Engine:
+    def __init__(self, id, runs):
+        self.id, self.runs, self.aliases = id, runs, []
+
+    def why_not(self, generation, precision, family):
+        return None if generation in self.runs else f"{self.id} does not run {generation}"
+
+
+def test_an_engine_that_does_not_run_the_accelerator_is_refused_naming_one_that_does():
+    """With the catalog's engines section (its Engine.why_not), --engine is checked against the accelerator."""
+    from types import SimpleNamespace
+
+    from optimizer.cli.sizing import _check_engine
+    from optimizer.errors import PlanError
+
+    cat = load_catalog([])
+    acc, prec = cat.accelerators["mi300x"], cat.precisions["fp8"]
+    fake = SimpleNamespace(engines={"trtllm": _Engine("trtllm", {"hopper", "blackwell"}),
+                                    "vllm": _Engine("vllm", {"hopper", acc.generation})},
+                           estimator=cat.estimator)
+    assert _check_engine(fake, "vllm", acc, prec, "tp") == "vllm"
+    with pytest.raises(PlanError) as e:
+        _check_engine(fake, "trtllm", acc, prec, "tp")
+    assert f"trtllm does not run {acc.generation}" in str(e.value) and "engines that run it: vllm" in str(e.value)
+    with pytest.raises(PlanError) as e:
+        _check_engine(fake, "nope", acc, prec, "tp")
+    assert "unknown engine 'nope'" in str(e.value) and "trtllm, vllm" in str(e.value)
