@@ -411,7 +411,8 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
                     label = None if layout.family == "tp" else layout.label
                     drops.append(Dropped(w.name, vocab.config_label(offer.id, prec.id, layout.tp, layout=label), *why))
                 return
-            sized = _size(plan, w, model, acc, offer, prec, layout, mig, cache, params)
+            sized = _size(plan, w, model, acc, offer, prec, layout, mig, cache, params,
+                          catalog.models.get(_draft_id(w) or ""))
             if isinstance(sized, Dropped):
                 _drop_once(drops, seen_drop, w, configs.describe_option(acc, prec, layout, mig), sized.family,
                            sized.reason, sized)
@@ -437,7 +438,8 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
                 if mig.instances_per_gpu >= 2:  # a whole-GPU profile is the tp1 config
                     attempt(Layout("tp", tp=1), mig)
         if "disagg" in families and w.kind == "interactive" and (w.slo.ttft_ms or w.slo.tpot_ms):
-            cands.extend(_disaggregated(plan, w, model, acc, offer, prec, made, cache, params, drops, seen_drop))
+            cands.extend(_disaggregated(plan, w, model, acc, offer, prec, made, cache, params, drops, seen_drop,
+                                        catalog.models.get(_draft_id(w) or "")))
     return cands
 
 
@@ -458,7 +460,8 @@ def _ep_sizes(acc: Accelerator, offer: Offer) -> list[int]:
 
 def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision,
                    made: list[tuple[Layout, configs.Sized]], cache: dict, params: EstimatorParams,
-                   drops: list[Dropped], seen_drop: set[tuple[str, str]]) -> list[Candidate]:
+                   drops: list[Dropped], seen_drop: set[tuple[str, str]],
+                   draft: Model | None = None) -> list[Candidate]:
     """Prefill on the smallest group that holds the model, decode on the two groups that deliver the
     most goodput per GPU: the pairs a disaggregated deployment would try first."""
     estimated = [(lay, s) for lay, s in made if s.source == "estimated"]
@@ -478,7 +481,7 @@ def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offe
                configs.offer_scale_out(acc, offer, params), prec.id, prefill, decode)
         if key not in cache:
             cache[key] = configs.size_disaggregated(plan, w, model, acc, offer, prec, prefill, decode, params,
-                                                    cache)
+                                                    cache, draft)
         sized = cache[key]
         option = vocab.option_label(acc.id, prec.id, layout=f"disagg prefill {prefill.label} + decode {decode.label}")
         if isinstance(sized, Dropped):
@@ -548,7 +551,8 @@ def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: di
 
 
 def _size(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision, layout: Layout,
-          mig: MigProfile | None, cache: dict, params: EstimatorParams) -> configs.Sized | Dropped:
+          mig: MigProfile | None, cache: dict, params: EstimatorParams,
+          draft: Model | None = None) -> configs.Sized | Dropped:
     """Memory fit and goodput of a config; cached per build, since offers repeat accelerators (and
     offers with the same domain and network give a layout the same links), and workloads repeat
     what sizing reads of them (model, tokens, context, SLO, KV precision: _sizing_key)."""
@@ -556,7 +560,7 @@ def _size(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer,
     key = ("size", _sizing_key(w), acc.id, prec.id, layout, mig.name if mig else None, domain, out)
     if key not in cache:
         link = configs.offer_links(acc, offer, layout, params)
-        cache[key] = configs.size(plan, w, model, acc, prec, layout, mig, link, params, cache)
+        cache[key] = configs.size(plan, w, model, acc, prec, layout, mig, link, params, cache, draft)
     sized = cache[key]
     if isinstance(sized, Dropped) and sized.workload != w.name:
         return replace(sized, workload=w.name)  # another workload's twin was sized first: the same reason
@@ -570,6 +574,10 @@ def _sizing_key(w: Workload) -> tuple:
         return ("workload", w.name)
     tokens, slo = w.tokens, w.slo
     return (w.model, w.context, w.kv_precision, tokens.input if tokens else None, tokens.output if tokens else None,
-            slo.ttft_ms, slo.tpot_ms, slo.percentile)
+            slo.ttft_ms, slo.tpot_ms, slo.percentile, configs.serving(w), _draft_id(w))
+
+
+def _draft_id(w: Workload) -> str | None:
+    return w.speculative.draft_model if w.speculative is not None else None
 
 

@@ -346,6 +346,10 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
         if w.model is not None and w.model not in catalog.models:
             err(base + ("model",), f"unknown model '{w.model}'",
                 unknown_id_fix("models", w.model, list(catalog.models)))
+        draft = w.speculative.draft_model if w.speculative is not None else None
+        if draft is not None and draft not in catalog.models:
+            err(base + ("speculative", "draft_model"), f"unknown model '{draft}'",
+                unknown_id_fix("models", draft, list(catalog.models)))
         for j, p in enumerate(w.precisions):
             if catalog.precision_id(p) not in catalog.precisions:
                 err(base + ("precisions", j), f"precision '{p}' is not in the catalog",

@@ -312,6 +312,36 @@ class Slo(Strict):
     """The percentile both targets hold at (99: p99, as load tests and MLPerf report)."""
 
 
+class Speculative(Strict):
+    """Speculative decoding: k tokens drafted per step, verified together by the model
+    (docs/speculative-and-prefix-caching.md)."""
+
+    method: Literal["mtp", "draft"] = Field(examples=["mtp"])
+    """mtp: the model's own multi-token-prediction layers draft (DeepSeek-V3/R1); draft: a separate draft model."""
+    draft_tokens: int = Field(ge=1, le=16, examples=[3])
+    """Tokens drafted per step (k): each step verifies k + 1 per sequence."""
+    acceptance: float = Field(ge=0, lt=1, examples=[0.7])
+    """Chance a drafted token is accepted, given the ones before it were (a): a step emits
+    (1 − a^(k+1)) / (1 − a) tokens per sequence on average."""
+    draft_model: str | None = Field(default=None, examples=["llama-3.2-1b"])
+    """The draft model's id (method draft only): its weights and KV share the replica's memory."""
+
+    @model_validator(mode="after")
+    def _draft_model(self) -> "Speculative":
+        if self.method == "draft" and self.draft_model is None:
+            raise ValueError("method draft needs draft_model: <model id> — or use method: mtp")
+        if self.method == "mtp" and self.draft_model is not None:
+            raise ValueError("draft_model is for method draft; MTP drafts with the model's own layers — remove it")
+        return self
+
+
+class PrefixCache(Strict):
+    """Prefix caching: a share of each prompt's tokens is found in the cache and not prefilled again."""
+
+    hit_rate: float = Field(ge=0, lt=1, examples=[0.5])
+    """Share of input tokens served from the cache (e.g. a long shared system prompt, an agent's history)."""
+
+
 Profile = list[float]
 
 
@@ -579,6 +609,10 @@ class Workload(Extensible):
     """KV-cache datatype; default the precision's usual pairing."""
     slo: Slo = Field(default_factory=Slo)
     """Latency targets, at a percentile."""
+    speculative: Speculative | None = None
+    """Speculative decoding the serving engine runs (default none)."""
+    prefix_cache: PrefixCache | None = None
+    """The prefix cache's hit rate (default none: every input token is prefilled)."""
     demand: Demand | None = None
     """Interactive traffic: the peak (stated, or from business numbers) and its hourly profile (exactly one
     of demand, batch, reserve_gpus)."""
