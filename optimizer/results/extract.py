@@ -21,6 +21,7 @@ from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.physics import replicas as rep
 from optimizer.results import cashflow as cf
 from optimizer.results import contracts as cm
+from optimizer.results import decision
 from optimizer.results import own
 from optimizer.results import scenarios as scn
 from optimizer.results.types import (
@@ -285,6 +286,10 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                         own.spread(own_terms, purchases, own_fixed, serving, sol.segments) if own_terms else [])
     own_result = own.report(plan, catalog_offers, own_terms, sol.segments, purchases, own_fixed, serving, alloc,
                             cost_by_tier, served) if own_terms else None
+    if decision.unproven(info.status, info.gap, pol.mip_gap):  # nothing of an unproven plan is handed over as signed
+        new = [replace(n, provisional=True) for n in new]
+        if own_result is not None:
+            own_result = replace(own_result, bought=[replace(b, provisional=True) for b in own_result.bought])
     return PlanResult(
         plan=plan.plan, file=file, status=info.status, currency=plan.currency, horizon_days=H,
         day_types=dict(days), policy=pol.model_dump(mode="json"), cost_total=total,
