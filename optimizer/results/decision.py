@@ -9,7 +9,7 @@ No I/O and no third-party imports: data in, data out.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from optimizer import formatting, vocab
@@ -250,6 +250,19 @@ def provisional(result: PlanResult) -> Provisional | None:
     if not unproven(result.solver.status, result.solver.gap, mip_gap):
         return None
     return Provisional(result.solver.gap, float(mip_gap or 0.0), rerun_hint(result))
+
+
+def marked(result: PlanResult) -> PlanResult:
+    """The result with `provisional` set on every new reservation and server bought, from its own solver gap and
+    policy.mip_gap: nothing of an unproven plan is handed over as signed (and a proven one clears the flags)."""
+    flag = unproven(result.solver.status, result.solver.gap, result.policy.get("mip_gap"))
+    new = [n if n.provisional == flag else replace(n, provisional=flag) for n in result.new_commitments]
+    own = result.own
+    if own is not None and any(b.provisional != flag for b in own.bought):
+        own = replace(own, bought=[replace(b, provisional=flag) for b in own.bought])
+    if new == result.new_commitments and own is result.own:
+        return result
+    return replace(result, new_commitments=new, own=own)
 
 
 # --- caveats of one item ----------------------------------------------------------------------------------------
