@@ -156,3 +156,41 @@ def test_the_caveated_workbooks_still_recalculate_to_their_stored_values(books, 
     produced = recalculate(tmp_path, [books["caveated"], books["unproven"]])
     for name in ("caveated", "unproven"):
         assert sum(check_formulas(books[name], produced[name], ("Summary",)).values()) > 5
+
+
+@pytest.mark.slow
+def test_a_solve_stopped_before_its_proof_hands_over_nothing_to_sign(tmp_path, monkeypatch):
+    """A real solve stopped short of its gap — HiGHS stopped at its first plan stands in for the clock, the same on
+    every machine — marks every new commitment provisional in the JSON, and the console says so with the rerun."""
+    from typer.testing import CliRunner
+
+    from optimizer.cli import app
+    from optimizer.optimize import solver as solver_mod
+    from optimizer.synth.plans import generate
+
+    from tests.helpers.solving import NO_TIME_LIMIT
+
+    real = solver_mod._solve_highs
+
+    def first_plan_only(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None, progress=None,
+                        first_plan=False, *rest, **kw):
+        return real(prob, time_limit_s, mip_gap, msg, relax, warm, node_limit, progress, first_plan or not relax,
+                    *rest, **kw)
+
+    monkeypatch.setattr(solver_mod, "_solve_highs", first_plan_only)
+    plan = tmp_path / "stopped.yaml"
+    plan.write_text(generate(8, seed=1, mip_gap=0.0, time_limit_s=NO_TIME_LIMIT), encoding="utf-8")
+    runner = CliRunner()
+    args = ["solve", str(plan), "--solver", "highs", "--alternatives", "0"]
+    res = runner.invoke(app, [*args, "--json", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    import json
+
+    d = json.loads(res.stdout)
+    assert d["status"] == "feasible" and d["solver"]["gap"] > d["policy"]["mip_gap"]
+    assert d["new_commitments"] and all(n["provisional"] is True for n in d["new_commitments"])
+    console = runner.invoke(app, [*args, "-o", str(tmp_path / "out2")], terminal_width=400)
+    assert console.exit_code == 0, console.output
+    decision = console.output[console.output.index("Decision"):console.output.index("Cost by tier")]
+    assert decision.count("provisional: the search stopped at") == len(d["new_commitments"])
+    assert "before signing" in decision and not re.search(r"^\s*Sign\b", decision, re.M)
