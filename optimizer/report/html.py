@@ -67,7 +67,7 @@ def context(result: PlanResult) -> dict[str, Any]:
              for k, v in ((k, result.cost_by_tier.get(k, 0.0)) for k in L.cost_keys(result))]
     expected_tiers = result.risk is not None and result.risk.measure != "expected"
     decision = [{"what": r.what, "text": r.text, "caveats": list(r.caveats), "status": r.status,
-                 "buy": (r.item is not None and r.item.action == "buy") or r.text.startswith("no server")}
+                 "buy": r.topic == "buy"}
                 for r in L.decision_rows(result, money)]
     gap = result.solver.gap
     mip_gap = result.policy.get("mip_gap")

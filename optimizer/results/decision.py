@@ -152,6 +152,8 @@ class Line:
 
     what: str
     text: str
+    topic: str
+    """reserve, buy (that nothing is reserved or bought), spend, binds or hourly."""
     caveats: tuple[Caveat, ...] = ()
 
 
@@ -164,6 +166,8 @@ class Row:
     caveats: tuple[str, ...]
     status: str
     """sign, provisional, check (caveats to read first) or info (no commitment)."""
+    topic: str
+    """reserve or buy (an item, or that there is none), spend, binds or hourly."""
     item: Item | None = None
 
 
@@ -189,12 +193,12 @@ class Decision:
 
 def _row(x: Item) -> Row:
     status = x.status if x.status == "provisional" else ("check" if x.warned else "sign")
-    return Row(x.heading, x.sentence, tuple(c.text for c in x.caveats), status, x)
+    return Row(x.heading, x.sentence, tuple(c.text for c in x.caveats), status, x.action, x)
 
 
 def _line_row(n: Line) -> Row:
     return Row(n.what, n.text, tuple(c.text for c in n.caveats),
-               "provisional" if any(c.kind == "provisional" for c in n.caveats) else "info")
+               "provisional" if any(c.kind == "provisional" for c in n.caveats) else "info", n.topic)
 
 
 # --- whether an estimate is validated: ONE place --------------------------------------------------------------
@@ -333,8 +337,8 @@ def decide(result: PlanResult, money: Money | None = None) -> Decision:
                           "provisional" if prov is not None or getattr(n, "provisional", False) else status,
                           _caveats(result, n.offer, n.tier, prov, getattr(n, "utilization", None)), sentence))
     if not result.new_commitments:
-        entries.append(Line("Provisional", "no new reservation in the plan found so far", (prov,)) if prov is not None
-                     else Line("Sign", "no new reservation"))
+        entries.append(Line("Provisional", "no new reservation in the plan found so far", "reserve", (prov,))
+                       if prov is not None else Line("Sign", "no new reservation", "reserve"))
     own = result.own
     if own is not None:
         for b in own.bought:
@@ -344,7 +348,7 @@ def decide(result: PlanResult, money: Money | None = None) -> Decision:
                               _caveats(result, b.offer, "buy", prov, None), b.decision))
         if not own.bought and any(r.offer for r in own.break_even):
             text = "no server: renting is cheaper at this plan's prices and demand"
-            entries.append(Line("Provisional", text, (prov,)) if prov is not None else Line("Buy", text))
+            entries.append(Line("Provisional", text, "buy", (prov,)) if prov is not None else Line("Buy", text, "buy"))
     entries += _other_lines(result, money)
     return Decision(entries, prov)
 
@@ -370,16 +374,16 @@ def _other_lines(result: PlanResult, money: Money) -> list[Line]:
         spend += f"; {money(result.cost_idle)} of the new spend buys GPU-hours no workload uses at that hour"
     if own is not None and own.capex:
         spend += f"; the servers bought cost {money(own.capex)} in cash at delivery (the spend counts this horizon's share)"
-    out.append(Line("Spend", spend))
+    out.append(Line("Spend", spend, "spend"))
     caps = caps_that_bind(result)
     for b in caps:
-        out.append(Line("Binds", f"{b.what}: {b.detail}"))
+        out.append(Line("Binds", f"{b.what}: {b.detail}", "binds"))
     if own is not None:
         for limit in own.facility.binding:
-            out.append(Line("Binds", facility_sentence(result, limit, money)))
+            out.append(Line("Binds", facility_sentence(result, limit, money), "binds"))
         caps = caps or own.facility.binding  # type: ignore[assignment]
     if not caps:
-        out.append(Line("Binds", "no cap or overflow limit binds"))
+        out.append(Line("Binds", "no cap or overflow limit binds", "binds"))
     hourly: dict[tuple[str, str, int], list[int]] = {}
     for period, h in by_period(result):
         row = hourly.setdefault((h.day_type, period, h.hour), [0, 0])
@@ -396,7 +400,8 @@ def _other_lines(result: PlanResult, money: Money) -> list[Line]:
             if len(ties) > 1:
                 when += f", and {formatting.plural(len(ties) - 1, 'other hour')} as busy"
             out.append(Line("Hourly", f"{od + sp:,} GPUs rest on hourly capacity at the hour it peaks ({when}): "
-                                      f"{od:,} on-demand, {sp:,} spot — not guaranteed where a provider runs short"))
+                                      f"{od:,} on-demand, {sp:,} spot — not guaranteed where a provider runs short",
+                            "hourly"))
     return out
 
 

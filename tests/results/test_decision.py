@@ -57,6 +57,7 @@ def test_a_proven_item_with_no_caveat_is_signed(proven):
     assert d.provisional is None
     rows = d.rows()
     assert [r.what for r in rows] == ["Sign", "Spend", "Binds", "Hourly"]
+    assert [r.topic for r in rows] == ["reserve", "spend", "binds", "hourly"]
     assert rows[0].text.startswith("16 GPUs of coreweave-h200-sxm reserved-1y at $4.73/GPU-hour")
     assert rows[0].caveats == () and rows[0].status == "sign"
 
@@ -140,7 +141,7 @@ def test_servers_bought_are_items_with_the_same_caveats(proven):
     buy = [x for x in d.items if x.action == "buy"]
     assert [(x.offer, x.gpus, x.nodes, x.cost_over_term, x.start, x.heading) for x in buy] == [
         ("hgx-h200-buy", 16, 2, 600_000.0, "2027-02-15", "Buy")]
-    assert [r.what for r in d.rows()][:2] == ["Sign", "Buy"]
+    assert [(r.what, r.topic) for r in d.rows()][:2] == [("Sign", "reserve"), ("Buy", "buy")]
     (buy,) = [x for x in D.decide(_bought(proven, estimated=True), money).items if x.action == "buy"]
     assert [c.kind for c in buy.caveats] == ["estimated_price"] and buy.heading == "Check"
     (buy,) = [x for x in D.decide(unproven(_bought(proven)), money).items if x.action == "buy"]
