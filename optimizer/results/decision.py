@@ -271,20 +271,21 @@ def marked(result: PlanResult) -> PlanResult:
 
 # --- caveats of one item ----------------------------------------------------------------------------------------
 
-def resting_on(result: PlanResult, offer: str) -> list[WorkloadResult]:
-    """Workloads served on an offer's held capacity (reserved or bought): those using its reserved GPU-hours,
-    or every workload on the offer where the result does not split GPU-hours by tier."""
+def resting_on(result: PlanResult, offer: str, tier: str) -> list[WorkloadResult]:
+    """Workloads served on an offer's held capacity: those using its GPU-hours of the tier (a reserved tier, or
+    buy for servers bought), or every workload on the offer where the result does not split GPU-hours by tier."""
     on = [w for w in result.workloads if w.offer == offer]
     split = [w for w in on if w.gpu_hours_by_tier]
     if not split:
         return on
-    return [w for w in split if w.gpu_hours_by_tier.get("reserved", 0.0) > 0]
+    key = vocab.TIER_GROUP.get(tier, tier)
+    return [w for w in split if w.gpu_hours_by_tier.get(key, 0.0) > 0]
 
 
-def unvalidated_caveats(result: PlanResult, offer: str) -> list[UnvalidatedEstimate]:
+def unvalidated_caveats(result: PlanResult, offer: str, tier: str) -> list[UnvalidatedEstimate]:
     """One caveat per estimate group behind the offer's held capacity that no published result validates."""
     groups: dict[tuple[str, int | None], list[str]] = {}
-    for w in resting_on(result, offer):
+    for w in resting_on(result, offer, tier):
         bad, group, points = _unvalidated(w)
         if bad:
             label = group or " · ".join(x for x in (w.accelerator, w.precision, w.layout or vocab.parallel_label(w.tp, w.mig)) if x)
@@ -303,7 +304,7 @@ def price_estimated(result: PlanResult, offer: str, tier: str) -> bool:
 def _caveats(result: PlanResult, offer: str, tier: str, prov: Provisional | None,
              utilization: float | None) -> tuple[Caveat, ...]:
     out: list[Caveat] = [prov] if prov is not None else []
-    out += unvalidated_caveats(result, offer)
+    out += unvalidated_caveats(result, offer, tier)
     if price_estimated(result, offer, tier):
         out.append(EstimatedPrice(offer, tier))
     if utilization is not None:

@@ -146,6 +146,16 @@ def test_servers_bought_are_items_with_the_same_caveats(proven):
     assert [c.kind for c in buy.caveats] == ["estimated_price"] and buy.heading == "Check"
     (buy,) = [x for x in D.decide(unproven(_bought(proven)), money).items if x.action == "buy"]
     assert buy.heading == "Provisional"
+    # a workload on the servers bought (its GPU-hours under buy) rests on them; one on reserved capacity does not
+    chat = proven.workload("chat")
+    on_servers = replace(chat, name="chat-owned", offer="hgx-h200-buy", gpu_hours_by_tier={"buy": 100.0},
+                         calibrated=False)
+    r = replace(_bought(proven), workloads=[*proven.workloads, on_servers])
+    (buy,) = [x for x in D.decide(r, money).items if x.action == "buy"]
+    assert [(c.kind, c.workloads) for c in buy.caveats] == [("unvalidated_estimate", ("chat-owned",))]
+    on_reserved = replace(on_servers, gpu_hours_by_tier={"reserved": 100.0, "on_demand": 5.0})
+    r = replace(_bought(proven), workloads=[*proven.workloads, on_reserved])
+    assert [x for x in D.decide(r, money).items if x.action == "buy"][0].caveats == ()
 
 
 def test_reservation_use_informs_and_never_holds_the_signature_back(proven):
