@@ -325,6 +325,9 @@ class BoughtRow:
     alternative: str | None
     """What the savings are measured against: offer and tier."""
     decision: str
+    provisional: bool = False
+    """True when the search stopped short of policy.mip_gap: a cheaper plan may not buy these servers, so they
+    are not to be ordered before the plan is solved again with more time (false in files written before)."""
 
 
 @dataclass(frozen=True)
