@@ -261,17 +261,18 @@ def _put_point(node: CommentedMap, p) -> "Change":
         return PRECISION_ALIASES.get(str(prec), str(prec))
 
     seq = node.get("measured")
-    label = f"measured {p.accelerator} {p.precision} tp{p.tp}"
+    label = f"measured {p.accelerator} {p.precision} tp{p.tp}" + (f" {p.engine}" if p.engine else "")
     value = _num(_sig(p.goodput_output_tokens_per_s))
     if seq is None:
         seq = CommentedSeq()
         keys = list(node.keys())
         anchor = next((k for k in ("demand", "batch", "slo") if k in node), keys[-1])
         node.insert(keys.index(anchor) + 1, "measured", seq)
+    engine = p.engine
     for entry in seq:
         if (isinstance(entry, dict) and entry.get("accelerator") == p.accelerator
                 and norm(entry.get("precision")) == p.precision and int(entry.get("tp", 1)) == p.tp
-                and entry.get("mig") is None):
+                and entry.get("mig") is None and entry.get("engine") == engine):
             old = entry.get("goodput_output_tokens_per_s")
             entry["goodput_output_tokens_per_s"] = value
             entry["source"] = p.source
@@ -283,6 +284,8 @@ def _put_point(node: CommentedMap, p) -> "Change":
     entry["tp"] = p.tp
     entry["goodput_output_tokens_per_s"] = value
     entry["source"] = p.source
+    if engine is not None:
+        entry["engine"] = engine
     seq.append(entry)
     return Change(p.workload, label, "–", _fmt(value))
 
