@@ -196,11 +196,12 @@ def entry_lines(text: str) -> dict[tuple[str, int], int]:
 
 
 def builtin_catalog(*, include_data: bool = True) -> Catalog:
-    """The shipped catalogs (precisions always; accelerators, models, offers when asked)."""
+    """The shipped catalogs (precisions and serving engines always: the vocabulary plans use; accelerators,
+    models, offers and systems when asked)."""
     catalog = Catalog()
     errors = Collector()
     root = catalogs_dir()
-    files = BUILTIN_FILES if include_data else ("precisions.yaml",)
+    files = BUILTIN_FILES if include_data else ("precisions.yaml", "engines.yaml")
     for name in files:
         path = root / name
         if not path.exists():
