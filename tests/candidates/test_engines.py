@@ -4,9 +4,9 @@ the most goodput (ties: the first in policy order); measured points keep their o
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-import yaml
 
 from optimizer.candidates import engines
 from optimizer.candidates.build import build_candidates
@@ -22,8 +22,8 @@ def _plan(tmp_path: Path, policy: dict | None = None, name: str = "plan.yaml", *
     w = {"name": "chat", "model": "llama-3.3-70b", "precisions": ["fp8"], "tokens": {"input": 1000, "output": 200},
          "slo": {"tpot_ms": 50}, "demand": {"peak_output_tokens_per_s": 2000}, "parallelism": ["tp"], **workload}
     path = tmp_path / name
-    path.write_text(yaml.safe_dump({"plan": "t", "horizon_days": 1, "policy": {"time_limit_s": 20, **(policy or {})},
-                                    "workloads": [w]}, sort_keys=False))
+    path.write_text(json.dumps({"plan": "t", "horizon_days": 1, "policy": {"time_limit_s": 20, **(policy or {})},
+                                    "workloads": [w]}))
     return path
 
 
@@ -126,8 +126,6 @@ def test_a_measured_point_is_used_whatever_its_engine_and_carries_it(tmp_path):
 
 
 def test_the_result_names_the_engine_and_reads_back(tmp_path):
-    import json
-
     from optimizer.report.labels import choice_label, config_label
 
     r = solve_plan(_plan(tmp_path, {"engines": ["trtllm"]}, accelerators=["h100-sxm"]))

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from optimizer.errors import PlanError
 from optimizer.inputs.catalog import builtin_catalog, load_catalog
@@ -57,7 +57,7 @@ def test_what_runs_where():
 
 def test_a_user_catalog_adds_and_overrides_engines(tmp_path):
     f = tmp_path / "mine.yaml"
-    f.write_text(yaml.safe_dump({"engines": [
+    f.write_text(json.dumps({"engines": [
         {"id": "vllm", "source": "our own build", "runs_on": {"hopper": {"precisions": ["fp8"], "source": "ours"}}},
         {"id": "ours", "source": "in-house", "parallelism": ["tp"], "runs_on": {"other": {"source": "ours"}}}]}))
     cat = load_catalog([f])
@@ -83,8 +83,7 @@ def _plan(tmp_path: Path, policy: dict | None = None, **workload) -> Path:
     w = {"name": "chat", "model": "llama-3.3-70b", "precisions": ["fp8"], "tokens": {"input": 1000, "output": 200},
          "demand": {"peak_output_tokens_per_s": 1000}, **workload}
     path = tmp_path / "plan.yaml"
-    path.write_text(yaml.safe_dump({"plan": "t", "horizon_days": 1, "policy": policy or {}, "workloads": [w]},
-                                   sort_keys=False))
+    path.write_text(json.dumps({"plan": "t", "horizon_days": 1, "policy": policy or {}, "workloads": [w]}))
     return path
 
 
