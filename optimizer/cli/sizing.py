@@ -23,6 +23,7 @@ class CatalogSection(str, Enum):
     precisions = "precisions"
     offers = "offers"
     systems = "systems"
+    engines = "engines"
 
 
 # What fit and estimate both ask: one model on one accelerator, at a precision and a layout.
@@ -317,6 +318,7 @@ def catalog_cmd(
             "systems": [("id", "id"), ("accelerator", "accelerator"), ("GPUs", "gpus_per_node"), ("unit", "unit"),
                         ("price USD", "price:node"), ("kW", "node_power_kw"), ("lead days", "lead_time_days"),
                         ("liquid", "liquid_cooling")],
+            "engines": [("id", "id"), ("name", "name"), ("runs on", "runs_on"), ("parallelism", "parallelism")],
         }[section.value]
         for label, _ in cols:
             t.add_column(label, overflow=overflow(label))
@@ -340,6 +342,8 @@ def _cell(entry, path: str) -> str:
         v = v.get(part) if isinstance(v, dict) else getattr(v, part, None)
     if v is None:
         return "–"
+    if isinstance(v, dict):  # an engine's runs_on: the generations
+        return ", ".join(v) or "–"
     if isinstance(v, list):
         if v and hasattr(v[0], "name"):
             return str(len(v))

@@ -80,7 +80,7 @@ def render_result(result: PlanResult) -> Group:
                       justify="right" if col not in ("workload", "pool", "choice", "source") else "left")
     for w in result.workloads:
         choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak,
-                                    api_share=w.api_share, layout=w.layout)
+                                    api_share=w.api_share, layout=w.layout, engine=vocab.shown_engine(w.engine))
         r = w.replicas
         wl.add_row(w.name, w.pool, choice,
                    f"{w.goodput_output_tokens_per_s:,.0f}" if w.goodput_output_tokens_per_s else "–",

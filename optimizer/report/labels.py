@@ -39,11 +39,13 @@ def config_label(w: WorkloadResult) -> str:
         return "API only"
     if w.kind == "reserve":
         return f"{formatting.plural(w.gpus_at_peak, 'GPU')} held"
-    return w.layout or vocab.parallel_label(w.tp, w.mig)
+    engine = vocab.shown_engine(w.engine)
+    return (w.layout or vocab.parallel_label(w.tp, w.mig)) + (f" · {engine}" if engine else "")
 
 
 def choice_label(w: WorkloadResult) -> str:
-    return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout)
+    return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout,
+                              engine=vocab.shown_engine(w.engine))
 
 
 def sizing_note(w: WorkloadResult) -> str:

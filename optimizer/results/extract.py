@@ -530,7 +530,7 @@ def _workload_result(solved: Solved, w, c: Candidate, gpus_by_day: dict[str, lis
         hourly_replicas=reps_by_day,
         hourly_demand={d: [demand.get((d, h), 0.0) for h in range(24)] for d in days} if demand else {},
         hourly_api_tokens_per_s=api_rates, key=c.key, family=c.family, layout=c.layout, pp=c.pp, ep=c.ep,
-        kv_copies=c.kv_copies, calibrated=c.calibrated, ttft_at_load_ms=c.ttft_at_load_ms)
+        kv_copies=c.kv_copies, calibrated=c.calibrated, ttft_at_load_ms=c.ttft_at_load_ms, engine=c.engine)
 
 
 def _replicas_at(solved: Solved, w, c: Candidate, d: str, h: int) -> rep.Replicas:

@@ -105,6 +105,9 @@ class WorkloadResult:
     """Shares of its output tokens by team (the showback splits its spend by them)."""
     peak_derivation: PeakDerivation | None = None
     """The business numbers the plan's peak was derived from (demand: {users: …}); None when stated."""
+    engine: str | None = None
+    """The serving engine the config runs on (catalogs/engines.yaml); None: measured without one, or a result
+    written before engines were planned."""
 
 
 @dataclass(frozen=True)

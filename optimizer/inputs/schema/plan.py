@@ -258,6 +258,10 @@ class Policy(Strict):
     providers: list[str] | None = None
     """Only offers from these providers (the accounts you have); default: every offer. Servers you own
     (`owned`) are always in: their cost is paid either way."""
+    engines: list[str] | None = Field(default=None, min_length=1, examples=[["vllm", "sglang"]])
+    """Serving engines the team runs (catalogs/engines.yaml ids), in order of preference; default: every engine
+    the catalog knows. A config is a candidate only where one of them runs its accelerator's generation,
+    precision and parallelism; the estimate uses the one that gives the most goodput (ties: the first listed)."""
     share_reserved_across_pools: bool = True
     """Whether pools borrow each other's reserved and committed GPUs hour by hour."""
     solver: Literal["highs", "cbc"] = "highs"
@@ -504,6 +508,8 @@ class Measured(Strict):
     """The TTFT the load test achieved at that goodput (reported beside the config)."""
     source: str | None = Field(default=None, examples=["vllm bench serve, bench/chat-h100-fp8.json, 2026-11-20"])
     """Where the number comes from (load-test file, date)."""
+    engine: str | None = Field(default=None, examples=["vllm"])
+    """The serving engine the load test ran (catalogs/engines.yaml id): carried onto the config it measures."""
 
     @field_validator("tp", "pp", "ep")
     @classmethod
@@ -518,7 +524,7 @@ class Measured(Strict):
     @property
     def layout_key(self) -> tuple:
         return (self.accelerator, PRECISION_ALIASES.get(self.precision, self.precision), self.tp, self.pp, self.ep,
-                self.mig)
+                self.mig, self.engine)
 
 
 class Api(Strict):
@@ -597,6 +603,8 @@ class Workload(Extensible):
     nodes), ep (MoE experts over GPUs, attention data-parallel), disagg (prefill and decode groups)."""
     accelerators: list[str] | None = None
     """Only these accelerator ids (where your engine build is qualified); default every one."""
+    engine: str | None = Field(default=None, examples=["sglang"])
+    """The serving engine it runs on (catalogs/engines.yaml id); default: the best of policy.engines per config."""
     regions: list[str] | None = Field(default=None, examples=[["us-east-1", "us-east-2"]])
     """Only offers in these regions; default every region."""
     offers: list[str] | None = Field(default=None, examples=[["coreweave-h100-sxm"]])
@@ -643,7 +651,8 @@ class Workload(Extensible):
             if j != i:
                 raise ValueError(f"[{i}] measures the same config as [{j}] ({m.accelerator}, {m.precision}, tp {m.tp}"
                                  f"{f', pp {m.pp}' if m.pp > 1 else ''}{f', ep {m.ep}' if m.ep > 1 else ''}"
-                                 f"{f', {m.mig}' if m.mig else ''}) — keep one: the newer load test, or their "
+                                 f"{f', {m.mig}' if m.mig else ''}{f', {m.engine}' if m.engine else ''}) — keep one: "
+                                 "the newer load test, or their "
                                  "mean at the same SLO")
         return ms
 
