@@ -68,6 +68,9 @@ class Candidate:
     """TTFT at the SLO's percentile with the replica at the plan's occupancy of its goodput."""
     prefill_groups: tuple[float, int] | None = None
     """Disaggregated: (prefill groups per replica, GPUs per prefill group); replicas share whole groups."""
+    engine: str | None = None
+    """The serving engine (catalogs/engines.yaml): the allowed one with the most goodput, or the one a measured
+    point names (None: measured without one, or a catalog without engines)."""
     validation: Validation | None = None
     """The evidence behind its goodput: its group, the published points behind it and the estimator's error
     band there (physics.validation); None for the API and reserved GPU blocks."""
@@ -116,7 +119,8 @@ class Dropped:
     option: str
     """What was considered, e.g. 'h100-sxm · bf16 · tp1' or 'offer aws-h100-sxm-us-east-1'."""
     family: str
-    """Why, in one word: fit, native, scale-up, network, filter, tier, slo, goodput, dominated, unvalidated."""
+    """Why, in one word: fit, native, engine, scale-up, network, filter, tier, slo, goodput, dominated,
+    unvalidated."""
     reason: str
     ttft_ms: float | None = None
     """slo: the best TTFT this option reaches (batch 1, at the SLO's percentile), ms."""

@@ -185,7 +185,7 @@ def _workload(w: WorkloadResult) -> dict[str, Any]:
                                              if w.peak_derivation else {})},
         "api_share": _r(w.api_share), "api_cost": _r(w.api_cost), "gpu_hours": _r(w.gpu_hours),
         "candidates": w.candidates, "key": w.key, "family": w.family, "layout": w.layout, "pp": w.pp, "ep": w.ep,
-        "kv_copies": w.kv_copies,
+        "kv_copies": w.kv_copies, "engine": w.engine,
         "validation": None if w.validation is None else _rounded(asdict(w.validation)),
         "ttft_at_load_ms": None if w.ttft_at_load_ms is None else _r(w.ttft_at_load_ms, 3),
         "hourly_gpus": w.hourly_gpus, "hourly_replicas": w.hourly_replicas,

@@ -108,6 +108,9 @@ class WorkloadResult:
     """Shares of its output tokens by team (the showback splits its spend by them)."""
     peak_derivation: PeakDerivation | None = None
     """The business numbers the plan's peak was derived from (demand: {users: …}); None when stated."""
+    engine: str | None = None
+    """The serving engine the config runs on (catalogs/engines.yaml); None: measured without one, or a result
+    written before engines were planned."""
 
 
 @dataclass(frozen=True)
@@ -328,6 +331,9 @@ class BoughtRow:
     alternative: str | None
     """What the savings are measured against: offer and tier."""
     decision: str
+    provisional: bool = False
+    """True when the search stopped short of policy.mip_gap: a cheaper plan may not buy these servers, so they
+    are not to be ordered before the plan is solved again with more time (false in files written before)."""
 
 
 @dataclass(frozen=True)

@@ -24,14 +24,14 @@ from optimizer.pipeline import SolveOptions, as_solved, solve_plan
 from tests.helpers.small_plans import write
 from tests.helpers.solving import NO_TIME_LIMIT
 
-GROUP = "hopper/fp8/generic/dense"
+GROUP = "hopper/fp8/vllm/dense"
 POOLED = "hopper/fp8/*/*"
 OPTIONS = SolveOptions(time_limit_s=NO_TIME_LIMIT, alternatives=0)
 
 
 def _plan(peak: float = 1000.0, measured: bool = False, **policy) -> dict:
     w = {"name": "chat", "model": "llama-3.1-8b", "pool": "interactive", "precisions": ["fp8"], "tp": [1],
-         "offers": ["one-h100"], "tokens": {"input": 1000, "output": 200}, "slo": {"tpot_ms": 50},
+         "offers": ["one-h100"], "engine": "vllm", "tokens": {"input": 1000, "output": 200}, "slo": {"tpot_ms": 50},
          "demand": {"peak_output_tokens_per_s": peak}}
     if measured:
         w["measured"] = [{"accelerator": "h100-sxm", "precision": "fp8", "tp": 1, "goodput_output_tokens_per_s": 900}]

@@ -29,7 +29,7 @@ def _estimated(tmp_path: Path) -> dict:
     plan = {"plan": "estimated", "horizon_days": 1,
             "policy": {"occupancy": 1.0, "spares": 0, "rollout_fraction": 0.0, "tiers": ["on-demand"]},
             "workloads": [{"name": "chat", "model": "llama-3.1-8b", "pool": "interactive", "precisions": ["fp8"],
-                           "tp": [1], "offers": ["aws-h100-sxm-us-east-1"], "tokens": {"input": 1000, "output": 200},
+                           "tp": [1], "offers": ["aws-h100-sxm-us-east-1"], "engine": "vllm", "tokens": {"input": 1000, "output": 200},
                            "slo": {"tpot_ms": 50}, "demand": {"peak_output_tokens_per_s": 5000}}]}
     loaded = load_plan(write(tmp_path, plan))
     table = ValidationTable(groups={"hopper/fp8/*/*": GroupEvidence(points=12, error_p10=-0.15, error_p90=0.2)})
@@ -43,7 +43,7 @@ def test_an_estimate_s_validation_is_written_and_reads_back_byte_for_byte(tmp_pa
     d = _estimated(tmp_path)
     row = d["workloads"][0]
     assert "calibrated" not in row
-    assert row["validation"] == {"source": "estimated", "group": "hopper/fp8/generic/dense", "engine": None,
+    assert row["validation"] == {"source": "estimated", "group": "hopper/fp8/vllm/dense", "engine": "vllm",
                                  "points": 0, "error_p10": -0.15, "error_p90": 0.2, "validated": False,
                                  "band_from": "hopper/fp8/*/*"}
     jsonschema.validate(d, result_json_schema())
@@ -51,12 +51,12 @@ def test_an_estimate_s_validation_is_written_and_reads_back_byte_for_byte(tmp_pa
     path = tmp_path / "r.json"
     path.write_text(text, encoding="utf-8")
     r = read_result(path)
-    assert r.workloads[0].validation == Validation("estimated", "hopper/fp8/generic/dense", None, 0, -0.15, 0.2,
+    assert r.workloads[0].validation == Validation("estimated", "hopper/fp8/vllm/dense", "vllm", 0, -0.15, 0.2,
                                                    False, "hopper/fp8/*/*")
     assert dumps(r, stable=True) == text
     assert rests_on_unvalidated(r.workloads[0])
     why = reason(r.workloads[0])
-    assert "0 published points" in why and "hopper/fp8/generic/dense" in why and "-15% to +20%" in why
+    assert "0 published points" in why and "hopper/fp8/vllm/dense" in why and "-15% to +20%" in why
 
 
 def test_a_result_that_wrote_calibrated_reads_it_as_a_validation(tmp_path):

@@ -258,6 +258,10 @@ class Policy(Strict):
     providers: list[str] | None = None
     """Only offers from these providers (the accounts you have); default: every offer. Servers you own
     (`owned`) are always in: their cost is paid either way."""
+    engines: list[str] | None = Field(default=None, min_length=1, examples=[["vllm", "sglang"]])
+    """Serving engines the team runs (catalogs/engines.yaml ids), in order of preference; default: every engine
+    the catalog knows. A config is a candidate only where one of them runs its accelerator's generation,
+    precision and parallelism; the estimate uses the one that gives the most goodput (ties: the first listed)."""
     share_reserved_across_pools: bool = True
     """Whether pools borrow each other's reserved and committed GPUs hour by hour."""
     solver: Literal["highs", "cbc"] = "highs"
@@ -323,6 +327,36 @@ class Slo(Strict):
     """Time per output token after the first, ms, at the percentile."""
     percentile: float = Field(default=99.0, ge=50, lt=100)
     """The percentile both targets hold at (99: p99, as load tests and MLPerf report)."""
+
+
+class Speculative(Strict):
+    """Speculative decoding: k tokens drafted per step, verified together by the model
+    (docs/speculative-and-prefix-caching.md)."""
+
+    method: Literal["mtp", "draft"] = Field(examples=["mtp"])
+    """mtp: the model's own multi-token-prediction layers draft (DeepSeek-V3/R1); draft: a separate draft model."""
+    draft_tokens: int = Field(ge=1, le=16, examples=[3])
+    """Tokens drafted per step (k): each step verifies k + 1 per sequence."""
+    acceptance: float = Field(ge=0, lt=1, examples=[0.7])
+    """Chance a drafted token is accepted, given the ones before it were (a): a step emits
+    (1 − a^(k+1)) / (1 − a) tokens per sequence on average."""
+    draft_model: str | None = Field(default=None, examples=["llama-3.2-1b"])
+    """The draft model's id (method draft only): its weights and KV share the replica's memory."""
+
+    @model_validator(mode="after")
+    def _draft_model(self) -> "Speculative":
+        if self.method == "draft" and self.draft_model is None:
+            raise ValueError("method draft needs draft_model: <model id> — or use method: mtp")
+        if self.method == "mtp" and self.draft_model is not None:
+            raise ValueError("draft_model is for method draft; MTP drafts with the model's own layers — remove it")
+        return self
+
+
+class PrefixCache(Strict):
+    """Prefix caching: a share of each prompt's tokens is found in the cache and not prefilled again."""
+
+    hit_rate: float = Field(ge=0, lt=1, examples=[0.5])
+    """Share of input tokens served from the cache (e.g. a long shared system prompt, an agent's history)."""
 
 
 Profile = list[float]
@@ -487,6 +521,8 @@ class Measured(Strict):
     """The TTFT the load test achieved at that goodput (reported beside the config)."""
     source: str | None = Field(default=None, examples=["vllm bench serve, bench/chat-h100-fp8.json, 2026-11-20"])
     """Where the number comes from (load-test file, date)."""
+    engine: str | None = Field(default=None, examples=["vllm"])
+    """The serving engine the load test ran (catalogs/engines.yaml id): carried onto the config it measures."""
 
     @field_validator("tp", "pp", "ep")
     @classmethod
@@ -501,7 +537,7 @@ class Measured(Strict):
     @property
     def layout_key(self) -> tuple:
         return (self.accelerator, PRECISION_ALIASES.get(self.precision, self.precision), self.tp, self.pp, self.ep,
-                self.mig)
+                self.mig, self.engine)
 
 
 class Api(Strict):
@@ -580,6 +616,8 @@ class Workload(Extensible):
     nodes), ep (MoE experts over GPUs, attention data-parallel), disagg (prefill and decode groups)."""
     accelerators: list[str] | None = None
     """Only these accelerator ids (where your engine build is qualified); default every one."""
+    engine: str | None = Field(default=None, examples=["sglang"])
+    """The serving engine it runs on (catalogs/engines.yaml id); default: the best of policy.engines per config."""
     regions: list[str] | None = Field(default=None, examples=[["us-east-1", "us-east-2"]])
     """Only offers in these regions; default every region."""
     offers: list[str] | None = Field(default=None, examples=[["coreweave-h100-sxm"]])
@@ -592,6 +630,10 @@ class Workload(Extensible):
     """KV-cache datatype; default the precision's usual pairing."""
     slo: Slo = Field(default_factory=Slo)
     """Latency targets, at a percentile."""
+    speculative: Speculative | None = None
+    """Speculative decoding the serving engine runs (default none)."""
+    prefix_cache: PrefixCache | None = None
+    """The prefix cache's hit rate (default none: every input token is prefilled)."""
     demand: Demand | None = None
     """Interactive traffic: the peak (stated, or from business numbers) and its hourly profile (exactly one
     of demand, batch, reserve_gpus)."""
@@ -622,7 +664,8 @@ class Workload(Extensible):
             if j != i:
                 raise ValueError(f"[{i}] measures the same config as [{j}] ({m.accelerator}, {m.precision}, tp {m.tp}"
                                  f"{f', pp {m.pp}' if m.pp > 1 else ''}{f', ep {m.ep}' if m.ep > 1 else ''}"
-                                 f"{f', {m.mig}' if m.mig else ''}) — keep one: the newer load test, or their "
+                                 f"{f', {m.mig}' if m.mig else ''}{f', {m.engine}' if m.engine else ''}) — keep one: "
+                                 "the newer load test, or their "
                                  "mean at the same SLO")
         return ms
 
