@@ -88,6 +88,11 @@ class Point:
     source: str
     engine: str | None = None
     """The serving engine the run names, carried onto the measured point."""
+    tpot_ms: float | None = None
+    """The TPOT the run achieved (at its percentile): the measured point's memory check counts the
+    sequences in flight at it (Little's law) rather than at the target."""
+    ttft_ms: float | None = None
+    """The TTFT the run achieved (at its percentile)."""
 
 
 @dataclass(frozen=True)
@@ -650,7 +655,7 @@ def judge(runs: list[Run], plan, catalog, flags: Flags, routes=()) -> tuple[list
         verdicts[i] = Verdict(v.run, v.workload, v.accelerator, v.precision, v.tp, True, [], used=True, notes=v.notes,
                               engine=v.engine)
         points.append(Point(key[0], key[1], key[2], key[3], v.run.output_tokens_per_s, _source(v.run, workloads[key[0]]),
-                            v.engine))
+                            v.engine, v.run.tpot_ms, v.run.ttft_ms))
     return verdicts, points
 
 

@@ -280,6 +280,7 @@ def _put_point(node: CommentedMap, p) -> "Change":
         entry["source"] = p.source
         if engine is not None:
             entry["engine"] = engine
+        _put_latencies(entry, p)
         return Change(p.workload, label, _fmt(float(old)) if old is not None else "–", _fmt(value),
                       _ratio(float(old), float(value)) if old else None)
     entry = CommentedMap()
@@ -290,8 +291,19 @@ def _put_point(node: CommentedMap, p) -> "Change":
     entry["source"] = p.source
     if engine is not None:
         entry["engine"] = engine
+    _put_latencies(entry, p)
     seq.append(entry)
     return Change(p.workload, label, "–", _fmt(value))
+
+
+def _put_latencies(entry: CommentedMap, p) -> None:
+    """The TPOT and TTFT the run achieved, beside its goodput (a run that reports none leaves no stale one)."""
+    for key in ("tpot_ms", "ttft_ms"):
+        v = getattr(p, key, None)
+        if v is not None and v > 0:
+            entry[key] = _num(_sig(v))
+        elif key in entry:
+            del entry[key]
 
 
 def _sig(x: float) -> float | int:

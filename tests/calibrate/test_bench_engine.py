@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from typer.testing import CliRunner
 
 from optimizer.cli import app
@@ -47,3 +49,15 @@ def test_an_unknown_engine_is_an_input_error(tmp_path):
     assert r.exit_code == 2
     assert "unknown engine 'mlc-llm'" in r.output and "vllm, sglang, trtllm" in r.output
     assert not (tmp_path / "o.yaml").exists()
+
+
+def test_the_runs_achieved_latencies_are_written_beside_its_goodput(tmp_path):
+    """The memory check of a measured point counts the sequences in flight at the TPOT the run achieved (Little's
+    law), so calibrate writes it; the run's percentile is the plan's (p99 here)."""
+    out = tmp_path / "o.yaml"
+    r = CliRunner().invoke(app, ["calibrate", str(PLAN), "--bench", str(RUN), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    run = json.loads(RUN.read_text(encoding="utf-8"))
+    (m,) = load_plan(out).plan.workloads[0].measured
+    assert m.tpot_ms == pytest.approx(run["p99_tpot_ms"], rel=1e-3)
+    assert m.ttft_ms == pytest.approx(run["p99_ttft_ms"], rel=1e-3)
