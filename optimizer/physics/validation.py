@@ -5,7 +5,8 @@ the accelerator generation, the datatype the matrix multiplies run in, the servi
 (`group_key`); catalogs/estimator.yaml `validation` holds, per group, how many published points back it and the
 p10–p90 band of estimated ÷ published − 1 over their held-out predictions (benchmarks/fit_estimator.py). A group
 with fewer than `min_points` points is unvalidated; its band is borrowed from the nearest pooled group that has
-enough (the engine dropped, then the class), or there is none. A measured goodput is its own evidence.
+enough (the engine dropped, then the class: a row of the table, or the envelope of the groups it pools), or there
+is none. A measured goodput is its own evidence.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from optimizer.inputs.schema.catalog import Accelerator, Model, Precision
-from optimizer.inputs.schema.estimator import EstimatorParams
+from optimizer.inputs.schema.estimator import EstimatorParams, ValidationTable
 from optimizer.physics.roofline import compute_on
 
 ModelClass = Literal["dense", "moe", "mla", "hybrid"]
@@ -91,14 +92,32 @@ def validation_of(params: EstimatorParams, accelerator: Accelerator, precision: 
     points = own.points if own is not None else 0
     band, band_from = None, None
     for key in [group, *wider_groups(group)]:
-        g = table.groups.get(key)
-        if g is not None and g.points >= table.min_points:
+        g = pooled(table, key)
+        if g is not None and g[0] >= table.min_points:
             band, band_from = g, key
             break
     return Validation(
         source="measured" if measured else "estimated", group=group, engine=engine, points=points,
-        error_p10=band.error_p10 if band else None, error_p90=band.error_p90 if band else None,
+        error_p10=band[1] if band else None, error_p90=band[2] if band else None,
         validated=measured or points >= table.min_points, band_from=band_from)
+
+
+def pooled(table: ValidationTable, key: str) -> tuple[int, float, float] | None:
+    """(points, error_p10, error_p90) of a group: its own row where the table has one; for a pooled key ('*' for
+    the engine or the class) without a row of its own, the groups it pools together — their points added, and
+    the band that holds every one of theirs (the lowest p10, the highest p90: wider than the pooled errors'
+    own percentiles, never narrower). None when nothing matches."""
+    g = table.groups.get(key)
+    if g is not None:
+        return g.points, g.error_p10, g.error_p90
+    if ANY not in key:
+        return None
+    want = key.split("/")
+    rows = [r for k, r in table.groups.items()
+            if ANY not in k and all(w in (ANY, part) for w, part in zip(want, k.split("/")))]
+    if not rows:
+        return None
+    return sum(r.points for r in rows), min(r.error_p10 for r in rows), max(r.error_p90 for r in rows)
 
 
 def goodput_ratio(v: Validation, level: Literal["low", "high"]) -> float | None:

@@ -99,3 +99,19 @@ def test_the_table_refuses_a_band_upside_down():
         GroupEvidence(points=3, error_p10=0.2, error_p90=-0.1)
     with pytest.raises(ValidationError):
         GroupEvidence(points=-1, error_p10=0.0, error_p90=0.1)
+
+
+def test_a_pooled_group_the_table_has_no_row_for_is_the_envelope_of_the_groups_it_pools(cat):
+    acc, prec, model = cat.accelerators["h100-sxm"], cat.precisions["fp8"], cat.models["llama-3.1-70b"]
+    p = _params(cat, {"hopper/fp8/vllm/dense": {"points": 1, "error_p10": -0.1, "error_p90": 0.2},
+                      "hopper/fp8/sglang/dense": {"points": 2, "error_p10": -0.3, "error_p90": 0.1},
+                      "hopper/fp8/sglang/moe": {"points": 9, "error_p10": -0.4, "error_p90": 0.5},
+                      "hopper/bf16/vllm/dense": {"points": 50, "error_p10": -0.9, "error_p90": 0.9}})
+    v = validation_of(p, acc, prec, model, "vllm")
+    # hopper/fp8/*/dense pools vllm and sglang: 1 + 2 = 3 points, the band that holds both
+    assert not v.validated and v.points == 1
+    assert v.band_from == "hopper/fp8/*/dense" and (v.error_p10, v.error_p90) == (-0.3, 0.2)
+    p2 = _params(cat, {"hopper/fp8/vllm/dense": {"points": 1, "error_p10": -0.1, "error_p90": 0.2},
+                       "hopper/fp8/sglang/moe": {"points": 9, "error_p10": -0.4, "error_p90": 0.5}})
+    v2 = validation_of(p2, acc, prec, model, "vllm")
+    assert v2.band_from == "hopper/fp8/*/*" and (v2.error_p10, v2.error_p90) == (-0.4, 0.5)

@@ -44,7 +44,8 @@ class ValidationTable(Strict):
     groups: dict[str, GroupEvidence] = Field(default_factory=dict)
     """Key: generation/dtype/engine/class (hopper/fp8/sglang/mla); '*' for the engine or the class pools
     every engine or class of the rest (hopper/fp8/*/mla, hopper/fp8/*/*): a group with too few points of its
-    own borrows the band of the nearest pooled group that has enough."""
+    own borrows the band of the nearest pooled group that has enough (a pooled key without a row of its own is
+    the groups it pools: their points added, the band that holds all of theirs)."""
 
 
 class EstimatorParams(Sourced):
