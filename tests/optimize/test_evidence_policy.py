@@ -142,3 +142,16 @@ def test_headroom_plans_an_estimate_at_its_own_band_s_low_end(tmp_path):
     assert _only(loaded).goodput == pytest.approx(raw / 1.25)
     r = solve_plan(loaded, OPTIONS)
     assert any("low end of its group's held-out error band" in n for n in r.notes)
+
+
+def test_low_bounds_an_offer_s_commitments_by_every_config_on_it(tmp_path):
+    """A measured workload beside the estimated one on the same offer: the bound is the sum of their own — 3
+    measured GPUs as they are, 8 of the estimate's 10 — so 11 reserved and 2 on demand."""
+    band = {POOLED: {"points": 20, "error_p10": -0.2, "error_p90": 0.3}}
+    g = _only(_loaded(tmp_path, _plan(), band)).goodput
+    data = _plan(9.5 * g, size_commitments_at="low")
+    measured = _plan(2.5 * 900, measured=True)["workloads"][0]
+    data["workloads"].append({**measured, "name": "docs"})
+    r = solve_plan(_loaded(tmp_path, data, band), OPTIONS)
+    assert r.workload("docs").goodput_source == "measured"
+    assert _gpus(r) == {"reserved-1y": 11, "on-demand": 2}
