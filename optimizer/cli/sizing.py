@@ -242,7 +242,8 @@ def estimate(
                "percentile": percentile, "layout": layout.label, "gpus": layout.gpus,
                "ttft_at_load_ms": None if at_load is None else round(at_load, 3), "occupancy": occupancy,
                "calibrated": e.calibrated, "group": e.group,
-               "roofline_goodput_output_tokens_per_s": round(e.raw_goodput_output_tokens_per_s, 3)}
+               "roofline_goodput_output_tokens_per_s": round(e.raw_goodput_output_tokens_per_s, 3),
+               "validation": _validation_json(est, a, p, m, engine_id)}
         res.update(served.extra_keys(engine_id))
         res.update(_serving_keys(spec, served.draft, prefix_hit_rate))
         if as_json:
@@ -270,6 +271,7 @@ def estimate(
             out.print(f"[yellow]no published result calibrated {e.group}[/yellow]: the goodput keeps "
                       f"{est.uncalibrated_headroom:.0%} of the roofline's "
                       f"({e.raw_goodput_output_tokens_per_s:,.0f} tok/s) — measure it and give it in the plan")
+        out.print(_validation_line(res["validation"]))
         if e.batch == 0:
             out.print("[red]the SLO cannot be met even at batch 1[/red]")
         return 0
@@ -629,11 +631,34 @@ def _serving_lines(res: dict) -> list[str]:
     return lines
 
 
+def _validation_json(est, a, p, m, engine: str | None) -> dict:
+    """The evidence behind the estimate, as a solve's result gives it for a workload (physics.validation).
+    Without an engine the estimate is the shared calibration, fitted on every engine's rows: its evidence is
+    the pooled group's (engine '*')."""
+    from dataclasses import asdict
+
+    from optimizer.physics.validation import ANY, validation_of
+
+    return {**asdict(validation_of(est, a, p, m, engine or ANY)), "engine": engine}
+
+
+def _validation_line(v: dict) -> str:
+    if v["validated"]:
+        band = (f", held-out error {v['error_p10']:+.0%} to {v['error_p90']:+.0%} (p10–p90)"
+                if v["error_p10"] is not None else "")
+        return f"validated: {v['points']} published points behind {escape(v['group'])}{band}"
+    band = (f"; the nearest band ({escape(v['band_from'])}) is {v['error_p10']:+.0%} to {v['error_p90']:+.0%}"
+            if v["error_p10"] is not None else "")
+    return (f"[yellow]unvalidated[/yellow]: {v['points']} published points behind {escape(v['group'])} "
+            f"(fewer than the estimator's minimum){band}")
+
+
 def _estimate_at_concurrency(m, p, a, est, served: _Served, layout, f, rl, e, serving: dict, levels: list[int],
                              engine: str | None, plot: Path | None, input_tokens: int, output_tokens: int,
                              as_json: bool) -> int:
     """One replica with each of `levels` requests in flight (physics.concurrency, the model the estimator's
-    online rows are judged with); throughput as planopt plans on it (the uncalibrated headroom applied)."""
+    online rows are judged with). `output_tokens_per_s(_per_gpu)` is the estimate itself; where a plan counts
+    on less (the uncalibrated headroom, or a goodput what-if), `planned_…` says how much."""
     from optimizer.atomic import write_text_atomic
     from optimizer.physics.concurrency import at_concurrency
 
@@ -644,18 +669,19 @@ def _estimate_at_concurrency(m, p, a, est, served: _Served, layout, f, rl, e, se
     for n in levels:
         at = at_concurrency(rl, n, cap)
         point = {"concurrency": n, "batch": round(at.batch, 6),
-                 "output_tokens_per_s": round(at.output_tokens_per_s * headroom, 3),
-                 "output_tokens_per_s_per_gpu": round(at.output_tokens_per_s * headroom / gpus, 3),
+                 "output_tokens_per_s": round(at.output_tokens_per_s, 3),
+                 "output_tokens_per_s_per_gpu": round(at.output_tokens_per_s / gpus, 3),
                  "tokens_per_s_per_user": round(1000.0 / at.tpot_ms, 3),
                  "tpot_ms": round(at.tpot_ms, 3), "ttft_ms": round(at.ttft_ms, 3), "bound": at.bound}
         if headroom != 1.0:
-            point["roofline_output_tokens_per_s"] = round(at.output_tokens_per_s, 3)
-            point["roofline_output_tokens_per_s_per_gpu"] = round(at.output_tokens_per_s / gpus, 3)
+            point["planned_output_tokens_per_s"] = round(at.output_tokens_per_s * headroom, 3)
+            point["planned_output_tokens_per_s_per_gpu"] = round(at.output_tokens_per_s * headroom / gpus, 3)
         curve.append(point)
     res = {"engine": engine, "layout": layout.label, "gpus": layout.gpus, "input_tokens": input_tokens,
            "output_tokens": output_tokens, "weights_gb": round(f.weights_gb, 6),
            "kv_gb_per_seq": round(f.kv_gb_per_seq, 6), "kv_concurrency": f.kv_concurrency, "max_batch": cap,
-           "calibrated": e.calibrated, "group": e.group, "headroom": round(headroom, 6)}
+           "calibrated": e.calibrated, "group": e.group, "headroom": round(headroom, 6),
+           "validation": _validation_json(est, a, p, m, engine)}
     res.update({k: v for k, v in served.extra_keys(engine).items() if k != "engine"})
     res.update(_serving_keys(serving["speculative"], serving["draft_model"], serving["prefix_hit_rate"]))
     if len(curve) == 1:
@@ -683,8 +709,9 @@ def _estimate_at_concurrency(m, p, a, est, served: _Served, layout, f, rl, e, se
                   f"{pt['tpot_ms']:,.2f}", f"{pt['ttft_ms']:,.0f}", pt["bound"])
     out.print(t)
     if headroom != 1.0 and not e.calibrated:
-        out.print(f"[yellow]no published result calibrated {e.group}[/yellow]: the throughput keeps "
-                  f"{headroom:.0%} of the roofline's — measure it and give it in the plan")
+        out.print(f"[yellow]no published result calibrated {e.group}[/yellow]: a plan counts on "
+                  f"{headroom:.0%} of these throughputs — measure it and give it in the plan")
+    out.print(_validation_line(res["validation"]))
     if plot is not None:
         out.print(f"curve written to {escape(str(plot))}")
     return 0

@@ -59,7 +59,7 @@ def test_a_list_is_the_curve_in_order_of_concurrency():
     assert per_gpu == sorted(per_gpu) and per_user == sorted(per_user, reverse=True)
 
 
-def test_an_uncalibrated_group_plans_on_the_headroom_and_shows_the_roofline():
+def test_the_estimate_is_the_physics_and_a_plan_counts_on_the_headroom_beside_it():
     cat = load_catalog([])
     est = cat.estimator
     acc = next(a for a in sorted(cat.accelerators.values(), key=lambda a: a.id)
@@ -71,7 +71,9 @@ def test_an_uncalibrated_group_plans_on_the_headroom_and_shows_the_roofline():
     d = json.loads(res.stdout)
     assert d["calibrated"] is False
     h = est.uncalibrated_headroom * est.goodput_factor
-    assert d["output_tokens_per_s"] == pytest.approx(d["roofline_output_tokens_per_s"] * h, rel=1e-6)
+    assert d["planned_output_tokens_per_s"] == pytest.approx(d["output_tokens_per_s"] * h, rel=1e-6)
+    assert d["planned_output_tokens_per_s_per_gpu"] == pytest.approx(d["output_tokens_per_s_per_gpu"] * h, rel=1e-6)
+    assert d["validation"]["source"] == "estimated" and d["validation"]["group"].startswith(f"{acc.generation}/bf16/")
 
 
 def test_plot_writes_a_standalone_page_deterministically(tmp_path):
@@ -147,8 +149,9 @@ def test_speculative_decoding_and_the_prefix_cache_reach_the_estimate():
     assert draft["weights_gb"] > no_draft["weights_gb"] and draft["kv_concurrency"] < no_draft["kv_concurrency"]
 
 
-def test_without_new_flags_the_keys_are_unchanged():
+def test_without_new_flags_the_keys_are_unchanged_but_for_the_evidence():
     d = json.loads(invoke(*BASE, "--json").stdout)
+    assert d.pop("validation")["group"] == "hopper/fp8/*/dense"  # no engine: the shared calibration's evidence
     assert set(d) == {"weights_gb", "kv_gb_per_seq", "kv_copies", "kv_concurrency", "batch", "ttft_ms", "tpot_ms",
                       "goodput_output_tokens_per_s", "bound", "percentile", "layout", "gpus", "ttft_at_load_ms",
                       "occupancy", "calibrated", "group", "roofline_goodput_output_tokens_per_s"}
