@@ -106,7 +106,7 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
     try:
         plan_cands = plan_cands or cands
         segments = _segments(loaded, plan_cands)
-        sole_tenants = _sole_tenant_costs(loaded, plan_cands, segments, solver)
+        sole_tenants = _sole_tenant_costs(loaded, plan_cands, segments, solver, strategy.POLICY)
         t_build = time.perf_counter()
         prog = build_model(loaded, plan_cands, segments, cuts=False,
                            sole_tenant=sole_tenants.costs if sole_tenants else None)
@@ -119,7 +119,7 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
             settled = (prog, *_solve(prog, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
                                      started))
         prog, sol, info = settled
-        info, tidied = break_ties(prog, info)
+        info, tidied = break_ties(prog, info, strategy.POLICY)
         if tidied:
             sol = prog.solution()
         solver = info.name
@@ -127,10 +127,11 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         if pool is None or len(keys) < 2:
             # the forced configs may be ones the plan's program pruned, and its sole-tenant configs' costs bounds
             every = _segments(loaded, cands)
-            alone = _sole_tenant_costs(loaded, cands, every, solver)
+            alone = _sole_tenant_costs(loaded, cands, every, solver, strategy.POLICY)
             forced = build_model(loaded, cands, every, cuts=True, sole_tenant=alone.costs if alone else None)
             settle = None if alone is None else (
-                lambda ks, seconds: _settle_sole_tenants(forced, alone, ks, loaded, cands, every, solver, seconds))
+                lambda ks, seconds: _settle_sole_tenants(forced, alone, ks, loaded, cands, every, solver, seconds,
+                                                        policy=strategy.POLICY))
             out = _force_in_turn(forced, sol.chosen, workload, keys, solver, gap_target, limit, started, info,
                                  on_done, settle)
         else:
@@ -230,7 +231,7 @@ settling its sole-tenant configs needs (prog, sole_tenants, loaded, cands, segme
 def _worker_start(loaded: LoadedPlan, cands: CandidateSet, solver: str) -> None:
     """Each re-solve process builds the program once (below the plan's own solve: they start while it runs)."""
     segments = _segments(loaded, cands)
-    sole_tenants = _sole_tenant_costs(loaded, cands, segments, solver)
+    sole_tenants = _sole_tenant_costs(loaded, cands, segments, solver, strategy.POLICY)
     prog = build_model(loaded, cands, segments, cuts=True, sole_tenant=sole_tenants.costs if sole_tenants else None)
     _WORKER.update(prog=prog, sole_tenants=sole_tenants, loaded=loaded, cands=cands, segments=segments, solver=solver)
 
@@ -241,7 +242,8 @@ def _worker_settle() -> Callable[[list[str], float], bool | None] | None:
     if not w.get("sole_tenants"):
         return None
     return lambda keys, seconds: _settle_sole_tenants(w["prog"], w["sole_tenants"], keys, w["loaded"], w["cands"],
-                                                 w["segments"], w["solver"], seconds)
+                                                 w["segments"], w["solver"], seconds,
+                                                 policy=strategy.POLICY)
 
 
 def _worker_ready() -> None:
@@ -266,7 +268,7 @@ def _kept_price(prog: Program, chosen: dict[str, str], workload: str, key: str, 
     if settle is not None and settle([*chosen.values(), key], seconds) is None:
         return None
     quick = _others_kept(prog, chosen, workload, key, solver, gap_target,
-                         max(0.05, seconds - (time.perf_counter() - t0)))
+                         max(0.05, seconds - (time.perf_counter() - t0)), strategy.POLICY)
     return quick.objective if quick.status in ("optimal", "feasible") else None
 
 
@@ -279,14 +281,15 @@ def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solve
     def left() -> float:
         return max(0.05, seconds - (time.perf_counter() - t0))
 
-    _cuts_for_search(prog)  # branch and bound: every node-rounding row, unless they would swamp the program
+    # branch and bound: every node-rounding row, unless they would swamp the program
+    _cuts_for_search(prog, strategy.POLICY)
     warm, best, best_key = None, None, key
     variants = frozenset(c.key for c in prog.cands.by_workload[workload]
                          if without_ceiling(c.key) == without_ceiling(key))  # its hardware at every ceiling
     if settle is not None and settle([*chosen.values(), key], left()) is None:
         return ForcedSolve(key, None, None, "not solved", time.perf_counter() - t0)
     quick = _others_kept(prog, chosen, workload, key, solver, gap_target,
-                         min(seconds / 2, strategy.POLICY.seconds_per_alternative))
+                         min(seconds / 2, strategy.POLICY.seconds_per_alternative), strategy.POLICY)
     if quick.status in ("optimal", "feasible") and quick.objective is not None:
         warm, best = prog.values(), quick.objective
     for _ in range(strategy.POLICY.settle_rounds):

@@ -126,3 +126,7 @@ class SolvePolicy:
     pricing_budget_s: float = 60.0
     """At most this long pricing alternatives (and half the plan's time limit, at least 5 s); past it the rest
     are "not priced": on very large plans which ones depends on the machine's speed."""
+
+
+DEFAULT_POLICY = SolvePolicy()
+"""planopt's policy: what a step called on its own reads (a solve hands its steps strategy.POLICY)."""

@@ -16,6 +16,7 @@ from optimizer.optimize.solver import available_solvers
 
 from tests.helpers.paths import ROOT
 from tests.helpers.solving import NO_TIME_LIMIT
+from tests.helpers.steps import patch_steps
 
 SEED = ROOT / "plans" / "seed-fleet.yaml"
 Q4 = ROOT / "plans" / "q4.yaml"
@@ -276,10 +277,9 @@ def test_exit_3_time_limit_without_a_feasible_plan(tmp_path):
 
 
 def test_exit_3_solver_failure_in_process(tmp_path, monkeypatch):
-    import optimizer.optimize.strategy as strategy
     from optimizer.optimize.solution import SolveInfo
 
-    monkeypatch.setattr(strategy, "solve", lambda *a, **k: SolveInfo("highs", "error", 0.5, None, None, None))
+    patch_steps(monkeypatch, "solve", lambda *a, **k: SolveInfo("highs", "error", 0.5, None, None, None))
     res = invoke("solve", SEED, "--json", "-o", tmp_path / "out")
     assert res.exit_code == 3, res.output
     assert '"status": "error"' in res.stdout

@@ -23,6 +23,7 @@ from optimizer.pipeline import SolveOptions, solve_plan
 
 from tests.helpers.paths import ROOT
 from tests.helpers.small_plans import PEAKY, api, batch, interactive, offer, plan, write
+from tests.helpers.steps import patch_steps
 
 
 SEED = ROOT / "plans" / "seed-fleet.yaml"
@@ -717,19 +718,20 @@ def test_a_relaxation_that_cannot_be_rounded_still_starts_the_search(tmp_path, s
     only what the relaxation was sure of (w3 on c) and takes the first plan with w1 free; the search then
     proves the optimum (_unroundable: $864)."""
     import optimizer.optimize.strategy as strategy
+    from optimizer.optimize.solver import solve as solve_program
 
     calls = []
-    real = strategy.solve
+    real = solve_program
 
     def spy(prob, solver_name="highs", **kw):
         calls.append(kw.get("first_plan", False))
         return real(prob, solver_name, **kw)
 
-    def nothing(prog, solver_name, left, gap):
+    def nothing(prog, solver_name, left, gap, *_policy):
         return strategy.SolveInfo(solver_name, "error", 0.0, None, None, None), None
 
-    monkeypatch.setattr(strategy, "solve", spy)
-    monkeypatch.setattr(strategy, "_choices_solved", nothing)
+    patch_steps(monkeypatch, "solve", spy)
+    patch_steps(monkeypatch, "_choices_solved", nothing)
     # offer a is w1's alone: taken apart (model.define_sole_tenant), its config would not need the fallback
     monkeypatch.setattr(strategy, "_sole_tenant_costs", lambda *a: None)
     r = solve(tmp_path, _unroundable(), solver)

@@ -29,6 +29,7 @@ from optimizer.studies import value
 from tests.helpers.bruteforce import SEEDS, random_plan
 from tests.helpers.paths import PLANS
 from tests.helpers.solving import NO_TIME_LIMIT
+from tests.helpers.steps import patch_steps
 
 MOST_SETS = 12
 """Config sets checked per plan (all of them when there are fewer)."""
@@ -184,7 +185,7 @@ def test_a_solve_with_every_config_held_costs_the_same_with_the_rows(seed, tmp_p
 
     written: list[int] = []
     real = strategy.define_pooled_rounding
-    monkeypatch.setattr(strategy, "define_pooled_rounding", lambda prog, ref: written.append(1) or real(prog, ref))
+    patch_steps(monkeypatch, "define_pooled_rounding", lambda prog, ref: written.append(1) or real(prog, ref))
 
     def both(**kw) -> list[float | None]:
         out = []

@@ -21,10 +21,12 @@ from optimizer.errors import InfeasiblePlan, SolverError
 from optimizer.inputs.loading import load_plan
 from optimizer.optimize import strategy
 from optimizer.optimize.solver import available_solvers
+from optimizer.optimize.steps import search
 from optimizer.optimize.strategy import SolveOptions, solve_candidates
 
 from tests.helpers.bruteforce import SEEDS, expected
 from tests.helpers.small_plans import interactive, offer, plan, write
+from tests.helpers.steps import patch_steps
 
 W1_ON_P = "w1/p/bf16/tp1"
 
@@ -119,7 +121,7 @@ def test_a_private_cost_not_solved_in_time_falls_back_to_every_offer(tmp_path, m
     """When a chosen sole-tenant config's offer cannot be solved whole in the time (its cost stays a bound),
     the plan is solved again with every offer in the program: the same plan and hours."""
     _sole_tenant_costs_halved(monkeypatch)
-    monkeypatch.setattr(strategy, "_settle_sole_tenants", lambda *a, **k: None)
+    patch_steps(monkeypatch, "_settle_sole_tenants", lambda *a, **k: None)
     _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(0.5), solver)
     assert info.objective == pytest.approx(288.0) and info.status == "optimal"
     assert sol.chosen["w1"] == W1_ON_P
@@ -131,10 +133,10 @@ def test_step_three_without_every_valid_inequality_finds_the_same_optimum(tmp_pa
     only those its relaxation violated: a weaker relaxation, the same optimum (brute-force plans, gap 0,
     so step 3 runs wherever step 2's plan is not proven)."""
     reached, added = [], []
-    real = strategy.cut_rows_left
+    real = search.cut_rows_left
     monkeypatch.setattr(strategy, "POLICY", replace(strategy.POLICY, full_cuts_rows=-1.0))
-    monkeypatch.setattr(strategy, "cut_rows_left", lambda prog: reached.append(1) or real(prog))
-    monkeypatch.setattr(strategy, "add_cuts", lambda prog: added.append(1))
+    patch_steps(monkeypatch, "cut_rows_left", lambda prog: reached.append(1) or real(prog))
+    patch_steps(monkeypatch, "add_cuts", lambda prog: added.append(1))
     for seed, loaded, best in _brute_force_plans(tmp_path, 25):
         _sol, info = solve_candidates(loaded, build_candidates(loaded), SolveOptions(alternatives=0, mip_gap=0.0))
         assert info.objective == pytest.approx(best, rel=1e-6, abs=1e-6), seed
@@ -184,7 +186,7 @@ def test_a_private_cost_known_only_from_above_is_not_solved_on(tmp_path, monkeyp
         private.upper |= {k for k in keys if k in private.exact}
         return out
 
-    monkeypatch.setattr(strategy, "_settle_sole_tenants", settled_from_above)
+    patch_steps(monkeypatch, "_settle_sole_tenants", settled_from_above)
     calls = _second_solve_fails(monkeypatch)
     _loaded, _cands, (sol, info) = _solve(tmp_path, _plan(0.8), solver)
     assert len(calls) == 1
@@ -197,7 +199,7 @@ def test_no_plan_after_the_fallback_quotes_the_plans_time_limit(tmp_path, monkey
     """A chosen sole-tenant config not settled in time sends the plan to the program with every offer, with what
     is left of the limit (at least 5 s): when that finds nothing, the message gives the plan's limit."""
     _sole_tenant_costs_halved(monkeypatch)
-    monkeypatch.setattr(strategy, "_settle_sole_tenants", lambda *a, **k: None)
+    patch_steps(monkeypatch, "_settle_sole_tenants", lambda *a, **k: None)
     _second_solve_fails(monkeypatch)
     loaded = load_plan(write(tmp_path, _plan(0.5)))
     with pytest.raises(SolverError, match=r"without a feasible plan \(time limit 30 s\)"):
@@ -214,13 +216,13 @@ def test_the_search_leaves_settling_a_share_of_the_limit(limit, build_s, settle_
 
 
 class _Clock:
-    """strategy's clock, where each whole-number solve takes its whole time limit (a solver that never
+    """The steps' clock, where each whole-number solve takes its whole time limit (a solver that never
     proves early) and nothing else takes any time: the seconds the steps are given, added up, without waiting
     them, and the same on a busy machine as on an idle one."""
 
     def __init__(self, monkeypatch):
         self.charged = 0.0
-        real_solve = strategy.solve
+        real_solve = search.solve
 
         def solve(prob, solver="highs", **kw):
             out = real_solve(prob, solver, **kw)
@@ -228,8 +230,8 @@ class _Clock:
                 self.charged += kw["time_limit_s"]
             return out
 
-        monkeypatch.setattr(strategy, "solve", solve)
-        monkeypatch.setattr(strategy, "time", self)
+        patch_steps(monkeypatch, "solve", solve)
+        patch_steps(monkeypatch, "time", self)
 
     def perf_counter(self) -> float:
         return self.charged
@@ -244,7 +246,7 @@ def test_settling_a_chosen_private_config_ends_within_the_time_limit(tmp_path, m
     clock = _Clock(monkeypatch)
     settled, solved = [], []
     real_settle, real_solve = strategy._settle_sole_tenants, strategy._solve
-    monkeypatch.setattr(strategy, "_settle_sole_tenants",
+    patch_steps(monkeypatch, "_settle_sole_tenants",
                         lambda *a: settled.append(a[2]) or real_settle(*a))
     monkeypatch.setattr(strategy, "_solve", lambda *a, **k: solved.append(k.get("settle_s", 0.0)) or real_solve(*a, **k))
     loaded = load_plan(write(tmp_path, _plan(p_price)))

@@ -12,9 +12,11 @@ from optimizer.candidates.build import build_candidates
 from optimizer.inputs.loading import load_plan
 from optimizer.optimize import strategy
 from optimizer.optimize.solver import available_solvers
+from optimizer.optimize.steps import tidy
 from optimizer.optimize.strategy import SolveOptions, solve_candidates
 
 from tests.helpers.small_plans import batch, interactive, offer, plan, write
+from tests.helpers.steps import patch_steps
 
 GPU_HOUR = 100 * 3600
 """Output tokens one 1-GPU replica makes in an hour."""
@@ -24,7 +26,7 @@ def solved(tmp_path, data, solver, tidy=True, monkeypatch=None):
     loaded = load_plan(write(tmp_path, data))
     cands = build_candidates(loaded)
     if not tidy:
-        monkeypatch.setattr(strategy, "break_ties", lambda prog, info: (info, False))
+        monkeypatch.setattr(strategy, "break_ties", lambda prog, info, *_policy: (info, False))
     return solve_candidates(loaded, cands, SolveOptions(solver=solver, alternatives=0))
 
 
@@ -112,8 +114,8 @@ def test_no_tidy_pass_by_cbc_on_a_large_program(tmp_path, monkeypatch):
     prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()))
     info = solve(prog.prob, "cbc", mip_gap=0.0)
     tried = []
-    real = strategy.define_tie_break
-    monkeypatch.setattr(strategy, "define_tie_break", lambda *a: tried.append(True) or real(*a))
+    real = tidy.define_tie_break
+    patch_steps(monkeypatch, "define_tie_break", lambda *a: tried.append(True) or real(*a))
     monkeypatch.setattr(solver_module, "CBC_LARGE_COLUMNS", len(prog.prob.variables()) - 1)
     assert strategy.break_ties(prog, info) == (info, False) and not tried
     monkeypatch.setattr(solver_module, "CBC_LARGE_COLUMNS", len(prog.prob.variables()))

@@ -1,0 +1,234 @@
+"""Settle: configs alone at their offer (sole tenants) priced apart at a bound, made exact for the ones a plan
+chooses, and the chosen offers' hours filled in."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import pulp
+
+from optimizer.candidates import ownership
+from optimizer.candidates.types import Candidate, CandidateSet
+from optimizer.errors import SolverError
+from optimizer.inputs.loading import LoadedPlan
+from optimizer.inputs.scenarios import scenario_days
+from optimizer.optimize.calendar import Segments
+from optimizer.optimize.model import build_model
+from optimizer.optimize.policy import DEFAULT_POLICY, SolvePolicy
+from optimizer.optimize.program import Program
+from optimizer.optimize.solution import Solution, SolveInfo
+from optimizer.optimize.solver import solve
+from optimizer.optimize.steps.run import SolveOptions, _gap, _info, _objective_value
+
+
+@dataclass
+class SoleTenantCosts:
+    """Sole-tenant configs — a config whose offer no other workload can use, alone at it — each solved apart
+    (model.define_sole_tenant, where the program calls them sole-tenant): first their relaxation's
+    cost (a lower bound, so the program stays a relaxation of the plan), made exact — solved whole — for
+    the ones a solution chooses (_settle_sole_tenants)."""
+
+    costs: dict[str, float]
+    """Config key → its cost in the program (inf: no plan at its offer serves it)."""
+    exact: set[str]
+    """The keys whose cost is the whole-node optimum, not a bound."""
+    values: dict[str, dict[str, dict[tuple, float]]]
+    """Exact key → that solve's values by variable family and key (Program's dicts), to start from."""
+    fixed: float = 0.0
+    """What every program of the plan costs whatever it serves (owned servers' fixed costs): not a config's."""
+    upper: set[str] = field(default_factory=set)
+    """Keys in `exact` whose own solve ran out of time with a plan: their cost is that plan's (an upper
+    bound), so a program solved with it in is no relaxation of the plan — its bound is not kept."""
+
+
+_FAMILIES = ("reserved", "on_demand", "spot", "lent", "batch_replicas", "batch_api", "committed_split")
+
+
+def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str,
+                       policy: SolvePolicy = DEFAULT_POLICY) -> SoleTenantCosts | None:
+    """The configs whose offer no other workload can use, each one's relaxation solved alone at that offer
+    (model.define_sole_tenant): a bound on what the offer costs serving it.
+
+    Not for configs at servers of your own (the facility's power and racks tie offers together), a
+    workload's only config, or scenarios weighed by cvar or worst (their measure is not a sum over offers).
+    """
+    plan = loaded.plan
+    if scenario_days(plan) is not None and plan.policy.risk.measure != "expected":
+        return None
+    own = set(ownership.terms(plan, loaded.catalog.offers))
+    users: dict[str, set[str]] = {}
+    for c in cands.all():
+        if c.offer:
+            users.setdefault(c.offer, set()).add(c.workload)
+    lonely = [c for w, cs in cands.by_workload.items() if len(cs) > 1 for c in cs
+              if c.offer and c.offer not in own and users[c.offer] == {w}]
+    if not lonely:
+        return None
+    sole_tenants = SoleTenantCosts({}, set(), {}, _fixed_cost(loaded, cands, segments))
+    for c in lonely:
+        prog = _alone(loaded, cands, segments, c)
+        out = solve(prog.prob, solver, time_limit_s=policy.sole_tenant_lp_s, relax=True)
+        if out.status == "infeasible":  # no plan there, whole or not
+            sole_tenants.costs[c.key] = math.inf
+            sole_tenants.exact.add(c.key)
+        elif out.status == "optimal" and out.objective is not None:
+            sole_tenants.costs[c.key] = out.objective - sole_tenants.fixed
+    return sole_tenants if sole_tenants.costs else None
+
+
+def _fixed_cost(loaded: LoadedPlan, cands: CandidateSet, segments: Segments) -> float:
+    """The objective's constant with no config at all (owned servers' idle energy, colocation, support)."""
+    nothing = replace(cands, by_workload={w: [] for w in cands.by_workload})
+    return float(build_model(loaded, nothing, segments, cuts=False).prob.objective.constant)
+
+
+def _alone(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, c: Candidate) -> Program:
+    """The program of one config alone: its workload with only it, every other workload with nothing."""
+    alone = replace(cands, by_workload={w: [c] if w == c.workload else [] for w in cands.by_workload})
+    return build_model(loaded, alone, segments, cuts=True)
+
+
+def _settle_sole_tenants(prog: Program, sole_tenants: SoleTenantCosts, keys: list[str], loaded: LoadedPlan,
+                         cands: CandidateSet, segments: Segments, solver: str, seconds: float,
+                         at_least: float | None = None, policy: SolvePolicy = DEFAULT_POLICY) -> bool | None:
+    """Make the costs of these chosen sole-tenant configs exact (each one's offer solved whole, alone) and
+    raise them in the program's objective; True when one rose (the solution may no longer be the best),
+    False when none did, None when one could not be solved in `seconds` (its cost stays a bound). Each
+    offer's solve gets `at_least` seconds whatever is left."""
+    at_least = policy.settle_min_s if at_least is None else at_least
+    deadline = time.perf_counter() + seconds
+    rose = False
+    todo = [k for k in dict.fromkeys(keys) if k in sole_tenants.costs and k not in sole_tenants.exact]
+    by_key = {c.key: c for c in cands.all()} if todo else {}
+    for key in todo:
+        alone = _alone(loaded, cands, segments, by_key[key])
+        out = solve(alone.prob, solver, time_limit_s=max(at_least, deadline - time.perf_counter()), mip_gap=0.0)
+        if out.status == "infeasible":
+            cost = math.inf
+        elif out.status in ("optimal", "feasible") and out.objective is not None:
+            # out of time with a plan: that plan's cost, an upper bound (the caller keeps the bound it had)
+            cost = out.objective - sole_tenants.fixed
+            sole_tenants.values[key] = {f: {k: v.varValue or 0.0 for k, v in getattr(alone, f).items()}
+                                   for f in _FAMILIES}
+            if out.status == "feasible":
+                sole_tenants.upper.add(key)
+        else:
+            return None
+        sole_tenants.exact.add(key)
+        x = prog.choice[key]
+        assert isinstance(x, pulp.LpVariable)  # a workload's only config is never priced apart
+        if math.isinf(cost):
+            prog.add("sole_tenant", x <= 0, prog.names("sole_tenant_settled", prog.candidate_ids[key]))
+            rose = True
+        elif cost > sole_tenants.costs[key] + 1e-9 * max(1.0, abs(cost)):
+            prog.prob.objective[x] = prog.prob.objective.get(x, 0.0) + cost - sole_tenants.costs[key]
+            rose = True
+        sole_tenants.costs[key] = cost
+        prog.sole_tenant[key] = cost
+    return rose
+
+
+def settle(prog: Program, sole_tenants: SoleTenantCosts, sol: Solution, info: SolveInfo, loaded: LoadedPlan,
+           cands: CandidateSet, segments: Segments, options: SolveOptions, solver: str, limit: float,
+           gap_target: float, started: float, baseline: dict[str, tuple[str, float]] | None, hours_s: float,
+           resolve: Callable[..., tuple[Solution, SolveInfo]], policy: SolvePolicy = DEFAULT_POLICY
+           ) -> tuple[Program, Solution, SolveInfo] | None:
+    """Settling a solved plan's sole-tenant configs: while it chooses ones whose cost was only a bound, those
+    costs made exact (each offer solved whole, _settle_sole_tenants) and the program solved again (_solve), the
+    plan in hand kept when that cannot be done or finds a dearer plan; then the chosen sole-tenant offers' hours
+    filled in (_with_sole_tenant_hours), in the last `hours_s` seconds of `limit`. `resolve` solves the program again
+    (strategy._solve, with settle's arguments). None when a chosen config could
+    not be solved whole in the time."""
+    def elapsed() -> float:
+        return time.perf_counter() - started
+
+    for _ in range(policy.settle_rounds):
+        before = prog.values()
+        rose = _settle_sole_tenants(prog, sole_tenants, list(sol.chosen.values()), loaded, cands, segments,
+                                    info.name, (limit - hours_s - elapsed()) / 2, policy.settle_own_min_s,
+                                    policy)
+        if rose is None:
+            return None
+        if not rose:
+            break
+        held = _at_settled_costs(prog, sol, info, gap_target, started)  # a plan in hand, at its settled cost
+        if held is not None and (sole_tenants.upper or elapsed() >= limit - hours_s):
+            # a cost known only from above: solving again would rest on it (no bound); or no time left for it
+            sol, info = held
+            break
+        budget = limit - hours_s if held is not None else max(limit - hours_s, elapsed() + policy.settle_min_s)
+        try:
+            again, again_info = resolve(prog, loaded, cands, segments, options, solver, budget, gap_target, started)
+        except SolverError:
+            if held is None:
+                raise
+            prog.restore(before)
+            sol, info = held  # out of time solving again: the plan in hand, at its settled cost
+            break
+        if held is not None and again_info.objective is not None and held[1].objective is not None \
+                and again_info.objective > held[1].objective + 1e-9 * max(1.0, abs(held[1].objective)):
+            # solving again, cut short, found a dearer plan: the plan in hand, with the better of the two bounds
+            prog.restore(before)
+            sol, info = held[0], _with_bound(held[1], again_info.bound, gap_target)
+            break
+        sol, info = again, again_info
+    else:
+        if any(k in sole_tenants.costs and k not in sole_tenants.exact for k in sol.chosen.values()):
+            return None
+    filled = _with_sole_tenant_hours(loaded, cands, segments, prog, sol, sole_tenants, info.name, gap_target,
+                                     limit - elapsed(), baseline, policy)
+    if filled[0] is not prog:  # the hours' solve is part of the solve's seconds
+        info = replace(info, seconds=elapsed())
+    return (*filled, info)
+
+
+def _with_bound(info: SolveInfo, bound: float | None, gap_target: float) -> SolveInfo:
+    """`info` with `bound` when it is the higher (both lower bounds on the same plan's cost), its gap and status
+    said again."""
+    if bound is None or (info.bound is not None and bound <= info.bound):
+        return info
+    gap = _gap(info.objective, bound)
+    status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else info.status
+    return replace(info, bound=bound, gap=gap, status=status)
+
+
+def _at_settled_costs(prog: Program, sol: Solution, info: SolveInfo, gap_target: float, started: float
+                      ) -> tuple[Solution, SolveInfo] | None:
+    """The solution in the program (solved before its sole-tenant configs' costs were settled), priced at those
+    costs — the program's objective now holds them: still a plan, with the bound it had (costs only rose, so
+    that bound stays one). None when a config it chose turned out to have no plan at its offer."""
+    if any(math.isinf(prog.sole_tenant.get(key, 0.0)) for key in sol.chosen.values()):
+        return None
+    objective = _objective_value(prog)
+    gap = _gap(objective, info.bound)
+    status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "feasible"
+    return sol, _info(info.name, status, started, gap, objective, info.bound, info.fallback_note, info.overhead_s)
+
+
+def _with_sole_tenant_hours(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, prog: Program,
+                            sol: Solution, sole_tenants: SoleTenantCosts, solver: str, gap_target: float,
+                            seconds: float, baseline: dict[str, tuple[str, float]] | None,
+                            policy: SolvePolicy = DEFAULT_POLICY) -> tuple[Program, Solution]:
+    """A solution that chose a sole-tenant config has no hours for its offer: the program without sole-tenant
+    configs, every choice held, started from that solution and the config's own solve (a plan of the same
+    cost), gives them — in `seconds`, its build included, and at least POLICY.hours_min_s of solving. Otherwise the
+    program and solution as they are."""
+    if not any(key in sole_tenants.costs for key in sol.chosen.values()):
+        return prog, sol
+    deadline = time.perf_counter() + seconds
+    full = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
+    start = {k: v for k, v in prog.values().items() if v is not None}
+    for key in sol.chosen.values():
+        for family, vals in sole_tenants.values.get(key, {}).items():
+            table = getattr(full, family)
+            start.update({table[k].name: v for k, v in vals.items() if k in table})
+    seconds = max(policy.hours_min_s, deadline - time.perf_counter())  # what the build left, at least the floor
+    with full.choices_fixed(sol.chosen):
+        out = solve(full.prob, solver, time_limit_s=seconds, mip_gap=gap_target, warm_start=start)
+    if out.status not in ("optimal", "feasible"):
+        raise SolverError(f"{solver} found no hours for the chosen configs' own offers "
+                          f"(time limit {seconds:.3g} s); raise policy.time_limit_s or --time-limit")
+    return full, full.solution()
