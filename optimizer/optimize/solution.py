@@ -12,10 +12,29 @@ from typing import Literal
 from optimizer.optimize.calendar import Segments
 
 Status = Literal["optimal", "feasible", "infeasible", "error"]
+StopReason = Literal["optimal", "gap", "time", "nodes", "iterations", "solutions", "infeasible", "error"]
+"""What ended a solver call: a proof (optimal: no gap left; gap: within the gap asked; infeasible), a limit (time,
+nodes, simplex iterations, solutions: the first plan asked for), or an error."""
 
 OfferPoolHour = tuple[str, str, str, int]
 """(offer, pool, segment, hour)."""
 DayHour = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class StepWork:
+    """One step's solver calls (work.py): how many, the work they did, and what stopped them."""
+
+    step: str
+    """relax, round, search, settle, tidy or price (strategy.py's steps)."""
+    solves: int
+    simplex_iterations: int
+    """Simplex iterations of every call (HiGHS: simplex_iteration_count; CBC: its log's total iterations)."""
+    mip_nodes: int
+    """Branch-and-bound nodes of every call (HiGHS: mip_node_count; CBC: its log's enumerated nodes)."""
+    stopped_by: StopReason
+    """The stop of its calls that says least about the answer (work.STOPS): "time" when any was cut short by the
+    clock."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +50,9 @@ class SolveInfo:
     overhead_s: float = 0.0
     """Seconds spent handing the program to the solver and reading it back (not solving): grows with
     the program's size — about half a minute for a 1,000-workload plan through PuLP."""
+    work: tuple[StepWork, ...] = ()
+    """The solve's work step by step, in the order the steps first ran (strategy.solve_candidates; empty for a
+    single solver call and in results written before it was recorded)."""
 
 
 @dataclass(frozen=True)

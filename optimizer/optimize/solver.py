@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterator
 import pulp
 
 from optimizer.errors import SolverError
-from optimizer.optimize.solution import SolveInfo, Status
+from optimizer.optimize import work
+from optimizer.optimize.solution import SolveInfo, Status, StopReason
 
 SOLVERS = ("highs", "cbc")
 THREADS = 1
@@ -99,6 +100,8 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
     `first_plan` stops HiGHS at the first feasible plan it finds (CBC runs to its time limit). `highs` are
     further HiGHS options (CBC ignores them).
 
+    Each call's simplex iterations, nodes and what stopped it go to the solve's tally (work.record).
+
     `relax` solves the LP relaxation (integer variables taken as continuous) and, solved to optimality,
     leaves each variable's reduced cost in its `dj` (HiGHS: None otherwise); `warm_start`
     maps variable names to a feasible solution the solver starts from. With `relax` and HiGHS, `basis`
@@ -122,6 +125,7 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
                                basis if relax else None, highs)
         else:
             out = _solve_cbc(prob, limit, mip_gap, msg, relax, warm)
+        work.record(*out[5])
         return out[:4], max(0.0, time.perf_counter() - t0 - out[4])
 
     info, overhead = run(time_limit_s, warm_start)
@@ -297,10 +301,14 @@ def _progress_callback(progress: Callable[[float, float | None, float | None], N
             "callbacksToActivate": [kinds.kCallbackMipImprovingSolution, kinds.kCallbackMipInterrupt]}
 
 
+Work = tuple[int | None, int | None, StopReason]
+"""A solver call's simplex iterations, branch-and-bound nodes and what stopped it (work.record)."""
+
+
 def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None, progress=None,
                  first_plan=False, basis: Basis | None = None, options: dict[str, Any] | None = None
-                 ) -> tuple[Status, float | None, float | None, float | None, float]:
-    """(status, gap, objective, bound, seconds HiGHS itself ran)."""
+                 ) -> tuple[Status, float | None, float | None, float | None, float, Work]:
+    """(status, gap, objective, bound, seconds HiGHS itself ran, its work)."""
     extra: dict = dict(options or {})
     if node_limit is not None:
         extra["mip_max_nodes"] = int(node_limit)
@@ -318,25 +326,45 @@ def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_
             raise SolverError(f"HiGHS failed: {type(exc).__name__}: {exc}") from None
     model = getattr(prob, "solverModel", None)
     if model is None:
-        return (*_from_pulp_status(prob), 0.0)
+        return (*_from_pulp_status(prob), 0.0, (None, None, "error"))
     ran = float(model.getRunTime())
     info = model.getInfo()
     status_text = model.modelStatusToString(model.getModelStatus())
+    mip = not relax and any(v.cat == pulp.LpInteger for v in cmd.columns)
+    nodes = int(info.mip_node_count) if mip else 0
+    done = (int(info.simplex_iteration_count), nodes,
+            _highs_stop(model.getModelStatus(), node_limit is not None and nodes >= node_limit))
     # HiGHS is handed the objective without PuLP's constant term (owned servers' fixed costs): add it back
     offset = float(getattr(prob.objective, "constant", 0.0) or 0.0)
     obj = info.objective_function_value + offset
-    if not relax and any(v.cat == pulp.LpInteger for v in cmd.columns):
+    if mip:
         bound, gap = info.mip_dual_bound + offset, info.mip_gap
     else:
         bound, gap = obj, 0.0
     if "Infeasible" in status_text:
-        return "infeasible", None, None, None, ran
+        return "infeasible", None, None, None, ran, done
     has_solution = info.primal_solution_status == 2
     if status_text == "Optimal" and has_solution:
-        return "optimal", _clean_gap(gap, obj, bound), obj, bound, ran
+        gap = _clean_gap(gap, obj, bound)
+        return "optimal", gap, obj, bound, ran, (*done[:2], "gap" if gap else "optimal")
     if has_solution and not relax:
-        return "feasible", _clean_gap(gap, obj, bound), obj, bound, ran
-    return "error", None, None, None, ran
+        return "feasible", _clean_gap(gap, obj, bound), obj, bound, ran, done
+    return "error", None, None, None, ran, (*done[:2], "error")
+
+
+def _highs_stop(status, at_node_limit: bool) -> StopReason:
+    """What HiGHS's model status says stopped it (an optimal one is told apart from a gap by the caller)."""
+    import highspy
+
+    kinds = highspy.HighsModelStatus
+    if status == kinds.kOptimal:
+        return "optimal"
+    if status in (kinds.kInfeasible, kinds.kUnboundedOrInfeasible):
+        return "infeasible"
+    if status == kinds.kSolutionLimit:  # mip_max_nodes, mip_max_leaves or mip_max_improving_sols
+        return "nodes" if at_node_limit else "solutions"
+    limits: dict[Any, StopReason] = {kinds.kTimeLimit: "time", kinds.kIterationLimit: "iterations"}
+    return limits.get(status, "error")
 
 
 def _objective_agrees(prob: pulp.LpProblem, reported: float | None) -> bool:
@@ -356,8 +384,8 @@ def _clean_gap(gap: float | None, obj: float | None, bound: float | None) -> flo
 
 
 def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
-               ) -> tuple[Status, float | None, float | None, float | None, float]:
-    """(status, gap, objective, bound, seconds CBC itself ran: its log's wallclock)."""
+               ) -> tuple[Status, float | None, float | None, float | None, float, Work]:
+    """(status, gap, objective, bound, seconds CBC itself ran: its log's wallclock, its work)."""
     tmp = Path(tempfile.mkdtemp(prefix="planopt-cbc-"))
     log = tmp / "cbc.log"
     if warm:
@@ -377,23 +405,28 @@ def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     ran = _parse_float(r"Wallclock seconds\):\s*([0-9.eE+]+)", text) or 0.0
+    iterations = _parse_float(r"Total iterations:\s*([0-9]+)", text) or _parse_float(r"- ([0-9]+) iterations", text)
+    nodes = _parse_float(r"Enumerated nodes:\s*([0-9]+)", text)
+    counts = (None if iterations is None else int(iterations), None if nodes is None else int(nodes))
+    stop = re.search(r"Stopped on (time|iterations|nodes|solutions)", text)
     status = pulp.LpStatus.get(prob.status, "Undefined")
     if status == "Infeasible":
-        return "infeasible", None, None, None, ran
+        return "infeasible", None, None, None, ran, (*counts, "infeasible")
     if status not in ("Optimal",):
         if status == "Not Solved" or prob.sol_status not in (1, 2):
-            return "error", None, None, None, ran
+            return "error", None, None, None, ran, (*counts, stop.group(1) if stop else "error")  # type: ignore[misc]
     obj = pulp.value(prob.objective)
     if relax:
-        return "optimal", 0.0, obj, obj, ran
+        return "optimal", 0.0, obj, obj, ran, (*counts, "optimal")
     stopped = prob.sol_status == 2 or "Stopped on time" in text or "Stopped on iterations" in text
     bound = _parse_float(r"Lower bound:\s*([-0-9.eE+]+)", text)
     if stopped:
         gap = _clean_gap(None, obj, bound) if bound is not None else None
-        return "feasible", gap, obj, bound, ran
+        return "feasible", gap, obj, bound, ran, (*counts, stop.group(1) if stop else "time")  # type: ignore[misc]
     if bound is None:
         bound = obj
-    return "optimal", _clean_gap(None, obj, bound), obj, bound, ran
+    gap = _clean_gap(None, obj, bound)
+    return "optimal", gap, obj, bound, ran, (*counts, "gap" if gap else "optimal")
 
 
 CBC_LARGE_COLUMNS = 100_000

@@ -26,6 +26,7 @@ from optimizer.candidates.types import CandidateSet
 from optimizer.errors import SolverError
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.optimize.calendar import Segments, segment
+from optimizer.optimize import work
 from optimizer.optimize.cuts import define_pooled_rounding
 from optimizer.optimize.model import build_model
 from optimizer.optimize.policy import SolvePolicy
@@ -80,12 +81,24 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
          first plan with the rest free is taken, and its configs held while its hourly capacity is solved;
       3. otherwise the whole integer program with the valid inequalities added, started from
          that plan, within the time left. The proven gap is always the distance to the best bound.
+    The returned SolveInfo's `work` is every step's solver work and what stopped it (work.py).
     """
+    with work.tally() as kept:
+        sol, info = _solve_candidates(loaded, cands, options, fix, baseline, reserved, sole_tenants_apart)
+    return sol, replace(info, work=kept.work())
+
+
+def _solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, fix: dict[str, str] | None,
+                      baseline: dict[str, tuple[str, float]] | None,
+                      reserved: dict[tuple[str, str | None, str], float] | None,
+                      sole_tenants_apart: bool) -> tuple[Solution, SolveInfo]:
+    """solve_candidates, in the tally it keeps."""
     solver, limit, gap_target = settings(loaded, options)
     started = time.perf_counter()
     segments = _segments(loaded, cands)
-    sole_tenants = (_sole_tenant_costs(loaded, cands, segments, solver, POLICY)
-                    if reserved is None and sole_tenants_apart else None)
+    with work.step("settle"):  # sole-tenant configs priced apart, at their relaxation's cost
+        sole_tenants = (_sole_tenant_costs(loaded, cands, segments, solver, POLICY)
+                        if reserved is None and sole_tenants_apart else None)
     t_build = time.perf_counter()
     prog = build_model(loaded, cands, segments, cuts=False, baseline=baseline,
                        sole_tenant=sole_tenants.costs if sole_tenants else None)
@@ -109,8 +122,9 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
             raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible "
                               f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit") from e
     prog, sol, info = settled
-    changed = _cheapest_recourse(prog, info.name, limit - (time.perf_counter() - started))
-    info, tidied = break_ties(prog, info, POLICY)
+    with work.step("tidy"):
+        changed = _cheapest_recourse(prog, info.name, limit - (time.perf_counter() - started))
+        info, tidied = break_ties(prog, info, POLICY)
     if changed or tidied:
         sol = prog.solution()
     if options.alternatives and not fix and info.objective is not None:
@@ -122,9 +136,9 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
         pricing = build_model(loaded, cands, segments, cuts=True, baseline=baseline) if prog.sole_tenant else prog
         if info.name in POLICY.pooled_solvers:
             define_pooled_rounding(pricing, sol.chosen)  # every re-solve holds the plan's configs but one
-        sol = replace(sol, forced=price_alternatives(pricing, sol.chosen, ranked, options.alternatives,
-                                                     info.objective, info.name, gap_target, budget,
-                                                     POLICY))
+        with work.step("price"):
+            sol = replace(sol, forced=price_alternatives(pricing, sol.chosen, ranked, options.alternatives,
+                                                         info.objective, info.name, gap_target, budget, POLICY))
     return sol, info
 
 
@@ -159,8 +173,9 @@ def _solve_settled(prog: Program, sole_tenants: SoleTenantCosts | None, loaded: 
                        settle_s=settle_s)
     if not sole_tenants:
         return prog, sol, info
-    return settle(prog, sole_tenants, sol, info, loaded, cands, segments, options, solver, limit, gap_target,
-                  started, baseline, hours_s, _solve, POLICY)
+    with work.step("settle"):  # (its re-solves count as the steps they run)
+        return settle(prog, sole_tenants, sol, info, loaded, cands, segments, options, solver, limit, gap_target,
+                      started, baseline, hours_s, _solve, POLICY)
 
 
 def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions,
@@ -172,14 +187,17 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
     run into them, step 2 may use the rest; step 3, from step 2's plan, leaves them, and without a plan may use
     them."""
     run = Run(prog, loaded, cands, segments, options, solver, limit, gap_target, started, POLICY, settle_s)
-    relaxed, reduced = relax(run)
-    proven = round_plan(run, relaxed, on_relaxed)
+    with work.step("relax"):
+        relaxed, reduced = relax(run)
+    with work.step("round"):
+        proven = round_plan(run, relaxed, on_relaxed)
     if proven is not None:
         return proven
     if run.left() <= 0 and run.incumbent is None:
         raise SolverError(f"{run.solver} stopped after {time.perf_counter() - started:.1f} s without a feasible "
                           f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
-    full, handover = search(run, relaxed, reduced)
+    with work.step("search"):
+        full, handover = search(run, relaxed, reduced)
     incumbent, values = run.incumbent, run.values
     bounds = [b for b in (run.bound, full.bound if full else None) if b is not None]
     best_bound = max(bounds) if bounds else None

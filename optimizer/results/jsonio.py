@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from optimizer.errors import PlanError, Problem
 from optimizer.inputs.demand import PeakDerivation
 from optimizer.inputs.schema.plan import FIRST_DATE, LAST_DATE, MAX_HORIZON_DAYS
-from optimizer.optimize.solution import SolveInfo, Status
+from optimizer.optimize.solution import SolveInfo, Status, StepWork, StopReason
 from optimizer.results.cashflow import pnl_and_cash
 from optimizer.inputs.reference import SCHEMA_DIALECT
 from optimizer.results.contracts import NewReservation
@@ -77,7 +77,7 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
         "solver": {
             "name": result.solver.name, "seconds": round(result.solver.seconds, 3),
             "gap": None if result.solver.gap is None else _r(result.solver.gap, 9),
-            "status": result.solver.status,
+            "status": result.solver.status, **_work(result.solver.work),
         },
         "binding": [asdict(b) for b in result.binding],
         "day_types": result.day_types,
@@ -201,6 +201,22 @@ def derivation_json(d: PeakDerivation | None) -> dict[str, Any] | None:
     return {**asdict(d), "output_tokens_per_s": d.peak_output_tokens_per_s, "text": d.text()}
 
 
+def _work(work: tuple[StepWork, ...]) -> dict[str, Any]:
+    """solver.work and solver.stopped_by, step by step (none in a result that recorded no work: it writes back as
+    it was read)."""
+    if not work:
+        return {}
+    return {"work": {w.step: {"solves": w.solves, "simplex_iterations": w.simplex_iterations, "mip_nodes": w.mip_nodes}
+                     for w in work},
+            "stopped_by": {w.step: w.stopped_by for w in work}}
+
+
+def _step_work(s: dict[str, Any]) -> tuple[StepWork, ...]:
+    stopped = s.get("stopped_by") or {}
+    return tuple(StepWork(step, w["solves"], w["simplex_iterations"], w["mip_nodes"], stopped.get(step, "error"))
+                 for step, w in (s.get("work") or {}).items())
+
+
 def dumps(result: PlanResult, *, stable: bool = False) -> str:
     """JSON text; `stable` zeroes solver.seconds so two solves compare byte for byte."""
     d = to_dict(result)
@@ -285,8 +301,17 @@ _WorkloadJson = _model("Workload", WorkloadResult.__doc__ or "", {
 _CostJson = _model("Cost", "What the horizon costs (per_day and all_in are written for readers; derived).", {
     **_fields(PlanResult, only=_COST_KEYS, keys=_COST_KEYS),
     "per_day": (float | None, None), "all_in": (float | None, None)})
-_SolverJson = _model("Solver", "The solve: solver, seconds, proven gap and status (the result's, when absent).", {
-    **_fields(SolveInfo, only=("name", "seconds", "gap")), "status": (Status | None, None)})
+_StepWorkJson = _model("StepWork", StepWork.__doc__ or "", _fields(StepWork, only=("solves", "simplex_iterations",
+                                                                                 "mip_nodes")))
+_SolverJson = _model("Solver", "The solve: solver, seconds, proven gap and status (the result's, when absent), and "
+                     "the work each step of the solve did and what stopped it (absent in results written before).", {
+    **_fields(SolveInfo, only=("name", "seconds", "gap")), "status": (Status | None, None),
+    "work": (dict[str, _StepWorkJson], Field(default_factory=dict, description=(  # type: ignore[valid-type]
+        "Step (relax, round, search, settle, tidy, price) → its solver calls, simplex iterations and "
+        "branch-and-bound nodes."))),
+    "stopped_by": (dict[str, StopReason], Field(default_factory=dict, description=(
+        "Step → what stopped its calls, the one that says least first: error, time, iterations, nodes, "
+        "solutions (a first plan), gap, optimal, infeasible.")))})
 _CHANGE_KEYS = {"from_label": "from", "to_label": "to"}
 _ChangeJson = _model("BaselineChange", BaselineChange.__doc__ or "", _fields(BaselineChange, keys=_CHANGE_KEYS))
 _BaselineJson = _model("Baseline", "Choices kept from a baseline result, and those changed.", {
@@ -365,7 +390,8 @@ def _result(d: dict[str, Any]) -> PlanResult:
         **{k: v for k, v in d.items() if k in _PLAN_FIELDS},
         **{f: d["cost"][k] for f, k in _COST_KEYS.items() if k in d["cost"]},
         "workloads": workloads, "baseline": baseline,
-        "solver": SolveInfo(s["name"], s.get("status") or d["status"], s["seconds"], s["gap"], None, None)})
+        "solver": SolveInfo(s["name"], s.get("status") or d["status"], s["seconds"], s["gap"], None, None,
+                            work=_step_work(s))})
     if d.get("end_is_last_day"):
         return result
     return dataclasses.replace(result, new_commitments=[_end_as_last_day(n) for n in result.new_commitments])

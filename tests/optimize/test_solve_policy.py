@@ -53,3 +53,27 @@ def test_the_default_policy_is_frozen_and_shared():
         pass
     else:
         raise AssertionError("SolvePolicy must be frozen")
+
+
+def _module_constants(path: Path) -> list[str]:
+    """Names a module binds at its top level to a value (not a function, class or import)."""
+    out = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign):
+            out += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.append(node.target.id)
+    return out
+
+
+def test_strategy_is_the_policy_and_the_order_of_its_named_steps():
+    """strategy.py orders the steps and shares out the time; the steps themselves live in optimize/steps/."""
+    text = (OPTIMIZE / "strategy.py").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 600
+    assert len(_module_constants(OPTIMIZE / "strategy.py")) <= 8, _module_constants(OPTIMIZE / "strategy.py")
+
+
+def test_no_step_states_a_tuning_constant_of_its_own():
+    steps = sorted((OPTIMIZE / "steps").glob("*.py"))
+    assert {p.stem for p in steps} >= {"relax", "round", "search", "settle", "tidy", "price"}
+    assert {p.name: _module_numbers(p) for p in steps if _module_numbers(p)} == {}
