@@ -7,7 +7,7 @@
     report                   views of PlanResult (console, HTML, workbook)
     calibrate                the planning loop beside the pipeline: usage, load tests, occupancy
     results                  PlanResult as plain data, its JSON, baselines, comparisons
-    optimize                 calendar, integer program, solvers, strategy, Solution — the only PuLP
+    optimize                 calendar, integer program, solvers, strategy and its steps, Solution — the only PuLP
     candidates               configs per workload, dropped ones with reasons
     physics                  memory, KV, replicas, goodput — pure
     inputs, synth            YAML with line marks, schemas, catalogs, plans, unit prices (inputs.prices); synthetic data
