@@ -25,8 +25,8 @@ from optimizer.candidates.prune import ranked_alternatives
 from optimizer.candidates.types import CandidateSet
 from optimizer.errors import SolverError
 from optimizer.inputs.loading import LoadedPlan
-from optimizer.optimize.calendar import Segments, segment
 from optimizer.optimize import work
+from optimizer.optimize.calendar import Segments, segment
 from optimizer.optimize.cuts import define_pooled_rounding
 from optimizer.optimize.model import build_model
 from optimizer.optimize.policy import SolvePolicy
