@@ -243,7 +243,7 @@ OUTSIDE: tuple[Rule, ...] = (
     Rule("dominated configs", "configs and offers no cheaper in any hour than another are dropped before the program",
          ("optimizer/candidates/prune.py::prune_dominated", "optimizer/candidates/prune.py::dominated_offers")),
     Rule("sole-tenant configs", "a config alone at its offer is priced by a program of that offer alone",
-         ("optimizer/optimize/strategy.py::_sole_tenant_costs", "optimizer/optimize/strategy.py::_settle_sole_tenants")),
+         ("optimizer/optimize/steps/settle.py::_sole_tenant_costs", "optimizer/optimize/steps/settle.py::_settle_sole_tenants")),
     Rule("costs", "one unit of every purchase is priced once, for the objective and for the result",
          ("optimizer/optimize/costs.py", "optimizer/results/extract.py::extract")),
 )
