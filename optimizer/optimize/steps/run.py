@@ -53,7 +53,7 @@ class Run:
     policy: SolvePolicy
     """The SolvePolicy the steps read (strategy.POLICY when the solve began)."""
     settle_s: float = 0.0
-    """The last seconds of the limit kept for settling sole-tenant configs (_solve_settled)."""
+    """The last seconds of the limit kept for settling sole-tenant configs (strategy._solve_settled)."""
     bound: float | None = None
     incumbent: float | None = None
     values: dict[str, float | None] | None = None

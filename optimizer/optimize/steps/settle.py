@@ -137,11 +137,10 @@ def settle(prog: Program, sole_tenants: SoleTenantCosts, sol: Solution, info: So
            resolve: Callable[..., tuple[Solution, SolveInfo]], policy: SolvePolicy = DEFAULT_POLICY
            ) -> tuple[Program, Solution, SolveInfo] | None:
     """Settling a solved plan's sole-tenant configs: while it chooses ones whose cost was only a bound, those
-    costs made exact (each offer solved whole, _settle_sole_tenants) and the program solved again (_solve), the
+    costs made exact (each offer solved whole, _settle_sole_tenants) and the program solved again (`resolve`), the
     plan in hand kept when that cannot be done or finds a dearer plan; then the chosen sole-tenant offers' hours
-    filled in (_with_sole_tenant_hours), in the last `hours_s` seconds of `limit`. `resolve` solves the program again
-    (strategy._solve, with settle's arguments). None when a chosen config could
-    not be solved whole in the time."""
+    filled in (_with_sole_tenant_hours), in the last `hours_s` seconds of `limit`. `resolve` is strategy._solve (the
+    steps again, from relax). None when a chosen config could not be solved whole in the time."""
     def elapsed() -> float:
         return time.perf_counter() - started
 
