@@ -20,12 +20,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from optimizer.candidates.build import build_candidates  # noqa: E402
 from optimizer.optimize import solver  # noqa: E402
-from optimizer.optimize.steps import relax, round, search, settle  # noqa: E402
+from optimizer.optimize.steps import relax, search, settle  # noqa: E402
+from optimizer.optimize.steps import round as round_step  # noqa: E402
 from optimizer.optimize.strategy import SolveOptions, solve_candidates  # noqa: E402
 from optimizer.pipeline import as_solved  # noqa: E402
 from optimizer.synth.plans import generate  # noqa: E402
 
-STEPS = (relax, round, search, settle)
+STEPS = (relax, round_step, search, settle)
 """The steps whose solves are timed (the plan's; tidying and pricing come after, with alternatives=0 none)."""
 
 

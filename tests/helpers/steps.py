@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from optimizer.optimize import strategy
-from optimizer.optimize.steps import price, relax, round, run, search, settle, tidy
+from optimizer.optimize.steps import price, relax, run, search, settle, tidy
+from optimizer.optimize.steps import round as round_step  # (not the builtin)
 
-MODULES = (strategy, run, relax, round, search, settle, tidy, price)
+MODULES = (strategy, run, relax, round_step, search, settle, tidy, price)
 """strategy and its steps, where a name the steps call is looked up."""
 
 
