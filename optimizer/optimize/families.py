@@ -100,7 +100,8 @@ VARIABLES: tuple[Symbol, ...] = (
     Symbol("t, η, u_ξ", "t, u_ξ ≥ 0", "risk objectives only: the worst scenario's cost; CVaR's value at risk and excess"),
     Symbol("P[c,s]", "≥ 0", "tie-break program only: batch config c's busiest hour's GPUs"),
     Symbol("z[c,b]", "[0, 1]", "split: by_size only: the share of size class b's requests config c serves"),
-    Symbol("B, U, g [c,s,h]", "ℤ ≥ 0", "split: by_size only: config c's base and rollout replicas and its whole GPUs"),
+    Symbol("B, U, g [c,s,h]", "ℤ ≥ 0",
+           "split: by_size only: config c's base and rollout replicas and its whole GPUs"),
 )
 
 OBJECTIVE: tuple[Term, ...] = (

@@ -199,7 +199,8 @@ class Program:
         """Every whole-number decision: configs, committed splits, reserved and bought nodes, on-demand and
         spot nodes, racks (read from the program's own tables: PuLP's variables() walks every row)."""
         return [v for table in (self.choice, self.committed_split, self.reserved, self.on_demand, self.spot,
-                                self.racks, self.split_replicas) for v in table.values() if isinstance(v, pulp.LpVariable)]
+                                self.racks, self.split_replicas)
+                for v in table.values() if isinstance(v, pulp.LpVariable)]
 
     @property
     def split_workloads(self) -> set[str]:

@@ -3,7 +3,8 @@
 
 Why the enumeration is exact. Every class's demand follows the workload's profile, D_b(h) = σ_b · D(h) (σ_b the
 class's share of the output tokens), so with shares z_b of class b on config 1 (1 − z_b on config 2) each config's
-base replicas at hour h are ⌈D(h) · L_c ÷ occupancy⌉ with L_1 = Σ_b σ_b z_b ÷ g_1b and L_2 = Σ_b σ_b (1 − z_b) ÷ g_2b.
+base replicas at hour h are ⌈D(h) · L_c ÷ occupancy⌉ with L_1 = Σ_b σ_b z_b ÷ g_1b and
+L_2 = Σ_b σ_b (1 − z_b) ÷ g_2b.
 A config's cost (spares when used, rollout, whole nodes, a reserved level against on-demand) never falls as L_c
 grows and is constant between the breakpoints L = occupancy · n ÷ D(h); so the optimum has L_1 at a breakpoint t
 (or 0), and for each t the least L_2 with L_1 ≤ t is a fractional knapsack (classes moved to config 1 in order of

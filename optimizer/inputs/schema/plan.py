@@ -352,8 +352,8 @@ class Tokens(Strict):
         if self.mix is None:
             missing = [k for k in ("input", "output") if getattr(self, k) is None]
             if missing:
-                raise ValueError(f"gives no {' and no '.join(missing)} — give input: … and output: … (mean tokens per "
-                                 "request), or a mix: [{share, input, output}, …]")
+                raise ValueError(f"gives no {' and no '.join(missing)} — give input: … and output: … (mean tokens "
+                                 "per request), or a mix: [{share, input, output}, …]")
             return self
         total = sum(c.share for c in self.mix)
         if abs(total - 1.0) > SHARE_TOLERANCE:
