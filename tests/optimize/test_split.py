@@ -5,6 +5,7 @@ example as one workload; and the refusals of what split does not plan."""
 from __future__ import annotations
 
 import copy
+import math
 import json
 from pathlib import Path
 
@@ -155,3 +156,66 @@ def test_one_class_tokens_still_read(tmp_path: Path) -> None:
     w["tokens"] = {"input": 250, "output": 100}
     w["measured"] = [m for m in w["measured"] if m["input"] == 250 and m["output"] == 100]
     assert _solve(plan, tmp_path).cost_total > 0
+
+
+# --- a 36-bucket, four-type input against Mélange's ILP stated on its own -------------------------------------
+
+TYPES = {"l4": 0.80, "a10g": 1.01, "a100-80gb": 1.79, "h100-sxm": 3.99}
+"""$/GPU-hour on demand (illustrative)."""
+
+
+def _synthetic(seed: int) -> tuple[list[tuple[float, int, int]], dict[str, list[float]]]:
+    """36 buckets (6 input × 6 output sizes) with random shares, and each type's goodput per bucket: the larger
+    types pull ahead as prompts grow (prefill) and answers lengthen, with noise."""
+    import random
+
+    rng = random.Random(seed)
+    sizes = [(i, o) for i in (64, 256, 512, 1024, 2048, 4096) for o in (16, 64, 128, 256, 512, 1024)]
+    raw = [rng.uniform(0.2, 3.0) for _ in sizes]
+    shares = [r / sum(raw) for r in raw]
+    speed = {"l4": 1.0, "a10g": 1.5, "a100-80gb": 5.0, "h100-sxm": 11.0}
+    goodput = {t: [round(400 * speed[t] ** (1 + 0.15 * math.log2(i / 64) / 6) * rng.uniform(0.8, 1.25)
+                         * (o / (o + 64)), 1) for i, o in sizes] for t in TYPES}
+    return [(s, i, o) for s, (i, o) in zip(shares, sizes)], goodput
+
+
+def _melange_ilp(classes, goodput, requests_per_s: float) -> float:
+    """Mélange's ILP (Griggs et al. 2024, §5): whole GPUs N_t of each type, continuous shares x_bt of each bucket's
+    requests, Σ_t x_bt = 1, Σ_b λ_b · x_bt ÷ throughput_bt ≤ N_t; min Σ_t price_t · N_t ($/h)."""
+    import pulp
+
+    prob = pulp.LpProblem("melange", pulp.LpMinimize)
+    n = {t: prob.add_variable(f"n_{i}", lowBound=0, cat=pulp.LpInteger) for i, t in enumerate(TYPES)}
+    x = {(b, t): prob.add_variable(f"x_{b}_{i}", lowBound=0) for b in range(len(classes))
+         for i, t in enumerate(TYPES)}
+    prob += pulp.lpSum(TYPES[t] * n[t] for t in TYPES)
+    for b in range(len(classes)):
+        prob += pulp.lpSum(x[(b, t)] for t in TYPES) == 1
+    for t in TYPES:  # throughput in output tokens/s: λ_b requests/s × output_b tokens
+        prob += pulp.lpSum(requests_per_s * s * o / goodput[t][b] * x[(b, t)]
+                           for b, (s, _i, o) in enumerate(classes)) <= n[t]
+    prob.solve(pulp.HiGHS(msg=False, gapRel=0))
+    assert pulp.LpStatus[prob.status] == "Optimal"
+    return pulp.value(prob.objective)
+
+
+@pytest.mark.parametrize("seed, rate", [(1, 3.0), (2, 20.0), (3, 90.0)])
+def test_a_36_bucket_input_costs_melanges_optimum(seed: int, rate: float, tmp_path: Path) -> None:
+    classes, goodput = _synthetic(seed)
+    mean_out = sum(s * o for s, _i, o in classes)
+    plan = {"plan": "melange-36", "horizon_days": 1, "catalogs": [],
+            "policy": {"occupancy": 1, "spares": 0, "rollout_fraction": 0, "tiers": ["on-demand"], "mip_gap": 0,
+                       "time_limit_s": 120},
+            "models": [{"id": "mod", "params_b": 7, "kv_gb_per_seq": 0.2}],
+            "accelerators": [{"id": t, "memory_gb": 80} for t in TYPES],
+            "offers": [{"id": f"od-{t}", "accelerator": t, "provider": "cloud", "gpus_per_node": 1,
+                        "price_per_gpu_hour": {"on-demand": p}} for t, p in TYPES.items()],
+            "workloads": [{"name": "service", "model": "mod", "tp": [1], "split": "by_size",
+                           "tokens": {"mix": [{"share": s, "input": i, "output": o} for s, i, o in classes]},
+                           "measured": [{"accelerator": t, "precision": "bf16", "tp": 1, "input": i, "output": o,
+                                         "goodput_output_tokens_per_s": goodput[t][b]}
+                                        for t in TYPES for b, (_s, i, o) in enumerate(classes)],
+                           "demand": {"peak_output_tokens_per_s": rate * mean_out, "profile": [1.0] * 24}}]}
+    result = _solve(plan, tmp_path)
+    assert result.status == "optimal"
+    assert result.cost_total / 24 == pytest.approx(_melange_ilp(classes, goodput, rate), rel=1e-7)
