@@ -244,8 +244,9 @@ def ranked_alternatives(plan: Plan, offers: dict[str, Offer], by_workload: dict[
     offer before any offer's second, so the next options a buyer sees are different places to buy. A split
     workload has none: its configs serve together, none is an alternative held alone."""
     out = {}
+    split = plan.split_workloads()
     for w in plan.workloads:
-        if w.name in plan.split_workloads():
+        if w.name in split:
             out[w.name] = []
             continue
         others = [c for c in by_workload[w.name] if c.key != chosen[w.name] and c.kind != "api"]

@@ -8,6 +8,7 @@ optimize.tiebreak the tie-break program among plans of equal cost.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from contextlib import AbstractContextManager, contextmanager
@@ -202,10 +203,10 @@ class Program:
                                 self.racks, self.split_replicas)
                 for v in table.values() if isinstance(v, pulp.LpVariable)]
 
-    @property
-    def split_workloads(self) -> set[str]:
+    @functools.cached_property
+    def split_workloads(self) -> frozenset[str]:
         """Workloads whose traffic may be divided among their configs (split: by_size, more than one config)."""
-        return {w.name for w in self.plan.workloads if is_split(self, w)}
+        return frozenset(w.name for w in self.plan.workloads if is_split(self, w))
 
     def values(self) -> dict[str, float | None]:
         """The solved value of every variable, by name (a warm start, or a plan to go back to)."""

@@ -219,3 +219,19 @@ def test_a_36_bucket_input_costs_melanges_optimum(seed: int, rate: float, tmp_pa
     result = _solve(plan, tmp_path)
     assert result.status == "optimal"
     assert result.cost_total / 24 == pytest.approx(_melange_ilp(classes, goodput, rate), rel=1e-7)
+
+
+def test_solve_and_explain_show_each_config_of_a_split(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from optimizer.cli import app
+
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(melange_plan(30)), encoding="utf-8")
+    runner = CliRunner()
+    solved = runner.invoke(app, ["solve", str(path), "-o", str(tmp_path / "out")])
+    assert solved.exit_code == 0, solved.output
+    assert "↳ aws-a10g · bf16 · tp1" in solved.output and "↳ aws-a100-80gb · bf16 · tp1" in solved.output
+    explained = runner.invoke(app, ["explain", str(path), "--workload", "chat"])
+    assert explained.exit_code == 0, explained.output
+    assert "split by request size among its configs" in explained.output
