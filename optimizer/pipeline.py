@@ -192,7 +192,8 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     # The plan itself is solved with the workload's dominated configs pruned (exact: the same optimum from a
     # smaller program); the forced re-solves keep every config, each one is priced
     w = next(w for w in loaded.plan.workloads if w.name == workload)
-    kept, _dominated = prune_dominated(cands.by_workload[workload], w, loaded.plan, cands.demand.get(workload))
+    kept, _dominated = prune_dominated(cands.by_workload[workload], w, loaded.plan, cands.demand.get(workload)) \
+        if w.name not in loaded.plan.split_workloads() else (cands.by_workload[workload], [])
     plan_cands = replace(cands, by_workload={**cands.by_workload, workload: kept})
     sol, info, forced = solve_and_force(loaded, cands, options, workload, [c.key for c in ranked[workload]], count,
                                         done, plan_cands=plan_cands)

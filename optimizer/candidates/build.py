@@ -40,7 +40,7 @@ from optimizer.inputs.schema.catalog import (
     Precision,
 )
 from optimizer.inputs.schema.estimator import EstimatorParams
-from optimizer.inputs.schema.plan import Plan, Workload
+from optimizer.inputs.schema.plan import Plan, SizeClass, Tokens, Workload
 from optimizer.physics import replicas as rep
 from optimizer.physics import roofline
 from optimizer.physics.layout import Layout
@@ -114,7 +114,8 @@ def _built(loaded: LoadedPlan, keep_dominated: frozenset[str], strict: bool) -> 
     if unreachable and strict:
         raise InfeasiblePlan([str(dataclasses.replace(p, fix=None)) for p in unreachable], fix=SLO_FIX,
                              problems=unreachable)
-    if not keep_dominated:
+    # offers compared by their configs' hourly GPUs at the whole demand: not for a split workload's configs
+    if not keep_dominated and all(w.split_mode(plan.policy) == "none" for w in plan.workloads):
         gone = dominated_offers_by_configs(plan, catalog, by_workload, demand)
         for w in plan.workloads:
             keep = [c for c in by_workload[w.name] if c.offer not in gone]
@@ -196,7 +197,8 @@ def _one_workload(plan: Plan, catalog: Catalog, w: Workload, keep_dominated: fro
     """A workload's configs: enumerated and sized, overflow ceilings, dominated ones pruned (unless it is
     in `keep_dominated`), the API-only config when the API may take everything."""
     dem = demand_profile(plan, w) if w.kind == "interactive" else None
-    prune = w.name not in keep_dominated
+    # a config beaten at the mix's goodput may win a size class: a split workload keeps every config
+    prune = w.name not in keep_dominated and w.split_mode(plan.policy) == "none"
     cands, drops, notes = _workload_candidates(plan, catalog, w, dem or {}, cache, prune)
     if dem is not None and has_overflow(w):
         cands = [v for c in cands for v in overflow_levels(plan, w, c, dem, cache)]
@@ -460,15 +462,19 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
                     label = None if layout.family == "tp" else layout.label
                     drops.append(Dropped(w.name, vocab.config_label(offer.id, prec.id, layout.tp, layout=label), *why))
                 return
-            sized = _size_engines(plan, w, model, acc, offer, prec, layout, mig, cache, params, ok,
-                                  catalog.models.get(_draft_id(w) or ""))
+            sized, by_class = _size_mix(plan, w, model, acc, offer, prec, layout, mig, cache, params, ok,
+                                        catalog.models.get(_draft_id(w) or ""))
             if isinstance(sized, Dropped):
                 _drop_once(drops, seen_drop, w, configs.describe_option(acc, prec, layout, mig), sized.family,
                            sized.reason, sized)
                 return
             if sized.warning is not None and sized.warning not in notes:
                 notes.append(sized.warning)
-            cands.append(_candidate(w, offer, acc, prec, layout, mig, sized, model, params))
+            cand = _candidate(w, offer, acc, prec, layout, mig, sized, model, params)
+            if by_class is not None:
+                cand = replace(cand, goodput=by_class[0], class_goodput=by_class[1], class_sources=by_class[2],
+                               goodput_source="measured" if set(by_class[2]) == {"measured"} else "estimated")
+            cands.append(cand)
             if mig is None:
                 made.append((layout, sized))
 
@@ -486,7 +492,10 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
             for mig in acc.mig_profiles:
                 if mig.instances_per_gpu >= 2:  # a whole-GPU profile is the tp1 config
                     attempt(Layout("tp", tp=1), mig)
-        if "disagg" in families and w.kind == "interactive" and (w.slo.ttft_ms or w.slo.tpot_ms):
+        if "disagg" in families and w.kind == "interactive" and (w.slo.ttft_ms or w.slo.tpot_ms) and _is_mix(w):
+            _drop_once(drops, seen_drop, w, vocab.option_label(acc.id, prec.id, layout="disagg"), "filter",
+                       "disaggregated prefill/decode is sized at one request size; a tokens.mix sizes each class")
+        elif "disagg" in families and w.kind == "interactive" and (w.slo.ttft_ms or w.slo.tpot_ms):
             if not runs["disagg"][0]:
                 _drop_once(drops, seen_drop, w, vocab.option_label(acc.id, prec.id, layout="disagg"), "engine",
                            runs["disagg"][1] or "")
@@ -592,6 +601,53 @@ def _size_engines(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer
     return sized
 
 
+def _is_mix(w: Workload) -> bool:
+    """A workload with more than one request-size class (tokens.mix)."""
+    return w.tokens is not None and w.tokens.mix is not None and len(w.tokens.mix) > 1
+
+
+def _class_workload(w: Workload, size: SizeClass | None) -> Workload:
+    """The workload as one request size sees it: that class's mean sizes and the measured points that hold
+    there (a point of that class wins over a point for every class at the same layout); None: the mix's
+    means with the points for every class."""
+    if size is None:
+        return w.model_copy(update={"measured": [m for m in w.measured if m.input is None]})
+    own = {m.layout_key[:7] for m in w.measured if m.input is not None and m.applies_to(size.input, size.output)}
+    points = [m for m in w.measured if m.applies_to(size.input, size.output)
+              and (m.input is not None or m.layout_key[:7] not in own)]
+    return w.model_copy(update={"tokens": Tokens(input=size.input, output=size.output), "measured": points})
+
+
+def _size_mix(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision,
+              layout: Layout, mig: MigProfile | None, cache: dict, params: EstimatorParams,
+              names: list[str | None], draft: Model | None = None
+              ) -> tuple[configs.Sized | Dropped, tuple[float, tuple[float, ...], tuple[str, ...]] | None]:
+    """A config sized at the workload's sizes; over a tokens.mix, at each class's sizes too (physics unchanged:
+    the roofline at those sizes, or the class's measured point). Returns the sizing the candidate is described
+    by and, for a mix, (goodput over the mix, each class's goodput, each class's source): the goodput over the
+    mix is the harmonic mean of the classes' weighted by their output tokens, the goodput of one config serving
+    every class (split: by_size also keeps a config some class cannot use: then over the classes it serves).
+    A class the config cannot serve has goodput 0."""
+    if not _is_mix(w):
+        return _size_engines(plan, w, model, acc, offer, prec, layout, mig, cache, params, names, draft), None
+    assert w.tokens is not None
+    per = [_size_engines(plan, _class_workload(w, b), model, acc, offer, prec, layout, mig, cache, params, names,
+                         draft) for b in w.tokens.classes()]
+    goodputs = tuple(p.goodput if isinstance(p, configs.Sized) else 0.0 for p in per)
+    sources = tuple(p.source if isinstance(p, configs.Sized) else "estimated" for p in per)
+    shares = w.tokens.output_shares()
+    served = [(s, g) for s, g in zip(shares, goodputs) if g > 0]
+    whole = w.split_mode(plan.policy) == "none"
+    if not served or (whole and len(served) < len(goodputs)):
+        first = next(p for p in per if isinstance(p, Dropped)) if any(isinstance(p, Dropped) for p in per) else per[0]
+        return first, None
+    mean = _size_engines(plan, _class_workload(w, None), model, acc, offer, prec, layout, mig, cache, params,
+                         names, draft)
+    shown = mean if isinstance(mean, configs.Sized) else next(p for p in per if isinstance(p, configs.Sized))
+    goodput = sum(s for s, _g in served) / sum(s / g for s, g in served)
+    return shown, (goodput, goodputs, sources)
+
+
 def _drop_once(drops: list[Dropped], seen: set[tuple[str, str]], w: Workload, option: str,
                family: str, reason: str, sized: Dropped | None = None) -> None:
     if (option, reason) not in seen:
@@ -673,8 +729,9 @@ def _size(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer,
 def _sizing_key(w: Workload) -> tuple:
     """All configs.size reads of a workload besides its name: workloads alike in these size alike.
     A workload with measured goodput keys on its name (its measurements are its own)."""
-    if w.measured:
-        return ("workload", w.name)
+    if w.measured:  # (with a tokens.mix, each class sizes apart with the points that hold there)
+        return ("workload", w.name, w.tokens.input if w.tokens else None, w.tokens.output if w.tokens else None,
+                tuple(m.layout_key for m in w.measured))
     tokens, slo = w.tokens, w.slo
     return (w.model, w.context, w.kv_precision, tokens.input if tokens else None, tokens.output if tokens else None,
             slo.ttft_ms, slo.tpot_ms, slo.percentile, configs.serving(w), _draft_id(w))

@@ -198,8 +198,13 @@ def same_precision(name: str, prec: Precision) -> bool:
 
 def _measured(w: Workload, acc: Accelerator, prec: Precision, layout: Layout, mig: MigProfile | None):
     ep = layout.stage_gpus if layout.family == "ep" else 1
-    return [m for m in w.measured if m.accelerator == acc.id and same_precision(m.precision, prec)
-            and m.tp == layout.tp and m.pp == layout.pp and m.ep == ep and m.mig == (mig.name if mig else None)]
+    points = [m for m in w.measured if m.accelerator == acc.id and same_precision(m.precision, prec)
+              and m.tp == layout.tp and m.pp == layout.pp and m.ep == ep and m.mig == (mig.name if mig else None)]
+    if w.tokens is None or all(m.input is None for m in points):
+        return points
+    # a point at the workload's sizes wins over points for every size; a point at other sizes does not hold here
+    own = [m for m in points if m.input is not None and m.applies_to(w.tokens.input, w.tokens.output)]
+    return own or [m for m in points if m.input is None]
 
 
 def memory_gb_per_gpu(acc: Accelerator, mig: MigProfile | None) -> float:

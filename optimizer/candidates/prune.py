@@ -241,9 +241,14 @@ def standalone_cost(plan: Plan, offers: dict[str, Offer], c: Candidate) -> float
 def ranked_alternatives(plan: Plan, offers: dict[str, Offer], by_workload: dict[str, list[Candidate]],
                         chosen: dict[str, str]) -> dict[str, list[Candidate]]:
     """Each workload's other configs (not the API), cheapest on their own first — the cheapest of each
-    offer before any offer's second, so the next options a buyer sees are different places to buy."""
+    offer before any offer's second, so the next options a buyer sees are different places to buy. A split
+    workload has none: its configs serve together, none is an alternative held alone."""
     out = {}
+    split = plan.split_workloads()
     for w in plan.workloads:
+        if w.name in split:
+            out[w.name] = []
+            continue
         others = [c for c in by_workload[w.name] if c.key != chosen[w.name] and c.kind != "api"]
         others.sort(key=lambda c: (standalone_cost(plan, offers, c), c.key))
         seen: set[str | None] = set()

@@ -75,6 +75,12 @@ class Candidate:
     """The evidence behind its goodput: its group, the published points behind it and the estimator's error
     band there (physics.validation); None for the API and reserved GPU blocks."""
 
+    class_goodput: tuple[float, ...] = ()
+    """With a tokens.mix: the goodput at each request-size class's sizes, in the mix's order (0: the class cannot
+    run on it); `goodput` is then over the mix (build._size_mix). Empty: one class, at `goodput`."""
+    class_sources: tuple[str, ...] = ()
+    """With a tokens.mix: measured or estimated, per class."""
+
     commit_gpus: int | None = None
     """policy.size_commitments_at: low — the most GPUs reservations and purchases may hold for it: its busiest
     hour's GPUs at the high end of its goodput band, estimate ÷ (1 + error_p10), the fewest the band allows

@@ -237,6 +237,13 @@ def explain(
             out.print(f"  at the peak ({w.peak_day_type} {w.peak_hour:02d}:00, {w.peak_output_tokens_per_s:,.0f} tok/s): "
                       f"{r.base} base + {r.spares} spare + {r.rollout} rollout = {formatting.plural(r.total, 'replica')}"
                       f"{_on_gpus(w)}")
+            if w.split:  # split: by_size — every config that serves, its share of each size class's requests
+                out.print("  split by request size among its configs (share of each class's requests; goodput per "
+                          "replica at each class's sizes, tok/s):")
+                for label, shares in w.split.items():
+                    goodput = " / ".join(f"{g:,.0f}" for g in w.split_goodput.get(label, []))
+                    out.print(f"    {escape(label)}: " + " / ".join(f"{z:.0%}" for z in shares)
+                              + f"; {w.split_gpus_at_peak.get(label, 0):,} GPUs at the peak; goodput {goodput}")
         out.print(f"  plan total {money(ex.result.cost_total, cur)}; this workload {money(w.cost, cur)}")
         t = Table(title="Alternatives, cheapest on their own first (whole plan re-solved with each forced)",
                   title_justify="left", show_edge=False)

@@ -453,12 +453,36 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
     if plan.commitments and plan.start_date is None:
         err(("commitments",), "commitments have dates, the plan has no start_date",
             "add start_date: YYYY-MM-DD (the horizon's first day)")
+    _check_split(plan, err)
     _check_scenarios(plan, catalog, err)
     _check_engines(plan, catalog, err)
     _check_currency(plan, catalog, err)
     unknown_tiers = [t for t in plan.policy.tiers if t not in TIERS]
     if unknown_tiers:
         err(("policy", "tiers"), f"unknown tier {unknown_tiers[0]}", f"tiers are {', '.join(TIERS)}")
+
+
+def _check_split(plan: Plan, err) -> None:
+    """split: by_size is planned for interactive workloads with occupancy, spares, rollout and whole replicas;
+    the combinations it does not plan are refused rather than ignored."""
+    for i, w in enumerate(plan.workloads):
+        mode = w.split_mode(plan.policy)
+        if mode == "none":
+            continue
+        loc = ("workloads", i, "split") if w.split is not None else ("policy", "split")
+        if mode == "any":
+            err(loc, f"workload '{w.name}': split: any is not planned yet",
+                "use split: by_size (each request-size class divided among configs) or none")
+            continue
+        if w.kind != "interactive":
+            err(loc, f"workload '{w.name}' is a {w.kind} workload; split: by_size divides interactive traffic",
+                "set split: none on it")
+        elif w.api is not None:
+            err(loc, f"workload '{w.name}': split: by_size does not plan API overflow yet",
+                "remove its api: block, or set split: none")
+        elif plan.policy.size_commitments_at == "low":
+            err(loc, f"workload '{w.name}': split: by_size does not plan policy.size_commitments_at: low yet",
+                "set size_commitments_at: estimate, or split: none")
 
 
 def _check_engines(plan: Plan, catalog: Catalog, err) -> None:

@@ -20,6 +20,7 @@ from optimizer.optimize.program import (
     batch_goodput,
     batch_volume,
     gpu_cands,
+    is_split,
     reserved_nodes,
     value_of,
     workload_id,
@@ -43,6 +44,8 @@ def cut_rows_left(prog: Program) -> int:
         return 0
     count = 0
     for w in prog.plan.workloads:
+        if is_split(prog, w):
+            continue
         for o in {c.offer for c in gpu_cands(prog, w)}:
             if prog.offers[o].gpus_per_node > 1:  # type: ignore[index]
                 count += len(prog.segments.of_offer(o)) * (2 if w.kind == "batch" else 24)
@@ -223,6 +226,8 @@ def define_node_rounding(prog: Program, violated_only: bool = False) -> int:
     added = prog.cut_rows
     count = 0
     for w in prog.plan.workloads:
+        if is_split(prog, w):  # its GPUs are whole in its own rows (family split)
+            continue
         by_offer: dict[str, list[Candidate]] = {}
         for c in gpu_cands(prog, w):
             by_offer.setdefault(c.offer, []).append(c)  # type: ignore[arg-type]

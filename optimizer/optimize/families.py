@@ -99,6 +99,9 @@ VARIABLES: tuple[Symbol, ...] = (
     Symbol("e[o,k,s,h]", "≥ 0", "diagnosis only: GPUs beyond a cap, at a large penalty (shows what cannot be met)"),
     Symbol("t, η, u_ξ", "t, u_ξ ≥ 0", "risk objectives only: the worst scenario's cost; CVaR's value at risk and excess"),
     Symbol("P[c,s]", "≥ 0", "tie-break program only: batch config c's busiest hour's GPUs"),
+    Symbol("z[c,b]", "[0, 1]", "split: by_size only: the share of size class b's requests config c serves"),
+    Symbol("B, U, g [c,s,h]", "ℤ ≥ 0",
+           "split: by_size only: config c's base and rollout replicas and its whole GPUs"),
 )
 
 OBJECTIVE: tuple[Term, ...] = (
@@ -130,6 +133,18 @@ FAMILIES: tuple[Family, ...] = (
            "Σ_{c∈C(w)} x[c] = 1", "one config per workload", "model.define_choice"),
     Family("fixed_choice", "constraint", "w forced to config c* (explain's alternatives)",
            "x[c*] = 1", "a workload held on one config", "program.Program.fix_choice"),
+    Family("split", "constraint", "w with split: by_size and several configs; size class b; c ∈ C(w); s; h",
+           "Σ_c z[c,b] = 1;  occupancy · B[c,s,h] ≥ Σ_b D_w(d(s),h) · σ_b · z[c,b] ÷ (γ_{c,b} · μ_γ(s));  "
+           "z[c,b] ≤ x[c],  B[c,s,h] ≤ M_c · x[c];  U[c,s,h] ≥ ρ · (B + spares · x[c]);  "
+           "g[c,s,h] ≥ f_c · (B + spares · x[c] + U)",
+           "each request-size class's traffic is divided among the workload's configs in shares z fixed over the "
+           "horizon (a router's weights); each config's whole base replicas B carry the sum of the loads sent to "
+           "it (Mélange's constraint, Griggs et al. 2024: σ_b the class's share of the output tokens, γ_{c,b} the "
+           "config's goodput at the class's sizes); a config that serves any traffic is used (x[c]) and keeps "
+           "policy.spares, rollout U on top, and its whole GPUs g[c,s,h] are its GPUs in the supply rows "
+           "(instead of G[c,d,h] · x[c]); M_c: the base replicas of the whole demand at c's least goodput",
+           "model.define_split", rows=("split_share", "split_load", "split_used", "split_rollout", "split_gpus"),
+           note="x[c] has no choice row here; cuts node_rounding skip split workloads"),
     Family("committed_split", "constraint", "o under contract, π, when pools do not share reservations",
            "Σ_p a[o,p,π] ≤ K[o,π]",
            "pools split the GPUs already under contract; contracts signed before the plan are sunk (not in the "

@@ -18,7 +18,8 @@ from optimizer.candidates.build import allowed_tiers
 from optimizer.candidates.overflow import without_ceiling
 from optimizer.inputs import prices as unit_prices
 from optimizer.inputs.loading import LoadedPlan
-from optimizer.inputs.scenarios import ScenarioDays, scenario_days
+from optimizer.inputs.scenarios import ScenarioDays, goodput_factor, scenario_days
+from optimizer.inputs.schema.plan import Workload
 from optimizer.optimize import costs
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.optimize.calendar import Segments
@@ -30,6 +31,7 @@ from optimizer.optimize.program import (
     batch_volume,
     config_id,
     gpu_cands,
+    is_split,
     reserved_nodes,
     workload_id,
     workloads_of,
@@ -64,6 +66,7 @@ def _built(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, elast
                    own=ownership.terms(plan, loaded.catalog.offers), sole_tenant=dict(sole_tenant or {}))
     define_variables(prog)
     define_choice(prog)
+    define_split(prog)
     define_committed_split(prog)
     define_batch_volume(prog)
     define_supply(prog)
@@ -127,6 +130,9 @@ def define_variables(prog: Program) -> None:
     # GPUs each interactive config and reservation uses: constants × x[c]
     for w in plan.workloads:
         if w.kind not in ("interactive", "reserve"):
+            continue
+        if is_split(prog, w):
+            _split_variables(prog, w)
             continue
         for c in gpu_cands(prog, w):
             x = prog.choice[c.key]
@@ -276,6 +282,14 @@ def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
                 key = (c.offer, dtype)  # type: ignore[assignment]
                 so_far = most.get(key)
                 most[key] = row if so_far is None else list(map(max, so_far, row))
+        if is_split(prog, w):  # several configs at one offer may each carry part of the traffic
+            most = {}
+            for c in gpu_cands(prog, w):
+                for dtype in dict.fromkeys(d for _s, d in prog.segments.of_offer(c.offer)):
+                    row = [c.gpus[(dtype, h)] for h in range(24)]
+                    key = (c.offer, dtype)  # type: ignore[assignment]
+                    so_far = most.get(key)
+                    most[key] = row if so_far is None else [a + b for a, b in zip(so_far, row)]
         for (o, dtype), row in most.items():
             for s, d in prog.segments.of_offer(o):
                 if d != dtype:
@@ -291,11 +305,95 @@ def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
 # constraint families
 
 def define_choice(prog: Program) -> None:
-    """Rows of family `choice` (optimize.families): one config per workload with several."""
+    """Rows of family `choice` (optimize.families): one config per workload with several (a split workload's
+    configs are each used or not: family split)."""
     for w in prog.plan.workloads:
+        if is_split(prog, w):
+            continue
         xs = [x for c in prog.cands.by_workload[w.name] if isinstance(x := prog.choice[c.key], pulp.LpVariable)]
         if xs:
             prog.add("choice", pulp.lpSum(xs) == 1, prog.names("choice", workload_id(prog, w)))
+
+
+def _class_goodput(c: Candidate) -> tuple[float, ...]:
+    return c.class_goodput or (c.goodput,)
+
+
+def _class_sources(c: Candidate) -> tuple[str, ...]:
+    return c.class_sources or (c.goodput_source,)
+
+
+def _split_variables(prog: Program, w: Workload) -> None:
+    """A split workload's variables (family split): z[c,b] for each class a config can serve, and per config,
+    segment and hour its base replicas B, rollout replicas U and whole GPUs g, all integer; its GPUs in the
+    supply rows are g."""
+    names, pol = prog.names, prog.plan.policy
+    for c in gpu_cands(prog, w):
+        cid = config_id(prog, c)
+        for b, g in enumerate(_class_goodput(c)):
+            if g > 0:
+                prog.split_share[(c.key, b)] = prog.prob.add_variable(names("z", cid, b), lowBound=0, upBound=1)
+        gd = prog.gpu_demand.setdefault(c.key, {})
+        for s, _d in prog.segments.of_offer(c.offer):
+            for h in range(24):
+                for part in ("base", "rollout", "gpus"):
+                    if part == "rollout" and pol.rollout_fraction == 0:
+                        continue
+                    prog.split_replicas[(c.key, part, s, h)] = prog.prob.add_variable(
+                        names(f"split_{part}", cid, s, h), lowBound=0, cat=pulp.LpInteger)
+                gd[(s, h)] = (1.0, prog.split_replicas[(c.key, "gpus", s, h)])
+
+
+def define_split(prog: Program) -> None:
+    """Rows of family `split` (optimize.families): each class's requests divided among a split workload's
+    configs (split_share), each config's base replicas carry the loads sent to it at the occupancy
+    (split_load, Mélange's constraint), a config that serves any traffic is used (split_used: its spares),
+    rollout on top (split_rollout), and its GPUs are whole (split_gpus)."""
+    pol = prog.plan.policy
+    for w in prog.plan.workloads:
+        if not is_split(prog, w):
+            continue
+        assert w.tokens is not None
+        wid, cs = workload_id(prog, w), gpu_cands(prog, w)
+        out_shares = w.tokens.output_shares()
+        demand = prog.cands.demand[w.name]
+        for b in range(len(out_shares)):
+            zs = [prog.split_share[(c.key, b)] for c in cs if (c.key, b) in prog.split_share]
+            prog.add("split", pulp.lpSum(zs) == 1, prog.names("split_share", wid, b))
+        for c in cs:
+            cid, u = config_id(prog, c), prog.choice[c.key]
+            goodputs, sources = _class_goodput(c), _class_sources(c)
+            for b in range(len(out_shares)):
+                z = prog.split_share.get((c.key, b))
+                if z is not None:
+                    prog.add("split", z <= u, prog.names("split_used", cid, b))
+            # a replica that may serve no traffic is never needed: base is 0 unless the config is used
+            most = ceil_tol(max(demand.values(), default=0.0) / (min(g for g in goodputs if g > 0)
+                                                                 * pol.occupancy * _least_factor(prog, c)))
+            for s, d in prog.segments.of_offer(c.offer):
+                for h in range(24):
+                    base = prog.split_replicas[(c.key, "base", s, h)]
+                    load = pulp.lpSum(
+                        demand[(d, h)] * share / (goodputs[b] * goodput_factor(prog.plan, sources[b], d)) * z
+                        for b, share in enumerate(out_shares)
+                        if (z := prog.split_share.get((c.key, b))) is not None and demand[(d, h)] > 0)
+                    prog.add("split", pol.occupancy * base >= load, prog.names("split_load", cid, s, h))
+                    prog.add("split", base <= most * u, prog.names("split_used", cid, s, h))
+                    total = base + pol.spares * u
+                    ro = prog.split_replicas.get((c.key, "rollout", s, h))
+                    if ro is not None:
+                        prog.add("split", ro >= pol.rollout_fraction * total,
+                                 prog.names("split_rollout", cid, s, h))
+                        total = total + ro
+                    prog.add("split", prog.split_replicas[(c.key, "gpus", s, h)] >= c.gpu_fraction * total,
+                             prog.names("split_gpus", cid, s, h))
+
+
+def _least_factor(prog: Program, c: Candidate) -> float:
+    """The smallest goodput multiplier any of the program's day types applies to a class of c (1 without
+    scenarios)."""
+    days = {d for _s, d in prog.segments.of_offer(c.offer)}
+    return min([goodput_factor(prog.plan, src, d) for src in _class_sources(c) for d in days] or [1.0])
 
 
 def define_committed_split(prog: Program) -> None:

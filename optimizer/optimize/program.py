@@ -8,6 +8,7 @@ optimize.tiebreak the tie-break program among plans of equal cost.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from contextlib import AbstractContextManager, contextmanager
@@ -81,6 +82,10 @@ class Program:
     """e[o,k,s,h] (diagnosis mode)."""
     racks: dict[str, pulp.LpVariable] = field(default_factory=dict)
     """Q[o]."""
+    split_share: dict[tuple[str, int], pulp.LpVariable] = field(default_factory=dict)
+    """z[c,b]: (candidate key, size class) → the share of class b's requests config c serves (split: by_size)."""
+    split_replicas: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    """(candidate key, part: base, rollout or gpus, segment, hour) → whole replicas or GPUs of a split config."""
     own: dict[str, ownership.OwnTerms] = field(default_factory=dict)
     """Offers of your own hardware (bought or owned) → their cost terms."""
 
@@ -124,6 +129,8 @@ class Program:
         program choosing — by bounds, so nothing is added; then undo."""
         saved = []
         for w, key in keys.items():
+            if w in self.split_workloads:  # a split workload's configs are each used or not: none is held alone
+                continue
             allowed = {key} if isinstance(key, str) else key
             for c in self.cands.by_workload[w]:
                 x = self.choice[c.key]
@@ -146,6 +153,8 @@ class Program:
         (ties: the first key) — the relaxation's most-chosen config, or an integer plan's config."""
         out: dict[str, tuple[float, str]] = {}
         for w in self.plan.workloads:
+            if w.name in self.split_workloads:
+                continue
             xs = [(round(x.varValue or 0.0, 9), c.key) for c in self.cands.by_workload[w.name]
                   if isinstance(x := self.choice[c.key], pulp.LpVariable)]
             if xs:
@@ -191,7 +200,13 @@ class Program:
         """Every whole-number decision: configs, committed splits, reserved and bought nodes, on-demand and
         spot nodes, racks (read from the program's own tables: PuLP's variables() walks every row)."""
         return [v for table in (self.choice, self.committed_split, self.reserved, self.on_demand, self.spot,
-                                self.racks) for v in table.values() if isinstance(v, pulp.LpVariable)]
+                                self.racks, self.split_replicas)
+                for v in table.values() if isinstance(v, pulp.LpVariable)]
+
+    @functools.cached_property
+    def split_workloads(self) -> frozenset[str]:
+        """Workloads whose traffic may be divided among their configs (split: by_size, more than one config)."""
+        return frozenset(w.name for w in self.plan.workloads if is_split(self, w))
 
     def values(self) -> dict[str, float | None]:
         """The solved value of every variable, by name (a warm start, or a plan to go back to)."""
@@ -204,12 +219,22 @@ class Program:
     def solution(self) -> Solution:
         """Read every decided value out of the solver's variables (the only place that does)."""
         chosen = {}
+        split: dict[str, dict[str, tuple[float, ...]]] = {}
         for w in self.plan.workloads:
             cs = self.cands.by_workload[w.name]
+            if w.name in self.split_workloads:
+                shares = {c.key: tuple(value_of(self.split_share.get((c.key, b), 0.0)) for b in range(classes_of(w)))
+                          for c in cs}
+                split[w.name] = {k: v for k, v in shares.items() if sum(v) > 1e-9}
+                weights = w.tokens.output_shares() if w.tokens is not None else [1.0]
+                chosen[w.name] = max(cs, key=lambda c: (round(sum(a * z for a, z in zip(weights, shares[c.key])), 9),
+                                                        c.key == cs[0].key)).key
+                continue
             chosen[w.name] = max(cs, key=lambda c: (value_of(self.choice[c.key]), c.key == cs[0].key)).key
+        keys = list(chosen.values()) + [k for used in split.values() for k in used if k not in chosen.values()]
         gpus = {key: {dh: coef * (var.varValue or 0.0) if var is not None else coef
                       for dh, (coef, var) in self.gpu_demand.get(key, {}).items()}
-                for key in chosen.values()}
+                for key in keys}
         return Solution(
             segments=self.segments, chosen=chosen, gpus=gpus,
             reserved_nodes={k: value_of(v) for k, v in self.reserved.items()},
@@ -220,7 +245,21 @@ class Program:
             batch_replica_hours={k: value_of(v) for k, v in self.batch_replicas.items()},
             api_volume={k: value_of(v) for k, v in self.api_volume.items()},
             cap_excess={k: value_of(v) for k, v in self.cap_excess.items()},
-            switching_cost={w: cost for w, (_key, cost) in self.baseline_penalty.items()})
+            switching_cost={w: cost for w, (_key, cost) in self.baseline_penalty.items()}, split=split,
+            split_replicas=self._split_replicas(split))
+
+    def _split_replicas(self, split: dict[str, dict[str, tuple[float, ...]]]
+                        ) -> dict[str, dict[DayHour, tuple[int, int, int]]]:
+        spares = self.plan.policy.spares
+        out: dict[str, dict[DayHour, tuple[int, int, int]]] = {}
+        for used in split.values():
+            for key in used:
+                per = out.setdefault(key, {})
+                for (k, part, s, h), v in self.split_replicas.items():
+                    if k == key and part == "base":
+                        ro = self.split_replicas.get((key, "rollout", s, h))
+                        per[(s, h)] = (round(value_of(v)), spares, round(value_of(ro)) if ro is not None else 0)
+        return out
 
 
 REDUCED_COST_TOL = 1e-7
@@ -293,6 +332,17 @@ def workloads_of(prog: Program, kind: str) -> list[Workload]:
 def gpu_cands(prog: Program, w: Workload) -> list[Candidate]:
     """w's configs that draw on an offer's capacity in the program (not the API, not a sole-tenant one)."""
     return [c for c in prog.cands.by_workload[w.name] if c.kind != "api" and c.key not in prog.sole_tenant]
+
+
+def is_split(prog: Program, w: Workload) -> bool:
+    """w's traffic may be divided among its configs (split: by_size) and it has several to divide it among."""
+    return (w.kind == "interactive" and w.split_mode(prog.plan.policy) != "none"
+            and len(prog.cands.by_workload[w.name]) > 1)
+
+
+def classes_of(w: Workload) -> int:
+    """How many request-size classes w has (tokens.mix; one without)."""
+    return len(w.tokens.classes()) if w.tokens is not None else 1
 
 
 def workload_id(prog: Program, w: Workload | str) -> str:

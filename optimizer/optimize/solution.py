@@ -93,6 +93,11 @@ class Solution:
     """Diagnosis mode only: GPUs beyond each cap (offer, tier, segment, hour)."""
     switching_cost: dict[str, float] = field(default_factory=dict)
     """With a baseline: workload → what leaving its last choice is charged (model.define_baseline)."""
+    split: dict[str, dict[str, tuple[float, ...]]] = field(default_factory=dict)
+    """Workloads with split: by_size → each config that serves traffic → its share of each request-size class's
+    requests (in the tokens.mix's order); `gpus` then holds every such config, `chosen` the one with the most."""
+    split_replicas: dict[str, dict[DayHour, tuple[int, int, int]]] = field(default_factory=dict)
+    """A split workload's configs that serve traffic → (segment, hour) → (base, spares, rollout) replicas."""
     forced: dict[str, "Forced"] = field(default_factory=dict)
     """Alternative candidate key → the plan priced with that config forced (strategy.price_alternatives)."""
 

@@ -88,6 +88,10 @@ def render_result(result: PlanResult) -> Group:
                    f"{r.base:,}", f"{r.spares:,}", f"{r.rollout:,}",
                    f"{r.total:,}", f"{w.gpus_at_peak:,}", formatting.money(w.cost / result.horizon_days, cur),
                    *((formatting.money(w.committed_cost / result.horizon_days, cur),) if committed else ()))
+        for label, shares in w.split.items():  # split: by_size — each config and its share of each size class
+            wl.add_row("", "", f"↳ {label}: " + " / ".join(f"{z:.0%}" for z in shares) + " of each size class",
+                       "", "", "", "", "", "", f"{w.split_gpus_at_peak.get(label, 0):,}", "",
+                       *(("",) if committed else ()), style="dim")
     if result.cost_idle > 0.005 or result.cost_idle_committed > 0.005:
         wl.add_row("bought, used by none", "", "GPU-hours no workload used at that hour", "", "", "", "", "", "", "",
                    formatting.money(result.cost_idle / result.horizon_days, cur),

@@ -76,20 +76,23 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     offer_pool_demand: dict[tuple[str, str, str, int], int] = {}
     members: dict[tuple[str, str, str, int], list[tuple[str, float]]] = {}
     for w in plan.workloads:
-        c = chosen[w.name]
         per: dict[str, list[int]] = {d: [0] * 24 for d in days}
         gh = 0.0
-        for s, d in sol.segments.of_offer(c.offer):
-            row = per[d]
-            for h in range(24):
-                exact = _gpus(sol.gpus_at(c.key, (s, h))) if c.kind != "api" else 0.0
-                g = math.ceil(exact - 1e-9)  # a batch job's 20.3 replica-hours keep 21 GPUs busy that hour
-                row[h] = max(row[h], g)
-                gh += seg_days[s] * exact  # …and use 20.3 GPU-hours: the rest of the 21st is idle
-                if g and c.offer:
-                    k = (c.offer, c.pool, s, h)
-                    offer_pool_demand[k] = offer_pool_demand.get(k, 0) + g
-                    members.setdefault(k, []).append((w.name, exact))
+        for c in _serving(solved, w.name, chosen[w.name]):  # a split workload's every config that serves
+            one: dict[str, list[int]] = {d: [0] * 24 for d in days}
+            for s, d in sol.segments.of_offer(c.offer):
+                row = one[d]
+                for h in range(24):
+                    exact = _gpus(sol.gpus_at(c.key, (s, h))) if c.kind != "api" else 0.0
+                    g = math.ceil(exact - 1e-9)  # a batch job's 20.3 replica-hours keep 21 GPUs busy that hour
+                    row[h] = max(row[h], g)
+                    gh += seg_days[s] * exact  # …and use 20.3 GPU-hours: the rest of the 21st is idle
+                    if g and c.offer:
+                        k = (c.offer, c.pool, s, h)
+                        offer_pool_demand[k] = offer_pool_demand.get(k, 0) + g
+                        members.setdefault(k, []).append((w.name, exact))
+            for d in days:
+                per[d] = [a + b for a, b in zip(per[d], one[d])]
         hourly_gpus[w.name] = per
         workload_gh[w.name] = gh
 
@@ -269,6 +272,11 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     if estimate_note:
         notes.append(estimate_note)
     notes += [n for n in cands.notes if n not in notes]  # measured points the memory model contradicts
+    for r in results:  # the HTML page and the workbook show a workload's first config: say where the rest runs
+        if len(r.split) > 1:
+            notes.append(f"workload '{r.name}' splits its traffic by request size among {len(r.split)} configs "
+                         "(share of each size class's requests): " + "; ".join(
+                             f"{label} " + " / ".join(f"{z:.0%}" for z in shares) for label, shares in r.split.items()))
     contracts, new, exp = [], [], []
     if cal is not None:
         notes += cal.notes
@@ -533,10 +541,41 @@ def _workload_result(solved: Solved, w, c: Candidate, gpus_by_day: dict[str, lis
         hourly_replicas=reps_by_day,
         hourly_demand={d: [demand.get((d, h), 0.0) for h in range(24)] for d in days} if demand else {},
         hourly_api_tokens_per_s=api_rates, key=c.key, family=c.family, layout=c.layout, pp=c.pp, ep=c.ep,
-        kv_copies=c.kv_copies, validation=c.validation, ttft_at_load_ms=c.ttft_at_load_ms, engine=c.engine)
+        kv_copies=c.kv_copies, validation=c.validation, ttft_at_load_ms=c.ttft_at_load_ms, engine=c.engine,
+        **_split_fields(solved, w, c, (peak_d, peak_h)))
+
+
+def _serving(solved: Solved, workload: str, c: Candidate) -> list[Candidate]:
+    """The configs that serve a workload: its chosen one, and with split: by_size every other one that serves."""
+    used = solved.sol.split.get(workload)
+    if not used:
+        return [c]
+    return [c] + [x for x in solved.cands.by_workload[workload] if x.key in used and x.key != c.key]
+
+
+def _split_fields(solved: Solved, w, c: Candidate, peak: tuple[str, int]) -> dict:
+    """WorkloadResult's split, split_gpus_at_peak and split_goodput (empty unless the workload splits)."""
+    used = solved.sol.split.get(w.name)
+    if not used:
+        return {}
+    out: dict[str, dict] = {"split": {}, "split_gpus_at_peak": {}, "split_goodput": {}}
+    for x in _serving(solved, w.name, c):
+        out["split"][x.label] = [round(z, 9) for z in used[x.key]]
+        out["split_gpus_at_peak"][x.label] = max(
+            (math.ceil(_gpus(solved.sol.gpus_at(x.key, (s, peak[1]))) - 1e-9)
+             for s, d in solved.sol.segments.of_offer(x.offer) if d == peak[0]), default=0)
+        out["split_goodput"][x.label] = list(x.class_goodput or (x.goodput,))
+    return out
 
 
 def _replicas_at(solved: Solved, w, c: Candidate, d: str, h: int) -> rep.Replicas:
+    parts = [solved.sol.split_replicas.get(x.key, {}) for x in _serving(solved, w.name, c)] \
+        if solved.sol.split.get(w.name) else []
+    if parts:  # a split workload: the replicas of every config that serves, at the day type's busiest segment
+        most = [max((p[(s, h)] for s, dd in solved.sol.segments.of_offer(x.offer) if dd == d and (s, h) in p),
+                    key=sum, default=(0, 0, 0)) for x, p in zip(_serving(solved, w.name, c), parts)]
+        base, spares, rollout = (sum(m[i] for m in most) for i in range(3))
+        return rep.Replicas(base, spares, rollout, base + spares + rollout)
     if c.kind == "api":
         return rep.Replicas(0, 0, 0, 0)
     if c.kind == "batch":

@@ -191,6 +191,9 @@ def _workload(w: WorkloadResult) -> dict[str, Any]:
         "hourly_gpus": w.hourly_gpus, "hourly_replicas": w.hourly_replicas,
         "hourly_demand": {d: [_r(v, 3) for v in row] for d, row in w.hourly_demand.items()},
         "hourly_api_tokens_per_s": {d: [_r(v, 3) for v in row] for d, row in w.hourly_api_tokens_per_s.items()},
+        **({"split": {k: [_r(v, 9) for v in row] for k, row in w.split.items()},
+            "split_gpus_at_peak": dict(w.split_gpus_at_peak),
+            "split_goodput": {k: [_r(v, 3) for v in row] for k, row in w.split_goodput.items()}} if w.split else {}),
     }
 
 

@@ -111,6 +111,13 @@ class WorkloadResult:
     engine: str | None = None
     """The serving engine the config runs on (catalogs/engines.yaml); None: measured without one, or a result
     written before engines were planned."""
+    split: dict[str, list[float]] = field(default_factory=dict)
+    """split: by_size — each config that serves part of the traffic (its label) → its share of each request-size
+    class's requests, in the tokens.mix's order; the row's own config is the one with the most. Empty: one config."""
+    split_gpus_at_peak: dict[str, Count] = field(default_factory=dict)
+    """split: by_size — each of those configs' GPUs at the workload's busiest hour."""
+    split_goodput: dict[str, list[float]] = field(default_factory=dict)
+    """split: by_size — each of those configs' goodput (output tokens/s a replica) at each class's sizes."""
 
 
 @dataclass(frozen=True)

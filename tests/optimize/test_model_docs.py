@@ -133,6 +133,23 @@ def _tie_break_rows(prog: Program) -> dict[str, list[str]]:
     return out
 
 
+def _split_program() -> Program:
+    """Mélange's example as one workload with split: by_size, spares and rollout (every split row)."""
+    import json
+    import tempfile
+
+    from tests.optimize.test_split import melange_plan
+
+    plan = melange_plan(30)
+    plan["policy"].update(spares=1, rollout_fraction=0.25)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "plan.json"
+        path.write_text(json.dumps(plan), encoding="utf-8")
+        loaded = as_solved(load_plan(path))
+    cands = build_candidates(loaded)
+    return build_model(loaded, cands, _segments(loaded, cands))  # type: ignore[arg-type]
+
+
 def _low_q4() -> Program:
     """q4 with policy.size_commitments_at low and a band for every generation and datatype (commit_low rows)."""
     import typing
@@ -161,6 +178,7 @@ def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
         "q1-forecast, worst": _program("q1-forecast", risk="worst"),
         "q1-forecast, cvar": _program("q1-forecast", risk="cvar"),
         "q4, commitments at the low end of a band": _low_q4(),
+        "a tokens.mix split by size": _split_program(),
     }
     for where, prog in builds.items():
         add_cuts(prog)

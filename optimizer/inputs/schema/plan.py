@@ -290,6 +290,12 @@ class Policy(Strict):
     it competes like any other; warn — it competes, and the result warns of every chosen config that rests
     on one (`validate` warns of the workloads that have such configs); exclude — it is not a candidate
     (measured configs always are)."""
+    split: Literal["none", "by_size", "any"] = Field(default="none", examples=["by_size"])
+    """The default of every workload's split: none — one config serves the whole workload (its goodput over a
+    tokens.mix is the harmonic mean of its classes', weighted by their output tokens); by_size — each request-size
+    class's traffic may be divided among the workload's configs in shares fixed over the horizon (a router's
+    weights), each config sized on the sum of the loads sent to it (Griggs et al. 2024, Mélange); any — not
+    planned yet (a plan error)."""
     size_commitments_at: Literal["estimate", "low"] = Field(default="estimate", examples=["low"])
     """How many GPUs reservations and purchases are sized for: estimate — the estimate's need; low — the
     fewest GPUs the estimate's error band allows (goodput at the band's high end: estimate ÷ (1 + error_p10)),
@@ -313,11 +319,68 @@ class Policy(Strict):
         return tiers
 
 
+SHARE_TOLERANCE = 1e-6
+"""How far a request-size mix's shares may add up from 1."""
+
+
+class SizeClass(Strict):
+    """One class of requests of a mix: its share of the requests and its mean sizes."""
+
+    share: float = Field(gt=0, le=1, examples=[0.8])
+    """Share of the workload's requests (not of its tokens) in this class."""
+    input: float = Field(gt=0, le=MAX_TOKENS_PER_REQUEST, examples=[500])
+    """Mean input (prompt) tokens per request of the class."""
+    output: float = Field(gt=0, le=MAX_TOKENS_PER_REQUEST, examples=[200])
+    """Mean output (completion) tokens per request of the class."""
+
+
 class Tokens(Strict):
-    input: float = Field(gt=0, le=MAX_TOKENS_PER_REQUEST)
+    """Mean tokens per request: input and output, or a mix of request-size classes (then input and output are
+    the mix's means over requests, Σ share·input and Σ share·output, and may be left out)."""
+
+    input: float | None = Field(default=None, gt=0, le=MAX_TOKENS_PER_REQUEST)
     """Mean input (prompt) tokens per request."""
-    output: float = Field(gt=0, le=MAX_TOKENS_PER_REQUEST)
+    output: float | None = Field(default=None, gt=0, le=MAX_TOKENS_PER_REQUEST)
     """Mean output (completion) tokens per request."""
+    mix: list[SizeClass] | None = Field(default=None, min_length=1, examples=[[
+        {"share": 0.8, "input": 500, "output": 200}, {"share": 0.2, "input": 4000, "output": 800}]])
+    """Request-size classes (shares of requests, adding up to 1): each class is sized at its own mean input and
+    output tokens, and with split: by_size its traffic may go to configs of its own."""
+
+    @model_validator(mode="after")
+    def _mix_or_means(self) -> "Tokens":
+        if self.mix is None:
+            missing = [k for k in ("input", "output") if getattr(self, k) is None]
+            if missing:
+                raise ValueError(f"gives no {' and no '.join(missing)} — give input: … and output: … (mean tokens "
+                                 "per request), or a mix: [{share, input, output}, …]")
+            return self
+        total = sum(c.share for c in self.mix)
+        if abs(total - 1.0) > SHARE_TOLERANCE:
+            raise ValueError(f"mix shares add up to {total:.9g}, not 1 — give each class's share of the requests "
+                             "(0.7 for 70%) so that they add up to 1")
+        for k in ("input", "output"):
+            mean = sum(c.share * getattr(c, k) for c in self.mix)
+            given = getattr(self, k)
+            if given is not None and abs(given - mean) > 1e-6 * max(1.0, mean):
+                raise ValueError(f"gives {k} {given:g} beside a mix whose mean {k} is {mean:.6g} — leave {k} out "
+                                 "(a mix's means follow from its classes)")
+            object.__setattr__(self, k, mean)
+        return self
+
+    def classes(self) -> list[SizeClass]:
+        """The request-size classes: the mix, or one class at the means."""
+        if self.mix is not None:
+            return list(self.mix)
+        assert self.input is not None and self.output is not None
+        return [SizeClass(share=1.0, input=self.input, output=self.output)]
+
+    def output_shares(self) -> list[float]:
+        """Each class's share of the output tokens (demand is stated in output tokens/s): share_b · output_b ÷
+        Σ share · output, from shares of requests."""
+        cs = self.classes()
+        total = sum(c.share * c.output for c in cs)
+        return [c.share * c.output / total for c in cs]
 
 
 class Slo(Strict):
@@ -523,6 +586,23 @@ class Measured(Strict):
     """Where the number comes from (load-test file, date)."""
     engine: str | None = Field(default=None, examples=["vllm"])
     """The serving engine the load test ran (catalogs/engines.yaml id): carried onto the config it measures."""
+    input: float | None = Field(default=None, gt=0, le=MAX_TOKENS_PER_REQUEST, examples=[500])
+    """The mean input tokens the load test ran at: the point applies to the workload's request-size class of these
+    sizes (tokens.mix); without input and output it applies to every class."""
+    output: float | None = Field(default=None, gt=0, le=MAX_TOKENS_PER_REQUEST, examples=[200])
+    """The mean output tokens the load test ran at (with input)."""
+
+    @model_validator(mode="after")
+    def _sizes_together(self) -> "Measured":
+        if (self.input is None) != (self.output is None):
+            raise ValueError("gives one of input and output — give both (the size class the load test ran at) or "
+                             "neither (a point for every class)")
+        return self
+
+    def applies_to(self, input_tokens: float, output_tokens: float) -> bool:
+        """Whether the point holds at a class of these mean sizes: it names none, or the same (to a token)."""
+        return self.input is None or (round(self.input) == round(input_tokens)
+                                      and round(self.output or 0) == round(output_tokens))
 
     @field_validator("tp", "pp", "ep")
     @classmethod
@@ -537,7 +617,7 @@ class Measured(Strict):
     @property
     def layout_key(self) -> tuple:
         return (self.accelerator, PRECISION_ALIASES.get(self.precision, self.precision), self.tp, self.pp, self.ep,
-                self.mig, self.engine)
+                self.mig, self.engine, self.input, self.output)
 
 
 class Api(Strict):
@@ -645,6 +725,8 @@ class Workload(Extensible):
     """A daily batch job: tokens per day within a window of hours."""
     reserve_gpus: ReserveGpus | None = None
     """A fixed block of GPUs held for the horizon (research, experiments)."""
+    split: Literal["none", "by_size", "any"] | None = Field(default=None, examples=["by_size"])
+    """Whether its traffic may be divided among several configs (default policy.split): none, by_size or any."""
 
     _ids = field_validator("name", "pool")(check_id)
 
@@ -720,6 +802,10 @@ class Workload(Extensible):
         if self.reserve_gpus is not None:
             return "reserve"
         return "interactive"
+
+    def split_mode(self, policy: Policy) -> Literal["none", "by_size", "any"]:
+        """Its split: its own key, else the policy's."""
+        return self.split if self.split is not None else policy.split
 
     @property
     def context(self) -> int:
@@ -845,6 +931,11 @@ class Plan(Extensible):
             if w.demand is not None and w.demand.users is not None and w.tokens is not None:
                 w.demand.fill_derived_peak(w.tokens.output, self.horizon_days)
         return self
+
+    def split_workloads(self) -> set[str]:
+        """Interactive workloads whose traffic may be divided among configs (split not none): their configs are
+        never priced alone at their offer, since several may serve at once."""
+        return {w.name for w in self.workloads if w.kind == "interactive" and w.split_mode(self.policy) != "none"}
 
     def day_type_days(self) -> dict[str, int]:
         if not self.day_types:

@@ -63,7 +63,8 @@ def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segmen
     for c in cands.all():
         if c.offer:
             users.setdefault(c.offer, set()).add(c.workload)
-    lonely = [c for w, cs in cands.by_workload.items() if len(cs) > 1 for c in cs
+    split = plan.split_workloads()  # a split workload serves from several configs at once: none is sole
+    lonely = [c for w, cs in cands.by_workload.items() if len(cs) > 1 and w not in split for c in cs
               if c.offer and c.offer not in own and users[c.offer] == {w}]
     if not lonely:
         return None
