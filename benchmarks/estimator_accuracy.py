@@ -112,6 +112,7 @@ class Case:
     kv_bytes: float | None = None  # the KV cache's bytes per element where the row states its own
     speculative: str = ""  # "mtp:3", "eagle:5,acc=0.7": speculative decoding on (not modelled here)
     prefix_cache: bool = False
+    excluded: str = ""  # why a row is reported but not fitted (ONLINE_EXCLUDED)
 
 
 def _num(x: object) -> float | None:
@@ -280,9 +281,18 @@ ENGINES = ("vllm", "sglang", "trtllm", "atom", "neuron")
 LATENCY_STATS = ("", "mean", "median")
 """TPOT statistics compared with the model's mean TPOT: a closed loop decodes at a steady batch, so
 its median and mean inter-token times agree; p99 rows are not compared."""
-ONLINE_EXCLUDED: dict[str, str] = {}
-"""Rows of benchmarks/data/online_*.csv kept out of the comparison, by row_id, with the reason (the
-files are copied byte for byte from the research branches: a row is fixed here, never edited there)."""
+_DECODE_ONLY = "decode GPUs of a prefill-decode disaggregated deployment (the replica here prefills too)"
+_NO_LAYOUT = "parallelism not stated, 16 GPUs over InfiniBand (a tp16 guess would be judged, not the estimator)"
+_WAVE = "one wave of 16 prompts sent at once, parallelism not stated: a burst, not a steady closed loop"
+ONLINE_EXCLUDED: dict[str, str] = {
+    "r1-sglang-h200-dsv3-001": _DECODE_ONLY, "r1-sglang-h200-dsv3-002": _DECODE_ONLY,
+    "r1-sglang-h200-dsv3-003": _DECODE_ONLY, "r1-sglang-h200-dsv3-004": _DECODE_ONLY,
+    "r1-sglang-h100-ds-001": _NO_LAYOUT, "r1-sglang-h100-ds-002": _NO_LAYOUT,
+    "r1-trtllm-h100-ds-003": _NO_LAYOUT, "r1-trtllm-h100-ds-004": _NO_LAYOUT,
+    "r1-vllm-h200-kimi-001": _WAVE, "r1-vllm-h200-kimi-002": _WAVE,
+}
+"""Rows of benchmarks/data/online_*.csv reported but kept out of the fit, by row_id, with the reason (the
+files are copied byte for byte from the research branches: a row is judged here, never edited there)."""
 
 
 def _flag(value: object) -> bool:
@@ -315,8 +325,6 @@ def _online_rows(df: pd.DataFrame, tag: str) -> list[Case]:
     cases: list[Case] = []
     for _, r in df.iterrows():
         rid = str(r["row_id"])
-        if rid in ONLINE_EXCLUDED:
-            continue
         model, accel = str(r["model"]).strip(), str(r["accelerator"]).strip()
         prec = PRECISIONS.get(str(r["precision"]).strip().lower(), str(r["precision"]).strip().lower())
         gpus = int(_num(r["gpus"]) or 0)
@@ -332,13 +340,14 @@ def _online_rows(df: pd.DataFrame, tag: str) -> list[Case]:
         spec = "" if spec in ("", "nan", "none", "off", "no") else spec
         base = dict(suite=f"online:{r['suite']}", model=model, accelerator=accel, precision=prec, layout=layout,
                     gpus=layout.gpus, isl=int(isl), osl=int(osl), engine=engine, kv_bytes=KV_BYTES.get(kvp),
-                    speculative=spec, prefix_cache=_flag(r["prefix_cache"]))
+                    speculative=spec, prefix_cache=_flag(r["prefix_cache"]), excluded=ONLINE_EXCLUDED.get(rid, ""))
         conc, qps = _num(r["concurrency"]), _num(r["qps"])
         tok = _num(r["output_tok_s_per_gpu"])
         if tok is None and _num(r["total_tok_s_per_gpu"]) is not None:
             tok = float(r["total_tok_s_per_gpu"]) * osl / (isl + osl)  # output share of a fixed-length run
         tpot = _num(r["tpot_ms"])
-        tpot_ok = tpot is not None and str(r["tpot_stat"]).strip().lower().replace("nan", "") in LATENCY_STATS
+        stat = str(r["tpot_stat"]).strip().lower().replace("nan", "")
+        tpot_ok = tpot is not None and (stat.split() or [""])[0] in LATENCY_STATS  # "mean (ITL)": ITL is TPOT
         if conc:
             load = f"conc={int(conc)}"
             if tok:
@@ -529,7 +538,7 @@ def table(preds: list[Prediction], cat: dict[str, dict]) -> pd.DataFrame:
                 p.case.concurrency is None or p.kv_concurrency < p.case.concurrency),
             concurrency=p.case.concurrency, throughput=p.case.kind not in LATENCY_KINDS,
             online=p.case.suite.startswith("online:"), speculative=p.case.speculative,
-            prefix_cache=p.case.prefix_cache,
+            prefix_cache=p.case.prefix_cache, excluded=p.case.excluded,
         ))
     return pd.DataFrame(rows)
 
@@ -572,6 +581,7 @@ def left_out(df: pd.DataFrame) -> pd.Series:
         # models neither yet, so those rows are reported beside the fit, not in it
         why[df["speculative"].astype(str) != ""] = "speculative decoding"
         why[df["prefix_cache"].astype(bool)] = "prefix cache"
+        why[df["excluded"] != ""] = "excluded: " + df["excluded"].str.split(r"[:(,]").str[0]
     return why
 
 
@@ -644,10 +654,34 @@ def report(df: pd.DataFrame, markdown: bool = False) -> str:
     return "\n\n".join(parts)
 
 
+SKIPPED: dict[str, str] = {}
+"""Rows the last `comparable` call dropped, with the reason (not in the catalog, or no kernels for the
+precision on that accelerator)."""
+
+
+def comparable(cases: list[Case], cat: dict[str, dict]) -> list[Case]:
+    """The cases the planner can estimate: model, accelerator and precision in the catalog, and a
+    roofline for them (a precision with no kernels on the accelerator, e.g. INT4-AWQ on MI300X, is not)."""
+    SKIPPED.clear()
+    out = []
+    for c in cases:
+        missing = [f"{k} {v}" for k, v in (("model", c.model), ("accelerator", c.accelerator), ("precision", c.precision))
+                   if v not in cat[k + "s"]]
+        if missing:
+            SKIPPED[c.row] = "not in the catalog: " + ", ".join(missing)
+            continue
+        try:
+            predict(c, cat, EstimatorParams())
+        except ValueError as e:
+            SKIPPED[c.row] = str(e)
+            continue
+        out.append(c)
+    return out
+
+
 def run(csvs: tuple[Path, ...] | None, catalogs: Path, params: EstimatorParams) -> pd.DataFrame:
     cat = load_catalog(catalogs)
-    cases = [c for c in all_cases(csvs) if c.model in cat["models"] and c.accelerator in cat["accelerators"]
-             and c.precision in cat["precisions"]]
+    cases = comparable(all_cases(csvs), cat)
     return table([predict(c, cat, params) for c in cases], cat)
 
 
@@ -672,6 +706,9 @@ def main(argv: list[str] | None = None) -> int:
             print(shown.to_string(index=False))
             print()
     print(f"metrics: {METRIC}")
+    if SKIPPED:
+        reasons = pd.Series(list(SKIPPED.values())).value_counts()
+        print(f"not comparable ({len(SKIPPED)} cases): " + "; ".join(f"{n} × {why}" for why, n in reasons.items()))
     print(report(df, markdown=args.markdown))
     return 0
 
