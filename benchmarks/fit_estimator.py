@@ -166,12 +166,31 @@ def engine_free(rows: pd.DataFrame, cat) -> list[tuple[str, float, float, float,
     return out
 
 
+def relevance_of(cases, rows: pd.DataFrame, cat) -> dict[str, set]:
+    """Row ids each shared parameter moves at all, measured on the shared model (no engine tuning): the
+    sparsity of the Jacobian (a generation's factor moves only its rows, FP4 efficiencies only FP4 rows)."""
+    free = [f for f in FREE if _supported(f[4], rows, cat)]
+    names = [f[0] for f in free]
+    x = np.array([f[1] for f in free])
+    base = np.array([predict(c, cat, to_params(names, x)).predicted for c in cases])
+    out = {}
+    for j, name in enumerate(names):
+        xp = x.copy()
+        xp[j] = x[j] * 1.05 if x[j] * 1.05 <= free[j][3] else x[j] * 0.95
+        if xp[j] == x[j]:
+            xp[j] = x[j] + 0.01 * (free[j][3] - free[j][2])
+        pred = np.array([predict(c, cat, to_params(names, xp)).predicted for c in cases])
+        out[name] = set(rows["row"].to_numpy()[pred != base].tolist())
+    return out
+
+
 def _weights(rows: pd.DataFrame) -> np.ndarray:
     return np.where(rows["kind"].isin(["online-conc", "online-conc-tpot"]), ONLINE_WEIGHT, 1.0)
 
 
 def fit(cases, rows: pd.DataFrame, cat, verbose: bool = True, max_nfev: int = 300,
-        start: dict[str, float] | None = None, prior_weight: float = PRIOR_WEIGHT):
+        start: dict[str, float] | None = None, prior_weight: float = PRIOR_WEIGHT,
+        relevance: dict[str, set] | None = None):
     """Fit the parameters the rows identify; return (names, values, standard errors, params).
     `start` warm-starts from earlier values (by name)."""
     free = [f for f in FREE if _supported(f[4], rows, cat)]
@@ -192,35 +211,52 @@ def fit(cases, rows: pd.DataFrame, cat, verbose: bool = True, max_nfev: int = 30
     pairs = [(n_shared + i, names.index(e[4]) if e[4] in names else None, e[3],
               getattr(EstimatorParams(), e[4].split(".")[-1])) for i, e in enumerate(eng)]
 
-    # which rows each engine parameter moves: a Jacobian column per shared parameter, and engine
-    # columns of disjoint rows perturbed together
-    support = {}
+    # Which rows each parameter moves (sparse Jacobian): the rows it is relevant to (`relevance`, measured
+    # once on the shared model) among those that read it — a shared fixed cost only the rows whose
+    # engine has no value of its own, an engine-wide value the engine's generations without their own.
     own = {tuple(e[0].split(".")[1:]) for e in eng}
+    ids = rows["row"].to_numpy()
+
+    def relevant(key: str) -> np.ndarray:
+        if relevance is None or key not in relevance:
+            return np.ones(len(rows), dtype=bool)
+        return np.isin(ids, list(relevance[key]))
+
+    support: dict[int, np.ndarray] = {}
+    engine_keys = {k for k, *_ in ENGINE_FREE}
+    for j, name in enumerate(names[:n_shared]):
+        mask = relevant(name)
+        if name in engine_keys:
+            mask &= ~np.array([(e, g, name) in own or (e, "*", name) in own
+                               for e, g in zip(rows["engine"], rows["family"])])
+        support[j] = np.where(mask)[0]
     for i, e in enumerate(eng):
         _, engine, gen, key = e[0].split(".")
-        mask = rows["engine"] == engine
+        mask = (rows["engine"] == engine).to_numpy() & relevant(key)
         if gen == "*":  # the generations without a value of their own
-            mask &= ~rows["family"].map(lambda g: (engine, g, key) in own)
+            mask &= ~rows["family"].map(lambda g: (engine, g, key) in own).to_numpy()
         else:
-            mask &= rows["family"] == gen
-        support[n_shared + i] = np.where(mask.to_numpy())[0]
-    groups: list[list[int]] = [[j] for j in range(n_shared)]
+            mask &= (rows["family"] == gen).to_numpy()
+        support[n_shared + i] = np.where(mask)[0]
+    # columns whose rows do not overlap are perturbed together, and only their rows are evaluated
     colour: list[tuple[set, list[int]]] = []
-    for j, rows_j in support.items():
-        s = set(rows_j.tolist())
+    for j in sorted(support, key=lambda j: -len(support[j])):
+        s_j = set(support[j].tolist())
         for used, members in colour:
-            if not used & s:
-                used |= s
+            if not used & s_j:
+                used |= s_j
                 members.append(j)
                 break
         else:
-            colour.append((set(s), [j]))
-    groups += [members for _, members in colour]
+            colour.append((set(s_j), [j]))
+    groups = [(members, np.array(sorted(used), dtype=int)) for used, members in colour]
 
-    def data_residuals(x):
+    def data_residuals(x, idx=None):
         params = to_params(names, x)
-        pred = np.array([predict(c, cat, params).predicted for c in cases])
-        return w * np.log(np.maximum(pred, 1e-9) / targets)
+        if idx is None:
+            idx = np.arange(len(cases))
+        pred = np.array([predict(cases[i], cat, params).predicted for i in idx])
+        return w[idx] * np.log(np.maximum(pred, 1e-9) / targets[idx])
 
     def penalty(x):
         return np.array([prior_weight * (x[j] - (x[s] if s is not None else d)) / scale for j, s, scale, d in pairs])
@@ -236,7 +272,9 @@ def fit(cases, rows: pd.DataFrame, cat, verbose: bool = True, max_nfev: int = 30
         f0 = cache["f"] if "x" in cache and np.array_equal(cache["x"], x) else data_residuals(x)
         m = len(f0)
         J = np.zeros((m + len(pairs), len(x)))
-        for group in groups:
+        for group, idx in groups:
+            if not len(idx):
+                continue
             xp = x.copy()
             steps = {}
             for j in group:
@@ -245,13 +283,11 @@ def fit(cases, rows: pd.DataFrame, cat, verbose: bool = True, max_nfev: int = 30
                     h = -h
                 xp[j] = x[j] + h
                 steps[j] = h
-            fp = data_residuals(xp)
+            fp = np.zeros(m)
+            fp[idx] = data_residuals(xp, idx)
             for j, h in steps.items():
-                if j < n_shared:
-                    J[:m, j] = (fp - f0) / h
-                else:
-                    idx = support[j]
-                    J[idx, j] = (fp[idx] - f0[idx]) / h
+                rows_j = support[j]
+                J[rows_j, j] = (fp[rows_j] - f0[rows_j]) / h
         for k, (j, s, scale, _d) in enumerate(pairs):
             J[m + k, j] = prior_weight / scale
             if s is not None:
@@ -272,7 +308,7 @@ def published_of_case(case) -> float:
 
 
 def cross_validate(cases, rows: pd.DataFrame, keep: np.ndarray, cat, by: str, start: dict[str, float],
-                   max_nfev: int, prior_weight: float) -> pd.DataFrame:
+                   max_nfev: int, prior_weight: float, relevance: dict[str, set] | None = None) -> pd.DataFrame:
     held = []
     for group in sorted(rows[by].astype(str).unique()):
         train_mask = keep & (rows[by].astype(str) != group).to_numpy()
@@ -280,7 +316,7 @@ def cross_validate(cases, rows: pd.DataFrame, keep: np.ndarray, cat, by: str, st
         train = [c for c, k in zip(cases, train_mask) if k]
         t = time.perf_counter()
         _, _, _, params = fit(train, rows[train_mask], cat, verbose=False, max_nfev=max_nfev, start=start,
-                              prior_weight=prior_weight)
+                              prior_weight=prior_weight, relevance=relevance)
         part = table([predict(cases[i], cat, params) for i in test_idx], cat)
         part["cv"] = f"{by}={group}"
         part["fitted"] = keep[test_idx]
@@ -406,7 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     fitted = [c for c, k in zip(cases, keep) if k]
     nfev = 40 if args.quick else 300
     t = time.perf_counter()
-    names, x, se, params = fit(fitted, base[keep], cat, max_nfev=nfev, prior_weight=args.prior_weight)
+    relevance = relevance_of(fitted, base[keep], cat)
+    names, x, se, params = fit(fitted, base[keep], cat, max_nfev=nfev, prior_weight=args.prior_weight,
+                               relevance=relevance)
     print(f"# fitted on {len(fitted)} of {len(cases)} rows in {time.perf_counter() - t:.0f} s")
     print("# parameter: value ± standard error (from the Jacobian; bounds ignored)")
     for name, v, s in zip(names, x, se):
@@ -422,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
                "all": ["model", "family", "engine"]}.get(args.cv or "", [])
     held = validation = None
     for by in by_list:
-        cv = cross_validate(cases, base, keep, cat, by, start, cv_nfev, args.prior_weight)
+        cv = cross_validate(cases, base, keep, cat, by, start, cv_nfev, args.prior_weight, relevance)
         print_tables(f"held out (leave one {by} out)", cv)
         q = held_out_ratio(legacy(cv[cv.fitted]))
         print(f"# held-out goodput ratio, published ÷ estimated (benchmark throughput rows): "
