@@ -133,13 +133,20 @@ def _supported(spec, rows: pd.DataFrame, cat) -> bool:
     return True
 
 
+SMALL_BATCH_KINDS = ("online-conc", "online-conc-tpot", "online-tpot", "batch-latency")
+"""Rows that tell engines apart: online rows at a concurrency or a request rate and static-batch latency,
+where fixed per-step costs and small-batch bandwidth show. Offline maximum-throughput rows (TensorRT-LLM on
+NVIDIA, vLLM on AMD, large batches) fix the shared efficiencies, as they always did."""
+
+
 def _identifying(rows: pd.DataFrame, needs: str | None, cat) -> pd.Series:
-    """Rows that say something about an engine parameter: any row, rows with a TP group, MoE rows."""
+    """Small-batch rows that say something about an engine parameter: any, with a TP group, MoE."""
+    small = rows["kind"].isin(SMALL_BATCH_KINDS)
     if needs == "tp":
-        return rows["layout"].str.match(r"^tp([2-9]|\d\d)") | rows["layout"].str.contains(r"tp\d+ ×")
+        return small & (rows["layout"].str.match(r"^tp([2-9]|\d\d)") | rows["layout"].str.contains(r"tp\d+ ×"))
     if needs == "moe":
-        return rows["model"].map(lambda m: bool(cat["models"][m].experts and cat["models"][m].experts > 1))
-    return pd.Series(True, index=rows.index)
+        return small & rows["model"].map(lambda m: bool(cat["models"][m].experts and cat["models"][m].experts > 1))
+    return small
 
 
 def engine_free(rows: pd.DataFrame, cat) -> list[tuple[str, float, float, float, str]]:
@@ -303,6 +310,33 @@ def fit(cases, rows: pd.DataFrame, cat, verbose: bool = True, max_nfev: int = 30
     return names, res.x, se, to_params(names, res.x)
 
 
+PRUNE_BELOW = 0.1
+"""An engine value within this share of its prior scale of the value it would inherit is dropped: the
+data do not tell that engine apart there."""
+
+
+def settle(names: list[str], x: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The values as the catalog carries them: four significant digits, and engine values that differ
+    from what they would inherit (engine-wide, else shared) by less than PRUNE_BELOW of their prior
+    scale dropped (a generation's value first compared with its engine-wide one)."""
+    x = np.array([float(f"{v:.4g}") for v in x])
+    value = dict(zip(names, x))
+    scale = {k: sc for k, _lo, _hi, sc, _n in ENGINE_FREE}
+    keep = dict(value)
+    for name in sorted((n for n in names if n.startswith("engines.")), key=lambda n: n.split(".")[2] == "*"):
+        _, engine, gen, key = name.split(".")
+        wide = f"engines.{engine}.*.{key}"
+        inherit = keep.get(wide, value.get(key, getattr(EstimatorParams(), key))) if gen != "*" else \
+            value.get(key, getattr(EstimatorParams(), key))
+        if abs(value[name] - inherit) < PRUNE_BELOW * scale[key]:
+            if gen == "*" and any(n.startswith(f"engines.{engine}.") and n.endswith(f".{key}") and n != name
+                                  for n in keep):
+                continue  # generations of their own inherit nothing from it, the others do: keep it
+            del keep[name]
+    out = [n for n in names if n in keep]
+    return out, np.array([keep[n] for n in out])
+
+
 def published_of_case(case) -> float:
     return case.published_per_replica if case.published_per_replica is not None else case.published
 
@@ -315,8 +349,9 @@ def cross_validate(cases, rows: pd.DataFrame, keep: np.ndarray, cat, by: str, st
         test_idx = np.where((rows[by].astype(str) == group).to_numpy())[0]
         train = [c for c, k in zip(cases, train_mask) if k]
         t = time.perf_counter()
-        _, _, _, params = fit(train, rows[train_mask], cat, verbose=False, max_nfev=max_nfev, start=start,
-                              prior_weight=prior_weight, relevance=relevance)
+        names, x, _, _ = fit(train, rows[train_mask], cat, verbose=False, max_nfev=max_nfev, start=start,
+                             prior_weight=prior_weight, relevance=relevance)
+        params = to_params(*settle(names, x))
         part = table([predict(cases[i], cat, params) for i in test_idx], cat)
         part["cv"] = f"{by}={group}"
         part["fitted"] = keep[test_idx]
@@ -366,13 +401,17 @@ MIN_POINTS = 3
 def validation_table(cv: pd.DataFrame) -> dict[str, dict[str, float]]:
     """Per group generation/dtype/engine/model-class: the published points behind it and the P10/P90 of
     the held-out goodput error (estimated ÷ published − 1, leave one model out), over the fitted
-    throughput rows (offline, MLPerf Server, online tok/s per GPU)."""
+    throughput rows (offline, MLPerf Server, online tok/s per GPU); with the pooled groups '*' (every
+    engine; every engine and class) a group with too few points of its own borrows from."""
     sel = cv[cv.fitted & cv.throughput]
     out = {}
-    for (gen, dtype, engine, cls), part in sel.groupby(["family", "precision", "engine", "model_class"]):
-        e = part["error"].to_numpy()
-        out[f"{gen}/{dtype}/{engine}/{cls}"] = {"points": int(len(e)), "error_p10": round(float(np.percentile(e, 10)), 3),
-                                                "error_p90": round(float(np.percentile(e, 90)), 3)}
+    pooled = [sel, sel.assign(engine="*"), sel.assign(engine="*", model_class="*")]  # engine, then class dropped
+    for part_rows in pooled:
+        for (gen, dtype, engine, cls), part in part_rows.groupby(["family", "precision", "engine", "model_class"]):
+            e = part["error"].to_numpy()
+            out[f"{gen}/{dtype}/{engine}/{cls}"] = {"points": int(len(e)),
+                                                    "error_p10": round(float(np.percentile(e, 10)), 3),
+                                                    "error_p90": round(float(np.percentile(e, 90)), 3)}
     return dict(sorted(out.items()))
 
 
@@ -449,12 +488,16 @@ def main(argv: list[str] | None = None) -> int:
     print("# parameter: value ± standard error (from the Jacobian; bounds ignored)")
     for name, v, s in zip(names, x, se):
         print(f"{name}: {v:.4g}  ± {s:.2g}")
+    start = dict(zip(names, x))
+    names, x = settle(names, x)
+    params = to_params(names, x)
+    print(f"# as the catalog carries them: {sum(n.startswith('engines.') for n in names)} engine values "
+          f"(of {sum(n.startswith('engines.') for n in start)} fitted; the rest inherit)")
     df = table([predict(c, cat, params) for c in cases], cat)
     df["fitted"] = keep
     print_tables("in-sample", df)
     print("== in-sample, rows left out of the fit by rule")
     print(summarize(df[~df.fitted].assign(why=left_out(df[~df.fitted])), ["why", "suite", "kind"]).to_string())
-    start = dict(zip(names, x))
     cv_nfev = 15 if args.quick else 60
     by_list = {"model": ["model"], "family": ["family"], "engine": ["engine"], "both": ["model", "family"],
                "all": ["model", "family", "engine"]}.get(args.cv or "", [])

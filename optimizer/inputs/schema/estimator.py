@@ -93,6 +93,7 @@ class EstimatorParams(Sourced):
     that engine runs at on that generation (step overhead, all-reduce latency, MoE layer cost,
     efficiencies), fitted on the engine's own published results. An engine or a generation not
     listed runs at the values above."""
+    validation: dict = Field(default_factory=dict)
 
     def for_engine(self, engine: str | None, generation: str) -> EstimatorParams:
         """These parameters as `engine` runs them on `generation` (unchanged for None or no tuning)."""
