@@ -284,7 +284,11 @@ its median and mean inter-token times agree; p99 rows are not compared."""
 _DECODE_ONLY = "decode GPUs of a prefill-decode disaggregated deployment (the replica here prefills too)"
 _NO_LAYOUT = "parallelism not stated, 16 GPUs over InfiniBand (a tp16 guess would be judged, not the estimator)"
 _WAVE = "one wave of 16 prompts sent at once, parallelism not stated: a burst, not a steady closed loop"
+_HARNESS = ("Qwen's speed benchmark: one request at a time through its own harness, a third of the H20's "
+            "bandwidth bound even for an 8B model (the harness's fixed costs, not serving's)")
 ONLINE_EXCLUDED: dict[str, str] = {
+    **{f"r2-qwen3doc-h20-{m}-{i:03d}": _HARNESS for m, r in (("8b", range(1, 10)), ("32b", range(10, 19)))
+       for i in r},
     "r1-sglang-h200-dsv3-001": _DECODE_ONLY, "r1-sglang-h200-dsv3-002": _DECODE_ONLY,
     "r1-sglang-h200-dsv3-003": _DECODE_ONLY, "r1-sglang-h200-dsv3-004": _DECODE_ONLY,
     "r1-sglang-h100-ds-001": _NO_LAYOUT, "r1-sglang-h100-ds-002": _NO_LAYOUT,
@@ -582,6 +586,10 @@ def left_out(df: pd.DataFrame) -> pd.Series:
         why[df["speculative"].astype(str) != ""] = "speculative decoding"
         why[df["prefix_cache"].astype(bool)] = "prefix cache"
         why[df["excluded"] != ""] = "excluded: " + df["excluded"].str.split(r"[:(,]").str[0]
+        # weight-only formats (W4A16, INT4-AWQ, W8A16): weight_only_factor is an assumption, not a fit, and
+        # the published rows disagree tenfold across engines (vLLM's AWQ on A100 within 10 % of the roofline,
+        # SGLang's INT4 MoE on H200 at a tenth of it)
+        why[(df["precision"] == "weight-only") & df["online"]] = "weight-only format"
     return why
 
 
