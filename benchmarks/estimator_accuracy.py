@@ -1,7 +1,7 @@
 """How far the goodput estimator is from published benchmarks.
 
     python benchmarks/estimator_accuracy.py [CSV ...] [--catalogs DIR] [--params YAML]
-                                            [--summary-only] [--markdown] [--rows]
+                                            [--markdown] [--rows] [--held-out DIR]
 
 Data (each row keeps its source; where each file comes from: benchmarks/data/README.md):
 benchmarks/data/benchmarks.csv and benchmarks/data/published.csv (TensorRT-LLM perf overview
@@ -687,6 +687,35 @@ def comparable(cases: list[Case], cat: dict[str, dict]) -> list[Case]:
     return out
 
 
+def held_out_report(folder: Path, markdown: bool = False) -> str:
+    """Per engine and per family, the held-out errors of each cross-validation fit_estimator.py ran (leave
+    one model, family or engine out), the in-fit population only, beside each other."""
+    fmt = _markdown if markdown else (lambda t: t.to_string())
+    parts = []
+    for by in ("model", "family", "engine"):
+        path = folder / f"cv_{by}.csv"
+        if not path.exists():
+            continue
+        cv = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        cv = cv[cv["fitted"].astype(str) == "True"]
+        cv["throughput"] = cv["throughput"].astype(str) == "True"
+        cv["online"] = cv["online"].astype(str) == "True"
+        parts.append(f"== leave one {by} out")
+        bench = cv[cv.throughput & ~cv.online]
+        parts.append("-- benchmark throughput rows (benchmarks.csv, published.csv)")
+        parts.append(fmt(summarize(bench.assign(all_="all"), "all_")))
+        parts.append("-- every fitted row, per engine and per family")
+        parts.append(fmt(summarize(cv, "engine")))
+        parts.append(fmt(summarize(cv, "family")))
+        on = cv[cv.online]
+        parts.append("-- online rows: " + ", ".join(
+            f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in online_summary(on).items()))
+        tok = on[on.kind == "online-conc"]
+        if len(tok):
+            parts.append(fmt(summarize(tok, ["family", "precision"])))
+    return "\n\n".join(parts)
+
+
 def run(csvs: tuple[Path, ...] | None, catalogs: Path, params: EstimatorParams) -> pd.DataFrame:
     cat = load_catalog(catalogs)
     cases = comparable(all_cases(csvs), cat)
@@ -701,7 +730,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params", type=Path, default=None, help="estimator.yaml to use")
     ap.add_argument("--rows", action="store_true", help="print every row")
     ap.add_argument("--markdown", action="store_true", help="summary tables as markdown")
+    ap.add_argument("--held-out", type=Path, default=None, metavar="DIR",
+                    help="print the held-out tables from the cv_*.csv that fit_estimator.py --save-cv DIR wrote")
     args = ap.parse_args(argv)
+    if args.held_out:
+        print(held_out_report(args.held_out, markdown=args.markdown))
+        return 0
     catalogs = args.catalogs or catalogs_dir()
     params = load_estimator_params(args.params or catalogs / "estimator.yaml")
     df = run(tuple(args.csv) if args.csv else None, catalogs, params)
