@@ -44,6 +44,7 @@ from optimizer.physics import memory  # noqa: E402
 from optimizer.physics.concurrency import at_concurrency  # noqa: E402
 from optimizer.physics.layout import Layout, links  # noqa: E402
 from optimizer.physics.roofline import compute_on, estimate, roofline  # noqa: E402
+from optimizer.physics.validation import model_class  # noqa: E402
 from optimizer.resources import catalogs_dir  # noqa: E402
 
 BENCHMARKS_CSV = REPO / "benchmarks" / "data" / "benchmarks.csv"
@@ -509,18 +510,6 @@ def group_of(case: Case, cat: dict[str, dict]) -> tuple[str, str]:
     comp = compute_on(prec, acc)
     dtype = "weight-only" if comp and comp.weight_only else (comp.dtype if comp else prec.compute_dtype)
     return acc.generation, {"fp16": "bf16"}.get(dtype, dtype)
-
-
-def model_class(model: Model) -> str:
-    """dense, moe, mla (multi-head latent attention, e.g. DeepSeek) or hybrid (linear or sliding-window
-    attention layers beside full ones): the model part of a validation group."""
-    if model.attention == "mla":
-        return "mla"
-    if model.linear_attention_layers or model.sliding_window_layers:
-        return "hybrid"
-    if model.experts and model.experts > 1:
-        return "moe"
-    return "dense"
 
 
 LATENCY_KINDS = ("online-tpot", "online-conc-tpot", "batch-latency")

@@ -57,6 +57,7 @@ from estimator_accuracy import (  # noqa: E402
 )
 
 from optimizer.inputs.schema.estimator import EstimatorParams  # noqa: E402
+from optimizer.physics.validation import GENERIC  # noqa: E402
 from optimizer.resources import catalogs_dir  # noqa: E402
 
 # name, initial value, lower, upper; `needs` says which rows identify the parameter
@@ -427,6 +428,8 @@ def validation_table(cv: pd.DataFrame) -> dict[str, dict[str, float]]:
     throughput rows (offline, MLPerf Server, online tok/s per GPU); with the pooled groups '*' (every
     engine; every engine and class) a group with too few points of its own borrows from."""
     sel = cv[cv.fitted & cv.throughput]
+    # rows of no known engine ran at the shared values: the group an estimate that names no engine reads
+    sel = sel.assign(engine=sel["engine"].replace({"other": GENERIC}))
     out = {}
     pooled = [sel, sel.assign(engine="*"), sel.assign(engine="*", model_class="*")]  # engine, then class dropped
     for part_rows in pooled:

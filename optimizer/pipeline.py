@@ -27,6 +27,7 @@ from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.optimize.forcing import ForcedSolve, solve_and_force
 from optimizer.optimize.solution import SolveInfo
 from optimizer.optimize.strategy import SolveOptions, settings, solve_candidates
+from optimizer.results import decision
 from optimizer.results.baseline import Baseline, describe, penalties
 from optimizer.results.extract import extract
 from optimizer.results.jsonio import read_result
@@ -80,9 +81,9 @@ def _as_run(result: PlanResult, loaded: LoadedPlan, options: SolveOptions) -> Pl
     """The result's policy with the time limit and gap target the solve ran with: --time-limit overrides the
     plan's, and the reports state the limit the solve had, not the plan's."""
     _solver, limit, gap = settings(loaded, options)
-    if result.policy.get("time_limit_s") == limit and result.policy.get("mip_gap") == gap:
-        return result
-    return replace(result, policy={**result.policy, "time_limit_s": limit, "mip_gap": gap})
+    if result.policy.get("time_limit_s") != limit or result.policy.get("mip_gap") != gap:
+        result = replace(result, policy={**result.policy, "time_limit_s": limit, "mip_gap": gap})
+    return decision.marked(result)  # provisional by the gap the solve ran to, whichever plan it returned
 
 
 def solve_with_baseline(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions,

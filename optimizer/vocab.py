@@ -116,6 +116,16 @@ def option_label(accelerator: str, precision: str | None = None, tp: int | None 
     return " · ".join(parts)
 
 
+GENERIC_ENGINE = "generic"
+"""The engine id of the estimator's own calibration (catalogs/engines.yaml): no engine a team runs, so labels
+leave it out."""
+
+
+def shown_engine(engine: str | None) -> str | None:
+    """The engine a label names: None for none and for the generic calibration."""
+    return None if engine in (None, GENERIC_ENGINE) else engine
+
+
 def config_label(offer: str | None, precision: str | None, tp: int, mig: str | None = None, *,
                  api: bool = False, ceiling: int | None = None, layout: str | None = None) -> str:
     """A config: 'aws-h100 · fp8 · tp2' (or its layout: 'tp8 × pp2', 'ep16 (dp-attention)'), with
@@ -129,14 +139,15 @@ def config_label(offer: str | None, precision: str | None, tp: int, mig: str | N
 
 
 def choice_label(offer: str | None, precision: str | None, tp: int, mig: str | None, kind: str, *,
-                 gpus: int | None = None, api_share: float = 0.0, layout: str | None = None) -> str:
+                 gpus: int | None = None, api_share: float = 0.0, layout: str | None = None,
+                 engine: str | None = None) -> str:
     """A workload's chosen config as reports state it: the API, a reservation, or offer · precision ·
-    parallelism, with the share of its tokens sent to the API."""
+    parallelism [· engine], with the share of its tokens sent to the API."""
     if offer is None:
         return "served by the API"
     if kind == "reserve":
         return f"{offer} · {gpus} GPUs held" if gpus else f"{offer} · reserve"
-    label = f"{offer} · {precision} · {layout or parallel_label(tp, mig)}"
+    label = f"{offer} · {precision} · {layout or parallel_label(tp, mig)}" + (f" · {engine}" if engine else "")
     if api_share > 0:
         label += f" + API {percent(api_share)} of its tokens"
     return label

@@ -74,6 +74,8 @@ class Verdict:
     used: bool = False
     notes: tuple[str, ...] = ()
     """What the report should say about the run (its prompts far from the workload's, …)."""
+    engine: str | None = None
+    """The serving engine the file names (`--metadata engine=…`), as a catalog engine id."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,13 @@ class Point:
     tp: int
     goodput_output_tokens_per_s: float
     source: str
+    engine: str | None = None
+    """The serving engine the run names, carried onto the measured point."""
+    tpot_ms: float | None = None
+    """The TPOT the run achieved (at its percentile): the measured point's memory check counts the
+    sequences in flight at it (Little's law) rather than at the target."""
+    ttft_ms: float | None = None
+    """The TTFT the run achieved (at its percentile)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,7 @@ class Flags:
     precision: str | None = None
     tp: int | None = None
     workload: str | None = None
+    engine: str | None = None
 
 
 # --- reading -------------------------------------------------------------------------------------
@@ -332,7 +342,7 @@ def _failed(failed: int | None, total: int | None) -> str | None:
 def _meta(doc: dict[str, Any]) -> dict[str, str]:
     """--metadata k=v pairs (vLLM writes them at the top level) and a `metadata` object, if any."""
     keys = ("accelerator", "gpu", "gpu_type", "hardware", "precision", "quantization", "dtype", "tp",
-            "tensor_parallel_size", "tensor_parallel", "workload")
+            "tensor_parallel_size", "tensor_parallel", "workload", "engine")
     out = {}
     nested = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     for src in (doc, nested):
@@ -608,6 +618,7 @@ def judge(runs: list[Run], plan, catalog, flags: Flags, routes=()) -> tuple[list
         tp = _tp(meta.get("tp") or meta.get("tensor_parallel_size") or meta.get("tensor_parallel")
                  or (str(flags.tp) if flags.tp is not None else None), errors)
         w = workloads.get(wname) if wname else None
+        engine = _engine(meta.get("engine") or flags.engine, plan, catalog, w, errors)
         if w is not None and prec is not None and prec not in w.precisions:
             errors.append(f"measured at {prec}, which {w.name} does not accept ({', '.join(w.precisions)}) — "
                           f"add {prec} to its precisions or leave this run out")
@@ -627,22 +638,24 @@ def judge(runs: list[Run], plan, catalog, flags: Flags, routes=()) -> tuple[list
             continue
         reasons = [run.problem] if run.problem else _misses(run, w)
         verdicts.append(Verdict(run, wname, acc, prec, tp, not reasons, reasons,
-                                notes=() if reasons else _token_notes(run, w)))
+                                notes=() if reasons else _token_notes(run, w), engine=engine))
     if problems:
         raise PlanError(problems)
-    best: dict[tuple[str, str, str, int], int] = {}
+    best: dict[tuple[str, str, str, int, str], int] = {}
     for i, v in enumerate(verdicts):
         if v.reasons:
             continue
-        key = (v.workload, v.accelerator, v.precision, v.tp)
+        key = (v.workload, v.accelerator, v.precision, v.tp, v.engine or "")
         j = best.get(key)  # type: ignore[arg-type]
         if j is None or v.run.output_tokens_per_s > verdicts[j].run.output_tokens_per_s:
             best[key] = i  # type: ignore[index]
     points = []
     for key, i in sorted(best.items()):
         v = verdicts[i]
-        verdicts[i] = Verdict(v.run, v.workload, v.accelerator, v.precision, v.tp, True, [], used=True, notes=v.notes)
-        points.append(Point(key[0], key[1], key[2], key[3], v.run.output_tokens_per_s, _source(v.run, workloads[key[0]])))
+        verdicts[i] = Verdict(v.run, v.workload, v.accelerator, v.precision, v.tp, True, [], used=True, notes=v.notes,
+                              engine=v.engine)
+        points.append(Point(key[0], key[1], key[2], key[3], v.run.output_tokens_per_s, _source(v.run, workloads[key[0]]),
+                            v.engine, v.run.tpot_ms, v.run.ttft_ms))
     return verdicts, points
 
 
@@ -703,6 +716,24 @@ def _accelerator(value: str, catalog, reasons: list[str]) -> str | None:
     reasons.append(f"unknown accelerator '{v}' — " + (f"did you mean '{guess}'?" if guess else
                                                        "use a catalog id (planopt catalog accelerators)"))
     return None
+
+
+def _engine(value: str | None, plan, catalog, w, reasons: list[str]) -> str | None:
+    """The catalog engine id a run names (an alias too: 'TensorRT-LLM' → 'trtllm'); None when it names none. An
+    engine the catalog does not know, or one the workload or policy.engines does not allow, is a reason."""
+    if value is None:
+        return None
+    engine = catalog.engine_id(value)
+    if engine is None:
+        reasons.append(f"unknown engine '{value}' — use one of {', '.join(catalog.engines) or 'the catalog engines'}")
+        return None
+    allowed = [w.engine] if w is not None and w.engine else plan.policy.engines
+    if allowed and engine not in allowed:
+        whose = f"{w.name} runs on {w.engine}" if w is not None and w.engine else \
+            f"policy.engines is [{', '.join(allowed)}]"
+        reasons.append(f"the run served {engine}, but {whose} — leave this run out, or allow {engine} in the plan")
+        return None
+    return engine
 
 
 def _precision(value: str, reasons: list[str]) -> str | None:

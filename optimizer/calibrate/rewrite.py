@@ -261,30 +261,49 @@ def _put_point(node: CommentedMap, p) -> "Change":
         return PRECISION_ALIASES.get(str(prec), str(prec))
 
     seq = node.get("measured")
-    label = f"measured {p.accelerator} {p.precision} tp{p.tp}"
+    label = f"measured {p.accelerator} {p.precision} tp{p.tp}" + (f" {p.engine}" if p.engine else "")
     value = _num(_sig(p.goodput_output_tokens_per_s))
     if seq is None:
         seq = CommentedSeq()
         keys = list(node.keys())
         anchor = next((k for k in ("demand", "batch", "slo") if k in node), keys[-1])
         node.insert(keys.index(anchor) + 1, "measured", seq)
-    for entry in seq:
-        if (isinstance(entry, dict) and entry.get("accelerator") == p.accelerator
-                and norm(entry.get("precision")) == p.precision and int(entry.get("tp", 1)) == p.tp
-                and entry.get("mig") is None):
-            old = entry.get("goodput_output_tokens_per_s")
-            entry["goodput_output_tokens_per_s"] = value
-            entry["source"] = p.source
-            return Change(p.workload, label, _fmt(float(old)) if old is not None else "–", _fmt(value),
-                          _ratio(float(old), float(value)) if old else None)
+    engine = p.engine
+    same = [e for e in seq if isinstance(e, dict) and e.get("accelerator") == p.accelerator
+            and norm(e.get("precision")) == p.precision and int(e.get("tp", 1)) == p.tp and e.get("mig") is None]
+    # the point of this engine; else one that named no engine, which a run naming one replaces
+    found = [e for e in same if e.get("engine") == engine] + [e for e in same if e.get("engine") is None]
+    if found:
+        entry = found[0]
+        old = entry.get("goodput_output_tokens_per_s")
+        entry["goodput_output_tokens_per_s"] = value
+        entry["source"] = p.source
+        if engine is not None:
+            entry["engine"] = engine
+        _put_latencies(entry, p)
+        return Change(p.workload, label, _fmt(float(old)) if old is not None else "–", _fmt(value),
+                      _ratio(float(old), float(value)) if old else None)
     entry = CommentedMap()
     entry["accelerator"] = p.accelerator
     entry["precision"] = p.precision
     entry["tp"] = p.tp
     entry["goodput_output_tokens_per_s"] = value
     entry["source"] = p.source
+    if engine is not None:
+        entry["engine"] = engine
+    _put_latencies(entry, p)
     seq.append(entry)
     return Change(p.workload, label, "–", _fmt(value))
+
+
+def _put_latencies(entry: CommentedMap, p) -> None:
+    """The TPOT and TTFT the run achieved, beside its goodput (a run that reports none leaves no stale one)."""
+    for key in ("tpot_ms", "ttft_ms"):
+        v = getattr(p, key, None)
+        if v is not None and v > 0:
+            entry[key] = _num(_sig(v))
+        elif key in entry:
+            del entry[key]
 
 
 def _sig(x: float) -> float | int:

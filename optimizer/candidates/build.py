@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Iterator
 
 from optimizer import formatting, vocab
-from optimizer.candidates import configs
+from optimizer.candidates import configs, engines
 from optimizer.candidates.overflow import api_candidate, has_overflow, overflow_levels
 from optimizer.candidates.prune import (
     dominated_offers,
@@ -28,6 +28,7 @@ from optimizer.candidates.types import (
     whole_gpus,
 )
 from optimizer.errors import InfeasiblePlan, PlanError, Problem
+from optimizer.inputs import estimates
 from optimizer.inputs.catalog import Catalog
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import goodput_factor, goodput_varies
@@ -43,6 +44,7 @@ from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.physics import replicas as rep
 from optimizer.physics import roofline
 from optimizer.physics.layout import Layout
+from optimizer.physics.validation import goodput_ratio, validation_of
 from optimizer.processes import collection_paused, watch_parent
 
 
@@ -100,7 +102,8 @@ def _built(loaded: LoadedPlan, keep_dominated: frozenset[str], strict: bool) -> 
         if dem is not None:
             demand[w.name] = dem
         if not kept:
-            if any(d.family == "slo" for d in drops):
+            # a config excluded for want of evidence is the plan's own setting: said as such, not as the SLO
+            if any(d.family == "slo" for d in drops) and not any(d.family == "unvalidated" for d in drops):
                 unreachable.append(loaded.doc.problem(("workloads", i, "slo"), unreachable_slo(w, drops), SLO_FIX))
             else:
                 problems.append(_no_candidate_problem(loaded, i, w, drops))
@@ -208,6 +211,7 @@ def _one_workload(plan: Plan, catalog: Catalog, w: Workload, keep_dominated: fro
 _FAMILY_FIXES = {
     "fit": "quantize (add fp8 or int4-awq to precisions), allow more GPUs per replica, or shorten context_tokens",
     "native": "list a precision the accelerators run natively, or a weight-only one (int4-awq)",
+    "engine": "allow an engine that runs it (policy.engines, or the workload's engine), or other accelerators or precisions",
     "scale-up": "use TP degrees within the scale-up domain and the machines the offers sell",
     "network": "choose offers with an inter-node network (scale_out_gb_s), or a precision that fits one machine",
     "tier": "allow the offers' tiers in policy.tiers, or add the pool to policy.spot_pools",
@@ -216,8 +220,11 @@ _FAMILY_FIXES = {
     "goodput": "add a measured goodput for the accelerator, or give it bandwidth_tb_s and tflops_dense",
     "filter": "widen the workload's accelerators/regions/offers filters or policy.providers",
     "facility": "set facility.liquid_cooling: true if your racks are liquid-cooled, or buy an air-cooled system",
+    "unvalidated": ("measure a config (a `measured` entry of the workload, or `planopt calibrate --bench`), or set "
+                    "policy.unvalidated: warn to plan on the estimate and be told"),
 }
-_FAMILY_ORDER = ["filter", "unsold", "facility", "tier", "native", "scale-up", "network", "fit", "slo", "goodput"]
+_FAMILY_ORDER = ["filter", "unsold", "facility", "tier", "native", "engine", "scale-up", "network", "fit", "unvalidated",
+                 "slo", "goodput"]
 
 
 def _no_candidate_problem(loaded: LoadedPlan, i: int, w: Workload, drops: list[Dropped]) -> Problem:
@@ -344,9 +351,24 @@ def _workload_candidates(plan: Plan, catalog: Catalog, w: Workload, demand: dict
     model = catalog.models[w.model]  # type: ignore[index]
     seen_drop: set[tuple[str, str]] = set()
     for offer in offers:
-        cands.extend(_with_hourly(plan, w, _offer_configs(plan, w, model, offer, catalog, demand, cache, drops,
-                                                          seen_drop, notes), demand, cache, drops, prune))
+        made = _offer_configs(plan, w, model, offer, catalog, demand, cache, drops, seen_drop, notes)
+        cands.extend(_with_hourly(plan, w, _validated_only(plan, w, made, drops), demand, cache, drops, prune))
     return cands, drops, notes
+
+
+def _validated_only(plan: Plan, w: Workload, made: list[Candidate], drops: list[Dropped]) -> list[Candidate]:
+    """With policy.unvalidated: exclude, the configs whose goodput some published result validates (measured ones
+    always), before dominance is judged: an excluded config dominates nothing."""
+    if plan.policy.unvalidated != "exclude":
+        return made
+    for c in made:
+        if c.unvalidated:
+            v = c.validation
+            assert v is not None
+            drops.append(Dropped(w.name, c.label, "unvalidated",
+                                 f"an estimate of {v.group}, {v.points} published points behind it "
+                                 "(policy.unvalidated: exclude)"))
+    return [c for c in made if not c.unvalidated]
 
 
 def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict[DayHour, float], cache: dict,
@@ -377,8 +399,25 @@ def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict
             dem = {(d, h): v / goodput_factor(plan, c.goodput_source, d) for (d, h), v in demand.items()}
         reps, gpus = _hourly(plan, w, c.goodput, c.gpu_fraction, dem, cache, scaled=dem is not demand,
                              prefill_groups=c.prefill_groups)
-        out.append(replace(c, replicas=reps, gpus=gpus))
+        out.append(replace(c, replicas=reps, gpus=gpus,
+                           commit_gpus=_commit_gpus(plan, w, c, gpus, dem, cache, dem is not demand)))
     return out
+
+
+def _commit_gpus(plan: Plan, w: Workload, c: Candidate, gpus: dict[DayHour, int], demand: dict[DayHour, float],
+                 cache: dict, scaled: bool) -> int | None:
+    """policy.size_commitments_at: low — the GPUs the config needs at its busiest hour were its goodput at the high
+    end of its band (estimate ÷ (1 + error_p10)): what reservations and purchases may hold for it (Candidate.commit_gpus).
+    A measured config, or an estimate without a band, is held to its own need."""
+    if plan.policy.size_commitments_at != "low":
+        return None
+    ratio = goodput_ratio(c.validation, "high") if c.validation is not None and c.goodput_source == "estimated" \
+        else None
+    if ratio is None:
+        return max(gpus.values(), default=0)
+    _reps, low = _hourly(plan, w, c.goodput * ratio, c.gpu_fraction, demand, cache, scaled=scaled,
+                         prefill_groups=c.prefill_groups)
+    return max(low.values(), default=0)
 
 
 def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog: Catalog,
@@ -400,9 +439,19 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
         if reason:
             _drop_once(drops, seen_drop, w, vocab.option_label(acc.id, prec.id), "native", reason)
             continue
+        # the allowed engines that run this generation and precision, by parallelism family
+        runs = {f: engines.runnable(plan, catalog, w, acc.generation, prec.id, f) for f in vocab.PARALLELISM}
+        if not any(ok for ok, _why in runs.values()):
+            _drop_once(drops, seen_drop, w, vocab.option_label(acc.id, prec.id), "engine", runs["tp"][1] or "")
+            continue
         made: list[tuple[Layout, configs.Sized]] = []
 
         def attempt(layout: Layout, mig: MigProfile | None = None) -> None:
+            ok, no_engine = runs[layout.family]
+            if not ok:
+                _drop_once(drops, seen_drop, w, vocab.option_label(acc.id, prec.id, layout=layout.family), "engine",
+                           no_engine or "")
+                return
             why = configs.why_not_layout(acc, offer, layout, params)
             if why is not None:
                 if "scale-up domain of" in why[1]:  # the accelerator's limit, whatever the offer
@@ -411,14 +460,15 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
                     label = None if layout.family == "tp" else layout.label
                     drops.append(Dropped(w.name, vocab.config_label(offer.id, prec.id, layout.tp, layout=label), *why))
                 return
-            sized = _size(plan, w, model, acc, offer, prec, layout, mig, cache, params)
+            sized = _size_engines(plan, w, model, acc, offer, prec, layout, mig, cache, params, ok,
+                                  catalog.models.get(_draft_id(w) or ""))
             if isinstance(sized, Dropped):
                 _drop_once(drops, seen_drop, w, configs.describe_option(acc, prec, layout, mig), sized.family,
                            sized.reason, sized)
                 return
             if sized.warning is not None and sized.warning not in notes:
                 notes.append(sized.warning)
-            cands.append(_candidate(w, offer, acc, prec, layout, mig, sized))
+            cands.append(_candidate(w, offer, acc, prec, layout, mig, sized, model, params))
             if mig is None:
                 made.append((layout, sized))
 
@@ -437,8 +487,28 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
                 if mig.instances_per_gpu >= 2:  # a whole-GPU profile is the tp1 config
                     attempt(Layout("tp", tp=1), mig)
         if "disagg" in families and w.kind == "interactive" and (w.slo.ttft_ms or w.slo.tpot_ms):
-            cands.extend(_disaggregated(plan, w, model, acc, offer, prec, made, cache, params, drops, seen_drop))
+            if not runs["disagg"][0]:
+                _drop_once(drops, seen_drop, w, vocab.option_label(acc.id, prec.id, layout="disagg"), "engine",
+                           runs["disagg"][1] or "")
+            else:
+                cands.extend(_disaggregated(plan, w, model, acc, offer, prec, made, cache, params, drops, seen_drop,
+                                            runs["disagg"][0], catalog.models.get(_draft_id(w) or "")))
     return cands
+
+
+def _tuned(plan: Plan, cache: dict, params: EstimatorParams, names: list[str | None], acc: Accelerator,
+           prec: Precision, model: Model) -> list[tuple[str | None, EstimatorParams, str | None]]:
+    """engines.tuned, each engine's parameters as the plan sizes with them: under policy.estimate_error headroom, an
+    estimate whose group (the engine's among them) has a band of its own is planned at that band's low end, not the
+    global P10 (inputs.estimates.group_headroom); the cache key says so."""
+    out = []
+    for engine, p, tuning in engines.tuned(cache, params, names, acc.generation):
+        k = estimates.group_headroom(plan, p, validation_of(p, acc, prec, model, engine).error_p90)
+        if k != 1.0:
+            p = p.model_copy(update={"goodput_factor": p.goodput_factor * k})
+            tuning = f"{tuning or 'defaults'}@{k!r}"
+        out.append((engine, p, tuning))
+    return out
 
 
 def _is_moe(model: Model) -> bool:
@@ -458,9 +528,11 @@ def _ep_sizes(acc: Accelerator, offer: Offer) -> list[int]:
 
 def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision,
                    made: list[tuple[Layout, configs.Sized]], cache: dict, params: EstimatorParams,
-                   drops: list[Dropped], seen_drop: set[tuple[str, str]]) -> list[Candidate]:
+                   drops: list[Dropped], seen_drop: set[tuple[str, str]], names: list[str | None],
+                   draft: Model | None = None) -> list[Candidate]:
     """Prefill on the smallest group that holds the model, decode on the two groups that deliver the
-    most goodput per GPU: the pairs a disaggregated deployment would try first."""
+    most goodput per GPU: the pairs a disaggregated deployment would try first (on the allowed engine, of
+    `names`, that gives the pair the most goodput)."""
     estimated = [(lay, s) for lay, s in made if s.source == "estimated"]
     if not estimated:
         return []
@@ -473,20 +545,51 @@ def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offe
             drops.append(Dropped(w.name, vocab.config_label(
                 offer.id, prec.id, decode.tp, layout=f"disagg prefill {prefill.label} + decode {decode.label}"), *why))
             continue
-        # what the offer gives the pair: its domain, machine and scale-out network (size_disaggregated)
-        key = ("disagg", _sizing_key(w), acc.id, configs.offer_domain(acc, offer), offer.max_tp,
-               configs.offer_scale_out(acc, offer, params), prec.id, prefill, decode)
-        if key not in cache:
-            cache[key] = configs.size_disaggregated(plan, w, model, acc, offer, prec, prefill, decode, params,
-                                                    cache)
-        sized = cache[key]
+        sized: configs.Sized | Dropped | None = None
+        for engine, p, tuning in _tuned(plan, cache, params, names, acc, prec, model):
+            # what the offer gives the pair: its domain, machine and scale-out network (size_disaggregated)
+            key = ("disagg", _sizing_key(w), acc.id, configs.offer_domain(acc, offer), offer.max_tp,
+                   configs.offer_scale_out(acc, offer, params), prec.id, prefill, decode, tuning)
+            if key not in cache:
+                cache[key] = configs.size_disaggregated(plan, w, model, acc, offer, prec, prefill, decode, p,
+                                                        cache, draft, tuning)
+            sized = _better(sized, cache[key], engine)
         option = vocab.option_label(acc.id, prec.id, layout=f"disagg prefill {prefill.label} + decode {decode.label}")
         if isinstance(sized, Dropped):
             _drop_once(drops, seen_drop, w, option, sized.family, sized.reason, sized)
             continue
+        assert sized is not None
         out.append(_candidate(w, offer, acc, prec, Layout("disagg", tp=decode.tp, pp=decode.pp, dp=decode.dp),
-                              None, sized, key_suffix=f"disagg-p{prefill.key}-d{decode.key}"))
+                              None, sized, model, params, key_suffix=f"disagg-p{prefill.key}-d{decode.key}"))
     return out
+
+
+def _better(best: configs.Sized | Dropped | None, sized: configs.Sized | Dropped,
+            engine: str | None) -> configs.Sized | Dropped:
+    """The better of two sizings of one config on different engines: a measured point whatever the engine (it
+    names its own), else the most goodput (a tie keeps the earlier, preferred engine); a drop only when
+    nothing is better."""
+    if isinstance(sized, configs.Sized) and sized.source != "measured":
+        sized = replace(sized, engine=engine)
+    if not isinstance(best, configs.Sized):
+        return best if best is not None and isinstance(sized, Dropped) else sized
+    if best.source == "measured" or isinstance(sized, Dropped):
+        return best
+    return sized if sized.source == "measured" or sized.goodput > best.goodput else best
+
+
+def _size_engines(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision,
+                  layout: Layout, mig: MigProfile | None, cache: dict, params: EstimatorParams,
+                  names: list[str | None], draft: Model | None = None) -> configs.Sized | Dropped:
+    """A config sized on each allowed engine whose parameters differ (engines without a tuning of their own
+    share one estimate), keeping the engine with the most goodput (engines.tuned, _better)."""
+    sized: configs.Sized | Dropped | None = None
+    for engine, p, tuning in _tuned(plan, cache, params, names, acc, prec, model):
+        sized = _better(sized, _size(plan, w, model, acc, offer, prec, layout, mig, cache, p, draft, tuning), engine)
+        if isinstance(sized, configs.Sized) and sized.source == "measured":
+            break
+    assert sized is not None
+    return sized
 
 
 def _drop_once(drops: list[Dropped], seen: set[tuple[str, str]], w: Workload, option: str,
@@ -511,7 +614,8 @@ def _reserve_candidate(plan: Plan, w: Workload, offer: Offer) -> Candidate:
 
 
 def _candidate(w: Workload, offer: Offer, acc: Accelerator, prec: Precision, layout: Layout,
-               mig: MigProfile | None, sized: configs.Sized, key_suffix: str | None = None) -> Candidate:
+               mig: MigProfile | None, sized: configs.Sized, model: Model, params: EstimatorParams,
+               key_suffix: str | None = None) -> Candidate:
     mig_name = mig.name if mig else None
     key = f"{w.name}/{offer.id}/{prec.id}/{key_suffix or layout.key}" + (f"/{mig_name}" if mig else "")
     fraction = (1.0 / mig.instances_per_gpu) if mig else sized.gpus
@@ -524,7 +628,8 @@ def _candidate(w: Workload, offer: Offer, acc: Accelerator, prec: Precision, lay
         total_gb=f.total_gb, reserve_gb=f.reserve_gb, free_gb=f.free_gb, batch=sized.batch,
         ttft_ms=sized.ttft_ms, tpot_ms=sized.tpot_ms, family=layout.family, layout=sized.layout, pp=layout.pp,
         ep=layout.stage_gpus if layout.family == "ep" else 1, kv_copies=f.kv_copies, calibrated=sized.calibrated,
-        ttft_at_load_ms=sized.ttft_at_load_ms, prefill_groups=sized.prefill_groups)
+        ttft_at_load_ms=sized.ttft_at_load_ms, prefill_groups=sized.prefill_groups, engine=sized.engine,
+        validation=validation_of(params, acc, prec, model, sized.engine, measured=sized.source == "measured"))
 
 
 def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: dict[DayHour, float],
@@ -548,15 +653,17 @@ def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: di
 
 
 def _size(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision, layout: Layout,
-          mig: MigProfile | None, cache: dict, params: EstimatorParams) -> configs.Sized | Dropped:
+          mig: MigProfile | None, cache: dict, params: EstimatorParams,
+          draft: Model | None = None, tuning: str | None = None) -> configs.Sized | Dropped:
     """Memory fit and goodput of a config; cached per build, since offers repeat accelerators (and
     offers with the same domain and network give a layout the same links), and workloads repeat
-    what sizing reads of them (model, tokens, context, SLO, KV precision: _sizing_key)."""
+    what sizing reads of them (model, tokens, context, SLO, KV precision: _sizing_key; `tuning`: an engine's
+    parameters, engines.tuned)."""
     domain, out = configs.offer_domain(acc, offer), configs.offer_scale_out(acc, offer, params)
-    key = ("size", _sizing_key(w), acc.id, prec.id, layout, mig.name if mig else None, domain, out)
+    key = ("size", _sizing_key(w), acc.id, prec.id, layout, mig.name if mig else None, domain, out, tuning)
     if key not in cache:
         link = configs.offer_links(acc, offer, layout, params)
-        cache[key] = configs.size(plan, w, model, acc, prec, layout, mig, link, params, cache)
+        cache[key] = configs.size(plan, w, model, acc, prec, layout, mig, link, params, cache, draft, tuning)
     sized = cache[key]
     if isinstance(sized, Dropped) and sized.workload != w.name:
         return replace(sized, workload=w.name)  # another workload's twin was sized first: the same reason
@@ -570,6 +677,10 @@ def _sizing_key(w: Workload) -> tuple:
         return ("workload", w.name)
     tokens, slo = w.tokens, w.slo
     return (w.model, w.context, w.kv_precision, tokens.input if tokens else None, tokens.output if tokens else None,
-            slo.ttft_ms, slo.tpot_ms, slo.percentile)
+            slo.ttft_ms, slo.tpot_ms, slo.percentile, configs.serving(w), _draft_id(w))
+
+
+def _draft_id(w: Workload) -> str | None:
+    return w.speculative.draft_model if w.speculative is not None else None
 
 

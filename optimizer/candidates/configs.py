@@ -135,6 +135,8 @@ class Sized:
     """Disaggregated: (prefill groups per replica, GPUs per prefill group)."""
     warning: str | None = None
     """A measured point the memory model contradicts: both numbers (the measurement is kept)."""
+    engine: str | None = None
+    """The serving engine: the one the estimate ran at, or the one a measured point names."""
 
 
 T = TypeVar("T")
@@ -150,24 +152,40 @@ def _memo(shared: dict | None, key: tuple, make: Callable[[], T]) -> T:
 
 
 def _fit(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precision, layout: Layout,
-         mig: MigProfile | None, params: EstimatorParams, shared: dict | None) -> memory.Fit:
-    """A replica's memory fit; the same for every workload of the model, context and KV precision."""
+         mig: MigProfile | None, params: EstimatorParams, shared: dict | None, draft: Model | None = None,
+         tuning: str | None = None) -> memory.Fit:
+    """A replica's memory fit; the same for every workload of the model, context, KV precision and draft model
+    (and engine `tuning`: the key of `params` when an engine's differ from the defaults)."""
     kv_elem, memory_gb = kv_bytes_of(w, prec), memory_gb_per_gpu(acc, mig)
-    return _memo(shared, ("fit", model.id, prec.id, memory_gb, layout.gpus, layout.tp, layout.dp, w.context, kv_elem),
+    return _memo(shared, ("fit", model.id, prec.id, memory_gb, layout.gpus, layout.tp, layout.dp, w.context, kv_elem,
+                          draft.id if draft else None, tuning),
                  lambda: memory.fit(model, prec, memory_gb, layout.gpus, w.context, plan.policy.memory_reserve,
                                     kv_elem, attention_tp=layout.tp, runtime_gb_per_gpu=params.runtime_gb,
-                                    dense_copies=layout.dp))
+                                    dense_copies=layout.dp, draft=draft))
+
+
+def serving(w: Workload) -> tuple[roofline.Speculation | None, float]:
+    """The workload's speculative decoding and prefix-cache hit rate, as roofline() takes them."""
+    sp = w.speculative
+    spec = None if sp is None else roofline.Speculation(sp.method, sp.draft_tokens, sp.acceptance)
+    return spec, (w.prefix_cache.hit_rate if w.prefix_cache is not None else 0.0)
 
 
 def _roofline(model: Model, prec: Precision, acc: Accelerator, layout: Layout, inp: int, out: int,
               mig: MigProfile | None, params: EstimatorParams, kv_elem: float, link: Links,
-              shared: dict | None) -> roofline.Roofline:
-    """A replica's roofline; the same for every workload of the model, tokens and KV precision, whatever
-    its SLO (raises ValueError as roofline.roofline does, and keeps nothing then)."""
+              shared: dict | None, w: Workload | None = None, draft: Model | None = None,
+              prefill_only: bool = False, tuning: str | None = None) -> roofline.Roofline:
+    """A replica's roofline; the same for every workload of the model, tokens, KV precision, speculative
+    decoding and prefix cache, whatever its SLO (raises ValueError as roofline.roofline does, and keeps
+    nothing then). A disaggregated pair's prefill group (`prefill_only`) drafts nothing. `tuning`: the key
+    of `params` when an engine's differ from the defaults."""
+    spec, hit = serving(w) if w is not None else (None, 0.0)
+    spec = None if prefill_only else spec
     return _memo(shared, ("roofline", model.id, prec.id, acc.id, layout, mig.name if mig else None, inp, out,
-                          kv_elem, link),
+                          kv_elem, link, spec, hit, draft.id if draft else None, tuning),
                  lambda: roofline.roofline(model, prec, acc, layout, inp, out, mig=mig, params=params,
-                                           kv_bytes_per_elem=kv_elem, link=link))
+                                           kv_bytes_per_elem=kv_elem, link=link, speculative=spec,
+                                           draft_model=draft, prefix_hit_rate=hit))
 
 
 def kv_bytes_of(w: Workload, prec: Precision) -> float:
@@ -194,22 +212,26 @@ def memory_gb_per_gpu(acc: Accelerator, mig: MigProfile | None) -> float:
 
 
 def size(plan: Plan, w: Workload, model: Model, acc: Accelerator, prec: Precision, layout: Layout,
-         mig: MigProfile | None, link: Links, params: EstimatorParams, shared: dict | None = None) -> Sized | Dropped:
+         mig: MigProfile | None, link: Links, params: EstimatorParams, shared: dict | None = None,
+         draft: Model | None = None, tuning: str | None = None) -> Sized | Dropped:
     """Memory fit and goodput of one replica. `Dropped.option` is left empty: the caller names it.
     `shared` (a build's cache) keeps the fits and rooflines, which workloads that differ only in their
-    SLO share."""
+    SLO share. `draft`: the speculative-decoding draft model the workload names; `tuning` names `params`
+    when an engine's differ from the defaults."""
     kv_elem = kv_bytes_of(w, prec)
-    f = _fit(plan, w, model, acc, prec, layout, mig, params, shared)
+    f = _fit(plan, w, model, acc, prec, layout, mig, params, shared, draft, tuning)
     tokens, slo = w.tokens, w.slo
     assert tokens is not None
     if f.kv_concurrency < 1:  # not one sequence beside the weights: a point here names the wrong hardware
         return Dropped(w.name, "", "fit", _no_room(f))
     measured = _measured(w, acc, prec, layout, mig)
     if measured:  # a load test ran it: the KV capacity the model finds may question it, never drop it
-        return _measured_sized(w, measured[-1], f, describe_option(acc, prec, layout, mig), layout)
+        best = max(measured, key=lambda m: m.goodput_output_tokens_per_s)  # one per engine at most
+        return _measured_sized(w, best, f, describe_option(acc, prec, layout, mig), layout)
     inp, out = int(round(tokens.input)), int(round(tokens.output))
     try:
-        rl = _roofline(model, prec, acc, layout, inp, out, mig, params, kv_elem, link, shared)
+        rl = _roofline(model, prec, acc, layout, inp, out, mig, params, kv_elem, link, shared, w, draft,
+                       tuning=tuning)
         est = roofline.estimate(model, prec, acc, layout, inp, out, ttft_ms=slo.ttft_ms, tpot_ms=slo.tpot_ms,
                                 percentile=slo.percentile, max_batch=f.kv_concurrency, mig=mig, params=params,
                                 kv_bytes_per_elem=kv_elem, link=link, rl=rl)
@@ -250,7 +272,7 @@ def _measured_sized(w: Workload, m: Measured, f: memory.Fit, option: str, layout
                    "measurement is kept (check the precision, context_tokens and policy.memory_reserve"
                    + ("" if m.tpot_ms is not None else ", or record the achieved tpot_ms") + ")")
     return Sized(f, goodput, "measured", None, None, m.ttft_ms, m.tpot_ms, needed, float(layout.gpus),
-                 layout=_shown(layout), warning=warning)
+                 layout=_shown(layout), warning=warning, engine=m.engine)
 
 
 def _shown(layout: Layout) -> str | None:
@@ -273,14 +295,15 @@ def _slo_miss(w: Workload, est: roofline.Estimate) -> Dropped:
 
 def size_disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer, prec: Precision,
                        prefill: Layout, decode: Layout, params: EstimatorParams,
-                       shared: dict | None = None) -> Sized | Dropped:
+                       shared: dict | None = None, draft: Model | None = None,
+                       tuning: str | None = None) -> Sized | Dropped:
     """A disaggregated replica: one decode group plus the share of prefill groups its load needs (`shared`:
     as in `size`; the decode group's roofline is the one its own config was sized with)."""
     why = why_not_pair(acc, offer, prefill, decode, params)
     if why is not None:
         return Dropped(w.name, "", *why)
     kv_elem = kv_bytes_of(w, prec)
-    f = _fit(plan, w, model, acc, prec, decode, None, params, shared)
+    f = _fit(plan, w, model, acc, prec, decode, None, params, shared, draft, tuning)
     if f.kv_concurrency < 1:
         return Dropped(w.name, "", "fit", f"the decode group ({decode.label}) holds no sequence")
     tokens, slo = w.tokens, w.slo
@@ -294,9 +317,9 @@ def size_disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, 
                                    params=params, kv_bytes_per_elem=kv_elem, prefill_link=prefill_link,
                                    decode_link=decode_link, transfer_gb_s=transfer, load=plan.policy.occupancy,
                                    rooflines=(_roofline(model, prec, acc, decode, inp, out, None, params, kv_elem,
-                                                        decode_link, shared),
+                                                        decode_link, shared, w, draft, tuning=tuning),
                                               _roofline(model, prec, acc, prefill, inp, 1, None, params, kv_elem,
-                                                        prefill_link, shared)))
+                                                        prefill_link, shared, w, prefill_only=True, tuning=tuning)))
     except ValueError as exc:
         return Dropped(w.name, "", "goodput", f"no estimate ({exc})")
     if d is None:

@@ -7,6 +7,7 @@ from typing import Literal
 
 from optimizer import units, vocab
 from optimizer.physics.replicas import Replicas
+from optimizer.physics.validation import Validation
 
 DayHour = tuple[str, int]
 
@@ -67,6 +68,23 @@ class Candidate:
     """TTFT at the SLO's percentile with the replica at the plan's occupancy of its goodput."""
     prefill_groups: tuple[float, int] | None = None
     """Disaggregated: (prefill groups per replica, GPUs per prefill group); replicas share whole groups."""
+    engine: str | None = None
+    """The serving engine (catalogs/engines.yaml): the allowed one with the most goodput, or the one a measured
+    point names (None: measured without one, or a catalog without engines)."""
+    validation: Validation | None = None
+    """The evidence behind its goodput: its group, the published points behind it and the estimator's error
+    band there (physics.validation); None for the API and reserved GPU blocks."""
+
+    commit_gpus: int | None = None
+    """policy.size_commitments_at: low — the most GPUs reservations and purchases may hold for it: its busiest
+    hour's GPUs at the high end of its goodput band, estimate ÷ (1 + error_p10), the fewest the band allows
+    (its own need where it is measured or has no band). None: no such bound (batch work, reserved blocks, the API,
+    or policy estimate)."""
+
+    @property
+    def unvalidated(self) -> bool:
+        """An estimated goodput no group with enough published points backs (policy.unvalidated)."""
+        return self.validation is not None and not self.validation.validated
 
     @property
     def gpus_per_replica(self) -> float:
@@ -101,7 +119,8 @@ class Dropped:
     option: str
     """What was considered, e.g. 'h100-sxm · bf16 · tp1' or 'offer aws-h100-sxm-us-east-1'."""
     family: str
-    """Why, in one word: fit, native, scale-up, network, filter, tier, slo, goodput, dominated."""
+    """Why, in one word: fit, native, engine, scale-up, network, filter, tier, slo, goodput, dominated,
+    unvalidated."""
     reason: str
     ttft_ms: float | None = None
     """slo: the best TTFT this option reaches (batch 1, at the SLO's percentile), ms."""

@@ -47,6 +47,7 @@ def calibrate(
     tp: Annotated[Optional[int], typer.Option("--tp", help="Load tests without metadata: GPUs per replica.")] = None,
     workload: Annotated[Optional[str], typer.Option("--workload", help="Load tests without metadata: the workload.",
                                                     autocompletion=workload_names)] = None,
+    engine: Annotated[Optional[str], typer.Option("--engine", help="Load tests without metadata: the serving engine (vllm, sglang, trtllm, …).")] = None,
     max_bad_rows: Annotated[int, typer.Option("--max-bad-rows", help="Leave out up to this many bad usage rows instead of stopping.")] = 0,
     allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Usage: let less than one whole day of a day type set its demand (the plan's curve scaled to the hours seen).")] = False,
     usage_workload: Annotated[Optional[str], typer.Option("--usage-workload", help="Usage: the workload of logs with no model column (when the plan has several).",
@@ -66,7 +67,7 @@ def calibrate(
         opts = CalibrateOptions(
             usage=tuple(usage or ()), bench=tuple(bench or ()), result=result, maps=tuple(maps or ()),
             peak_percentile=peak_percentile, slo_percentile=percentile,
-            flags=Flags(accelerator, precision, tp, workload), max_bad_rows=max_bad_rows,
+            flags=Flags(accelerator, precision, tp, workload, engine), max_bad_rows=max_bad_rows,
             allow_partial=allow_partial, usage_workload=usage_workload, allow_clock_steps=allow_clock_steps)
         cal, html_path = _run_and_write(opts.usage, out_yaml, list(catalog or []), write_outputs, render_html,
                                         lambda tell: do_calibrate(plan, opts, out_yaml, tell, list(catalog or [])))

@@ -30,6 +30,8 @@ from optimizer.cli.common import (
 )
 from optimizer.cli.complete import workload_names
 from optimizer.errors import InfeasiblePlan, PlanError, Problem, SolverError
+from optimizer.results.evidence import reason as evidence_reason
+from optimizer.results.evidence import rests_on_unvalidated
 
 CarryOpt = Annotated[Optional[Path], typer.Option(
     "--carry", metavar="LAST_RESULT.json",
@@ -220,7 +222,7 @@ def explain(
             per = f"{gpr:g} GPU" + ("" if gpr == 1 else "s") + " per replica"
             copies = (f" ({w.kv_copies:g} copies: {w.kv_gb_per_seq / w.kv_copies:.3f} GB each)" if w.kv_copies > 1
                       else "")
-            calib = "" if w.calibrated else "; no published result calibrates this accelerator and precision: headroom kept"
+            calib = "" if not rests_on_unvalidated(w) else f"; {evidence_reason(w)}"
             if w.goodput_source == "estimated" and ex.result.policy.get("estimate_error") == "headroom":
                 calib += "; planned at the held-out P10 of the estimate (policy.estimate_error)"
             out.print(f"  {per}; goodput {w.goodput_output_tokens_per_s:,.0f} tok/s ({w.goodput_source}"

@@ -92,6 +92,7 @@ def validate(
         from optimizer.candidates.build import build_candidates
         from optimizer.inputs.lint import lint
         from optimizer.inputs.loading import load_plan
+        from optimizer.results.evidence import candidate_notes
 
         reports = []
         for path in plans:
@@ -105,6 +106,8 @@ def validate(
                 mine = {o.id for o in loaded.plan.offers}
                 entry["offers"] = {"plan": len(used & mine), "catalogs": len(used - mine)}
                 entry["warnings"] = lint(loaded.plan) + cands.notes
+                if loaded.plan.policy.unvalidated == "warn":
+                    entry["warnings"] += candidate_notes(cands)
             except PlanError as exc:
                 entry["status"] = "invalid"
                 entry["problems"] = [problem_dict(p) for p in exc.problems] + _physics(exc, path)

@@ -20,11 +20,12 @@ from optimizer.inputs.schema.catalog import (
     Precision,
     System,
 )
+from optimizer.inputs.schema.engines import CatalogFileWithEngines, Engine
 from optimizer.inputs.schema.estimator import EstimatorParams
 from optimizer.resources import catalogs_dir
 
-SECTIONS = ("accelerators", "models", "precisions", "offers", "systems")
-BUILTIN_FILES = ("precisions.yaml", "accelerators.yaml", "models.yaml", "offers.yaml", "systems.yaml")
+SECTIONS = ("accelerators", "models", "precisions", "offers", "systems", "engines")
+BUILTIN_FILES = ("precisions.yaml", "accelerators.yaml", "models.yaml", "offers.yaml", "systems.yaml", "engines.yaml")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class Catalog:
     """The goodput estimator's efficiencies (catalogs/estimator.yaml)."""
     systems: dict[str, System] = field(default_factory=dict)
     """Servers and racks to buy (catalogs/systems.yaml and catalog files; never plan-inline)."""
+    engines: dict[str, Engine] = field(default_factory=dict)
+    """Serving engines, in catalog order (catalogs/engines.yaml and catalog files; never plan-inline)."""
 
     def add(self, section: str, entry: Any, origin: Origin) -> None:
         getattr(self, section)[entry.id] = entry
@@ -55,6 +58,14 @@ class Catalog:
         if section == "precisions":
             for alias in entry.aliases:
                 self.aliases[alias] = entry.id
+
+    def engine_id(self, name: str) -> str | None:
+        """The engine a name or alias means ('TensorRT-LLM', 'tensorrt_llm' → 'trtllm'); None when unknown."""
+        key = name.strip().lower()
+        for e in self.engines.values():
+            if key == e.id or key in (a.lower() for a in e.aliases) or key == (e.name or "").lower():
+                return e.id
+        return None
 
     def precision_id(self, name: str) -> str:
         return self.aliases.get(name, name)
@@ -86,7 +97,7 @@ class Catalog:
     def copy(self) -> "Catalog":
         return Catalog(dict(self.accelerators), dict(self.models), dict(self.precisions),
                        dict(self.offers), dict(self.origins), dict(self.aliases), self.estimator,
-                       dict(self.systems))
+                       dict(self.systems), dict(self.engines))
 
     def check_references(self, errors: Collector) -> None:
         """Every offer and system names a known accelerator."""
@@ -99,6 +110,15 @@ class Catalog:
                     errors.add(f"{section[:-1]} '{eid}' names unknown accelerator '{entry.accelerator}'",
                                unknown_id_fix("accelerators", entry.accelerator, list(self.accelerators)),
                                file=origin.file, line=origin.line, path=f"{section}.{eid}.accelerator")
+        known = set(self.precisions) | set(self.aliases)
+        for eid, engine in self.engines.items():
+            for gen, on in engine.runs_on.items():
+                for p in on.precisions or []:
+                    if p not in known:
+                        origin = self.origins.get(("engines", eid), Origin("catalog", None))
+                        errors.add(f"engine '{eid}' names unknown precision '{p}' on {gen}",
+                                   unknown_id_fix("precisions", p, list(self.precisions)),
+                                   file=origin.file, line=origin.line, path=f"engines.{eid}.runs_on.{gen}.precisions")
 
 
 def load_catalog_file(path: Path, shown_as: str | None = None, errors: Collector | None = None,
@@ -109,14 +129,14 @@ def load_catalog_file(path: Path, shown_as: str | None = None, errors: Collector
     data = doc.data
     if not isinstance(data, dict):
         lc = getattr(doc.tree, "lc", None)
-        errors.add("a catalog file is a mapping with accelerators:, models:, precisions:, offers: or systems:",
+        errors.add("a catalog file is a mapping with accelerators:, models:, precisions:, offers:, systems: or engines:",
                    "start the file with e.g. `accelerators:`", file=doc.file,
                    line=lc.line + 1 if lc is not None and lc.line is not None else 1)
         if own:
             errors.raise_if_any()
         return doc, None
     data = {k: v for k, v in data.items() if k in set(only) or k not in SECTIONS}
-    cat, problems = validate(doc, CatalogFile, data)
+    cat, problems = validate(doc, CatalogFileWithEngines, data)
     errors.extend(problems)
     if cat is not None:
         _check_unique(doc, cat, errors)
@@ -128,7 +148,7 @@ def load_catalog_file(path: Path, shown_as: str | None = None, errors: Collector
 def _check_unique(doc: Document, cat: CatalogFile, errors: Collector) -> None:
     for section in SECTIONS:
         seen: dict[str, int] = {}
-        for i, entry in enumerate(getattr(cat, section)):
+        for i, entry in enumerate(getattr(cat, section, ())):
             if entry.id in seen:
                 errors.extend([doc.problem((section, i, "id"),
                                            f"duplicate id '{entry.id}' (also {section}[{seen[entry.id]}])",
@@ -139,7 +159,7 @@ def _check_unique(doc: Document, cat: CatalogFile, errors: Collector) -> None:
 def merge_file(catalog: Catalog, doc: Document, cat: CatalogFile,
                lines: dict[tuple[str, int], int] | None = None) -> None:
     for section in SECTIONS:
-        for i, entry in enumerate(getattr(cat, section)):
+        for i, entry in enumerate(getattr(cat, section, ())):
             line = lines.get((section, i)) if lines is not None else doc.line((section, i))
             catalog.add(section, entry, Origin(doc.file, line))
 
@@ -152,7 +172,7 @@ def _builtin_file(path: Path, shown: str, mtime_ns: int) -> tuple[Document, Cata
     text = path.read_text(encoding="utf-8-sig")
     data = YAML(typ="safe", pure=False).load(text)
     doc = Document(shown, path, None, data)
-    cat, problems = validate(doc, CatalogFile, data)
+    cat, problems = validate(doc, CatalogFileWithEngines, data)
     if cat is None:
         raise PlanError(problems)
     return doc, cat, entry_lines(text)
@@ -176,11 +196,12 @@ def entry_lines(text: str) -> dict[tuple[str, int], int]:
 
 
 def builtin_catalog(*, include_data: bool = True) -> Catalog:
-    """The shipped catalogs (precisions always; accelerators, models, offers when asked)."""
+    """The shipped catalogs (precisions and serving engines always: the vocabulary plans use; accelerators,
+    models, offers and systems when asked)."""
     catalog = Catalog()
     errors = Collector()
     root = catalogs_dir()
-    files = BUILTIN_FILES if include_data else ("precisions.yaml",)
+    files = BUILTIN_FILES if include_data else ("precisions.yaml", "engines.yaml")
     for name in files:
         path = root / name
         if not path.exists():

@@ -12,6 +12,10 @@ estimates may carry that error in one of two ways:
              the reservations are decided once, hourly capacity follows each (the two-stage program);
              interactive replicas, batch replica-hours and API overflow follow each scenario's goodput.
 
+Where an estimate's group (generation/dtype/engine/model class) has a band of its own in the catalog's
+`estimator.validation` (own or pooled: physics.validation), headroom plans it at that band's low end,
+1 ÷ (1 + error_p90), instead of the global P10 (`group_headroom`); scenarios keep the global three points.
+
 Measured goodput (a workload's `goodput:` table or a calibrated load test) is never scaled. Groups no
 published result calibrated keep their `uncalibrated_headroom` besides. No solving, no I/O: pipeline
 applies it to the stated plan, before months and scenarios are cut into day types.
@@ -23,7 +27,8 @@ from dataclasses import replace
 
 from optimizer.inputs.derived import program_input, with_program_input
 from optimizer.inputs.loading import LoadedPlan
-from optimizer.inputs.schema.plan import Scenario
+from optimizer.inputs.schema.estimator import EstimatorParams
+from optimizer.inputs.schema.plan import Plan, Scenario
 
 SWANSON = (("p10", 0.3), ("p50", 0.4), ("p90", 0.3))
 """The three points of the held-out ratio and their weights (Swanson's rule)."""
@@ -33,13 +38,20 @@ def note(loaded: LoadedPlan) -> str | None:
     """The sentence a result carries about it (None when the plan takes estimates as they are)."""
     mode = loaded.plan.policy.estimate_error
     q = loaded.catalog.estimator.held_out
+    bands = bool(loaded.catalog.estimator.validation.groups)
     if mode == "headroom":
+        if bands:
+            return (f"estimated goodput planned at the low end of its group's held-out error band, 1 ÷ (1 + error_p90) "
+                    f"of the estimate (each workload's validation names the group and band), or at {q['p10']:.0%} "
+                    "where the group has no band: the global P10 of what held-out models delivered per unit of "
+                    "estimate (policy.estimate_error: headroom); measured goodput as measured")
         return (f"estimated goodput planned at {q['p10']:.0%} of the estimate: the P10 of what held-out models "
                 f"delivered per unit of estimate (policy.estimate_error: headroom); measured goodput as measured")
     if mode == "scenarios":
         return (f"estimated goodput in three scenarios, {q['p10']:.0%} / {q['p50']:.0%} / {q['p90']:.0%} of the "
-                f"estimate (held-out P10 / P50 / P90, weights 0.3 / 0.4 / 0.3; policy.estimate_error: scenarios); "
-                f"measured goodput as measured")
+                f"estimate (held-out P10 / P50 / P90, weights 0.3 / 0.4 / 0.3; policy.estimate_error: scenarios"
+                + ("; the global held-out numbers, not the groups' bands" if bands else "")
+                + "); measured goodput as measured")
     return None
 
 
@@ -62,3 +74,12 @@ def expand(loaded: LoadedPlan) -> LoadedPlan:
         crossed = [Scenario(name=f"goodput-{level}", weight=weight, goodput=q[level]) for level, weight in SWANSON]
     out = with_program_input(plan.model_copy(update={"scenarios": crossed}), estimate_note=note(loaded))
     return replace(loaded, plan=out)
+
+
+def group_headroom(plan: Plan, estimator: EstimatorParams, error_p90: float | None) -> float:
+    """What an estimate of a group whose band reaches `error_p90` is multiplied by, beyond the global headroom
+    expand() applied: (1 ÷ (1 + error_p90)) ÷ P10 under policy.estimate_error: headroom, so that it is planned at its
+    own band's low end; 1 without a band, under any other mode, or before expand()."""
+    if plan.policy.estimate_error != "headroom" or error_p90 is None or program_input(plan).estimate_note is None:
+        return 1.0
+    return (1.0 / (1.0 + error_p90)) / estimator.held_out["p10"]

@@ -346,6 +346,10 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
         if w.model is not None and w.model not in catalog.models:
             err(base + ("model",), f"unknown model '{w.model}'",
                 unknown_id_fix("models", w.model, list(catalog.models)))
+        draft = w.speculative.draft_model if w.speculative is not None else None
+        if draft is not None and draft not in catalog.models:
+            err(base + ("speculative", "draft_model"), f"unknown model '{draft}'",
+                unknown_id_fix("models", draft, list(catalog.models)))
         for j, p in enumerate(w.precisions):
             if catalog.precision_id(p) not in catalog.precisions:
                 err(base + ("precisions", j), f"precision '{p}' is not in the catalog",
@@ -450,10 +454,46 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
         err(("commitments",), "commitments have dates, the plan has no start_date",
             "add start_date: YYYY-MM-DD (the horizon's first day)")
     _check_scenarios(plan, catalog, err)
+    _check_engines(plan, catalog, err)
     _check_currency(plan, catalog, err)
     unknown_tiers = [t for t in plan.policy.tiers if t not in TIERS]
     if unknown_tiers:
         err(("policy", "tiers"), f"unknown tier {unknown_tiers[0]}", f"tiers are {', '.join(TIERS)}")
+
+
+def _check_engines(plan: Plan, catalog: Catalog, err) -> None:
+    """Every engine a plan names is a catalog engine id; a workload's engine and its measured points' engines are
+    among the engines the policy allows."""
+    def unknown(loc: tuple, name: str) -> bool:
+        if name in catalog.engines:
+            return False
+        alias, guess = catalog.engine_id(name), did_you_mean(name, list(catalog.engines))
+        known = f"known engines: {', '.join(catalog.engines) or 'none (no catalog has an engines: section)'}"
+        fix = (f"write '{alias}', that engine's id" if alias else
+               f"did you mean '{guess}'? ({known})" if guess else known)
+        err(loc, f"unknown engine '{name}'", fix)
+        return True
+
+    allowed = plan.policy.engines
+    shown = f"policy.engines ([{', '.join(allowed or [])}])"
+    for j, e in enumerate(allowed or []):
+        if not unknown(("policy", "engines", j), e) and e in allowed[:j]:  # type: ignore[index]
+            err(("policy", "engines", j), f"lists engine '{e}' twice", "list each engine once")
+    for i, w in enumerate(plan.workloads):
+        base = ("workloads", i)
+        if w.engine is not None and not unknown(base + ("engine",), w.engine) and allowed and w.engine not in allowed:
+            err(base + ("engine",), f"workload '{w.name}' runs on {w.engine}, which {shown} does not allow",
+                f"add {w.engine} to policy.engines, or give the workload an engine listed there")
+        for j, m in enumerate(w.measured):
+            loc = base + ("measured", j, "engine")
+            if m.engine is None or unknown(loc, m.engine):
+                continue
+            if w.engine is not None and m.engine != w.engine:
+                err(loc, f"measured on {m.engine}, but the workload runs on {w.engine}",
+                    f"give this point's engine as {w.engine}, or remove the workload's engine: to let both compete")
+            elif allowed and m.engine not in allowed:
+                err(loc, f"measured on {m.engine}, which {shown} does not allow",
+                    f"add {m.engine} to policy.engines, or remove this measurement")
 
 
 def _check_currency(plan: Plan, catalog: Catalog, err) -> None:

@@ -157,6 +157,13 @@ FAMILIES: tuple[Family, ...] = (
            "m_o · Σ_p D[o,p,s,h] ≤ available_gpus[o,on-demand]", "on-demand GPUs in use at once", "model.define_caps"),
     Family("cap_spot", "constraint", "o with a spot cap, s, h, several pools (else a bound)",
            "m_o · Σ_p S[o,p,s,h] ≤ available_gpus[o,spot]", "spot GPUs in use at once", "model.define_caps"),
+    Family("commit_low", "constraint", "o with reserved or bought nodes, policy.size_commitments_at low, where some "
+           "config's bound is below its need",
+           "m_o · Σ_{p,k reserved or buy} R[o,p,k] ≤ Σ_{c at o} ⌊G⌋_c · x[c]",
+           "reservations and purchases at the low end of the estimates' bands: ⌊G⌋_c is interactive config c's "
+           "busiest hour's GPUs at goodput estimate ÷ (1 + error_p10) (its own need when measured or without a band), "
+           "a batch config's most GPUs at an hour, a reserved block's GPUs; the rest of the need runs on hourly tiers",
+           "model.define_commitments_at_low"),
     Family("facility_power", "constraint", "servers to buy, facility.power_kw set",
            "Σ_o kW_o · R[o,buy] ≤ power_kw − Σ owned kW",
            "IT power at load; bought servers count from the horizon's start (the limit holds at its end)",

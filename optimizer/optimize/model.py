@@ -20,7 +20,7 @@ from optimizer.inputs import prices as unit_prices
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import ScenarioDays, scenario_days
 from optimizer.optimize import costs
-from optimizer.candidates.types import CandidateSet
+from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.cuts import add_cuts
 from optimizer.optimize.program import (
@@ -69,6 +69,7 @@ def _built(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, elast
     define_supply(prog)
     define_reserved_sharing(prog)
     define_caps(prog)
+    define_commitments_at_low(prog)
     define_facility(prog)
     if cuts:
         add_cuts(prog)
@@ -426,6 +427,44 @@ def define_caps(prog: Program) -> None:
                     family = f"cap_{tier.replace('-', '_')}"
                     prog.add(family, m * pulp.lpSum(vs) <= cap + prog.cap_excess.get((o, tier, s, h), 0),
                              prog.names(family, o, s, h))
+
+
+def define_commitments_at_low(prog: Program) -> None:
+    """Rows of family `commit_low` (optimize.families), with policy.size_commitments_at: low: the GPUs reserved and
+    bought at an offer are at most what its chosen configs need at the low end of their estimates' bands
+    (Candidate.commit_gpus); the rest of their need runs on hourly tiers. Batch configs and reserved blocks count
+    the most GPUs they may use (they lower nothing); an offer no bound would lower gets no row."""
+    if prog.plan.policy.size_commitments_at != "low":
+        return
+    by_offer: dict[str, list[Candidate]] = {}
+    for w in prog.plan.workloads:
+        for c in gpu_cands(prog, w):
+            by_offer.setdefault(c.offer, []).append(c)  # type: ignore[arg-type]
+    for o, cs in sorted(by_offer.items()):
+        held = [v for (oo, _p, _k), v in prog.reserved.items() if oo == o]
+        bounds = [_commit_bound(prog, c) for c in cs]
+        if not held or any(b is None for b in bounds) or all(b[0] >= b[1] for b in bounds):  # type: ignore[index]
+            continue
+        m = prog.offers[o].gpus_per_node
+        prog.add("commit_low", m * pulp.lpSum(held)
+                 <= pulp.lpSum(b[0] * prog.choice[c.key] for c, b in zip(cs, bounds)),  # type: ignore[index]
+                 prog.names("commit_low", o))
+
+
+def _commit_bound(prog: Program, c: Candidate) -> tuple[int, int] | None:
+    """(GPUs commitments may hold for config c, the most GPUs it uses): an interactive config's commit_gpus and
+    busiest hour; a reserved block's GPUs twice; a batch config's most replicas at an hour, in GPUs, twice
+    (None when unbounded: then its offer gets no row)."""
+    if c.kind == "batch":
+        ub = [v.upBound for (k, _s, _h), v in prog.batch_replicas.items() if k == c.key]
+        if any(u is None for u in ub):
+            return None
+        most = ceil_tol(max(ub, default=0) * c.gpu_fraction)
+        return most, most
+    need = max(c.gpus.values(), default=0)
+    if c.kind == "reserve":
+        return need, need
+    return None if c.commit_gpus is None else (min(c.commit_gpus, need), need)
 
 
 def define_facility(prog: Program) -> None:

@@ -259,7 +259,8 @@ class Fit:
 
 def fit(model: Model, precision: Precision, memory_gb_per_gpu: float, gpus: int, context_tokens: int,
         memory_reserve: float = 0.10, kv_bytes_per_elem: float | None = None, *,
-        attention_tp: int | None = None, runtime_gb_per_gpu: float = 0.0, dense_copies: int = 1) -> Fit:
+        attention_tp: int | None = None, runtime_gb_per_gpu: float = 0.0, dense_copies: int = 1,
+        draft: Model | None = None) -> Fit:
     """Does the model fit, and for how many sequences?
 
     usable = gpus × (memory − max(memory × memory_reserve, runtime)); free = usable − weights;
@@ -270,7 +271,8 @@ def fit(model: Model, precision: Precision, memory_gb_per_gpu: float, gpus: int,
     data-parallel attention). `runtime_gb_per_gpu` is the engine's floor per GPU (CUDA context,
     graphs, activation buffers): the reserve is never below it. `dense_copies` is the data-parallel
     attention groups of an ep layout: each holds its own copy of all but the routed experts
-    (resident_weights_gb).
+    (resident_weights_gb). `draft`: a speculative-decoding draft model served beside it (its weights and
+    KV count too).
     """
     if gpus < 1:
         raise ValueError("gpus must be ≥ 1")
@@ -280,6 +282,9 @@ def fit(model: Model, precision: Precision, memory_gb_per_gpu: float, gpus: int,
     w = resident_weights_gb(model, precision, dense_copies)
     copies = kv_copies(model, gpus if attention_tp is None else attention_tp)
     kv = kv_gb_per_seq(model, context_tokens, kvb) * copies
+    if draft is not None:  # speculative decoding's draft model: its weights and KV beside the target's
+        w += resident_weights_gb(draft, precision, dense_copies)
+        kv += kv_gb_per_seq(draft, context_tokens, kvb) * kv_copies(draft, gpus if attention_tp is None else attention_tp)
     total = gpus * memory_gb_per_gpu
     reserve = gpus * max(memory_gb_per_gpu * memory_reserve, min(runtime_gb_per_gpu, memory_gb_per_gpu))
     usable = total - reserve

@@ -168,15 +168,41 @@ class Roofline:
     chunk_tokens: int
     c_attn: float = 0.0
     """FLOP/s of decode attention, which runs at the KV cache's precision (0: the GEMMs' c_dec)."""
+    # Speculative decoding (docs/speculative-and-prefix-caching.md); the defaults are plain decoding.
+    verify_tokens: int = 1
+    """Tokens each sequence verifies per engine step: k + 1 (k drafted tokens)."""
+    tokens_per_step: float = 1.0
+    """Tokens each sequence emits per engine step on average: (1 − a^(k+1)) / (1 − a)."""
+    draft_share: float = 0.0
+    """MTP: the drafting's cost per step as a share of the model's weights-and-KV part of a plain step
+    (k draft tokens, each one extra layer's worth: k / layers)."""
+    draft: Roofline | None = None
+    """A draft model's roofline on the same GPUs: `draft_steps` of its decode steps per engine step."""
+    draft_steps: int = 0
+    # Prefix caching: the prefill costs above are already those of the uncached tokens.
+    uncached_share: float = 1.0
+    """Share of a prompt's tokens that are prefilled (1 − the prefix cache's hit rate)."""
 
     def parts(self, batch: float) -> tuple[float, float, float]:
         """(memory time, compute time, other time) of one decode cycle at `batch`, seconds."""
-        touched = self._touched(batch)
+        v = self.verify_tokens
+        touched = self._touched(batch * v)
         t_w = (self.dense_bytes + self.expert_bytes * touched) / self.bw
-        t_g = self.gemm_flops_per_seq * batch / self.c_dec
+        t_g = self.gemm_flops_per_seq * batch * v / self.c_dec
         t_kv = batch * self.kv_bytes_per_seq / self.bw
-        t_att = batch * self.attn_flops_per_seq / (self.c_attn or self.c_dec)
-        return t_w + t_kv, t_g + t_att, self._comm(batch) + self.overhead
+        t_att = batch * self.attn_flops_per_seq * v / (self.c_attn or self.c_dec)
+        mem, comp, other = t_w + t_kv, t_g + t_att, self._comm(batch * v) + self.overhead
+        if v == 1 and self.draft is None and not self.draft_share:
+            return mem, comp, other
+        if self.draft_share:
+            d_mem, d_comp, _ = replace(self, verify_tokens=1, tokens_per_step=1.0, draft_share=0.0).parts(batch)
+            mem, comp = mem + self.draft_share * d_mem, comp + self.draft_share * d_comp
+        if self.draft is not None:
+            d_mem, d_comp, d_other = self.draft.parts(batch)
+            mem, comp, other = (mem + self.draft_steps * d_mem, comp + self.draft_steps * d_comp,
+                                other + self.draft_steps * d_other)
+        tau = self.tokens_per_step
+        return mem / tau, comp / tau, other / tau
 
     def _touched(self, batch: float) -> float:
         if not self.expert_share:
@@ -187,12 +213,30 @@ class Roofline:
         return self.comm_fixed_s + batch * self.comm_s_per_seq if batch > 0 else 0.0
 
     def decode_s(self, batch: float) -> float:
-        t_w = (self.dense_bytes + self.expert_bytes * self._touched(batch)) / self.bw
-        t_g = self.gemm_flops_per_seq * batch / self.c_dec
+        """One TPOT cycle at `batch`: the engine step (step_s) over the tokens it emits per sequence."""
+        if self.verify_tokens == 1 and self.draft is None and not self.draft_share:
+            return self._body_s(batch, 1) + self._comm(batch) + self.overhead
+        return self.step_s(batch) / self.tokens_per_step
+
+    def step_s(self, batch: float) -> float:
+        """One engine step at `batch`: each sequence verifies `verify_tokens` tokens (the weights read
+        once, the GEMMs, attention FLOPs and collectives × verify_tokens), after the drafting."""
+        v = self.verify_tokens
+        step = self._body_s(batch, v) + self._comm(batch * v) + self.overhead
+        if self.draft_share:
+            step += self.draft_share * self._body_s(batch, 1)
+        if self.draft is not None:
+            step += self.draft_steps * self.draft.decode_s(batch)
+        return step
+
+    def _body_s(self, batch: float, v: int) -> float:
+        """The GEMMs (smooth max of weight reads and FLOPs) and attention of a step of `v` tokens per sequence."""
+        t_w = (self.dense_bytes + self.expert_bytes * self._touched(batch * v)) / self.bw
+        t_g = self.gemm_flops_per_seq * (batch * v) / self.c_dec
         p = self.p
         gemm = t_w if t_g == 0 else (t_w**p + t_g**p) ** (1.0 / p)
-        kv = batch * max(self.kv_bytes_per_seq / self.bw, self.attn_flops_per_seq / (self.c_attn or self.c_dec))
-        return gemm + kv + self._comm(batch) + self.overhead
+        kv = batch * max(self.kv_bytes_per_seq / self.bw, self.attn_flops_per_seq * v / (self.c_attn or self.c_dec))
+        return gemm + kv
 
     def prefill_s(self, tokens: float) -> float:
         """Prefill of `tokens` spread over the whole replica (continuous batching)."""
@@ -225,17 +269,19 @@ class Roofline:
         """TTFT of a request arriving while the replica runs at `batch`; with a percentile, its
         queueing for prefill is taken at that percentile (mean without)."""
         s = self.prefill_alone_s(self.input_tokens)
-        chunks = max(1, math.ceil(self.input_tokens / self.chunk_tokens))
-        step = self.decode_s(batch)
+        prefilled = self.input_tokens * self.uncached_share  # a cached prefix is not prefilled again
+        chunks = max(1, math.ceil(prefilled / self.chunk_tokens))
+        cycle = self.decode_s(batch)
+        step = cycle * self.tokens_per_step  # one chunk per engine step
         base = chunks * step + s
         if batch <= 0:
             return base
-        lam = self.request_rate(batch, step)
+        lam = self.request_rate(batch, cycle)
         servers = self.prefill_servers
         # The prefill budget per step caps what the servers take in: a chunk of `chunk_tokens` per
         # decode step at most; beyond that requests queue however fast the GPUs would prefill.
         budget = self.chunk_tokens / step * servers
-        load = max(lam * s, lam * self.input_tokens / budget * servers)
+        load = max(lam * s, lam * prefilled / budget * servers)
         if load >= servers:
             return math.inf
         wait = (wait_quantile_s(servers, load / s, s, percentile) if percentile is not None
@@ -357,12 +403,17 @@ def sparse_prefill_context(model: Model, input_tokens: float) -> float:
 def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: int | Layout,
              input_tokens: int, output_tokens: int, *, mig: MigProfile | None = None,
              params: EstimatorParams | None = None, kv_bytes_per_elem: float | None = None,
-             link: Links | None = None) -> Roofline:
+             link: Links | None = None, speculative: Speculation | None = None, draft_model: Model | None = None,
+             prefix_hit_rate: float = 0.0) -> Roofline:
     """Precompute the per-cycle cost coefficients of one replica (see `Roofline`).
 
     `tp` is a tensor-parallel degree or a whole Layout; `link` the links its collectives use
     (default: what the accelerator's own scale-up domain and scale-out network give).
+    `speculative` (with `draft_model` for the draft method) and `prefix_hit_rate` are the workload's
+    speculative decoding and prefix cache (docs/speculative-and-prefix-caching.md); none: plain serving.
     """
+    if not 0 <= prefix_hit_rate < 1:
+        raise ValueError("prefix_hit_rate must be in [0, 1)")
     p = params or EstimatorParams()
     layout = tp if isinstance(tp, Layout) else Layout("tp", tp=tp)
     if mig is not None and layout.gpus != 1:
@@ -430,6 +481,20 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
     indexer = 2 * (model.indexer_heads or 0) * (model.indexer_head_dim or 0) * attention_layers
     attn_decode = (per_ctx * ctx_decode + indexer * mean_ctx) / (tp_ * dp * pp)
     attn_prefill_per_token = per_ctx_prefill * ctx_prefill + indexer * input_tokens / 2  # one request, all layers
+    uncached = 1.0 - prefix_hit_rate
+    if prefix_hit_rate > 0:
+        # Only the uncached suffix is prefilled, but each of its tokens attends to the whole prefix before
+        # it: per prompt token, (1 − h) × the mean context the suffix's positions attend to.
+        n, cut = float(input_tokens), prefix_hit_rate * input_tokens
+        span = max(n - cut, 1e-9)
+
+        def mean_over_suffix(total) -> float:
+            return (total(n) - total(cut)) / span
+
+        full = mean_over_suffix(lambda x: x * sparse_prefill_context(model, x))
+        win = mean_over_suffix(lambda x: x * x / 2 if x <= (window or x) else window * window / 2 + (x - window) * window)
+        ctx_prefill = (attention_layers - win_layers) * full + win_layers * win
+        attn_prefill_per_token = uncached * (per_ctx_prefill * ctx_prefill + indexer * (n + cut) / 2)
 
     hidden = model.hidden_size or math.sqrt(model.params_b * GB / (12 * layers))
     act = hidden * p.activation_bytes
@@ -450,20 +515,24 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
         fixed += pp * ln.stage_latency
         per_seq += act / ln.stage_bw / dp
 
-    prefill_flops = (2 * active_dense / (tp_ * dp) + 2 * active_exp / stage) / pp + attn_prefill_per_token / (tp_ * dp * pp)
-    prefill_comm = per_seq  # the same collectives, one token's worth each
-    alone_flops = 2 * active_dense / tp_ + 2 * active_exp / stage + attn_prefill_per_token / tp_
+    # Per prompt token: the GEMMs and collectives of the uncached tokens, the attention computed above.
+    prefill_flops = ((2 * active_dense / (tp_ * dp) + 2 * active_exp / stage) / pp * uncached
+                     + attn_prefill_per_token / (tp_ * dp * pp))
+    prefill_comm = per_seq * uncached  # the same collectives, one token's worth each
+    alone_flops = (2 * active_dense / tp_ + 2 * active_exp / stage) * uncached + attn_prefill_per_token / tp_
     alone_per_token = alone_flops / eff.c_pre
     alone_fixed = 0.0
     if tp_ > 1:
-        alone_per_token += 2 * layers * 2 * (tp_ - 1) / tp_ * act / ln.tp_bw
+        alone_per_token += 2 * layers * 2 * (tp_ - 1) / tp_ * act / ln.tp_bw * uncached
         alone_fixed += 2 * layers * ln.tp_latency
     if dp > 1 and moe_layers:
-        alone_per_token += 2 * moe_layers * (stage - 1) / stage * k * act / ln.a2a_bw
+        alone_per_token += 2 * moe_layers * (stage - 1) / stage * k * act / ln.a2a_bw * uncached
         alone_fixed += 2 * moe_layers * ln.a2a_latency
     if pp > 1:
-        alone_per_token += (pp - 1) * act / ln.stage_bw
+        alone_per_token += (pp - 1) * act / ln.stage_bw * uncached
         alone_fixed += (pp - 1) * ln.stage_latency
+    spec = _speculation(speculative, layers, draft_model, precision, accelerator, layout, input_tokens,
+                        output_tokens, mig, p, kv_bytes_per_elem, link)
     return Roofline(
         input_tokens=input_tokens, output_tokens=output_tokens, bw=bw, c_dec=eff.c_dec, c_pre=eff.c_pre,
         p=p.roofline_sharpness, pp=pp, dense_bytes=dense_bytes, expert_bytes=expert_bytes, expert_share=share,
@@ -472,7 +541,48 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
         prefill_flops_per_token=prefill_flops, prefill_comm_s_per_token=prefill_comm,
         prefill_alone_s_per_token=alone_per_token, prefill_alone_fixed_s=alone_fixed,
         prefill_servers=dp * pp, chunk_tokens=p.prefill_chunk_tokens,
-        c_attn=_attention_flops(accelerator, kvb, eff, p, mig))
+        c_attn=_attention_flops(accelerator, kvb, eff, p, mig), uncached_share=uncached, **spec)
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """Speculative decoding: `method` mtp (the model's own multi-token-prediction layers draft) or draft
+    (a separate draft model), `draft_tokens` k drafted per step, `acceptance` a, the chance each drafted
+    token is accepted (given the ones before it were)."""
+
+    method: str
+    draft_tokens: int
+    acceptance: float
+
+    def tokens_per_step(self) -> float:
+        """Mean tokens a sequence emits per step: the accepted run of drafts plus the verifier's own token,
+        Σ_{i=0..k} a^i = (1 − a^(k+1)) / (1 − a)."""
+        a, k = self.acceptance, self.draft_tokens
+        return (1.0 - a ** (k + 1)) / (1.0 - a)
+
+
+def _speculation(spec: Speculation | None, layers: int, draft_model: Model | None, precision: Precision,
+                 accelerator: Accelerator, layout: Layout, input_tokens: int, output_tokens: int,
+                 mig: MigProfile | None, p: EstimatorParams, kv_bytes_per_elem: float | None,
+                 link: Links | None) -> dict:
+    """The Roofline fields of a speculative decoding setup (none: plain decoding)."""
+    if spec is None:
+        return {}
+    k, a = spec.draft_tokens, spec.acceptance
+    if not 1 <= k <= 16 or not 0 <= a < 1:
+        raise ValueError("speculative decoding needs 1 ≤ draft_tokens ≤ 16 and 0 ≤ acceptance < 1")
+    out = {"verify_tokens": k + 1, "tokens_per_step": spec.tokens_per_step()}
+    if spec.method == "mtp":
+        out["draft_share"] = k / layers
+    elif spec.method == "draft":
+        if draft_model is None:
+            raise ValueError("speculative method draft needs a draft model")
+        out["draft"] = roofline(draft_model, precision, accelerator, layout, input_tokens, output_tokens, mig=mig,
+                                params=p, kv_bytes_per_elem=kv_bytes_per_elem, link=link)
+        out["draft_steps"] = k
+    else:
+        raise ValueError(f"unknown speculative method '{spec.method}' (mtp or draft)")
+    return out
 
 
 def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: int | Layout,

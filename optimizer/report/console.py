@@ -17,6 +17,10 @@ NAME_COLUMNS = frozenset({"workload", "pool", "choice", "offer", "accelerator", 
 them with an ellipsis: a cut offer id names no offer."""
 
 
+DECISION_STYLES = {"provisional": "bold red", "check": "bold yellow"}
+"""A decision's heading, by its row's status: a provisional or caveated item stands out from a plain Sign."""
+
+
 def overflow(column: str) -> str:
     """How a cell of this column gives way on a console too narrow for the table."""
     return "fold" if column in NAME_COLUMNS else "ellipsis"
@@ -49,8 +53,10 @@ def render_result(result: PlanResult) -> Group:
     decision = Table(title="Decision", title_justify="left", show_edge=False, show_header=False)
     decision.add_column("", style="bold")
     decision.add_column("")
-    for what, sentence in L.decision_lines(result, lambda v, nd=0: formatting.money(v, cur, nd)):
-        decision.add_row(what, sentence)
+    for row in L.decision_rows(result, lambda v, nd=0: formatting.money(v, cur, nd)):
+        decision.add_row(Text(row.what, style=DECISION_STYLES.get(row.status, "")), row.text)
+        for caveat in row.caveats:  # under the item, so nobody signs it without reading them
+            decision.add_row("", Text(f"· {caveat}", style="red" if row.status == "provisional" else "yellow"))
 
     tiers = Table(title="Cost by tier", title_justify="left", show_edge=False)
     tiers.add_column("tier")
@@ -74,7 +80,7 @@ def render_result(result: PlanResult) -> Group:
                       justify="right" if col not in ("workload", "pool", "choice", "source") else "left")
     for w in result.workloads:
         choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak,
-                                    api_share=w.api_share, layout=w.layout)
+                                    api_share=w.api_share, layout=w.layout, engine=vocab.shown_engine(w.engine))
         r = w.replicas
         wl.add_row(w.name, w.pool, choice,
                    f"{w.goodput_output_tokens_per_s:,.0f}" if w.goodput_output_tokens_per_s else "–",

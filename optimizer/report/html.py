@@ -66,7 +66,9 @@ def context(result: PlanResult) -> dict[str, Any]:
               "color": L.TIER_COLORS[k]}
              for k, v in ((k, result.cost_by_tier.get(k, 0.0)) for k in L.cost_keys(result))]
     expected_tiers = result.risk is not None and result.risk.measure != "expected"
-    decision = L.decision_lines(result, money)
+    decision = [{"what": r.what, "text": r.text, "caveats": list(r.caveats), "status": r.status,
+                 "buy": r.topic == "buy"}
+                for r in L.decision_rows(result, money)]
     gap = result.solver.gap
     mip_gap = result.policy.get("mip_gap")
     return {
@@ -81,7 +83,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "risk_name": L.risk_name(result),
         "scenarios": _scenarios(result, money, charts),
         "all_in": money(result.cost_all_in) if result.cost_committed else None,
-        "decision": [{"what": w, "text": t} for w, t in decision],
+        "decision": decision,
         "showback": [{"team": r["team"], "cost_center": r["cost_center"], "workloads": ", ".join(r["workloads"]) or "–",
                       "new": money(r["new"]), "committed": money(r["committed"]), "all_in": money(r["all_in"]),
                       "share": f"{r['all_in'] / result.cost_all_in:.1%}" if result.cost_all_in else "–"}
@@ -106,7 +108,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "command": f"planopt solve {result.file}" if result.file else "planopt solve PLAN.yaml",
         "commitments": _commitments(result, money),
         "changes": _changes(result, money),
-        "own": _own(result, money, charts, [t for w, t in decision if w == "Buy"]),
+        "own": _own(result, money, charts, [d for d in decision if d["buy"]]),
         "owned_color": L.OWNED_COLOR, "bought_color": L.TIER_COLORS["buy"],
     }
 
@@ -143,7 +145,7 @@ def _scenarios(result: PlanResult, money, charts: Charts) -> dict[str, Any] | No
                                              "rows": fan_rows}}
 
 
-def _own(result: PlanResult, money, charts: Charts, buy_lines: list[str]) -> dict[str, Any] | None:
+def _own(result: PlanResult, money, charts: Charts, buy_lines: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Servers of your own: the buy decision, owned and bought servers, capex against opex, the profit and
     loss against the cash by month, break-even against renting, and the facility."""
     own = result.own

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from optimizer import formatting, vocab
-from optimizer.results.types import HourlySupply, PlanResult, WorkloadResult
+from optimizer.results.decision import (  # noqa: F401  (the report's names for them)
+    Row,
+    by_period,
+    caps_that_bind,
+    decide,
+    facility_sentence,
+    max_regret,
+    regret_range,
+)
+from optimizer.results.decision import same_money as _same_money
+from optimizer.results.types import PlanResult, WorkloadResult
 
 TIER_COLORS = {"buy": "#5b4a8a", "facility": "#8a6d3b", "reserved": "#2f5d8a", "on_demand": "#e39b2d", "spot": "#7fae5a", "api": "#9b6fb0"}
 DEMAND_COLOR = "#c0392b"
@@ -30,11 +39,13 @@ def config_label(w: WorkloadResult) -> str:
         return "API only"
     if w.kind == "reserve":
         return f"{formatting.plural(w.gpus_at_peak, 'GPU')} held"
-    return w.layout or vocab.parallel_label(w.tp, w.mig)
+    engine = vocab.shown_engine(w.engine)
+    return (w.layout or vocab.parallel_label(w.tp, w.mig)) + (f" · {engine}" if engine else "")
 
 
 def choice_label(w: WorkloadResult) -> str:
-    return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout)
+    return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout,
+                              engine=vocab.shown_engine(w.engine))
 
 
 def sizing_note(w: WorkloadResult) -> str:
@@ -92,97 +103,15 @@ def alternative_difference(difference: float | None, money) -> str:
     return ("+" if difference >= 0 else "−") + money(abs(difference))
 
 
-def caps_that_bind(result: PlanResult) -> list:
-    """What binds the plan: caps and overflow limits. What limits a config's goodput (TPOT, TTFT,
-    memory) belongs to its workload's row, not here."""
-    return [b for b in result.binding if b.family != "goodput"]
-
-
-def facility_sentence(result: PlanResult, limit: str, money) -> str:
-    """One binding facility limit, with what one more MW or rack would save (when re-solved)."""
-    f = result.own.facility  # type: ignore[union-attr]
-    if limit == "power_kw":
-        text = f"facility power: {f.power_kw_used:,.0f} of {f.power_kw:,.0f} kW taken by servers"
-        more = f.marginal.get("power_kw_plus_1000")
-        if more is not None:
-            text += f"; one more MW would save {money(more)}"
-    else:
-        text = f"facility racks: {f.racks_used} of {f.racks} rack positions taken"
-        more = f.marginal.get("racks_plus_1")
-        if more is not None:
-            text += f"; one more rack would save {money(more)}"
-    return text
-
-
-def by_period(result: PlanResult) -> Iterator[tuple[str, HourlySupply]]:
-    """Each hourly row with each contract period it holds in: its own, or — the row of an offer whose supply does
-    not change at a contract's end (period "") — every period. An hour of one period is not the same hour of
-    another, so peaks are read period by period; "" alone when nothing changes inside the horizon."""
-    periods = [p.label for p in result.periods] if any(h.period for h in result.hourly) else [""]
-    for h in result.hourly:
-        for period in ([h.period] if h.period else periods):
-            yield period, h
-
-
 def decision_lines(result: PlanResult, money) -> list[tuple[str, str]]:
-    """What the plan asks of its reader, in order: (heading, sentence) pairs for console, HTML and
-    workbook — reservations to sign, the all-in spend, the caps that bind, capacity on hourly tiers."""
-    out = []
-    days = f"{result.horizon_days} day{'' if result.horizon_days == 1 else 's'}"
-    regret = max_regret(result)
-    for n in result.new_commitments:
-        last = f", last day {n.end}" if n.end else f", {n.end_text}"
-        out.append(("Sign", f"{n.gpus} GPUs of {n.offer} {n.tier} at {money(n.price_per_gpu_hour, 2)}/GPU-hour: "
-                            f"{money(n.monthly)} a month, {money(n.total_committed)} over the term{last}"
-                            + (f"; regret across the {len(result.scenarios)} scenarios at most {money(regret[1])} "
-                               f"(if {regret[0]} comes true" + ("" if _same_money(regret[2], regret[1]) else
-                                                                f"; at least {money(regret[2])}: the best plan for it "
-                                                                "alone was not proven in the time, so its regret lies "
-                                                                "between the two")
-                               + ")" if regret else "")))
-    if not result.new_commitments:
-        out.append(("Sign", "no new reservation"))
-    own = result.own
-    if own is not None:
-        for b in own.bought:
-            out.append(("Buy", b.decision))
-        if not own.bought and any(r.offer for r in own.break_even):
-            out.append(("Buy", "no server: renting is cheaper at this plan's prices and demand"))
-    spend = f"{money(result.cost_all_in)} all-in for the {days}"
-    if result.cost_committed:
-        spend += f" = {money(result.cost_total)} new spend + {money(result.cost_committed)} already committed"
-    if result.cost_idle > 0.5:
-        spend += f"; {money(result.cost_idle)} of the new spend buys GPU-hours no workload uses at that hour"
-    if own is not None and own.capex:
-        spend += f"; the servers bought cost {money(own.capex)} in cash at delivery (the spend counts this horizon's share)"
-    out.append(("Spend", spend))
-    caps = caps_that_bind(result)
-    for b in caps:
-        out.append(("Binds", f"{b.what}: {b.detail}"))
-    if own is not None:
-        for limit in own.facility.binding:
-            out.append(("Binds", facility_sentence(result, limit, money)))
-        caps = caps or own.facility.binding  # type: ignore[assignment]
-    if not caps:
-        out.append(("Binds", "no cap or overflow limit binds"))
-    hourly: dict[tuple[str, str, int], list[int]] = {}
-    for period, h in by_period(result):
-        row = hourly.setdefault((h.day_type, period, h.hour), [0, 0])
-        row[0] += h.on_demand_gpus
-        row[1] += h.spot_gpus
-    if hourly:
-        top = max(sum(v) for v in hourly.values())
-        order = {d: i for i, d in enumerate(result.day_types)}
-        ties = sorted((k for k, v in hourly.items() if sum(v) == top),  # the first such hour of the plan's day types
-                      key=lambda k: (order.get(k[0], len(order)), k[1], k[2]))
-        (d, period, hour), (od, sp) = ties[0], hourly[ties[0]]
-        if od + sp:
-            when = f"{d} {hour:02d}:00" + (f", {period}" if period else "")
-            if len(ties) > 1:
-                when += f", and {formatting.plural(len(ties) - 1, 'other hour')} as busy"
-            out.append(("Hourly", f"{od + sp:,} GPUs rest on hourly capacity at the hour it peaks ({when}): "
-                                  f"{od:,} on-demand, {sp:,} spot — not guaranteed where a provider runs short"))
-    return out
+    """What the plan asks of its reader, in order: (heading, sentence) pairs — the decision's rows
+    (results.decision) without the caveats under them (`decision_rows` has those)."""
+    return [(r.what, r.text) for r in decision_rows(result, money)]
+
+
+def decision_rows(result: PlanResult, money) -> list[Row]:
+    """The decision as console, HTML and workbook show it: each row's heading, sentence and caveats."""
+    return decide(result, money).rows()
 
 
 # --- scenarios -------------------------------------------------------------------------------------
@@ -225,23 +154,6 @@ def price_paid(result: PlanResult, p) -> float:
     return p.price_per_gpu_hour
 
 
-def max_regret(result: PlanResult) -> tuple[str, float, float] | None:
-    """The scenario where this plan may regret most: (name, the most its regret can be, the regret against the
-    best plan found for it). The two differ when that scenario's own solve stopped short of the gap."""
-    if result.risk is None or not result.risk.regret:
-        return None
-    ranges = {k: regret_range(result, k) for k in result.risk.regret}
-    name, (found, most) = max(ranges.items(), key=lambda kv: (kv[1][1], kv[0]))
-    return name, most, found
-
-
-def regret_range(result: PlanResult, name: str) -> tuple[float, float]:
-    """A scenario's regret against the best plan found for it, and the most it can be (its solve's bound)."""
-    assert result.risk is not None
-    found = result.risk.regret[name]
-    return found, max(found, result.risk.regret_upto.get(name, found))
-
-
 def regret_text(result: PlanResult, name: str, money) -> str:
     """A scenario's regret in words: "$1,200", or "$1,200–$5,400" when its own solve was not proven."""
     if result.risk is None or name not in result.risk.regret:
@@ -253,10 +165,6 @@ def regret_text(result: PlanResult, name: str, money) -> str:
 def regret_ranged(result: PlanResult) -> bool:
     """Some scenario's regret is a range (its own solve stopped short of the gap)."""
     return result.risk is not None and any(not _same_money(*regret_range(result, k)) for k in result.risk.regret)
-
-
-def _same_money(a: float, b: float) -> bool:
-    return abs(b - a) < 0.5
 
 
 def tiers_total(result: PlanResult) -> float:

@@ -119,6 +119,9 @@ class NewReservation:
     horizon_share: float
     """GPUs × price × 24 × horizon days: what the plan's cost counts."""
     beyond_horizon: float
+    provisional: bool = False
+    """True when the search stopped short of policy.mip_gap: a cheaper plan may not hold this reservation, so it
+    is not to be signed before the plan is solved again with more time (false in files written before)."""
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,9 @@ from optimizer.optimize import costs
 from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.physics import replicas as rep
 from optimizer.results import cashflow as cf
+from optimizer.results import evidence
 from optimizer.results import contracts as cm
+from optimizer.results import decision
 from optimizer.results import own
 from optimizer.results import scenarios as scn
 from optimizer.results.types import (
@@ -274,6 +276,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         idle = sorted({c.offer for _i, c in cal.active} - {o for o, _s in sol.segments.committed})
         if idle:
             notes.append(f"committed GPUs at {', '.join(idle)} serve no workload: no candidate config runs there")
+    if plan.policy.unvalidated == "warn":
+        notes += evidence.unvalidated_notes(results, {w: c.label for w, c in chosen.items()})
     new = cm.new_reservations(plan, purchases)
     exp = cm.expiry(plan, contracts, new)
     committed_rate = _committed_rates(contracts)
@@ -285,7 +289,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                         own.spread(own_terms, purchases, own_fixed, serving, sol.segments) if own_terms else [])
     own_result = own.report(plan, catalog_offers, own_terms, sol.segments, purchases, own_fixed, serving, alloc,
                             cost_by_tier, served) if own_terms else None
-    return PlanResult(
+    return decision.marked(PlanResult(
         plan=plan.plan, file=file, status=info.status, currency=plan.currency, horizon_days=H,
         day_types=dict(days), policy=pol.model_dump(mode="json"), cost_total=total,
         cost_by_tier=cost_by_tier, workloads=results, purchases=purchases, hourly=hourly,
@@ -297,7 +301,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         expiry=exp, periods=periods, cost_idle=sum(cost_by_tier.values()) - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
         cost_idle_committed=cost_committed - sum(r.committed_cost for r in results), cash_flow=flow,
         commitment_schedule=cf.schedule(plan, contracts, new), own=own_result, scenarios=scenario_rows,
-        risk=risk)
+        risk=risk))
 
 
 def _api_by_segment(solved: Solved, w, c: Candidate, stage2: dict[str, float]) -> None:
@@ -529,7 +533,7 @@ def _workload_result(solved: Solved, w, c: Candidate, gpus_by_day: dict[str, lis
         hourly_replicas=reps_by_day,
         hourly_demand={d: [demand.get((d, h), 0.0) for h in range(24)] for d in days} if demand else {},
         hourly_api_tokens_per_s=api_rates, key=c.key, family=c.family, layout=c.layout, pp=c.pp, ep=c.ep,
-        kv_copies=c.kv_copies, calibrated=c.calibrated, ttft_at_load_ms=c.ttft_at_load_ms)
+        kv_copies=c.kv_copies, validation=c.validation, ttft_at_load_ms=c.ttft_at_load_ms, engine=c.engine)
 
 
 def _replicas_at(solved: Solved, w, c: Candidate, d: str, h: int) -> rep.Replicas:

@@ -185,7 +185,8 @@ def _workload(w: WorkloadResult) -> dict[str, Any]:
                                              if w.peak_derivation else {})},
         "api_share": _r(w.api_share), "api_cost": _r(w.api_cost), "gpu_hours": _r(w.gpu_hours),
         "candidates": w.candidates, "key": w.key, "family": w.family, "layout": w.layout, "pp": w.pp, "ep": w.ep,
-        "kv_copies": w.kv_copies, "calibrated": w.calibrated,
+        "kv_copies": w.kv_copies, "engine": w.engine,
+        "validation": None if w.validation is None else _rounded(asdict(w.validation)),
         "ttft_at_load_ms": None if w.ttft_at_load_ms is None else _r(w.ttft_at_load_ms, 3),
         "hourly_gpus": w.hourly_gpus, "hourly_replicas": w.hourly_replicas,
         "hourly_demand": {d: [_r(v, 3) for v in row] for d, row in w.hourly_demand.items()},
@@ -277,7 +278,10 @@ _PeakJson = _model("Peak", "A workload's busiest hour.", {
     **_fields(WorkloadResult, only=_PEAK_KEYS, keys=_PEAK_KEYS),
     "peak_derivation": (_DerivedJson | None, Field(None, alias="derived_from"))})
 _WorkloadJson = _model("Workload", WorkloadResult.__doc__ or "", {
-    **_fields(WorkloadResult, leave=_PEAK_KEYS), "peak": (_PeakJson, ...)})
+    **_fields(WorkloadResult, leave=_PEAK_KEYS), "peak": (_PeakJson, ...),
+    "calibrated": (bool | None, Field(None, deprecated=True, description=(
+        "Written before `validation`: false when no published result calibrated the estimate's (generation, "
+        "datatype). Read as validation {source: estimated, validated: calibrated, points: null}; never written.")))})
 _CostJson = _model("Cost", "What the horizon costs (per_day and all_in are written for readers; derived).", {
     **_fields(PlanResult, only=_COST_KEYS, keys=_COST_KEYS),
     "per_day": (float | None, None), "all_in": (float | None, None)})
@@ -349,7 +353,7 @@ def _result(d: dict[str, Any]) -> PlanResult:
         peak = w["peak"]
         derived = peak.get("derived_from")
         workloads.append(_built(WorkloadResult, {
-            **{k: v for k, v in w.items() if k != "peak"},
+            **{k: v for k, v in w.items() if k != "peak"}, "validation": validation_of_row(w),
             **{f: peak[k] for f, k in _PEAK_KEYS.items() if k in peak},
             "peak_derivation": None if not derived else _built(PeakDerivation, derived)}))
     baseline = d.get("baseline") or None
@@ -365,6 +369,19 @@ def _result(d: dict[str, Any]) -> PlanResult:
     if d.get("end_is_last_day"):
         return result
     return dataclasses.replace(result, new_commitments=[_end_as_last_day(n) for n in result.new_commitments])
+
+
+def validation_of_row(w: dict[str, Any]) -> dict[str, Any] | None:
+    """A workload row's `validation`, as written, or the one its `calibrated` stands for in a result written
+    before `validation` (an estimate, validated or not, its group and points unknown; a measured goodput is
+    measured). None for the API, a reserved GPU block, or a row that says neither."""
+    if "validation" in w:
+        return w["validation"]
+    if "calibrated" not in w or w.get("kind") == "reserve" or w.get("goodput_source") not in ("estimated", "measured"):
+        return None
+    measured = w["goodput_source"] == "measured"
+    return {"source": w["goodput_source"], "group": None, "engine": None, "points": None, "error_p10": None,
+            "error_p90": None, "validated": measured or bool(w["calibrated"]), "band_from": None}
 
 
 def _built(cls: type, d: dict[str, Any]) -> Any:

@@ -10,6 +10,7 @@ from pydantic import Field
 from optimizer.candidates.types import Dropped
 from optimizer.inputs.demand import PeakDerivation
 from optimizer.optimize.solution import SolveInfo, Status
+from optimizer.physics.validation import Validation
 from optimizer.results.contracts import (
     CarryInfo,
     ContractRow,
@@ -84,8 +85,10 @@ class WorkloadResult:
     ep: int = 1
     kv_copies: float = 1.0
     """Copies of each sequence's KV the replica keeps (kv_gb_per_seq counts them all)."""
-    calibrated: bool = True
-    """False: no published result calibrated the estimate's (generation, datatype); goodput has headroom."""
+    validation: Validation | None = None
+    """The evidence behind its goodput: measured, or estimated in a group (generation/dtype/engine/class) with
+    the published points behind it and the estimator's held-out error band; None for the API and reserved GPU
+    blocks. Results written before it read their `calibrated` as an estimate, validated or not, points null."""
     ttft_at_load_ms: float | None = None
     """Estimated TTFT at the SLO's percentile with a replica at the planned occupancy."""
     cost_by_tier: dict[str, float] = field(default_factory=dict)
@@ -105,6 +108,9 @@ class WorkloadResult:
     """Shares of its output tokens by team (the showback splits its spend by them)."""
     peak_derivation: PeakDerivation | None = None
     """The business numbers the plan's peak was derived from (demand: {users: …}); None when stated."""
+    engine: str | None = None
+    """The serving engine the config runs on (catalogs/engines.yaml); None: measured without one, or a result
+    written before engines were planned."""
 
 
 @dataclass(frozen=True)
@@ -325,6 +331,9 @@ class BoughtRow:
     alternative: str | None
     """What the savings are measured against: offer and tier."""
     decision: str
+    provisional: bool = False
+    """True when the search stopped short of policy.mip_gap: a cheaper plan may not buy these servers, so they
+    are not to be ordered before the plan is solved again with more time (false in files written before)."""
 
 
 @dataclass(frozen=True)

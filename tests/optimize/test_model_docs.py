@@ -133,6 +133,23 @@ def _tie_break_rows(prog: Program) -> dict[str, list[str]]:
     return out
 
 
+def _low_q4() -> Program:
+    """q4 with policy.size_commitments_at low and a band for every generation and datatype (commit_low rows)."""
+    import typing
+
+    from optimizer.inputs.schema.catalog import Generation
+    from optimizer.inputs.schema.estimator import GroupEvidence, ValidationTable
+
+    loaded = _with_policy(load_plan(ROOT / "plans" / "q4.yaml"), size_commitments_at="low")
+    band = GroupEvidence(points=10, error_p10=-0.3, error_p90=0.3)
+    table = ValidationTable(groups={f"{g}/{d}/*/*": band for g in typing.get_args(Generation)
+                                    for d in ("bf16", "fp8", "fp4", "weight-only")})
+    est = loaded.catalog.estimator.model_copy(update={"validation": table})
+    loaded = as_solved(dataclasses.replace(loaded, catalog=dataclasses.replace(loaded.catalog, estimator=est)))
+    cands = build_candidates(loaded)
+    return build_model(loaded, cands, _segments(loaded, cands))  # type: ignore[arg-type]
+
+
 def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
     seen: set[str] = set()
     q4 = _program("q4")
@@ -143,6 +160,7 @@ def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
         "owned-cluster": _program("owned-cluster"),
         "q1-forecast, worst": _program("q1-forecast", risk="worst"),
         "q1-forecast, cvar": _program("q1-forecast", risk="cvar"),
+        "q4, commitments at the low end of a band": _low_q4(),
     }
     for where, prog in builds.items():
         add_cuts(prog)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from optimizer.inputs.schema.catalog import ComputeDtype, Generation, Sourced
+from optimizer.inputs.schema.catalog import ComputeDtype, Generation, Sourced, Strict
 
 # Datatypes without their own fitted efficiency borrow a fitted one (see catalogs/estimator.yaml).
 DTYPE_FALLBACK: dict[str, str] = {"fp16": "bf16", "int8": "fp8", "fp4": "fp8", "bf16": "fp16"}
@@ -14,6 +14,38 @@ DTYPE_FALLBACK: dict[str, str] = {"fp16": "bf16", "int8": "fp8", "fp4": "fp8", "
 HELD_OUT = {"p10": 0.847, "p50": 1.002, "p90": 1.194}
 """Published ÷ estimated goodput at P10/P50/P90 over the rows held out one model at a time (fit_estimator.py
 --cv model, on the fitted catalog); catalogs/estimator.yaml carries the same numbers (a test keeps them equal)."""
+
+
+class GroupEvidence(Strict):
+    """What published results say of the estimator in one group (generation/dtype/engine/model class)."""
+
+    points: int = Field(ge=0)
+    """Published points behind the group (held-out predictions of them measure its error)."""
+    error_p10: float = Field(gt=-1, le=10)
+    """10th percentile of estimated ÷ published − 1 over the group's held-out predictions (negative: the
+    estimate was below what the engine delivered)."""
+    error_p90: float = Field(gt=-1, le=10)
+    """90th percentile of the same errors."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "GroupEvidence":
+        if self.error_p10 > self.error_p90:
+            raise ValueError(f"error_p10 {self.error_p10:g} is above error_p90 {self.error_p90:g} — swap them")
+        return self
+
+
+class ValidationTable(Strict):
+    """The estimator's held-out error by group, as benchmarks/fit_estimator.py measures it: what every
+    estimate's `validation` reads (optimizer.physics.validation)."""
+
+    min_points: int = Field(default=3, ge=1)
+    """A group with fewer published points is unvalidated: its estimates say so, and policy.unvalidated
+    decides what a plan does with them."""
+    groups: dict[str, GroupEvidence] = Field(default_factory=dict)
+    """Key: generation/dtype/engine/class (hopper/fp8/sglang/mla); '*' for the engine or the class pools
+    every engine or class of the rest (hopper/fp8/*/mla, hopper/fp8/*/*): a group with too few points of its
+    own borrows the band of the nearest pooled group that has enough (a pooled key without a row of its own is
+    the groups it pools: their points added, the band that holds all of theirs)."""
 
 
 class EstimatorParams(Sourced):
@@ -115,7 +147,10 @@ class EstimatorParams(Sourced):
     that engine runs at on that generation (step overhead, all-reduce latency, MoE layer cost,
     efficiencies), fitted on the engine's own published results. An engine or a generation not
     listed runs at the values above."""
-    validation: dict = Field(default_factory=dict)
+
+    validation: ValidationTable = Field(default_factory=ValidationTable)
+    """The estimator's held-out error by (generation, dtype, engine, model class): how many published points
+    back each group and the p10–p90 band of its errors. Empty: every estimate is unvalidated."""
 
     def for_engine(self, engine: str | None, generation: str) -> EstimatorParams:
         """These parameters as `engine` runs them on `generation` (unchanged for None or no tuning)."""

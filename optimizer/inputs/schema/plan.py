@@ -258,6 +258,10 @@ class Policy(Strict):
     providers: list[str] | None = None
     """Only offers from these providers (the accounts you have); default: every offer. Servers you own
     (`owned`) are always in: their cost is paid either way."""
+    engines: list[str] | None = Field(default=None, min_length=1, examples=[["vllm", "sglang"]])
+    """Serving engines the team runs (catalogs/engines.yaml ids), in order of preference; default: every engine
+    the catalog knows. A config is a candidate only where one of them runs its accelerator's generation,
+    precision and parallelism; the estimate uses the one that gives the most goodput (ties: the first listed)."""
     share_reserved_across_pools: bool = True
     """Whether pools borrow each other's reserved and committed GPUs hour by hour."""
     solver: Literal["highs", "cbc"] = "highs"
@@ -277,7 +281,20 @@ class Policy(Strict):
     """How a plan on estimated goodput carries the estimator's held-out error (catalog estimator.held_out):
     none — estimates as they are; headroom — every estimated goodput at the P10 of what held-out models
     delivered per unit of estimate; scenarios — three goodput scenarios at its P10, P50 and P90 (weights
-    0.3, 0.4, 0.3), crossed with the plan's scenarios. Measured goodput is never scaled."""
+    0.3, 0.4, 0.3), crossed with the plan's scenarios. Measured goodput is never scaled. Where the estimate's
+    group (generation/dtype/engine/model class) has its own held-out band (catalog estimator.validation),
+    headroom uses that band's low end instead of the global P10."""
+    unvalidated: Literal["allow", "warn", "exclude"] = Field(default="warn", examples=["exclude"])
+    """What to do with a config whose goodput is an estimate no published result validates (its group —
+    generation/dtype/engine/model class — has fewer points than estimator.validation.min_points): allow —
+    it competes like any other; warn — it competes, and the result warns of every chosen config that rests
+    on one (`validate` warns of the workloads that have such configs); exclude — it is not a candidate
+    (measured configs always are)."""
+    size_commitments_at: Literal["estimate", "low"] = Field(default="estimate", examples=["low"])
+    """How many GPUs reservations and purchases are sized for: estimate — the estimate's need; low — the
+    fewest GPUs the estimate's error band allows (goodput at the band's high end: estimate ÷ (1 + error_p10)),
+    so a commitment is not over-bought if the estimate proves pessimistic; the rest of the need runs on
+    hourly tiers. Measured configs and estimates without a band are sized as they are."""
 
     @field_validator("spot_pools", "mig_pools")
     @classmethod
@@ -310,6 +327,36 @@ class Slo(Strict):
     """Time per output token after the first, ms, at the percentile."""
     percentile: float = Field(default=99.0, ge=50, lt=100)
     """The percentile both targets hold at (99: p99, as load tests and MLPerf report)."""
+
+
+class Speculative(Strict):
+    """Speculative decoding: k tokens drafted per step, verified together by the model
+    (docs/speculative-and-prefix-caching.md)."""
+
+    method: Literal["mtp", "draft"] = Field(examples=["mtp"])
+    """mtp: the model's own multi-token-prediction layers draft (DeepSeek-V3/R1); draft: a separate draft model."""
+    draft_tokens: int = Field(ge=1, le=16, examples=[3])
+    """Tokens drafted per step (k): each step verifies k + 1 per sequence."""
+    acceptance: float = Field(ge=0, lt=1, examples=[0.7])
+    """Chance a drafted token is accepted, given the ones before it were (a): a step emits
+    (1 − a^(k+1)) / (1 − a) tokens per sequence on average."""
+    draft_model: str | None = Field(default=None, examples=["llama-3.2-1b"])
+    """The draft model's id (method draft only): its weights and KV share the replica's memory."""
+
+    @model_validator(mode="after")
+    def _draft_model(self) -> "Speculative":
+        if self.method == "draft" and self.draft_model is None:
+            raise ValueError("method draft needs draft_model: <model id> — or use method: mtp")
+        if self.method == "mtp" and self.draft_model is not None:
+            raise ValueError("draft_model is for method draft; MTP drafts with the model's own layers — remove it")
+        return self
+
+
+class PrefixCache(Strict):
+    """Prefix caching: a share of each prompt's tokens is found in the cache and not prefilled again."""
+
+    hit_rate: float = Field(ge=0, lt=1, examples=[0.5])
+    """Share of input tokens served from the cache (e.g. a long shared system prompt, an agent's history)."""
 
 
 Profile = list[float]
@@ -474,6 +521,8 @@ class Measured(Strict):
     """The TTFT the load test achieved at that goodput (reported beside the config)."""
     source: str | None = Field(default=None, examples=["vllm bench serve, bench/chat-h100-fp8.json, 2026-11-20"])
     """Where the number comes from (load-test file, date)."""
+    engine: str | None = Field(default=None, examples=["vllm"])
+    """The serving engine the load test ran (catalogs/engines.yaml id): carried onto the config it measures."""
 
     @field_validator("tp", "pp", "ep")
     @classmethod
@@ -488,7 +537,7 @@ class Measured(Strict):
     @property
     def layout_key(self) -> tuple:
         return (self.accelerator, PRECISION_ALIASES.get(self.precision, self.precision), self.tp, self.pp, self.ep,
-                self.mig)
+                self.mig, self.engine)
 
 
 class Api(Strict):
@@ -567,6 +616,8 @@ class Workload(Extensible):
     nodes), ep (MoE experts over GPUs, attention data-parallel), disagg (prefill and decode groups)."""
     accelerators: list[str] | None = None
     """Only these accelerator ids (where your engine build is qualified); default every one."""
+    engine: str | None = Field(default=None, examples=["sglang"])
+    """The serving engine it runs on (catalogs/engines.yaml id); default: the best of policy.engines per config."""
     regions: list[str] | None = Field(default=None, examples=[["us-east-1", "us-east-2"]])
     """Only offers in these regions; default every region."""
     offers: list[str] | None = Field(default=None, examples=[["coreweave-h100-sxm"]])
@@ -579,6 +630,10 @@ class Workload(Extensible):
     """KV-cache datatype; default the precision's usual pairing."""
     slo: Slo = Field(default_factory=Slo)
     """Latency targets, at a percentile."""
+    speculative: Speculative | None = None
+    """Speculative decoding the serving engine runs (default none)."""
+    prefix_cache: PrefixCache | None = None
+    """The prefix cache's hit rate (default none: every input token is prefilled)."""
     demand: Demand | None = None
     """Interactive traffic: the peak (stated, or from business numbers) and its hourly profile (exactly one
     of demand, batch, reserve_gpus)."""
@@ -609,7 +664,8 @@ class Workload(Extensible):
             if j != i:
                 raise ValueError(f"[{i}] measures the same config as [{j}] ({m.accelerator}, {m.precision}, tp {m.tp}"
                                  f"{f', pp {m.pp}' if m.pp > 1 else ''}{f', ep {m.ep}' if m.ep > 1 else ''}"
-                                 f"{f', {m.mig}' if m.mig else ''}) — keep one: the newer load test, or their "
+                                 f"{f', {m.mig}' if m.mig else ''}{f', {m.engine}' if m.engine else ''}) — keep one: "
+                                 "the newer load test, or their "
                                  "mean at the same SLO")
         return ms
 

@@ -133,7 +133,7 @@ class Sheet:
 
     def fit_row(self, r: int, text: str, width_chars: float) -> None:
         """Set a row's height for wrapped text (not every reader autofits rows on open)."""
-        lines = max(1, math.ceil(len(text) / max(width_chars * 1.3, 1)))
+        lines = sum(max(1, math.ceil(len(line) / max(width_chars * 1.3, 1))) for line in text.split("\n"))
         if lines > 1:
             self.ws.set_row(r, 13.0 * lines + 2)
 

@@ -106,9 +106,10 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     r += 5
     sh.text(r, 0, "Decision", "h2")
     money = lambda v, nd=0: formatting.money(v, result.currency, nd)  # noqa: E731
-    for what, sentence in L.decision_lines(result, money):
-        r += 1
-        sh.text(r, 0, what, "value")
+    for row in L.decision_rows(result, money):
+        r += 1  # one row per line of the decision: its caveats go in its cell, so no cell below moves
+        sentence = "\n".join([row.text, *(f"· {c}" for c in row.caveats)])
+        sh.text(r, 0, row.what, "value")
         ws.merge_range(r, 1, r, 8, "", sh.fmt("note"))
         sh.text(r, 1, sentence, "note")
         sh.fit_row(r, sentence, 110)
