@@ -60,7 +60,10 @@ def test_the_planner_uses_the_catalogs_estimator_efficiencies():
     loaded = load_plan(plan)
     est = build_candidates(loaded).by_workload["support-bot"][0]
     slow = loaded.catalog.copy()
-    slow.estimator = slow.estimator.model_copy(update={"eta_memory": slow.estimator.eta_memory / 2})
+    # halved wherever the catalog states it: the shared value and each engine's own (EstimatorParams.engines)
+    engines = {e: {g: {k: (v / 2 if k == "eta_memory" else v) for k, v in vals.items()} for g, vals in gens.items()}
+               for e, gens in slow.estimator.engines.items()}
+    slow.estimator = slow.estimator.model_copy(update={"eta_memory": slow.estimator.eta_memory / 2, "engines": engines})
     est_slow = build_candidates(dataclasses.replace(loaded, catalog=slow)).by_workload["support-bot"]
     same = next(c for c in est_slow if (c.offer, c.precision, c.tp) == (est.offer, est.precision, est.tp))
     assert est.goodput_source == "estimated"
