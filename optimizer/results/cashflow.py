@@ -150,21 +150,27 @@ def pnl_and_cash(flow: list[CashFlowRow], own: OwnResult | None) -> list[CashMon
     """By month, the profit and loss (`flow`: the ownership share of bought servers spread from delivery)
     against the cash (their price at delivery and their support as it runs; depreciation and the cost of
     capital are not cash). Σ pnl = cost.all_in; Σ cash = cost.all_in − ownership share + support + capex."""
-    support = {b.offer: b.support_in_horizon / b.ownership_in_horizon if b.ownership_in_horizon else 0.0
+    # Summed from the amounts as a result file states them (to the micro-dollar), so a result read back
+    # derives the same months to the last digit it writes.
+    def q(x: float) -> float:
+        return round(x, 6)
+
+    support = {b.offer: q(b.support_in_horizon) / q(b.ownership_in_horizon) if q(b.ownership_in_horizon) else 0.0
                for b in (own.bought if own is not None else [])}
     keys = ("rented", "facility", "ownership", "support", "capex")
     by: dict[str, dict[str, float]] = {}
     for r in flow:
         m = by.setdefault(r.month, dict.fromkeys(keys, 0.0))
+        amount = q(r.amount)
         if r.tier == "buy":
-            m["ownership"] += r.amount
-            m["support"] += r.amount * support.get(r.offer, 0.0)
+            m["ownership"] += amount
+            m["support"] += q(amount * support.get(r.offer, 0.0))
         elif r.tier == "facility":
-            m["facility"] += r.amount
+            m["facility"] += amount
         else:
-            m["rented"] += r.amount
+            m["rented"] += amount
     for c in capex_rows(own.bought if own is not None else []):
-        by.setdefault(c["month"], dict.fromkeys(keys, 0.0))["capex"] += c["amount"]
+        by.setdefault(c["month"], dict.fromkeys(keys, 0.0))["capex"] += q(c["amount"])
 
     def order(month: str) -> tuple[int, str]:
         return (int(month[1:]), "") if month[:1] == "M" and month[1:].isdigit() else (0, month)
