@@ -196,7 +196,8 @@ def _layout_flags(key: str, prefix: str = "") -> list:
 ])
 def test_estimate_reproduces_every_candidate_solve_sizes(tmp_path: Path, model, pool, tps, serving, flags):
     """Every config the candidates offer solve (disaggregated pairs on the offer's links, experts over GPUs,
-    MIG slices) comes back from estimate with the same goodput and GPUs per replica. Candidates only: no
+    MIG slices) comes back from estimate, on the engine it was sized on, with the same goodput and GPUs per
+    replica. Candidates only: no
     solver, no time limit."""
     from optimizer.candidates.build import build_candidates
     from optimizer.inputs.loading import load_plan
@@ -211,6 +212,8 @@ def test_estimate_reproduces_every_candidate_solve_sizes(tmp_path: Path, model, 
         args = ["estimate", "--model", model, "--accelerator", c.accelerator, "--precision", c.precision,
                 "--input-tokens", "2000", "--output-tokens", "300", "--tpot-ms", "40", "--ttft-ms", "2000",
                 "--offer", c.offer, "--json", *flags]
+        if c.engine and c.engine != "generic":  # the engine the candidate was sized on (its best allowed one)
+            args += ["--engine", c.engine]
         layout = c.key.split("/")[3]
         if c.family == "disagg":
             pre, dec = layout.removeprefix("disagg-p").split("-d")
