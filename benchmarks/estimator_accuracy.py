@@ -43,7 +43,7 @@ from optimizer.inputs.schema.estimator import EstimatorParams  # noqa: E402
 from optimizer.physics import memory  # noqa: E402
 from optimizer.physics.concurrency import at_concurrency  # noqa: E402
 from optimizer.physics.layout import Layout, links  # noqa: E402
-from optimizer.physics.roofline import compute_on, estimate, roofline  # noqa: E402
+from optimizer.physics.roofline import estimate, group_dtype, roofline  # noqa: E402
 from optimizer.physics.validation import model_class  # noqa: E402
 from optimizer.resources import catalogs_dir  # noqa: E402
 
@@ -507,9 +507,7 @@ def group_of(case: Case, cat: dict[str, dict]) -> tuple[str, str]:
     """(architecture family, precision group) of a row: hopper / fp8, blackwell / fp4, ..."""
     acc: Accelerator = cat["accelerators"][case.accelerator]
     prec: Precision = cat["precisions"][case.precision]
-    comp = compute_on(prec, acc)
-    dtype = "weight-only" if comp and comp.weight_only else (comp.dtype if comp else prec.compute_dtype)
-    return acc.generation, {"fp16": "bf16"}.get(dtype, dtype)
+    return acc.generation, group_dtype(prec, acc)  # as the validation table's groups name it
 
 
 LATENCY_KINDS = ("online-tpot", "online-conc-tpot", "batch-latency")

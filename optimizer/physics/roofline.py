@@ -65,6 +65,14 @@ def compute_on(precision: Precision, accelerator: Accelerator) -> Compute | None
     return None
 
 
+def group_dtype(precision: Precision, accelerator: Accelerator) -> str:
+    """The datatype an estimate's group is named by: the compute dtype (fp16 as bf16), "weight-only" where
+    weights are de-quantized on the fly, the precision's own where it has no kernels on the accelerator."""
+    comp = compute_on(precision, accelerator)
+    key = precision.compute_dtype if comp is None else ("weight-only" if comp.weight_only else comp.dtype)
+    return {"fp16": "bf16"}.get(key, key)
+
+
 def compute_dtype_on(precision: Precision, accelerator: Accelerator) -> str | None:
     c = compute_on(precision, accelerator)
     return c.dtype if c else None
@@ -357,8 +365,7 @@ def efficiency(precision: Precision, accelerator: Accelerator, p: EstimatorParam
     if comp is None:
         raise ValueError(why_not_native(precision, accelerator))
     peak = _peak_tflops(accelerator, comp.dtype) * 1e12
-    dtype_key = "weight-only" if comp.weight_only else comp.dtype
-    dtype_key = {"fp16": "bf16"}.get(dtype_key, dtype_key)
+    dtype_key = group_dtype(precision, accelerator)
     group = p.group(accelerator.generation, dtype_key)
     factor = p.generation_factor.get(accelerator.generation, 1.0) * p.group_factor.get(group, 1.0)
     wo = p.weight_only_factor if comp.weight_only else 1.0

@@ -16,7 +16,7 @@ from typing import Literal
 
 from optimizer.inputs.schema.catalog import Accelerator, Model, Precision
 from optimizer.inputs.schema.estimator import EstimatorParams, ValidationTable
-from optimizer.physics.roofline import compute_on
+from optimizer.physics.roofline import group_dtype
 
 ModelClass = Literal["dense", "moe", "mla", "hybrid"]
 MODEL_CLASSES: tuple[ModelClass, ...] = ("dense", "moe", "mla", "hybrid")
@@ -61,17 +61,6 @@ def model_class(model: Model) -> ModelClass:
     return "dense"
 
 
-def dtype_key(precision: Precision, accelerator: Accelerator) -> str:
-    """The datatype part of a group, as roofline.efficiency's group names it: the compute dtype, fp16 as
-    bf16, and weight-only where weights are de-quantized on the fly."""
-    comp = compute_on(precision, accelerator)
-    if comp is None:
-        key = precision.compute_dtype
-    else:
-        key = "weight-only" if comp.weight_only else comp.dtype
-    return {"fp16": "bf16"}.get(key, key)
-
-
 def group_key(generation: str, dtype: str, engine: str | None, cls: str) -> str:
     return f"{generation}/{dtype}/{engine or GENERIC}/{cls}"
 
@@ -86,7 +75,7 @@ def validation_of(params: EstimatorParams, accelerator: Accelerator, precision: 
                   engine: str | None, *, measured: bool = False) -> Validation:
     """The evidence behind a config's goodput: its group's published points and error band (`measured`: a
     measured goodput, validated whatever the table says)."""
-    group = group_key(accelerator.generation, dtype_key(precision, accelerator), engine, model_class(model))
+    group = group_key(accelerator.generation, group_dtype(precision, accelerator), engine, model_class(model))
     table = params.validation
     own = table.groups.get(group)
     points = own.points if own is not None else 0
