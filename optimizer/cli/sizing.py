@@ -246,16 +246,10 @@ def estimate(
                "validation": _validation_json(est, a, p, m, engine_id)}
         res.update(served.extra_keys(engine_id))
         res.update(_serving_keys(spec, served.draft, prefix_hit_rate))
-        if as_json:
-            sys.stdout.write(json.dumps(res, indent=2) + "\n")
+        if _written_or_headed(res, as_json, m.name or m.id, f" at {p.id} on {layout.gpus} × {a.name or a.id} "
+                              f"({layout.label}), {input_tokens} in / {output_tokens} out"):
             return 0
-        out.print(f"[bold]{m.name or m.id}[/bold] at {p.id} on {layout.gpus} × {a.name or a.id} ({layout.label}), "
-                  f"{input_tokens} in / {output_tokens} out")
-        for line in _serving_lines(res):
-            out.print(line)
-        t = Table(show_header=False, show_edge=False)
-        t.add_column()
-        t.add_column(justify="right")
+        t = _two_columns()
         rows = [("weights GB", res["weights_gb"]), ("KV GB per sequence" + (f" ({f.kv_copies:g} copies)"
                                                                             if f.kv_copies > 1 else ""),
                                                       res["kv_gb_per_seq"]),
@@ -631,6 +625,25 @@ def _serving_lines(res: dict) -> list[str]:
     return lines
 
 
+def _written_or_headed(res: dict, as_json: bool, bold: str, rest: str, shown: dict | None = None) -> bool:
+    """With --json, `shown` (default `res`) as the JSON estimate writes, and True; else the heading (`bold`
+    then `rest`) and the serving lines of `res` on the console, and False."""
+    if as_json:
+        sys.stdout.write(json.dumps(res if shown is None else shown, indent=2) + "\n")
+        return True
+    out.print(f"[bold]{escape(bold)}[/bold]{escape(rest)}")
+    for line in _serving_lines(res):
+        out.print(line)
+    return False
+
+
+def _two_columns() -> Table:
+    t = Table(show_header=False, show_edge=False)
+    t.add_column()
+    t.add_column(justify="right")
+    return t
+
+
 def _validation_json(est, a, p, m, engine: str | None) -> dict:
     """The evidence behind the estimate, as a solve's result gives it for a workload (physics.validation).
     Without an engine the estimate is the shared calibration, fitted on every engine's rows: its evidence is
@@ -643,14 +656,14 @@ def _validation_json(est, a, p, m, engine: str | None) -> dict:
 
 
 def _validation_line(v: dict) -> str:
+    from optimizer.physics.validation import Validation
+    from optimizer.results.evidence import band_text
+
+    band = band_text(Validation(**v))
     if v["validated"]:
-        band = (f", held-out error {v['error_p10']:+.0%} to {v['error_p90']:+.0%} (p10–p90)"
-                if v["error_p10"] is not None else "")
-        return f"validated: {v['points']} published points behind {escape(v['group'])}{band}"
-    band = (f"; the nearest band ({escape(v['band_from'])}) is {v['error_p10']:+.0%} to {v['error_p90']:+.0%}"
-            if v["error_p10"] is not None else "")
+        return f"validated: {v['points']} published points behind {escape(v['group'])}; {escape(band)}"
     return (f"[yellow]unvalidated[/yellow]: {v['points']} published points behind {escape(v['group'])} "
-            f"(fewer than the estimator's minimum){band}")
+            f"(fewer than the estimator's minimum); {escape(band)}")
 
 
 def _estimate_at_concurrency(m, p, a, est, served: _Served, layout, f, rl, e, serving: dict, levels: list[int],
@@ -694,12 +707,9 @@ def _estimate_at_concurrency(m, p, a, est, served: _Served, layout, f, rl, e, se
         sub = (f"{input_tokens} in / {output_tokens} out per request; engine {engine or 'none (shared calibration)'}; "
                "each point: N requests kept in flight on one replica")
         write_text_atomic(plot, curve_html(title, sub, curve))
-    if as_json:
-        sys.stdout.write(json.dumps(res, indent=2) + "\n")
+    if _written_or_headed({**res, "engine": engine}, as_json, title, f", {input_tokens} in / {output_tokens} out",
+                          shown=res):
         return 0
-    out.print(f"[bold]{escape(title)}[/bold], {input_tokens} in / {output_tokens} out")
-    for line in _serving_lines({**res, "engine": engine}):
-        out.print(line)
     t = Table(show_edge=False)
     for col in ("in flight", "batch", "output tok/s", "tok/s per GPU", "tok/s per user", "TPOT ms", "TTFT ms", "bound"):
         t.add_column(col, justify="right" if col != "bound" else "left")
@@ -754,16 +764,10 @@ def _estimate_disaggregated(m, p, a, est, served: _Served, decode, f, kv_elem, s
            "kv_transfer_ms": round(d.kv_transfer_ms, 3)}
     res.update(served.extra_keys(engine))
     res.update(_serving_keys(serving["speculative"], serving["draft_model"], serving["prefix_hit_rate"]))
-    if as_json:
-        sys.stdout.write(json.dumps(res, indent=2) + "\n")
+    if _written_or_headed(res, as_json, m.name or m.id, f" at {p.id} on {a.name or a.id} ({label}), "
+                          f"{input_tokens} in / {output_tokens} out"):
         return 0
-    out.print(f"[bold]{escape(m.name or m.id)}[/bold] at {p.id} on {escape(a.name or a.id)} ({escape(label)}), "
-              f"{input_tokens} in / {output_tokens} out")
-    for line in _serving_lines(res):
-        out.print(line)
-    t = Table(show_header=False, show_edge=False)
-    t.add_column()
-    t.add_column(justify="right")
+    t = _two_columns()
     pw = f"p{percentile:g}"
     for lab, v in (("GPUs per replica (prefill share included)", res["gpus"]), ("decode batch", res["batch"]),
                    (f"{pw} TTFT ms (prefill queue, prefill, KV transfer, first step)", res["ttft_ms"]),
