@@ -22,6 +22,7 @@ from optimizer.errors import (
     SolverError,
     unknown_id_fix,
 )
+from optimizer import vocab
 from optimizer.inputs import estimates, months, scenarios
 from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.optimize.forcing import ForcedSolve, solve_and_force
@@ -181,7 +182,9 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
         base = plan.objective or 0.0  # the program's objective is the plan's cost (new spend)
         note = {"infeasible": "no plan meets the constraints with it", "not solved": "no plan found in the time",
                 "bounded": "time ran out: the best plan with it lies between the bound and this"}.get(f.status, "")
-        return Alternative(c.key, c.label, f.objective, None if f.objective is None else f.objective - base,
+        engine = vocab.shown_engine(c.engine)
+        label = c.label + (f" · {engine}" if engine else "")  # the engine it was sized on, as the plan's row says
+        return Alternative(c.key, label, f.objective, None if f.objective is None else f.objective - base,
                            c.goodput, c.goodput_source, max(c.gpus.values()) if c.gpus else 0, note, f.bound,
                            f.status == "optimal", f.seconds)
 
