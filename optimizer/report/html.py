@@ -371,10 +371,11 @@ def _memory(w: WorkloadResult) -> dict[str, Any] | None:
         segs.append({"key": key, "label": label, "gb": f"{gb:,.1f}", "x": round(x, 3), "w": round(width, 3),
                      "color": MEMORY_COLORS[key], "show": width >= 9})
         x += width
-    more = w.kv_concurrency - w.needed_concurrency
     return {"total": f"{w.total_gb:,.1f}", "segments": segs, "kv_per_seq": f"{w.kv_gb_per_seq:.3f}" + (
         f" ({w.kv_copies:g} copies across the replica's GPUs: {w.kv_gb_per_seq / w.kv_copies:.3f} GB each)" if w.kv_copies > 1 else ""),
-            "fit": f"{w.kv_concurrency:,}", "need": f"{w.needed_concurrency:,}", "more": f"{more:,}"}
+            "fit": f"{w.kv_concurrency:,}", "need": f"{w.needed_concurrency:,}",
+            # a measured point the memory model cannot place is kept (measurements beat the model): say so
+            "over": w.goodput_source == "measured" and w.needed_concurrency > w.kv_concurrency}
 
 
 def _sizing(result: PlanResult, w: WorkloadResult) -> list[str]:

@@ -102,3 +102,16 @@ def test_estimated_configs_still_compete_beside_the_measured_ones(tmp_path):
     sources = {(c.tp, c.goodput_source) for c in cands.by_workload["chat"] if c.offer == "lambda-h100-sxm"}
     assert (8, "measured") in sources and (8, "estimated") not in sources
     assert any(src == "estimated" for _tp, src in sources)
+
+
+def test_the_report_says_the_measurement_is_kept_beyond_the_memory_model(tmp_path):
+    """The HTML memory card states both counts and that the measurement stands, instead of a bar that the
+    model's KV cache cannot hold."""
+    from optimizer.report.html import render_html
+
+    at_target = [{k: v for k, v in m.items() if k not in ("tpot_ms", "ttft_ms")} for m in POINTS]
+    result = solve_plan(_plan(tmp_path, at_target))  # every measured config needs more sequences than fit
+    page = render_html(result)
+    over = [w for w in result.workloads if w.goodput_source == "measured" and w.needed_concurrency > w.kv_concurrency]
+    assert over or result.workloads[0].goodput_source != "measured"
+    assert ("needs more sequences than the memory model fits; the measurement is kept" in page) == bool(over)
