@@ -118,11 +118,14 @@ def render_result(result: PlanResult) -> Group:
     parts += _own(result)
     parts += _changes(result)
     caps = L.caps_that_bind(result)  # goodput limits: the workload rows
-    if caps:
+    binds, full = L.facility_binds(result, lambda v, nd=0: formatting.money(v, cur, nd))
+    if caps or binds or full:  # the Decision's Binds lines, in detail (results.decision.what_binds)
         parts.append(Text(""))
         parts.append(Text("What binds", style="bold"))
         for b in caps:
             parts.append(Text(f"  {b.family}: {b.what} — {b.detail}"))
+        for line in binds + full:
+            parts.append(Text(f"  {line}"))
     parts.append(Text(f"\n{plural(len(result.candidates), 'candidate config')} ({result.pruned} dominated pruned), "
                       f"{plural(len(result.dropped), 'option')} dropped; "
                       "`planopt explain PLAN --workload NAME` shows why", style="dim"))

@@ -91,6 +91,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "committed_total": money(result.cost_committed),
         "gpus_at_peak": f"{_fleet_peak(result):,}",
         "notes": list(result.notes), "binding": L.caps_that_bind(result),
+        "binding_facility": [t for part in L.facility_binds(result, money) for t in part],
         "purchases": [{"offer": p.offer, "accelerator": p.accelerator, "provider": p.provider, "region": p.region,
                        "tier": p.tier, "gpus": f"{p.gpus:,}", "gpu_hours": f"{p.gpu_hours:,.0f}",
                        "price": money(L.price_paid(result, p), 2), "estimated": p.price_estimated,
@@ -212,7 +213,7 @@ def _facility(result: PlanResult, money) -> dict[str, Any]:
                      "binds": binds, "full": limit is not None and used >= limit,
                      "saving": "–" if saving is None else money(saving), "unit": unit})
     return {"rows": rows, "pue": f"{f.pue:g}", "liquid": "yes" if f.liquid_cooling else "no",
-            "binding": [L.facility_sentence(result, k, money) for k in f.binding]}
+            "binding": L.facility_binds(result, money)[0], "full": L.facility_binds(result, money)[1]}
 
 
 def _commitments(result: PlanResult, money) -> dict[str, Any] | None:

@@ -7,13 +7,16 @@ from typing import Any
 
 from optimizer import formatting, vocab
 from optimizer.results.decision import (  # noqa: F401  (the report's names for them)
+    NOTHING_BINDS,
     Row,
     by_period,
     caps_that_bind,
     decide,
+    facility_binds,
     facility_sentence,
     max_regret,
     regret_range,
+    what_binds,
 )
 from optimizer.results.decision import same_money as _same_money
 from optimizer.results.types import PlanResult, WorkloadResult
