@@ -239,6 +239,13 @@ def _own(result: PlanResult) -> list:
                       f"{b.utilization:.0%}", formatting.money(b.ownership_in_horizon, cur),
                       formatting.money(b.running_in_horizon, cur))
         out += [Text(""), t]
+        book = L.book_line(result, lambda v, nd=0: formatting.money(v, cur, nd))
+        if book:
+            out.append(Text(f"  {book}", style="dim"))
+        for b in own.bought:
+            if b.npv_per_unit is not None:
+                out.append(Text(f"  {b.offer}: NPV per unit over its life against {b.alternative} "
+                                f"{formatting.money(b.npv_per_unit, cur)} at {b.utilization:.0%} use", style="dim"))
     if own.break_even:
         t = Table(title="Break-even: owning against renting at this plan's prices", title_justify="left",
                   show_edge=False)
