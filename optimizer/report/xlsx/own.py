@@ -10,8 +10,11 @@ PUE, energy price by hour and colocation price) and the formulas of candidates.o
     colocation            = units × colo per kW-month × load kW × 12 ÷ 365 × days in service
     (owned servers' support is a facility cost too: units × support × days in service ÷ 365)
 
-Its totals are the Summary's buy and facility tiers. Then capex against the horizon's ownership share,
-break-even against renting, the buy decision and what the facility has left. Each Python value beside a
+Its totals are the Summary's buy and facility tiers. Then capex against the horizon's ownership share and
+the horizon three ways (all-in; the book view, book_cost = all-in + owned depreciation − cost of capital;
+cash), break-even against renting, the buy decision (payback_months and npv_per_unit, live) and what the
+facility has left. Days in service are the solve's, not inputs: a later delivery is a new plan (more
+rental on the bridge, the capex in another month), which only a solve prices. Each Python value beside a
 formula is computed the way the formula computes it.
 """
 
@@ -272,7 +275,7 @@ def _costs(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) 
     refs.tier_cost["facility"] = fac_t
     r += 1
     sh.text(r, 0, "Ownership share: tier buy on Summary. Energy and space: tier facility. Owned servers' "
-                  "depreciation is sunk and not in the total (see below).", "note")
+                  "depreciation is sunk: not in the all-in, in the book view (see below).", "note")
     return r
 
 
