@@ -26,6 +26,7 @@ from optimizer import vocab  # noqa: E402
 from optimizer.pipeline import solve_plan  # noqa: E402
 from optimizer.report.console import break_even_text  # noqa: E402
 from optimizer.report.labels import decision_lines  # noqa: E402
+from optimizer.results.own import book_view  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,10 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     for k, v in r.cost_by_tier.items():
         if v:
             print(f"| {vocab.COST_LABELS[k]} | {money(v)} |")
-    print(f"| **new spend (P&L)** | **{money(r.cost_total)}** |")
+    print(f"| **all-in** | **{money(r.cost_all_in)}** |")
     print(f"| cash at delivery for servers bought (capex) | {money(own.capex)} |")
-    if own.sunk_depreciation:
-        print(f"| owned servers' depreciation (sunk, not in the spend) | {money(own.sunk_depreciation)} |")
+    book = book_view(r)
+    if book is not None:
+        print(f"| book view (P&L): depreciation owned {money(book.depreciation_owned)} + bought "
+              f"{money(book.depreciation_bought)} + opex {money(book.opex)}; cost of capital "
+              f"{money(book.cost_of_capital)} apart | {money(book.total)} |")
     print()
     print("| buy offer | owning per GPU-hour (fixed + serving energy) | against | price per GPU-hour "
           "| owning wins at utilization |\n|---|---:|---|---:|---|")

@@ -118,11 +118,14 @@ def render_result(result: PlanResult) -> Group:
     parts += _own(result)
     parts += _changes(result)
     caps = L.caps_that_bind(result)  # goodput limits: the workload rows
-    if caps:
+    binds, full = L.facility_binds(result, lambda v, nd=0: formatting.money(v, cur, nd))
+    if caps or binds or full:  # the Decision's Binds lines, in detail (results.decision.what_binds)
         parts.append(Text(""))
         parts.append(Text("What binds", style="bold"))
         for b in caps:
             parts.append(Text(f"  {b.family}: {b.what} — {b.detail}"))
+        for line in binds + full:
+            parts.append(Text(f"  {line}"))
     parts.append(Text(f"\n{plural(len(result.candidates), 'candidate config')} ({result.pruned} dominated pruned), "
                       f"{plural(len(result.dropped), 'option')} dropped; "
                       "`planopt explain PLAN --workload NAME` shows why", style="dim"))
@@ -236,6 +239,13 @@ def _own(result: PlanResult) -> list:
                       f"{b.utilization:.0%}", formatting.money(b.ownership_in_horizon, cur),
                       formatting.money(b.running_in_horizon, cur))
         out += [Text(""), t]
+        book = L.book_line(result, lambda v, nd=0: formatting.money(v, cur, nd))
+        if book:
+            out.append(Text(f"  {book}", style="dim"))
+        for b in own.bought:
+            if b.npv_per_unit is not None:
+                out.append(Text(f"  {b.offer}: NPV per unit over its life against {b.alternative} "
+                                f"{formatting.money(b.npv_per_unit, cur)} at {b.utilization:.0%} use", style="dim"))
     if own.break_even:
         t = Table(title="Break-even: owning against renting at this plan's prices", title_justify="left",
                   show_edge=False)

@@ -25,6 +25,7 @@ from optimizer.report.provenance import Provenance, price_sources, provenance
 from optimizer.resources import templates_dir
 from optimizer.results.cashflow import pnl_and_cash
 from optimizer.results.jsonio import from_dict, to_dict
+from optimizer.results.own import book_view
 from optimizer.results.types import PlanResult, WorkloadResult
 
 TEMPLATE = "report.html.j2"
@@ -91,6 +92,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "committed_total": money(result.cost_committed),
         "gpus_at_peak": f"{_fleet_peak(result):,}",
         "notes": list(result.notes), "binding": L.caps_that_bind(result),
+        "binding_facility": [t for part in L.facility_binds(result, money) for t in part],
         "purchases": [{"offer": p.offer, "accelerator": p.accelerator, "provider": p.provider, "region": p.region,
                        "tier": p.tier, "gpus": f"{p.gpus:,}", "gpu_hours": f"{p.gpu_hours:,.0f}",
                        "price": money(L.price_paid(result, p), 2), "estimated": p.price_estimated,
@@ -161,18 +163,22 @@ def _own(result: PlanResult, money, charts: Charts, buy_lines: list[dict[str, An
     servers = [{"offer": r.offer, "status": "owned", "units": f"{r.nodes:,}",
                 "gpus": f"{r.gpus:,}", "from": day(r.in_service_day), "use": f"{r.utilization:.0%}",
                 "ownership": "sunk", "running": money(r.running_in_horizon), "value": money(r.book_value),
-                "depreciation": money(r.depreciation_in_horizon), "payback": "–", "against": ""} for r in own.owned]
+                "depreciation": money(r.depreciation_in_horizon), "payback": "–", "npv": "–", "against": ""}
+               for r in own.owned]
     servers += [{"offer": b.offer, "status": "bought", "units": f"{b.nodes:,}",
                  "gpus": f"{b.gpus:,}", "from": b.delivery_date or day(b.delivery_day), "use": f"{b.utilization:.0%}",
                  "ownership": money(b.ownership_in_horizon), "running": money(b.running_in_horizon),
                  "value": money(b.capex), "depreciation": money(b.depreciation_in_horizon),
                  "payback": (f"{b.payback_months:,.0f} months" if b.payback_months is not None
                              else "never" if b.alternative else "–"),
+                 "npv": "–" if b.npv_per_unit is None else money(b.npv_per_unit),
                  "against": b.alternative or ""} for b in own.bought]
     share = [("Depreciation", sum(b.depreciation_in_horizon for b in own.bought)),
              ("Cost of capital", sum(b.capital_in_horizon for b in own.bought)),
              ("Support", sum(b.support_in_horizon for b in own.bought))]
     ownership = result.cost_by_tier.get("buy", 0.0)
+    book = book_view(result)
+    assert book is not None
     break_even = [{"offer": b.offer, "accelerator": b.accelerator, "fixed": money(b.fixed_per_gpu_hour, 2),
                    "energy": money(b.serving_energy_per_gpu_hour, 2), "against": b.against, "tier": b.tier,
                    "price": money(b.price_per_gpu_hour, 2), "wins": break_even_text(b), "never": b.wins_from is None}
@@ -182,7 +188,8 @@ def _own(result: PlanResult, money, charts: Charts, buy_lines: list[dict[str, An
             "share": [(k, money(v)) for k, v in share] if own.bought else [],
             "months": _own_months(result, money), "break_even": break_even,
             "break_even_svg": Markup(charts.break_even(result)) if own.break_even else None,
-            "facility": _facility(result, money)}
+            "facility": _facility(result, money),
+            "book": {"total": money(book.total), "line": L.book_line(result, money)}}
 
 
 def _own_months(result: PlanResult, money) -> dict[str, Any]:
@@ -212,7 +219,7 @@ def _facility(result: PlanResult, money) -> dict[str, Any]:
                      "binds": binds, "full": limit is not None and used >= limit,
                      "saving": "–" if saving is None else money(saving), "unit": unit})
     return {"rows": rows, "pue": f"{f.pue:g}", "liquid": "yes" if f.liquid_cooling else "no",
-            "binding": [L.facility_sentence(result, k, money) for k in f.binding]}
+            "binding": L.facility_binds(result, money)[0], "full": L.facility_binds(result, money)[1]}
 
 
 def _commitments(result: PlanResult, money) -> dict[str, Any] | None:

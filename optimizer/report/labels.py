@@ -7,15 +7,19 @@ from typing import Any
 
 from optimizer import formatting, vocab
 from optimizer.results.decision import (  # noqa: F401  (the report's names for them)
+    NOTHING_BINDS,
     Row,
     by_period,
     caps_that_bind,
     decide,
+    facility_binds,
     facility_sentence,
     max_regret,
     regret_range,
+    what_binds,
 )
 from optimizer.results.decision import same_money as _same_money
+from optimizer.results.own import book_view
 from optimizer.results.types import PlanResult, WorkloadResult
 
 TIER_COLORS = {"buy": "#5b4a8a", "facility": "#8a6d3b", "reserved": "#2f5d8a", "on_demand": "#e39b2d", "spot": "#7fae5a", "api": "#9b6fb0"}
@@ -281,3 +285,14 @@ def held_in_month(result: PlanResult, month: str) -> int:
         arrived = sum(b.gpus for b in bought if b.delivery_date is None or p.start is None or b.delivery_date <= p.start)
         held.append(reserved + arrived + sum(p.committed.values()))
     return min(held, default=reserved)
+
+
+def book_line(result: PlanResult, money) -> str | None:
+    """The book view in one sentence, bridged from the all-in (results.own.book_view): None without hardware
+    of your own."""
+    b = book_view(result)
+    if b is None:
+        return None
+    return (f"Book view (P&L) {money(b.total)} = depreciation of servers owned {money(b.depreciation_owned)} + "
+            f"bought {money(b.depreciation_bought)} + opex {money(b.opex)}; from the all-in: {money(b.all_in)} "
+            f"+ owned depreciation − cost of capital {money(b.cost_of_capital)} (shown apart: not an expense)")

@@ -373,15 +373,8 @@ def _other_lines(result: PlanResult, money: Money) -> list[Line]:
     if own is not None and own.capex:
         spend += f"; the servers bought cost {money(own.capex)} in cash at delivery (the spend counts this horizon's share)"
     out.append(Line("Spend", spend, "spend"))
-    caps = caps_that_bind(result)
-    for b in caps:
-        out.append(Line("Binds", f"{b.what}: {b.detail}", "binds"))
-    if own is not None:
-        for limit in own.facility.binding:
-            out.append(Line("Binds", facility_sentence(result, limit, money), "binds"))
-        caps = caps or own.facility.binding  # type: ignore[assignment]
-    if not caps:
-        out.append(Line("Binds", "no cap or overflow limit binds", "binds"))
+    for text in what_binds(result, money):
+        out.append(Line("Binds", text, "binds"))
     hourly: dict[tuple[str, str, int], list[int]] = {}
     for period, h in by_period(result):
         row = hourly.setdefault((h.day_type, period, h.hour), [0, 0])
@@ -411,20 +404,50 @@ def caps_that_bind(result: PlanResult) -> list:
     return [b for b in result.binding if b.family != "goodput"]
 
 
-def facility_sentence(result: PlanResult, limit: str, money: Money) -> str:
-    """One binding facility limit, with what one more MW or rack would save (when re-solved)."""
+NOTHING_BINDS = "no cap, overflow limit or facility limit binds"
+
+
+def what_binds(result: PlanResult, money: Money) -> list[str]:
+    """The one account of what binds the plan, which every report words from here (the Decision's Binds lines,
+    Summary's "What binds", the console, the HTML): the caps and overflow limits reached, then each facility
+    limit that binds (raising it saves money, re-solved) with what one more MW or rack would save; a facility
+    limit that is full but whose next MW or rack saves nothing is said to be full and not binding. When
+    nothing binds it says so, and still names a full limit."""
+    binds, full = facility_binds(result, money)
+    out = [f"{b.what}: {b.detail}" for b in caps_that_bind(result)] + binds
+    return (out or [NOTHING_BINDS]) + full
+
+
+def facility_binds(result: PlanResult, money: Money) -> tuple[list[str], list[str]]:
+    """The facility's part of what_binds: the limits that bind (with what one more would save), and those
+    full without binding."""
+    binds: list[str] = []
+    full: list[str] = []
+    if result.own is None:
+        return binds, full
+    f = result.own.facility
+    for limit, value, used in (("power_kw", f.power_kw, f.power_kw_used), ("racks", f.racks, f.racks_used)):
+        if limit in f.binding:
+            binds.append(facility_sentence(result, limit, money))
+        elif value is not None and used >= value - 1e-9:
+            full.append(facility_sentence(result, limit, money, binds=False))
+    return binds, full
+
+
+def facility_sentence(result: PlanResult, limit: str, money: Money, binds: bool = True) -> str:
+    """One facility limit, with what one more MW or rack would save (when re-solved): one that binds, or
+    (`binds` false) one that is full without binding."""
     f = result.own.facility  # type: ignore[union-attr]
     if limit == "power_kw":
         text = f"facility power: {f.power_kw_used:,.0f} of {f.power_kw:,.0f} kW taken by servers"
-        more = f.marginal.get("power_kw_plus_1000")
-        if more is not None:
-            text += f"; one more MW would save {money(more)}"
+        more, unit = f.marginal.get("power_kw_plus_1000"), "MW"
     else:
         text = f"facility racks: {f.racks_used} of {f.racks} rack positions taken"
-        more = f.marginal.get("racks_plus_1")
-        if more is not None:
-            text += f"; one more rack would save {money(more)}"
-    return text
+        more, unit = f.marginal.get("racks_plus_1"), "rack"
+    if binds:
+        return text + ("" if more is None else f"; one more {unit} would save {money(more)}")
+    return text + (" (full; what one more would save is not priced)" if more is None
+                   else f" (full, but one more {unit} would save {money(more)}: it does not bind)")
 
 
 def by_period(result: PlanResult) -> Iterator[tuple[str, HourlySupply]]:

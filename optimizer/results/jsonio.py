@@ -28,12 +28,14 @@ from optimizer.inputs.demand import PeakDerivation
 from optimizer.inputs.schema.plan import FIRST_DATE, LAST_DATE, MAX_HORIZON_DAYS
 from optimizer.optimize.solution import SolveInfo, Status, StepWork, StopReason
 from optimizer.results.cashflow import pnl_and_cash
+from optimizer.results.own import book_view
 from optimizer.inputs.reference import SCHEMA_DIALECT
 from optimizer.results.contracts import NewReservation
 from optimizer.results.types import (
     NEGATIVE_COST_TOLERANCE,
     BaselineChange,
     BaselineInfo,
+    BookView,
     CashMonthRow,
     HourlySupply,
     OwnResult,
@@ -148,6 +150,7 @@ def _commitments(result: PlanResult) -> dict[str, Any]:
         out["baseline"] = baseline_to_dict(result.baseline)
     if result.own is not None:
         out["own"] = _own(result.own)
+        out["book"] = _rounded(asdict(book_view(result)))  # type: ignore[arg-type]
     if result.risk is not None:
         out["scenarios"] = [_rounded(asdict(r)) for r in result.scenarios]
         out["risk"] = _rounded(asdict(result.risk))
@@ -350,7 +353,10 @@ ResultJson = _model("PlanResultJson", "A solved plan as `planopt solve --json` w
     "warnings": (list[str], Field(default_factory=list, description=(
         "What `solve` warned of on stderr: legal but odd input (a lead time beyond the horizon, servers owned from "
         "after it, …) and a baseline's notes; derived from notes and baseline.notes (absent in older files)."))),
-    "cash_by_month": (list[CashMonthRow], Field(default_factory=list))})
+    "cash_by_month": (list[CashMonthRow], Field(default_factory=list)),
+    "book": (BookView | None, Field(None, description=(
+        "With hardware of your own: the horizon as the books carry it (derived; absent in older files and "
+        "without servers of your own, when the book is the all-in).")))})
 """The whole file. Keys added after the first version have their field's default, so older files read; the
 reader adds what pydantic cannot say (`_meaning_errors`)."""
 

@@ -18,12 +18,14 @@ from optimizer.inputs.schema.plan import Plan
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.costs import in_service, owned_days, running_per_node_day, service_days
 from optimizer.results.types import (
+    BookView,
     BoughtRow,
     BreakEvenRow,
     FacilityUse,
     OwnedRow,
     OwnInputRow,
     OwnResult,
+    PlanResult,
     Purchase,
 )
 
@@ -97,8 +99,10 @@ def _alternatives(plan: Plan, offers: dict[str, Offer], accelerator: str) -> lis
     return out
 
 
-def _payback(t: OwnTerms, utilization: float, alts: list[tuple[str, str, float]]) -> tuple[float | None, str | None]:
-    """Months of savings against the cheapest rented alternative that repay one unit's price."""
+def _saving(t: OwnTerms, utilization: float, alts: list[tuple[str, str, float]]) -> tuple[float | None, str | None]:
+    """What one unit saves a month against the cheapest rented alternative at this use, before owning it
+    (renting's cost per GPU-hour owned − running cost: idle energy, space, support and serving energy), and
+    that alternative ("offer tier"). The Own hardware sheet's decision table computes it the same way."""
     best = None
     for oid, tier, price in alts:
         cost = price if tier.startswith("reserved") else price * utilization  # per GPU-hour owned
@@ -107,10 +111,28 @@ def _payback(t: OwnTerms, utilization: float, alts: list[tuple[str, str, float]]
     if best is None or not t.price_per_node:
         return None, None
     running = prices.per_gpu_hour(running_per_node_day(t), t.gpus_per_node) + t.mean_serving_energy() * utilization
-    saving = (best[0] - running) * t.gpus_per_node * HOURS_PER_MONTH
-    if saving <= 0:
-        return None, best[1]
-    return t.price_per_node / saving, best[1]
+    return (best[0] - running) * t.gpus_per_node * HOURS_PER_MONTH, best[1]
+
+
+def _payback(t: OwnTerms, utilization: float, alts: list[tuple[str, str, float]]) -> tuple[float | None, str | None]:
+    """Months of savings against the cheapest rented alternative that repay one unit's price."""
+    saving, against = _saving(t, utilization, alts)
+    if saving is None or saving <= 0:
+        return None, against
+    return t.price_per_node / saving, against
+
+
+def npv_per_unit(price: float, saving_per_month: float, life_years: float, residual_fraction: float,
+                 cost_of_capital: float) -> float:
+    """One unit's net present value against renting: `saving_per_month` for each month of its life,
+    discounted monthly at the cost of capital, plus the residual value at the end, minus the price paid at
+    delivery. An annuity in closed form, as the Own hardware sheet's formula writes it."""
+    n = life_years * 12.0
+    i = cost_of_capital / 12.0
+    if i == 0:
+        return saving_per_month * n + residual_fraction * price - price
+    v = (1.0 + i) ** -n
+    return saving_per_month * (1.0 - v) / i + residual_fraction * price * v - price
 
 
 def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], segments: Segments,
@@ -139,6 +161,9 @@ def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], seg
             n = service_days(segments, o)
             util = used.get((o, "reserved"), 0.0) / p.gpu_hours if p.gpu_hours else 0.0
             months, against = _payback(t, util, alts)
+            saving, _ = _saving(t, util, alts)
+            npv = None if saving is None else npv_per_unit(t.price_per_node, saving, t.life_years,
+                                                           t.residual_fraction, t.cost_of_capital)
             order = plan.start_date.isoformat() if plan.start_date else None
             delivery = t.delivery.isoformat() if t.delivery else None
             size = f"{t.gpus_per_node}-GPU {acc.upper()} {'rack' if t.gpus_per_node >= 32 else 'node'}"
@@ -151,7 +176,7 @@ def report(plan: Plan, offers: dict[str, Offer], terms: dict[str, OwnTerms], seg
                 o, acc, nodes, p.gpus, t.gpus_per_node, order, delivery, t.arrives_day, nodes * t.price_per_node,
                 p.cost, nodes * in_service(t.depreciation_per_year, n),
                 nodes * in_service(t.capital_per_year, n), nodes * in_service(t.support_per_year, n),
-                fixed.get(o, 0.0) + serving.get(o, 0.0), util, months, against, text))
+                fixed.get(o, 0.0) + serving.get(o, 0.0), util, months, against, text, npv_per_unit=npv))
         else:
             n = owned_days(plan, segments, t)
             held = prices.gpu_hours_held(t.owned_nodes * t.gpus_per_node, n)
@@ -197,3 +222,60 @@ def capex_month(b: BoughtRow) -> str:
 def capex_rows(bought: list[BoughtRow]) -> list[dict]:
     """The cash outlay by month of delivery."""
     return [{"month": capex_month(b), "offer": b.offer, "nodes": b.nodes, "amount": b.capex} for b in bought]
+
+
+# --- the book view: what the accounts carry, beside the cash all-in ------------------------------
+
+def book_view(result: PlanResult) -> BookView | None:
+    """The horizon in the books: depreciation of servers owned and bought plus opex (rented tiers, contracts,
+    API, energy, space, support); the cost of capital is shown apart. None without hardware of your own
+    (then the book is the all-in). total = all_in + depreciation_owned − cost_of_capital, by construction:
+    the all-in carries bought servers' depreciation, capital and support (tier buy) but not owned servers'
+    depreciation (sunk capital, no decision turns on it)."""
+    own = result.own
+    if own is None:
+        return None
+    dep_owned = sum(r.depreciation_in_horizon for r in own.owned)
+    dep_bought = sum(b.depreciation_in_horizon for b in own.bought)
+    capital = sum(b.capital_in_horizon for b in own.bought)
+    all_in = result.cost_all_in
+    opex = all_in - dep_bought - capital
+    return BookView(dep_owned, dep_bought, opex, capital, all_in, dep_owned + dep_bought + opex)
+
+
+def book_by_workload(result: PlanResult) -> dict[str, dict[str, float]]:
+    """Each workload's part of the book view, and what no workload used (key ""): its all-in, plus the owned
+    servers' depreciation by the GPU-hours it ran on them, minus the cost of capital inside its share of
+    servers bought (by the GPU-hours it ran on them). The unused part of each is priced the same way from the
+    GPU-hours held and not used, so the rows' `book` add up to book_view's total. Showback (team rows) reads
+    this to charge teams on servers of your own their depreciation."""
+    own = result.own
+    out: dict[str, dict[str, float]] = {}
+
+    def row(key: str, all_in: float, dep: float, cap: float) -> None:
+        out[key] = {"all_in": all_in, "depreciation_owned": dep, "cost_of_capital": cap,
+                    "book": all_in + dep - cap}
+
+    held = {x.offer: prices.gpu_hours_held(x.nodes * x.gpus_per_node, x.service_days)
+            for x in (own.inputs if own is not None else [])}
+    dep_rate, cap_rate = {}, {}  # per GPU-hour held
+    for r in (own.owned if own is not None else []):
+        h = held.get(r.offer) or (r.gpu_hours_used / r.utilization if r.utilization else 0.0)
+        held[r.offer] = h
+        dep_rate[r.offer] = r.depreciation_in_horizon / h if h else 0.0
+    for b in (own.bought if own is not None else []):
+        h = sum(p.gpu_hours for p in result.purchases if p.offer == b.offer and p.tier == "buy")
+        held[b.offer] = h
+        cap_rate[b.offer] = b.capital_in_horizon / h if h else 0.0
+    used = {o: 0.0 for o in held}
+    for w in result.workloads:
+        owned_gh = w.gpu_hours_by_tier.get("owned", 0.0) if w.offer in dep_rate else 0.0
+        bought_gh = w.gpu_hours_by_tier.get("buy", 0.0) if w.offer in cap_rate else 0.0
+        if w.offer in used:
+            used[w.offer] += owned_gh + bought_gh
+        row(w.name, w.cost + w.committed_cost, owned_gh * dep_rate.get(w.offer, 0.0),
+            bought_gh * cap_rate.get(w.offer, 0.0))
+    idle_dep = sum((held[o] - used[o]) * dep_rate[o] for o in dep_rate)
+    idle_cap = sum((held[o] - used[o]) * cap_rate[o] for o in cap_rate)
+    row("", result.cost_idle + result.cost_idle_committed, idle_dep, idle_cap)
+    return out

@@ -341,6 +341,10 @@ class BoughtRow:
     provisional: bool = False
     """True when the search stopped short of policy.mip_gap: a cheaper plan may not buy these servers, so they
     are not to be ordered before the plan is solved again with more time (false in files written before)."""
+    npv_per_unit: float | None = None
+    """Net present value of one unit against renting `alternative`, over its life: the monthly saving at this
+    horizon's use and prices, discounted at the cost of capital, plus the residual value, minus the price
+    (results.own.npv_per_unit; None without an alternative, or in files written before)."""
 
 
 @dataclass(frozen=True)
@@ -441,6 +445,26 @@ class OwnResult:
     """Owned servers' depreciation for the horizon (sunk, reported)."""
     inputs: list[OwnInputRow] = field(default_factory=list)
     """Every own offer's inputs (empty in results written before they were kept)."""
+
+
+@dataclass(frozen=True)
+class BookView:
+    """The horizon as the accounts book it, beside the cash all-in (docs/finance.md, "Book view"): depreciation
+    of servers owned and bought plus opex; the cost of capital is shown apart, not an expense.
+    total = all_in + depreciation_owned − cost_of_capital."""
+
+    depreciation_owned: float
+    """Servers owned before the plan: the horizon's straight-line share of their book value over the remaining life."""
+    depreciation_bought: float
+    """Servers bought: price × (1 − residual) ÷ life, for the days from delivery."""
+    opex: float
+    """Everything else the all-in counts: rented tiers, signed contracts, API, energy, space and support."""
+    cost_of_capital: float
+    """Bought servers' cost of capital in the horizon: part of the all-in (an economic cost), not of the book."""
+    all_in: float
+    """cost.all_in, for the bridge."""
+    total: float
+    """depreciation_owned + depreciation_bought + opex."""
 
 
 @dataclass(frozen=True)

@@ -130,11 +130,11 @@ def test_section_has_the_decision_the_servers_and_the_money(own, page):
                    b.running_in_horizon):
         assert money(amount) in text, money(amount)
     assert "2027-01-11" in text and f"{b.payback_months:,.0f} months" in text
-    # capex lands in its delivery month; the profit and loss adds up to the plan's cost
-    months = re.search(r"<h3>Profit and loss against cash.*?</table>", section, re.S).group(0)
+    # capex lands in its delivery month; the all-in by month adds up to the plan's cost
+    months = re.search(r"<h3>All-in against cash.*?</table>", section, re.S).group(0)
     total = re.search(r'<tr class="total">(.*?)</tr>', months, re.S).group(1)
     cells = re.findall(r'<td class="n">([^<]+)</td>', total)
-    assert cells[3] == money(own.cost_total)  # profit and loss
+    assert cells[3] == money(own.cost_total)  # all-in
     assert cells[4] == money(own.own.capex)  # capex at delivery
     assert re.search(r'<td class="n">2027-01</td>(?:<td class="n">[^<]+</td>){4}<td class="n">'
                      + re.escape(money(own.own.capex)), months)

@@ -10,8 +10,11 @@ PUE, energy price by hour and colocation price) and the formulas of candidates.o
     colocation            = units × colo per kW-month × load kW × 12 ÷ 365 × days in service
     (owned servers' support is a facility cost too: units × support × days in service ÷ 365)
 
-Its totals are the Summary's buy and facility tiers. Then capex against the horizon's ownership share,
-break-even against renting, the buy decision and what the facility has left. Each Python value beside a
+Its totals are the Summary's buy and facility tiers. Then capex against the horizon's ownership share and
+the horizon three ways (all-in; the book view, book_cost = all-in + owned depreciation − cost of capital;
+cash), break-even against renting, the buy decision (payback_months and npv_per_unit, live) and what the
+facility has left. Days in service are the solve's, not inputs: a later delivery is a new plan (more
+rental on the bridge, the capex in another month), which only a solve prices. Each Python value beside a
 formula is computed the way the formula computes it.
 """
 
@@ -21,8 +24,9 @@ from dataclasses import dataclass
 
 from xlsxwriter.utility import xl_col_to_name
 
-from optimizer.report.xlsx.cells import Sheet, cell, defined_name, ref, rng
+from optimizer.report.xlsx.cells import Sheet, cell, defined_name, excel_round, ref, rng
 from optimizer.report.xlsx.refs import Refs
+from optimizer.results.own import npv_per_unit
 from optimizer.results.types import OwnInputRow, PlanResult
 
 DAYS_PER_YEAR = 365
@@ -78,7 +82,7 @@ def write_own(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     r = _costs(sh, result, rows, refs, r + 2)
     r = _pnl(sh, result, rows, refs, r + 2)
     r = _break_even(sh, result, rows, refs, r + 2)
-    r = _decision(sh, result, r + 2)
+    r = _decision(sh, result, rows, refs, r + 2)
     r = _facility_use(sh, result, rows, r + 2)
     ws.freeze_panes(4, 1)
     sh.page(r, 25)
@@ -148,12 +152,22 @@ def _inputs(sh: Sheet, result: PlanResult, rows: list[_Row], r: int) -> int:
             for col in (PRICE, LIFE, RESIDUAL, COC):
                 sh.text(r, col, "sunk", "na")
         for col, key, v, num in ((SUPPORT, "support_per_year", x.support_per_year, "money0"),
-                                 (LOAD, "load_kw", x.load_kw, "dec2"), (IDLE, "idle_kw", x.idle_kw, "dec2"),
-                                 (DAYS, "service_days", x.service_days, "#,##0.##")):
+                                 (LOAD, "load_kw", x.load_kw, "dec2"), (IDLE, "idle_kw", x.idle_kw, "dec2")):
             sh.inp(r, col, v, num, name=defined_name("own", x.offer, key))
+        # Locked (the solve's, grey): fewer days in service means a later delivery, and with it more days
+        # rented on the bridge and the capex in another month — a new plan, which only a solve prices.
+        sh.num(r, DAYS, x.service_days, "value", num="#,##0.##")
+        name = defined_name("own", x.offer, "service_days")
+        if name:
+            sh.book.name(name, sh.name, r, DAYS)
     r += 1
-    sh.text(r, 0, "Units: bought by this plan (0: none bought) or owned. Days in service: from delivery (bought) "
-                  "or from when they serve (owned) to the horizon's end. Owned servers' capital is sunk.", "note")
+    sh.ws.merge_range(r, 0, r, 11, "", sh.fmt("note"))
+    sh.text(r, 0, "Units: bought by this plan (0: none bought) or owned. Days in service (grey, not an input): "
+                  "from delivery (bought) or from when they serve (owned) to the horizon's end, as solved. A "
+                  "delivery date is not edited here: a later one adds rental until the servers arrive and moves "
+                  "the capex, so change lead_time_days in the plan and solve again. Owned servers' capital is "
+                  "sunk.", "note")
+    sh.ws.set_row(r, 28)
     return r
 
 
@@ -261,7 +275,7 @@ def _costs(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) 
     refs.tier_cost["facility"] = fac_t
     r += 1
     sh.text(r, 0, "Ownership share: tier buy on Summary. Energy and space: tier facility. Owned servers' "
-                  "depreciation is sunk and not in the total (see below).", "note")
+                  "depreciation is sunk: not in the all-in, in the book view (see below).", "note")
     return r
 
 
@@ -299,18 +313,31 @@ def _sum(values) -> float:
 
 # --- P&L against cash ------------------------------------------------------------------------------
 
+def all_in(result: PlanResult, refs: Refs) -> tuple[str, float]:
+    """The all-in cell as formulas read it (Summary's all_in_cost: the total, plus committed spend when the
+    plan has signed contracts) and its value as Summary stores it."""
+    total = refs.scenario["risk"][1] if refs.tiers_name != "total_cost" else \
+        _sum(refs.tier_cost.get(k, 0.0) for k in ("buy", "facility", "reserved", "on_demand", "spot")) \
+        + (refs.api_total[1] if refs.api_total else 0.0)
+    committed = refs.committed[1] if (result.commitments and refs.committed) else 0.0
+    return "all_in_cost", total + committed
+
+
 def _pnl(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) -> int:
+    """Bought servers' share of the all-in against their cash, the servers owned, then the horizon three
+    ways: all-in (what the plan minimises), the book (depreciation owned and bought + opex; the cost of
+    capital apart) and cash (capex at delivery, support as it runs)."""
     own = result.own
     assert own is not None
-    sh.text(r, 0, "P&L against cash: what bought servers cost in the horizon, and what is paid for them", "h2")
+    sh.text(r, 0, "Servers bought: their share of the all-in, the book and the cash", "h2")
     r += 1
     head = r
-    sh.header(r, 0, ["Offer", "Units", "Delivered", "Capex at delivery (cash)", "Depreciation in the horizon",
-                     "Capital in the horizon", "Support in the horizon", "Ownership share (P&L)",
-                     "Book value at the horizon's end", "Share of capex expensed"])
+    sh.header(r, 0, ["Offer", "Units", "Delivered", "Capex at delivery (cash)", "Depreciation in the horizon (book)",
+                     "Cost of capital in the horizon (not an expense)", "Support in the horizon (opex)",
+                     "Ownership share (all-in)", "Book value at the horizon's end", "Share of capex expensed"])
     sh.ws.set_row(r, 30)
     delivered = {b.offer: b.delivery_date or f"day {b.delivery_day}" for b in own.bought}
-    capex_t = share_t = support_t = 0.0
+    capex_t = share_t = support_t = dep_t = cap_t = 0.0
     bought = [row for row in rows if row.x.kind == "buy" and row.x.nodes]
     for row in bought:
         r += 1
@@ -331,23 +358,84 @@ def _pnl(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) ->
         capex_t += capex
         share_t += row.buy
         support_t += sup
+        dep_t += dep
+        cap_t += cap
     if not bought:
         r += 1
         sh.text(r, 0, "None: the plan buys no servers.", "note")
     first, last = head + 1, max(r, head + 1)
     r += 1
     sh.text(r, 0, "Total", "total")
-    for col, v in ((3, capex_t), (6, support_t), (7, share_t)):
+    for col, v in ((3, capex_t), (4, dep_t), (5, cap_t), (6, support_t), (7, share_t)):
         sh.calc(r, col, f"SUM({rng(sh.name, first, last, col)})" if bought else "0", v, "total", num="money0")
     _name(sh, "own_capex", r, 3)
+    dep_bought = _name(sh, "own_depreciation_bought", r, 4)
+    capital = _name(sh, "own_cost_of_capital", r, 5)
     support_cell = f"G{r + 1}"
+
+    dep_owned_v = 0.0
+    dep_owned = "0"
+    if own.owned:
+        r += 2
+        sh.text(r, 0, "Servers owned already (capital sunk: their depreciation is in the book, not in the all-in)",
+                "total")
+        r += 1
+        sh.header(r, 0, ["Offer", "Units", "GPUs", "Book value", "Depreciation in the horizon", "GPU-hours used",
+                         "Use"])
+        sh.ws.set_row(r, 30)
+        o_first = r + 1
+        for o in own.owned:
+            r += 1
+            sh.text(r, 0, o.offer)
+            sh.num(r, 1, o.nodes, num="int")
+            sh.num(r, 2, o.gpus, num="int")
+            sh.num(r, 3, o.book_value, num="money0")
+            sh.num(r, 4, o.depreciation_in_horizon, num="money0")
+            sh.num(r, 5, o.gpu_hours_used, num="int")
+            sh.num(r, 6, o.utilization, num="pct")
+            dep_owned_v += o.depreciation_in_horizon
+        r += 1
+        sh.text(r, 0, "Total", "total")
+        sh.calc(r, 4, f"SUM({rng(sh.name, o_first, r - 1, 4)})", dep_owned_v, "total", num="money0")
+        dep_owned = _name(sh, "own_depreciation_owned", r, 4)
+        r += 1
+        sh.text(r, 0, "Straight line: the book value over the remaining life, for the days they serve.", "note")
+
+    all_in_ref, all_in_v = all_in(result, refs)
     total_v = _sum(refs.tier_cost.get(k, 0.0) for k in ("buy", "facility", "reserved", "on_demand", "spot")) \
         + (refs.api_total[1] if refs.api_total else 0.0)
     r += 2
-    sh.text(r, 0, "The horizon in the P&L and in cash", "total")
+    sh.text(r, 0, "The horizon three ways: all-in, book, cash", "total")
     r += 1
-    sh.text(r, 0, "Cost in the horizon (P&L: Summary's total)" if refs.tiers_name == "total_cost"
-            else "Cost in the horizon (P&L: Summary's expected cost over the scenarios)")
+    sh.text(r, 0, "All-in (Summary's all_in_cost: what the plan minimises; bought servers at their ownership share)")
+    sh.calc(r, 3, all_in_ref, all_in_v, num="money0")
+    a = r + 1
+    r += 1
+    sh.text(r, 0, "… less the cost of capital of servers bought (shown apart: not an expense)")
+    sh.calc(r, 3, f"-{capital}", -cap_t, num="money0")
+    r += 1
+    sh.text(r, 0, "… plus the depreciation of servers owned (sunk, so not in the all-in)")
+    sh.calc(r, 3, dep_owned, dep_owned_v, num="money0")
+    r += 1
+    book_v = all_in_v - cap_t + dep_owned_v
+    sh.text(r, 0, "Book view (P&L): depreciation, owned and bought, + opex", "total")
+    sh.calc(r, 3, f"D{a}+D{a + 1}+D{a + 2}", book_v, "total", num="money0")
+    book = _name(sh, "book_cost", r, 3)
+    r += 1
+    sh.text(r, 0, "… of which depreciation of servers owned")
+    sh.calc(r, 3, dep_owned, dep_owned_v, num="money0")
+    r += 1
+    sh.text(r, 0, "… of which depreciation of servers bought")
+    sh.calc(r, 3, dep_bought, dep_t, num="money0")
+    r += 1
+    opex_v = all_in_v - dep_t - cap_t
+    sh.text(r, 0, "… of which opex: renting, contracts, API, energy, space and support")
+    sh.calc(r, 3, f"{book}-{dep_owned}-{dep_bought}", book_v - dep_owned_v - dep_t, num="money0")
+    _name(sh, "book_opex", r, 3)
+    assert abs(opex_v - (book_v - dep_owned_v - dep_t)) <= 1e-6 * max(1.0, abs(opex_v))
+    r += 2
+    sh.text(r, 0, "Cost in the horizon (new spend: Summary's total)" if refs.tiers_name == "total_cost"
+            else "Cost in the horizon (new spend: Summary's expected cost over the scenarios)")
     sh.calc(r, 3, refs.tiers_name, total_v, num="money0")
     r += 1
     sh.text(r, 0, "… of which the ownership share of servers bought")
@@ -359,22 +447,6 @@ def _pnl(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) ->
     sh.text(r, 0, "Cash out in the horizon: the total without the ownership share, plus support as it runs and "
             "capex at delivery")
     sh.calc(r, 3, f"D{r - 2}-D{r - 1}+D{r}+own_capex", total_v - share_t + support_t + capex_t, num="money0")
-    if own.owned:
-        r += 2
-        sh.text(r, 0, "Servers owned already (capital sunk: reported, not in the total)", "total")
-        r += 1
-        sh.header(r, 0, ["Offer", "Units", "GPUs", "Book value", "Depreciation in the horizon", "GPU-hours used",
-                         "Use"])
-        sh.ws.set_row(r, 30)
-        for o in own.owned:
-            r += 1
-            sh.text(r, 0, o.offer)
-            sh.num(r, 1, o.nodes, num="int")
-            sh.num(r, 2, o.gpus, num="int")
-            sh.num(r, 3, o.book_value, num="money0")
-            sh.num(r, 4, o.depreciation_in_horizon, num="money0")
-            sh.num(r, 5, o.gpu_hours_used, num="int")
-            sh.num(r, 6, o.utilization, num="pct")
     return r
 
 
@@ -441,28 +513,136 @@ def _break_even(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: 
     return r
 
 
-def _decision(sh: Sheet, result: PlanResult, r: int) -> int:
+def _decision(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) -> int:
+    """Each server bought against its cheapest rented alternative at the use the solve gave it: the saving a
+    month before owning, the payback (price ÷ saving) and the NPV over its life, live on the inputs and the
+    alternative's price (results.own computes the JSON's the same way)."""
     own = result.own
     assert own is not None
+    V, at = refs.own_values, refs.own
     sh.text(r, 0, "The buy decision", "h2")
     if not own.bought:
         r += 1
         sh.text(r, 0, "Buy nothing: renting (and the servers owned) cost less over this horizon.", "note")
         return r
     r += 1
-    sh.header(r, 0, ["Offer", "Units", "Use", "Payback (months)", "Against"])
+    sh.ws.merge_range(r, 0, r, 11, "", sh.fmt("note"))
+    sh.text(r, 0, "Per unit, at the use the solve gave the servers bought and the alternative's price: renting "
+                  "costs the price per GPU-hour (a reservation) or the price × use (by the hour); running one costs "
+                  "idle energy, space and support per GPU-hour owned + serving energy × use. Saving a month = "
+                  "(renting − running) × GPUs per unit × 24 × 365 ÷ 12. Payback = price ÷ saving. NPV: the saving "
+                  "each month of the life, discounted at the cost of capital ÷ 12, + residual × price at the end, "
+                  "− price.", "note")
+    sh.ws.set_row(r, 42)
+    r += 1
+    sh.header(r, 0, ["Offer", "Units", "Use (solved)", "Against", "Price per GPU-hour against",
+                     "Renting per GPU-hour owned", "Running per GPU-hour owned", "Saving per unit a month",
+                     "Payback (months)", "NPV per unit over its life"])
+    sh.ws.set_row(r, 30)
+    by_offer = {row.x.offer: row for row in rows}
     for b in own.bought:
         r += 1
+        n = r + 1
+        row = by_offer.get(b.offer)
         sh.text(r, 0, b.offer)
-        sh.num(r, 1, b.nodes, num="int")
         sh.num(r, 2, b.utilization, num="pct")
-        sh.num(r, 3, b.payback_months, num="dec1")
-        sh.text(r, 4, b.alternative or "–")
+        sh.text(r, 3, b.alternative or "–")
+        if row is None or not b.alternative:
+            sh.num(r, 1, b.nodes, num="int")
+            sh.num(r, 8, b.payback_months, num="dec1")
+            sh.num(r, 9, b.npv_per_unit, num="money0")
+        else:
+            x, i, k = row.x, row.inp + 1, row.cost + 1
+            sh.calc(r, 1, f"C{i}", x.nodes, num="int")
+            oid, _, tier = b.alternative.rpartition(" ")
+            price_v = next((e.price_per_gpu_hour for e in own.break_even
+                            if e.offer == b.offer and e.against == oid and e.tier == tier), 0.0)
+            price_ref = refs.price.get((oid, tier))
+            if price_ref:
+                sh.calc(r, 4, price_ref, price_v, num="money2")
+            else:
+                sh.inp(r, 4, price_v, "money2")
+            held = tier.startswith("reserved")  # paid whatever the use
+            renting = price_v if held else price_v * b.utilization
+            sh.calc(r, 5, f"E{n}" if held else f"E{n}*C{n}", renting, num="money2")
+            running = (x.idle_kw * V["pue"] * V["tariff_day"] + V["colo"] * x.load_kw * 12 / DAYS_PER_YEAR
+                       + x.support_per_year / DAYS_PER_YEAR) / (24 * x.gpus_per_node) \
+                + (x.load_kw - x.idle_kw) / x.gpus_per_node * V["pue"] * V["tariff_day"] / 24 * b.utilization
+            sh.calc(r, 6, f"(K{i}*{at['pue']}*{at['tariff_day']}+{at['colo']}*J{i}*12/{DAYS_PER_YEAR}"
+                          f"+I{i}/{DAYS_PER_YEAR})/(24*D{i})+(J{i}-K{i})/D{i}*{at['pue']}*{at['tariff_day']}/24*C{n}",
+                    running, num="money2")
+            saving = (renting - running) * x.gpus_per_node * 24 * DAYS_PER_YEAR / 12
+            sh.calc(r, 7, f"(F{n}-G{n})*D{i}*24*{DAYS_PER_YEAR}/12", saving, num="money0")
+            months = x.price_per_node / saving if saving > 0 else "never"
+            sh.calc(r, 8, f'IF(H{n}<=0,"never",E{i}/H{n})', months, num="dec1")
+            npv = npv_per_unit(x.price_per_node, saving, x.life_years, x.residual_fraction, x.cost_of_capital)
+            sh.calc(r, 9, f"IF(H{i}=0,H{n}*F{i}*12+G{i}*E{i}-E{i},"
+                          f"H{n}*(1-(1+H{i}/12)^(-F{i}*12))/(H{i}/12)+G{i}*E{i}*(1+H{i}/12)^(-F{i}*12)-E{i})",
+                    npv, num="money0")
+            payback = ref(sh.name, r, 8)
+            for name in (defined_name("own", b.offer, "payback_months"), "payback_months"):
+                if name and sh.book.name(name, sh.name, r, 8):
+                    payback = name
+            for name in (defined_name("own", b.offer, "npv_per_unit"), "npv_per_unit"):
+                if name:
+                    sh.book.name(name, sh.name, r, 9)
+            refs.own_offer.setdefault(b.offer, {})["payback"] = (payback, months)
         r += 1
         sh.ws.merge_range(r, 0, r, 11, "", sh.fmt("note"))
-        sh.text(r, 0, b.decision, "note")
+        if not write_live_text(sh, r, 0, b.decision, result, refs, "note"):
+            sh.text(r, 0, b.decision, "note")
         sh.fit_row(r, b.decision, 150)
     return r
+
+
+def _literal(s: str) -> str:
+    """A text as a formula's string: quotes doubled, at most 255 characters a literal (Excel's limit), line
+    breaks as CHAR(10)."""
+    parts = []
+    for i, line in enumerate(s.split("\n")):
+        if i:
+            parts.append("CHAR(10)")
+        line = line.replace('"', '""')
+        chunks = [line[j:j + 200] for j in range(0, len(line), 200)] or [""]
+        parts += [f'"{c}"' for c in chunks if c or len(chunks) == 1]
+    return "&".join(parts)
+
+
+def _live(text: str, b, payback: str, months) -> tuple[str, str] | None:
+    """`text` with the decision's payback phrase read from the payback cell: the formula, and its value."""
+    if not b.alternative or b.decision not in text:
+        return None
+    never = f"; never paid back against {b.alternative} at {b.utilization:.0%} use"
+    for tail in (f", paid back in {b.payback_months:.0f} months against {b.alternative}"
+                 if b.payback_months is not None else None, never):
+        if tail and b.decision.endswith(tail):
+            base = b.decision[:-len(tail)]
+            break
+    else:
+        return None
+    before, _, after = text.partition(b.decision)
+    paid = f'", paid back in "&TEXT({payback},"0")&" months against {b.alternative.replace(chr(34), chr(34) * 2)}"'
+    phrase = f'IF(ISNUMBER({payback}),{paid},{_literal(never)})'
+    formula = "&".join(p for p in (_literal(before + base) if before + base else "", phrase,
+                                   _literal(after) if after else "") if p)
+    value_tail = (f", paid back in {excel_round(months, 0):.0f} months against {b.alternative}"
+                  if isinstance(months, (int, float)) else never)
+    return formula, before + base + value_tail + after
+
+
+def write_live_text(sh: Sheet, r: int, c: int, text: str, result: PlanResult, refs: Refs, *styles: str) -> bool:
+    """Write `text` as a formula when it holds a buy decision whose payback the Own hardware sheet computes
+    (Summary's Decision, this sheet's decision line): its months then follow an edited price. False when the
+    text holds none (the caller writes it as text)."""
+    if result.own is None:
+        return False
+    for b in result.own.bought:
+        at = refs.own_offer.get(b.offer, {}).get("payback")
+        live = _live(text, b, at[0], at[1]) if at else None
+        if live:
+            sh.ws.write_formula(r, c, "=" + live[0], sh.fmt(*styles), live[1])
+            return True
+    return False
 
 
 def _binds(sh: Sheet, r: int, binding: bool, left: float) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 from optimizer import formatting, vocab
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet
+from optimizer.report.xlsx.own import write_live_text
 from optimizer.report.xlsx.refs import Refs
 from optimizer.results.types import PlanResult
 
@@ -65,6 +66,8 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.calc(r, 1, "scenario_risk" if split else tiers_f, total_v, "total" if committed is not None else "big",
             num="money0")
     book.name("total_cost", sh.name, r, 1)
+    if committed is None:  # nothing signed before: the all-in is the total
+        book.name("all_in_cost", sh.name, r, 1)
     if split:
         r += 1
         sh.text(r, 0, "Expected cost over the scenarios: the tiers below add up to it")
@@ -111,7 +114,8 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sentence = "\n".join([row.text, *(f"· {c}" for c in row.caveats)])
         sh.text(r, 0, row.what, "value")
         ws.merge_range(r, 1, r, 8, "", sh.fmt("note"))
-        sh.text(r, 1, sentence, "note")
+        if not write_live_text(sh, r, 1, sentence, result, refs, "note"):  # a buy's payback: live on Own hardware
+            sh.text(r, 1, sentence, "note")
         sh.fit_row(r, sentence, 110)
     r += 2
     cmd = f"planopt solve {result.file}" if result.file else "planopt solve PLAN.yaml"
@@ -285,15 +289,25 @@ def _policy_value(sh: Sheet, r: int, v: Any, num: str) -> None:
 
 def _binding(sh: Sheet, result: PlanResult, r: int) -> int:
     sh.text(r, 0, "What binds", "h2")
-    caps = L.caps_that_bind(result)  # goodput limits: the Workloads sheet's "Goodput bound by"
-    if not caps and not result.notes:
+    # the Decision's Binds lines, one account (results.decision.what_binds); goodput limits are the
+    # Workloads sheet's "Goodput bound by"
+    money = lambda v, nd=0: formatting.money(v, result.currency, nd)  # noqa: E731
+    caps = L.caps_that_bind(result)
+    binds, full = L.facility_binds(result, money)
+    if not caps and not binds:
         r += 1
-        sh.text(r, 0, "No cap or share limit is reached.", "note")
+        sh.text(r, 0, L.NOTHING_BINDS[:1].upper() + L.NOTHING_BINDS[1:] + ".", "note")
     for b in caps:
         r += 1
         sh.text(r, 0, b.what)
         sh.ws.merge_range(r, 1, r, 5, "", sh.fmt("value"))
         sh.text(r, 1, f"{b.detail} ({b.family})", "value")
+    for line in binds + full:
+        r += 1
+        what, _, detail = line.partition(": ")
+        sh.text(r, 0, what)
+        sh.ws.merge_range(r, 1, r, 5, "", sh.fmt("value"))
+        sh.text(r, 1, detail, "value")
     for note in result.notes:
         r += 1
         sh.text(r, 0, "Note", "total")
