@@ -238,7 +238,8 @@ def _groups(result: PlanResult, w: WorkloadResult, planned, plan, catalog, engin
             min_replicas=lo, max_replicas=hi, metric=_metric_name(info["running_metric"]),
             target_in_flight=max(1, round(w.needed_concurrency * occupancy)), role=role,
             batch_window=window if batch else None, timezone=timezone, worker_command=wcmd, worker_args=wargs,
-            extra_annotations={f"{k8s.LABEL}/engine-version": f"{engine} {info['version']}"})
+            extra_annotations={f"{k8s.LABEL}/accelerator": w.accelerator, f"{k8s.LABEL}/precision": w.precision or "",
+                               f"{k8s.LABEL}/tp": str(tp), f"{k8s.LABEL}/engine-version": f"{engine} {info['version']}"})
         facts = {
             "tensor_parallel": tp, "pipeline_parallel": pp, "expert_parallel": ep, "family": fam,
             "precision": w.precision, "kv_cache_dtype": kv, "max_running_sequences": shape.max_seqs,
@@ -345,7 +346,7 @@ def _index(result: PlanResult, entries: list[Entry], skipped: list[Skipped], not
 def _readme(result: PlanResult, entries: list[Entry], skipped: list[Skipped], notes: list[str]) -> str:
     used = sorted({e.group.engine for e in entries})
     out = [f"# Deployment of {result.plan}", "",
-           f"Written by `planopt deploy` from `{result.file}`'s result"
+           f"Written by `planopt deploy` from the solved result of `{result.file}`"
            + _stamp() + ". Every number below comes from the solved plan; nothing here was measured.", "",
            "## Files", "",
            "| file | what it is |", "|---|---|",
