@@ -56,7 +56,6 @@ def deploy(
 
         result = read_result(result_file)
         target = outdir if outdir is not None else result_file.parent / f"{result_file.stem}-deploy"
-        check_writable([target], "--outdir")
         loaded = None
         if plan is not None:
             loaded = load_plan(plan, list(catalog or []))
@@ -74,6 +73,7 @@ def deploy(
         if not bundle.entries and not bundle.skipped:
             raise PlanError(Problem("the result has no workloads to deploy", "solve a plan with workloads first",
                                     file=str(result_file)))
+        check_writable([target / rel for rel in bundle.files], "--outdir")
         try:
             write(bundle, target)
         except OSError as exc:

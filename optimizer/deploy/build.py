@@ -258,8 +258,8 @@ def _groups(result: PlanResult, w: WorkloadResult, planned, plan, catalog, engin
         if batch:
             facts["window_hours"] = list(window) if window else None
         if engine != (w.engine or engine):
-            launch.notes.append(f"sized on {w.engine}; deployed on {engine}: measure it (planopt calibrate "
-                                f"--bench … --deployment {g.name}) and solve again")
+            launch.notes.append(f"sized on {w.engine}; deployed on {engine}: measure it (planopt calibrate PLAN "
+                                f"--bench RUN.json --deployment {g.name} --manifests DIR) and solve again")
         out.append(Entry(g, launch, "batch" if batch else "serving", facts))
     return out
 

@@ -202,6 +202,19 @@ def test_bundle_matches_its_golden_files(tmp_path, engine, monkeypatch):
         assert written[rel] == kept[rel], rel
 
 
+def test_deploying_again_into_the_same_folder_rewrites_it(tmp_path):
+    first = _deploy(tmp_path, "vllm")
+    before = {p: p.read_text() for p in first.rglob("*") if p.is_file()}
+    assert {p: p.read_text() for p in _deploy(tmp_path, "vllm").rglob("*") if p.is_file()} == before
+
+
+def test_an_outdir_that_is_a_file_is_refused(tmp_path):
+    blocked = tmp_path / "out"
+    blocked.write_text("x")
+    res = runner.invoke(app, ["deploy", str(RESULT), "--plan", str(Q4), "-o", str(blocked)])
+    assert res.exit_code == 2 and "--outdir" in res.output and blocked.read_text() == "x"
+
+
 def test_bad_result_exits_2_and_writes_nothing(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
