@@ -161,15 +161,9 @@ def _hourly_min(w: WorkloadResult) -> int:
 
 
 def _groups(result: PlanResult, w: WorkloadResult, planned, plan, catalog, engine: str) -> list[Entry]:
-    acc = catalog.accelerators[w.accelerator]
-    prec = catalog.precisions.get(w.precision) if w.precision else None
-    kv = getattr(planned, "kv_precision", None)
-    if kv is None and prec is not None:
-        kv = KV_NAME.get(float(prec.kv_bytes_per_elem))
     context = planned.context if planned is not None else None
     occupancy = _policy(result, "occupancy", w.pool, 0.6)
     reserve = _policy(result, "memory_reserve", w.pool, 0.10)
-    gpn = int((result.offers.get(w.offer) or {}).get("gpus_per_node") or 8)
     ns = k8s.dns_name(w.pool)
     info = eng.ENGINE_VERSIONS[engine]
     batch = w.kind == "batch"
@@ -177,49 +171,54 @@ def _groups(result: PlanResult, w: WorkloadResult, planned, plan, catalog, engin
     timezone = plan.timezone if plan is not None else "UTC"
     low = _hourly_min(w)
 
-    # (suffix, config key, label, tp, pp, ep, family, mig, max replicas, min replicas, role)
-    configs: list[tuple] = []
+    configs: list[_Config] = []
     if w.split:
         rows = {c.label: c for c in result.candidates if c.workload == w.name}
-        main = max(w.split, key=lambda k: (sum(w.split[k]), k))
         for label in sorted(w.split):
             c = rows.get(label)
-            if c is None:
+            if c is None or c.offer is None or c.accelerator is None:
                 continue
             tp, pp, ep, fam = _degrees(c.layout) if c.layout and c.family in ("pp", "ep") else (c.tp, 1, 1, "tp")
-            if label == main:
-                hi, lo = w.replicas.total, low
-            else:
-                hi = max(1, math.ceil(w.split_gpus_at_peak.get(label, 0) / max(c.gpus_per_replica, 1e-9)))
-                lo = 1
-            configs.append((k8s.dns_name(label) if label != main else "", c.key, label, tp, pp, ep, fam,
-                            c.mig, hi, lo, None, c.gpus_per_replica))
+            own = c.key == w.key
+            # the row's own config carries the workload's replica figures; another config its GPUs at the peak
+            hi = w.replicas.total if own else max(1, math.ceil(w.split_gpus_at_peak.get(label, 0)
+                                                               / max(c.gpus_per_replica, 1e-9)))
+            configs.append(_Config("" if own else label, c.key, label, c.offer, c.accelerator, c.precision, tp, pp,
+                                   ep, fam, c.mig, hi, low if own else 1, None, c.gpus_per_replica,
+                                   w.needed_concurrency if own else min(w.needed_concurrency, c.kv_concurrency)))
     elif w.family == "disagg" and w.layout and _DISAGG.search(w.layout):
         m = _DISAGG.search(w.layout)
         label = _label(w)
-        ptp, ppp, pep, pfam = _degrees(m["p"])
-        dtp, dpp, dep, dfam = _degrees(m["d"])
         share = float(m["n"])
-        configs.append(("prefill", w.key, label, ptp, ppp, pep, pfam, None,
-                        max(1, math.ceil(w.replicas.total * share)), max(1, math.floor(low * share)), "prefill",
-                        ptp * ppp * max(1, pep // max(1, ptp))))
-        configs.append(("decode", w.key, label, dtp, dpp, dep, dfam, None, w.replicas.total, low, "decode",
-                        dtp * dpp * max(1, dep // max(1, dtp))))
+        for role, part, hi, lo in (("prefill", m["p"], max(1, math.ceil(w.replicas.total * share)),
+                                    max(1, math.floor(low * share))),
+                                   ("decode", m["d"], w.replicas.total, low)):
+            tp, pp, ep, fam = _degrees(part)
+            configs.append(_Config(role, w.key, label, w.offer, w.accelerator, w.precision, tp, pp, ep, fam, None,
+                                   hi, lo, role, tp * pp * max(1, ep // max(1, tp)), w.needed_concurrency))
     else:
         if w.layout and w.family in ("pp", "ep"):
             tp, pp, ep, fam = _degrees(w.layout)
         else:
             tp, pp, ep, fam = w.tp, w.pp, w.ep, w.family
-        configs.append(("", w.key, _label(w), tp, pp, ep, fam, w.mig, w.replicas.total, low, None,
-                        w.gpus_per_replica))
+        configs.append(_Config("", w.key, _label(w), w.offer, w.accelerator, w.precision, tp, pp, ep, fam, w.mig,
+                               w.replicas.total, low, None, w.gpus_per_replica, w.needed_concurrency))
 
     out = []
-    for suffix, key, label, tp, pp, ep, fam, mig, hi, lo, role, gpr in configs:
+    for cf in configs:
+        suffix, key, label, tp, pp, ep, fam, mig, hi, lo, role, gpr = (
+            cf.suffix, cf.key, cf.label, cf.tp, cf.pp, cf.ep, cf.family, cf.mig, cf.hi, cf.lo, cf.role, cf.gpr)
+        acc = catalog.accelerators[cf.accelerator]
+        prec = catalog.precisions.get(cf.precision) if cf.precision else None
+        kv = getattr(planned, "kv_precision", None)
+        if kv is None and prec is not None:
+            kv = KV_NAME.get(float(prec.kv_bytes_per_elem))
+        gpn = int((result.offers.get(cf.offer) or {}).get("gpus_per_node") or 8)
         gpus = max(1, int(round(gpr))) if not mig else 1
         nodes = 1 if mig else max(1, math.ceil(gpus / gpn))
         per_pod = gpus if nodes == 1 else math.ceil(gpus / nodes)
-        shape = eng.Shape(model=w.model, precision=w.precision, kv_dtype=kv, tp=tp, pp=pp, ep=ep, family=fam,
-                          max_seqs=max(1, w.needed_concurrency), context=context,
+        shape = eng.Shape(model=w.model, precision=cf.precision, kv_dtype=kv, tp=tp, pp=pp, ep=ep, family=fam,
+                          max_seqs=max(1, cf.seqs), context=context,
                           memory_fraction=_memory_fraction(engine, w, reserve), nodes=nodes, role=role)
         launch = eng.launch(engine, shape)
         lo_note = None
@@ -234,15 +233,15 @@ def _groups(result: PlanResult, w: WorkloadResult, planned, plan, catalog, engin
         g = k8s.Group(
             name=k8s.dns_name(w.name, suffix), namespace=ns, workload=w.name, pool=w.pool, config_key=key,
             config_label=label, engine=engine, image=info["image"], port=int(info["port"]), command=command,
-            args=args, accelerator=w.accelerator, vendor=acc.vendor, mig=mig, gpus_per_pod=per_pod, nodes=nodes,
+            args=args, accelerator=cf.accelerator, vendor=acc.vendor, mig=mig, gpus_per_pod=per_pod, nodes=nodes,
             min_replicas=lo, max_replicas=hi, metric=_metric_name(info["running_metric"]),
-            target_in_flight=max(1, round(w.needed_concurrency * occupancy)), role=role,
+            target_in_flight=max(1, round(cf.seqs * occupancy)), role=role,
             batch_window=window if batch else None, timezone=timezone, worker_command=wcmd, worker_args=wargs,
-            extra_annotations={f"{k8s.LABEL}/accelerator": w.accelerator, f"{k8s.LABEL}/precision": w.precision or "",
+            extra_annotations={f"{k8s.LABEL}/accelerator": cf.accelerator, f"{k8s.LABEL}/precision": cf.precision or "",
                                f"{k8s.LABEL}/tp": str(tp), f"{k8s.LABEL}/engine-version": f"{engine} {info['version']}"})
         facts = {
             "tensor_parallel": tp, "pipeline_parallel": pp, "expert_parallel": ep, "family": fam,
-            "precision": w.precision, "kv_cache_dtype": kv, "max_running_sequences": shape.max_seqs,
+            "precision": cf.precision, "kv_cache_dtype": kv, "max_running_sequences": shape.max_seqs,
             "context_tokens": context, "memory_fraction": eng._fraction(shape.memory_fraction),
             "memory_reserve": reserve, "gpus_per_replica": gpr, "pods_per_replica": nodes, "mig": mig,
             "min_replicas": lo, "max_replicas": hi, "replicas": {"base": w.replicas.base,
@@ -250,8 +249,8 @@ def _groups(result: PlanResult, w: WorkloadResult, planned, plan, catalog, engin
                                                                 "rollout": w.replicas.rollout,
                                                                 "total": w.replicas.total},
             "fewest_replicas_in_an_hour": low, "occupancy": occupancy,
-            "target_requests_in_flight_per_replica": g.target_in_flight, "accelerator": w.accelerator,
-            "offer": w.offer, "engine_planned": w.engine,
+            "target_requests_in_flight_per_replica": g.target_in_flight, "accelerator": cf.accelerator,
+            "offer": cf.offer, "engine_planned": w.engine,
         }
         if lo_note:
             launch.notes.append(lo_note)
@@ -262,6 +261,28 @@ def _groups(result: PlanResult, w: WorkloadResult, planned, plan, catalog, engin
                                 f"--bench RUN.json --deployment {g.name} --manifests DIR) and solve again")
         out.append(Entry(g, launch, "batch" if batch else "serving", facts))
     return out
+
+
+@dataclass(frozen=True)
+class _Config:
+    """One group to emit: a config of the workload (or one side of its disaggregated pair) and its numbers."""
+
+    suffix: str
+    key: str
+    label: str
+    offer: str
+    accelerator: str
+    precision: str | None
+    tp: int
+    pp: int
+    ep: int
+    family: str
+    mig: str | None
+    hi: int
+    lo: int
+    role: str | None
+    gpr: float
+    seqs: int
 
 
 def _label(w: WorkloadResult) -> str:

@@ -177,6 +177,29 @@ def test_a_disaggregated_pair_is_two_deployments(result, loaded):
         assert roles["prefill"].group.gpus_per_pod == 2 and roles["decode"].group.gpus_per_pod == 4
 
 
+def test_a_split_workload_gets_a_deployment_and_autoscaler_per_config(result, loaded):
+    chat = result.workload("chat")
+    other = next(c for c in result.candidates if c.workload == "chat" and c.label == "aws-h100-sxm-us-east-1 · fp8 · tp2")
+    own = next(c for c in result.candidates if c.workload == "chat" and c.key == chat.key)
+    split = dataclasses.replace(chat, split={own.label: [0.9, 0.2], other.label: [0.1, 0.8]},
+                                split_gpus_at_peak={own.label: 20, other.label: 6},
+                                split_goodput={own.label: [900.0, 800.0], other.label: [1500.0, 1400.0]})
+    bundle = build(dataclasses.replace(result, workloads=[split]), loaded.catalog, loaded.plan, "vllm")
+    docs = list(yaml.safe_load_all(bundle.files["manifests/chat.yaml"]))
+    hpas = {d["metadata"]["annotations"]["planopt.io/config-key"]: d["spec"] for d in docs
+            if d["kind"] == "HorizontalPodAutoscaler"}
+    assert hpas[chat.key]["maxReplicas"] == chat.replicas.total
+    assert hpas[other.key]["maxReplicas"] == 3  # 6 GPUs at the peak, 2 a replica
+    deps = {d["metadata"]["annotations"]["planopt.io/config-key"]: d for d in docs if d["kind"] == "Deployment"}
+    assert len({d["metadata"]["name"] for d in deps.values()}) == 2
+    theirs = deps[other.key]
+    assert theirs["spec"]["template"]["spec"]["nodeSelector"] == {"planopt.io/accelerator": "h100-sxm"}
+    args = _containers(theirs)[0]["args"]
+    assert args[args.index("--tensor-parallel-size") + 1] == "2"
+    for d in docs:
+        kubernetes_validate.validate(d, K8S_VERSION, strict=True)
+
+
 def test_output_is_deterministic(result, loaded, monkeypatch):
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     a = build(result, loaded.catalog, loaded.plan, "sglang").files
