@@ -303,9 +303,11 @@ def catalog_cmd(
         return
 
     def body() -> int:
-        if file is not None:
-            raise PlanError(Problem(f"unexpected argument {file}", f"`planopt catalog {section.value}` lists the "
-                                    "section; only import-prices takes a FILE"))
+        stray = ([str(file)] if file is not None else []) + [opt for opt, given in (
+            ("--provider", provider), ("--as-of", as_of), ("--map", maps), ("-o", out_file)) if given]
+        if stray:
+            raise PlanError(Problem(f"unexpected {', '.join(stray)}", f"`planopt catalog {section.value}` lists the "
+                                    "section; only import-prices takes a FILE, --provider, --as-of, --map and -o"))
         from optimizer.inputs.catalog import load_catalog
         from optimizer.report.console import overflow
 

@@ -141,3 +141,8 @@ def test_a_file_that_is_not_a_skypilot_catalog_is_refused(tmp_path):
     assert res.exit_code == 2 and "other.csv:1" in res.output and "no column InstanceType" in res.output
     res = runner.invoke(app, ["catalog", "import-prices", str(CSV), "-o", str(tmp_path / "o.yaml")])
     assert res.exit_code == 2 and "--provider is required" in res.output and "--as-of is required" in res.output
+
+
+def test_listing_a_section_takes_no_import_options(tmp_path):
+    res = runner.invoke(app, ["catalog", "offers", "--provider", "aws"])
+    assert res.exit_code == 2 and "unexpected --provider" in res.output
