@@ -15,7 +15,7 @@ KINDS = ("Deployment", "LeaderWorkerSet", "CronJob")
 
 def read_deployments(folder: Path | str) -> dict[str, dict[str, str]]:
     """Deployment name → {workload, config, accelerator, precision, tp, engine} from the YAML files under
-    `folder` (the directory `planopt deploy -o` wrote, or its manifests/ folder); PlanError when there are none."""
+    `folder` (the directory `planopt deploy -o` wrote); PlanError when there are none."""
     import yaml
 
     folder = Path(folder)

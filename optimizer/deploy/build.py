@@ -17,6 +17,11 @@ from optimizer.deploy import engines as eng
 from optimizer.deploy import manifests as k8s
 from optimizer.results.types import PlanResult, WorkloadResult
 
+NAMESPACES = "00-namespaces.yaml"
+INDEX = "launch/deploy.json"
+"""The manifests sit at the folder's top (`kubectl apply -f DIR` applies them, namespaces first); the launch
+scripts and the index, which are not Kubernetes objects, in launch/ (kubectl does not descend without -R)."""
+
 KV_NAME = {2.0: "bf16", 1.0: "fp8"}
 """KV bytes per element of a precision's usual pairing → the cache dtype it stands for."""
 
@@ -71,7 +76,7 @@ def build(result: PlanResult, catalog, plan=None, engine: str | None = None) -> 
         entries += _groups(result, w, pw.get(w.name), plan, catalog, chosen)
     files: dict[str, str] = {}
     pools = sorted({e.group.namespace: e.group.pool for e in entries}.items())
-    files["manifests/namespaces.yaml"] = _yaml([k8s.namespace(ns, pool) for ns, pool in pools])
+    files[NAMESPACES] = _yaml([k8s.namespace(ns, pool) for ns, pool in pools])
     by_workload: dict[str, list[Entry]] = {}
     for e in entries:
         by_workload.setdefault(e.group.workload, []).append(e)
@@ -79,9 +84,9 @@ def build(result: PlanResult, catalog, plan=None, engine: str | None = None) -> 
         docs: list[dict[str, Any]] = []
         for e in es:
             docs += k8s.batch(e.group) if e.kind == "batch" else k8s.serving(e.group)
-        files[f"manifests/{k8s.dns_name(wname)}.yaml"] = _yaml(docs)
+        files[f"{k8s.dns_name(wname)}.yaml"] = _yaml(docs)
         files[f"launch/{k8s.dns_name(wname)}.sh"] = _script(es)
-    files["deploy.json"] = json.dumps(_index(result, entries, skipped, notes), indent=2, ensure_ascii=False) + "\n"
+    files[INDEX] = json.dumps(_index(result, entries, skipped, notes), indent=2, ensure_ascii=False) + "\n"
     files["README.md"] = _readme(result, entries, skipped, notes)
     return Bundle(dict(sorted(files.items())), entries, skipped, notes)
 
@@ -358,7 +363,7 @@ def _index(result: PlanResult, entries: list[Entry], skipped: list[Skipped], not
             "config": e.group.config_key, "config_label": e.group.config_label, "role": e.group.role,
             "kind": e.kind, "engine": e.group.engine, "command": e.launch.command + e.launch.args,
             "from_plan": e.facts, "notes": e.launch.notes,
-            "manifest": f"manifests/{k8s.dns_name(e.group.workload)}.yaml"} for e in entries],
+            "manifest": f"{k8s.dns_name(e.group.workload)}.yaml"} for e in entries],
         "not_emitted": [{"workload": s.workload, "reason": s.reason} for s in skipped],
         "notes": notes,
     }
@@ -371,13 +376,14 @@ def _readme(result: PlanResult, entries: list[Entry], skipped: list[Skipped], no
            + _stamp() + ". Every number below comes from the solved plan; nothing here was measured.", "",
            "## Files", "",
            "| file | what it is |", "|---|---|",
-           "| `manifests/namespaces.yaml` | one Namespace per pool of the plan |"]
+           "| `00-namespaces.yaml` | one Namespace per pool of the plan (first, as `kubectl apply -f DIR` applies files in name order) |"]
     for wname in sorted({e.group.workload for e in entries}):
         kinds = sorted({k["kind"] for e in entries if e.group.workload == wname
                         for k in (k8s.batch(e.group) if e.kind == "batch" else k8s.serving(e.group))})
-        out.append(f"| `manifests/{k8s.dns_name(wname)}.yaml` | workload {wname}: {', '.join(kinds)} |")
+        out.append(f"| `{k8s.dns_name(wname)}.yaml` | workload {wname}: {', '.join(kinds)} |")
         out.append(f"| `launch/{k8s.dns_name(wname)}.sh` | workload {wname}: the engine's launch command |")
-    out += ["| `deploy.json` | the same, machine-readable: each group's command and the plan figures behind it |",
+    out += ["| `launch/deploy.json` | the same, machine-readable: each group's command and the plan figures behind "
+            "it, and the workloads not emitted |",
             "", "## Engines", ""]
     for e in used:
         v = eng.ENGINE_VERSIONS[e]

@@ -44,7 +44,7 @@ def _deploy(tmp_path: Path, engine: str) -> Path:
 
 
 def _docs(folder: Path) -> list[dict]:
-    return [d for f in sorted((folder / "manifests").glob("*.yaml")) for d in yaml.safe_load_all(f.read_text())
+    return [d for f in sorted(folder.glob("*.yaml")) for d in yaml.safe_load_all(f.read_text())
             if d is not None]
 
 
@@ -128,7 +128,7 @@ def test_window_and_resources_follow_the_plan(tmp_path, result):
 
 def test_workloads_that_cannot_be_deployed_are_listed(tmp_path):
     out = _deploy(tmp_path, "vllm")
-    index = json.loads((out / "deploy.json").read_text())
+    index = json.loads((out / "launch" / "deploy.json").read_text())
     assert index["not_emitted"] == [{"workload": "research", "reason": index["not_emitted"][0]["reason"]}]
     assert "research" in (out / "README.md").read_text()
     assert index["engines"]["vllm"]["version"]
@@ -143,7 +143,7 @@ def test_trtllm_on_amd_is_listed_not_emitted(result, loaded):
     vllm = build(dataclasses.replace(result, workloads=[amd]), loaded.catalog, loaded.plan, "vllm")
     (e,) = vllm.entries
     assert e.group.vendor == "AMD"
-    assert "amd.com/gpu" in vllm.files["manifests/chat.yaml"]
+    assert "amd.com/gpu" in vllm.files["chat.yaml"]
 
 
 def test_a_replica_across_machines_is_a_leader_worker_set(result, loaded):
@@ -151,7 +151,7 @@ def test_a_replica_across_machines_is_a_leader_worker_set(result, loaded):
                                gpus_per_replica=16.0)
     for engine in ("vllm", "sglang"):
         bundle = build(dataclasses.replace(result, workloads=[chat]), loaded.catalog, loaded.plan, engine)
-        docs = list(yaml.safe_load_all(bundle.files["manifests/chat.yaml"]))
+        docs = list(yaml.safe_load_all(bundle.files["chat.yaml"]))
         lws = next(d for d in docs if d["kind"] == "LeaderWorkerSet")
         assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
         hpa = next(d for d in docs if d["kind"] == "HorizontalPodAutoscaler")
@@ -185,7 +185,7 @@ def test_a_split_workload_gets_a_deployment_and_autoscaler_per_config(result, lo
                                 split_gpus_at_peak={own.label: 20, other.label: 6},
                                 split_goodput={own.label: [900.0, 800.0], other.label: [1500.0, 1400.0]})
     bundle = build(dataclasses.replace(result, workloads=[split]), loaded.catalog, loaded.plan, "vllm")
-    docs = list(yaml.safe_load_all(bundle.files["manifests/chat.yaml"]))
+    docs = list(yaml.safe_load_all(bundle.files["chat.yaml"]))
     hpas = {d["metadata"]["annotations"]["planopt.io/config-key"]: d["spec"] for d in docs
             if d["kind"] == "HorizontalPodAutoscaler"}
     assert hpas[chat.key]["maxReplicas"] == chat.replicas.total
