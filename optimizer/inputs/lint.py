@@ -219,12 +219,14 @@ def price_date(as_of: str | None) -> dt.date | None:
 
 
 def stale_prices(plan: Plan, offers) -> list[str]:
-    """One warning naming every offer the plan can run on whose price `as_of` is more than STALE_PRICE_DAYS
-    before the plan's start_date (none without a start_date, or for offers without an as_of)."""
+    """One warning naming every offer whose price `as_of` is more than STALE_PRICE_DAYS before the plan's
+    start_date, among `offers` (those its configs can run on) and the plan's own offers (none without a
+    start_date, or for offers without an as_of)."""
     if plan.start_date is None:
         return []
     limit = plan.start_date - dt.timedelta(days=STALE_PRICE_DAYS)
-    stale = sorted((o.id, o.as_of) for o in offers
+    every = {o.id: o for o in [*plan.offers, *offers]}
+    stale = sorted((o.id, o.as_of) for o in every.values()
                    if (d := price_date(getattr(o, "as_of", None))) is not None and d < limit)
     if not stale:
         return []

@@ -268,7 +268,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             for w in plan.workloads if w.api is not None}
     notes = [info.fallback_note] if info.fallback_note else []
     notes += lint(plan)
-    notes += stale_prices(plan, solved.offers.values())  # only the offers its configs run on
+    notes += stale_prices(plan, solved.offers.values())  # the offers its configs run on, and its own
     estimate_note = program_input(plan).estimate_note
     if estimate_note:
         notes.append(estimate_note)

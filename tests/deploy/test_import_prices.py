@@ -146,3 +146,21 @@ def test_a_file_that_is_not_a_skypilot_catalog_is_refused(tmp_path):
 def test_listing_a_section_takes_no_import_options(tmp_path):
     res = runner.invoke(app, ["catalog", "offers", "--provider", "aws"])
     assert res.exit_code == 2 and "unexpected --provider" in res.output
+
+
+def test_a_plans_own_offer_with_an_old_price_is_named_even_when_no_config_uses_it(tmp_path):
+    plan = {"plan": "own offers", "horizon_days": 7, "start_date": "2027-01-01", "catalogs": ["builtin"],
+            "policy": {"providers": ["acme"], "tiers": ["on-demand"]},
+            "offers": [{"id": "acme-h100", "accelerator": "h100-sxm", "provider": "acme", "gpus_per_node": 8,
+                        "price_per_gpu_hour": {"on-demand": 3.0}, "as_of": "2026-09-15"},
+                       {"id": "acme-b200", "accelerator": "b200", "provider": "acme", "gpus_per_node": 8,
+                        "price_per_gpu_hour": {"on-demand": 5.0}, "as_of": "2026-09-15"}],
+            "workloads": [{"name": "chat", "model": "llama-3.1-8b", "accelerators": ["h100-sxm"],
+                           "tokens": {"input": 1000, "output": 200}, "slo": {"ttft_ms": 1000, "tpot_ms": 50},
+                           "demand": {"peak_output_tokens_per_s": 1000}}]}
+    path = tmp_path / "plan.yaml"
+    path.write_text(json.dumps(plan), encoding="utf-8")
+    res = runner.invoke(app, ["validate", str(path)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "acme-b200 (as_of 2026-09-15)" in text and "acme-h100 (as_of 2026-09-15)" in text
