@@ -102,6 +102,8 @@ class Flags:
     tp: int | None = None
     workload: str | None = None
     engine: str | None = None
+    deployment: str | None = None
+    """The Deployment the runs were made against (`planopt deploy`'s name): its workload and config."""
 
 
 # --- reading -------------------------------------------------------------------------------------
@@ -342,7 +344,7 @@ def _failed(failed: int | None, total: int | None) -> str | None:
 def _meta(doc: dict[str, Any]) -> dict[str, str]:
     """--metadata k=v pairs (vLLM writes them at the top level) and a `metadata` object, if any."""
     keys = ("accelerator", "gpu", "gpu_type", "hardware", "precision", "quantization", "dtype", "tp",
-            "tensor_parallel_size", "tensor_parallel", "workload", "engine")
+            "tensor_parallel_size", "tensor_parallel", "workload", "engine", "deployment")
     out = {}
     nested = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     for src in (doc, nested):
@@ -558,6 +560,24 @@ def _find(d: Any, key: str, where: str = "input_config", depth: int = 0) -> tupl
     return None
 
 
+def _deployed(name: str | None, deployments: dict[str, dict[str, str]] | None, errors: list[str]) -> dict[str, str]:
+    """The deployment's facts (workload, accelerator, precision, tp, engine; empty ones left out), or {} when the run
+    names none or one that cannot be read (then a reason in errors)."""
+    if not name:
+        return {}
+    if deployments is None:
+        errors.append(f"the run is against deployment {name}, but no manifests were given — pass --manifests DIR "
+                      "(the folder `planopt deploy -o DIR` wrote)")
+        return {}
+    d = deployments.get(name)
+    if d is None:
+        guess = did_you_mean(name, list(deployments))
+        errors.append(f"no deployment named {name} in the manifests — " + (f"did you mean '{guess}'?" if guess else
+                                                                         f"deployments: {', '.join(sorted(deployments))}"))
+        return {}
+    return {k: v for k, v in d.items() if v}
+
+
 def _str(v: Any) -> str | None:
     return str(v) if isinstance(v, str) and v else None
 
@@ -565,13 +585,16 @@ def _str(v: Any) -> str | None:
 # --- judging -------------------------------------------------------------------------------------
 
 
-def judge(runs: list[Run], plan, catalog, flags: Flags, routes=()) -> tuple[list[Verdict], list[Point]]:
+def judge(runs: list[Run], plan, catalog, flags: Flags, routes=(),
+          deployments: dict[str, dict[str, str]] | None = None) -> tuple[list[Verdict], list[Point]]:
     """Each run against its workload's SLO; the best passing run per config becomes a measured Point.
 
     A run planopt cannot place (which workload, accelerator, precision, TP) is an input error,
     raised for all runs at once; a run that misses the SLO is only listed. A run that served another
     model than its workload's is an input error too, unless a route (`--map model=SERVED:workload=W`)
-    says the run measures W.
+    says the run measures W. A run against a deployment `planopt deploy` wrote (`--deployment NAME`, or a
+    `deployment` in its metadata) takes its workload and config from that deployment's labels (`deployments`:
+    calibrate.deployments.read_deployments); what the run records itself comes first.
     """
     mapped = {(r.model, r.workload) for r in routes if r.model is not None and r.tenant is None}
     workloads = {w.name: w for w in plan.workloads}
@@ -584,7 +607,8 @@ def judge(runs: list[Run], plan, catalog, flags: Flags, routes=()) -> tuple[list
     for run in runs:
         errors: list[str] = []
         meta = run.metadata
-        wname = meta.get("workload") or flags.workload
+        dep = _deployed(meta.get("deployment") or flags.deployment, deployments, errors)
+        wname = meta.get("workload") or dep.get("workload") or flags.workload
         if wname is None and run.model is not None:
             named = [m for m in by_model if same_model(run.model, m)]  # meta-llama/Llama-3.3-70B-Instruct
             if run.model in workloads:
@@ -603,8 +627,9 @@ def judge(runs: list[Run], plan, catalog, flags: Flags, routes=()) -> tuple[list
             wname = None
         missing = []
         acc_v = meta.get("accelerator") or meta.get("gpu") or meta.get("gpu_type") or meta.get("hardware") \
-            or flags.accelerator
-        prec_v = meta.get("precision") or meta.get("quantization") or meta.get("dtype") or flags.precision
+            or dep.get("accelerator") or flags.accelerator
+        prec_v = meta.get("precision") or meta.get("quantization") or meta.get("dtype") or dep.get("precision") \
+            or flags.precision
         if acc_v is None:
             missing.append("accelerator")
         if prec_v is None:
@@ -616,9 +641,9 @@ def judge(runs: list[Run], plan, catalog, flags: Flags, routes=()) -> tuple[list
         acc = _accelerator(acc_v, catalog, errors) if acc_v is not None else None
         prec = _precision(prec_v, errors) if prec_v is not None else None
         tp = _tp(meta.get("tp") or meta.get("tensor_parallel_size") or meta.get("tensor_parallel")
-                 or (str(flags.tp) if flags.tp is not None else None), errors)
+                 or dep.get("tp") or (str(flags.tp) if flags.tp is not None else None), errors)
         w = workloads.get(wname) if wname else None
-        engine = _engine(meta.get("engine") or flags.engine, plan, catalog, w, errors)
+        engine = _engine(meta.get("engine") or dep.get("engine") or flags.engine, plan, catalog, w, errors)
         if w is not None and prec is not None and prec not in w.precisions:
             errors.append(f"measured at {prec}, which {w.name} does not accept ({', '.join(w.precisions)}) — "
                           f"add {prec} to its precisions or leave this run out")

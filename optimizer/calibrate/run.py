@@ -30,6 +30,7 @@ import numpy as np
 
 from optimizer.calibrate import usage as usage_mod
 from optimizer.calibrate.coverage import Coverage, Slots, coverage, merge_curve, slots
+from optimizer.calibrate.deployments import read_deployments
 from optimizer.calibrate.loadtests import Flags, judge, read_runs
 from optimizer.calibrate.occupancy import occupancy
 from optimizer.calibrate.rewrite import rewrite
@@ -67,6 +68,8 @@ class CalibrateOptions:
     """The workload of usage files with no model or workload column (needed when the plan has several)."""
     allow_clock_steps: bool = False
     """Count events at their times where a log's clock steps back more than 5 minutes (else refused)."""
+    manifests: Path | None = None
+    """The folder `planopt deploy` wrote: load tests against its deployments (--deployment) are attributed by it."""
 
 
 # --- the whole command -------------------------------------------------------------------------
@@ -104,8 +107,9 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
                 problems.extend(exc.problems)
         if problems:
             raise PlanError(problems)
+        deployments = read_deployments(options.manifests) if options.manifests is not None else None
         cal.verdicts, cal.points = judge(runs, plan, loaded.catalog, options.flags,
-                                         usage_mod.parse_maps(list(options.maps))[1])
+                                         usage_mod.parse_maps(list(options.maps))[1], deployments)
         cal.notes.extend(n for v in cal.verdicts for n in v.notes)
     if options.usage:
         _files, _rename, matcher, agg = read_usage(loaded, options.usage, options.maps, options.usage_workload,

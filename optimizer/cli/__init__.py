@@ -8,13 +8,14 @@ Exit codes: 0 done; 1 no plan meets the constraints; 2 invalid input; 3 solver f
     sizing      fit, estimate, catalog
     loop        calibrate, forecast, compare
     sweep       sweep: one plan over a range of its inputs
+    deploy      deploy: a solved plan as engine launch commands and Kubernetes manifests
 """
 
 from __future__ import annotations
 
 import signal
 
-from optimizer.cli import loop, planning, sizing, start, sweep  # noqa: F401,I001  (each module registers its commands, in help order)
+from optimizer.cli import deploy, loop, planning, sizing, start, sweep  # noqa: F401,I001  (each module registers its commands, in help order)
 from optimizer.cli.common import app
 
 

@@ -48,6 +48,8 @@ def calibrate(
     workload: Annotated[Optional[str], typer.Option("--workload", help="Load tests without metadata: the workload.",
                                                     autocompletion=workload_names)] = None,
     engine: Annotated[Optional[str], typer.Option("--engine", help="Load tests without metadata: the serving engine (vllm, sglang, trtllm, …).")] = None,
+    deployment: Annotated[Optional[str], typer.Option("--deployment", help="Load tests: the deployment they ran against (a name `planopt deploy` wrote): its workload and config, without --map.")] = None,
+    manifests: Annotated[Optional[Path], typer.Option("--manifests", help="The folder `planopt deploy -o DIR` wrote (with --deployment).")] = None,
     max_bad_rows: Annotated[int, typer.Option("--max-bad-rows", help="Leave out up to this many bad usage rows instead of stopping.")] = 0,
     allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Usage: let less than one whole day of a day type set its demand (the plan's curve scaled to the hours seen).")] = False,
     usage_workload: Annotated[Optional[str], typer.Option("--usage-workload", help="Usage: the workload of logs with no model column (when the plan has several).",
@@ -67,8 +69,9 @@ def calibrate(
         opts = CalibrateOptions(
             usage=tuple(usage or ()), bench=tuple(bench or ()), result=result, maps=tuple(maps or ()),
             peak_percentile=peak_percentile, slo_percentile=percentile,
-            flags=Flags(accelerator, precision, tp, workload, engine), max_bad_rows=max_bad_rows,
-            allow_partial=allow_partial, usage_workload=usage_workload, allow_clock_steps=allow_clock_steps)
+            flags=Flags(accelerator, precision, tp, workload, engine, deployment), max_bad_rows=max_bad_rows,
+            allow_partial=allow_partial, usage_workload=usage_workload, allow_clock_steps=allow_clock_steps,
+            manifests=manifests)
         cal, html_path = _run_and_write(opts.usage, out_yaml, list(catalog or []), write_outputs, render_html,
                                         lambda tell: do_calibrate(plan, opts, out_yaml, tell, list(catalog or [])))
         print_calibration(cal, out)

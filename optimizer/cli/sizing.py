@@ -24,6 +24,7 @@ class CatalogSection(str, Enum):
     offers = "offers"
     systems = "systems"
     engines = "engines"
+    import_prices = "import-prices"
 
 
 # What fit and estimate both ask: one model on one accelerator, at a precision and a layout.
@@ -275,14 +276,38 @@ def estimate(
 
 @app.command("catalog")
 def catalog_cmd(
-    section: Annotated[CatalogSection, typer.Argument(help="accelerators, models, precisions, offers or systems")],
+    section: Annotated[CatalogSection, typer.Argument(
+        help="accelerators, models, precisions, offers, systems or engines; import-prices FILE reads a SkyPilot "
+             "catalog CSV into offers")],
+    file: Annotated[Optional[Path], typer.Argument(metavar="[FILE]", help="import-prices: the SkyPilot catalog "
+                                                                          "CSV (vms.csv).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="A JSON list of objects, each with id and name.")] = False,
+    provider: Annotated[Optional[str], typer.Option("--provider", help="import-prices: the provider id the offers "
+                                                                       "are sold by (aws, gcp, lambda, …).")] = None,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="import-prices: the day the CSV's prices were "
+                                                                 "published (YYYY-MM-DD); the CSV carries no date.")] = None,
+    maps: Annotated[Optional[list[str]], typer.Option("--map", help="import-prices: NAME=ID, the catalog "
+                                                                    "accelerator a CSV AcceleratorName is "
+                                                                    "(repeatable).")] = None,
+    out_file: Annotated[Optional[Path], typer.Option("-o", "--out", help="import-prices: the offers YAML to "
+                                                                         "write (load it with --catalog).")] = None,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    """List the catalog: what planopt knows about accelerators, models, precisions, offers and systems to buy."""
+    """List the catalog: what planopt knows about accelerators, models, precisions, offers and systems to buy.
+    `planopt catalog import-prices FILE --provider P --as-of DATE -o offers.yaml` turns SkyPilot's catalog CSV
+    into offers a plan loads with --catalog."""
+
+    if section is CatalogSection.import_prices:
+        run(lambda: _import_prices(file, provider, as_of, maps or [], out_file, catalog), debug)
+        return
 
     def body() -> int:
+        stray = ([str(file)] if file is not None else []) + [opt for opt, given in (
+            ("--provider", provider), ("--as-of", as_of), ("--map", maps), ("-o", out_file)) if given]
+        if stray:
+            raise PlanError(Problem(f"unexpected {', '.join(stray)}", f"`planopt catalog {section.value}` lists the "
+                                    "section; only import-prices takes a FILE, --provider, --as-of, --map and -o"))
         from optimizer.inputs.catalog import load_catalog
         from optimizer.report.console import overflow
 
@@ -324,6 +349,52 @@ def catalog_cmd(
         return 0
 
     run(body, debug)
+
+
+def _import_prices(file: Path | None, provider: str | None, as_of: str | None, maps: list[str],
+                   out_file: Path | None, catalog: list[Path] | None) -> int:
+    from optimizer.atomic import write_text_atomic
+    from optimizer.inputs import skypilot
+
+    needed = [Problem(f"{what} is required", fix) for what, given, fix in (
+        ("FILE", file, "planopt catalog import-prices vms.csv --provider aws --as-of 2026-12-01 -o offers.yaml"),
+        ("--provider", provider, "name the provider the CSV prices: --provider aws"),
+        ("--as-of", as_of, "the CSV carries no date: give the day it was published, --as-of YYYY-MM-DD"),
+        ("-o", out_file, "name the offers file to write: -o offers.yaml")) if given is None]
+    if needed:
+        raise PlanError(needed)
+    assert file is not None and provider is not None and as_of is not None and out_file is not None
+    problems: list[Problem] = []
+    try:
+        prov = skypilot.check_provider(provider)
+    except PlanError as exc:
+        problems += exc.problems
+    try:
+        date = skypilot.check_as_of(as_of)
+    except PlanError as exc:
+        problems += exc.problems
+    cat = _catalog(catalog)
+    mapping, bad = skypilot.parse_map(maps, set(cat.accelerators))
+    problems += bad
+    if problems:
+        raise PlanError(problems)
+    from optimizer.cli.common import check_writable, write_failed
+
+    check_writable([out_file], "-o")
+    imported = skypilot.import_prices(file, prov, date, mapping, set(cat.accelerators))
+    if not imported.offers:
+        raise PlanError(Problem("no offer to write: no row has an accelerator the catalog knows and a price",
+                                "; ".join(imported.notes) or "check the file is a SkyPilot catalog CSV",
+                                file=str(file)))
+    try:
+        write_text_atomic(out_file, skypilot.offers_yaml(imported, file.name, prov, date))
+    except OSError as exc:
+        raise write_failed(exc, out_file, "-o") from None
+    for n in imported.notes:
+        err.print(f"[yellow]note:[/yellow] {escape(n)}")
+    out.print(f"wrote {len(imported.offers)} offers to {out_file} (load them with --catalog {out_file})",
+              style="dim")
+    return 0
 
 
 def _cell(entry, path: str) -> str:

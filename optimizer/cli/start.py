@@ -90,7 +90,7 @@ def validate(
 
     def body() -> int:
         from optimizer.candidates.build import build_candidates
-        from optimizer.inputs.lint import lint
+        from optimizer.inputs.lint import lint, stale_prices
         from optimizer.inputs.loading import load_plan
         from optimizer.results.evidence import candidate_notes
 
@@ -105,7 +105,8 @@ def validate(
                 used = set(cands.offer_ids())  # where they run: the plan's own offers, and the catalogs'
                 mine = {o.id for o in loaded.plan.offers}
                 entry["offers"] = {"plan": len(used & mine), "catalogs": len(used - mine)}
-                entry["warnings"] = lint(loaded.plan) + cands.notes
+                entry["warnings"] = lint(loaded.plan) + stale_prices(
+                    loaded.plan, [loaded.catalog.offers[o] for o in sorted(used)]) + cands.notes
                 if loaded.plan.policy.unvalidated == "warn":
                     entry["warnings"] += candidate_notes(cands)
             except PlanError as exc:

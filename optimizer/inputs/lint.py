@@ -197,3 +197,40 @@ def _workloads(plan: Plan) -> list[str]:
         if warning:
             out.append(warning)
     return out
+
+
+STALE_PRICE_DAYS = 90
+"""A price checked more than this many days before the plan's first day is warned of: rents move by the quarter
+(new generations, provider cuts), so a price from before the last quarter may no longer be offered."""
+
+
+def price_date(as_of: str | None) -> dt.date | None:
+    """The day a price's `as_of` stands for: YYYY-MM-DD itself, YYYY-MM its month's first day (so a month-only
+    date counts from the earliest day it may mean); None when absent or not a date."""
+    if not as_of:
+        return None
+    text = str(as_of).strip()
+    try:
+        if len(text) == 7:
+            return dt.date.fromisoformat(text + "-01")
+        return dt.date.fromisoformat(text[:10])
+    except ValueError:
+        return None
+
+
+def stale_prices(plan: Plan, offers) -> list[str]:
+    """One warning naming every offer whose price `as_of` is more than STALE_PRICE_DAYS before the plan's
+    start_date, among `offers` (those its configs can run on) and the plan's own offers (none without a
+    start_date, or for offers without an as_of)."""
+    if plan.start_date is None:
+        return []
+    limit = plan.start_date - dt.timedelta(days=STALE_PRICE_DAYS)
+    every = {o.id: o for o in [*plan.offers, *offers]}
+    stale = sorted((o.id, o.as_of) for o in every.values()
+                   if (d := price_date(getattr(o, "as_of", None))) is not None and d < limit)
+    if not stale:
+        return []
+    shown = ", ".join(f"{oid} (as_of {as_of})" for oid, as_of in stale)
+    return [f"prices more than {STALE_PRICE_DAYS} days older than start_date {plan.start_date} (before {limit}): "
+            f"{shown} — check them against today's prices (planopt catalog import-prices reads SkyPilot's "
+            "catalog) and update as_of, or give the plan's own offers"]

@@ -12,7 +12,7 @@ from optimizer.candidates.overflow import ceiling_rate
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.inputs import prices
 from optimizer.inputs.derived import peak_derivation, program_input
-from optimizer.inputs.lint import lint
+from optimizer.inputs.lint import lint, stale_prices
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
@@ -268,6 +268,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             for w in plan.workloads if w.api is not None}
     notes = [info.fallback_note] if info.fallback_note else []
     notes += lint(plan)
+    notes += stale_prices(plan, solved.offers.values())  # the offers its configs run on, and its own
     estimate_note = program_input(plan).estimate_note
     if estimate_note:
         notes.append(estimate_note)

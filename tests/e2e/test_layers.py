@@ -5,6 +5,7 @@
     pipeline                 the Python API: plan → candidates → program → PlanResult
     studies                  value-of-information side solves (VSS, regret, facility) that the pipeline runs
     report                   views of PlanResult (console, HTML, workbook)
+    deploy                   PlanResult as something to run: engine launch commands, Kubernetes manifests (beside report)
     calibrate                the planning loop beside the pipeline: usage, load tests, occupancy
     results                  PlanResult as plain data, its JSON, baselines, comparisons
     optimize                 calendar, integer program, solvers, strategy and its steps, Solution — the only PuLP
@@ -36,6 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("results", ("optimizer.results",)),
     ("calibrate", ("optimizer.calibrate",)),
     ("report", ("optimizer.report",)),
+    ("deploy", ("optimizer.deploy",)),
     ("studies", ("optimizer.studies",)),
     ("pipeline", ("optimizer.pipeline",)),
     ("sweep", ("optimizer.studies.sweep",)),
@@ -177,8 +179,9 @@ def test_only_the_cli_prints():
 
 
 def test_reading_and_reporting_a_result_does_not_load_the_solver():
-    """`planopt report` and the JSON reader work without PuLP or HiGHS in memory."""
-    mods = [m for m in MODULES if m.startswith(("optimizer.report", "optimizer.results", "optimizer.calibrate"))]
+    """`planopt report`, `planopt deploy` and the JSON reader work without PuLP or HiGHS in memory."""
+    mods = [m for m in MODULES if m.startswith(("optimizer.report", "optimizer.results", "optimizer.calibrate",
+                                                "optimizer.deploy"))]
     code = ("import sys\n" + "".join(f"import {m}\n" for m in mods)
             + "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('pulp', 'highspy'))\n"
             + "print(','.join(bad))\n")

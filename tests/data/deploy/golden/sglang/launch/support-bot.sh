@@ -1,0 +1,7 @@
+#!/bin/sh
+# Launch commands planopt deploy wrote from the plan (one per group); the manifests run
+# the same commands. Weights are read from /models/<model>.
+
+# support-bot: coreweave-h100-sxm · fp8 · tp1 — sglang v0.5.5
+#   note: sized on vllm; deployed on sglang: measure it (planopt calibrate PLAN --bench RUN.json --deployment support-bot --manifests DIR) and solve again
+python3 -m sglang.launch_server --model-path /models/llama-3.1-8b --served-model-name llama-3.1-8b --host 0.0.0.0 --port 30000 --tp-size 1 --quantization fp8 --kv-cache-dtype fp8_e4m3 --max-running-requests 215 --context-length 1750 --mem-fraction-static 0.9
