@@ -190,12 +190,15 @@ def new_reservations(plan: Plan, purchases: list) -> list[NewReservation]:
             continue
         term = term_days(p.tier)
         total, monthly = full_term(p.gpus, p.price_per_gpu_hour, p.tier)
+        first_day = 0
         if plan.start_date is not None:
-            end = last_day(plan.start_date, term)
-            start_s, end_s, text = plan.start_date.isoformat(), end.isoformat(), end.isoformat()
+            start = dt.date.fromisoformat(p.start) if p.start else plan.start_date  # a later start: a renewal
+            first_day = (start - plan.start_date).days
+            end = last_day(start, term)
+            start_s, end_s, text = start.isoformat(), end.isoformat(), end.isoformat()
         else:
             start_s, end_s, text = None, None, f"after {term:,} days"
-        share = prices.held(p.gpus, p.price_per_gpu_hour, plan.horizon_days)
+        share = prices.held(p.gpus, p.price_per_gpu_hour, plan.horizon_days - first_day)
         out.append(NewReservation(p.offer, p.accelerator, p.provider, p.tier, p.gpus, p.price_per_gpu_hour, term,
                                   TERM_MONTHS[p.tier], start_s, end_s, text, total, monthly, share, total - share))
     return out

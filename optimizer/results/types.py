@@ -134,6 +134,10 @@ class Purchase:
     price_estimated: bool
     cost: Cost
     gpus_per_node: int
+    start: str | None = None
+    """A reservation's first day of service when it starts after the horizon's first day (policy.reservation_starts:
+    a renewal at a signed contract's expiry, or a month's first day), ISO date; None: from the horizon's start.
+    It holds `gpus` from then to the horizon's end."""
 
 
 @dataclass(frozen=True)

@@ -264,6 +264,13 @@ class Policy(Strict):
     precision and parallelism; the estimate uses the one that gives the most goodput (ties: the first listed)."""
     share_reserved_across_pools: bool = True
     """Whether pools borrow each other's reserved and committed GPUs hour by hour."""
+    reservation_starts: Literal["plan_start", "expiries", "monthly"] = Field(default="expiries",
+                                                                          examples=["monthly"])
+    """The days a new reservation may start on: plan_start — the horizon's first day only; expiries — also the
+    day after each signed commitment (`commitments`) ends inside the horizon, so the plan may renew it at
+    expiry; monthly — also the first day of each calendar month. A reservation starting later serves from
+    that day to the horizon's end and costs the horizon those days; its full term is still signed
+    (new_commitments). Days after the first need a start_date."""
     solver: Literal["highs", "cbc"] = "highs"
     """The MILP solver: highs (default) or cbc."""
     time_limit_s: float = Field(default=60, gt=0)

@@ -1,0 +1,204 @@
+"""New reservations that start after the horizon's first day (policy.reservation_starts): a renewal the day
+after a signed contract ends, or a month's first day.
+
+The quarter of tests/helpers/commitments.py: 2026-10-01 (a Thursday) + 92 days = 66 weekdays and 26 weekend
+days, goodput 100 tok/s per 1-GPU replica at occupancy 1, no spares, no rollout — a demand of 100·k tok/s
+needs exactly k GPUs. The brute force below prices every start and level day by day on its own (no optimizer
+import) and is checked against the program solved by HiGHS and CBC without a time limit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import math
+import random
+
+import pytest
+
+from optimizer.optimize.calendar import reservation_days
+from optimizer.inputs.loading import load_plan
+from optimizer.optimize.solver import available_solvers
+from optimizer.pipeline import SolveOptions, solve_plan
+from tests.helpers.commitments import H100, OD, R1Y, chat, contract, quarter
+from tests.helpers.small_plans import offer, write
+from tests.helpers.solving import NO_TIME_LIMIT
+
+START = dt.date(2026, 10, 1)
+H = 92
+
+
+def _solve(tmp_path, data, solver: str = "highs"):
+    return solve_plan(write(tmp_path, data), SolveOptions(solver=solver, time_limit_s=NO_TIME_LIMIT))
+
+
+def _reserved(result) -> dict[str | None, int]:
+    """Reserved GPUs by start (None: the horizon's first day)."""
+    out: dict[str | None, int] = {}
+    for p in result.purchases:
+        if p.tier.startswith("reserved"):
+            out[p.start] = out.get(p.start, 0) + p.gpus
+    return out
+
+
+# --- (a) the renewal case ------------------------------------------------------------------------------
+
+def test_sixteen_signed_gpus_ending_mid_quarter_are_renewed_the_day_after(tmp_path):
+    """16 signed GPUs end 2026-11-14 under the same load: the plan signs 16 from 2026-11-15 (its 47 days
+    reserved, $4.60 × 16 × 24 × 47 = $83,021) instead of renting them on demand ($113,541) or reserving
+    from the first day ($162,509)."""
+    data = quarter([chat(16)], commitments=[contract(16, "2025-11-15", "2026-11-14")])
+    r = _solve(tmp_path, data)
+    assert _reserved(r) == {"2026-11-15": 16}
+    assert not any(p.tier == "on-demand" for p in r.purchases)
+    assert r.cost_total == pytest.approx(16 * R1Y * 24 * 47)
+    n, = r.new_commitments
+    assert (n.start, n.end, n.gpus) == ("2026-11-15", "2027-11-14", 16)
+    assert n.horizon_share == pytest.approx(16 * R1Y * 24 * 47)
+    assert n.total_committed == pytest.approx(16 * R1Y * 24 * 365)
+    assert n.beyond_horizon == pytest.approx(16 * R1Y * 24 * (365 - 47))
+    # the cash months hold it from its first day: nothing new in October, 16 days in November
+    new = {c.month: c.gpu_hours for c in r.cash_flow if c.kind == "new" and c.tier == "reserved-1y"}
+    assert new == {"2026-11": 16 * 24 * 16, "2026-12": 16 * 24 * 31}
+    assert sum(c.amount for c in r.cash_flow) == pytest.approx(r.cost_all_in)
+    # the commitment schedule starts it on 2026-11-15 too
+    sched = [s for s in r.commitment_schedule if s.kind == "new"]
+    assert sched[0].month == "2026-11" and sched[0].days == 16
+
+
+def test_plan_start_keeps_reservations_on_the_first_day(tmp_path):
+    """policy.reservation_starts: plan_start is the program without later starts: 31 days on demand beat
+    92 reserved (16 × 24 × 47 × 6.88 = $124,170 < $162,509)."""
+    data = quarter([chat(16)], commitments=[contract(16, "2025-11-15", "2026-11-14")],
+                   reservation_starts="plan_start")
+    r = _solve(tmp_path, data)
+    assert _reserved(r) == {}
+    assert r.cost_total == pytest.approx(16 * OD * 24 * 47)
+
+
+def test_without_contracts_ending_inside_the_horizon_nothing_changes(tmp_path):
+    """The default adds no start (and no segment) to a plan whose contracts outlast the horizon."""
+    data = quarter([chat(16)], commitments=[contract(8, "2026-01-01", "2027-06-30")])
+    assert reservation_days(load_plan(write(tmp_path, data)).plan) == []
+    r = _solve(tmp_path, data)
+    assert _reserved(r) == {None: 8}
+    assert r.periods == []
+
+
+# --- (b) hand-computed cases ---------------------------------------------------------------------------
+
+def test_monthly_starts_follow_a_load_that_arrives_in_december(tmp_path):
+    """No contract: the load needs 8 GPUs only from December (a contract that supplies 8 until 11-30 stands
+    for it). monthly: 8 reserved from 12-01 for 31 days; expiries gives the same day here (the contract's end)."""
+    for mode in ("monthly", "expiries"):
+        data = quarter([chat(8)], commitments=[contract(8, "2026-01-01", "2026-11-30")], reservation_starts=mode)
+        r = _solve(tmp_path, data)
+        assert _reserved(r) == {"2026-12-01": 8}, mode
+        assert r.cost_total == pytest.approx(8 * R1Y * 24 * 31), mode
+
+
+def test_monthly_start_days_are_the_months_first_days(tmp_path):
+    data = quarter([chat(8)], reservation_starts="monthly")
+    plan = load_plan(write(tmp_path, data)).plan
+    assert reservation_days(plan) == [31, 61]  # 2026-11-01, 2026-12-01
+    data = quarter([chat(8)], commitments=[contract(8, "2026-01-01", "2026-11-14")], reservation_starts="monthly")
+    assert reservation_days(load_plan(write(tmp_path, data)).plan) == [31, 45, 61]
+
+
+def test_a_renewal_beside_a_first_day_reservation_under_a_cap(tmp_path):
+    """16 GPUs needed, 8 signed until 2026-11-14, reserved cap 16: 8 from the first day and 8 from the
+    expiry ($4.60 × 8 × 24 × (92 + 47) = $122,755) beat 16 from the first day ($162,509) and 8 from the
+    first day with 8 on demand after the expiry ($143,339); a cap of 8 leaves only the last."""
+    data = quarter([chat(16)], commitments=[contract(8, "2025-11-15", "2026-11-14")])
+    data["offers"] = [offer(H100, "h100-sxm", m=8, caps={"reserved-1y": 16}, on_demand=OD, reserved_1y=R1Y)]
+    r = _solve(tmp_path, data)
+    assert _reserved(r) == {None: 8, "2026-11-15": 8}
+    assert r.cost_total == pytest.approx(8 * R1Y * 24 * (92 + 47))
+    data["offers"][0]["available_gpus"] = {"reserved-1y": 8}
+    r = _solve(tmp_path, data)
+    assert _reserved(r) == {None: 8}
+    assert r.cost_total == pytest.approx(8 * R1Y * 24 * 92 + 8 * OD * 24 * 47)
+
+
+# --- (c) brute force on random small plans ------------------------------------------------------------
+
+def _random_plan(seed: int) -> dict:
+    rng = random.Random(seed)
+    m = rng.choice([1, 2, 4])
+    od = round(rng.uniform(5.0, 8.0), 2)
+    res = round(od * rng.uniform(0.5, 0.9), 2)
+    caps = {}
+    if rng.random() < 0.4:
+        caps["reserved-1y"] = m * rng.randint(1, 3)
+    gpus = rng.randint(2, 8)
+    profile = [rng.choice([1.0, 0.75, 0.5, 0.25]) for _ in range(24)]
+    profile[rng.randrange(24)] = 1.0
+    contracts = []
+    for _ in range(rng.randint(0, 2)):
+        end = START + dt.timedelta(days=rng.randint(5, 100))
+        contracts.append(contract(rng.randint(1, gpus), "2026-01-01", end.isoformat()))
+    data = quarter([chat(gpus, profile)], m=m, commitments=contracts,
+                   reservation_starts=rng.choice(["plan_start", "expiries", "monthly"]))
+    data["offers"] = [offer(H100, "h100-sxm", m=m, caps=caps, on_demand=od, reserved_1y=res)]
+    return data
+
+
+def _brute_force(data: dict) -> float:
+    """The least horizon cost over every level of every allowed start, priced day by day: a reservation from
+    day t costs m · price · 24 · (92 − t); each hour's GPUs beyond the signed and reserved ones are on demand
+    in whole nodes."""
+    o = data["offers"][0]
+    m, od, res = o["gpus_per_node"], o["price_per_gpu_hour"]["on-demand"], o["price_per_gpu_hour"]["reserved-1y"]
+    cap = o["available_gpus"].get("reserved-1y")
+    w = data["workloads"][0]
+    need = [math.ceil(w["demand"]["peak_output_tokens_per_s"] / 100 * f - 1e-9) for f in w["demand"]["profile"]]
+    signed = []
+    for c in data["commitments"]:
+        first, last = dt.date.fromisoformat(c["start"]), dt.date.fromisoformat(c["end"])
+        signed.append([c["gpus"] if first <= START + dt.timedelta(days=k) <= last else 0 for k in range(H)])
+    held = [sum(s[k] for s in signed) for k in range(H)]
+    mode = data["policy"]["reservation_starts"]
+    starts = {0}
+    if mode != "plan_start":
+        starts |= {(dt.date.fromisoformat(c["end"]) - START).days + 1 for c in data["commitments"]}
+    if mode == "monthly":
+        starts |= {31, 61}
+    starts = sorted(t for t in starts if 0 <= t < H)
+    most = math.ceil(max(need) / m)
+    best = math.inf
+    for levels in itertools.product(range(most + 1), repeat=len(starts)):
+        if cap is not None and m * sum(levels) > cap:
+            continue
+        cost = sum(n * m * res * 24 * (H - t) for n, t in zip(levels, starts))
+        for k in range(H):
+            mine = held[k] + m * sum(n for n, t in zip(levels, starts) if t <= k)
+            cost += sum(math.ceil(max(0, g - mine) / m) * m * od for g in need)
+        best = min(best, cost)
+    return best
+
+
+SEEDS = list(range(12))
+
+
+@pytest.mark.parametrize("solver", available_solvers())
+@pytest.mark.parametrize("seed", SEEDS)
+def test_starts_match_brute_force(tmp_path, seed, solver):
+    data = _random_plan(seed)
+    r = _solve(tmp_path, data, solver)
+    assert r.status == "optimal"
+    assert r.cost_total == pytest.approx(_brute_force(data), rel=1e-9, abs=1e-6), data
+    # the purchases cost what the horizon holds of them, and the cash months add up to all-in
+    assert sum(p.cost for p in r.purchases) == pytest.approx(r.cost_total, abs=1e-6)
+    assert sum(c.amount for c in r.cash_flow) == pytest.approx(r.cost_all_in, rel=1e-9)
+    for n in r.new_commitments:
+        first = (dt.date.fromisoformat(n.start) - START).days
+        assert n.horizon_share == pytest.approx(n.gpus * n.price_per_gpu_hour * 24 * (H - first))
+
+
+def test_the_random_plans_cover_the_cases():
+    plans = [_random_plan(s) for s in SEEDS]
+    modes = {p["policy"]["reservation_starts"] for p in plans}
+    assert modes == {"plan_start", "expiries", "monthly"}
+    assert any(p["commitments"] and p["policy"]["reservation_starts"] == "expiries" for p in plans)
+    assert any(p["offers"][0]["available_gpus"] for p in plans)
+    assert {p["offers"][0]["gpus_per_node"] for p in plans} >= {1, 4}
