@@ -202,3 +202,25 @@ def test_the_random_plans_cover_the_cases():
     assert any(p["commitments"] and p["policy"]["reservation_starts"] == "expiries" for p in plans)
     assert any(p["offers"][0]["available_gpus"] for p in plans)
     assert {p["offers"][0]["gpus_per_node"] for p in plans} >= {1, 4}
+
+
+# --- the workbook -------------------------------------------------------------------------------------
+
+def test_the_workbook_holds_a_renewal_from_its_start_and_recalculates(tmp_path):
+    """8 reserved from the first day and 8 from the expiry: two Purchases rows, each holding its own days;
+    the workbook's total is the result's, and every formula recalculates in LibreOffice to its value."""
+    import openpyxl
+
+    from optimizer.report.xlsx import workbook as excel
+    from tests.helpers.office import check_formulas, recalculate
+
+    data = quarter([chat(16)], commitments=[contract(8, "2025-11-15", "2026-11-14")])
+    r = _solve(tmp_path, data)
+    assert _reserved(r) == {None: 8, "2026-11-15": 8}
+    book = tmp_path / "renewal.xlsx"
+    excel.write_workbook(r, book)
+    wb = openpyxl.load_workbook(book, data_only=True)
+    sheet, coord = next(iter(wb.defined_names["total_cost"].destinations))
+    assert wb[sheet][coord.replace("$", "")].value == pytest.approx(r.cost_total, rel=1e-9)
+    again = recalculate(tmp_path, [book])
+    check_formulas(book, again["renewal"])
