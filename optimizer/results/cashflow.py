@@ -230,16 +230,20 @@ def schedule(plan: Plan, contracts: list[ContractRow], new: list[NewReservation]
         firsts.append(dt.date(y, m, 1))
         y, m = (y + 1, 1) if m == 12 else (y, m + 1)
     items = [(c.offer, c.provider, c.tier, "signed", c.gpus, c.price_per_gpu_hour, dt.date.fromisoformat(c.start),
-              dt.date.fromisoformat(c.end)) for c in contracts]
+              dt.date.fromisoformat(c.end), 0.0) for c in contracts]
     items += [(n.offer, n.provider, n.tier, "new", n.gpus, n.price_per_gpu_hour, start,
-               start + dt.timedelta(days=term_days(n.tier) - 1))
+               start + dt.timedelta(days=term_days(n.tier) - 1), n.upfront)
               for n in new for start in [dt.date.fromisoformat(n.start) if n.start else plan.start_date]]
     rows = []
     for a in firsts:
         b = (dt.date(a.year + 1, 1, 1) if a.month == 12 else dt.date(a.year, a.month + 1, 1)) - dt.timedelta(days=1)
-        for offer, provider, tier, kind, gpus, price, first, last in items:
+        for offer, provider, tier, kind, gpus, price, first, last, upfront in items:
             days = (min(b, last) - max(a, first)).days + 1
             if days > 0:
+                # paid up front: that amount on the first day, and only the rest of the term by its days
+                total = prices.held(gpus, price, (last - first).days + 1)
+                later = (1.0 - upfront / total if total else 1.0) * prices.held(gpus, price, days)
+                paid = upfront if a <= first <= b else 0.0
                 rows.append(ScheduleRow(a.strftime("%Y-%m"), offer, provider, tier, kind, gpus, days, price,
-                                        prices.held(gpus, price, days)))
+                                        later + paid, paid))
     return rows

@@ -475,7 +475,7 @@ def _committed_rates(contracts: list) -> dict[str, float]:
     return {o: spend[o] / hours[o] for o in spend if hours.get(o)}
 
 
-def _add_purchase(purchases: list[Purchase], offer, tier: str, gpus: int, gpu_hours: float, price: float,
+def _add_purchase(purchases: list[Purchase], offer: Offer, tier: str, gpus: int, gpu_hours: float, price: float,
                   cost: float, start: str | None = None) -> None:
     """One row per (offer, tier, start day): reservations held per pool (not shared) add up."""
     for i, p in enumerate(purchases):
@@ -483,7 +483,8 @@ def _add_purchase(purchases: list[Purchase], offer, tier: str, gpus: int, gpu_ho
             purchases[i] = replace(p, gpus=p.gpus + gpus, gpu_hours=p.gpu_hours + gpu_hours, cost=p.cost + cost)
             return
     purchases.append(Purchase(offer.id, offer.accelerator, offer.provider, offer.region, tier, gpus, gpu_hours,
-                              price, offer.estimated(tier), cost, offer.gpus_per_node, start))
+                              price, offer.estimated(tier), cost, offer.gpus_per_node, start,
+                              offer.payment(tier) if tier in RESERVED_TIERS else None))
 
 
 def _api(solved: Solved, w, c: Candidate, days: dict[str, int]) -> tuple[float, float, dict[str, list[float]]]:

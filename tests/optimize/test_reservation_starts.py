@@ -25,6 +25,7 @@ from tests.helpers.small_plans import offer, write
 from tests.helpers.solving import NO_TIME_LIMIT
 
 START = dt.date(2026, 10, 1)
+PAYMENTS = ("no_upfront", "partial_upfront", "all_upfront")
 H = 92
 
 
@@ -140,7 +141,21 @@ def _random_plan(seed: int) -> dict:
     data = quarter([chat(gpus, profile)], m=m, commitments=contracts,
                    reservation_starts=rng.choice(["plan_start", "expiries", "monthly"]))
     data["offers"] = [offer(H100, "h100-sxm", m=m, caps=caps, on_demand=od, reserved_1y=res)]
+    if rng.random() < 0.5:  # payment options, some of them allowed
+        options = {o: round(res * f, 2) for o, f in zip(PAYMENTS, (1.0, rng.uniform(0.85, 1.05), rng.uniform(0.8, 1.1)))
+                   if o == "no_upfront" or rng.random() < 0.8}
+        data["offers"][0]["price_per_gpu_hour"]["reserved-1y"] = options
+        data["policy"]["payment"] = [o for o in PAYMENTS if rng.random() < 0.7] or ["all_upfront"]
     return data
+
+
+def _reserved_price(data: dict) -> float | None:
+    """The reserved-1y price the plan pays: the least of the options policy.payment allows (a bare number is
+    no_upfront); None when none is allowed (not sold)."""
+    p = data["offers"][0]["price_per_gpu_hour"]["reserved-1y"]
+    options = p if isinstance(p, dict) else {"no_upfront": p}
+    allowed = [v for o, v in options.items() if o in data["policy"].get("payment", PAYMENTS)]
+    return min(allowed) if allowed else None
 
 
 def _brute_force(data: dict) -> float:
@@ -148,7 +163,7 @@ def _brute_force(data: dict) -> float:
     day t costs m · price · 24 · (92 − t); each hour's GPUs beyond the signed and reserved ones are on demand
     in whole nodes."""
     o = data["offers"][0]
-    m, od, res = o["gpus_per_node"], o["price_per_gpu_hour"]["on-demand"], o["price_per_gpu_hour"]["reserved-1y"]
+    m, od, res = o["gpus_per_node"], o["price_per_gpu_hour"]["on-demand"], _reserved_price(data)
     cap = o["available_gpus"].get("reserved-1y")
     w = data["workloads"][0]
     need = [math.ceil(w["demand"]["peak_output_tokens_per_s"] / 100 * f - 1e-9) for f in w["demand"]["profile"]]
@@ -164,12 +179,12 @@ def _brute_force(data: dict) -> float:
     if mode == "monthly":
         starts |= {31, 61}
     starts = sorted(t for t in starts if 0 <= t < H)
-    most = math.ceil(max(need) / m)
+    most = math.ceil(max(need) / m) if res is not None else 0
     best = math.inf
     for levels in itertools.product(range(most + 1), repeat=len(starts)):
         if cap is not None and m * sum(levels) > cap:
             continue
-        cost = sum(n * m * res * 24 * (H - t) for n, t in zip(levels, starts))
+        cost = sum(n * m * (res or 0.0) * 24 * (H - t) for n, t in zip(levels, starts))
         for k in range(H):
             mine = held[k] + m * sum(n for n, t in zip(levels, starts) if t <= k)
             cost += sum(math.ceil(max(0, g - mine) / m) * m * od for g in need)
@@ -202,21 +217,123 @@ def test_the_random_plans_cover_the_cases():
     assert any(p["commitments"] and p["policy"]["reservation_starts"] == "expiries" for p in plans)
     assert any(p["offers"][0]["available_gpus"] for p in plans)
     assert {p["offers"][0]["gpus_per_node"] for p in plans} >= {1, 4}
+    paid = [p for p in plans if isinstance(p["offers"][0]["price_per_gpu_hour"]["reserved-1y"], dict)]
+    assert paid and any(set(p["policy"]["payment"]) != set(PAYMENTS) for p in paid)
+
+
+# --- (d) payment options ------------------------------------------------------------------------------
+
+def _paid(tmp_path, options: dict, **policy):
+    data = quarter([chat(16)], **policy)
+    data["offers"] = [offer(H100, "h100-sxm", m=8, on_demand=OD)]
+    data["offers"][0]["price_per_gpu_hour"]["reserved-1y"] = options
+    return _solve(tmp_path, data)
+
+
+OPTIONS = {"no_upfront": 4.60, "partial_upfront": 4.45, "all_upfront": 4.30}
+
+
+def test_the_cheapest_payment_option_is_taken_and_paid_up_front(tmp_path):
+    """16 GPUs at $4.30 all upfront: the horizon costs 16 × 4.30 × 24 × 92 = $151,910.40; the whole term,
+    $602,688, is paid on 2026-10-01 and nothing more after (commitment schedule)."""
+    r = _paid(tmp_path, OPTIONS)
+    p, = [p for p in r.purchases if p.tier == "reserved-1y"]
+    assert (p.payment, p.price_per_gpu_hour, p.gpus) == ("all_upfront", 4.30, 16)
+    assert r.cost_total == pytest.approx(16 * 4.30 * 24 * 92)
+    n, = r.new_commitments
+    term = 16 * 4.30 * 24 * 365
+    assert (n.payment, n.upfront, n.total_committed) == ("all_upfront", pytest.approx(term), pytest.approx(term))
+    months = [(s.month, s.amount, s.upfront) for s in r.commitment_schedule if s.kind == "new"]
+    assert months[0] == ("2026-10", pytest.approx(term), pytest.approx(term))
+    assert all(a == 0 and u == 0 for _m, a, u in months[1:])
+    assert len(months) == 12
+
+
+def test_policy_payment_restricts_the_options_and_partial_pays_half_first(tmp_path):
+    """policy.payment without all_upfront: partial at $4.45; half the term on the first day, the other half
+    by days of service (October: 31 of 365 days), and the months add up to the term."""
+    r = _paid(tmp_path, OPTIONS, payment=["no_upfront", "partial_upfront"])
+    n, = r.new_commitments
+    term = 16 * 4.45 * 24 * 365
+    assert (n.payment, n.price_per_gpu_hour) == ("partial_upfront", 4.45)
+    assert n.upfront == pytest.approx(term / 2)
+    assert r.cost_total == pytest.approx(16 * 4.45 * 24 * 92)
+    months = [s for s in r.commitment_schedule if s.kind == "new"]
+    assert months[0].amount == pytest.approx(term / 2 + 16 * 4.45 * 24 * 31 / 2)
+    assert months[1].amount == pytest.approx(16 * 4.45 * 24 * 30 / 2) and months[1].upfront == 0
+    assert sum(s.amount for s in months) == pytest.approx(n.total_committed)
+    assert sum(s.upfront for s in months) == pytest.approx(n.upfront)
+
+
+def test_no_upfront_only_keeps_a_bare_price_and_drops_options_not_allowed(tmp_path):
+    r = _paid(tmp_path, OPTIONS, payment=["no_upfront"])
+    n, = r.new_commitments
+    assert (n.payment, n.price_per_gpu_hour, n.upfront) == ("no_upfront", 4.60, 0.0)
+    months = [s for s in r.commitment_schedule if s.kind == "new"]
+    assert months[0].amount == pytest.approx(16 * 4.60 * 24 * 31)
+    # only all_upfront allowed, the offer has no such option: it sells no reservation, all on demand
+    r = _paid(tmp_path, {"no_upfront": 4.60}, payment=["all_upfront"])
+    assert _reserved(r) == {} and r.cost_total == pytest.approx(16 * OD * 24 * 92)
+
+
+def test_a_renewal_paid_up_front_pays_in_its_first_month(tmp_path):
+    data = quarter([chat(16)], commitments=[contract(16, "2025-11-15", "2026-11-14")])
+    data["offers"] = [offer(H100, "h100-sxm", m=8, on_demand=OD)]
+    data["offers"][0]["price_per_gpu_hour"]["reserved-1y"] = dict(OPTIONS)
+    r = _solve(tmp_path, data)
+    n, = r.new_commitments
+    assert (n.start, n.payment) == ("2026-11-15", "all_upfront")
+    months = [s for s in r.commitment_schedule if s.kind == "new"]
+    assert (months[0].month, months[0].upfront) == ("2026-11", pytest.approx(16 * 4.30 * 24 * 365))
+    assert sum(s.amount for s in months) == pytest.approx(n.total_committed)
+    # the horizon's spend by month (the plan's cost, not cash) still adds up to all-in
+    assert sum(c.amount for c in r.cash_flow) == pytest.approx(r.cost_all_in)
+
+
+@pytest.mark.parametrize("edit, key, words", [
+    ({"reserved-1y": {"no_upfrnt": 4.6}}, "offers[0].price_per_gpu_hour.reserved-1y.no_upfrnt", "did you mean"),
+    ({"reserved-1y": {}}, "offers[0].price_per_gpu_hour.reserved-1y", "no payment option"),
+    ({"on-demand": {"all_upfront": 4.6}}, "offers[0]", "only a reservation is paid up front"),
+])
+def test_bad_payment_options_are_refused_with_their_key_path(tmp_path, edit, key, words):
+    from optimizer.errors import PlanError
+
+    data = quarter([chat(16)])
+    data["offers"] = [offer(H100, "h100-sxm", m=8, on_demand=OD, reserved_1y=4.6)]
+    data["offers"][0]["price_per_gpu_hour"].update(edit)
+    with pytest.raises(PlanError) as e:
+        load_plan(write(tmp_path, data))
+    text = str(e.value)
+    assert key in text and words in text, text
+
+
+def test_a_bad_payment_policy_is_refused(tmp_path):
+    from optimizer.errors import PlanError
+
+    data = quarter([chat(16)], payment=["someday"])
+    with pytest.raises(PlanError) as e:
+        load_plan(write(tmp_path, data))
+    assert "policy.payment[0]" in str(e.value) and "no_upfront" in str(e.value)
 
 
 # --- the workbook -------------------------------------------------------------------------------------
 
 def test_the_workbook_holds_a_renewal_from_its_start_and_recalculates(tmp_path):
-    """8 reserved from the first day and 8 from the expiry: two Purchases rows, each holding its own days;
-    the workbook's total is the result's, and every formula recalculates in LibreOffice to its value."""
+    """8 reserved from the first day and 8 from the expiry, half paid up front: two Purchases rows, each
+    holding its own days, and a commitment schedule with each upfront half in its first month; the workbook's
+    total is the result's, and every formula recalculates in LibreOffice to its value."""
     import openpyxl
 
     from optimizer.report.xlsx import workbook as excel
     from tests.helpers.office import check_formulas, recalculate
 
-    data = quarter([chat(16)], commitments=[contract(8, "2025-11-15", "2026-11-14")])
+    data = quarter([chat(16)], commitments=[contract(8, "2025-11-15", "2026-11-14")],
+                   payment=["no_upfront", "partial_upfront"])
+    data["offers"] = [offer(H100, "h100-sxm", m=8, on_demand=OD)]
+    data["offers"][0]["price_per_gpu_hour"]["reserved-1y"] = {"no_upfront": R1Y, "partial_upfront": 4.45}
     r = _solve(tmp_path, data)
     assert _reserved(r) == {None: 8, "2026-11-15": 8}
+    assert {n.payment for n in r.new_commitments} == {"partial_upfront"}
     book = tmp_path / "renewal.xlsx"
     excel.write_workbook(r, book)
     wb = openpyxl.load_workbook(book, data_only=True)
@@ -224,3 +341,8 @@ def test_the_workbook_holds_a_renewal_from_its_start_and_recalculates(tmp_path):
     assert wb[sheet][coord.replace("$", "")].value == pytest.approx(r.cost_total, rel=1e-9)
     again = recalculate(tmp_path, [book])
     check_formulas(book, again["renewal"])
+    sheet = openpyxl.load_workbook(book, data_only=True)["Cash flow"]
+    head = next(row for row in sheet.iter_rows(values_only=True) if "Paid up front (in Amount)" in row)
+    col = head.index("Paid up front (in Amount)")
+    paid = [row[col] for row in sheet.iter_rows(values_only=True) if len(row) > col and isinstance(row[col], float)]
+    assert sum(paid) == pytest.approx(sum(n.upfront for n in r.new_commitments), rel=1e-9)
