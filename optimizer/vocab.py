@@ -24,6 +24,11 @@ RESERVED_TIERS = ("reserved-1y", "reserved-3y")
 HOURLY_TIERS = ("on-demand", "spot")
 """Tiers bought hour by hour."""
 RESERVED_TERM_DAYS = {"reserved-1y": 365, "reserved-3y": 1095}
+PAYMENT_OPTIONS = ("no_upfront", "partial_upfront", "all_upfront")
+"""How a reservation's term is paid: monthly, half at its start and the rest monthly, or all at its start."""
+Payment = Literal["no_upfront", "partial_upfront", "all_upfront"]
+UPFRONT_SHARE = {"no_upfront": 0.0, "partial_upfront": 0.5, "all_upfront": 1.0}
+"""The share of a reservation's whole-term cost paid on its first day, by payment option."""
 TERM_MONTHS = {"reserved-1y": 12, "reserved-3y": 36}
 COST_KEYS = ("reserved", "on_demand", "spot", "api")
 """Keys of a plan's cost by tier group (the `--json` contract's cost.by_tier)."""

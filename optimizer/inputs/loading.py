@@ -20,9 +20,9 @@ from optimizer.inputs.catalog import (
 )
 from optimizer.inputs.derived import ProgramInput, peak_derivation, program_input
 from optimizer.inputs.document import Document, _is_branch_label, format_loc, line_of, load_yaml, validate
-from optimizer.inputs.schema.catalog import Offer
+from optimizer.inputs.schema.catalog import Offer, PaymentPrices
 from optimizer.inputs.schema.plan import MAX_TOKENS_PER_S, MIN_TOKENS_PER_S, Plan
-from optimizer.vocab import TIERS
+from optimizer.vocab import PAYMENT_OPTIONS, TIERS
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,7 @@ def load_plan(path: Path | str, extra_catalogs: list[Path | str] = ()) -> Loaded
             errors.raise_if_any()
     assert plan is not None
     catalog = _resolve_catalogs(plan, doc, list(extra_catalogs), errors)
+    _allowed_payments(plan, catalog)
     own.resolve(plan, catalog, lambda loc, msg, fix=None: errors.extend([doc.problem(loc, msg, fix)]),
                 doc.line, doc.file)
     _check_plan(plan, doc, catalog, errors)
@@ -278,6 +279,25 @@ def _resolve_catalogs(plan: Plan, doc: Document, extra: list[Path | str], errors
                 entry = over_catalog_offer(catalog.offers[entry.id], entry)
             catalog.add(section, entry, Origin(doc.file, doc.line((section, i))))
     return catalog
+
+
+def _allowed_payments(plan: Plan, catalog: Catalog) -> None:
+    """Offers' payment options narrowed to policy.payment (an offer's price is then the cheapest option left);
+    a reserved tier with none left is not sold. A single price is the no_upfront one."""
+    allowed = set(plan.policy.payment)
+    if allowed == set(PAYMENT_OPTIONS):
+        return
+    for oid, offer in list(catalog.offers.items()):
+        prices: dict = {}
+        for tier, p in offer.price_per_gpu_hour.items():
+            if isinstance(p, PaymentPrices):
+                kept = {o: v for o, v in p.options().items() if o in allowed}
+                if kept:
+                    prices[tier] = PaymentPrices(**kept)
+            elif not tier.startswith("reserved") or "no_upfront" in allowed:
+                prices[tier] = p
+        if prices != offer.price_per_gpu_hour:
+            catalog.offers[oid] = offer.model_copy(update={"price_per_gpu_hour": prices})
 
 
 KEPT_FROM_CATALOG = ("region", "unit", "scale_up_gpus", "scale_out_gb_s", "max_gpus_per_instance", "available_gpus",

@@ -93,9 +93,31 @@ def overlap_days(plan: Plan, c: Commitment) -> int:
     return max(0, (last - first).days + 1)
 
 
-def calendar(plan: Plan, arrivals: list[Arrival] | None = None) -> Calendar:
+def reservation_days(plan: Plan, offers: Iterable[str] | None = None) -> list[int]:
+    """The days after the first (offsets from the horizon's first day) a new reservation may start on, by
+    policy.reservation_starts: plan_start — none; expiries — the day after each signed contract that ends
+    inside the horizon (a renewal; with `offers`, only contracts at those offers: one at an offer no
+    workload can use frees nothing); monthly — those and each calendar month's first day. None without a
+    start_date (no calendar to place them on)."""
+    mode = plan.policy.reservation_starts
+    if mode == "plan_start" or plan.start_date is None:
+        return []
+    H, start = plan.horizon_days, plan.start_date
+    used = None if offers is None else set(offers)
+    days = {(c.end - start).days + 1 for c in plan.commitments
+            if overlap_days(plan, c) and (used is None or c.offer in used)}
+    if mode == "monthly":
+        first = (start.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
+        while (first - start).days < H:
+            days.add((first - start).days)
+            first = (first + dt.timedelta(days=32)).replace(day=1)
+    return sorted(d for d in days if 0 < d < H)
+
+
+def calendar(plan: Plan, arrivals: list[Arrival] | None = None, starts: Iterable[int] = ()) -> Calendar:
     """Periods of the horizon cut at every contract's start and end (and where servers of your own
-    arrive: owned ones entering service, bought ones delivered), with day types pro rata.
+    arrive: owned ones entering service, bought ones delivered; and at `starts`, the days new
+    reservations may start on: reservation_days), with day types pro rata.
 
     A day type's days (as the plan states them) are shared out among the periods in proportion to
     the calendar days of that type each period holds (weekday = Mon–Fri, weekend = Sat–Sun, all,
@@ -106,7 +128,8 @@ def calendar(plan: Plan, arrivals: list[Arrival] | None = None) -> Calendar:
     arrivals = arrivals or []
     deliveries = {a.offer: a.day for a in arrivals if a.gpus == 0}
     inside = [a for a in arrivals if 0 < a.day < H]
-    if (not plan.commitments and not inside) or plan.start_date is None:
+    starts = sorted(d for d in starts if 0 < d < H)
+    if (not plan.commitments and not inside and not starts) or plan.start_date is None:
         held: dict[str, int] = {}
         for a in arrivals:
             if a.gpus and a.day <= 0 or plan.start_date is None:
@@ -117,7 +140,7 @@ def calendar(plan: Plan, arrivals: list[Arrival] | None = None) -> Calendar:
     start = plan.start_date
     notes = []
     active = []
-    cuts = {0, H} | {a.day for a in inside}
+    cuts = {0, H} | {a.day for a in inside} | set(starts)
     for i, c in enumerate(plan.commitments):
         if overlap_days(plan, c) == 0:
             notes.append(f"commitments[{i}] ({c.offer}, {c.gpus} GPUs, {c.start} to {c.end}) does not overlap "
@@ -175,6 +198,11 @@ class Segments:
     committed: dict[tuple[str, str], int]
     """(offer, segment) → GPUs already under contract, for offers that have any."""
     day_types: tuple[str, ...]
+    reservation_days: tuple[int, ...] = ()
+    """Days after the first (offsets from the horizon's start) a new reservation may start on
+    (calendar.reservation_days); each is the first day of a contract period."""
+    reservable: frozenset[str] = frozenset()
+    """Offers whose reservations may start on those days: their supply is per period."""
 
     def of_offer(self, offer: str | None) -> list[tuple[str, str]]:
         """(segment, day type) pairs an offer's supply is planned in."""
@@ -191,23 +219,42 @@ class Segments:
     def period_of(self, segment: str) -> int | None:
         return self.segments[segment][2]
 
+    def first_day(self, segment: str) -> int:
+        """The first day (offset from the horizon's start) of the segment's contract period (0: a segment
+        of the whole horizon)."""
+        pi = self.period_of(segment)
+        return 0 if pi is None or self.calendar is None else self.calendar.periods[pi].first_day
+
+    def starts(self, offer: str) -> tuple[int, ...]:
+        """The days after the first a new reservation at the offer may start on."""
+        return self.reservation_days if offer in self.reservable else ()
+
     def delivered(self, offer: str, segment: str) -> bool:
         """Whether servers bought at the offer serve during the segment (always, for any other offer)."""
         return self.calendar is None or self.calendar.delivered(offer, self.period_of(segment))
 
 
-def segment(plan: Plan, offers: Iterable[str], arrivals: list[Arrival] | None = None) -> Segments:
+def segment(plan: Plan, offers: Iterable[str], arrivals: list[Arrival] | None = None,
+            reservable: Iterable[str] = ()) -> Segments:
     """The segments of a plan whose candidates use `offers` (model.define_committed_split); `arrivals`
-    are the days servers of your own arrive (candidates.ownership.arrivals)."""
+    are the days servers of your own arrive (candidates.ownership.arrivals); `reservable` the offers that
+    sell a reserved tier to some pool: where new reservations may start after the first day
+    (reservation_days), their segments are cut at those days too. A plan with no such day (no signed
+    contract ending inside the horizon, policy.reservation_starts not monthly) keeps one segment per
+    day type at every offer without a changing commitment."""
     days = plan.day_type_days()
     segments: dict[str, tuple[str, float, int | None]] = {d: (d, n, None) for d, n in days.items()}
     offer_segments: dict[str, list[tuple[str, str]]] = {}
     committed: dict[tuple[str, str], int] = {}
-    if not plan.commitments and not arrivals:
-        return Segments(None, segments, offer_segments, committed, tuple(days))
-    cal = calendar(plan, arrivals)
     used = set(offers)
-    varying = cal.varying_offers() & used
+    later = tuple(reservation_days(plan, used))
+    renewing = frozenset(set(reservable) & used) if later else frozenset()
+    if not renewing:
+        later = ()
+    if not plan.commitments and not arrivals and not later:
+        return Segments(None, segments, offer_segments, committed, tuple(days))
+    cal = calendar(plan, arrivals, later)
+    varying = (cal.varying_offers() | renewing) & used
     for o in sorted(varying):
         segs = []
         for per in cal.periods:
@@ -224,4 +271,4 @@ def segment(plan: Plan, offers: Iterable[str], arrivals: list[Arrival] | None = 
         if cal.constant(o):
             for d in days:
                 committed[(o, d)] = cal.constant(o)
-    return Segments(cal, segments, offer_segments, committed, tuple(days))
+    return Segments(cal, segments, offer_segments, committed, tuple(days), later, renewing)

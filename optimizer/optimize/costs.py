@@ -5,7 +5,7 @@ their money from, so the three agree by construction.
 No PuLP. Every function is linear in the quantity bought: the program multiplies these coefficients by
 its variables, the result by the solved whole numbers.
 
-    reserved node, tier k        m_o · price_k · 24 · H                       (paid for the whole horizon)
+    reserved node, tier k        m_o · price_k · 24 · (H − t)                 (held from day t, 0 or a later start)
     on-demand / spot node-hour   n_s · m_o · price_tier · scenario multiplier (one hour of day, every day of s)
     API output token             price_out + price_in · input/output tokens    (inputs.prices)
     bought node                  ownership a year ÷ 365 · days in service       (candidates.ownership)
@@ -27,9 +27,10 @@ from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
 from optimizer.optimize.calendar import Segments
 
-def reserved_per_node(offer: Offer, tier: str, horizon_days: float) -> float:
-    """A reserved node held for the whole horizon."""
-    return prices.reserved_node(offer, tier, horizon_days)
+def reserved_per_node(offer: Offer, tier: str, horizon_days: float, start_day: int = 0) -> float:
+    """A reserved node held from `start_day` (an offset from the horizon's first day) to the horizon's end:
+    its GPU-hours in the horizon (the rest of its term lies beyond it)."""
+    return prices.reserved_node(offer, tier, horizon_days - start_day)
 
 
 def hourly_price(plan: Plan, segments: Segments, offer: Offer, tier: str, segment: str) -> float:

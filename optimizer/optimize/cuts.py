@@ -195,7 +195,7 @@ def _nodes_for(prog: Program, w: Workload, o: str) -> Callable[[str, int], list]
     res = reserved_nodes(prog, o, w.pool)
 
     def nodes_at(s: str, h: int) -> list:
-        out = list(res)
+        out = reserved_nodes(prog, o, w.pool, segment=s) if prog.reserved_later else list(res)
         for table in (prog.on_demand, prog.spot):
             v = table.get((o, w.pool, s, h))
             if v is not None:

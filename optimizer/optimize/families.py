@@ -79,6 +79,10 @@ SETS: tuple[Symbol, ...] = (
     Symbol("h ∈ 0..23", "hours of day", "a batch workload's window(w) is a subset"),
     Symbol("k", "purchase tiers", "reserved-1y, reserved-3y, buy (servers of your own), on-demand, spot"),
     Symbol("π", "contract periods", "days over which the GPUs under contract (or owned), K[o,π], stay the same"),
+    Symbol("t ∈ T", "reservation start days", "days after the first a new reservation may start on "
+           "(policy.reservation_starts: a signed contract's expiry, a month's first day); each starts a contract "
+           "period, and an offer selling a reserved tier then plans its supply per period; t(s): the first day of "
+           "segment s's period (0 for a segment of the whole horizon)"),
     Symbol("ξ", "scenarios", "weight π_ξ; each has day types of its own (scenario plans only)"),
 )
 
@@ -91,6 +95,9 @@ VARIABLES: tuple[Symbol, ...] = (
     Symbol("R[o,(p),k]", "ℤ ≥ 0, ≤ cap ÷ m_o",
            "reserved nodes for the whole horizon (per pool when pools do not share); k = buy: servers bought, "
            "serving from their delivery (one level, all pools)"),
+    Symbol("R[o,(p),k,t]", "ℤ ≥ 0, ≤ cap ÷ m_o",
+           "reserved nodes starting on day t ∈ T (a renewal at expiry, a later start), held from t to the horizon's "
+           "end; in every row below, Σ_k R[o,p,k] at segment s stands for Σ_k (R[o,p,k] + Σ_{t ≤ t(s)} R[o,p,k,t])"),
     Symbol("L[o,p,s,h]", "≥ 0", "reserved and committed GPUs lent to pool p (pools sharing); at servers of your own "
            "(owned, bought), the GPUs of them pool p runs (every pool shares them)"),
     Symbol("D[o,p,s,h]", "ℤ ≥ 0", "on-demand nodes"),
@@ -105,8 +112,10 @@ VARIABLES: tuple[Symbol, ...] = (
 )
 
 OBJECTIVE: tuple[Term, ...] = (
-    Term("reserved", "Σ_{o,p,k reserved} R[o,p,k] · m_o · price_k · 24 · H",
-         "reserved nodes, paid for every hour of the horizon's H days", "costs.reserved_per_node"),
+    Term("reserved", "Σ_{o,p,k reserved} m_o · price_k · 24 · (H · R[o,p,k] + Σ_t (H − t) · R[o,p,k,t])",
+         "reserved nodes, paid for every hour they are held in the horizon (its H days, or from day t); a "
+         "reservation's term beyond the horizon is reported (new_commitments), not in the objective",
+         "costs.reserved_per_node"),
     Term("on_demand, spot", "Σ_{o,p,s,h} n_s · m_o · price_tier · μ_s · (D or S)[o,p,s,h]",
          "hourly nodes, every day of the segment (μ_s: a scenario's price multiplier, else 1)", "costs.hourly_per_node"),
     Term("api", "Σ_c api_cost_c · x[c] + Σ_{w,s} n_s · V_w · price_api(w) · Σ_c y[c,s]",
@@ -167,7 +176,9 @@ FAMILIES: tuple[Family, ...] = (
            "pools share the offer's reserved nodes and committed GPUs hour by hour; R[o,buy] counts only from "
            "the servers' delivery", "model.define_reserved_sharing", note="in diagnosis, + e[o,s,h]"),
     Family("cap_reserved", "constraint", "o, reserved tier k with a cap and several variables (else a bound)",
-           "m_o · Σ_p R[o,p,k] ≤ available_gpus[o,k]", "what the provider can reserve", "model.define_caps"),
+           "m_o · Σ_p (R[o,p,k] + Σ_t R[o,p,k,t]) ≤ available_gpus[o,k]",
+           "what the provider can reserve (reservations only add up over the horizon: all are held at its end)",
+           "model.define_caps"),
     Family("cap_on_demand", "constraint", "o with an on-demand cap, s, h, several pools (else a bound)",
            "m_o · Σ_p D[o,p,s,h] ≤ available_gpus[o,on-demand]", "on-demand GPUs in use at once", "model.define_caps"),
     Family("cap_spot", "constraint", "o with a spot cap, s, h, several pools (else a bound)",
@@ -252,9 +263,12 @@ OUTSIDE: tuple[Rule, ...] = (
     Rule("overflow_share", "API overflow: a config per fleet ceiling, the hour's excess above it sent to the API, "
          "while each day type's spilled tokens stay within api.max_share; reported as what binds at the share",
          ("optimizer/candidates/overflow.py::overflow_levels", "optimizer/results/extract.py::_binding")),
-    Rule("reserved one level for the horizon", "R[o,(p),k] is one number for the whole horizon: a reservation is "
-         "held every hour of every day (its cost 24·H hours)", ("optimizer/optimize/model.py::define_variables",
-                                                               "optimizer/optimize/costs.py::reserved_per_node")),
+    Rule("reserved from its start to the horizon's end", "R[o,(p),k] and R[o,(p),k,t] are each one number from "
+         "their start to the horizon's end: a reservation is held every hour of every day from then (its cost "
+         "24·(H − t) hours); the start days T come from the calendar (policy.reservation_starts), and a plan "
+         "with none beyond the first day has only R[o,(p),k]",
+         ("optimizer/optimize/calendar.py::reservation_days", "optimizer/optimize/model.py::define_variables",
+          "optimizer/optimize/costs.py::reserved_per_node")),
     Rule("dominated configs", "configs and offers no cheaper in any hour than another are dropped before the program",
          ("optimizer/candidates/prune.py::prune_dominated", "optimizer/candidates/prune.py::dominated_offers")),
     Rule("sole-tenant configs", "a config alone at its offer is priced by a program of that offer alone",

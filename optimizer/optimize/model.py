@@ -181,6 +181,12 @@ def define_variables(prog: Program) -> None:
             prog.reserved[key] = prog.prob.add_variable(
                 names("reserved", o, p if key[1] is not None else "all", k), lowBound=0,
                 upBound=cap // offer.gpus_per_node if cap is not None else None, cat=pulp.LpInteger)
+            if k == "buy":
+                continue
+            for t in prog.segments.starts(o):  # R[o,(p),k,t]: a reservation started later (a renewal)
+                prog.reserved_later[(*key, t)] = prog.prob.add_variable(
+                    names("reserved", o, p if key[1] is not None else "all", k, f"d{t}"), lowBound=0,
+                    upBound=cap // offer.gpus_per_node if cap is not None else None, cat=pulp.LpInteger)
 
     # L, D, S per (offer, pool, segment, hour) with demand; bounded by the most the pool could ask
     ub = _demand_upper_bound(prog)
@@ -465,7 +471,7 @@ def define_supply(prog: Program) -> None:
         if lent is not None:
             supply.append(lent)
         else:
-            res_nodes = reserved_nodes(prog, o, p, tiers)
+            res_nodes = reserved_nodes(prog, o, p, tiers, s)
             if res_nodes or prog.segments.committed_at(o, s):
                 supply.append(m * pulp.lpSum(res_nodes) + _committed_supply(prog, o, p, s)
                               + _committed_excess(prog, o, s, h))
@@ -496,6 +502,7 @@ def define_reserved_sharing(prog: Program) -> None:
     for (o, s, h), lent in sorted(by_offer_hour.items()):
         m = prog.offers[o].gpus_per_node
         res = [v for (oo, _, k), v in prog.reserved.items() if oo == o and (k != "buy" or prog.segments.delivered(o, s))]
+        res += [v for (oo, _, _k, t), v in prog.reserved_later.items() if oo == o and t <= prog.segments.first_day(s)]
         prog.add("reserved_sharing", pulp.lpSum(lent) <= m * pulp.lpSum(res) + prog.segments.committed_at(o, s)
                  + _committed_excess(prog, o, s, h),
                  prog.names("reserved_sharing", o, s, h))
@@ -508,7 +515,9 @@ def define_caps(prog: Program) -> None:
         m = offer.gpus_per_node
         for k in RESERVED_TIERS:
             cap = offer.available_gpus.get(k)  # type: ignore[call-overload]
-            vs = [v for (oo, _p, kk), v in prog.reserved.items() if oo == o and kk == k]
+            # reservations only add up over the horizon: all of them are held at its end
+            vs = [v for (oo, _p, kk, *_t), v in (*prog.reserved.items(), *prog.reserved_later.items())
+                  if oo == o and kk == k]
             if cap is not None and (len(vs) > 1 or prog.elastic and vs):
                 prog.add("cap_reserved", m * pulp.lpSum(vs) <= cap + prog.cap_excess.get((o, k, None, None), 0),
                          prog.names("cap_reserved", o, k))
@@ -539,7 +548,7 @@ def define_commitments_at_low(prog: Program) -> None:
         for c in gpu_cands(prog, w):
             by_offer.setdefault(c.offer, []).append(c)  # type: ignore[arg-type]
     for o, cs in sorted(by_offer.items()):
-        held = [v for (oo, _p, _k), v in prog.reserved.items() if oo == o]
+        held = [v for (oo, *_rest), v in (*prog.reserved.items(), *prog.reserved_later.items()) if oo == o]
         bounds = [_commit_bound(prog, c) for c in cs]
         if not held or any(b is None for b in bounds) or all(b[0] >= b[1] for b in bounds):  # type: ignore[index]
             continue
@@ -598,6 +607,9 @@ def define_objective(prog: Program) -> None:
     reserved = pulp.lpSum(costs.reserved_per_node(prog.offers[o], k, H) * v
                           for (o, _p, k), v in sorted(prog.reserved.items(), key=lambda kv: kv[0][0] + str(kv[0][1]) + kv[0][2])
                           if k != "buy")
+    if prog.reserved_later:
+        reserved += pulp.lpSum(costs.reserved_per_node(prog.offers[o], k, H, t) * v
+                               for (o, _p, k, t), v in prog.reserved_later.items())
     od = pulp.lpSum(costs.hourly_per_node(plan, segments, prog.offers[o], "on-demand", s) * v
                     for (o, _p, s, _h), v in prog.on_demand.items())
     spot = pulp.lpSum(costs.hourly_per_node(plan, segments, prog.offers[o], "spot", s) * v

@@ -74,7 +74,9 @@ class Program:
     committed_split: dict[tuple[str, str, int | None], pulp.LpVariable] = field(default_factory=dict)
     """a[o,p,π]."""
     reserved: dict[tuple[str, str | None, str], pulp.LpVariable] = field(default_factory=dict)
-    """R[o,p,k]: (offer, pool or None when shared, tier)."""
+    """R[o,p,k]: (offer, pool or None when shared, tier), reservations from the horizon's first day."""
+    reserved_later: dict[tuple[str, str | None, str, int], pulp.LpVariable] = field(default_factory=dict)
+    """R[o,p,k,t]: reservations starting on day t > 0 (Segments.starts), serving from t to the horizon's end."""
     lent: dict[OfferPoolHour, pulp.LpVariable] = field(default_factory=dict)
     on_demand: dict[OfferPoolHour, pulp.LpVariable] = field(default_factory=dict)
     spot: dict[OfferPoolHour, pulp.LpVariable] = field(default_factory=dict)
@@ -169,7 +171,8 @@ class Program:
     def first_stage_fixed(self) -> Iterator[None]:
         """Hold every decision made once for the horizon at its solved value (configs, reserved and bought
         levels, committed split, rack positions) by bounds, then undo: what is left is hour by hour."""
-        first = [v for v in (*self.choice.values(), *self.reserved.values(), *self.committed_split.values(),
+        first = [v for v in (*self.choice.values(), *self.reserved.values(), *self.reserved_later.values(),
+                             *self.committed_split.values(),
                              *self.racks.values()) if isinstance(v, pulp.LpVariable)]
         saved = [(v, v.lowBound, v.upBound) for v in first]
         for v in first:
@@ -199,8 +202,8 @@ class Program:
     def integer_variables(self) -> list[pulp.LpVariable]:
         """Every whole-number decision: configs, committed splits, reserved and bought nodes, on-demand and
         spot nodes, racks (read from the program's own tables: PuLP's variables() walks every row)."""
-        return [v for table in (self.choice, self.committed_split, self.reserved, self.on_demand, self.spot,
-                                self.racks, self.split_replicas)
+        return [v for table in (self.choice, self.committed_split, self.reserved, self.reserved_later, self.on_demand,
+                                self.spot, self.racks, self.split_replicas)
                 for v in table.values() if isinstance(v, pulp.LpVariable)]
 
     @functools.cached_property
@@ -238,6 +241,7 @@ class Program:
         return Solution(
             segments=self.segments, chosen=chosen, gpus=gpus,
             reserved_nodes={k: value_of(v) for k, v in self.reserved.items()},
+            reserved_later={k: value_of(v) for k, v in self.reserved_later.items()},
             on_demand_nodes={k: value_of(v) for k, v in self.on_demand.items()},
             spot_nodes={k: value_of(v) for k, v in self.spot.items()},
             lent={k: value_of(v) for k, v in self.lent.items()},
@@ -373,7 +377,14 @@ def api_share(w: Workload) -> float:
     return w.api.max_share if w.api is not None else 0.0
 
 
-def reserved_nodes(prog: Program, o: str, p: str, tiers: list[str] | None = None) -> list[pulp.LpVariable]:
-    """R[o,·,k] pool p may draw on: the shared level, or its own (tiers: those its pool may buy)."""
-    return [v for (oo, pp, k), v in prog.reserved.items()
-            if oo == o and (pp is None or pp == p) and (tiers is None or k in tiers)]
+def reserved_nodes(prog: Program, o: str, p: str, tiers: list[str] | None = None,
+                   segment: str | None = None) -> list[pulp.LpVariable]:
+    """R[o,·,k] pool p may draw on: the shared level, or its own (tiers: those its pool may buy); with a
+    `segment`, also the reservations started by its first day (R[o,·,k,t], t ≤ the segment's first day)."""
+    out = [v for (oo, pp, k), v in prog.reserved.items()
+           if oo == o and (pp is None or pp == p) and (tiers is None or k in tiers)]
+    if segment is not None and prog.reserved_later:
+        day = prog.segments.first_day(segment)
+        out += [v for (oo, pp, k, t), v in prog.reserved_later.items()
+                if oo == o and t <= day and (pp is None or pp == p) and (tiers is None or k in tiers)]
+    return out

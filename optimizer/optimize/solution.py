@@ -100,6 +100,8 @@ class Solution:
     """A split workload's configs that serve traffic → (segment, hour) → (base, spares, rollout) replicas."""
     forced: dict[str, "Forced"] = field(default_factory=dict)
     """Alternative candidate key → the plan priced with that config forced (strategy.price_alternatives)."""
+    reserved_later: dict[tuple[str, str | None, str, int], float] = field(default_factory=dict)
+    """(offer, pool or None, tier, start day > 0) → reserved nodes serving from that day to the horizon's end."""
 
     def gpus_at(self, key: str, dh: DayHour) -> float:
         return self.gpus.get(key, {}).get(dh, 0.0)

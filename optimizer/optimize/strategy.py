@@ -21,6 +21,7 @@ from typing import Callable
 import pulp
 
 from optimizer.candidates import ownership
+from optimizer.candidates.build import allowed_tiers
 from optimizer.candidates.prune import ranked_alternatives
 from optimizer.candidates.types import CandidateSet
 from optimizer.errors import SolverError
@@ -45,6 +46,7 @@ from optimizer.optimize.steps.settle import (  # noqa: F401
     settle,
 )
 from optimizer.optimize.steps.tidy import _cheapest_recourse, break_ties
+from optimizer.vocab import RESERVED_TIERS
 
 POLICY = SolvePolicy()
 """The policy every step reads when it runs: replace it (dataclasses.replace) for another, as tests do."""
@@ -52,13 +54,15 @@ POLICY = SolvePolicy()
 
 def _segments(loaded: LoadedPlan, cands: CandidateSet) -> Segments:
     used = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
-    return segment(loaded.plan, cands.offer_ids(), ownership.arrivals(loaded.plan, used))
+    reservable = {c.offer for c in cands.all() if c.offer and c.pool is not None and any(
+        k in RESERVED_TIERS for k in allowed_tiers(loaded.plan, used[c.offer], c.pool))}
+    return segment(loaded.plan, cands.offer_ids(), ownership.arrivals(loaded.plan, used), reservable)
 
 
 def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
                      fix: dict[str, str] | None = None,
                      baseline: dict[str, tuple[str, float]] | None = None,
-                     reserved: dict[tuple[str, str | None, str], float] | None = None,
+                     reserved: dict[tuple, float] | None = None,
                      sole_tenants_apart: bool = True) -> tuple[Solution, SolveInfo]:
     """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain);
     with `options.alternatives`, each workload's next configs are priced after the solve (price_alternatives);
@@ -90,7 +94,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
 
 def _solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, fix: dict[str, str] | None,
                       baseline: dict[str, tuple[str, float]] | None,
-                      reserved: dict[tuple[str, str | None, str], float] | None,
+                      reserved: dict[tuple, float] | None,
                       sole_tenants_apart: bool) -> tuple[Solution, SolveInfo]:
     """solve_candidates, in the tally it keeps."""
     solver, limit, gap_target = settings(loaded, options)
@@ -108,8 +112,8 @@ def _solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpt
     if solver in POLICY.pooled_solvers and _settled_configs(prog, fix or {}):
         # every config settled (a plan run through the scenarios, every last choice kept): whole nodes together
         define_pooled_rounding(prog, fix or {})
-    if reserved is not None:
-        for k, v in prog.reserved.items():
+    if reserved is not None:  # keys (o, p, k) and, for reservations starting later, (o, p, k, t)
+        for k, v in (*prog.reserved.items(), *prog.reserved_later.items()):
             v.lowBound = v.upBound = round(reserved.get(k, 0.0))
     settled = _solve_settled(prog, sole_tenants, loaded, cands, segments, options, solver, limit, gap_target, started,
                              baseline, build_s=build_s)

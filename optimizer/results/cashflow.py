@@ -102,7 +102,8 @@ def cash_flow(plan: Plan, cal: Calendar | None, hourly: list[HourlySupply], purc
                 paid[key] = paid.get(key, 0.0) + w.get((period, d), 0.0) * g * sd.price(d, tier, offers[o].provider)
     for p in purchases:
         if p.tier in RESERVED_TIERS:
-            for k in range(plan.horizon_days):
+            first = (dt.date.fromisoformat(p.start) - plan.start_date).days if p.start and plan.start_date else 0
+            for k in range(first, plan.horizon_days):
                 add(months[k], p.offer, p.tier, "new", p.gpus * HOURS_PER_DAY)
     price: dict[tuple[str, str, str], float] = {}
     for c in contracts:
@@ -229,15 +230,20 @@ def schedule(plan: Plan, contracts: list[ContractRow], new: list[NewReservation]
         firsts.append(dt.date(y, m, 1))
         y, m = (y + 1, 1) if m == 12 else (y, m + 1)
     items = [(c.offer, c.provider, c.tier, "signed", c.gpus, c.price_per_gpu_hour, dt.date.fromisoformat(c.start),
-              dt.date.fromisoformat(c.end)) for c in contracts]
-    items += [(n.offer, n.provider, n.tier, "new", n.gpus, n.price_per_gpu_hour, plan.start_date,
-               plan.start_date + dt.timedelta(days=term_days(n.tier) - 1)) for n in new]
+              dt.date.fromisoformat(c.end), 0.0) for c in contracts]
+    items += [(n.offer, n.provider, n.tier, "new", n.gpus, n.price_per_gpu_hour, start,
+               start + dt.timedelta(days=term_days(n.tier) - 1), n.upfront)
+              for n in new for start in [dt.date.fromisoformat(n.start) if n.start else plan.start_date]]
     rows = []
     for a in firsts:
         b = (dt.date(a.year + 1, 1, 1) if a.month == 12 else dt.date(a.year, a.month + 1, 1)) - dt.timedelta(days=1)
-        for offer, provider, tier, kind, gpus, price, first, last in items:
+        for offer, provider, tier, kind, gpus, price, first, last, upfront in items:
             days = (min(b, last) - max(a, first)).days + 1
             if days > 0:
+                # paid up front: that amount on the first day, and only the rest of the term by its days
+                total = prices.held(gpus, price, (last - first).days + 1)
+                later = (1.0 - upfront / total if total else 1.0) * prices.held(gpus, price, days)
+                paid = upfront if a <= first <= b else 0.0
                 rows.append(ScheduleRow(a.strftime("%Y-%m"), offer, provider, tier, kind, gpus, days, price,
-                                        prices.held(gpus, price, days)))
+                                        later + paid, paid))
     return rows

@@ -15,7 +15,7 @@ from optimizer.inputs import prices
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Commitment, Plan
 from optimizer.optimize.calendar import Calendar, overlap_days
-from optimizer.vocab import RESERVED_TERM_DAYS, TERM_MONTHS
+from optimizer.vocab import RESERVED_TERM_DAYS, TERM_MONTHS, UPFRONT_SHARE
 
 
 Count = Annotated[int, Field(ge=0)]
@@ -119,6 +119,12 @@ class NewReservation:
     horizon_share: float
     """GPUs × price × 24 × horizon days: what the plan's cost counts."""
     beyond_horizon: float
+    payment: str | None = None
+    """The payment option taken (no_upfront, partial_upfront, all_upfront) when the offer prices several
+    (policy.payment allows which); None: the offer gives one price, paid monthly."""
+    upfront: float = 0.0
+    """Paid on the start day: the whole term (all_upfront), half of it (partial_upfront), else 0; the
+    commitment schedule shows it in that month."""
     provisional: bool = False
     """True when the search stopped short of policy.mip_gap: a cheaper plan may not hold this reservation, so it
     is not to be signed before the plan is solved again with more time (false in files written before)."""
@@ -190,14 +196,19 @@ def new_reservations(plan: Plan, purchases: list) -> list[NewReservation]:
             continue
         term = term_days(p.tier)
         total, monthly = full_term(p.gpus, p.price_per_gpu_hour, p.tier)
+        first_day = 0
         if plan.start_date is not None:
-            end = last_day(plan.start_date, term)
-            start_s, end_s, text = plan.start_date.isoformat(), end.isoformat(), end.isoformat()
+            start = dt.date.fromisoformat(p.start) if p.start else plan.start_date  # a later start: a renewal
+            first_day = (start - plan.start_date).days
+            end = last_day(start, term)
+            start_s, end_s, text = start.isoformat(), end.isoformat(), end.isoformat()
         else:
             start_s, end_s, text = None, None, f"after {term:,} days"
-        share = prices.held(p.gpus, p.price_per_gpu_hour, plan.horizon_days)
+        share = prices.held(p.gpus, p.price_per_gpu_hour, plan.horizon_days - first_day)
+        upfront = UPFRONT_SHARE.get(p.payment or "no_upfront", 0.0) * total
         out.append(NewReservation(p.offer, p.accelerator, p.provider, p.tier, p.gpus, p.price_per_gpu_hour, term,
-                                  TERM_MONTHS[p.tier], start_s, end_s, text, total, monthly, share, total - share))
+                                  TERM_MONTHS[p.tier], start_s, end_s, text, total, monthly, share, total - share,
+                                  p.payment, upfront))
     return out
 
 

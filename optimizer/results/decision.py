@@ -322,6 +322,10 @@ def decide(result: PlanResult, money: Money | None = None) -> Decision:
     regret = max_regret(result)
     for n in result.new_commitments:
         last = f", last day {n.end}" if n.end else f", {n.end_text}"
+        if n.start and n.start != result.start_date:  # a renewal or later start (policy.reservation_starts)
+            last = f", from {n.start}{last}"
+        if getattr(n, "upfront", 0.0):
+            last += f"; {money(n.upfront)} paid up front ({n.payment})"
         sentence = (f"{n.gpus} GPUs of {n.offer} {n.tier} at {money(n.price_per_gpu_hour, 2)}/GPU-hour: "
                     f"{money(n.monthly)} a month, {money(n.total_committed)} over the term{last}"
                     + (f"; regret across the {len(result.scenarios)} scenarios at most {money(regret[1])} "

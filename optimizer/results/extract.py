@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 import math
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 
 from optimizer import vocab
@@ -104,15 +105,20 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     if own_terms:
         cost_by_tier = {"buy": 0.0, "facility": 0.0, **cost_by_tier}
     own_fixed: dict[str, float] = {}  # offer → idle energy, space (and owned servers' support) for the horizon
-    reserved_gpus: dict[tuple[str, str | None], int] = {}
+    reserved_gpus: dict[tuple[str, str | None], int] = {}  # held from the horizon's first day
+    later_gpus: dict[tuple[str, str | None], list[tuple[int, int]]] = {}  # → (start day, GPUs) of later starts
     stage2: dict[str, float] = {}  # segment → hourly capacity, serving energy and API: what each scenario adds
-    for (o, p, k), v in sorted(sol.reserved_nodes.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
+    held = [((o, p, k, 0), v) for (o, p, k), v in sol.reserved_nodes.items()] + list(sol.reserved_later.items())
+    for (o, p, k, t), v in sorted(held, key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2], kv[0][3])):
         nodes = _int(v)
         if nodes <= 0:
             continue
         offer = solved.offers[o]
         gpus = nodes * offer.gpus_per_node
-        reserved_gpus[(o, p)] = reserved_gpus.get((o, p), 0) + gpus
+        if t:
+            later_gpus.setdefault((o, p), []).append((t, gpus))
+        else:
+            reserved_gpus[(o, p)] = reserved_gpus.get((o, p), 0) + gpus
         if k == "buy":
             t, n = own_terms[o], costs.service_days(sol.segments, o)
             cost = nodes * costs.bought_per_node(t, n)
@@ -123,10 +129,11 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                           cost / prices.gpu_hours_held(gpus, n) if n else 0.0, cost)
             continue
         price = prices.gpu_hour(offer, k)
-        cost = nodes * costs.reserved_per_node(offer, k, H)
+        cost = nodes * costs.reserved_per_node(offer, k, H, t)
         cost_by_tier["reserved"] += cost
         offer_cost[o] = offer_cost.get(o, 0.0) + cost
-        _add_purchase(purchases, offer, k, gpus, prices.gpu_hours_held(gpus, H), price, cost)
+        start = (plan.start_date + datetime.timedelta(days=t)).isoformat() if t and plan.start_date else None
+        _add_purchase(purchases, offer, k, gpus, prices.gpu_hours_held(gpus, H - t), price, cost, start)
     for tier, table in (("on-demand", sol.on_demand_nodes), ("spot", sol.spot_nodes)):
         per_offer: dict[str, dict[tuple[str, int], int]] = {}
         for (o, _p, d, h), v in table.items():
@@ -146,7 +153,12 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             cost_by_tier[TIER_GROUP[tier]] += cost
             offer_cost[o] = offer_cost.get(o, 0.0) + cost
             _add_purchase(purchases, offer, tier, max(per_offer[o].values()), gpu_hours, price, cost)
-    purchases.sort(key=lambda p: (p.offer, vocab.tier_rank(p.tier)))
+    purchases.sort(key=lambda p: (p.offer, vocab.tier_rank(p.tier), p.start or ""))
+
+    def reserved_at(o: str, p: str | None, seg: str) -> int:
+        """Reserved GPUs (o, p) holds during a segment: those from the first day and those started by then."""
+        day = sol.segments.first_day(seg)
+        return reserved_gpus.get((o, p), 0) + sum(g for t, g in later_gpus.get((o, p), ()) if t <= day)
 
     # Hourly supply by tier per (offer, pool); contracts signed before the plan are used first
     cal = sol.segments.calendar
@@ -159,7 +171,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     serving = {o: 0.0 for o in own_terms}  # offer → serving energy over the horizon
     row_days: dict[str, float] = {}  # "day type|period" of an hourly row → the days it stands for
     served = {o: [0.0] * 24 for o in own_terms}  # offer → GPU-hours its own GPUs serve at each hour of day
-    shared = _shared_use(solved, sol, keys, offer_pool_demand, reserved_gpus, frozenset(own_terms))
+    shared = _shared_use(solved, sol, keys, offer_pool_demand, reserved_at, frozenset(own_terms))
     for o, p, d, h in keys:
         m = solved.offers[o].gpus_per_node
         od = _int(sol.on_demand_nodes.get((o, p, d, h), 0)) * m
@@ -176,7 +188,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         elif not sol.segments.delivered(o, d):
             res = com = 0
         else:
-            res = reserved_gpus.get((o, None), 0) + reserved_gpus.get((o, p), 0)
+            res = reserved_at(o, None, d) + reserved_at(o, p, d)
             com = 0
             if k:
                 v = sol.committed_split.get((o, p, sol.segments.period_of(d)))
@@ -199,7 +211,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             own_fixed[o] = costs.owned_running(t, costs.owned_days(plan, sol.segments, t))
     if own_terms:
         cost_by_tier["facility"] = sum(own_fixed.values()) + sum(serving.values())
-    rates = _rates(solved, purchases, reserved_gpus, H)
+    rates = _rates(solved, purchases)
     rates.update(own.rates(plan, sol.segments, own_terms, purchases, own_fixed))
     results: list[WorkloadResult] = []
     by_name = {w.name: w for w in plan.workloads}
@@ -330,7 +342,7 @@ def _api_by_segment(solved: Solved, w, c: Candidate, stage2: dict[str, float]) -
 
 
 def _shared_use(solved: Solved, sol: Solution, keys: list, demand: dict[tuple[str, str, str, int], int],
-                reserved_gpus: dict[tuple[str, str | None], int], own_offers: frozenset[str] = frozenset()
+                reserved_at: Callable[[str, str | None, str], int], own_offers: frozenset[str] = frozenset()
                 ) -> dict[tuple[str, str, str, int], tuple[int, int]]:
     """When pools share reserved (and signed) GPUs: (committed, reserved) GPUs each pool uses at an hour.
 
@@ -351,7 +363,7 @@ def _shared_use(solved: Solved, sol: Solution, keys: list, demand: dict[tuple[st
     for (o, d, h), pools in groups.items():
         m = solved.offers[o].gpus_per_node
         k = sol.segments.committed_at(o, d)
-        capacity = k + (reserved_gpus.get((o, None), 0) if sol.segments.delivered(o, d) else 0)
+        capacity = k + (reserved_at(o, None, d) if sol.segments.delivered(o, d) else 0)
         use: dict[str, int] = {}
         for p in pools:
             dem = demand.get((o, p, d, h), 0)
@@ -437,13 +449,12 @@ def _allocate(alloc: dict[str, dict[tuple[str, str], float]], members: list[tupl
                     day[key] = day.get(key, 0.0) + share * v * days
 
 
-def _rates(solved: Solved, purchases: list[Purchase], reserved_gpus: dict[tuple[str, str | None], int],
-           horizon_days: int) -> dict[tuple[str, str], float]:
+def _rates(solved: Solved, purchases: list[Purchase]) -> dict[tuple[str, str], float]:
     """Price per GPU-hour by (offer, tier group): reserved at its effective rate (what the offer's
-    reservations cost over the GPU-hours they hold), on-demand and spot at their prices."""
+    reservations cost over the GPU-hours they hold in the horizon), on-demand and spot at their prices."""
     out: dict[tuple[str, str], float] = {}
     for o, offer in solved.offers.items():
-        held = prices.gpu_hours_held(sum(g for (oo, _p), g in reserved_gpus.items() if oo == o), horizon_days)
+        held = sum(p.gpu_hours for p in purchases if p.offer == o and p.tier in vocab.RESERVED_TIERS)
         cost = sum(p.cost for p in purchases if p.offer == o and p.tier in vocab.RESERVED_TIERS)
         if held:
             out[(o, "reserved")] = cost / held
@@ -465,15 +476,16 @@ def _committed_rates(contracts: list) -> dict[str, float]:
     return {o: spend[o] / hours[o] for o in spend if hours.get(o)}
 
 
-def _add_purchase(purchases: list[Purchase], offer, tier: str, gpus: int, gpu_hours: float, price: float,
-                  cost: float) -> None:
-    """One row per (offer, tier): reservations held per pool (not shared) add up."""
+def _add_purchase(purchases: list[Purchase], offer: Offer, tier: str, gpus: int, gpu_hours: float, price: float,
+                  cost: float, start: str | None = None) -> None:
+    """One row per (offer, tier, start day): reservations held per pool (not shared) add up."""
     for i, p in enumerate(purchases):
-        if p.offer == offer.id and p.tier == tier:
+        if p.offer == offer.id and p.tier == tier and p.start == start:
             purchases[i] = replace(p, gpus=p.gpus + gpus, gpu_hours=p.gpu_hours + gpu_hours, cost=p.cost + cost)
             return
     purchases.append(Purchase(offer.id, offer.accelerator, offer.provider, offer.region, tier, gpus, gpu_hours,
-                              price, offer.estimated(tier), cost, offer.gpus_per_node))
+                              price, offer.estimated(tier), cost, offer.gpus_per_node, start,
+                              offer.payment(tier) if tier in RESERVED_TIERS else None))
 
 
 def _api(solved: Solved, w, c: Candidate, days: dict[str, int]) -> tuple[float, float, dict[str, list[float]]]:

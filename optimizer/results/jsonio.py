@@ -74,7 +74,8 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
             "offer": p.offer, "accelerator": p.accelerator, "tier": p.tier, "gpus": p.gpus,
             "gpu_hours": _r(p.gpu_hours), "provider": p.provider, "region": p.region,
             "price_per_gpu_hour": _r(p.price_per_gpu_hour), "price_estimated": p.price_estimated,
-            "cost": _r(p.cost), "gpus_per_node": p.gpus_per_node,
+            "cost": _r(p.cost), "gpus_per_node": p.gpus_per_node, **({"start": p.start} if p.start else {}),
+            **({"payment": p.payment} if p.payment else {}),
         } for p in result.purchases],
         "solver": {
             "name": result.solver.name, "seconds": round(result.solver.seconds, 3),

@@ -134,6 +134,13 @@ class Purchase:
     price_estimated: bool
     cost: Cost
     gpus_per_node: int
+    start: str | None = None
+    """A reservation's first day of service when it starts after the horizon's first day (policy.reservation_starts:
+    a renewal at a signed contract's expiry, or a month's first day), ISO date; None: from the horizon's start.
+    It holds `gpus` from then to the horizon's end."""
+    payment: str | None = None
+    """A reservation's payment option (no_upfront, partial_upfront, all_upfront) when its offer prices several;
+    its price is that option's effective price per GPU-hour."""
 
 
 @dataclass(frozen=True)
@@ -306,6 +313,10 @@ class ScheduleRow:
     days: int
     price_per_gpu_hour: float
     amount: float
+    """Cash paid in the month: its days' share of the term, or — for a reservation paid up front — its
+    upfront amount in its first month and only the rest after."""
+    upfront: float = 0.0
+    """The part of `amount` paid up front (all or half the term, on the reservation's first day)."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ and $4.60 reserved for a year.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
 
 import pulp
@@ -151,11 +152,26 @@ def test_a_contract_ending_on_day_30_supplies_30_days_only(tmp_path):
     ("2026-12-19", {"on-demand": 64}),      # 12 days on demand ($126,812) < 92 days reserved
 ])
 def test_reserve_or_rent_what_replaces_an_ending_contract(tmp_path, end, tiers):
-    data = quarter([chat(64)], commitments=[contract(64, "2026-02-01", end)])
+    """Reservations starting on the horizon's first day only (policy.reservation_starts: plan_start)."""
+    data = quarter([chat(64)], commitments=[contract(64, "2026-02-01", end)], reservation_starts="plan_start")
     r = solve_plan(write(tmp_path, data))
     assert bought(r) == tiers
     expected = 64 * R1Y * 24 * 92 if "reserved-1y" in tiers else 64 * OD * 24 * 12
     assert r.cost_total == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("end, left", [("2026-10-30", 62), ("2026-12-19", 12)])
+def test_an_ending_contract_is_renewed_the_day_after_it_ends(tmp_path, end, left):
+    """policy.reservation_starts: expiries (the default): a reservation from the day after the contract ends
+    replaces it, dearer by the hour than nothing but cheaper than renting or reserving from the first day."""
+    data = quarter([chat(64)], commitments=[contract(64, "2026-02-01", end)])
+    r = solve_plan(write(tmp_path, data))
+    assert bought(r) == {"reserved-1y": 64}
+    assert r.cost_total == pytest.approx(64 * R1Y * 24 * left)
+    n, = r.new_commitments
+    assert n.start == (dt.date.fromisoformat(end) + dt.timedelta(days=1)).isoformat()
+    assert n.horizon_share == pytest.approx(64 * R1Y * 24 * left)
+    assert n.total_committed == pytest.approx(64 * R1Y * 24 * 365)
 
 
 def test_a_batch_job_uses_signed_gpus_while_they_last(tmp_path):

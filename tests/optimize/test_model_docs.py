@@ -65,7 +65,7 @@ def test_every_rule_outside_the_program_points_at_code_that_exists():
 def test_the_rules_a_newcomer_looks_for_are_stated():
     stated = {r.name for r in families.OUTSIDE} | {f.name for f in families.FAMILIES}
     for rule in ("spares", "rollout", "occupancy", "whole nodes", "caps", "overflow_share",
-                 "reserved one level for the horizon", "dominated configs"):
+                 "reserved from its start to the horizon's end", "dominated configs"):
         assert rule in stated, rule
     assert "## Rules outside the program" in families.markdown()
 

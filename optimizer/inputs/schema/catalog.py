@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from optimizer.vocab import Tier
+from optimizer.vocab import PAYMENT_OPTIONS, Tier
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.]*(-[a-z0-9.]+)*$")
 
@@ -379,6 +379,32 @@ class TierPrice(Strict):
     """How the estimate was made, e.g. 'on-demand x (1 - 0.33), published 1-year discount'."""
 
 
+class PaymentPrices(Strict):
+    """A reserved tier's prices by payment option, each the effective price per GPU-hour over the term (the
+    term's total ÷ its GPU-hours), as providers quote them (AWS: no, partial and all upfront). all_upfront pays
+    the whole term on its first day; partial_upfront half then and the rest monthly; no_upfront monthly. The
+    plan takes the cheapest option policy.payment allows (ties: the one paying less up front)."""
+
+    no_upfront: float | None = Field(default=None, ge=0, le=MAX_PRICE, examples=[4.73])
+    partial_upfront: float | None = Field(default=None, ge=0, le=MAX_PRICE, examples=[4.45])
+    all_upfront: float | None = Field(default=None, ge=0, le=MAX_PRICE, examples=[4.30])
+
+    @model_validator(mode="after")
+    def _some_option(self) -> "PaymentPrices":
+        if not self.options():
+            raise ValueError("gives no payment option: write no_upfront, partial_upfront or all_upfront "
+                             "(each a price per GPU-hour)")
+        return self
+
+    def options(self) -> dict[str, float]:
+        """Option → effective price per GPU-hour, for the options given, in PAYMENT_OPTIONS' order."""
+        return {o: float(v) for o in PAYMENT_OPTIONS if (v := getattr(self, o)) is not None}
+
+    def cheapest(self) -> tuple[str, float]:
+        """(option, price) of the least effective price; ties: the one paying less up front."""
+        return min(self.options().items(), key=lambda kv: (kv[1], PAYMENT_OPTIONS.index(kv[0])))
+
+
 MAX_NODE_PRICE = 100_000_000
 """USD for one server or rack: far above any real system (a GB300 NVL72 rack lists near $4M)."""
 MAX_NODE_KW = 2_000
@@ -454,9 +480,11 @@ class Offer(Sourced):
     max_gpus_per_instance: int | None = Field(default=None, ge=1, le=MAX_NODE_GPUS)
     """Largest single machine sold (NVLink-connected), when it exceeds the purchase unit; a
     tensor-parallel replica must fit in one machine. Default: gpus_per_node."""
-    price_per_gpu_hour: dict[Tier, Annotated[float, Field(ge=0, le=MAX_PRICE)] | TierPrice] = Field(
+    price_per_gpu_hour: dict[Tier, Annotated[float, Field(ge=0, le=MAX_PRICE)] | TierPrice | PaymentPrices] = Field(
         default_factory=dict)
-    """Price per GPU-hour by tier; a tier that is not listed is not sold (buy: see `buy`)."""
+    """Price per GPU-hour by tier; a tier that is not listed is not sold (buy: see `buy`). A reserved tier may
+    give its payment options instead of one number, `{no_upfront: 4.73, partial_upfront: 4.45, all_upfront:
+    4.30}` (PaymentPrices); a single number is its no_upfront price."""
     available_gpus: dict[Tier, Annotated[int, Field(ge=0, le=MAX_GPUS)]] = Field(default_factory=dict)
     """What can really be obtained: reserved caps the reserved GPUs, on-demand and spot
     the GPUs in use at any one hour. A missing tier is unlimited."""
@@ -478,6 +506,11 @@ class Offer(Sourced):
         if "buy" in self.price_per_gpu_hour:
             raise ValueError("prices the buy tier by the GPU-hour — bought servers are priced per node: "
                              "move it to buy: {price_per_node: …, node_power_kw: …}")
+        hourly = [t for t, p in self.price_per_gpu_hour.items() if isinstance(p, PaymentPrices)
+                  and not t.startswith("reserved")]
+        if hourly:
+            raise ValueError(f"gives {hourly[0]} payment options — only a reservation is paid up front: give "
+                             f"{hourly[0]} one price per GPU-hour")
         if self.buy is not None:
             bad = [t for t in self.price_per_gpu_hour if t.startswith("reserved")]
             if bad:
@@ -493,7 +526,14 @@ class Offer(Sourced):
         p = self.price_per_gpu_hour.get(tier)  # type: ignore[call-overload]
         if p is None:
             return None
+        if isinstance(p, PaymentPrices):
+            return p.cheapest()[1]
         return p.price if isinstance(p, TierPrice) else float(p)
+
+    def payment(self, tier: str) -> str | None:
+        """The payment option the tier's price is (PaymentPrices.cheapest); None when the offer gives one price."""
+        p = self.price_per_gpu_hour.get(tier)  # type: ignore[call-overload]
+        return p.cheapest()[0] if isinstance(p, PaymentPrices) else None
 
     def estimated(self, tier: str) -> bool:
         p = self.price_per_gpu_hour.get(tier)  # type: ignore[call-overload]

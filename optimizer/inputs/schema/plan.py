@@ -30,10 +30,12 @@ from optimizer.inputs.schema.catalog import (
 from optimizer.vocab import (
     BUILTIN_DAY_TYPES,
     PARALLELISM,
+    PAYMENT_OPTIONS,
     PRECISION_ALIASES,
     PRECISION_IDS,
     TIERS,
     WEEKDAYS,
+    Payment,
     Tier,
     day_type_of,
 )
@@ -264,6 +266,20 @@ class Policy(Strict):
     precision and parallelism; the estimate uses the one that gives the most goodput (ties: the first listed)."""
     share_reserved_across_pools: bool = True
     """Whether pools borrow each other's reserved and committed GPUs hour by hour."""
+    payment: list[Payment] = Field(default_factory=lambda: list(PAYMENT_OPTIONS), min_length=1,
+                                   examples=[["no_upfront", "partial_upfront"]])
+    """The payment options a new reservation may take, where an offer prices several (price_per_gpu_hour:
+    {reserved-1y: {no_upfront: …, partial_upfront: …, all_upfront: …}}): the cheapest effective price among
+    them is taken (ties: less up front). No cost of capital is charged on an upfront payment (the plan states
+    none for rented capacity): restrict this list to keep cash from being paid ahead. An offer none of whose
+    options is allowed does not sell that tier."""
+    reservation_starts: Literal["plan_start", "expiries", "monthly"] = Field(default="expiries",
+                                                                          examples=["monthly"])
+    """The days a new reservation may start on: plan_start — the horizon's first day only; expiries — also the
+    day after each signed commitment (`commitments`) ends inside the horizon, so the plan may renew it at
+    expiry; monthly — also the first day of each calendar month. A reservation starting later serves from
+    that day to the horizon's end and costs the horizon those days; its full term is still signed
+    (new_commitments). Days after the first need a start_date."""
     solver: Literal["highs", "cbc"] = "highs"
     """The MILP solver: highs (default) or cbc."""
     time_limit_s: float = Field(default=60, gt=0)

@@ -44,7 +44,7 @@ class SoleTenantCosts:
     bound), so a program solved with it in is no relaxation of the plan — its bound is not kept."""
 
 
-_FAMILIES = ("reserved", "on_demand", "spot", "lent", "batch_replicas", "batch_api", "committed_split")
+_FAMILIES = ("reserved", "reserved_later", "on_demand", "spot", "lent", "batch_replicas", "batch_api", "committed_split")
 
 
 def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str,

@@ -11,6 +11,7 @@ from optimizer.report.xlsx.refs import Refs
 from optimizer.results.cashflow import pnl_and_cash
 from optimizer.results.own import capex_month
 from optimizer.results.types import PlanResult
+from optimizer.vocab import UPFRONT_SHARE
 
 OWN_TIERS = {"buy": "ownership", "facility": "facility"}
 """Cash-flow tiers of servers of your own → their cost on the Own hardware sheet (refs.own_offer)."""
@@ -199,8 +200,12 @@ def _schedule(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         sh.text(r, 0, "None: no reservation is signed or bought (or the plan has no start_date to date them).",
                 "note")
         return r
+    # a new reservation paid up front (payment options): that share of its term in its first month, the rest by days
+    paid_ahead = {(x.offer, x.tier): (UPFRONT_SHARE.get(x.payment or "no_upfront", 0.0), x.term_days)
+                  for x in result.new_commitments}
+    upfront_col = any(share for share, _days in paid_ahead.values())
     sh.header(r, 0, ["Month", "Offer", "Provider", "Tier", "Signed / new", "GPUs", "Days of service",
-                     "Price per GPU-hour", "Amount"])
+                     "Price per GPU-hour", "Amount"] + (["Paid up front (in Amount)"] if upfront_col else []))
     sh.ws.set_row(r, 30)
     head = r
     total = 0.0
@@ -212,8 +217,16 @@ def _schedule(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         sh.num(r, 5, s.gpus, num="int")
         sh.num(r, 6, s.days, num="int")
         price_v = _price_cell(sh, refs, r, 7, s.offer, s.tier, s.price_per_gpu_hour, s.kind == "signed")
-        sh.calc(r, 8, f"F{n}*24*G{n}*H{n}", s.gpus * 24 * s.days * price_v, num="money0")
-        total += s.gpus * 24 * s.days * price_v
+        share, term = paid_ahead.get((s.offer, s.tier), (0.0, 0)) if s.kind == "new" else (0.0, 0)
+        if share:
+            ahead = share * s.gpus * 24 * term * price_v if s.upfront else 0.0
+            sh.calc(r, 9, f"{share!r}*F{n}*24*{term}*H{n}" if s.upfront else "0", ahead, num="money0")
+            v = s.gpus * 24 * s.days * price_v * (1.0 - share) + ahead
+            sh.calc(r, 8, f"F{n}*24*G{n}*H{n}*{1.0 - share!r}+J{n}", v, num="money0")
+        else:
+            v = s.gpus * 24 * s.days * price_v
+            sh.calc(r, 8, f"F{n}*24*G{n}*H{n}", v, num="money0")
+        total += v
     first, last = head + 1, r
     r += 1
     sh.text(r, 0, "Total", "total")

@@ -119,7 +119,10 @@ def _new(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         n = r + 1
         sh.text(r, 0, x.offer)
         sh.text(r, 1, x.tier)
-        sh.calc(r, 2, f'SUMIFS({P["gpus"]},{P["offer"]},"="&A{n},{P["tier"]},"="&B{n})', x.gpus, num="int")
+        if sum(1 for y in result.new_commitments if (y.offer, y.tier) == (x.offer, x.tier)) > 1:
+            sh.num(r, 2, x.gpus, num="int")  # reservations of the offer and tier starting on several days
+        else:
+            sh.calc(r, 2, f'SUMIFS({P["gpus"]},{P["offer"]},"="&A{n},{P["tier"]},"="&B{n})', x.gpus, num="int")
         price = refs.price.get((x.offer, x.tier))
         if price:
             sh.calc(r, 3, price, x.price_per_gpu_hour, num="money2")
@@ -134,8 +137,13 @@ def _new(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         else:
             sh.text(r, 6, "plan start")
             sh.text(r, 7, x.end_text)
-        share = x.gpus * x.price_per_gpu_hour * 24 * refs.horizon_days
-        sh.calc(r, 8, f"C{n}*D{n}*24*{refs.horizon}", share, num="money0")
+        late = serial(x.start) - serial(result.start_date) if dated and x.start else 0  # type: ignore[arg-type]
+        share = x.gpus * x.price_per_gpu_hour * 24 * (refs.horizon_days - late)
+        if late:  # it starts after the horizon's first day: the horizon holds it from its start
+            sh.calc(r, 8, f"C{n}*D{n}*24*({refs.horizon}-(G{n}-{serial(result.start_date)}))", share,  # type: ignore[arg-type]
+                    num="money0")
+        else:
+            sh.calc(r, 8, f"C{n}*D{n}*24*{refs.horizon}", share, num="money0")
         total = x.gpus * x.price_per_gpu_hour * 24 * x.term_days
         sh.calc(r, 9, f"C{n}*D{n}*24*E{n}", total, num="money0")
         sh.calc(r, 10, f"J{n}/F{n}", total / x.term_months, num="money0")

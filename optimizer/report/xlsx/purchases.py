@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from optimizer import vocab
 from optimizer.report.xlsx.assumptions import api_table
 from optimizer.report.xlsx.cells import Sheet, ref, rng
@@ -49,14 +51,19 @@ def write_purchases(sh: Sheet, result: PlanResult, refs: Refs) -> None:
             sh.text(r, 10, "servers bought: GPUs × 24 × days in service; price = ownership share ÷ GPU-hours "
                            "(Own hardware)", "hint")
             continue
-        if p["tier"] in vocab.RESERVED_TIERS:
+        if p["tier"] in vocab.RESERVED_TIERS and p["from_day"]:  # a later start: held from then to the end
+            gh = p["gpus"] * 24 * (refs.horizon_days - p["from_day"])
+            sh.calc(r, 7, f"F{r + 1}*24*({refs.horizon}-{p['from_day']})", gh, num="int")
+        elif p["tier"] in vocab.RESERVED_TIERS:
             gh = p["gpus"] * 24 * refs.horizon_days
             sh.calc(r, 7, f"F{r + 1}*24*{refs.horizon}", gh, num="int")
         else:
             col = od_gh if p["tier"] == "on-demand" else sp_gh
             gh = p["hourly_gpu_hours"]
             sh.calc(r, 7, f'SUMIFS({col},{hourly_offer},"="&{a})', gh, num="int")
-        refs.purchase_gh[(p["offer"], p["tier"])] = (ref(sh.name, r, 7), gh)
+        held = refs.purchase_gh.get((p["offer"], p["tier"]))  # reservations starting on several days: their sum
+        refs.purchase_gh[(p["offer"], p["tier"])] = (ref(sh.name, r, 7), gh) if held is None else \
+            (f"({held[0]}+{ref(sh.name, r, 7)})", held[1] + gh)
         price_ref = refs.price.get((p["offer"], p["tier"]))
         price = p["price"]
         factor = _factor(p, gh) if result.scenarios else 1.0
@@ -73,6 +80,8 @@ def write_purchases(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         p["cost_value"] = cost
         p["gh_value"] = gh
         note = ["estimated price (published discount policy)"] if p["estimated"] else []
+        if p["start"]:
+            note.append(f"starts {p['start']} (policy.reservation_starts): held from then to the horizon's end")
         if factor != 1.0:
             note.append(f"× {factor:.4f}: the scenarios' price factors, weighted by GPU-hours")
         sh.text(r, 10, "; ".join(note), "hint")
@@ -135,10 +144,11 @@ def link_own(sh: Sheet, result: PlanResult, refs: Refs) -> None:
 
 
 def _purchase_rows(result: PlanResult) -> list[dict]:
-    """One row per (offer, tier); reserved levels bought per pool add up."""
-    rows: dict[tuple[str, str], dict] = {}
+    """One row per (offer, tier, start); reserved levels bought per pool add up."""
+    rows: dict[tuple[str, str, str], dict] = {}
+    first = dt.date.fromisoformat(result.start_date) if result.start_date else None
     for p in result.purchases:
-        k = (p.offer, p.tier)
+        k = (p.offer, p.tier, p.start or "")
         if k in rows:
             rows[k]["gpus"] += p.gpus
             rows[k]["result_cost"] += p.cost
@@ -147,9 +157,10 @@ def _purchase_rows(result: PlanResult) -> list[dict]:
         rows[k] = {"offer": p.offer, "provider": p.provider, "region": p.region, "accelerator": p.accelerator,
                    "tier": p.tier, "gpus": p.gpus, "gpus_per_node": p.gpus_per_node, "price": float(price),
                    "estimated": p.price_estimated, "hourly_gpu_hours": _sum_rows(result, p.offer, p.tier),
-                   "result_cost": p.cost}
+                   "result_cost": p.cost, "start": p.start,
+                   "from_day": (dt.date.fromisoformat(p.start) - first).days if p.start and first else 0}
     order = {t: i for i, t in enumerate(vocab.TIERS)}
-    return [rows[k] for k in sorted(rows, key=lambda k: (k[0], order.get(k[1], 9)))]
+    return [rows[k] for k in sorted(rows, key=lambda k: (k[0], order.get(k[1], 9), k[2]))]
 
 
 def _sum_rows(result: PlanResult, offer: str, tier: str) -> float:
