@@ -286,7 +286,12 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             notes.append(f"committed GPUs at {', '.join(idle)} serve no workload: no candidate config runs there")
     if plan.policy.unvalidated == "warn":
         notes += evidence.unvalidated_notes(results, {w: c.label for w, c in chosen.items()})
-    new = cm.new_reservations(plan, purchases)
+    used_at: dict[str, dict[str, float]] = {}  # offer → GPU-hours the workloads used there, by tier group
+    for by_offer in alloc.values():
+        for (o, t), gh in by_offer.items():
+            if o not in own_terms:
+                used_at.setdefault(o, {})[t] = used_at.get(o, {}).get(t, 0.0) + gh
+    new = cm.priced_like_recommendation(plan, cm.new_reservations(plan, purchases), solved.offers, used_at)
     exp = cm.expiry(plan, contracts, new)
     committed_rate = _committed_rates(contracts)
     results = [replace(r, committed_cost=sum(gh * committed_rate.get(o, 0.0) for (o, t), gh
