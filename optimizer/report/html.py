@@ -87,7 +87,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "showback": [{"team": r["team"], "cost_center": r["cost_center"], "workloads": ", ".join(r["workloads"]) or "–",
                       "new": money(r["new"]), "committed": money(r["committed"]), "all_in": money(r["all_in"]),
                       "share": f"{r['all_in'] / result.cost_all_in:.1%}" if result.cost_all_in else "–"}
-                     for r in result.showback()],
+                     for r in result.showback_by_team()],
         "committed_total": money(result.cost_committed),
         "gpus_at_peak": f"{_fleet_peak(result):,}",
         "notes": list(result.notes), "binding": L.caps_that_bind(result),

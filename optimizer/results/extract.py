@@ -25,6 +25,7 @@ from optimizer.results import contracts as cm
 from optimizer.results import decision
 from optimizer.results import own
 from optimizer.results import scenarios as scn
+from optimizer.results import showback as sb
 from optimizer.results.types import (
     AlternativeRow,
     Binding,
@@ -302,7 +303,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                         own.spread(own_terms, purchases, own_fixed, serving, sol.segments) if own_terms else [])
     own_result = own.report(plan, catalog_offers, own_terms, sol.segments, purchases, own_fixed, serving, alloc,
                             cost_by_tier, served) if own_terms else None
-    return decision.marked(PlanResult(
+    result = PlanResult(
         plan=plan.plan, file=file, status=info.status, currency=plan.currency, horizon_days=H,
         day_types=dict(days), policy=pol.model_dump(mode="json"), cost_total=total,
         cost_by_tier=cost_by_tier, workloads=results, purchases=purchases, hourly=hourly,
@@ -314,7 +315,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         expiry=exp, periods=periods, cost_idle=sum(cost_by_tier.values()) - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
         cost_idle_committed=cost_committed - sum(r.committed_cost for r in results), cash_flow=flow,
         commitment_schedule=cf.schedule(plan, contracts, new), own=own_result, scenarios=scenario_rows,
-        risk=risk))
+        risk=risk)
+    return decision.marked(replace(result, showback=sb.rows(result, plan.policy.idle)))
 
 
 def _api_by_segment(solved: Solved, w, c: Candidate, stage2: dict[str, float]) -> None:

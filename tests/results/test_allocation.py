@@ -200,10 +200,10 @@ def test_showback_by_team_adds_up_to_the_all_in_spend(tmp_path):
     b = interactive("ads-ranker", 300, team="ads", cost_center="CC-2")
     c = interactive("misc", 100)
     r = solve_plan(write(tmp_path, plan([a, b, c], [offer("o", "gpu-a", m=8, on_demand=2.0)], tiers=["on-demand"])))
-    rows = {x["team"]: x for x in r.showback()}
+    rows = {x["team"]: x for x in r.showback_by_team()}
     assert set(rows) >= {"search", "ads", "unassigned"}
     assert rows["search"]["workloads"] == ["search-chat"] and rows["search"]["cost_center"] == "CC-1"
-    assert sum(x["all_in"] for x in r.showback()) == pytest.approx(r.cost_all_in)
+    assert sum(x["all_in"] for x in r.showback_by_team()) == pytest.approx(r.cost_all_in)
     assert "not used by any workload" in rows  # 8-GPU nodes: the rest of the node is idle
     page = render_html(r)
     assert "Showback" in page and "CC-2" in page
