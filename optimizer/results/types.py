@@ -626,7 +626,8 @@ class PlanResult:
         """Spend by (team, cost centre): new, committed and all-in, with what no workload used last.
         A workload with tenant shares is split among those teams, each booked to its own team's cost centre
         when that team has one; one without a team is "unassigned"; a plan that names no team has a row per
-        workload. The rows add up to the all-in spend."""
+        workload. The rows add up to the all-in spend; a result with showback rows sums them (what no workload
+        used is then spread among the teams when policy.idle says spread)."""
         rows: dict[tuple[str, str, str], dict[str, Any]] = {}
         per_team = any(w.team or w.tenants for w in self.workloads)
         centres = team_centres(self.workloads)
@@ -639,6 +640,23 @@ class PlanResult:
                 row["new"] += share * w.cost
                 row["committed"] += share * w.committed_cost
         out = [rows[k] for k in sorted(rows, key=lambda k: (k[0] == UNASSIGNED, k[0], k[1], k[2]))]
+        if self.showback:  # the result's rows: idle spread when policy.idle says so
+            for r in out:
+                r["new"] = r["committed"] = 0.0
+            at = {(r["team"], r["cost_center"], r["workloads"][0] if not per_team and r["workloads"] else ""): r
+                  for r in out}
+            extra: dict[tuple[str, str], dict[str, Any]] = {}
+            for x in self.showback:
+                key = (x.team, x.cost_center or "–", x.workload or "")
+                r = at.get(key) or extra.setdefault(key[:2], {"team": x.team, "cost_center": key[1], "workloads": [],
+                                                              "new": 0.0, "committed": 0.0})
+                r["new"] += x.cost
+                r["committed"] += x.committed_cost
+            out += [extra[k] for k in sorted(extra, key=lambda k: (k[0] == "not used by any workload", k))]
+            out = [r for r in out if r["workloads"] or abs(r["new"]) + abs(r["committed"]) > 0.005]
+            for r in out:
+                r["all_in"] = r["new"] + r["committed"]
+            return out
         if self.cost_idle > 0.005 or self.cost_idle_committed > 0.005:
             out.append({"team": "not used by any workload", "cost_center": "–", "workloads": [],
                         "new": self.cost_idle, "committed": self.cost_idle_committed})

@@ -63,6 +63,8 @@ def test_spread_shares_idle_by_use_and_still_books_all_in(tmp_path):
     r = solve_plan(_teams_plan(tmp_path, "spread"))
     assert r.cost_idle > 0
     assert not any(x.team == IDLE for x in r.showback)
+    assert not any(x["team"] == IDLE for x in r.showback_by_team())  # the report's table follows the rows
+    assert sum(x["all_in"] for x in r.showback_by_team()) == pytest.approx(r.cost_all_in)
     assert booked(r) == pytest.approx(r.cost_all_in)
     assert sum(x.idle_share for x in r.showback) == pytest.approx(r.cost_idle + r.cost_idle_committed)
     # shared by use: each team carries the idle in proportion to what it used
