@@ -173,22 +173,23 @@ def _use(sh: Sheet, refs: Refs, x, r: int, share: float, total: float) -> None:
     held = x.gpus * 24 * refs.horizon_days
     used = x.utilization * held
     sh.num(r, 12, used, num="int")
-    sh.calc(r, 13, f"IF(C{n}*24*{refs.horizon}=0,0,M{n}/(C{n}*24*{refs.horizon}))", x.utilization, num="pct")
+    util = used / held if held else 0.0
+    sh.calc(r, 13, f"IF(C{n}*24*{refs.horizon}=0,0,M{n}/(C{n}*24*{refs.horizon}))", util, num="pct")
     if x.coverage is not None:
         sh.num(r, 16, x.coverage, num="pct")
     if x.break_even_utilization is None or not x.saving_vs_on_demand:
         sh.text(r, 14, "no on-demand price")
         return
-    od = x.price_per_gpu_hour / x.break_even_utilization
     cell = refs.price.get((x.offer, "on-demand"))
-    if cell:
+    if cell:  # the offer's own on-demand price on Assumptions
+        od = refs.price_value.get(cell, x.price_per_gpu_hour / x.break_even_utilization)
         sh.calc(r, 14, cell, od, num="money2")
-    else:
+    else:  # another offer's (saving_basis says which): as the result weighed it
+        od = x.price_per_gpu_hour / x.break_even_utilization
         sh.num(r, 14, od, num="money2")
-    sh.calc(r, 15, f"IF(O{n}=0,0,D{n}/O{n})", x.break_even_utilization, num="pct")
+    sh.calc(r, 15, f"IF(O{n}=0,0,D{n}/O{n})", x.price_per_gpu_hour / od if od else 0.0, num="pct")
     sh.calc(r, 17, f"M{n}*O{n}-I{n}", used * od - share, num="money0")
-    sh.calc(r, 18, f"N{n}*C{n}*24*E{n}*O{n}-J{n}", x.utilization * x.gpus * 24 * x.term_days * od - total,
-            num="money0")
+    sh.calc(r, 18, f"N{n}*C{n}*24*E{n}*O{n}-J{n}", util * x.gpus * 24 * x.term_days * od - total, num="money0")
 
 
 def _expiry(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
