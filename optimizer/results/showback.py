@@ -11,14 +11,13 @@ spend: Σ (cost + committed_cost) = cost.all_in.
 
 from __future__ import annotations
 
-from typing import Iterable
-
 from optimizer.results.types import UNASSIGNED, CashFlowRow, PlanResult, ShowbackRow, owners, team_centres
 
 IDLE = "not used by any workload"
 """The team of the rows of spend no workload used (policy.idle: separate)."""
 RISK = "scenario weighting"
 """The team of the row that takes a plan with scenarios from the sum of its tiers to its risk measure."""
+
 
 def tier_of(flow: CashFlowRow) -> str:
     """The cost tier (cost.by_tier's keys, and committed) a cash-flow row belongs to."""
@@ -102,13 +101,3 @@ def rows(result: PlanResult, idle: str = "separate") -> list[ShowbackRow]:
     keys = sorted(book, key=lambda k: (order.get(k[3], len(order)), k[0] in (IDLE, RISK), k[0] == UNASSIGNED, k[0],
                                        k[1] or "", k[2] or "", tiers.get(k[4], len(tiers)), k[4]))
     return [ShowbackRow(k[0], k[1], k[3], k[4], book[k][0], book[k][1], book[k][2], k[2]) for k in keys]
-
-
-def chargeback(result: PlanResult) -> list[tuple[str, str, str, float]]:
-    """(cost centre, month, tier, amount) from the result's showback rows: cost centre × month × tier."""
-    out: dict[tuple[str, str, str], float] = {}
-    for r in result.showback:
-        key = (r.cost_center or "", r.month, r.tier)
-        out[key] = out.get(key, 0.0) + r.cost + r.committed_cost
-    months = {m: i for i, m in enumerate(dict.fromkeys(r.month for r in result.showback))}
-    return [(cc, m, t, v) for (cc, m, t), v in sorted(out.items(), key=lambda kv: (kv[0][0], months[kv[0][1]], kv[0][2]))]
