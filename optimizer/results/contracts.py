@@ -244,7 +244,7 @@ def priced_like_recommendation(plan: Plan, new: list[NewReservation], offers: di
         util = min(1.0, mine / held[id(n)]) if held[id(n)] else 0.0
         total_used = sum(at.values())
         coverage = min(1.0, mine / total_used) if total_used > 0 else 0.0
-        od, basis = _on_demand(n, offers)
+        od, basis = _on_demand(n, offers, plan.currency)
         saving = break_even = None
         if od:
             term_gh = prices.gpu_hours_held(n.gpus, n.term_days)
@@ -255,16 +255,17 @@ def priced_like_recommendation(plan: Plan, new: list[NewReservation], offers: di
     return out
 
 
-def _on_demand(n: NewReservation, offers: dict[str, Offer]) -> tuple[float | None, str]:
+def _on_demand(n: NewReservation, offers: dict[str, Offer], currency: str) -> tuple[float | None, str]:
     own = offers.get(n.offer)
     p = own.price("on-demand") if own is not None else None
     if p:
-        return float(p), f"{n.offer} on-demand at {p:.4g}/GPU-hour"
+        return float(p), f"{n.offer} on-demand at {p:,.2f} {currency} per GPU-hour"
     same = sorted((float(o.price("on-demand")), o.id) for o in offers.values()  # type: ignore[arg-type]
                   if o.accelerator == n.accelerator and o.price("on-demand"))
     if same:
         p, where = same[0]
-        return p, f"{n.offer} has no on-demand price: {where} on-demand at {p:.4g}/GPU-hour (same accelerator)"
+        return p, (f"{n.offer} has no on-demand price: {where} on-demand at {p:,.2f} {currency} per GPU-hour "
+                   "(same accelerator)")
     return None, f"no on-demand price for {n.accelerator} among the plan's offers: no saving or break-even"
 
 

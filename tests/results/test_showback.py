@@ -171,3 +171,21 @@ def test_q1_new_commitments_priced_like_a_recommendation(solved):
     use = [c for c in item.caveats if isinstance(c, ReservationUse)]
     assert use and "break-even" in use[0].text
     assert use[0].warns == (use[0].utilization < use[0].break_even)
+
+
+def test_an_offer_without_an_on_demand_price_is_weighed_against_the_same_accelerators(tmp_path):
+    """A flat load on 4 GPUs reserved at 1.0 where only another offer of the accelerator sells on demand (2.5):
+    used 100%, break-even 40%, the saving against that price; with no on-demand price at all, none."""
+    w = interactive("flat", 400, accs=("gpu-a",))
+    both = [offer("r", "gpu-a", reserved_1y=1.0), offer("o", "gpu-a", caps={"on-demand": 0}, on_demand=2.5)]
+    r = solve_plan(write(tmp_path, plan([w], both), "other.yaml"))
+    (n,) = r.new_commitments
+    assert n.gpus == 4 and n.utilization == pytest.approx(1.0) and n.coverage == pytest.approx(1.0)
+    assert n.break_even_utilization == pytest.approx(0.4)
+    assert n.saving_vs_on_demand["horizon"] == pytest.approx(4 * 24 * (2.5 - 1.0))
+    assert n.saving_vs_on_demand["full_term"] == pytest.approx(4 * 24 * 365 * (2.5 - 1.0))
+    assert "r has no on-demand price: o on-demand at 2.50 USD" in n.saving_basis
+    alone = solve_plan(write(tmp_path, plan([w], both[:1]), "alone.yaml"))
+    (n,) = alone.new_commitments
+    assert n.saving_vs_on_demand is None and n.break_even_utilization is None and n.utilization == pytest.approx(1.0)
+    assert "no on-demand price for gpu-a" in n.saving_basis
