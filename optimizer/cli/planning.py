@@ -26,6 +26,7 @@ from optimizer.cli.common import (
     run,
     slug,
     solve_options,
+    write_failed,
     write_reports,
 )
 from optimizer.cli.complete import workload_names
@@ -136,6 +137,9 @@ class _SolveProgress:
 def report(
     result_file: Annotated[Path, typer.Argument(metavar="RESULT.json", help="A result saved by `planopt solve`.")],
     outdir: Annotated[Optional[Path], typer.Option("-o", "--outdir", help="Where the files go (default: beside RESULT.json).")] = None,
+    chargeback: Annotated[Optional[Path], typer.Option(
+        "--chargeback", metavar="FILE.csv",
+        help="Also write the all-in spend by cost centre × month × tier (the result's showback) to this CSV.")] = None,
     debug: DebugOpt = False,
 ) -> None:
     """Re-render the workbook and the HTML report from a saved result, without solving again."""
@@ -143,12 +147,26 @@ def report(
     def body() -> int:
         from optimizer.results.jsonio import read_result
 
+        if chargeback is not None:
+            check_writable([chargeback], "--chargeback file")
         result = read_result(result_file)
+        if chargeback is not None and not result.showback:
+            raise PlanError(Problem("has no showback rows (it was written before they were kept)",
+                                    "solve the plan again, then export the chargeback", file=str(result_file)))
         try:
             written = write_reports(result, outdir if outdir is not None else result_file.parent, slug(result_file),
                                     None)
         except READ_BACK_FAILURES as exc:
             raise not_as_written(result_file, exc) from exc
+        if chargeback is not None:
+            from optimizer.atomic import write_text_atomic
+            from optimizer.report.chargeback import chargeback_csv
+
+            try:
+                write_text_atomic(chargeback, chargeback_csv(result))
+            except OSError as exc:
+                raise write_failed(exc, chargeback, "--chargeback file") from exc
+            written = [*written, chargeback]
         out.print(f"wrote {', '.join(str(p) for p in written)}", style="dim")
         return 0
 

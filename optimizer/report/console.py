@@ -181,13 +181,19 @@ def _commitments(result: PlanResult) -> list:
     if result.new_commitments:
         t = Table(title="New reservations over their full term (the plan's cost counts this horizon's share)",
                   title_justify="left", show_edge=False)
-        for col in ("offer", "tier", "GPUs", "term", "last day", "total committed", "per month", "this horizon"):
-            t.add_column(col, overflow=overflow(col),
-                         justify="right" if col in ("GPUs", "total committed", "per month", "this horizon") else "left")
+        numeric = ("GPUs", "total committed", "per month", "this horizon", "used", "break-even", "covers",
+                   "saving vs on-demand (horizon / term)")
+        for col in ("offer", "tier", "GPUs", "term", "last day", "total committed", "per month", "this horizon",
+                    "used", "break-even", "covers", "saving vs on-demand (horizon / term)"):
+            t.add_column(col, overflow=overflow(col), justify="right" if col in numeric else "left")
         for n in result.new_commitments:
             t.add_row(n.offer, n.tier, str(n.gpus), f"{n.term_days} days", n.end_text, formatting.money(n.total_committed, cur),
-                      formatting.money(n.monthly, cur), formatting.money(n.horizon_share, cur))
+                      formatting.money(n.monthly, cur), formatting.money(n.horizon_share, cur), *_use(n, cur))
         parts += [Text(""), t]
+        bases = list(dict.fromkeys(n.saving_basis for n in result.new_commitments if n.saving_basis))
+        if bases:
+            parts.append(Text("Saving and break-even against " + "; ".join(bases) + " (the full term at the "
+                              "horizon's use)", style="dim"))
     ending = [e for e in result.expiry if e.committed_gpus_ending or e.new_gpus_ending]
     if ending:
         line = Text("Reserved GPUs ending: ", style="dim")
@@ -195,6 +201,14 @@ def _commitments(result: PlanResult) -> list:
                               f"({formatting.money(e.monthly_ending, cur)}/month)" for e in ending), style="dim")
         parts.append(line)
     return parts
+
+
+def _use(n, cur: str) -> tuple[str, str, str, str]:
+    """A new reservation's use, break-even, coverage and saving against on demand ("–" where the result has none)."""
+    pct = lambda v: "–" if v is None else f"{v:.0%}"  # noqa: E731
+    s = n.saving_vs_on_demand
+    saving = "–" if not s else (f"{formatting.money(s['horizon'], cur)} / {formatting.money(s['full_term'], cur)}")
+    return pct(n.utilization), pct(n.break_even_utilization), pct(n.coverage), saving
 
 
 def _changes(result: PlanResult) -> list:

@@ -88,7 +88,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "showback": [{"team": r["team"], "cost_center": r["cost_center"], "workloads": ", ".join(r["workloads"]) or "–",
                       "new": money(r["new"]), "committed": money(r["committed"]), "all_in": money(r["all_in"]),
                       "share": f"{r['all_in'] / result.cost_all_in:.1%}" if result.cost_all_in else "–"}
-                     for r in result.showback()],
+                     for r in result.showback_by_team()],
         "committed_total": money(result.cost_committed),
         "gpus_at_peak": f"{_fleet_peak(result):,}",
         "notes": list(result.notes), "binding": L.caps_that_bind(result),
@@ -222,6 +222,10 @@ def _facility(result: PlanResult, money) -> dict[str, Any]:
             "binding": L.facility_binds(result, money)[0], "full": L.facility_binds(result, money)[1]}
 
 
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{v:.0%}"
+
+
 def _commitments(result: PlanResult, money) -> dict[str, Any] | None:
     """Committed vs new spend, signed contracts, new reservations over their term, the expiry calendar."""
     if not (result.commitments or result.new_commitments):
@@ -234,7 +238,12 @@ def _commitments(result: PlanResult, money) -> dict[str, Any] | None:
                  for c in result.commitments]
     new = [{"offer": n.offer, "tier": n.tier, "gpus": f"{n.gpus:,}", "price": money(n.price_per_gpu_hour, 2),
             "term": f"{n.term_days:,} days", "end": n.end_text, "share": money(n.horizon_share),
-            "total": money(n.total_committed), "monthly": money(n.monthly), "beyond": money(n.beyond_horizon)}
+            "total": money(n.total_committed), "monthly": money(n.monthly), "beyond": money(n.beyond_horizon),
+            "used": _pct(n.utilization), "break_even": _pct(n.break_even_utilization), "coverage": _pct(n.coverage),
+            "below": n.utilization is not None and n.break_even_utilization is not None
+            and n.utilization < n.break_even_utilization,
+            "saving": money(n.saving_vs_on_demand["horizon"]) if n.saving_vs_on_demand else "–",
+            "saving_term": money(n.saving_vs_on_demand["full_term"]) if n.saving_vs_on_demand else "–"}
            for n in result.new_commitments]
     expiry = [{"quarter": e.quarter, "signed": f"{e.committed_gpus_ending:,}", "new": f"{e.new_gpus_ending:,}",
                "monthly": money(e.monthly_ending), "after": f"{e.gpus_after:,}",
@@ -243,6 +252,7 @@ def _commitments(result: PlanResult, money) -> dict[str, Any] | None:
             "all_in": money(new_spend + result.cost_committed),
             "full_term": money(sum(n.total_committed for n in result.new_commitments)),
             "contracts": contracts, "new_rows": new, "expiry": expiry,
+            "saving_basis": "; ".join(dict.fromkeys(n.saving_basis for n in result.new_commitments if n.saving_basis)),
             "periods": [{"label": p.label, "days": f"{p.days:,}",
                          "committed": ", ".join(f"{o} {g:,}" for o, g in p.committed.items()) or "none"}
                         for p in result.periods]}

@@ -5,6 +5,7 @@ No PuLP, no I/O: calendar arithmetic on the plan, its contract periods and the s
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from typing import Annotated
@@ -128,6 +129,20 @@ class NewReservation:
     provisional: bool = False
     """True when the search stopped short of policy.mip_gap: a cheaper plan may not hold this reservation, so it
     is not to be signed before the plan is solved again with more time (false in files written before)."""
+    utilization: float | None = None
+    """Share of its GPU-hours in the horizon the plan's workloads use (reservations of one offer share its
+    reserved use by the GPU-hours each holds). None in results written before it was kept."""
+    coverage: float | None = None
+    """Share of the GPU-hours the workloads use at its offer (signed, reserved, on-demand and spot) it serves."""
+    saving_vs_on_demand: dict[str, float] | None = None
+    """{horizon, full_term}: what serving the GPU-hours it serves on demand would cost, minus what it costs.
+    horizon: the used GPU-hours × the on-demand price − its horizon share; full_term: the same use
+    (utilization) over the whole term − its total. Negative: on demand would cost less. None without an
+    on-demand price (see saving_basis)."""
+    break_even_utilization: float | None = None
+    """Reserved price ÷ on-demand price: the utilization from which it costs less than on demand."""
+    saving_basis: str = ""
+    """The on-demand price the saving and break-even are weighed against, and where it comes from."""
 
 
 @dataclass(frozen=True)
@@ -210,6 +225,59 @@ def new_reservations(plan: Plan, purchases: list) -> list[NewReservation]:
                                   TERM_MONTHS[p.tier], start_s, end_s, text, total, monthly, share, total - share,
                                   p.payment, upfront))
     return out
+
+
+def held_in_horizon(plan: Plan, n: NewReservation) -> float:
+    """GPU-hours a new reservation holds inside the horizon (from its first day to the horizon's end or its last)."""
+    days = plan.horizon_days
+    if plan.start_date is not None and n.start is not None:
+        first = (dt.date.fromisoformat(n.start) - plan.start_date).days
+        last = (dt.date.fromisoformat(n.end) - plan.start_date).days if n.end else days - 1
+        days = max(0, min(days - 1, last) - max(0, first) + 1)
+    return prices.gpu_hours_held(n.gpus, days)
+
+
+def priced_like_recommendation(plan: Plan, new: list[NewReservation], offers: dict[str, Offer],
+                               used: dict[str, dict[str, float]]) -> list[NewReservation]:
+    """Each new reservation with its utilization, coverage, saving against on demand and break-even, as a
+    cloud's reservation recommendation gives them (AWS Cost Explorer's Savings Plans and RI recommendations).
+
+    `used` maps offer → GPU-hours the workloads used there by tier group (committed, reserved, on_demand, spot).
+    The on-demand price is the offer's own; an offer without one is weighed against the lowest on-demand price
+    of the same accelerator among `offers` (said in saving_basis), and with none there, nothing is priced."""
+    held = {id(n): held_in_horizon(plan, n) for n in new}
+    out = []
+    for n in new:
+        at = used.get(n.offer, {})
+        mates = [m for m in new if m.offer == n.offer]
+        pool = sum(held[id(m)] for m in mates)
+        mine = at.get("reserved", 0.0) * (held[id(n)] / pool if pool else 0.0)
+        util = min(1.0, mine / held[id(n)]) if held[id(n)] else 0.0
+        total_used = sum(at.values())
+        coverage = min(1.0, mine / total_used) if total_used > 0 else 0.0
+        od, basis = _on_demand(n, offers, plan.currency)
+        saving = break_even = None
+        if od:
+            term_gh = prices.gpu_hours_held(n.gpus, n.term_days)
+            saving = {"horizon": mine * od - n.horizon_share, "full_term": util * term_gh * od - n.total_committed}
+            break_even = n.price_per_gpu_hour / od
+        out.append(dataclasses.replace(n, utilization=util, coverage=coverage, saving_vs_on_demand=saving,
+                                       break_even_utilization=break_even, saving_basis=basis))
+    return out
+
+
+def _on_demand(n: NewReservation, offers: dict[str, Offer], currency: str) -> tuple[float | None, str]:
+    own = offers.get(n.offer)
+    p = own.price("on-demand") if own is not None else None
+    if p:
+        return float(p), f"{n.offer} on-demand at {p:,.2f} {currency} per GPU-hour"
+    same = sorted((float(o.price("on-demand")), o.id) for o in offers.values()  # type: ignore[arg-type]
+                  if o.accelerator == n.accelerator and o.price("on-demand"))
+    if same:
+        p, where = same[0]
+        return p, (f"{n.offer} has no on-demand price: {where} on-demand at {p:,.2f} {currency} per GPU-hour "
+                   "(same accelerator)")
+    return None, f"no on-demand price for {n.accelerator} among the plan's offers: no saving or break-even"
 
 
 def expiry(plan: Plan, contracts: list[ContractRow], new: list[NewReservation]) -> list[ExpiryRow]:

@@ -87,21 +87,35 @@ class Provisional:
 
 @dataclass(frozen=True)
 class ReservationUse:
-    """How much of the item's GPU-hours the plan's workloads use over the horizon (issue 46): informs, never
-    holds back a signature."""
+    """How much of the item's GPU-hours the plan's workloads use over the horizon, against its break-even: it
+    informs, and asks for a check (not a plain "Sign") only when the use is below break-even."""
 
     utilization: float
+    break_even: float | None = None
+    """The utilization from which it is cheaper than on demand (reserved price ÷ on-demand price); None: the
+    result has no on-demand price to weigh it against."""
+    on_demand_capped: bool = False
+    """The offer's on-demand cap binds: below break-even the reservation still supplies what on demand cannot."""
     kind: Literal["reservation_use"] = "reservation_use"
 
     @property
+    def warns(self) -> bool:
+        """Below break-even the same GPU-hours would cost less on demand: read before signing."""
+        return self.break_even is not None and self.utilization < self.break_even - 1e-9
+
+    @property
     def text(self) -> str:
-        return f"used {self.utilization:.0%} of its GPU-hours over the horizon"
+        if self.break_even is None:
+            return f"runs at {self.utilization:.0%} use over the horizon"
+        why = ("" if not self.warns else " — its on-demand cap binds, so on demand cannot serve those hours"
+               if self.on_demand_capped else " — on demand would cost less for the hours it serves")
+        return f"runs at {self.utilization:.0%} use; break-even {self.break_even:.0%}{why}"
 
 
 Caveat = UnvalidatedEstimate | EstimatedPrice | Provisional | ReservationUse
 
 WARNINGS = frozenset({"unvalidated_estimate", "estimated_price", "provisional"})
-"""Caveats that hold back a plain "Sign" (reservation use only informs)."""
+"""Caveats that hold back a plain "Sign" (reservation use does only below its break-even: ReservationUse.warns)."""
 
 
 # --- the model ----------------------------------------------------------------------------------------------
@@ -134,7 +148,7 @@ class Item:
 
     @property
     def warned(self) -> bool:
-        return any(c.kind in WARNINGS for c in self.caveats)
+        return any(c.kind in WARNINGS or getattr(c, "warns", False) for c in self.caveats)
 
     @property
     def heading(self) -> str:
@@ -299,13 +313,14 @@ def price_estimated(result: PlanResult, offer: str, tier: str) -> bool:
 
 
 def _caveats(result: PlanResult, offer: str, tier: str, prov: Provisional | None,
-             utilization: float | None) -> tuple[Caveat, ...]:
+             utilization: float | None, break_even: float | None = None) -> tuple[Caveat, ...]:
     out: list[Caveat] = [prov] if prov is not None else []
     out += unvalidated_caveats(result, offer, tier)
     if price_estimated(result, offer, tier):
         out.append(EstimatedPrice(offer, tier))
     if utilization is not None:
-        out.append(ReservationUse(float(utilization)))
+        capped = any(b.family == "cap_on_demand" and b.what == f"{offer} on-demand" for b in result.binding)
+        out.append(ReservationUse(float(utilization), None if break_even is None else float(break_even), capped))
     return tuple(out)
 
 
@@ -337,7 +352,7 @@ def decide(result: PlanResult, money: Money | None = None) -> Decision:
         entries.append(Item("reserve", n.offer, n.accelerator, n.provider, n.tier, n.gpus, None, n.term_months,
                           n.price_per_gpu_hour, n.total_committed, n.monthly, n.start, n.end,
                           "provisional" if prov is not None or getattr(n, "provisional", False) else status,
-                          _caveats(result, n.offer, n.tier, prov, getattr(n, "utilization", None)), sentence))
+                          _caveats(result, n.offer, n.tier, prov, n.utilization, n.break_even_utilization), sentence))
     if not result.new_commitments:
         entries.append(Line("Provisional", "no new reservation in the plan found so far", "reserve", (prov,))
                        if prov is not None else Line("Sign", "no new reservation", "reserve"))

@@ -26,6 +26,7 @@ from optimizer.results import contracts as cm
 from optimizer.results import decision
 from optimizer.results import own
 from optimizer.results import scenarios as scn
+from optimizer.results import showback as sb
 from optimizer.results.types import (
     AlternativeRow,
     Binding,
@@ -299,7 +300,12 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             notes.append(f"committed GPUs at {', '.join(idle)} serve no workload: no candidate config runs there")
     if plan.policy.unvalidated == "warn":
         notes += evidence.unvalidated_notes(results, {w: c.label for w, c in chosen.items()})
-    new = cm.new_reservations(plan, purchases)
+    used_at: dict[str, dict[str, float]] = {}  # offer → GPU-hours the workloads used there, by tier group
+    for by_offer in alloc.values():
+        for (o, t), gh in by_offer.items():
+            if o not in own_terms:
+                used_at.setdefault(o, {})[t] = used_at.get(o, {}).get(t, 0.0) + gh
+    new = cm.priced_like_recommendation(plan, cm.new_reservations(plan, purchases), solved.offers, used_at)
     exp = cm.expiry(plan, contracts, new)
     committed_rate = _committed_rates(contracts)
     results = [replace(r, committed_cost=sum(gh * committed_rate.get(o, 0.0) for (o, t), gh
@@ -310,7 +316,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                         own.spread(own_terms, purchases, own_fixed, serving, sol.segments) if own_terms else [])
     own_result = own.report(plan, catalog_offers, own_terms, sol.segments, purchases, own_fixed, serving, alloc,
                             cost_by_tier, served) if own_terms else None
-    return decision.marked(PlanResult(
+    result = PlanResult(
         plan=plan.plan, file=file, status=info.status, currency=plan.currency, horizon_days=H,
         day_types=dict(days), policy=pol.model_dump(mode="json"), cost_total=total,
         cost_by_tier=cost_by_tier, workloads=results, purchases=purchases, hourly=hourly,
@@ -322,7 +328,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         expiry=exp, periods=periods, cost_idle=sum(cost_by_tier.values()) - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
         cost_idle_committed=cost_committed - sum(r.committed_cost for r in results), cash_flow=flow,
         commitment_schedule=cf.schedule(plan, contracts, new), own=own_result, scenarios=scenario_rows,
-        risk=risk))
+        risk=risk)
+    return decision.marked(replace(result, showback=sb.rows(result, plan.policy.idle)))
 
 
 def _api_by_segment(solved: Solved, w, c: Candidate, stage2: dict[str, float]) -> None:

@@ -147,6 +147,8 @@ def _commitments(result: PlanResult) -> dict[str, Any]:
     out["cash_flow"] = [_rounded(asdict(r)) for r in result.cash_flow]
     out["cash_by_month"] = [_rounded(asdict(r)) for r in pnl_and_cash(result.cash_flow, result.own)]
     out["commitment_schedule"] = [_rounded(asdict(r)) for r in result.commitment_schedule]
+    if result.showback:
+        out["showback"] = [_rounded(asdict(r)) for r in result.showback]
     if result.baseline is not None:
         out["baseline"] = baseline_to_dict(result.baseline)
     if result.own is not None:
@@ -760,6 +762,12 @@ def _consistency_errors(result: PlanResult, d: dict[str, Any]) -> Iterator[tuple
     if isinstance(all_in, (int, float)) and _off(all_in, result.cost_all_in):
         yield "cost.all_in", (f"{_money(all_in)} is not cost.total + cost.committed "
                               f"({_money(result.cost_all_in)})")
+    if result.showback:
+        booked = sum(r.cost + r.committed_cost for r in result.showback)
+        # each row is written to the micro-dollar: their sum may drift by a micro-dollar a row
+        if abs(booked - result.cost_all_in) > CENT + 1e-6 * len(result.showback) + 1e-9 * abs(booked):
+            yield "showback", (f"the rows' cost + committed_cost add up to {_money(booked)}, not the all-in spend "
+                               f"cost.total + cost.committed ({_money(result.cost_all_in)})")
     yield from _days_errors(result)
 
 

@@ -29,6 +29,27 @@ Goodput = Annotated[float, Field(ge=0)]
 """Output tokens/s a replica serves within the SLO: 0 or more."""
 
 
+UNASSIGNED = "unassigned"
+"""The showback's team of a workload the plan gives none."""
+
+
+def team_centres(workloads: list[WorkloadResult]) -> dict[str, str | None]:
+    """Team → the cost centre its own workloads book to (the first, in workload order, that names one)."""
+    out: dict[str, str | None] = {}
+    for w in workloads:
+        if w.team and w.cost_center and out.get(w.team) is None:
+            out[w.team] = w.cost_center
+    return out
+
+
+def owners(w: WorkloadResult, centres: dict[str, str | None]) -> list[tuple[str, str | None, float]]:
+    """(team, cost centre, share) a workload's spend is booked to: its tenants, each at its own team's cost
+    centre when that team has one (else the workload's), or its team at its cost centre."""
+    if w.tenants:
+        return [(t, centres.get(t) or w.cost_center, s) for t, s in sorted(w.tenants.items())]
+    return [(w.team or UNASSIGNED, w.cost_center, 1.0)]
+
+
 @dataclass(frozen=True)
 class ReplicaCount:
     base: Count
@@ -275,6 +296,32 @@ class CashFlowRow:
     gpu_hours: float
     price_per_gpu_hour: float
     amount: float
+
+
+@dataclass(frozen=True)
+class ShowbackRow:
+    """One team's (or, in a plan without teams, one workload's) spend in one month and tier (results.showback):
+    the rows add up to cost.all_in."""
+
+    team: str
+    """The team charged: a workload's team, or a tenant's; "unassigned" for a workload without one; "not used by
+    any workload" for what no workload used (policy.idle: separate); "scenario weighting" for what a plan's
+    risk measure adds to its tiers' sum."""
+    cost_center: str | None
+    """The cost centre booked: a tenant that names a team, that team's; otherwise the workload's (None: none)."""
+    month: str
+    tier: str
+    """A cost tier (cost.by_tier's keys: reserved, on_demand, spot, api, buy, facility), committed (signed
+    contracts) or risk."""
+    cost: float
+    """New spend (this plan's)."""
+    committed_cost: float
+    """Spend on contracts signed before this plan."""
+    idle_share: float
+    """The part of cost + committed_cost that no workload used at that hour (the whole row for the idle
+    rows; with policy.idle: spread, what the row carries of it)."""
+    workload: str | None = None
+    """The workload, in a plan that names no team (rows per workload); None when the rows are per team."""
 
 
 @dataclass(frozen=True)
@@ -589,6 +636,9 @@ class PlanResult:
     scenarios: list[ScenarioRow] = field(default_factory=list)
     """Plans with scenarios: each one's cost (cost_total is the risk measure over them)."""
     risk: RiskInfo | None = None
+    showback: list[ShowbackRow] = field(default_factory=list)
+    """The all-in spend by team, cost centre, month and tier (results.showback); Σ cost + committed_cost =
+    cost_all_in. Empty in results written before it was kept."""
 
     def period_days(self, h: HourlySupply) -> float:
         """Days an hourly row stands for: its day type's days, or their share in its period."""
@@ -607,20 +657,41 @@ class PlanResult:
         """What the horizon costs, everything counted: new spend + committed spend for its days."""
         return self.cost_total + self.cost_committed
 
-    def showback(self) -> list[dict[str, Any]]:
+    def showback_by_team(self) -> list[dict[str, Any]]:
         """Spend by (team, cost centre): new, committed and all-in, with what no workload used last.
-        A workload with tenant shares is split among those teams; one without a team is "unassigned";
-        the rows add up to the all-in spend."""
-        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        A workload with tenant shares is split among those teams, each booked to its own team's cost centre
+        when that team has one; one without a team is "unassigned"; a plan that names no team has a row per
+        workload. The rows add up to the all-in spend; a result with showback rows sums them (what no workload
+        used is then spread among the teams when policy.idle says spread)."""
+        rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+        per_team = any(w.team or w.tenants for w in self.workloads)
+        centres = team_centres(self.workloads)
         for w in self.workloads:
-            for team, share in sorted(w.tenants.items()) if w.tenants else [(w.team or "unassigned", 1.0)]:
-                key = (team, w.cost_center or "–")
+            for team, cc, share in owners(w, centres):
+                key = (team, cc or "–", "" if per_team else w.name)
                 row = rows.setdefault(key, {"team": key[0], "cost_center": key[1], "workloads": [], "new": 0.0,
                                             "committed": 0.0})
                 row["workloads"].append(w.name if share == 1.0 else f"{w.name} ({share:.0%})")
                 row["new"] += share * w.cost
                 row["committed"] += share * w.committed_cost
-        out = sorted(rows.values(), key=lambda r: (r["team"] == "unassigned", r["team"], r["cost_center"]))
+        out = [rows[k] for k in sorted(rows, key=lambda k: (k[0] == UNASSIGNED, k[0], k[1], k[2]))]
+        if self.showback:  # the result's rows: idle spread when policy.idle says so
+            for r in out:
+                r["new"] = r["committed"] = 0.0
+            at = {(r["team"], r["cost_center"], r["workloads"][0] if not per_team and r["workloads"] else ""): r
+                  for r in out}
+            extra: dict[tuple[str, str], dict[str, Any]] = {}
+            for x in self.showback:
+                key = (x.team, x.cost_center or "–", x.workload or "")
+                r = at.get(key) or extra.setdefault(key[:2], {"team": x.team, "cost_center": key[1], "workloads": [],
+                                                              "new": 0.0, "committed": 0.0})
+                r["new"] += x.cost
+                r["committed"] += x.committed_cost
+            out += [extra[k] for k in sorted(extra, key=lambda k: (k[0] == "not used by any workload", k))]
+            out = [r for r in out if r["workloads"] or abs(r["new"]) + abs(r["committed"]) > 0.005]
+            for r in out:
+                r["all_in"] = r["new"] + r["committed"]
+            return out
         if self.cost_idle > 0.005 or self.cost_idle_committed > 0.005:
             out.append({"team": "not used by any workload", "cost_center": "–", "workloads": [],
                         "new": self.cost_idle, "committed": self.cost_idle_committed})

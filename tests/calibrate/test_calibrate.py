@@ -577,7 +577,7 @@ def test_tenant_shares_from_the_log_feed_the_showback(logs, tmp_path):
     from optimizer.pipeline import SolveOptions, solve_plan
 
     r = solve_plan(loaded, SolveOptions(time_limit_s=30, mip_gap=0.05, alternatives=0))
-    rows = r.showback()
+    rows = r.showback_by_team()
     assert {t for t in logs.truth.tenant_shares["chat"]} <= {x["team"] for x in rows}
     assert sum(x["all_in"] for x in rows) == pytest.approx(r.cost_all_in, rel=1e-9)
     cost_chat = r.workload("chat").cost

@@ -54,6 +54,17 @@ def check_allocation(r: PlanResult) -> None:
             mine = [s for s in r.commitment_schedule if (s.offer, s.tier, s.kind) == (n.offer, n.tier, "new")]
             assert sum(s.days for s in mine) == n.term_days
             assert sum(s.amount for s in mine) == pytest.approx(n.total_committed, rel=1e-9)
+    # the showback books the all-in spend: every row, by team, cost centre, month and tier
+    assert r.showback, "no showback rows"
+    assert sum(x.cost + x.committed_cost for x in r.showback) == pytest.approx(r.cost_all_in, abs=tol)
+    assert all(-tol <= x.idle_share <= x.cost + x.committed_cost + tol for x in r.showback)
+    # each new reservation priced like a recommendation: its use, coverage and break-even are shares
+    for n in r.new_commitments:
+        assert n.utilization is not None and 0 <= n.utilization <= 1 + 1e-9, n
+        assert n.coverage is not None and 0 <= n.coverage <= 1 + 1e-9, n
+        if n.break_even_utilization is not None:
+            assert n.break_even_utilization > 0 and n.saving_vs_on_demand is not None
+            assert set(n.saving_vs_on_demand) == {"horizon", "full_term"}
     # a tier's cost = what workloads used of it + what nobody used
     for t in ("reserved", "on_demand", "spot"):
         used = sum(w.cost_by_tier.get(t, 0.0) for w in r.workloads)
@@ -200,10 +211,10 @@ def test_showback_by_team_adds_up_to_the_all_in_spend(tmp_path):
     b = interactive("ads-ranker", 300, team="ads", cost_center="CC-2")
     c = interactive("misc", 100)
     r = solve_plan(write(tmp_path, plan([a, b, c], [offer("o", "gpu-a", m=8, on_demand=2.0)], tiers=["on-demand"])))
-    rows = {x["team"]: x for x in r.showback()}
+    rows = {x["team"]: x for x in r.showback_by_team()}
     assert set(rows) >= {"search", "ads", "unassigned"}
     assert rows["search"]["workloads"] == ["search-chat"] and rows["search"]["cost_center"] == "CC-1"
-    assert sum(x["all_in"] for x in r.showback()) == pytest.approx(r.cost_all_in)
+    assert sum(x["all_in"] for x in r.showback_by_team()) == pytest.approx(r.cost_all_in)
     assert "not used by any workload" in rows  # 8-GPU nodes: the rest of the node is idle
     page = render_html(r)
     assert "Showback" in page and "CC-2" in page

@@ -4,7 +4,6 @@ estimated price, an unvalidated estimate or an unproven plan each hold the signa
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import replace
 
@@ -12,9 +11,8 @@ import pytest
 
 from optimizer.physics.validation import Validation
 from optimizer.results import decision as D
-from optimizer.results.contracts import NewReservation
 from optimizer.results.jsonio import dumps, from_dict, read_result
-from optimizer.results.types import BoughtRow, FacilityUse, OwnResult
+from optimizer.results.types import Binding, BoughtRow, FacilityUse, OwnResult
 
 from tests.helpers.paths import DATA
 
@@ -163,16 +161,27 @@ def test_servers_bought_are_items_with_the_same_caveats(proven):
     assert [x for x in D.decide(r, money).items if x.action == "buy"][0].caveats == ()
 
 
-def test_reservation_use_informs_and_never_holds_the_signature_back(proven):
-    @dataclasses.dataclass(frozen=True)
-    class WithUse(NewReservation):
-        utilization: float = 0.59
+def test_reservation_use_informs_and_asks_for_a_check_only_below_break_even(proven):
+    """Its use alone informs; against its break-even (price ÷ on-demand price) it asks for a check below it,
+    and says when the offer's on-demand cap binds (on demand could not serve those hours)."""
+    def with_use(utilization, break_even, binding=()):
+        return replace(proven, binding=list(binding), new_commitments=[
+            replace(n, utilization=utilization, break_even_utilization=break_even) for n in proven.new_commitments])
 
-    r = replace(proven, new_commitments=[WithUse(**dataclasses.asdict(n)) for n in proven.new_commitments])
-    (item,) = D.decide(r, money).items
-    assert [(c.kind, c.text) for c in item.caveats] == [("reservation_use",
-                                                          "used 59% of its GPU-hours over the horizon")]
+    (item,) = D.decide(with_use(0.59, None), money).items
+    assert [(c.kind, c.text) for c in item.caveats] == [("reservation_use", "runs at 59% use over the horizon")]
     assert item.heading == "Sign"
+    (item,) = D.decide(with_use(0.59, 0.5), money).items
+    assert [c.text for c in item.caveats] == ["runs at 59% use; break-even 50%"] and item.heading == "Sign"
+    (item,) = D.decide(with_use(0.59, 0.62), money).items
+    assert [c.text for c in item.caveats] == [
+        "runs at 59% use; break-even 62% — on demand would cost less for the hours it serves"]
+    assert item.heading == "Check"
+    offer = proven.new_commitments[0].offer
+    cap = Binding("cap_on_demand", f"{offer} on-demand", "32 of 32 GPUs in use")
+    (item,) = D.decide(with_use(0.59, 0.62, [cap]), money).items
+    assert [c.text for c in item.caveats] == [
+        "runs at 59% use; break-even 62% — its on-demand cap binds, so on demand cannot serve those hours"]
 
 
 def test_provisional_is_written_read_back_and_absent_in_older_files_reads_false(proven, tmp_path):

@@ -317,6 +317,11 @@ class Policy(Strict):
     fewest GPUs the estimate's error band allows (goodput at the band's high end: estimate ÷ (1 + error_p10)),
     so a commitment is not over-bought if the estimate proves pessimistic; the rest of the need runs on
     hourly tiers. Measured configs and estimates without a band are sized as they are."""
+    idle: Literal["separate", "spread"] = Field(default="separate", examples=["spread"])
+    """How the showback books spend no workload used (reserved and signed GPUs idle at that hour, the rest of whole
+    on-demand nodes, servers' idle energy and space): separate — rows of their own ("not used by any workload");
+    spread — shared among the rows that used the same tier that month, by their cost there (the whole month's
+    rows when none did), so each team carries its part of the idle and shared cost."""
 
     @field_validator("spot_pools", "mig_pools")
     @classmethod

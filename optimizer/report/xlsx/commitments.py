@@ -19,7 +19,7 @@ def serial(iso: str) -> int:
 
 def write_commitments(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws = sh.ws
-    sh.widths([28, 12, 9, 12, 12, 12, 12, 14, 16, 14, 16, 14, 14, 12])
+    sh.widths([28, 12, 9, 12, 12, 12, 12, 14, 16, 14, 16, 14, 14, 12, 12, 12, 12, 16, 16])
     sh.text(0, 0, "Commitments: contracts already signed, new reservations over their full term", "title")
     sh.intro(1, "Contracts signed before this plan are used first; their cost is sunk, so it is not in the plan's "
                 "total (shown here as committed spend). A new reservation commits GPUs × price × 24 × its term; "
@@ -109,7 +109,9 @@ def _new(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     head = r
     sh.header(r, 0, ["Offer", "Tier", "GPUs", "Price per GPU-hour", "Term (days)", "Term (months)", "Start",
                      "End (last day: start + term − 1)", "This horizon's share", "Total committed", "Per month",
-                     "Beyond the horizon"])
+                     "Beyond the horizon", "GPU-hours used", "Used", "On-demand price per GPU-hour",
+                     "Break-even use (price ÷ on-demand)", "Covers (share of the offer's use)",
+                     "Saving vs on-demand (horizon)", "Saving vs on-demand (full term, at this use)"])
     sh.ws.set_row(r, 30)
     P = refs.purchases
     dated = result.start_date is not None
@@ -148,6 +150,7 @@ def _new(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         sh.calc(r, 9, f"C{n}*D{n}*24*E{n}", total, num="money0")
         sh.calc(r, 10, f"J{n}/F{n}", total / x.term_months, num="money0")
         sh.calc(r, 11, f"J{n}-I{n}", total - share, num="money0")
+        _use(sh, refs, x, r, share, total)
         share_t += share
         total_t += total
         monthly_t += total / x.term_months
@@ -166,6 +169,35 @@ def _new(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     sh.book.name("new_commitments_total", sh.name, r, 9)
     refs.new_total = (ref(sh.name, r, 9), total_t)
     return r
+
+
+def _use(sh: Sheet, refs: Refs, x, r: int, share: float, total: float) -> None:
+    """A new reservation's use against on demand (columns M–S): used GPU-hours as solved, the rest formulas over
+    the row's GPUs, prices and term, so an edited price moves break-even and saving."""
+    if x.utilization is None:  # a result written before its use was kept
+        sh.text(r, 12, "–")
+        return
+    n = r + 1
+    held = x.gpus * 24 * refs.horizon_days
+    used = x.utilization * held
+    sh.num(r, 12, used, num="int")
+    util = used / held if held else 0.0
+    sh.calc(r, 13, f"IF(C{n}*24*{refs.horizon}=0,0,M{n}/(C{n}*24*{refs.horizon}))", util, num="pct")
+    if x.coverage is not None:
+        sh.num(r, 16, x.coverage, num="pct")
+    if x.break_even_utilization is None or not x.saving_vs_on_demand:
+        sh.text(r, 14, "no on-demand price")
+        return
+    cell = refs.price.get((x.offer, "on-demand"))
+    if cell:  # the offer's own on-demand price on Assumptions
+        od = refs.price_value.get(cell, x.price_per_gpu_hour / x.break_even_utilization)
+        sh.calc(r, 14, cell, od, num="money2")
+    else:  # another offer's (saving_basis says which): as the result weighed it
+        od = x.price_per_gpu_hour / x.break_even_utilization
+        sh.num(r, 14, od, num="money2")
+    sh.calc(r, 15, f"IF(O{n}=0,0,D{n}/O{n})", x.price_per_gpu_hour / od if od else 0.0, num="pct")
+    sh.calc(r, 17, f"M{n}*O{n}-I{n}", used * od - share, num="money0")
+    sh.calc(r, 18, f"N{n}*C{n}*24*E{n}*O{n}-J{n}", util * x.gpus * 24 * x.term_days * od - total, num="money0")
 
 
 def _expiry(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from optimizer.report.xlsx.cells import Sheet, rng
 from optimizer.report.xlsx.refs import Refs
-from optimizer.results.types import PlanResult
+from optimizer.results.types import PlanResult, owners, team_centres
 
 
 def write_showback(sh: Sheet, result: PlanResult, refs: Refs) -> None:
@@ -15,16 +15,18 @@ def write_showback(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.intro(1, "Each workload pays for the tiers it used hour by hour (see Workloads) plus its share of the "
                 "contracts signed before this plan; GPU-hours bought and used by no workload at that hour are "
                 "their own line, never spread. Teams and cost centres come from the plan's workloads (team:, "
-                "cost_center:).", 6, 3)
+                "cost_center:); a tenant that names a team books to that team's cost centre.", 6, 3)
     r = 3
     sh.header(r, 0, ["Team", "Cost centre", "Workload", "New spend", "Committed spend (signed before)", "All-in",
                      "Share of the workload"])
     ws.set_row(r, 30)
     head = r
     lines = []
+    centres = team_centres(result.workloads)
     for w in sorted(result.workloads, key=lambda w: (w.team is None and not w.tenants, w.team or "", w.name)):
-        split = sorted(w.tenants.items()) if w.tenants else [(w.team or "unassigned", 1.0)]
-        lines += [(team, w.cost_center or "–", w.name, share, refs.workload_cells.get(w.name)) for team, share in split]
+        # a tenant that names a team books to that team's cost centre
+        lines += [(team, cc or "–", w.name, share, refs.workload_cells.get(w.name))
+                  for team, cc, share in owners(w, centres)]
     lines.append(("not used by any workload", "–", "–", 1.0, refs.workload_cells.get("")))
     values: dict[int, tuple[float, float]] = {}
     for team, cc, name, share, cells in lines:

@@ -186,7 +186,13 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     r += 1
     idle_v = sum(refs.tier_cost.values()) + (refs.api_total[1] if refs.api_total else 0.0) - total_cost
     sh.text(r, 0, "Not used by any workload")
-    sh.calc(r, C["cost"], f"{refs.tiers_name}-SUM({rng(sh.name, first, last, C['cost'])})", idle_v, num="money0")
+    computed = None if result.own is not None else _idle_formula(result, refs, first, last)
+    if computed is not None:  # tier by tier at each offer: GPU-hours bought − used, at the rate paid
+        sh.calc(r, C["cost"], computed[0], computed[1], num="money0")
+        idle_v = computed[1]
+    else:  # servers of your own: their idle energy and space have no GPU-hour column to be computed from
+        sh.calc(r, C["cost"], f"{refs.tiers_name}-SUM({rng(sh.name, first, last, C['cost'])})", idle_v,
+                num="money0")
     sh.calc(r, C["per_day"], f"{_col('cost', r)}/{refs.horizon}", idle_v / refs.horizon_days, num="money0")
     sh.text(r, C["note"], "GPU-hours bought that no workload used at that hour: reserved GPUs off-peak, the rest of "
                           "whole on-demand and spot nodes, spot bought as insurance against interruption", "note")
@@ -195,9 +201,14 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         com_idle = result.cost_committed - sum(
             w.gpu_hours_by_tier.get("committed", 0.0) * refs.committed_rate.get(w.offer or "", 0.0)
             for w in result.workloads if w.offer)
-        committed_cell = refs.committed[0] if refs.committed else "0"
-        sh.calc(r, C["committed"], f"{committed_cell}-SUM({rng(sh.name, first, last, C['committed'])})", com_idle,
-                num="money0")
+        S, W = refs.signed, rng(sh.name, first, last, C["offer"])
+        gh_com = rng(sh.name, first, last, C["gh_com"])
+        parts = []
+        for o in sorted({c.offer for c in result.commitments}):  # each offer's signed GPU-hours nobody used
+            held = f'SUMIFS({S["gh"]},{S["offer"]},"{o}")'
+            parts.append(f'IF({held}=0,0,({held}-SUMIFS({gh_com},{W},"{o}"))*SUMIFS({S["spend"]},{S["offer"]},"{o}")'
+                         f'/{held})')
+        sh.calc(r, C["committed"], "+".join(parts), com_idle, num="money0")
     refs.workload_cells[""] = ((ref(sh.name, r, C["cost"]), idle_v),
                                (ref(sh.name, r, C["committed"]), com_idle) if result.commitments else ("0", 0.0))
     total_cost += idle_v
@@ -227,6 +238,32 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws.set_print_scale(52)
     ws.set_v_pagebreaks([C["peak_at"]])
     ws.repeat_columns(0, 0)
+
+
+def _idle_formula(result: PlanResult, refs: Refs, first: int, last: int) -> tuple[str, float] | None:
+    """What no workload used, computed: at each offer and rented tier, (GPU-hours bought on Purchases − the
+    workloads' GPU-hours on it) × what the tier costs per GPU-hour bought (reservations of an offer pooled, as
+    their rate is). None when there is nothing bought to compute from."""
+    P, W = refs.purchases, rng("Workloads", first, last, C["offer"])
+    parts, value = [], 0.0
+    groups = (("gh_res", RESERVED_TIERS), ("gh_od", ("on-demand",)), ("gh_spot", ("spot",)))
+    for o in sorted({p["offer"] for p in refs.purchase_rows}):
+        for col, tiers in groups:
+            mine = [p for p in refs.purchase_rows if p["offer"] == o and p["tier"] in tiers]
+            if not mine:
+                continue
+            cost_f = "+".join(f'SUMIFS({P["cost"]},{P["offer"]},"{o}",{P["tier"]},"{t}")' for t in tiers)
+            held_f = "+".join(f'SUMIFS({P["gpu_hours"]},{P["offer"]},"{o}",{P["tier"]},"{t}")' for t in tiers)
+            used_f = f'SUMIFS({rng("Workloads", first, last, C[col])},{W},"{o}")'
+            parts.append(f"IF(({held_f})=0,0,(({held_f})-{used_f})*({cost_f})/({held_f}))")
+            held = sum(p["gh_value"] for p in mine)
+            cost = sum(p["cost_value"] for p in mine)
+            tier = {"gh_res": "reserved", "gh_od": "on_demand", "gh_spot": "spot"}[col]
+            used = sum(w.gpu_hours_by_tier.get(tier, 0.0) for w in result.workloads if w.offer == o)
+            value += (held - used) * cost / held if held else 0.0
+    if not parts:
+        return None
+    return "+".join(parts), value
 
 
 SCALED = ("reserved", "on_demand", "spot")
