@@ -161,7 +161,7 @@ def test_q1_new_commitments_priced_like_a_recommendation(solved):
         assert 0 < n.utilization <= 1 and 0 < n.coverage <= 1
         assert 0 < n.break_even_utilization <= 1
         od = n.price_per_gpu_hour / n.break_even_utilization
-        used = n.utilization * n.gpus * 24 * r.horizon_days
+        used = n.utilization * n.horizon_share / n.price_per_gpu_hour  # its GPU-hours from its start (a renewal starts later)
         tol = 1e-6 * n.gpus * 24 * n.term_days * od  # utilization is written to 6 decimals
         assert n.saving_vs_on_demand["horizon"] == pytest.approx(used * od - n.horizon_share, abs=tol)
         assert n.saving_vs_on_demand["full_term"] == pytest.approx(
