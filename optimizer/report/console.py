@@ -183,12 +183,17 @@ def _commitments(result: PlanResult) -> list:
                   title_justify="left", show_edge=False)
         numeric = ("GPUs", "total committed", "per month", "this horizon", "used", "break-even", "covers",
                    "saving vs on-demand (horizon / term)")
-        for col in ("offer", "tier", "GPUs", "term", "last day", "total committed", "per month", "this horizon",
-                    "used", "break-even", "covers", "saving vs on-demand (horizon / term)"):
+        paid = any(n.payment not in (None, "no_upfront") for n in result.new_commitments)  # upfront options
+        for col in ("offer", "tier", "GPUs", "term", "from", "last day", *(("payment",) if paid else ()),
+                    "total committed", "per month", "this horizon", "used", "break-even", "covers",
+                    "saving vs on-demand (horizon / term)"):
             t.add_column(col, overflow=overflow(col), justify="right" if col in numeric else "left")
         for n in result.new_commitments:
-            t.add_row(n.offer, n.tier, str(n.gpus), f"{n.term_days} days", n.end_text, formatting.money(n.total_committed, cur),
-                      formatting.money(n.monthly, cur), formatting.money(n.horizon_share, cur), *_use(n, cur))
+            pay = ((n.payment or "no_upfront").replace("_", " ")
+                   + (f", {formatting.money(n.upfront, cur)} up front" if n.upfront else ""),) if paid else ()
+            t.add_row(n.offer, n.tier, str(n.gpus), f"{n.term_days} days", n.start or "plan start", n.end_text, *pay,
+                      formatting.money(n.total_committed, cur), formatting.money(n.monthly, cur),
+                      formatting.money(n.horizon_share, cur), *_use(n, cur))
         parts += [Text(""), t]
         bases = list(dict.fromkeys(n.saving_basis for n in result.new_commitments if n.saving_basis))
         if bases:

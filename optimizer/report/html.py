@@ -237,7 +237,9 @@ def _commitments(result: PlanResult, money) -> dict[str, Any] | None:
                   "used": f"{c.gpu_hours_used / c.gpu_hours_in_horizon:.0%}" if c.gpu_hours_in_horizon else "–"}
                  for c in result.commitments]
     new = [{"offer": n.offer, "tier": n.tier, "gpus": f"{n.gpus:,}", "price": money(n.price_per_gpu_hour, 2),
-            "term": f"{n.term_days:,} days", "end": n.end_text, "share": money(n.horizon_share),
+            "term": f"{n.term_days:,} days" + (f", {n.payment.replace('_', ' ')}" if n.payment not in (None, "no_upfront") else "")
+            + (f" ({money(n.upfront)} up front)" if n.upfront else ""),
+            "start": n.start or "plan start", "end": n.end_text, "share": money(n.horizon_share),
             "total": money(n.total_committed), "monthly": money(n.monthly), "beyond": money(n.beyond_horizon),
             "used": _pct(n.utilization), "break_even": _pct(n.break_even_utilization), "coverage": _pct(n.coverage),
             "below": n.utilization is not None and n.break_even_utilization is not None

@@ -10,6 +10,7 @@ import) and is checked against the program solved by HiGHS and CBC without a tim
 from __future__ import annotations
 
 import datetime as dt
+import io
 import itertools
 import math
 import random
@@ -288,6 +289,18 @@ def test_a_renewal_paid_up_front_pays_in_its_first_month(tmp_path):
     assert sum(s.amount for s in months) == pytest.approx(n.total_committed)
     # the horizon's spend by month (the plan's cost, not cash) still adds up to all-in
     assert sum(c.amount for c in r.cash_flow) == pytest.approx(r.cost_all_in)
+    # the reports say when it starts and what it pays up front
+    from rich.console import Console
+
+    from optimizer.report.console import render_result
+    from optimizer.report.html import render_html
+
+    con = Console(width=400, record=True, file=io.StringIO())
+    con.print(render_result(r))
+    text = con.export_text()
+    assert "2026-11-15" in text and "all upfront, $" in text
+    page = render_html(r)
+    assert "First day" in page and "all upfront ($" in page
 
 
 @pytest.mark.parametrize("edit, key, words", [
