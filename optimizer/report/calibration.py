@@ -242,6 +242,48 @@ def bridge_rows(c: "Comparison") -> list[tuple[str, float, str]]:
     return [(BRIDGE_WORDS[k][0], getattr(c.bridge, k), BRIDGE_WORDS[k][1]) for k in BRIDGE_PARTS]
 
 
+def render_comparison_html(c: "Comparison") -> str:
+    """The comparison as one self-contained page: cost (all-in, per day, new, committed, tiers, full terms), the
+    all-in bridge from A to B, the demand that changed, the new commitments each side signs, and the workloads.
+    Nothing on it changes between runs."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+    from optimizer.resources import templates_dir
+
+    cur = c.b.currency
+    labels = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot", "api": "API"}
+    rows = [("all-in (new + committed)", c.all_in, True), ("all-in per day", c.all_in_per_day, True),
+            ("new spend", c.total, False), ("committed (signed before)", c.committed, False),
+            ("new spend per day", c.per_day, False)] + \
+        [(f"new spend: {labels[k]}", v, False) for k, v in c.by_tier.items()] + \
+        [("new commitments, full term", c.full_term, False)]
+    cost_rows = [{"name": n, "a": money(d.a, cur), "b": money(d.b, cur), "change": _saving(d.change, cur),
+                  "pct": "–" if d.change_pct is None else f"{d.change_pct:+.1f}%", "bold": bold} for n, d, bold in rows]
+    ctx = {
+        "c": c, "cost_rows": cost_rows,
+        "bridge": [{"name": n, "value": _saving(v, cur), "what": w} for n, v, w in bridge_rows(c)],
+        "all_in_a": money(c.all_in.a, cur), "all_in_b": money(c.all_in.b, cur),
+        "full_term_a": money(c.full_term.a, cur), "full_term_b": money(c.full_term.b, cur),
+        "demand": [{"name": r.name, "a": _rate(r.peak_a), "b": _rate(r.peak_b), "pct": _rate_pct(r.peak_a, r.peak_b)}
+                   for r in c.demand_changes],
+        "signs": [{"side": side, "offer": x["offer"], "tier": x["tier"], "gpus": f"{x['gpus']:,}",
+                   "start": x["start"] or "–", "end": x["end"] or "–", "full_term": money(x["total_committed"], cur)}
+                  for side, xs in (("A", c.new_commitments_a), ("B", c.new_commitments_b)) for x in xs],
+        "workloads": [{"name": r.name, "status": r.status, "choice_a": r.choice_a or "–",
+                       "choice_b": (r.choice_b or "–") if r.choice_b != r.choice_a else "same",
+                       "all_in_a": "–" if r.all_in_a is None else money(r.all_in_a, cur),
+                       "all_in_b": "–" if r.all_in_b is None else money(r.all_in_b, cur),
+                       "what": ", ".join(r.what_changed) + (f" ({r.reason})" if r.reason else "")}
+                      for r in c.workloads],
+    }
+    env = Environment(loader=FileSystemLoader(str(templates_dir())), autoescape=select_autoescape(["html", "j2"]),
+                      undefined=StrictUndefined, keep_trailing_newline=True)
+    return env.get_template(COMPARE_TEMPLATE).render(**ctx)
+
+
+COMPARE_TEMPLATE = "compare.html.j2"
+
+
 def _rate(x: float | None) -> str:
     return "–" if x is None else f"{x:,.1f}"
 
