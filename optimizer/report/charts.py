@@ -8,6 +8,8 @@ from itertools import count
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from optimizer import vocab
 from optimizer.report import labels as L
@@ -110,11 +112,16 @@ class Charts:
                     bottom = [0.0] * 24
                     for key, label in tiers:
                         color = SUPPLY_COLORS.get(key) or L.TIER_COLORS[key]
-                        ax.bar(hours, s[key], bottom=bottom, width=0.85, color=color, label=label)
+                        # only the hours a tier supplies are drawn: an empty bar is bytes on the page, nothing
+                        # to see (the legend is drawn from proxies below, so a tier absent here keeps its entry)
+                        drawn = [h for h in hours if s[key][h] > 0]
+                        if drawn:
+                            ax.bar(drawn, [s[key][h] for h in drawn], bottom=[bottom[h] for h in drawn], width=0.85,
+                                   color=color)
                         bottom = [b + v for b, v in zip(bottom, s[key])]
-                    ax.step(hours, s["demand"], where="mid", color=L.DEMAND_COLOR, linewidth=1.8, label="demand")
+                    ax.step(hours, s["demand"], where="mid", color=L.DEMAND_COLOR, linewidth=1.8)
                     if level:
-                        ax.axhline(level, color="#1f3864", linestyle="--", linewidth=1, label="reserved level")
+                        ax.axhline(level, color="#1f3864", linestyle="--", linewidth=1)
                     title = f"{d} ({L.day_type_days(result, d)})" if period is None else f"{d}, {period}"
                     ax.set_title(plain(title), loc="left")
                     ax.set_xticks(range(0, 24, 3), [f"{h:02d}:00" for h in range(0, 24, 3)])
@@ -122,7 +129,11 @@ class Charts:
                     ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
                     ax.set_axisbelow(True)
                 row[0].set_ylabel("GPUs")
-            grid[0][0][len(grid[0][2]) - 1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            handles = [Patch(color=SUPPLY_COLORS.get(key) or L.TIER_COLORS[key], label=label) for key, label in tiers]
+            handles.append(Line2D([], [], color=L.DEMAND_COLOR, linewidth=1.8, label="demand"))
+            if level:
+                handles.append(Line2D([], [], color="#1f3864", linestyle="--", linewidth=1, label="reserved level"))
+            grid[0][0][len(grid[0][2]) - 1].legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0))
             fig.tight_layout()
             return self._svg(fig)
 
