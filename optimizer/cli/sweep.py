@@ -68,7 +68,7 @@ def sweep(
     """Solve the plan at many points to see which inputs move its cost and reserved level most.
 
     Writes DIR/sweep.jsonl (a line per solved point, appended as each finishes) and DIR/sweep.html (the
-    table and tornado charts of all-in cost, new spend and reserved GPUs). Each point carries its all-in cost
+    table and tornado charts of all-in cost and reserved GPUs). Each point carries its all-in cost
     (new + committed), new and committed spend, and the new commitments its plan would sign.
     """
 

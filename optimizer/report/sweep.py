@@ -1,7 +1,7 @@
 """A sweep as a console table and as one self-contained HTML page: the points' table (all-in first, then new
-and committed spend, the reserved level and what to sign) and tornado charts (all-in cost, new spend, and the
-reserved level: for each key the range between its lowest and highest value, widest first). Inline CSS and SVG; the footer's time is SOURCE_DATE_EPOCH when set, and nothing that
-changes between runs (seconds, points read back) is on the page, so the same points give the same bytes.
+and committed spend, the reserved level and what to sign) and two tornado charts (all-in cost and the reserved
+level: for each key the range between its lowest and highest value, widest first). Inline CSS and SVG; the
+footer's time is SOURCE_DATE_EPOCH when set, and nothing that changes between runs (seconds, points read back) is on the page, so the same points give the same bytes.
 """
 
 from __future__ import annotations
@@ -138,8 +138,6 @@ def context(sweep: Any) -> dict[str, Any]:
     charts = []
     for measure, title, xlabel, fmt in (
             ("cost_all_in", "All-in cost (new + committed)", f"all-in cost over the horizon ({cur})",
-             lambda x: formatting.money(x, cur)),
-            ("cost_total", "New spend", f"new spend over the horizon ({cur})",
              lambda x: formatting.money(x, cur)),
             ("reserved_gpus", "Reserved level", "GPUs reserved or bought", lambda x: f"{x:,.0f}")):
         bars = tornado(sweep.points, sweep.base, measure)

@@ -100,7 +100,7 @@ def test_the_html_is_the_same_bytes_twice(swept, monkeypatch):
     sweep = run_sweep(plan, [parse_vary(v) for v in VARIES], d / "out")
     html = render_html(sweep)
     assert html == render_html(run_sweep(plan, [parse_vary(v) for v in VARIES], d / "out"))
-    assert html.count("<svg") == 2 and "Total cost" in html and "Reserved level" in html
+    assert html.count("<svg") == 2 and "All-in cost" in html and "Reserved level" in html
     assert "2026-01-01 00:00:00 UTC" in html and "SOURCE_DATE_EPOCH" in html
     assert "http://" not in html and "https://" not in html and "<script" not in html
 
