@@ -1,7 +1,8 @@
 """A sweep as a console table and as one self-contained HTML page: the points' table (all-in first, then new
 and committed spend, the reserved level and what to sign) and two tornado charts (all-in cost and the reserved
 level: for each key the range between its lowest and highest value, widest first). Inline CSS and SVG; the
-footer's time is SOURCE_DATE_EPOCH when set, and nothing that changes between runs (seconds, points read back) is on the page, so the same points give the same bytes.
+footer's time is SOURCE_DATE_EPOCH when set, and nothing that changes between runs (seconds, points read
+back) is on the page, so the same points give the same bytes.
 """
 
 from __future__ import annotations
