@@ -6,6 +6,7 @@ from __future__ import annotations
 from optimizer.report import labels as L
 from optimizer.report.provenance import Provenance, price_sources
 from optimizer.report.xlsx.cells import Sheet, defined_name, ref, rng
+from optimizer.report.xlsx.commitments import DATE, serial
 from optimizer.report.xlsx.refs import Refs
 from optimizer.results.types import PlanResult
 
@@ -26,6 +27,11 @@ def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs, made: Provenanc
     refs.horizon = sh.inp(r, 1, result.horizon_days, "days", name="horizon_days")
     sh.text(r, 2, "reserved capacity is paid for every day of the horizon", "hint")
     refs.horizon_days = result.horizon_days
+    if result.start_date is not None:  # a date stored as a date, named: formulas read it (Commitments' days)
+        sh.text(r, 6, "First day")
+        sh.num(r, 7, float(serial(result.start_date)), num=DATE)
+        sh.book.name("start_date", sh.name, r, 7)
+        refs.start_date = "start_date"
     r += 1
     first_day_row = r + 1
     sh.text(r, 0, "Day type", "head")
