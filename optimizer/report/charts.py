@@ -69,6 +69,10 @@ def to_svg(fig: Figure, prefix: str) -> str:
     return svg.replace('<style type="text/css">*{stroke-linejoin: round; stroke-linecap: butt}</style>', "")
 
 
+EDGES = [h - 0.5 for h in range(25)]
+"""The hours' edges on a pool chart: hour h spans h − ½ to h + ½."""
+
+
 class Charts:
     """Every chart of one report; ids numbered in the order they are drawn."""
 
@@ -112,13 +116,14 @@ class Charts:
                     bottom = [0.0] * 24
                     for key, label in tiers:
                         color = SUPPLY_COLORS.get(key) or L.TIER_COLORS[key]
-                        # only the hours a tier supplies are drawn: an empty bar is bytes on the page, nothing
-                        # to see (the legend is drawn from proxies below, so a tier absent here keeps its entry)
-                        drawn = [h for h in hours if s[key][h] > 0]
-                        if drawn:
-                            ax.bar(drawn, [s[key][h] for h in drawn], bottom=[bottom[h] for h in drawn], width=0.85,
-                                   color=color)
-                        bottom = [b + v for b, v in zip(bottom, s[key])]
+                        top = [b + v for b, v in zip(bottom, s[key])]
+                        # one stepped band a tier (its 24 hours in one shape, not 24 bars): a plan with many day
+                        # types and scenarios draws hundreds of panels, and a shape per hour made its page
+                        # megabytes. A tier with nothing in the panel is not drawn; the legend's proxies below
+                        # keep its entry.
+                        if any(v > 0 for v in s[key]):
+                            ax.stairs(top, EDGES, baseline=bottom, fill=True, color=color, linewidth=0)
+                        bottom = top
                     ax.step(hours, s["demand"], where="mid", color=L.DEMAND_COLOR, linewidth=1.8)
                     if level:
                         ax.axhline(level, color="#1f3864", linestyle="--", linewidth=1)
