@@ -155,7 +155,7 @@ def context(sweep: Any) -> dict[str, Any]:
              "cells": [value_text(k, p.vary.get(k)) for k in sweep.keys],
              "all_in": _money(p.cost_all_in, cur), "all_in_change": _change(p.cost_all_in, base_all_in),
              "cost": _money(p.cost_total, cur), "committed": _money(p.cost_committed, cur),
-             "reserved": _gpus(p.reserved_gpus), "sign": to_sign(p), "full_term": _money(p.full_term, cur),
+             "reserved": _gpus(p.reserved_gpus), "sign": to_sign(p).split("; "), "full_term": _money(p.full_term, cur),
              "message": p.message}
             for i, p in enumerate(sweep.points, 1)]
     solved = sum(1 for p in sweep.points if p.solved)
