@@ -373,7 +373,7 @@ def test_a_point_the_time_limit_stopped_is_solved_again_under_a_longer_limit(tmp
     plan = write_plan(tmp_path / "plan.yaml")
     out = tmp_path / "out"
     short = SweepPoint({"demand": 1.0}, "feasible", 1.0e9, 7, plan_hash(load_plan(plan)), 1.0, gap=0.3,
-                       spend={}, solver="highs", time_limit_s=5.0)
+                       spend={}, solver="highs", time_limit_s=5.0, cost_committed=0.0, new_commitments=[])
     append_point(out / "sweep.jsonl", short)
     varies = [parse_vary("demand=1:1:1")]
     seen = []
