@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 from optimizer import formatting, vocab
 from optimizer.atomic import atomic_write
 from optimizer.report import labels as L
-from optimizer.report.charts import SUPPLY_KEYS, Charts, pool_periods, pool_series
+from optimizer.report.charts import SUPPLY_KEYS, Charts, pool_periods, pool_series, shown_scenario
 from optimizer.report.console import break_even_text
 from optimizer.report.provenance import Provenance, price_sources, provenance
 from optimizer.resources import templates_dir
@@ -98,6 +98,7 @@ def context(result: PlanResult) -> dict[str, Any]:
                       for p in result.purchases],
         "mix_svg": Markup(charts.purchase_mix(result)) if result.purchases else None,
         "pools": [_pool(result, p, charts) for p in _pools(result)],
+        "pools_scenario": shown_scenario(result),
         "workloads": [_workload(result, w, money) for w in result.workloads],
         "risk_pools": [_pool_risk(result, p) for p in _pools(result)],
         "caps": _caps(result),
