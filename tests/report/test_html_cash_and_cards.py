@@ -61,3 +61,21 @@ def test_a_pool_chart_draws_a_tier_as_one_shape_a_panel(result):
     # stepped bands: a handful of shapes a panel (tiers, demand, axes), never one an hour
     patches = len(re.findall(r'id="[^"]*-PolyCollection_|id="[^"]*-patch_', svg))
     assert patches < 24 * panels, patches
+
+
+def test_a_plan_with_too_many_day_types_charts_the_weightiest_scenario(result):
+    """Three months × weekday/weekend × five equal scenarios (30 day types): the charts show p50's six; a
+    plan with few day types shows every one."""
+    from dataclasses import replace
+
+    from optimizer.report.charts import shown_day_types, shown_scenario
+    from optimizer.results.types import ScenarioRow
+
+    names = ["p10", "p30", "p50", "p70", "p90"]
+    days = {f"{d}-2027-0{m}~{s}": 4.0 for d in ("weekday", "weekend") for m in (1, 2, 3) for s in names}
+    many = replace(result, day_types=days, scenarios=[ScenarioRow(s, 0.2, 0.0, 0.0, 0.0) for s in names])
+    assert shown_scenario(many) == "p50"
+    assert shown_day_types(many) == [d for d in days if d.endswith("~p50")] and len(shown_day_types(many)) == 6
+    heavy = replace(many, scenarios=[ScenarioRow(s, 0.6 if s == "p90" else 0.1, 0.0, 0.0, 0.0) for s in names])
+    assert shown_scenario(heavy) == "p90"
+    assert shown_scenario(result) is None and shown_day_types(result) == list(result.day_types)
