@@ -153,18 +153,25 @@ def compare(
     a: Annotated[Path, typer.Argument(help="Plan YAML or result JSON (before).")],
     b: Annotated[Path, typer.Argument(help="Plan YAML or result JSON (after).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as one JSON object, nothing else.")] = False,
+    html: Annotated[Optional[Path], typer.Option("--html", metavar="FILE",
+                                                 help="Also write the comparison as one HTML page.")] = None,
     solver: Annotated[Optional[SolverName], typer.Option(help="For plans: override policy.solver.")] = None,
     time_limit: Annotated[Optional[float], typer.Option("--time-limit", help="For plans: seconds per solve.")] = None,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    """Two plans or two results side by side: cost by tier, each workload's choice and replicas, new and removed."""
+    """Two plans or two results side by side: all-in (and per day), the all-in bridge from A to B (price, volume,
+    mix, new commitments, roll-off), cost by tier, demand that changed, new commitments, each workload's choice
+    and replicas, new and removed."""
 
     def body() -> int:
+        from optimizer.atomic import write_text_atomic
         from optimizer.pipeline import load_side
-        from optimizer.report.calibration import print_comparison
+        from optimizer.report.calibration import print_comparison, render_comparison_html
         from optimizer.results.compare import compare as do_compare
 
+        if html is not None:
+            check_writable([html], "--html")
         opts = solve_options(solver, time_limit)
         ra, ka = load_side(a, opts, list(catalog or []))
         rb, kb = load_side(b, opts, list(catalog or []))
@@ -173,14 +180,19 @@ def compare(
             text = json.dumps(cmp.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
             # drawn once aside first: an edited result that breaks the table is refused before anything is shown
             print_comparison(cmp, Console(file=io.StringIO(), width=out.width, emoji=False))
+            page = None if html is None else render_comparison_html(cmp)
         except READ_BACK_FAILURES as exc:
             raise not_as_written(" or ".join(str(p) for p, k in ((a, ka), (b, kb)) if k == "result") or str(b), exc) \
                 from exc
+        if html is not None and page is not None:
+            write_text_atomic(html, page)
         if as_json:
             sys.stdout.write(text)
             sys.stdout.flush()
         else:
             print_comparison(cmp, out)
+            if html is not None:
+                out.print(f"\nwrote {html}", style="dim")
         return 0
 
     run(body, debug)

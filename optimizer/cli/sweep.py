@@ -52,7 +52,9 @@ def sweep(
     outdir: Annotated[Path, typer.Option("-o", "--outdir", metavar="DIR",
                                          help="Where sweep.jsonl (the solved points: a rerun solves only the "
                                               "missing ones) and sweep.html go.")] = Path("out/sweep"),
-    as_json: Annotated[bool, typer.Option("--json", help="Print {\"points\": [...]} as JSON, nothing else.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print {\"points\": [...]} as JSON, nothing else: each point's vary, "
+                                                         "status, cost_all_in, cost_new, cost_committed, cost_total (= cost_new), "
+                                                         "reserved_gpus, new_commitments and full_term.")] = False,
     time_limit: Annotated[Optional[float], typer.Option("--time-limit", metavar="S",
                                                         help="Seconds per point; overrides policy.time_limit_s.")] = None,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
@@ -66,7 +68,8 @@ def sweep(
     """Solve the plan at many points to see which inputs move its cost and reserved level most.
 
     Writes DIR/sweep.jsonl (a line per solved point, appended as each finishes) and DIR/sweep.html (the
-    table and tornado charts of total cost and reserved GPUs).
+    table and tornado charts of all-in cost and reserved GPUs). Each point carries its all-in cost
+    (new + committed), new and committed spend, and the new commitments its plan would sign.
     """
 
     def body() -> int:

@@ -156,14 +156,45 @@ def print_comparison(c: "Comparison", out: Console) -> None:
     for col in ("", "A", "B", "change", "%"):
         t.add_column(col, justify="left" if not col else "right")
     labels = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot", "api": "API"}
-    rows = [("all-in (new + committed)", c.all_in), ("new spend", c.total), ("committed (signed before)", c.committed),
-            ("new spend per day", c.per_day)] + [(f"  {labels[k]}", v) for k, v in c.by_tier.items()]
+    rows = [("all-in (new + committed)", c.all_in), ("all-in per day", c.all_in_per_day), ("new spend", c.total),
+            ("committed (signed before)", c.committed), ("new spend per day", c.per_day)] + \
+        [(f"  {labels[k]}", v) for k, v in c.by_tier.items()] + \
+        [("new commitments, full term", c.full_term)]
     for name, d in rows:
         pct = d.change_pct
         sign = "+" if d.change > 0.5 else "-" if d.change < -0.5 else ""
         t.add_row(name, money(d.a, cur), money(d.b, cur), sign + money(abs(d.change), cur),
                   "–" if pct is None else f"{pct:+.1f}%", style="bold" if name.startswith("all-in") else None)
     out.print(t)
+    if c.bridge is not None:
+        b = Table(title="All-in, A to B", title_justify="left", show_edge=False)
+        b.add_column("")
+        b.add_column("change", justify="right")
+        b.add_column("what it is")
+        b.add_row("A all-in", money(c.all_in.a, cur), "")
+        for name, value, what in bridge_rows(c):
+            b.add_row(name, _saving(value, cur), what)  # B − A: + costs more
+        b.add_row("B all-in", money(c.all_in.b, cur), "", style="bold")
+        out.print(b)
+        if c.full_term.a or c.full_term.b:
+            out.print(f"[dim]new commitments' full terms (beyond the horizon too, not in all-in): "
+                      f"{money(c.full_term.a, cur)} → {money(c.full_term.b, cur)}[/dim]")
+    if c.demand_changes:
+        d = Table(title="Demand that changed (peak output tokens/s)", title_justify="left", show_edge=False)
+        for col in ("workload", "A", "B", "%"):
+            d.add_column(col, justify="left" if col == "workload" else "right")
+        for r in c.demand_changes:
+            d.add_row(escape(r.name), _rate(r.peak_a), _rate(r.peak_b), _rate_pct(r.peak_a, r.peak_b))
+        out.print(d)
+    if c.new_commitments_a or c.new_commitments_b:
+        n = Table(title="New commitments (to sign)", title_justify="left", show_edge=False)
+        for col in ("side", "offer", "tier", "GPUs", "start", "end", "full term"):
+            n.add_column(col, justify="right" if col in ("GPUs", "full term") else "left")
+        for side, rows_ in (("A", c.new_commitments_a), ("B", c.new_commitments_b)):
+            for x in rows_:
+                n.add_row(side, escape(x["offer"]), x["tier"], f"{x['gpus']:,}", x["start"] or "–", x["end"] or "–",
+                          money(x["total_committed"], cur))
+        out.print(n)
     w = Table(title=escape(_headline(c)), title_justify="left", show_edge=False)
     money_cols = ("all-in A", "all-in B", "saving (all-in)")
     for col in ("workload", "status", "A choice", "B choice", "replicas", "GPUs at peak") + money_cols + ("what",):
@@ -190,6 +221,75 @@ def print_comparison(c: "Comparison", out: Console) -> None:
         for x in changed:
             p.add_row(escape(x.offer), x.tier, str(x.gpus_a), str(x.gpus_b), money(x.cost_a, cur), money(x.cost_b, cur))
         out.print(p)
+
+
+BRIDGE_WORDS = {
+    "price": ("price", "B's purchases at B's prices less at A's"),
+    "volume": ("volume", "A's new spend (but new commitments) × how the tokens asked moved"),
+    "mix": ("mix", "other offers, tiers, configs or API shares, at A's prices"),
+    "new_commitments": ("new commitments", "their horizon share, B less A, at A's prices"),
+    "roll_off": ("roll-off of commitments", "spend on contracts signed before the plan, B less A"),
+}
+"""The bridge's steps as the console and the HTML word them (results.compare.Bridge defines them)."""
+
+
+def bridge_rows(c: "Comparison") -> list[tuple[str, float, str]]:
+    """(step, B − A, what it is) for each step of the bridge, in its order; empty without one."""
+    from optimizer.results.compare import BRIDGE_PARTS
+
+    if c.bridge is None:
+        return []
+    return [(BRIDGE_WORDS[k][0], getattr(c.bridge, k), BRIDGE_WORDS[k][1]) for k in BRIDGE_PARTS]
+
+
+def render_comparison_html(c: "Comparison") -> str:
+    """The comparison as one self-contained page: cost (all-in, per day, new, committed, tiers, full terms), the
+    all-in bridge from A to B, the demand that changed, the new commitments each side signs, and the workloads.
+    Nothing on it changes between runs."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+    from optimizer.resources import templates_dir
+
+    cur = c.b.currency
+    labels = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot", "api": "API"}
+    rows = [("all-in (new + committed)", c.all_in, True), ("all-in per day", c.all_in_per_day, True),
+            ("new spend", c.total, False), ("committed (signed before)", c.committed, False),
+            ("new spend per day", c.per_day, False)] + \
+        [(f"new spend: {labels[k]}", v, False) for k, v in c.by_tier.items()] + \
+        [("new commitments, full term", c.full_term, False)]
+    cost_rows = [{"name": n, "a": money(d.a, cur), "b": money(d.b, cur), "change": _saving(d.change, cur),
+                  "pct": "–" if d.change_pct is None else f"{d.change_pct:+.1f}%", "bold": bold} for n, d, bold in rows]
+    ctx = {
+        "c": c, "cost_rows": cost_rows,
+        "bridge": [{"name": n, "value": _saving(v, cur), "what": w} for n, v, w in bridge_rows(c)],
+        "all_in_a": money(c.all_in.a, cur), "all_in_b": money(c.all_in.b, cur),
+        "full_term_a": money(c.full_term.a, cur), "full_term_b": money(c.full_term.b, cur),
+        "demand": [{"name": r.name, "a": _rate(r.peak_a), "b": _rate(r.peak_b), "pct": _rate_pct(r.peak_a, r.peak_b)}
+                   for r in c.demand_changes],
+        "signs": [{"side": side, "offer": x["offer"], "tier": x["tier"], "gpus": f"{x['gpus']:,}",
+                   "start": x["start"] or "–", "end": x["end"] or "–", "full_term": money(x["total_committed"], cur)}
+                  for side, xs in (("A", c.new_commitments_a), ("B", c.new_commitments_b)) for x in xs],
+        "workloads": [{"name": r.name, "status": r.status, "choice_a": r.choice_a or "–",
+                       "choice_b": (r.choice_b or "–") if r.choice_b != r.choice_a else "same",
+                       "all_in_a": "–" if r.all_in_a is None else money(r.all_in_a, cur),
+                       "all_in_b": "–" if r.all_in_b is None else money(r.all_in_b, cur),
+                       "what": ", ".join(r.what_changed) + (f" ({r.reason})" if r.reason else "")}
+                      for r in c.workloads],
+    }
+    env = Environment(loader=FileSystemLoader(str(templates_dir())), autoescape=select_autoescape(["html", "j2"]),
+                      undefined=StrictUndefined, keep_trailing_newline=True)
+    return env.get_template(COMPARE_TEMPLATE).render(**ctx)
+
+
+COMPARE_TEMPLATE = "compare.html.j2"
+
+
+def _rate(x: float | None) -> str:
+    return "–" if x is None else f"{x:,.1f}"
+
+
+def _rate_pct(a: float | None, b: float | None) -> str:
+    return "–" if not a or b is None else f"{100.0 * (b - a) / a:+.1f}%"
 
 
 def _headline(c: "Comparison") -> str:

@@ -8,6 +8,8 @@ from itertools import count
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from optimizer import vocab
 from optimizer.report import labels as L
@@ -64,7 +66,22 @@ def to_svg(fig: Figure, prefix: str) -> str:
     svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", svg)
     svg = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', svg)
     svg = svg.replace("<svg ", '<svg role="img" preserveAspectRatio="xMinYMin meet" ', 1)
+    # shapes' coordinates to a tenth of a pixel (matplotlib writes six decimals): the same drawing, and a
+    # chart of many panels a fraction of the bytes
+    svg = re.sub(r'(?<= d=")[^"]*', lambda m: _tenths(m.group(0)), svg)
     return svg.replace('<style type="text/css">*{stroke-linejoin: round; stroke-linecap: butt}</style>', "")
+
+
+EDGES = [h - 0.5 for h in range(25)]
+"""The hours' edges on a pool chart: hour h spans h − ½ to h + ½."""
+
+
+def _tenths(path: str) -> str:
+    """An SVG path's numbers to one decimal ("192.870361" → "192.9", "-0.0" → "0"), its lines joined."""
+    def num(m: re.Match) -> str:
+        x = round(float(m.group(0)), 1)
+        return f"{x:.1f}".rstrip("0").rstrip(".") if x != 0 else "0"
+    return re.sub(r"-?\d+\.\d+", num, path).replace(" \n", " ").replace("\n", " ")
 
 
 class Charts:
@@ -83,9 +100,9 @@ class Charts:
     def pool(self, result: PlanResult, pool: str) -> str:
         """Per day type (and contract period, where the supply changes at a contract's end), GPUs
         supplied by tier (stacked bars) against GPUs demanded, over 24 hours."""
-        days = list(result.day_types)
+        days = shown_day_types(result)
         periods = pool_periods(result, pool)
-        cols = panel_columns(result)
+        cols = panel_columns(result) if len(days) == len(result.day_types) else min(len(days), 4)
         chunks = [days[i:i + cols] for i in range(0, len(days), cols)]
         with matplotlib.rc_context(RC):
             fig = self._fig(11.0, 2.9 * len(periods) * len(chunks))
@@ -110,11 +127,17 @@ class Charts:
                     bottom = [0.0] * 24
                     for key, label in tiers:
                         color = SUPPLY_COLORS.get(key) or L.TIER_COLORS[key]
-                        ax.bar(hours, s[key], bottom=bottom, width=0.85, color=color, label=label)
-                        bottom = [b + v for b, v in zip(bottom, s[key])]
-                    ax.step(hours, s["demand"], where="mid", color=L.DEMAND_COLOR, linewidth=1.8, label="demand")
+                        top = [b + v for b, v in zip(bottom, s[key])]
+                        # one stepped band a tier (its 24 hours in one shape, not 24 bars): a plan with many day
+                        # types and scenarios draws hundreds of panels, and a shape per hour made its page
+                        # megabytes. A tier with nothing in the panel is not drawn; the legend's proxies below
+                        # keep its entry.
+                        if any(v > 0 for v in s[key]):
+                            ax.stairs(top, EDGES, baseline=bottom, fill=True, color=color, linewidth=0)
+                        bottom = top
+                    ax.step(hours, s["demand"], where="mid", color=L.DEMAND_COLOR, linewidth=1.8)
                     if level:
-                        ax.axhline(level, color="#1f3864", linestyle="--", linewidth=1, label="reserved level")
+                        ax.axhline(level, color="#1f3864", linestyle="--", linewidth=1)
                     title = f"{d} ({L.day_type_days(result, d)})" if period is None else f"{d}, {period}"
                     ax.set_title(plain(title), loc="left")
                     ax.set_xticks(range(0, 24, 3), [f"{h:02d}:00" for h in range(0, 24, 3)])
@@ -122,7 +145,11 @@ class Charts:
                     ax.grid(axis="y", color="#e6e6e6", linewidth=0.6)
                     ax.set_axisbelow(True)
                 row[0].set_ylabel("GPUs")
-            grid[0][0][len(grid[0][2]) - 1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            handles = [Patch(color=SUPPLY_COLORS.get(key) or L.TIER_COLORS[key], label=label) for key, label in tiers]
+            handles.append(Line2D([], [], color=L.DEMAND_COLOR, linewidth=1.8, label="demand"))
+            if level:
+                handles.append(Line2D([], [], color="#1f3864", linestyle="--", linewidth=1, label="reserved level"))
+            grid[0][0][len(grid[0][2]) - 1].legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0))
             fig.tight_layout()
             return self._svg(fig)
 
@@ -243,6 +270,28 @@ class Charts:
             ax.set_title("Cost over the horizon by accelerator and tier", loc="left")
             fig.tight_layout()
             return self._svg(fig)
+
+
+MAX_PANELS = 12
+"""Day types a pool chart draws a panel for at most before a plan with scenarios shows one scenario's."""
+
+
+def shown_scenario(result: PlanResult) -> str | None:
+    """The scenario a pool chart shows when its day types are too many to draw every scenario's (a forecast's
+    months × weekday/weekend × five quantiles): the weightiest, the middle one of equals (p50 of p10…p90);
+    None when every day type is drawn."""
+    if len(result.day_types) <= MAX_PANELS or len(result.scenarios) < 2:
+        return None
+    top = max(s.weight for s in result.scenarios)
+    heaviest = [s.name for s in result.scenarios if s.weight >= top - 1e-12]
+    name = heaviest[(len(heaviest) - 1) // 2]
+    return name if any(L.scenario_of(d)[2] == name for d in result.day_types) else None
+
+
+def shown_day_types(result: PlanResult) -> list[str]:
+    """The day types a pool chart draws: every one, or shown_scenario's."""
+    name = shown_scenario(result)
+    return [d for d in result.day_types if name is None or L.scenario_of(d)[2] == name]
 
 
 def panel_columns(result: PlanResult) -> int:

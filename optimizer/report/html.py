@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 from optimizer import formatting, vocab
 from optimizer.atomic import atomic_write
 from optimizer.report import labels as L
-from optimizer.report.charts import SUPPLY_KEYS, Charts, pool_periods, pool_series
+from optimizer.report.charts import SUPPLY_KEYS, Charts, pool_periods, pool_series, shown_scenario
 from optimizer.report.console import break_even_text
 from optimizer.report.provenance import Provenance, price_sources, provenance
 from optimizer.resources import templates_dir
@@ -100,6 +100,7 @@ def context(result: PlanResult) -> dict[str, Any]:
                       for p in result.purchases],
         "mix_svg": Markup(charts.purchase_mix(result)) if result.purchases else None,
         "pools": [_pool(result, p, charts) for p in _pools(result)],
+        "pools_scenario": shown_scenario(result),
         "workloads": [_workload(result, w, money) for w in result.workloads],
         "risk_pools": [_pool_risk(result, p) for p in _pools(result)],
         "caps": _caps(result),
@@ -111,6 +112,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "commitments": _commitments(result, money),
         "changes": _changes(result, money),
         "own": _own(result, money, charts, [d for d in decision if d["buy"]]),
+        "cash_months": _cash_months(result, money),
         "owned_color": L.OWNED_COLOR, "bought_color": L.TIER_COLORS["buy"],
     }
 
@@ -370,7 +372,38 @@ def _workload(result: PlanResult, w: WorkloadResult, money) -> dict[str, Any]:
             "source": w.goodput_source, "bound": w.bound or "–", "memory": _memory(w),
             "sizing": _sizing(result, w), "api_share": f"{w.api_share:.1%}" if w.api_share else "",
             "cost": money(w.cost), "per_day": money(w.cost / result.horizon_days),
+            "committed": money(w.committed_cost) if w.committed_cost else "",
+            "all_in": money(w.cost + w.committed_cost),
+            "all_in_per_day": money((w.cost + w.committed_cost) / result.horizon_days),
             "gpus_at_peak": f"{w.gpus_at_peak:,}"}
+
+
+def _cash_months(result: PlanResult, money) -> dict[str, Any] | None:
+    """Month by month: new spend (rented, API, servers of your own), committed spend, all-in, and the cash out
+    (results.cashflow.pnl_and_cash: servers bought paid at delivery). The months add up to all-in. None
+    when the result has no cash flow (results written before it was kept)."""
+    if not result.cash_flow:
+        return None
+    keys = ("new", "committed", "api", "own")
+    by: dict[str, dict[str, float]] = {}
+    for c in result.cash_flow:
+        m = by.setdefault(c.month, dict.fromkeys(keys, 0.0))
+        kind = "own" if c.tier in ("buy", "facility") else c.kind if c.kind in keys else "new"
+        m[kind] += c.amount
+    cash = {m.month: m.cash for m in pnl_and_cash(result.cash_flow, result.own)}
+    for month in cash:
+        by.setdefault(month, dict.fromkeys(keys, 0.0))
+    rows, totals = [], dict.fromkeys(keys + ("all_in", "cash"), 0.0)
+    for month in [m for m in cash] + [m for m in by if m not in cash]:
+        m = by[month]
+        values = {**m, "all_in": sum(m.values()), "cash": cash.get(month, sum(m.values()))}
+        for k, v in values.items():
+            totals[k] += v
+        rows.append({"month": month, **{k: money(v) for k, v in values.items()}})
+    return {"rows": rows, "total": {k: money(v) for k, v in totals.items()},
+            "own": result.own is not None or any(c.tier in ("buy", "facility") for c in result.cash_flow),
+            "api": any(c.kind == "api" for c in result.cash_flow),
+            "committed": any(c.kind == "committed" for c in result.cash_flow)}
 
 
 MEMORY_COLORS = {"weights": "#2f5d8a", "kv": "#7fae5a", "reserve": "#a6a6a6", "free": "#dfe7d3"}

@@ -1,7 +1,8 @@
-"""A sweep as a console table and as one self-contained HTML page: the points' table and two tornado
-charts (total cost, and the reserved level: for each key the range between its lowest and highest value,
-widest first). Inline CSS and SVG; the footer's time is SOURCE_DATE_EPOCH when set, and nothing that
-changes between runs (seconds, points read back) is on the page, so the same points give the same bytes.
+"""A sweep as a console table and as one self-contained HTML page: the points' table (all-in first, then new
+and committed spend, the reserved level and what to sign) and two tornado charts (all-in cost and the reserved
+level: for each key the range between its lowest and highest value, widest first). Inline CSS and SVG; the
+footer's time is SOURCE_DATE_EPOCH when set, and nothing that changes between runs (seconds, points read
+back) is on the page, so the same points give the same bytes.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import matplotlib
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 from rich.table import Table
 
 from optimizer import formatting
@@ -51,24 +52,49 @@ def _gpus(x: int | None) -> str:
     return "–" if x is None else f"{x:,}"
 
 
+def to_sign(p: SweepPoint) -> str:
+    """The new commitments a point's plan would sign, one phrase each ("16 × coreweave-h200-sxm reserved-1y");
+    "nothing" when none, "–" without a plan (or read back from an older sweep.jsonl)."""
+    if p.new_commitments is None:
+        return "–"
+    if not p.new_commitments:
+        return "nothing"
+    return "; ".join(f"{n['gpus']:,} × {n['offer']} {n['tier']}" + (f" from {n['start']}" if n.get("start") else "")
+                     for n in p.new_commitments)
+
+
 def sweep_table(points: Sequence[SweepPoint], base: Vary, currency: str) -> Table:
-    """point, varies, status, cost total, reserved GPUs: one row a point, in point order."""
+    """point, varies, status, all-in (new + committed), new spend, committed, reserved GPUs, what to sign:
+    one row a point, in point order."""
     t = Table(show_edge=False, pad_edge=False)
     t.add_column("point", justify="right")
     t.add_column("varies")
     t.add_column("status")
-    t.add_column("cost total", justify="right")
+    t.add_column("all-in", justify="right")
+    t.add_column("new spend", justify="right")
+    t.add_column("committed", justify="right")
     t.add_column("reserved GPUs", justify="right")
+    t.add_column("to sign (full term)")
     for i, p in enumerate(points, 1):
-        t.add_row(str(i), vary_text(p, base), p.status_text, _money(p.cost_total, currency), _gpus(p.reserved_gpus))
+        sign = to_sign(p) + (f" ({_money(p.full_term, currency)})" if p.full_term else "")
+        t.add_row(str(i), vary_text(p, base), p.status_text, _money(p.cost_all_in, currency),
+                  _money(p.cost_total, currency), _money(p.cost_committed, currency), _gpus(p.reserved_gpus), sign)
     return t
+
+
+def _change(x: float | None, base: float | None) -> str:
+    """x against the plan's own value, as a percentage ("+8.7%"); "–" when either is missing or the base is 0."""
+    if x is None or base is None or base == 0:
+        return "–"
+    pct = 100.0 * (x - base) / base
+    return "0.0%" if abs(pct) < 0.05 else f"{pct:+.1f}%"
 
 
 # --- tornado charts --------------------------------------------------------------------------------
 
 
 def tornado_svg(bars: list[TornadoBar], base_value: float | None, xlabel: str, prefix: str,
-                fmt=lambda x: f"{x:,.0f}") -> str:
+                fmt=lambda x: f"{x:,.0f}", integer: bool = False) -> str:
     """Horizontal bars, widest on top: each key's range (grey), the move to its lowest value (blue) and
     to its highest (red) from the plan's value (the dashed line)."""
     with matplotlib.rc_context(RC):
@@ -92,9 +118,13 @@ def tornado_svg(bars: list[TornadoBar], base_value: float | None, xlabel: str, p
         lo = min([b.lo for b in bars] + ([base_value] if base_value is not None else []))
         hi = max([b.hi for b in bars] + ([base_value] if base_value is not None else []))
         pad = 0.12 * (hi - lo) if hi > lo else max(1.0, 0.05 * abs(hi))
-        ax.set_xlim(lo - pad, hi + pad)
+        # costs and GPU counts are never below 0: no negative ticks, half a step of room left of 0 for a bar there
+        left = max(lo - pad, -0.5) if lo >= 0 else lo - pad
+        ax.set_xlim(left, hi + pad)
         ax.set_ylim(-0.7, len(bars) - 0.3)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _p: fmt(x)))
+        if integer:  # a count of GPUs: whole ticks only, never a fraction rounded to "-0" or twice to "1"
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _p: fmt(0.0 if abs(x) < 1e-9 else x)))
         ax.set_xlabel(plain(xlabel))
         ax.grid(axis="x", color="#e6e6e6", linewidth=0.6)
         ax.set_axisbelow(True)
@@ -108,20 +138,25 @@ def context(sweep: Any) -> dict[str, Any]:
     base_pt = next((p for p in sweep.points if p.vary == sweep.base and p.solved), None)
     charts = []
     for measure, title, xlabel, fmt in (
-            ("cost_total", "Total cost", f"total cost over the horizon ({cur})",
+            ("cost_all_in", "All-in cost (new + committed)", f"all-in cost over the horizon ({cur})",
              lambda x: formatting.money(x, cur)),
             ("reserved_gpus", "Reserved level", "GPUs reserved or bought", lambda x: f"{x:,.0f}")):
         bars = tornado(sweep.points, sweep.base, measure)
         if bars:
-            base_value = None if base_pt is None else float(getattr(base_pt, measure))
+            at_base = None if base_pt is None else getattr(base_pt, measure)
+            base_value = None if at_base is None else float(at_base)
             charts.append({"title": title, "svg": Markup(tornado_svg(bars, base_value, xlabel, f"t{len(charts) + 1}",
-                                                                     fmt)),
+                                                                     fmt, integer=measure == "reserved_gpus")),
                            "rows": [{"key": b.key, "low": value_text(b.key, b.low_value),
                                      "high": value_text(b.key, b.high_value), "at_low": fmt(b.at_low),
                                      "at_high": fmt(b.at_high), "range": fmt(b.width)} for b in bars]})
+    base_all_in = None if base_pt is None else base_pt.cost_all_in
     rows = [{"i": i, "varies": vary_text(p, sweep.base), "status": p.status_text, "ok": p.solved,
              "cells": [value_text(k, p.vary.get(k)) for k in sweep.keys],
-             "cost": _money(p.cost_total, cur), "reserved": _gpus(p.reserved_gpus), "message": p.message}
+             "all_in": _money(p.cost_all_in, cur), "all_in_change": _change(p.cost_all_in, base_all_in),
+             "cost": _money(p.cost_total, cur), "committed": _money(p.cost_committed, cur),
+             "reserved": _gpus(p.reserved_gpus), "sign": to_sign(p).split("; "), "full_term": _money(p.full_term, cur),
+             "message": p.message}
             for i, p in enumerate(sweep.points, 1)]
     solved = sum(1 for p in sweep.points if p.solved)
     no_tornado = "" if charts else (
@@ -136,6 +171,9 @@ def context(sweep: Any) -> dict[str, Any]:
             "rows": rows, "charts": charts, "solved": solved, "total": len(sweep.points),
             "proven": sum(1 for p in sweep.points if p.interpolated),
             "base_cost": _money(base_pt.cost_total if base_pt else None, cur),
+            "base_all_in": _money(base_all_in, cur),
+            "base_committed": _money(base_pt.cost_committed if base_pt else None, cur),
+            "base_sign": to_sign(base_pt) if base_pt else "–",
             "base_reserved": _gpus(base_pt.reserved_gpus if base_pt else None)}
 
 

@@ -88,6 +88,89 @@ class PurchaseDiff:
     cost_b: float
 
 
+BRIDGE_PARTS = ("price", "volume", "mix", "new_commitments", "roll_off")
+"""The bridge's steps from A's all-in to B's, in order (Bridge)."""
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """A's all-in to B's in five steps that add up to the difference exactly (B − A):
+
+    - roll_off: committed spend B − A (contracts signed before the plan that ended, started or overlap fewer
+      days): spend neither plan chose;
+    - price: what B buys at B's prices less the same purchases at A's prices (each rented purchase and new
+      commitment of B repriced by its offer and tier's price in A; one A did not price stays). API prices are
+      not repriced: an API price change lands in mix;
+    - volume: A's new spend other than new commitments, scaled by how the demand moved: × (V_B / V_A − 1),
+      V the output tokens the workloads ask over the horizon (interactive: the hourly demand over the day
+      types' days; batch: the tokens served), so a longer horizon is volume too;
+    - new_commitments: the new commitments' horizon share in B at A's prices less A's;
+    - mix: the rest of the new spend's change, at A's prices: other offers, tiers, configs or API shares.
+
+    Each is B − A in money; positive: B costs more. The new commitments' full terms (beyond the horizon, not in
+    all-in) are compared beside the bridge (Comparison.full_term)."""
+
+    price: float
+    volume: float
+    mix: float
+    new_commitments: float
+    roll_off: float
+    volume_a: float
+    """V_A: output tokens A's workloads ask over its horizon."""
+    volume_b: float
+
+    @property
+    def total(self) -> float:
+        return self.price + self.volume + self.mix + self.new_commitments + self.roll_off
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {k: round(getattr(self, k), 6) for k in BRIDGE_PARTS}
+        d["total"] = round(self.total, 6)
+        d["volume_tokens_a"], d["volume_tokens_b"] = round(self.volume_a, 3), round(self.volume_b, 3)
+        return d
+
+
+def demanded_tokens(r: PlanResult) -> float:
+    """Output tokens the plan's workloads ask over its horizon: an interactive workload's hourly demand over its
+    day types' days; a batch workload's tokens served (GPU-hours ÷ GPUs a replica × goodput, and its API share);
+    a block of reserved GPUs asks none."""
+    total = 0.0
+    for w in r.workloads:
+        if w.hourly_demand:
+            total += sum(r.day_types.get(d, 0.0) * sum(row) * 3600.0 for d, row in w.hourly_demand.items())
+        elif w.kind == "batch" and w.gpus_per_replica and w.goodput_output_tokens_per_s:
+            gpu = w.gpu_hours / w.gpus_per_replica * w.goodput_output_tokens_per_s * 3600.0
+            total += gpu / (1.0 - w.api_share) if w.api_share < 1.0 else 0.0
+    return total
+
+
+def _price_ratio(a: PlanResult, offer: str, tier: str, price_b: float) -> float:
+    """A's price for (offer, tier) over B's: what B's spend there is × to be at A's prices (1 when A does not
+    price it, or B's price is 0)."""
+    pa = next((p.price_per_gpu_hour for p in a.purchases if p.offer == offer and p.tier == tier), None)
+    if pa is None:
+        pa = ((a.offers.get(offer) or {}).get("prices") or {}).get(tier)
+    if pa is None or not price_b:
+        return 1.0
+    return float(pa) / price_b
+
+
+def bridge(a: PlanResult, b: PlanResult) -> Bridge:
+    """The all-in bridge from A to B (Bridge); its parts add up to B's all-in − A's by construction."""
+    hs_a = sum(n.horizon_share for n in a.new_commitments)
+    hs_b = sum(n.horizon_share for n in b.new_commitments)
+    hs_b_at_a = sum(n.horizon_share * _price_ratio(a, n.offer, n.tier, n.price_per_gpu_hour) for n in b.new_commitments)
+    rest_a, rest_b = a.cost_total - hs_a, b.cost_total - hs_b
+    reserved = set(vocab.RESERVED_TIERS)
+    rented = [p for p in b.purchases if p.tier in vocab.RENTED_TIERS and p.tier not in reserved]
+    rest_price = sum(p.cost * (1.0 - _price_ratio(a, p.offer, p.tier, p.price_per_gpu_hour)) for p in rented)
+    price = (hs_b - hs_b_at_a) + rest_price
+    va, vb = demanded_tokens(a), demanded_tokens(b)
+    volume = rest_a * (vb / va - 1.0) if va > 0 else 0.0
+    mix = (rest_b - rest_price) - rest_a - volume
+    return Bridge(price, volume, mix, hs_b_at_a - hs_a, b.cost_committed - a.cost_committed, va, vb)
+
+
 @dataclass(frozen=True)
 class Comparison:
     a: Side
@@ -101,6 +184,23 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     committed: Delta = Delta(0.0, 0.0)
     """Spend on contracts signed before each plan, for the days they overlap its horizon."""
+    bridge: Bridge | None = None
+    """A's all-in to B's: price, volume, mix, new commitments, roll-off (None: not computed)."""
+    full_term: Delta = Delta(0.0, 0.0)
+    """The new commitments' full terms: what each plan signs for, beyond its horizon too (not in all-in)."""
+    new_commitments_a: list[dict[str, Any]] = field(default_factory=list)
+    """A's new commitments: offer, tier, gpus, start, end, price_per_gpu_hour, total_committed each."""
+    new_commitments_b: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def all_in_per_day(self) -> Delta:
+        """All-in over each plan's own horizon days: the two horizons may differ (92 and 90 days)."""
+        return Delta(self.all_in.a / max(self.a.horizon_days, 1), self.all_in.b / max(self.b.horizon_days, 1))
+
+    @property
+    def demand_changes(self) -> list[WorkloadDiff]:
+        """Workloads in both whose demand moved (their peak output tokens/s)."""
+        return [w for w in self.workloads if "demand" in w.what_changed]
 
     @property
     def all_in(self) -> Delta:
@@ -144,7 +244,13 @@ class Comparison:
             "cost": {"total": self.total.as_dict(), "per_day": self.per_day.as_dict(),
                      "by_tier": {k: v.as_dict() for k, v in self.by_tier.items()},
                      "all_in": self.all_in.as_dict(), "new": self.total.as_dict(),
-                     "committed": self.committed.as_dict()},
+                     "committed": self.committed.as_dict(), "all_in_per_day": self.all_in_per_day.as_dict(),
+                     "new_commitments_full_term": self.full_term.as_dict()},
+            "bridge": None if self.bridge is None else self.bridge.as_dict(),
+            "demand_changes": [{"workload": w.name, "peak_a": None if w.peak_a is None else round(w.peak_a, 6),
+                                "peak_b": None if w.peak_b is None else round(w.peak_b, 6)}
+                               for w in self.demand_changes],
+            "new_commitments": {"a": self.new_commitments_a, "b": self.new_commitments_b},
             "workloads": [wl(w) for w in self.workloads],
             "added": self.added, "removed": self.removed,
             "changed": self.changed, "choice_changed": self.choice_changed, "cost_moved": self.cost_moved,
@@ -220,7 +326,16 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
         Side(label_a, kind_a, a.plan, a.status, a.horizon_days, a.currency),
         Side(label_b, kind_b, b.plan, b.status, b.horizon_days, b.currency),
         Delta(a.cost_total, b.cost_total), Delta(a.cost_per_day, b.cost_per_day), by_tier, rows, purchases, notes,
-        Delta(a.cost_committed, b.cost_committed))
+        Delta(a.cost_committed, b.cost_committed), bridge(a, b),
+        Delta(sum(n.total_committed for n in a.new_commitments), sum(n.total_committed for n in b.new_commitments)),
+        _signed(a), _signed(b))
+
+
+def _signed(r: PlanResult) -> list[dict[str, Any]]:
+    """A result's new commitments, as the comparison lists them."""
+    return [{"offer": n.offer, "tier": n.tier, "gpus": int(n.gpus), "start": n.start, "end": n.end,
+             "price_per_gpu_hour": round(n.price_per_gpu_hour, 6), "total_committed": round(n.total_committed, 2)}
+            for n in r.new_commitments]
 
 
 SHARE_MOVED = "cost (its share of shared GPUs)"

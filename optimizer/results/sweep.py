@@ -55,10 +55,37 @@ class SweepPoint:
     """The solver it was solved with (None: read back from a sweep.jsonl written before points recorded it)."""
     time_limit_s: float | None = None
     """The time limit it was solved under: a point the limit stopped short is solved again under a longer one."""
+    cost_committed: float | None = None
+    """Contracts signed before the plan, for the days they overlap its horizon (PlanResult.cost_committed): the
+    same at every point, since a sweep moves no signed contract's price. None without a plan, or read back
+    from a sweep.jsonl written before points recorded it."""
+    new_commitments: list[dict[str, Any]] | None = None
+    """What the plan at this point would sign (commitment_rows): offer, tier, GPUs, start, end, price and the
+    full term's cost. None without a plan or read back from an older sweep.jsonl."""
 
     @property
     def solved(self) -> bool:
         return self.cost_total is not None
+
+    @property
+    def cost_new(self) -> float | None:
+        """New spend over the horizon: what the plan buys (cost_total)."""
+        return self.cost_total
+
+    @property
+    def cost_all_in(self) -> float | None:
+        """What the horizon costs, everything counted: new spend + committed spend (PlanResult.cost_all_in).
+        None without a plan or without the committed part."""
+        if self.cost_total is None or self.cost_committed is None:
+            return None
+        return self.cost_total + self.cost_committed
+
+    @property
+    def full_term(self) -> float | None:
+        """The new commitments' full terms: what signing them commits to, beyond the horizon too."""
+        if self.new_commitments is None:
+            return None
+        return sum(float(n["total_committed"]) for n in self.new_commitments)
 
     @property
     def status_text(self) -> str:
@@ -83,6 +110,22 @@ def vary_key(vary: Vary) -> str:
 def reserved_gpus(result: PlanResult) -> int:
     """Σ GPUs of the purchases on a reserved tier or bought: the level the plan holds whatever the hour."""
     return int(sum(p.gpus for p in result.purchases if p.tier in RESERVED_TIERS or p.tier == "buy"))
+
+
+COMMITMENT_KEYS = ("offer", "tier", "gpus", "start", "end", "price_per_gpu_hour", "total_committed")
+"""What a sweep point says of each new commitment its plan would sign."""
+
+
+def commitment_rows(result: PlanResult) -> list[dict[str, Any]]:
+    """The new commitments to sign at a point: one dict of COMMITMENT_KEYS each, in the result's order."""
+    out = []
+    for n in result.new_commitments:
+        row = {k: getattr(n, k, None) for k in COMMITMENT_KEYS}
+        row["gpus"] = int(row["gpus"] or 0)
+        row["price_per_gpu_hour"] = round(float(row["price_per_gpu_hour"] or 0.0), 6)
+        row["total_committed"] = round(float(row["total_committed"] or 0.0), 2)
+        out.append(row)
+    return out
 
 
 def tier_spend(result: PlanResult) -> dict[str, float]:
@@ -152,15 +195,40 @@ def prove_between(lo: SweepPoint, hi: SweepPoint, vary: Vary, key: str, gap: flo
                f"of the least cost the points solved at {t1:g} and {t2:g} prove ({key} moves the cost linearly, "
                "so the least cost is concave in it)")
     return SweepPoint(dict(vary), "optimal", cost, z.reserved_gpus, plan_hash, 0.0, message, proven,
-                      interpolated=True)
+                      interpolated=True, cost_committed=z.cost_committed,
+                      new_commitments=_repriced(z.new_commitments, z.vary, vary))
+
+
+def _repriced(rows: list[dict[str, Any]] | None, old: Vary, new: Vary) -> list[dict[str, Any]] | None:
+    """A plan's new commitments at another point's prices: each one's price and full term moved by the ratio
+    of its tier's multipliers (price.<tier>) between the two points."""
+    if rows is None:
+        return None
+    out = []
+    for r in rows:
+        key = f"price.{r['tier']}"
+        a, b = old.get(key), new.get(key)
+        f = b / a if key in new and a and b is not None else 1.0
+        out.append({**r, "price_per_gpu_hour": round(r["price_per_gpu_hour"] * f, 6),
+                    "total_committed": round(r["total_committed"] * f, 2)})
+    return out
+
+
+def _cents(x: float | None) -> float | None:
+    return None if x is None else round(x, 2)
 
 
 def point_json(p: SweepPoint) -> dict[str, Any]:
-    """The `--json` contract's point: vary, status, cost_total, reserved_gpus (and `interpolated: true` for a
-    point proven from its neighbours instead of solved)."""
+    """The `--json` contract's point: vary, status, cost_all_in (new + committed: what the horizon costs),
+    cost_new and cost_committed, cost_total (= cost_new, the name older readers know), reserved_gpus,
+    new_commitments (what to sign there, each with its full term) and full_term (their sum); and
+    `interpolated: true` for a point proven from its neighbours instead of solved."""
     data: dict[str, Any] = {"vary": dict(p.vary), "status": p.status,
-                            "cost_total": None if p.cost_total is None else round(p.cost_total, 2),
-                            "reserved_gpus": p.reserved_gpus}
+                            "cost_all_in": _cents(p.cost_all_in), "cost_new": _cents(p.cost_new),
+                            "cost_committed": _cents(p.cost_committed), "cost_total": _cents(p.cost_total),
+                            "reserved_gpus": p.reserved_gpus,
+                            "new_commitments": None if p.new_commitments is None else [dict(r) for r in p.new_commitments],
+                            "full_term": _cents(p.full_term)}
     if p.interpolated:
         data["interpolated"] = True
     return data
@@ -191,6 +259,8 @@ def reusable(p: SweepPoint, *, every_point: bool, solver: str, time_limit_s: flo
     with no plan at all stands; one the time limit stopped short (feasible, or an error with no plan in time)
     is solved again when this run gives it more time or another solver; with `every_point`, a point proven
     from its neighbours is solved."""
+    if p.solved and (p.cost_committed is None or p.new_commitments is None):
+        return False  # written before points carried all-in and what to sign: solved again to carry them
     if p.interpolated:
         return not every_point and (p.gap is None or p.gap <= gap + 1e-9)
     if p.status in FINAL:
@@ -394,13 +464,23 @@ def _point(d: Any) -> SweepPoint:
     limit_s = _number(limit, "time_limit_s")
     if limit_s is not None and limit_s <= 0:
         raise ValueError(f"time_limit_s is {limit!r}, not a time limit (seconds above 0)")
+    committed = _number(d.get("cost_committed"), "cost_committed", least=0)
+    rows = d.get("new_commitments")
+    if rows is not None:
+        if not isinstance(rows, list) or not all(isinstance(r, dict) and set(COMMITMENT_KEYS) <= set(r) for r in rows):
+            raise ValueError(f"'new_commitments' is not a list of {{{', '.join(COMMITMENT_KEYS)}}}")
+        rows = [{**r, "gpus": _number(r["gpus"], "new_commitments gpus", True, least=0),
+                 "price_per_gpu_hour": _number(r["price_per_gpu_hour"], "new_commitments price_per_gpu_hour", least=0),
+                 "total_committed": _number(r["total_committed"], "new_commitments total_committed", least=0)}
+                for r in rows]
     return SweepPoint({k: _number(v, f"vary {k!r}") for k, v in vary.items()}, status,
                       _number(d["cost_total"], "cost_total", least=0),
                       _number(d["reserved_gpus"], "reserved_gpus", True, least=0),
                       plan_hash, _number(d.get("seconds", 0.0), "seconds", least=0) or 0.0, str(d.get("message", "")),
                       _number(d.get("gap"), "gap", least=0), read_back=True,
                       spend=None if spend is None else {k: _number(v, f"spend {k!r}", least=0) for k, v in spend.items()},
-                      interpolated=interpolated, solver=solver, time_limit_s=limit_s)
+                      interpolated=interpolated, solver=solver, time_limit_s=limit_s,
+                      cost_committed=committed, new_commitments=rows)
 
 
 # --- tornado ---------------------------------------------------------------------------------------
@@ -410,10 +490,12 @@ def _point(d: Any) -> SweepPoint:
 class TornadoBar:
     key: str
     low_value: float | None
-    """The key's lowest value among the solved points that vary it alone."""
+    """The key's lowest value among the solved points that vary it alone and the plan's own point: ×1 (the plan)
+    when every value swept is above the plan's."""
     high_value: float | None
+    """Its highest value, the same way: the plan's own when every value swept is below it."""
     at_low: float
-    """The measure (total cost or reserved GPUs) at the lowest value."""
+    """The measure (all-in or new cost, or reserved GPUs) at the lowest value."""
     at_high: float
     lo: float
     """The measure's least over the key's points (with the base point)."""
@@ -425,19 +507,23 @@ class TornadoBar:
 
 
 def tornado(points: Iterable[SweepPoint], base: Vary, measure: str) -> list[TornadoBar]:
-    """Per swept key, the range of `measure` ("cost_total" or "reserved_gpus") over the points where
-    only that key is away from the base (and the base point itself): widest first. Keys whose points
-    all failed have no bar. In a grid sweep those are the points on the axes through the base."""
-    pts = [p for p in points if p.solved]
+    """Per swept key, the range of `measure` ("cost_all_in", "cost_total" or "reserved_gpus") over the points
+    where only that key is away from the base (and the base point itself): widest first. Its lowest and highest
+    values are read over those points and the base point, so a key swept only above the plan's value (×1 to
+    ×1.2) runs from the plan's ×1 to ×1.2. Keys whose points all failed have no bar. In a grid sweep those are
+    the points on the axes through the base."""
+    pts = [p for p in points if p.solved and getattr(p, measure) is not None]
     base_value = next((getattr(p, measure) for p in pts if p.vary == base), None)
     bars = []
     for key in base:
-        own = sorted(((p.vary[key], float(getattr(p, measure))) for p in pts
-                      if p.vary.get(key) != base[key] and p.vary[key] is not None
-                      and all(p.vary.get(k) == v for k, v in base.items() if k != key)),
-                     key=lambda kv: kv[0])
+        own = [(p.vary[key], float(getattr(p, measure))) for p in pts
+               if p.vary.get(key) != base[key] and p.vary[key] is not None
+               and all(p.vary.get(k) == v for k, v in base.items() if k != key)]
         if not own:
             continue
         values = [m for _v, m in own] + ([float(base_value)] if base_value is not None else [])
+        if base_value is not None and base[key] is not None:
+            own.append((base[key], float(base_value)))
+        own.sort(key=lambda kv: kv[0])
         bars.append(TornadoBar(key, own[0][0], own[-1][0], own[0][1], own[-1][1], min(values), max(values)))
     return sorted(bars, key=lambda b: (-b.width, b.key))

@@ -3,7 +3,8 @@
     from optimizer.studies.sweep import parse_vary, run_sweep
     varies = [parse_vary("demand=0.8:1.2:5"), parse_vary("price.on-demand=0.8:1.2:5")]
     sweep = run_sweep("plans/q4.yaml", varies, outdir=Path("out/sweep"), workers=4)
-    sweep.points  # SweepPoint(vary, status, cost_total, reserved_gpus) each, in point order
+    sweep.points  # SweepPoint(vary, status, cost_total, reserved_gpus, …) each, in point order
+    sweep.points[0].cost_all_in  # new spend + committed spend: what the horizon costs there
 
 What a key moves (a multiplier unless said otherwise; every point starts from the plan as loaded, in
 memory — the files are never edited):
@@ -67,6 +68,7 @@ from optimizer.results.sweep import (
     SweepPoint,
     Vary,
     append_point,
+    commitment_rows,
     cost_at,
     drop_cut_line,
     prove_between,
@@ -213,9 +215,10 @@ def check_varies(loaded: LoadedPlan, varies: list[VarySpec]) -> None:
                                     f"{', '.join(plan.policy.tiers)}), so its price changes nothing",
                                     f"vary the price of a tier it buys, or add {tier} to policy.tiers"))
             continue
-        if head in MULTIPLIERS and v.lo <= 0:
+        if head in MULTIPLIERS and (v.lo < 0 if _zero_stands(v.key) else v.lo <= 0):
+            least = "0 (none) or above" if _zero_stands(v.key) else "above 0"
             problems.append(Problem(f"{where}: {v.lo:g} is not a multiplier (it multiplies the plan's "
-                                    f"{_what(v.key)})", "give multipliers above 0, e.g. 0.8:1.2 for ±20%"))
+                                    f"{_what(v.key)})", f"give multipliers {least}, e.g. 0.8:1.2 for ±20%"))
         elif head in MOST and v.hi > MOST[head]:  # as a scenario's multipliers: × 1e12 is a unit slip
             problems.append(Problem(f"{where}: × {v.hi:g} is beyond the × {MOST[head]:g} a scenario may state "
                                     f"(it multiplies the plan's {_what(v.key)})",
@@ -238,6 +241,11 @@ def check_varies(loaded: LoadedPlan, varies: list[VarySpec]) -> None:
     problems += _demand_limits(plan, varies)
     if problems:
         raise PlanError(list(dict.fromkeys(problems)))
+
+
+def _zero_stands(key: str) -> bool:
+    """Keys whose multiplier may be 0: no demand (all of it, or one workload's), an API that costs nothing."""
+    return key == "demand" or key.startswith("demand.") or key == "price.api"
 
 
 def _schema_says(model: BaseModel | type[BaseModel], changes: dict[str, Any]) -> list[tuple[str, dict]]:
@@ -347,11 +355,17 @@ def apply_point(loaded: LoadedPlan, vary: Mapping[str, float | None]) -> LoadedP
     plan, catalog = loaded.plan, loaded.catalog
     demand = vary.get("demand")
     growth = vary.get("growth")
-    api = vary.get("price.api") or 1.0
-    workloads = [_workload(w, (demand or 1.0) * (vary.get(f"demand.{w.name}") or 1.0), growth, plan.horizon_days,
-                           api) for w in plan.workloads]
+    api = _factor(vary.get("price.api"))
+    # a workload whose demand is × 0 has none at this point: it is left out of the plan solved there (one that
+    # only reserves a fixed count of GPUs has no demand to scale, and stays)
+    factors = {w.name: _factor(demand) * _factor(vary.get(f"demand.{w.name}")) for w in plan.workloads}
+    workloads = [_workload(w, factors[w.name], growth, plan.horizon_days, api) for w in plan.workloads
+                 if factors[w.name] != 0 or (w.demand is None and w.batch is None)]
+    if not workloads:
+        raise PlanError(Problem("no workload has demand at this point (every demand multiplier is 0)",
+                                "give a demand multiplier above 0 to at least one workload"))
     update: dict[str, Any] = {}
-    if any(a is not b for a, b in zip(workloads, plan.workloads)):
+    if len(workloads) != len(plan.workloads) or any(a is not b for a, b in zip(workloads, plan.workloads)):
         update["workloads"] = workloads
     if vary.get("occupancy") is not None:
         update["policy"] = plan.policy.model_copy(update={"occupancy": float(vary["occupancy"])})  # type: ignore[arg-type]
@@ -368,6 +382,12 @@ def apply_point(loaded: LoadedPlan, vary: Mapping[str, float | None]) -> LoadedP
     if cat:
         out = dataclasses.replace(out, catalog=dataclasses.replace(catalog, **cat))
     return out
+
+
+def _factor(m: float | None) -> float:
+    """A multiplier as given; None (not swept) is the plan's own, × 1. A multiplier of 0 stands: no demand,
+    or an API that costs nothing."""
+    return 1.0 if m is None else float(m)
 
 
 def _workload(w: Workload, m: float, growth: float | None, horizon_days: int, api: float = 1.0) -> Workload:
@@ -433,7 +453,8 @@ def solve_point(loaded: LoadedPlan, vary: Vary, options: SolveOptions, phash: st
         return SweepPoint(vary, "invalid", None, None, phash, time.perf_counter() - t0, str(exc.problems[0]))
     return SweepPoint(vary, result.status, result.cost_total, reserved_gpus(result), phash, time.perf_counter() - t0,
                       gap=result.solver.gap, spend=tier_spend(result), solver=result.solver.name,
-                      time_limit_s=float(settings(loaded, options)[1]))
+                      time_limit_s=float(settings(loaded, options)[1]), cost_committed=result.cost_committed,
+                      new_commitments=commitment_rows(result))
 
 
 def _solve_at(loaded: LoadedPlan, options: SolveOptions, phash: str, vary: Vary) -> SweepPoint:

@@ -44,7 +44,8 @@ def test_points_equal_solving_each_varied_plan(swept):
     d, _plan, _args, data = swept
     points = data["points"]
     assert set(data) == {"points"}
-    assert all(set(p) == {"vary", "status", "cost_total", "reserved_gpus"} for p in points)
+    assert all(set(p) == {"vary", "status", "cost_all_in", "cost_new", "cost_committed", "cost_total", "reserved_gpus",
+                          "new_commitments", "full_term"} for p in points)
     # one at a time: the plan, then each key's other two values
     assert [p["vary"] for p in points] == [
         {"demand": 1.0, "price.on-demand": 1.0}, {"demand": 0.8, "price.on-demand": 1.0},
@@ -99,7 +100,7 @@ def test_the_html_is_the_same_bytes_twice(swept, monkeypatch):
     sweep = run_sweep(plan, [parse_vary(v) for v in VARIES], d / "out")
     html = render_html(sweep)
     assert html == render_html(run_sweep(plan, [parse_vary(v) for v in VARIES], d / "out"))
-    assert html.count("<svg") == 2 and "Total cost" in html and "Reserved level" in html
+    assert html.count("<svg") == 2 and "All-in cost" in html and "Reserved level" in html
     assert "2026-01-01 00:00:00 UTC" in html and "SOURCE_DATE_EPOCH" in html
     assert "http://" not in html and "https://" not in html and "<script" not in html
 
@@ -372,7 +373,7 @@ def test_a_point_the_time_limit_stopped_is_solved_again_under_a_longer_limit(tmp
     plan = write_plan(tmp_path / "plan.yaml")
     out = tmp_path / "out"
     short = SweepPoint({"demand": 1.0}, "feasible", 1.0e9, 7, plan_hash(load_plan(plan)), 1.0, gap=0.3,
-                       spend={}, solver="highs", time_limit_s=5.0)
+                       spend={}, solver="highs", time_limit_s=5.0, cost_committed=0.0, new_commitments=[])
     append_point(out / "sweep.jsonl", short)
     varies = [parse_vary("demand=1:1:1")]
     seen = []

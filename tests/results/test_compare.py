@@ -282,3 +282,59 @@ def test_compare_q4_and_q1_shows_all_in_new_and_committed_with_the_right_sign(tm
     assert (cost["committed"]["change"] > 0) == (q1.cost_committed > q4.cost_committed)   # one ends mid-q1
     text = invoke("compare", ja, jb)
     assert text.exit_code == 0 and "all-in (new + committed)" in text.output and "committed (signed before)" in text.output
+
+
+def test_the_bridge_adds_up_to_the_all_in_difference_exactly(plans, tmp_path):
+    """price + volume + mix + new commitments + roll-off = B's all-in − A's, both ways round, to the cent; and
+    the console and the HTML page show every step, all-in per day and the demand that changed."""
+    from optimizer.results.compare import BRIDGE_PARTS
+
+    for a, b in ((plans["ra"], plans["rb"]), (plans["rb"], plans["ra"]), (plans["ra"], plans["ra"])):
+        c = compare(a, b)
+        assert c.bridge is not None
+        parts = sum(getattr(c.bridge, k) for k in BRIDGE_PARTS)
+        assert parts == pytest.approx(c.all_in.change, abs=1e-6)
+        assert round(parts, 2) == round(b.cost_all_in - a.cost_all_in, 2)
+        d = c.to_dict()
+        assert round(sum(d["bridge"][k] for k in BRIDGE_PARTS), 2) == round(d["cost"]["all_in"]["change"], 2)
+        assert d["cost"]["all_in_per_day"]["a"] == pytest.approx(a.cost_all_in / a.horizon_days, abs=1e-6)
+        assert d["cost"]["new_commitments_full_term"]["b"] == pytest.approx(
+            sum(n.total_committed for n in b.new_commitments), abs=1e-6)
+    same = compare(plans["ra"], plans["ra"]).bridge
+    assert all(abs(getattr(same, k)) < 1e-9 for k in BRIDGE_PARTS)  # a plan against itself: nothing moves
+    grown = compare(plans["ra"], plans["rb"])
+    assert grown.bridge.volume > 0 and grown.bridge.volume_b > grown.bridge.volume_a  # B asks more tokens
+    assert grown.bridge.price == pytest.approx(0.0, abs=1e-9)  # the same catalog: no price moved
+    assert [w.name for w in grown.demand_changes] == [w.name for w in grown.workloads if "demand" in w.what_changed]
+    assert grown.demand_changes
+    page = tmp_path / "cmp.html"
+    r = invoke("compare", plans["ja"], plans["jb"], "--html", page)
+    assert r.exit_code == 0, r.output
+    for words in ("All-in, A to B", "roll-off of commitments", "all-in per day", "Demand that changed"):
+        assert words in r.stdout
+    html = page.read_text(encoding="utf-8")
+    for words in ("All-in, A to B", "price", "volume", "mix", "new commitments", "roll-off of commitments",
+                  "all-in per day", "Demand that changed", grown.demand_changes[0].name):
+        assert words in html
+    r2 = invoke("compare", plans["ja"], plans["jb"], "--html", tmp_path / "cmp2.html", "--json")
+    assert r2.exit_code == 0 and (tmp_path / "cmp2.html").read_bytes() == page.read_bytes()  # the same bytes twice
+
+
+def test_the_bridge_prices_b_at_as_prices():
+    """A price move alone (the same purchases, B's on-demand price 1.5 × A's) is all price: volume, mix and
+    new commitments are 0, and the steps add up to the difference."""
+    from dataclasses import replace
+
+    from optimizer.results.jsonio import read_result
+
+    a = read_result(ROOT / "tests" / "data" / "results" / "35dde86-q1-with-commitments.json")
+    ups = [replace(p, price_per_gpu_hour=p.price_per_gpu_hour * 1.5, cost=p.cost * 1.5) if p.tier == "on-demand"
+           else p for p in a.purchases]
+    moved = sum(p.cost for p in ups) - sum(p.cost for p in a.purchases)
+    b = replace(a, purchases=ups, cost_total=a.cost_total + moved)
+    c = compare(a, b)
+    assert c.bridge.price == pytest.approx(moved, abs=1e-6)
+    assert c.bridge.volume == pytest.approx(0.0, abs=1e-9)
+    assert c.bridge.mix == pytest.approx(0.0, abs=1e-6)
+    assert c.bridge.new_commitments == pytest.approx(0.0, abs=1e-9)
+    assert c.bridge.total == pytest.approx(c.all_in.change, abs=1e-6)

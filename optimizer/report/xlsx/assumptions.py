@@ -3,9 +3,12 @@ who wrote the workbook, when, and where each offer's prices come from."""
 
 from __future__ import annotations
 
+from xlsxwriter.utility import xl_col_to_name
+
 from optimizer.report import labels as L
 from optimizer.report.provenance import Provenance, price_sources
 from optimizer.report.xlsx.cells import Sheet, defined_name, ref, rng
+from optimizer.report.xlsx.commitments import DATE, serial
 from optimizer.report.xlsx.refs import Refs
 from optimizer.results.types import PlanResult
 
@@ -26,6 +29,11 @@ def write_assumptions(sh: Sheet, result: PlanResult, refs: Refs, made: Provenanc
     refs.horizon = sh.inp(r, 1, result.horizon_days, "days", name="horizon_days")
     sh.text(r, 2, "reserved capacity is paid for every day of the horizon", "hint")
     refs.horizon_days = result.horizon_days
+    if result.start_date is not None:  # a date stored as a date, named: formulas read it (Commitments' days)
+        sh.text(r, 6, "First day")
+        sh.num(r, 7, float(serial(result.start_date)), num=DATE)
+        sh.book.name("start_date", sh.name, r, 7)
+        refs.start_date = "start_date"
     r += 1
     first_day_row = r + 1
     sh.text(r, 0, "Day type", "head")
@@ -207,10 +215,16 @@ VALIDATION = {
 }
 
 
-def _tokens_sent(result: PlanResult, w, sent: float, refs: Refs) -> tuple[str, float]:
+DAILY_COL = 11
+"""The API table's first column of output tokens sent a day, one column per day type (right of its Note)."""
+
+
+def _tokens_sent(result: PlanResult, w, sent: float, refs: Refs, sh: Sheet | None = None,
+                 r: int = 0) -> tuple[str, float]:
     """Output tokens sent over the horizon as a day type's tokens a day × its days (cells above), so
     the API cost follows the calendar. A day's tokens: the hourly overflow (interactive), or the
-    horizon's tokens spread evenly over its days (batch)."""
+    horizon's tokens spread evenly over its days (batch). With `sh`, each day type's tokens a day are written
+    in row `r` (from DAILY_COL) and the formula reads those cells rather than holding the numbers."""
     days = {d: refs.days[d] for d in result.day_types if d in refs.days}
     rates = w.hourly_api_tokens_per_s if w is not None else {}
     per_day = {d: sum(rates.get(d, [])) * 3600.0 for d in days}
@@ -221,7 +235,15 @@ def _tokens_sent(result: PlanResult, w, sent: float, refs: Refs) -> tuple[str, f
     else:  # the rates are rounded in the result: scale so that the days as planned give the tokens sent
         planned = sum(v * result.day_types[d] for d, v in per_day.items())
         per_day = {d: v * sent / planned for d, v in per_day.items()}
-    parts = [f"{v!r}*{days[d]}" for d, v in per_day.items() if v]
+    parts = []
+    for i, (d, v) in enumerate(per_day.items()):
+        if not v:
+            continue
+        if sh is not None:
+            sh.num(r, DAILY_COL + i, v, num="tokens")
+            parts.append(f"{xl_col_to_name(DAILY_COL + i)}{r + 1}*{days[d]}")
+        else:
+            parts.append(f"{v!r}*{days[d]}")
     value = sum(v * result.day_types[d] for d, v in per_day.items() if v)
     return ("+".join(parts) or "0"), value
 
@@ -235,7 +257,8 @@ def api_table(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     head = r
     sh.header(r, 0, ["Workload", "Share of tokens sent", "Output tokens sent (a day's × the days above)",
                      "Input tokens per request", "Output tokens per request", "Price per M input",
-                     "Price per M output", "", "", "Cost over the horizon", "Note"])
+                     "Price per M output", "", "", "Cost over the horizon", "Note"]
+              + [f"Output tokens sent a day: {d}" for d in result.day_types if d in refs.days])
     sh.ws.set_row(r, 30)
     by_name = {w.name: w for w in result.workloads}
     for wname, api in result.apis.items():
@@ -250,7 +273,7 @@ def api_table(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         sh.calc(r, 6, refs.api_price[(wname, "out")], pout, num="money2")
         per_token = (pout + pin * tin / tout) / 1e6 if tin is not None and tout else 0.0
         if per_token > 0:
-            sent_formula, sent = _tokens_sent(result, w, api_cost / per_token, refs)
+            sent_formula, sent = _tokens_sent(result, w, api_cost / per_token, refs, sh, r)
             sh.calc(r, 2, sent_formula, sent, num="tokens")
             sh.num(r, 3, tin, num="int")
             sh.num(r, 4, tout, num="int")

@@ -4,6 +4,8 @@ commitment's payments month by month for up to 36 months."""
 
 from __future__ import annotations
 
+from xlsxwriter.utility import xl_col_to_name
+
 from optimizer import formatting
 from optimizer.report import labels as L
 from optimizer.report.xlsx.cells import Sheet, ref, rng
@@ -55,7 +57,7 @@ def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     r += 1
     head = r
     sh.header(r, 0, ["Month", "Provider", "Offer (API: workload)", "Tier", "Kind", "GPU-hours", "Price per GPU-hour",
-                     "Amount"])
+                     "Amount", SHARE_HEAD])
     sh.ws.set_row(r, 30)
     api_total: dict[str, float] = {}
     own_total: dict[tuple[str, str], float] = {}
@@ -83,7 +85,8 @@ def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
             if whole is not None and whole[1] > 0:
                 # the month's share of the offer's GPU-hours on Purchases (which follow the days on Assumptions),
                 # so the months still add up to the all-in spend when the days are edited
-                sh.calc(r, 5, f"{c.gpu_hours / whole[1]!r}*{whole[0]}", c.gpu_hours, num="int")
+                sh.num(r, SHARE_COL, c.gpu_hours / whole[1], num="pct2")
+                sh.calc(r, 5, f"{xl_col_to_name(SHARE_COL)}{n}*{whole[0]}", c.gpu_hours, num="int")
             else:
                 sh.num(r, 5, c.gpu_hours, num="int")
             price_v = _price_cell(sh, refs, r, 6, c.offer, c.tier, c.price_per_gpu_hour, c.kind == "committed",
@@ -255,6 +258,12 @@ def _price_cell(sh: Sheet, refs: Refs, r: int, col: int, offer: str, tier: str, 
     return value
 
 
+SHARE_COL = 8
+SHARE_HEAD = "Month's share (of the offer's GPU-hours on Purchases or Commitments, or of the cost it splits)"
+"""Where a row that is a share of a whole held elsewhere keeps that share (the solve's), so its formula reads
+a cell instead of a constant."""
+
+
 def _share_of(sh: Sheet, r: int, amount: float, whole: float, cell: str | None, cell_value: float) -> float:
     """A row that is a share of a cost held elsewhere (an API's cost, an own offer's): amount ÷ whole of
     that cell, as a formula when the cell exists, else the amount itself. Returns the row's value."""
@@ -263,7 +272,8 @@ def _share_of(sh: Sheet, r: int, amount: float, whole: float, cell: str | None, 
     sh.num(r, 6, None)
     if cell:
         v = share * cell_value
-        sh.calc(r, 7, f"{share!r}*{cell}", v, num="money2")
+        sh.num(r, SHARE_COL, share, num="pct2")
+        sh.calc(r, 7, f"{xl_col_to_name(SHARE_COL)}{r + 1}*{cell}", v, num="money2")
     else:
         v = amount
         sh.num(r, 7, v, num="money2")

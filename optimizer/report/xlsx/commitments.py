@@ -53,7 +53,7 @@ def _signed(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         refs.price_value[cell] = c.price_per_gpu_hour
         if result.start_date is not None and _overlap(result, c.start, c.end) == c.days_in_horizon:
             # the days the contract overlaps the horizon, from its dates and horizon_days (Assumptions)
-            first = serial(result.start_date)
+            first = refs.start_date or serial(result.start_date)
             sh.calc(r, 6, f"MAX(0,MIN({first}+{refs.horizon}-1,E{n})-MAX(D{n},{first})+1)", c.days_in_horizon,
                     num="int")
         else:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from xlsxwriter.utility import xl_col_to_name
 
 from optimizer.report.xlsx.cells import Sheet, cell, defined_name, excel_round, ref, rng
+from optimizer.report.xlsx.commitments import DATE, serial
 from optimizer.report.xlsx.refs import Refs
 from optimizer.results.own import npv_per_unit
 from optimizer.results.types import OwnInputRow, PlanResult
@@ -344,7 +345,11 @@ def _pnl(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) ->
         x, i, k, n = row.x, row.inp + 1, row.cost + 1, r + 1
         sh.text(r, 0, x.offer)
         sh.calc(r, 1, f"C{i}", x.nodes, num="int")
-        sh.text(r, 2, delivered.get(x.offer, ""))
+        when = delivered.get(x.offer, "")
+        if len(when) == 10 and when[4] == "-":  # a delivery date is stored as a date; "day N" (no start_date) as text
+            sh.num(r, 2, float(serial(when)), num=DATE)
+        else:
+            sh.text(r, 2, when)
         capex = x.nodes * x.price_per_node
         sh.calc(r, 3, f"C{i}*E{i}", capex, num="money0")
         dep = x.nodes * row.dep * x.service_days / DAYS_PER_YEAR

@@ -12,6 +12,8 @@ class Refs:
 
     horizon: str = ""
     horizon_days: int = 0
+    start_date: str = ""
+    """The named cell holding the plan's first day (a date), when it has one."""
     days: dict[str, str] = field(default_factory=dict)
     policy: dict[str, str] = field(default_factory=dict)
     price: dict[tuple[str, str], str] = field(default_factory=dict)

@@ -108,6 +108,10 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
 
     r += 5
     sh.text(r, 0, "Decision", "h2")
+    # text, not formulas: what the solve decided, worded once for console, HTML and workbook alike; an edit on
+    # Assumptions recalculates every table of the workbook, not these sentences, and the label says so
+    sh.text(r, 1, "As of the solve: these sentences state what the solve decided and do not follow edits on "
+                  "Assumptions (the tables and totals do)", "note")
     money = lambda v, nd=0: formatting.money(v, result.currency, nd)  # noqa: E731
     for row in L.decision_rows(result, money):
         r += 1  # one row per line of the decision: its caveats go in its cell, so no cell below moves

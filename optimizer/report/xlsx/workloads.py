@@ -80,6 +80,15 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     head = 3
     sh.header(head, 0, heads)
     ws.set_row(head, 45)
+    daily = _daily_columns(result, refs, len(keys))
+    if daily:  # the solve's GPU-hours a day of each day type, beside the table: what the GPU-hour formulas read
+        a, b = min(daily.values()), max(daily.values())
+        if a < b:
+            ws.merge_range(2, a, 2, b, "", sh.fmt("group"))
+        sh.text(2, a, "GPU-hours a day by day type (the solve's): × the days on Assumptions = the GPU-hours", "group")
+        for (t, d), c in daily.items():
+            sh.text(head, c, f"{DAILY_LABEL[t]} a day: {d}", "head")
+            ws.set_column(c, c, 12)
     occ, spares, roll = refs.policy["occupancy"], refs.policy["spares"], refs.policy["rollout_fraction"]
     pol = result.policy
     first = head + 1
@@ -133,7 +142,8 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
                      ("gh_buy", "buy"), ("gh_own", "owned")):
             if k not in C:
                 continue
-            live = _by_days(result, refs, w.gpu_hours_by_day_type.get(t)) if w.offer and t in SCALED else None
+            live = (_by_days(result, refs, w.gpu_hours_by_day_type.get(t), sh, r, t, daily)
+                    if w.offer and t in SCALED else None)
             if live is not None:  # each day type's GPU-hours × its days on Assumptions ÷ the days solved
                 formula, gh[t] = live
                 sh.calc(r, C[k], formula, gh[t], num="int")
@@ -271,15 +281,43 @@ SCALED = ("reserved", "on_demand", "spot")
 servers of your own keep theirs (their days are the contracts' and the servers' own)."""
 
 
-def _by_days(result: PlanResult, refs: Refs, days: dict[str, float] | None) -> tuple[str, float] | None:
-    """A tier's GPU-hours as Σ over day types of (GPU-hours used on it × its days ÷ the days solved), with
-    the value that formula gives; None when the result does not break them down (results written before)."""
-    if not days or any(d not in refs.days or not result.day_types.get(d) for d in days):
+DAILY_LABEL = {"reserved": "GPU-hours on reserved", "on_demand": "GPU-hours on on-demand", "spot": "GPU-hours on spot"}
+
+
+def _live_days(result: PlanResult, refs: Refs, days: dict[str, float] | None) -> bool:
+    return bool(days) and all(d in refs.days and result.day_types.get(d) for d in days)  # type: ignore[union-attr]
+
+
+def _daily_columns(result: PlanResult, refs: Refs, start: int) -> dict[tuple[str, str], int]:
+    """(tier, day type) → its column right of the table, for each a workload used GPU-hours of and whose days
+    are on Assumptions, in tier then day-type order."""
+    used = {(t, d) for w in result.workloads if w.offer for t in SCALED
+            if _live_days(result, refs, w.gpu_hours_by_day_type.get(t))
+            for d, v in w.gpu_hours_by_day_type[t].items() if v}
+    order = [(t, d) for t in SCALED for d in result.day_types if (t, d) in used]
+    return {k: start + i for i, k in enumerate(order)}
+
+
+def _by_days(result: PlanResult, refs: Refs, days: dict[str, float] | None, sh: Sheet, r: int, tier: str,
+             daily: dict[tuple[str, str], int]) -> tuple[str, float] | None:
+    """A tier's GPU-hours as Σ over day types of (its GPU-hours a day of that type × the type's days on
+    Assumptions), with the value that formula gives: the GPU-hours a day are written in the row's daily columns
+    (the solve's GPU-hours on the type ÷ the days solved), so the formula holds names and cells, no constant.
+    None when the result does not break them down (results written before)."""
+    if not _live_days(result, refs, days):
         return None
-    parts = [(v, refs.days[d], float(result.day_types[d])) for d, v in days.items() if v]
+    assert days is not None
+    parts = []
+    for d, v in days.items():
+        if not v:
+            continue
+        n = float(result.day_types[d])
+        col = daily[(tier, d)]
+        sh.num(r, col, v / n, num="dec2")
+        parts.append((f"{xl_col_to_name(col)}{r + 1}", refs.days[d], v / n, n))
     if not parts:
         return None
-    return "+".join(f"{v!r}*{cell}/{n!r}" for v, cell, n in parts), sum(v * n / n for v, _c, n in parts)
+    return "+".join(f"{cell}*{days_cell}" for cell, days_cell, _a, _n in parts), sum(a * n for _c, _d, a, n in parts)
 
 
 def _own_cost(result: PlanResult, w, r: int, refs: Refs) -> tuple[list[str], float]:
