@@ -142,7 +142,8 @@ def _new(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         late = serial(x.start) - serial(result.start_date) if dated and x.start else 0  # type: ignore[arg-type]
         share = x.gpus * x.price_per_gpu_hour * 24 * (refs.horizon_days - late)
         if late:  # it starts after the horizon's first day: the horizon holds it from its start
-            sh.calc(r, 8, f"C{n}*D{n}*24*({refs.horizon}-(G{n}-{serial(result.start_date)}))", share,  # type: ignore[arg-type]
+            first = refs.start_date or serial(result.start_date)  # type: ignore[arg-type]
+            sh.calc(r, 8, f"C{n}*D{n}*24*({refs.horizon}-(G{n}-{first}))", share,
                     num="money0")
         else:
             sh.calc(r, 8, f"C{n}*D{n}*24*{refs.horizon}", share, num="money0")
