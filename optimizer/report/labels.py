@@ -283,7 +283,9 @@ def held_in_month(result: PlanResult, month: str) -> int:
         if p.start is not None and p.end is not None and (p.end < first or p.start > last):
             continue
         arrived = sum(b.gpus for b in bought if b.delivery_date is None or p.start is None or b.delivery_date <= p.start)
-        held.append(reserved + arrived + sum(p.committed.values()))
+        started = sum(r.gpus for r in result.purchases if r.tier in vocab.RESERVED_TIERS  # a renewal from its start
+                      and (r.start is None or p.start is None or r.start <= p.start))
+        held.append(started + arrived + sum(p.committed.values()))
     return min(held, default=reserved)
 
 

@@ -300,6 +300,8 @@ def test_the_monthly_fan_adds_offers_that_hold_all_horizon_and_counts_signed_gpu
     text = PLANS["expected"].replace("horizon_days: 59", "horizon_days: 59\ncommitments:\n"
                                      "  - {offer: other-cloud, tier: reserved-1y, gpus: 4, start: 2026-03-01, "
                                      "end: 2027-02-10}")
+    # reservations on the plan's first day only: offers the contract does not touch keep one level all horizon
+    text = text.replace("mip_gap: 0}", "mip_gap: 0, reservation_starts: plan_start}", 1)
     text += """  - name: side
     model: seed-70b
     offers: [other-cloud]
@@ -326,3 +328,22 @@ def test_the_monthly_fan_adds_offers_that_hold_all_horizon_and_counts_signed_gpu
     assert fan["held"] == [reserved + 4, reserved]  # signed until 2027-02-10: February's fewest is without them
     assert fan["peak"]["base"][0] > sum(h.demand_gpus for h in result.hourly if h.period == labels[0]
                                         and h.day_type.endswith("2027-01~base") and h.hour == 12)
+
+
+def test_the_monthly_fan_holds_a_renewal_from_its_start(tmp_path):
+    """Reservations may start the day after the contract ends (policy.reservation_starts: expiries): January
+    holds those of the first day and the 4 signed; February the fewest of before and after the renewal starts
+    (a renewal counted from its start, not from the first day)."""
+    from optimizer.report.labels import month_fan
+
+    text = PLANS["expected"].replace("horizon_days: 59", "horizon_days: 59\ncommitments:\n"
+                                     "  - {offer: seed-cloud, tier: reserved-1y, gpus: 4, start: 2026-03-01, "
+                                     "end: 2027-02-10}")
+    plan = tmp_path / "renewal.yaml"
+    plan.write_text(text, encoding="utf-8")
+    result = solve_plan(plan)
+    first_day = sum(p.gpus for p in result.purchases if p.tier.startswith("reserved") and p.start is None)
+    renewed = sum(p.gpus for p in result.purchases if p.tier.startswith("reserved") and p.start == "2027-02-11")
+    assert renewed  # the same load after the contract ends: renewed the day after
+    # February: the signed 4 until the 10th, the renewal from the 11th — the fewest of the two
+    assert month_fan(result)["held"] == [first_day + 4, first_day + min(4, renewed)]
