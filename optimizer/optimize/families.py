@@ -102,6 +102,7 @@ VARIABLES: tuple[Symbol, ...] = (
     Symbol("z[c,b]", "[0, 1]", "split: by_size only: the share of size class b's requests config c serves"),
     Symbol("B, U, g [c,s,h]", "ℤ ≥ 0",
            "split: by_size only: config c's base and rollout replicas and its whole GPUs"),
+    Symbol("m[w]", "[0, 1]", "--baseline with a split workload only: 1 when w's configs are not its last ones"),
 )
 
 OBJECTIVE: tuple[Term, ...] = (
@@ -118,8 +119,9 @@ OBJECTIVE: tuple[Term, ...] = (
          "energy and space of servers of your own", "costs.bought_running_per_node"),
     Term("sole_tenant", "Σ_{c sole-tenant} K_c · x[c]", "a config alone at its offer, at that offer's cost solved apart",
          "model.define_sole_tenant"),
-    Term("baseline", "Σ_w τ · C_w · (1 − Σ_{c ∈ H(b_w)} x[c])",
-         "--baseline: leaving workload w's last choice b_w costs τ·C_w (not a cost: results recompute costs)",
+    Term("baseline", "Σ_w τ · C_w · (1 − Σ_{c ∈ H(b_w)} x[c]);  a split workload: τ · C_w · m[w]",
+         "--baseline: leaving workload w's last choice b_w (a split workload's: its set of configs) costs τ·C_w "
+         "(not a cost: results recompute costs)",
          "model.define_baseline"),
     Term("risk", "worst: F + t;  cvar at α: F + η + Σ_ξ π_ξ · u_ξ ÷ (1 − α)",
          "scenario plans with policy.risk worst or cvar: F the first stage (reserved, buy, fixed facility), "
@@ -131,8 +133,17 @@ OBJECTIVE: tuple[Term, ...] = (
 FAMILIES: tuple[Family, ...] = (
     Family("choice", "constraint", "w ∈ W with more than one config",
            "Σ_{c∈C(w)} x[c] = 1", "one config per workload", "model.define_choice"),
-    Family("fixed_choice", "constraint", "w forced to config c* (explain's alternatives)",
-           "x[c*] = 1", "a workload held on one config", "program.Program.fix_choice"),
+    Family("fixed_choice", "constraint", "w forced to config c* (explain's alternatives), or a split workload "
+           "to its set of configs B* (a baseline kept)",
+           "x[c*] = 1;  split: x[c] = [c ∈ B*],  Σ_b z[c,b] ≥ ε for c ∈ B*",
+           "a workload held on one config, or on its configs (each serving some traffic)",
+           "program.Program.fix_choice"),
+    Family("baseline_split", "constraint", "w split with a baseline; c ∈ C(w)",
+           "m[w] ≥ 1 − x[c],  Σ_b z[c,b] ≥ ε · x[c] for c ∈ H(b_w);  m[w] ≥ x[c] for c ∉ H(b_w)",
+           "a split workload moves (and pays τ·C_w once) when it leaves one of its last configs or uses another; "
+           "a last config kept serves some traffic (ε = program.SERVES), so the result lists it; its shares z of "
+           "the size classes move freely (they follow the demand's mix)", "model.define_baseline",
+           rows=("baseline_left", "baseline_serves", "baseline_added")),
     Family("split", "constraint", "w with split: by_size and several configs; size class b; c ∈ C(w); s; h",
            "Σ_c z[c,b] = 1;  occupancy · B[c,s,h] ≥ Σ_b D_w(d(s),h) · σ_b · z[c,b] ÷ (γ_{c,b} · μ_γ(s));  "
            "z[c,b] ≤ x[c],  B[c,s,h] ≤ M_c · x[c];  U[c,s,h] ≥ ρ · (B + spares · x[c]);  "

@@ -15,7 +15,7 @@ import pulp
 
 from optimizer.candidates import ownership
 from optimizer.candidates.build import allowed_tiers
-from optimizer.candidates.overflow import without_ceiling
+from optimizer.candidates.overflow import keys_of, without_ceiling
 from optimizer.inputs import prices as unit_prices
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import ScenarioDays, goodput_factor, scenario_days
@@ -25,6 +25,7 @@ from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.cuts import add_cuts
 from optimizer.optimize.program import (
+    SERVES,
     Program,
     api_share,
     batch_goodput,
@@ -733,6 +734,24 @@ def _excess_penalty(prog: Program) -> float:
     return 10.0 * unit_prices.held(nodes, max(prices, default=1.0), prog.plan.horizon_days) + 1.0
 
 
+def _split_moved(prog: Program, w: Workload, last: set[str]) -> pulp.LpVariable:
+    """m_w ∈ [0, 1], 1 when a split workload's configs are not its last ones (family baseline_split): a last
+    config left (m ≥ 1 − x[c]; one used serves some traffic) or another one used (m ≥ x[c]); its shares of the
+    size classes move freely."""
+    m = prog.prob.add_variable(prog.names("baseline_moved", workload_id(prog, w)), lowBound=0, upBound=1)
+    for c in prog.cands.by_workload[w.name]:
+        x = prog.choice.get(c.key)
+        if not isinstance(x, pulp.LpVariable):
+            continue
+        cid = config_id(prog, c)
+        if without_ceiling(c.key) in last:  # kept: used, and serving some traffic (not held empty)
+            prog.add("baseline_split", m >= 1 - x, prog.names("baseline_left", cid))
+            prog.add("baseline_split", prog.serves(c.key) >= SERVES * x, prog.names("baseline_serves", cid))
+        else:
+            prog.add("baseline_split", m >= x, prog.names("baseline_added", cid))
+    return m
+
+
 def define_baseline(prog: Program, baseline: dict[str, tuple[str, float]]) -> None:
     """Stable re-plans (--baseline): keep a workload's last choice b_w unless moving saves more, the
     objective term `baseline` (optimize.families; τ = policy.change_threshold, C_w = w's cost in the last
@@ -747,11 +766,15 @@ def define_baseline(prog: Program, baseline: dict[str, tuple[str, float]]) -> No
         if w.name not in baseline:
             continue
         key, cost = baseline[w.name]
-        xs = [x for c in prog.cands.by_workload[w.name] if without_ceiling(c.key) == without_ceiling(key)
+        last = {without_ceiling(k) for k in keys_of(key)}  # a split workload's last configs, each of them
+        xs = [x for c in prog.cands.by_workload[w.name] if without_ceiling(c.key) in last
               and isinstance(x := prog.choice.get(c.key), pulp.LpVariable)]
         if not xs or tau * cost <= 0:
             continue  # gone, or the only config left: nothing to keep
         prog.baseline_penalty[w.name] = (key, tau * cost)
-        terms.append(tau * cost * (1 - pulp.lpSum(xs)))
+        if is_split(prog, w):
+            terms.append(tau * cost * _split_moved(prog, w, last))
+        else:
+            terms.append(tau * cost * (1 - pulp.lpSum(xs)))
     if terms:
         prog.prob.setObjective(prog.prob.objective + pulp.lpSum(terms))

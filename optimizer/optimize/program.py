@@ -18,6 +18,7 @@ from typing import Iterable, Iterator
 import pulp
 
 from optimizer.candidates import ownership
+from optimizer.candidates.overflow import keys_of
 from optimizer.candidates.types import Candidate, CandidateSet, DayHour
 from optimizer.inputs.scenarios import goodput_factor
 from optimizer.inputs.schema.catalog import Offer
@@ -118,10 +119,26 @@ class Program:
         self.constraint_families.setdefault(family, []).append(name)
 
     def fix_choice(self, workload: str, key: str) -> None:
-        """Force a workload onto one config (explain's alternatives, a baseline kept)."""
+        """Force a workload onto one config (explain's alternatives, a baseline kept); a split workload's
+        configs joined in one key (a baseline kept): each of them used, and no other."""
+        keys = keys_of(key)
+        if len(keys) > 1:
+            for i, c in enumerate(self.cands.by_workload[workload]):
+                x = self.choice[c.key]
+                if isinstance(x, pulp.LpVariable):
+                    self.add("fixed_choice", x == (1 if c.key in keys else 0),
+                             f"fixed_choice_w{self.workload_index[workload]}_{i}")
+                if c.key in keys:
+                    self.add("fixed_choice", self.serves(c.key) >= SERVES,
+                             f"fixed_choice_w{self.workload_index[workload]}_{i}_serves")
+            return
         x = self.choice[key]
         if isinstance(x, pulp.LpVariable):
             self.add("fixed_choice", x == 1, f"fixed_choice_w{self.workload_index[workload]}")
+
+    def serves(self, key: str):
+        """A split workload's config: the sum of its shares of the size classes (0: it serves nothing)."""
+        return pulp.lpSum(z for (k, _b), z in self.split_share.items() if k == key)
 
     @contextmanager
     def choices_fixed(self, keys: dict[str, str | frozenset[str]]) -> Iterator[None]:
@@ -332,6 +349,11 @@ def workloads_of(prog: Program, kind: str) -> list[Workload]:
 def gpu_cands(prog: Program, w: Workload) -> list[Candidate]:
     """w's configs that draw on an offer's capacity in the program (not the API, not a sole-tenant one)."""
     return [c for c in prog.cands.by_workload[w.name] if c.kind != "api" and c.key not in prog.sole_tenant]
+
+
+SERVES = 1e-4
+"""The least share of the size classes (summed) a split workload's config serves to count as kept (a baseline
+kept, fixed_choice; baseline_split): a config used at no traffic is not one the workload runs."""
 
 
 def is_split(prog: Program, w: Workload) -> bool:
