@@ -238,7 +238,8 @@ def explain(
                       f"{r.base} base + {r.spares} spare + {r.rollout} rollout = {formatting.plural(r.total, 'replica')}"
                       f"{_on_gpus(w)}")
             if w.split:  # split: by_size — every config that serves, its share of each size class's requests
-                out.print("  split by request size among its configs (share of each class's requests; goodput per "
+                how = " by request size" if len(w.size_classes) > 1 else ""
+                out.print(f"  split{how} among its configs (share of each class's requests; goodput per "
                           "replica at each class's sizes, tok/s):")
                 if w.size_classes:
                     out.print("    size classes (requests · input→output tokens): " + size_classes_text(w))

@@ -99,9 +99,10 @@ VARIABLES: tuple[Symbol, ...] = (
     Symbol("e[o,k,s,h]", "≥ 0", "diagnosis only: GPUs beyond a cap, at a large penalty (shows what cannot be met)"),
     Symbol("t, η, u_ξ", "t, u_ξ ≥ 0", "risk objectives only: the worst scenario's cost; CVaR's value at risk and excess"),
     Symbol("P[c,s]", "≥ 0", "tie-break program only: batch config c's busiest hour's GPUs"),
-    Symbol("z[c,b]", "[0, 1]", "split: by_size only: the share of size class b's requests config c serves"),
+    Symbol("z[c,b]", "[0, 1]", "split: by_size and any only: the share of size class b's requests config c serves "
+           "(split: any has one class, the whole demand)"),
     Symbol("B, U, g [c,s,h]", "ℤ ≥ 0",
-           "split: by_size only: config c's base and rollout replicas and its whole GPUs"),
+           "split: by_size and any only: config c's base and rollout replicas and its whole GPUs"),
     Symbol("m[w]", "[0, 1]", "--baseline with a split workload only: 1 when w's configs are not its last ones"),
 )
 
@@ -144,7 +145,8 @@ FAMILIES: tuple[Family, ...] = (
            "a last config kept serves some traffic (ε = program.SERVES), so the result lists it; its shares z of "
            "the size classes move freely (they follow the demand's mix)", "model.define_baseline",
            rows=("baseline_left", "baseline_serves", "baseline_added")),
-    Family("split", "constraint", "w with split: by_size and several configs; size class b; c ∈ C(w); s; h",
+    Family("split", "constraint", "w with split: by_size or any and several configs; size class b (split: any: "
+           "one, σ = 1, γ_c the config's goodput over the mix); c ∈ C(w); s; h",
            "Σ_c z[c,b] = 1;  occupancy · B[c,s,h] ≥ Σ_b D_w(d(s),h) · σ_b · z[c,b] ÷ (γ_{c,b} · μ_γ(s));  "
            "z[c,b] ≤ x[c],  B[c,s,h] ≤ M_c · x[c];  U[c,s,h] ≥ ρ · (B + spares · x[c]);  "
            "g[c,s,h] ≥ f_c · (B + spares · x[c] + U)",

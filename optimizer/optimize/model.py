@@ -34,6 +34,8 @@ from optimizer.optimize.program import (
     gpu_cands,
     is_split,
     reserved_nodes,
+    split_classes,
+    split_goodput,
     workload_id,
     workloads_of,
 )
@@ -316,14 +318,6 @@ def define_choice(prog: Program) -> None:
             prog.add("choice", pulp.lpSum(xs) == 1, prog.names("choice", workload_id(prog, w)))
 
 
-def _class_goodput(c: Candidate) -> tuple[float, ...]:
-    return c.class_goodput or (c.goodput,)
-
-
-def _class_sources(c: Candidate) -> tuple[str, ...]:
-    return c.class_sources or (c.goodput_source,)
-
-
 def _split_variables(prog: Program, w: Workload) -> None:
     """A split workload's variables (family split): z[c,b] for each class a config can serve, and per config,
     segment and hour its base replicas B, rollout replicas U and whole GPUs g, all integer; its GPUs in the
@@ -331,7 +325,7 @@ def _split_variables(prog: Program, w: Workload) -> None:
     names, pol = prog.names, prog.plan.policy
     for c in gpu_cands(prog, w):
         cid = config_id(prog, c)
-        for b, g in enumerate(_class_goodput(c)):
+        for b, g in enumerate(split_goodput(prog, w, c)[0]):
             if g > 0:
                 prog.split_share[(c.key, b)] = prog.prob.add_variable(names("z", cid, b), lowBound=0, upBound=1)
         gd = prog.gpu_demand.setdefault(c.key, {})
@@ -354,23 +348,22 @@ def define_split(prog: Program) -> None:
     for w in prog.plan.workloads:
         if not is_split(prog, w):
             continue
-        assert w.tokens is not None
         wid, cs = workload_id(prog, w), gpu_cands(prog, w)
-        out_shares = w.tokens.output_shares()
+        out_shares = split_classes(prog, w)
         demand = prog.cands.demand[w.name]
         for b in range(len(out_shares)):
             zs = [prog.split_share[(c.key, b)] for c in cs if (c.key, b) in prog.split_share]
             prog.add("split", pulp.lpSum(zs) == 1, prog.names("split_share", wid, b))
         for c in cs:
             cid, u = config_id(prog, c), prog.choice[c.key]
-            goodputs, sources = _class_goodput(c), _class_sources(c)
+            goodputs, sources = split_goodput(prog, w, c)
             for b in range(len(out_shares)):
                 z = prog.split_share.get((c.key, b))
                 if z is not None:
                     prog.add("split", z <= u, prog.names("split_used", cid, b))
             # a replica that may serve no traffic is never needed: base is 0 unless the config is used
             most = ceil_tol(max(demand.values(), default=0.0) / (min(g for g in goodputs if g > 0)
-                                                                 * pol.occupancy * _least_factor(prog, c)))
+                                                                 * pol.occupancy * _least_factor(prog, sources, c)))
             for s, d in prog.segments.of_offer(c.offer):
                 for h in range(24):
                     base = prog.split_replicas[(c.key, "base", s, h)]
@@ -390,11 +383,11 @@ def define_split(prog: Program) -> None:
                              prog.names("split_gpus", cid, s, h))
 
 
-def _least_factor(prog: Program, c: Candidate) -> float:
+def _least_factor(prog: Program, sources: tuple[str, ...], c: Candidate) -> float:
     """The smallest goodput multiplier any of the program's day types applies to a class of c (1 without
     scenarios)."""
     days = {d for _s, d in prog.segments.of_offer(c.offer)}
-    return min([goodput_factor(prog.plan, src, d) for src in _class_sources(c) for d in days] or [1.0])
+    return min([goodput_factor(prog.plan, src, d) for src in sources for d in days] or [1.0])
 
 
 def define_committed_split(prog: Program) -> None:

@@ -240,10 +240,10 @@ class Program:
         for w in self.plan.workloads:
             cs = self.cands.by_workload[w.name]
             if w.name in self.split_workloads:
-                shares = {c.key: tuple(value_of(self.split_share.get((c.key, b), 0.0)) for b in range(classes_of(w)))
+                weights = split_classes(self, w)
+                shares = {c.key: tuple(value_of(self.split_share.get((c.key, b), 0.0)) for b in range(len(weights)))
                           for c in cs}
                 split[w.name] = {k: v for k, v in shares.items() if sum(v) > 1e-9}
-                weights = w.tokens.output_shares() if w.tokens is not None else [1.0]
                 chosen[w.name] = max(cs, key=lambda c: (round(sum(a * z for a, z in zip(weights, shares[c.key])), 9),
                                                         c.key == cs[0].key)).key
                 continue
@@ -362,9 +362,20 @@ def is_split(prog: Program, w: Workload) -> bool:
             and len(prog.cands.by_workload[w.name]) > 1)
 
 
-def classes_of(w: Workload) -> int:
-    """How many request-size classes w has (tokens.mix; one without)."""
-    return len(w.tokens.classes()) if w.tokens is not None else 1
+def split_classes(prog: Program, w: Workload) -> list[float]:
+    """The classes a split workload's traffic is divided by, as shares of its output tokens: with split: by_size
+    its tokens.mix's classes; with split: any one class, the whole demand (a router blind to request sizes)."""
+    if w.split_mode(prog.plan.policy) == "any" or w.tokens is None:
+        return [1.0]
+    return w.tokens.output_shares()
+
+
+def split_goodput(prog: Program, w: Workload, c: Candidate) -> tuple[tuple[float, ...], tuple[str, ...]]:
+    """A config's goodput and its source at each of split_classes: with split: any its goodput over the whole
+    mix (the harmonic mean of its classes', weighted by their output tokens)."""
+    if w.split_mode(prog.plan.policy) == "any":
+        return (c.goodput,), (c.goodput_source,)
+    return c.class_goodput or (c.goodput,), c.class_sources or (c.goodput_source,)
 
 
 def workload_id(prog: Program, w: Workload | str) -> str:

@@ -82,7 +82,7 @@ def render_result(result: PlanResult) -> Group:
         choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak,
                                     api_share=w.api_share, layout=w.layout, engine=vocab.shown_engine(w.engine))
         if w.split:
-            choice = f"split by request size among {len(w.split)} configs"
+            choice = L.split_words(w)
         r = w.replicas
         wl.add_row(w.name, w.pool, choice,
                    f"{w.goodput_output_tokens_per_s:,.0f}" if w.goodput_output_tokens_per_s and not w.split else "–",

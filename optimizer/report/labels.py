@@ -61,7 +61,14 @@ def sizing_note(w: WorkloadResult) -> str:
 
 def split_choice(w: WorkloadResult) -> str:
     """A split workload's choice: its configs."""
-    return f"split by request size among {len(w.split)} configs: " + " + ".join(w.split)
+    return split_words(w) + ": " + " + ".join(w.split)
+
+
+def split_words(w: WorkloadResult) -> str:
+    """'split by request size among 2 configs', or, its traffic divided as a whole (one class), 'split among 2
+    configs'."""
+    how = " by request size" if len(w.size_classes) > 1 else ""
+    return f"split{how} among {len(w.split)} configs"
 
 
 def size_classes_text(w: WorkloadResult) -> str:

@@ -581,7 +581,14 @@ def _with_split_configs(solved: Solved, w, c: Candidate, row: WorkloadResult, al
             gpu_hours=config_gh.get((w.name, x.key), 0.0), cost=sum(tiers.values()), cost_by_tier=tiers,
             gpu_hours_by_tier=gh_tiers, gpu_hours_by_day_type=gh_days)
     classes = [SizeClassRow(k.share, k.input, k.output) for k in w.tokens.classes()] if w.tokens else []
+    if classes and _by_whole(solved, w):  # split: any — one class, the whole demand at the mix's means
+        classes = [SizeClassRow(1.0, sum(k.share * k.input for k in classes), sum(k.share * k.output for k in classes))]
     return replace(row, split_configs=configs, size_classes=classes)
+
+
+def _by_whole(solved: Solved, w) -> bool:
+    """split: any — the workload's traffic is divided as a whole (one share per config), not by size class."""
+    return w.split_mode(solved.plan.policy) == "any"
 
 
 def _config_replicas(solved: Solved, x: Candidate, d: str, h: int) -> tuple[int, int, int]:
@@ -610,7 +617,7 @@ def _split_fields(solved: Solved, w, c: Candidate, peak: tuple[str, int]) -> dic
         out["split_gpus_at_peak"][x.label] = max(
             (math.ceil(_gpus(solved.sol.gpus_at(x.key, (s, peak[1]))) - 1e-9)
              for s, d in solved.sol.segments.of_offer(x.offer) if d == peak[0]), default=0)
-        out["split_goodput"][x.label] = list(x.class_goodput or (x.goodput,))
+        out["split_goodput"][x.label] = [x.goodput] if _by_whole(solved, w) else list(x.class_goodput or (x.goodput,))
     return out
 
 

@@ -347,7 +347,7 @@ def _split_row(sh: Sheet, result: PlanResult, refs: Refs, r: int, w, block: _Blo
         total("committed", com_v, "money0")
     else:
         sh.num(r, C["committed"], None, num="money0")
-    note = (f"split by request size among {len(block.labels)} configs: each config's row is below the Total, "
+    note = (L.split_words(w) + ": each config's row is below the Total, "
             "sized on its share of each size class's traffic (the table under it)")
     sh.text(r, C["note"], note, "note")
     sh.fit_row(r, note, 44)
@@ -398,7 +398,7 @@ def _write_split_blocks(sh: Sheet, result: PlanResult, refs: Refs, blocks: dict[
     if not blocks:
         return 0, values
     first = min(b.config_rows[0] for b in blocks.values())
-    sh.text(first - 2, 0, "Configs of workloads split by request size: each sized on its share of the traffic "
+    sh.text(first - 2, 0, "Configs of split workloads: each sized on its share of the traffic "
                           "(goodput = its share of the output tokens ÷ the replica-seconds they take on it)", "h2")
     sh.header(first - 1, 0, heads)
     end = 0
