@@ -233,6 +233,13 @@ FAMILIES: tuple[Family, ...] = (
     Family("tie_break_spread", "tie-break", "chosen batch config c, s, h in its window", "P[c,s] ≥ f_c · n[c,s,h]",
            "P is the config's busiest hour; minimised, batch work spreads over its window",
            "tiebreak.define_tie_break"),
+    Family("tie_break_segment", "tie-break", "scenario plans: segment s (a scenario's day type, and month)",
+           "Σ_{o,p,h} n_s · m_o · (price_od · D[o,p,s,h] + price_spot · S[o,p,s,h]) + Σ_{o own,p,h} n_s · energy_o(h) "
+           "· L[o,p,s,h] ≤ its value at the solved plan",
+           "each segment keeps its cost while its batch work spreads (every decision made once and the API's batch "
+           "shares held), so no scenario's cost, the expected cost, the risk measure nor a month's cost moves: "
+           "scenario and month plans run batch on the same spread schedule as single-scenario plans",
+           "tiebreak.define_tie_break"),
 )
 
 TIE_BREAK_OBJECTIVE = ("min  Σ_s n_s · ( 10 · Σ_{o, p with no batch work, h} m_o · (D[o,p,s,h] + S[o,p,s,h])  "

@@ -205,6 +205,9 @@ def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
     tie = _tie_break_rows(q4)
     _check_rows(tie, "q4's tie-break program")
     seen |= set(tie)
+    tie = _tie_break_rows(builds["q1-forecast, worst"])  # a scenario plan's: each segment keeps its cost
+    _check_rows(tie, "q1-forecast's tie-break program")
+    seen |= set(tie)
     # `sole_tenant` needs a config alone at its offer that no plan there serves: the solve's pricing decides it
     unbuilt = {f.name for f in families.FAMILIES} - seen - {"sole_tenant"}
     assert not unbuilt, f"families no plan here builds (a stale registry entry, or a plan to add): {sorted(unbuilt)}"
