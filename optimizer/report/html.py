@@ -370,8 +370,8 @@ def _split(w: WorkloadResult, money, days: int) -> dict[str, Any]:
                      "gpus": f"{w.split_gpus_at_peak.get(label, 0):,}",
                      "cost": money(x.cost) if x is not None else "–",
                      "per_day": money(x.cost / days) if x is not None else "–"})
-    return {"split": {"words": L.split_words(w), "classes": classes or [f"class {b + 1}" for b in range(len(next(iter(w.split.values()))))],
-                      "configs": rows}}
+    classes = classes or [f"class {b + 1}" for b in range(len(next(iter(w.split.values()))))]
+    return {"split": {"words": L.split_words(w), "classes": classes, "configs": rows}}
 
 
 MEMORY_COLORS = {"weights": "#2f5d8a", "kv": "#7fae5a", "reserve": "#a6a6a6", "free": "#dfe7d3"}

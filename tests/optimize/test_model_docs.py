@@ -153,7 +153,8 @@ def _split_program(baseline: bool = False) -> Program:
     from optimizer.candidates.overflow import split_key
 
     keys = split_key(c.key for c in cands.by_workload["chat"][:2])
-    prog = build_model(loaded, cands, _segments(loaded, cands), baseline={"chat": (keys, 100.0)})  # type: ignore[arg-type]
+    prog = build_model(loaded, cands, _segments(loaded, cands),  # type: ignore[arg-type]
+                       baseline={"chat": (keys, 100.0)})
     prog.fix_choice("chat", keys)
     return prog
 

@@ -74,7 +74,8 @@ def test_compare_sees_a_config_added_or_other_shares(solved) -> None:
 
 def test_a_baseline_keys_a_split_workloads_configs(solved) -> None:
     b = load_baseline(solved["dir"] / "split.result.json")
-    assert set(b.choices["chat"].key.split(" + ")) == {x.key for x in solved["split"].workloads[0].split_configs.values()}
+    configs = solved["split"].workloads[0].split_configs.values()
+    assert set(b.choices["chat"].key.split(" + ")) == {x.key for x in configs}
     assert load_baseline(solved["dir"] / "a100.result.json").choices["chat"].key == solved["a100"].workloads[0].key
 
 
