@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from optimizer.candidates.build import build_candidates, unreachable_slo
-from optimizer.candidates.overflow import without_ceiling
+from optimizer.candidates.overflow import same_hardware
 from optimizer.candidates.prune import prune_dominated, ranked_alternatives
 from optimizer.candidates.types import CandidateSet, Dropped
 from optimizer.errors import (
@@ -29,7 +29,7 @@ from optimizer.optimize.forcing import ForcedSolve, solve_and_force
 from optimizer.optimize.solution import SolveInfo
 from optimizer.optimize.strategy import SolveOptions, settings, solve_candidates
 from optimizer.results import decision
-from optimizer.results.baseline import Baseline, describe, penalties
+from optimizer.results.baseline import Baseline, configs_key, describe, penalties
 from optimizer.results.extract import extract
 from optimizer.results.jsonio import read_result
 from optimizer.results.ledger import carry_commitments, with_carry
@@ -102,7 +102,7 @@ def solve_with_baseline(loaded: LoadedPlan, cands: CandidateSet, options: SolveO
     result = extract(plan, cands, sol, info, loaded.catalog.offers, loaded.file)
     gap = plan.policy.mip_gap if options.mip_gap is None else options.mip_gap
     moved = [w for w, (key, _c) in pen.items()  # the hardware moved (its API ceiling follows the demand)
-             if without_ceiling(result.workload(w).key) != without_ceiling(key)]
+             if not same_hardware(configs_key(result.workload(w)), key)]
     notes = []
     if moved and (gap > 0 or info.status != "optimal"):
         try:

@@ -626,7 +626,8 @@ def _size_mix(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Of
     the roofline at those sizes, or the class's measured point). Returns the sizing the candidate is described
     by and, for a mix, (goodput over the mix, each class's goodput, each class's source): the goodput over the
     mix is the harmonic mean of the classes' weighted by their output tokens, the goodput of one config serving
-    every class (split: by_size also keeps a config some class cannot use: then over the classes it serves).
+    every class (split: by_size also keeps a config some class cannot use: then over the classes it serves;
+    split: none and any send every class to each config, so a config must serve them all).
     A class the config cannot serve has goodput 0."""
     if not _is_mix(w):
         return _size_engines(plan, w, model, acc, offer, prec, layout, mig, cache, params, names, draft), None
@@ -637,7 +638,7 @@ def _size_mix(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Of
     sources = tuple(p.source if isinstance(p, configs.Sized) else "estimated" for p in per)
     shares = w.tokens.output_shares()
     served = [(s, g) for s, g in zip(shares, goodputs) if g > 0]
-    whole = w.split_mode(plan.policy) == "none"
+    whole = w.split_mode(plan.policy) != "by_size"  # none and any: every class on each config
     if not served or (whole and len(served) < len(goodputs)):
         first = next(p for p in per if isinstance(p, Dropped)) if any(isinstance(p, Dropped) for p in per) else per[0]
         return first, None

@@ -44,6 +44,26 @@ def without_ceiling(key: str) -> str:
     return re.sub(re.escape(CEILING) + r"\d+$", "", key)
 
 
+SPLIT_KEYS = " + "
+"""Joins the configs of a workload split among several into one key (a baseline's choice): config keys hold none."""
+
+
+def split_key(keys) -> str:
+    """The configs of a split workload as one key, in a stable order."""
+    return SPLIT_KEYS.join(sorted(keys))
+
+
+def keys_of(key: str) -> list[str]:
+    """The configs a key names: one, or each of a split workload's."""
+    return key.split(SPLIT_KEYS)
+
+
+def same_hardware(a: str, b: str) -> bool:
+    """Two keys (one config's, or a split workload's configs') run the same offers, precisions and parallelism,
+    whatever their API overflow ceilings."""
+    return {without_ceiling(k) for k in keys_of(a)} == {without_ceiling(k) for k in keys_of(b)}
+
+
 def ceiling_of(key: str) -> float:
     """A config key's API overflow ceiling in base replicas (no ceiling: infinite)."""
     tail = key[len(without_ceiling(key)):]

@@ -194,7 +194,7 @@ def explain(
     def body() -> int:
         from optimizer.pipeline import explain as do_explain
         from optimizer.report.console import overflow
-        from optimizer.report.labels import alternative_figures
+        from optimizer.report.labels import alternative_figures, size_classes_text
         from optimizer.formatting import money
 
         if workload is None:  # which one: the plan's workloads, named
@@ -256,12 +256,17 @@ def explain(
                       f"{r.base} base + {r.spares} spare + {r.rollout} rollout = {formatting.plural(r.total, 'replica')}"
                       f"{_on_gpus(w)}")
             if w.split:  # split: by_size — every config that serves, its share of each size class's requests
-                out.print("  split by request size among its configs (share of each class's requests; goodput per "
+                how = " by request size" if len(w.size_classes) > 1 else ""
+                out.print(f"  split{how} among its configs (share of each class's requests; goodput per "
                           "replica at each class's sizes, tok/s):")
+                if w.size_classes:
+                    out.print("    size classes (requests · input→output tokens): " + size_classes_text(w))
                 for label, shares in w.split.items():
                     goodput = " / ".join(f"{g:,.0f}" for g in w.split_goodput.get(label, []))
+                    x = w.split_configs.get(label)
                     out.print(f"    {escape(label)}: " + " / ".join(f"{z:.0%}" for z in shares)
-                              + f"; {w.split_gpus_at_peak.get(label, 0):,} GPUs at the peak; goodput {goodput}")
+                              + f"; {w.split_gpus_at_peak.get(label, 0):,} GPUs at the peak; goodput {goodput}"
+                              + (f"; {money(x.cost, cur)}" if x is not None else ""))
         out.print(f"  plan total {money(ex.result.cost_total, cur)}; this workload {money(w.cost, cur)}")
         t = Table(title="Alternatives, cheapest on their own first (whole plan re-solved with each forced)",
                   title_justify="left", show_edge=False)

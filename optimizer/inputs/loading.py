@@ -483,25 +483,21 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
 
 
 def _check_split(plan: Plan, err) -> None:
-    """split: by_size is planned for interactive workloads with occupancy, spares, rollout and whole replicas;
-    the combinations it does not plan are refused rather than ignored."""
+    """split: by_size and any are planned for interactive workloads with occupancy, spares, rollout and whole
+    replicas; the combinations they do not plan are refused rather than ignored."""
     for i, w in enumerate(plan.workloads):
         mode = w.split_mode(plan.policy)
         if mode == "none":
             continue
         loc = ("workloads", i, "split") if w.split is not None else ("policy", "split")
-        if mode == "any":
-            err(loc, f"workload '{w.name}': split: any is not planned yet",
-                "use split: by_size (each request-size class divided among configs) or none")
-            continue
         if w.kind != "interactive":
-            err(loc, f"workload '{w.name}' is a {w.kind} workload; split: by_size divides interactive traffic",
+            err(loc, f"workload '{w.name}' is a {w.kind} workload; split: {mode} divides interactive traffic",
                 "set split: none on it")
         elif w.api is not None:
-            err(loc, f"workload '{w.name}': split: by_size does not plan API overflow yet",
+            err(loc, f"workload '{w.name}': split: {mode} does not plan API overflow yet",
                 "remove its api: block, or set split: none")
         elif plan.policy.size_commitments_at == "low":
-            err(loc, f"workload '{w.name}': split: by_size does not plan policy.size_commitments_at: low yet",
+            err(loc, f"workload '{w.name}': split: {mode} does not plan policy.size_commitments_at: low yet",
                 "set size_commitments_at: estimate, or split: none")
 
 

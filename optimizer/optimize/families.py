@@ -106,9 +106,11 @@ VARIABLES: tuple[Symbol, ...] = (
     Symbol("e[o,k,s,h]", "≥ 0", "diagnosis only: GPUs beyond a cap, at a large penalty (shows what cannot be met)"),
     Symbol("t, η, u_ξ", "t, u_ξ ≥ 0", "risk objectives only: the worst scenario's cost; CVaR's value at risk and excess"),
     Symbol("P[c,s]", "≥ 0", "tie-break program only: batch config c's busiest hour's GPUs"),
-    Symbol("z[c,b]", "[0, 1]", "split: by_size only: the share of size class b's requests config c serves"),
+    Symbol("z[c,b]", "[0, 1]", "split: by_size and any only: the share of size class b's requests config c serves "
+           "(split: any has one class, the whole demand)"),
     Symbol("B, U, g [c,s,h]", "ℤ ≥ 0",
-           "split: by_size only: config c's base and rollout replicas and its whole GPUs"),
+           "split: by_size and any only: config c's base and rollout replicas and its whole GPUs"),
+    Symbol("m[w]", "[0, 1]", "--baseline with a split workload only: 1 when w's configs are not its last ones"),
 )
 
 OBJECTIVE: tuple[Term, ...] = (
@@ -127,8 +129,9 @@ OBJECTIVE: tuple[Term, ...] = (
          "energy and space of servers of your own", "costs.bought_running_per_node"),
     Term("sole_tenant", "Σ_{c sole-tenant} K_c · x[c]", "a config alone at its offer, at that offer's cost solved apart",
          "model.define_sole_tenant"),
-    Term("baseline", "Σ_w τ · C_w · (1 − Σ_{c ∈ H(b_w)} x[c])",
-         "--baseline: leaving workload w's last choice b_w costs τ·C_w (not a cost: results recompute costs)",
+    Term("baseline", "Σ_w τ · C_w · (1 − Σ_{c ∈ H(b_w)} x[c]);  a split workload: τ · C_w · m[w]",
+         "--baseline: leaving workload w's last choice b_w (a split workload's: its set of configs) costs τ·C_w "
+         "(not a cost: results recompute costs)",
          "model.define_baseline"),
     Term("risk", "worst: F + t;  cvar at α: F + η + Σ_ξ π_ξ · u_ξ ÷ (1 − α)",
          "scenario plans with policy.risk worst or cvar: F the first stage (reserved, buy, fixed facility), "
@@ -140,9 +143,19 @@ OBJECTIVE: tuple[Term, ...] = (
 FAMILIES: tuple[Family, ...] = (
     Family("choice", "constraint", "w ∈ W with more than one config",
            "Σ_{c∈C(w)} x[c] = 1", "one config per workload", "model.define_choice"),
-    Family("fixed_choice", "constraint", "w forced to config c* (explain's alternatives)",
-           "x[c*] = 1", "a workload held on one config", "program.Program.fix_choice"),
-    Family("split", "constraint", "w with split: by_size and several configs; size class b; c ∈ C(w); s; h",
+    Family("fixed_choice", "constraint", "w forced to config c* (explain's alternatives), or a split workload "
+           "to its set of configs B* (a baseline kept)",
+           "x[c*] = 1;  split: x[c] = [c ∈ B*],  Σ_b z[c,b] ≥ ε for c ∈ B*",
+           "a workload held on one config, or on its configs (each serving some traffic)",
+           "program.Program.fix_choice"),
+    Family("baseline_split", "constraint", "w split with a baseline; c ∈ C(w)",
+           "m[w] ≥ 1 − x[c],  Σ_b z[c,b] ≥ ε · x[c] for c ∈ H(b_w);  m[w] ≥ x[c] for c ∉ H(b_w)",
+           "a split workload moves (and pays τ·C_w once) when it leaves one of its last configs or uses another; "
+           "a last config kept serves some traffic (ε = program.SERVES), so the result lists it; its shares z of "
+           "the size classes move freely (they follow the demand's mix)", "model.define_baseline",
+           rows=("baseline_left", "baseline_serves", "baseline_added")),
+    Family("split", "constraint", "w with split: by_size or any and several configs; size class b (split: any: "
+           "one, σ = 1, γ_c the config's goodput over the mix); c ∈ C(w); s; h",
            "Σ_c z[c,b] = 1;  occupancy · B[c,s,h] ≥ Σ_b D_w(d(s),h) · σ_b · z[c,b] ÷ (γ_{c,b} · μ_γ(s));  "
            "z[c,b] ≤ x[c],  B[c,s,h] ≤ M_c · x[c];  U[c,s,h] ≥ ρ · (B + spares · x[c]);  "
            "g[c,s,h] ≥ f_c · (B + spares · x[c] + U)",
@@ -230,6 +243,13 @@ FAMILIES: tuple[Family, ...] = (
            "among plans that cost no more, with every decision made once held", "tiebreak.define_tie_break"),
     Family("tie_break_spread", "tie-break", "chosen batch config c, s, h in its window", "P[c,s] ≥ f_c · n[c,s,h]",
            "P is the config's busiest hour; minimised, batch work spreads over its window",
+           "tiebreak.define_tie_break"),
+    Family("tie_break_segment", "tie-break", "scenario plans: segment s (a scenario's day type, and month)",
+           "Σ_{o,p,h} n_s · m_o · (price_od · D[o,p,s,h] + price_spot · S[o,p,s,h]) + Σ_{o own,p,h} n_s · energy_o(h) "
+           "· L[o,p,s,h] ≤ its value at the solved plan",
+           "each segment keeps its cost while its batch work spreads (every decision made once and the API's batch "
+           "shares held), so no scenario's cost, the expected cost, the risk measure nor a month's cost moves: "
+           "scenario and month plans run batch on the same spread schedule as single-scenario plans",
            "tiebreak.define_tie_break"),
 )
 

@@ -15,7 +15,7 @@ import pulp
 
 from optimizer.candidates import ownership
 from optimizer.candidates.build import allowed_tiers
-from optimizer.candidates.overflow import without_ceiling
+from optimizer.candidates.overflow import keys_of, without_ceiling
 from optimizer.inputs import prices as unit_prices
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import ScenarioDays, goodput_factor, scenario_days
@@ -25,6 +25,7 @@ from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.cuts import add_cuts
 from optimizer.optimize.program import (
+    SERVES,
     Program,
     api_share,
     batch_goodput,
@@ -33,6 +34,8 @@ from optimizer.optimize.program import (
     gpu_cands,
     is_split,
     reserved_nodes,
+    split_classes,
+    split_goodput,
     workload_id,
     workloads_of,
 )
@@ -321,14 +324,6 @@ def define_choice(prog: Program) -> None:
             prog.add("choice", pulp.lpSum(xs) == 1, prog.names("choice", workload_id(prog, w)))
 
 
-def _class_goodput(c: Candidate) -> tuple[float, ...]:
-    return c.class_goodput or (c.goodput,)
-
-
-def _class_sources(c: Candidate) -> tuple[str, ...]:
-    return c.class_sources or (c.goodput_source,)
-
-
 def _split_variables(prog: Program, w: Workload) -> None:
     """A split workload's variables (family split): z[c,b] for each class a config can serve, and per config,
     segment and hour its base replicas B, rollout replicas U and whole GPUs g, all integer; its GPUs in the
@@ -336,7 +331,7 @@ def _split_variables(prog: Program, w: Workload) -> None:
     names, pol = prog.names, prog.plan.policy
     for c in gpu_cands(prog, w):
         cid = config_id(prog, c)
-        for b, g in enumerate(_class_goodput(c)):
+        for b, g in enumerate(split_goodput(prog, w, c)[0]):
             if g > 0:
                 prog.split_share[(c.key, b)] = prog.prob.add_variable(names("z", cid, b), lowBound=0, upBound=1)
         gd = prog.gpu_demand.setdefault(c.key, {})
@@ -359,23 +354,22 @@ def define_split(prog: Program) -> None:
     for w in prog.plan.workloads:
         if not is_split(prog, w):
             continue
-        assert w.tokens is not None
         wid, cs = workload_id(prog, w), gpu_cands(prog, w)
-        out_shares = w.tokens.output_shares()
+        out_shares = split_classes(prog, w)
         demand = prog.cands.demand[w.name]
         for b in range(len(out_shares)):
             zs = [prog.split_share[(c.key, b)] for c in cs if (c.key, b) in prog.split_share]
             prog.add("split", pulp.lpSum(zs) == 1, prog.names("split_share", wid, b))
         for c in cs:
             cid, u = config_id(prog, c), prog.choice[c.key]
-            goodputs, sources = _class_goodput(c), _class_sources(c)
+            goodputs, sources = split_goodput(prog, w, c)
             for b in range(len(out_shares)):
                 z = prog.split_share.get((c.key, b))
                 if z is not None:
                     prog.add("split", z <= u, prog.names("split_used", cid, b))
             # a replica that may serve no traffic is never needed: base is 0 unless the config is used
             most = ceil_tol(max(demand.values(), default=0.0) / (min(g for g in goodputs if g > 0)
-                                                                 * pol.occupancy * _least_factor(prog, c)))
+                                                                 * pol.occupancy * _least_factor(prog, sources, c)))
             for s, d in prog.segments.of_offer(c.offer):
                 for h in range(24):
                     base = prog.split_replicas[(c.key, "base", s, h)]
@@ -395,11 +389,11 @@ def define_split(prog: Program) -> None:
                              prog.names("split_gpus", cid, s, h))
 
 
-def _least_factor(prog: Program, c: Candidate) -> float:
+def _least_factor(prog: Program, sources: tuple[str, ...], c: Candidate) -> float:
     """The smallest goodput multiplier any of the program's day types applies to a class of c (1 without
     scenarios)."""
     days = {d for _s, d in prog.segments.of_offer(c.offer)}
-    return min([goodput_factor(prog.plan, src, d) for src in _class_sources(c) for d in days] or [1.0])
+    return min([goodput_factor(prog.plan, src, d) for src in sources for d in days] or [1.0])
 
 
 def define_committed_split(prog: Program) -> None:
@@ -745,6 +739,24 @@ def _excess_penalty(prog: Program) -> float:
     return 10.0 * unit_prices.held(nodes, max(prices, default=1.0), prog.plan.horizon_days) + 1.0
 
 
+def _split_moved(prog: Program, w: Workload, last: set[str]) -> pulp.LpVariable:
+    """m_w ∈ [0, 1], 1 when a split workload's configs are not its last ones (family baseline_split): a last
+    config left (m ≥ 1 − x[c]; one used serves some traffic) or another one used (m ≥ x[c]); its shares of the
+    size classes move freely."""
+    m = prog.prob.add_variable(prog.names("baseline_moved", workload_id(prog, w)), lowBound=0, upBound=1)
+    for c in prog.cands.by_workload[w.name]:
+        x = prog.choice.get(c.key)
+        if not isinstance(x, pulp.LpVariable):
+            continue
+        cid = config_id(prog, c)
+        if without_ceiling(c.key) in last:  # kept: used, and serving some traffic (not held empty)
+            prog.add("baseline_split", m >= 1 - x, prog.names("baseline_left", cid))
+            prog.add("baseline_split", prog.serves(c.key) >= SERVES * x, prog.names("baseline_serves", cid))
+        else:
+            prog.add("baseline_split", m >= x, prog.names("baseline_added", cid))
+    return m
+
+
 def define_baseline(prog: Program, baseline: dict[str, tuple[str, float]]) -> None:
     """Stable re-plans (--baseline): keep a workload's last choice b_w unless moving saves more, the
     objective term `baseline` (optimize.families; τ = policy.change_threshold, C_w = w's cost in the last
@@ -759,11 +771,15 @@ def define_baseline(prog: Program, baseline: dict[str, tuple[str, float]]) -> No
         if w.name not in baseline:
             continue
         key, cost = baseline[w.name]
-        xs = [x for c in prog.cands.by_workload[w.name] if without_ceiling(c.key) == without_ceiling(key)
+        last = {without_ceiling(k) for k in keys_of(key)}  # a split workload's last configs, each of them
+        xs = [x for c in prog.cands.by_workload[w.name] if without_ceiling(c.key) in last
               and isinstance(x := prog.choice.get(c.key), pulp.LpVariable)]
         if not xs or tau * cost <= 0:
             continue  # gone, or the only config left: nothing to keep
         prog.baseline_penalty[w.name] = (key, tau * cost)
-        terms.append(tau * cost * (1 - pulp.lpSum(xs)))
+        if is_split(prog, w):
+            terms.append(tau * cost * _split_moved(prog, w, last))
+        else:
+            terms.append(tau * cost * (1 - pulp.lpSum(xs)))
     if terms:
         prog.prob.setObjective(prog.prob.objective + pulp.lpSum(terms))

@@ -18,6 +18,7 @@ from typing import Iterable, Iterator
 import pulp
 
 from optimizer.candidates import ownership
+from optimizer.candidates.overflow import keys_of
 from optimizer.candidates.types import Candidate, CandidateSet, DayHour
 from optimizer.inputs.scenarios import goodput_factor
 from optimizer.inputs.schema.catalog import Offer
@@ -120,10 +121,26 @@ class Program:
         self.constraint_families.setdefault(family, []).append(name)
 
     def fix_choice(self, workload: str, key: str) -> None:
-        """Force a workload onto one config (explain's alternatives, a baseline kept)."""
+        """Force a workload onto one config (explain's alternatives, a baseline kept); a split workload's
+        configs joined in one key (a baseline kept): each of them used, and no other."""
+        keys = keys_of(key)
+        if len(keys) > 1:
+            for i, c in enumerate(self.cands.by_workload[workload]):
+                x = self.choice[c.key]
+                if isinstance(x, pulp.LpVariable):
+                    self.add("fixed_choice", x == (1 if c.key in keys else 0),
+                             f"fixed_choice_w{self.workload_index[workload]}_{i}")
+                if c.key in keys:
+                    self.add("fixed_choice", self.serves(c.key) >= SERVES,
+                             f"fixed_choice_w{self.workload_index[workload]}_{i}_serves")
+            return
         x = self.choice[key]
         if isinstance(x, pulp.LpVariable):
             self.add("fixed_choice", x == 1, f"fixed_choice_w{self.workload_index[workload]}")
+
+    def serves(self, key: str):
+        """A split workload's config: the sum of its shares of the size classes (0: it serves nothing)."""
+        return pulp.lpSum(z for (k, _b), z in self.split_share.items() if k == key)
 
     @contextmanager
     def choices_fixed(self, keys: dict[str, str | frozenset[str]]) -> Iterator[None]:
@@ -226,10 +243,10 @@ class Program:
         for w in self.plan.workloads:
             cs = self.cands.by_workload[w.name]
             if w.name in self.split_workloads:
-                shares = {c.key: tuple(value_of(self.split_share.get((c.key, b), 0.0)) for b in range(classes_of(w)))
+                weights = split_classes(self, w)
+                shares = {c.key: tuple(value_of(self.split_share.get((c.key, b), 0.0)) for b in range(len(weights)))
                           for c in cs}
                 split[w.name] = {k: v for k, v in shares.items() if sum(v) > 1e-9}
-                weights = w.tokens.output_shares() if w.tokens is not None else [1.0]
                 chosen[w.name] = max(cs, key=lambda c: (round(sum(a * z for a, z in zip(weights, shares[c.key])), 9),
                                                         c.key == cs[0].key)).key
                 continue
@@ -338,15 +355,31 @@ def gpu_cands(prog: Program, w: Workload) -> list[Candidate]:
     return [c for c in prog.cands.by_workload[w.name] if c.kind != "api" and c.key not in prog.sole_tenant]
 
 
+SERVES = 1e-4
+"""The least share of the size classes (summed) a split workload's config serves to count as kept (a baseline
+kept, fixed_choice; baseline_split): a config used at no traffic is not one the workload runs."""
+
+
 def is_split(prog: Program, w: Workload) -> bool:
     """w's traffic may be divided among its configs (split: by_size) and it has several to divide it among."""
     return (w.kind == "interactive" and w.split_mode(prog.plan.policy) != "none"
             and len(prog.cands.by_workload[w.name]) > 1)
 
 
-def classes_of(w: Workload) -> int:
-    """How many request-size classes w has (tokens.mix; one without)."""
-    return len(w.tokens.classes()) if w.tokens is not None else 1
+def split_classes(prog: Program, w: Workload) -> list[float]:
+    """The classes a split workload's traffic is divided by, as shares of its output tokens: with split: by_size
+    its tokens.mix's classes; with split: any one class, the whole demand (a router blind to request sizes)."""
+    if w.split_mode(prog.plan.policy) == "any" or w.tokens is None:
+        return [1.0]
+    return w.tokens.output_shares()
+
+
+def split_goodput(prog: Program, w: Workload, c: Candidate) -> tuple[tuple[float, ...], tuple[str, ...]]:
+    """A config's goodput and its source at each of split_classes: with split: any its goodput over the whole
+    mix (the harmonic mean of its classes', weighted by their output tokens)."""
+    if w.split_mode(prog.plan.policy) == "any":
+        return (c.goodput,), (c.goodput_source,)
+    return c.class_goodput or (c.goodput,), c.class_sources or (c.goodput_source,)
 
 
 def workload_id(prog: Program, w: Workload | str) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pulp
 
+from optimizer.inputs.scenarios import scenario_days
+from optimizer.optimize import costs
 from optimizer.optimize.program import Program, config_id, value_of
 
 
@@ -26,6 +28,11 @@ def define_tie_break(prog: Program, cost_cap: float) -> tuple[pulp.LpProblem, di
     for row in prog.prob.constraints():
         problem.addConstraint(row, row.name)
     problem += prog.prob.objective <= cost_cap, "tie_break_cost"
+    if scenario_days(prog.plan) is not None:
+        # each segment (a day type of a scenario and month) keeps its own cost: the scenarios' costs, the
+        # expected cost, the risk measure and each month's cost are reported numbers, none of which may move
+        for s, e in sorted(segment_costs(prog).items()):
+            problem += e <= _value(e) + 1e-7 * max(1.0, abs(_value(e))), prog.names("tie_break_segment", s)
     movable = {w.pool for w in prog.plan.workloads if w.kind == "batch"}
     terms = []
     for table in (prog.on_demand, prog.spot):
@@ -47,3 +54,23 @@ def define_tie_break(prog: Program, cost_cap: float) -> tuple[pulp.LpProblem, di
         terms.append(days[s] * peak)
     problem += pulp.lpSum(terms)
     return problem, start
+
+
+def segment_costs(prog: Program) -> dict[str, pulp.LpAffineExpression]:
+    """What each segment's hours cost that the tie-break may move, with every decision made once held and the
+    API's batch shares too: its on-demand and spot nodes, and the serving energy of GPUs of your own."""
+    plan, segments = prog.plan, prog.segments
+    terms: dict[str, list] = {}
+    for tier, table in (("on-demand", prog.on_demand), ("spot", prog.spot)):
+        for (o, _p, s, _h), v in sorted(table.items()):
+            terms.setdefault(s, []).append(costs.hourly_per_node(plan, segments, prog.offers[o], tier, s) * v)
+    for (o, _p, s, h), v in sorted(prog.lent.items()):
+        t = prog.own.get(o)
+        if t is not None and t.serving_energy(h):
+            terms.setdefault(s, []).append(costs.serving_energy(t, segments, s, h) * v)
+    return {s: pulp.lpSum(ts) for s, ts in terms.items()}
+
+
+def _value(e: pulp.LpAffineExpression) -> float:
+    """An expression's value at the solved plan (its variables' values)."""
+    return float(pulp.value(e) or 0.0)

@@ -81,16 +81,26 @@ def render_result(result: PlanResult) -> Group:
     for w in result.workloads:
         choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak,
                                     api_share=w.api_share, layout=w.layout, engine=vocab.shown_engine(w.engine))
+        if w.split:
+            choice = L.split_words(w)
         r = w.replicas
         wl.add_row(w.name, w.pool, choice,
-                   f"{w.goodput_output_tokens_per_s:,.0f}" if w.goodput_output_tokens_per_s else "–",
+                   f"{w.goodput_output_tokens_per_s:,.0f}" if w.goodput_output_tokens_per_s and not w.split else "–",
                    (w.goodput_source + (f", {w.bound}-bound" if w.bound else "")) if w.kind != "reserve" else "–",
                    f"{r.base:,}", f"{r.spares:,}", f"{r.rollout:,}",
                    f"{r.total:,}", f"{w.gpus_at_peak:,}", formatting.money(w.cost / result.horizon_days, cur),
                    *((formatting.money(w.committed_cost / result.horizon_days, cur),) if committed else ()))
-        for label, shares in w.split.items():  # split: by_size — each config and its share of each size class
+        if w.split and w.size_classes:  # split: by_size — the size classes the shares below are of
+            wl.add_row("", "", "size classes (requests · input→output tokens): " + L.size_classes_text(w),
+                       *([""] * (len(cols) - 3)), style="dim")
+        for label, shares in w.split.items():  # each config that serves and its share of each size class
+            x = w.split_configs.get(label)
+            goodput = " / ".join(f"{g:,.0f}" for g in w.split_goodput.get(label, []))
+            reps = (f"{x.replicas.base:,}", f"{x.replicas.spares:,}", f"{x.replicas.rollout:,}",
+                    f"{x.replicas.total:,}") if x is not None else ("",) * 4
             wl.add_row("", "", f"↳ {label}: " + " / ".join(f"{z:.0%}" for z in shares) + " of each size class",
-                       "", "", "", "", "", "", f"{w.split_gpus_at_peak.get(label, 0):,}", "",
+                       goodput, "", *reps, f"{w.split_gpus_at_peak.get(label, 0):,}",
+                       formatting.money(x.cost / result.horizon_days, cur) if x is not None else "",
                        *(("",) if committed else ()), style="dim")
     if result.cost_idle > 0.005 or result.cost_idle_committed > 0.005:
         wl.add_row("bought, used by none", "", "GPU-hours no workload used at that hour", "", "", "", "", "", "", "",

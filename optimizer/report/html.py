@@ -367,15 +367,35 @@ def _caps(result: PlanResult) -> list[dict[str, Any]]:
 
 
 def _workload(result: PlanResult, w: WorkloadResult, money) -> dict[str, Any]:
-    return {"name": w.name, "pool": w.pool, "kind": w.kind, "choice": L.choice_label(w),
+    return {"name": w.name, "pool": w.pool, "kind": w.kind,
+            "choice": L.split_choice(w) if w.split else L.choice_label(w),
             "model": w.model or "–", "goodput": f"{w.goodput_output_tokens_per_s:,.0f}",
-            "source": w.goodput_source, "bound": w.bound or "–", "memory": _memory(w),
+            "source": w.goodput_source, "bound": w.bound or "–", "memory": None if w.split else _memory(w),
             "sizing": _sizing(result, w), "api_share": f"{w.api_share:.1%}" if w.api_share else "",
             "cost": money(w.cost), "per_day": money(w.cost / result.horizon_days),
             "committed": money(w.committed_cost) if w.committed_cost else "",
             "all_in": money(w.cost + w.committed_cost),
             "all_in_per_day": money((w.cost + w.committed_cost) / result.horizon_days),
-            "gpus_at_peak": f"{w.gpus_at_peak:,}"}
+            "gpus_at_peak": f"{w.gpus_at_peak:,}", **_split(w, money, result.horizon_days)}
+
+
+def _split(w: WorkloadResult, money, days: int) -> dict[str, Any]:
+    """split: by_size — the request-size classes and, for each config that serves, its share of each class's
+    requests, goodput at each class's sizes, replicas and GPUs at the peak, and cost."""
+    if not w.split:
+        return {"split": None}
+    classes = [f"{k.share:.0%} of requests, {k.input:,.0f} → {k.output:,.0f} tokens" for k in w.size_classes]
+    rows = []
+    for label, shares in w.split.items():
+        x = w.split_configs.get(label)
+        rows.append({"label": label, "shares": [f"{z:.0%}" for z in shares],
+                     "goodput": [f"{g:,.0f}" for g in w.split_goodput.get(label, [])],
+                     "replicas": f"{x.replicas.total:,}" if x is not None else "–",
+                     "gpus": f"{w.split_gpus_at_peak.get(label, 0):,}",
+                     "cost": money(x.cost) if x is not None else "–",
+                     "per_day": money(x.cost / days) if x is not None else "–"})
+    classes = classes or [f"class {b + 1}" for b in range(len(next(iter(w.split.values()))))]
+    return {"split": {"words": L.split_words(w), "classes": classes, "configs": rows}}
 
 
 def _cash_months(result: PlanResult, money) -> dict[str, Any] | None:
@@ -434,6 +454,8 @@ def _sizing(result: PlanResult, w: WorkloadResult) -> list[str]:
     """The replica arithmetic at the peak hour, in words and numbers."""
     note = L.sizing_note(w)
     r = w.replicas
+    if w.split:
+        return L.split_sizing(result, w)
     if note:
         if w.kind == "batch":
             return [note, f"{r.total:,} replicas at its busiest hour, {w.gpus_at_peak:,} GPUs; "

@@ -63,6 +63,47 @@ def sizing_note(w: WorkloadResult) -> str:
     return ""
 
 
+def split_choice(w: WorkloadResult) -> str:
+    """A split workload's choice: its configs."""
+    return split_words(w) + ": " + " + ".join(w.split)
+
+
+def split_words(w: WorkloadResult) -> str:
+    """'split by request size among 2 configs', or, its traffic divided as a whole (one class), 'split among 2
+    configs'."""
+    how = " by request size" if len(w.size_classes) > 1 else ""
+    return f"split{how} among {len(w.split)} configs"
+
+
+def size_classes_text(w: WorkloadResult) -> str:
+    """A split workload's request-size classes: '40% 250→100 · 20% 250→800 · …'."""
+    return " · ".join(f"{k.share:.0%} {k.input:,.0f}→{k.output:,.0f}" for k in w.size_classes)
+
+
+def split_sizing(result: PlanResult, w: WorkloadResult) -> list[str]:
+    """A split workload's replica arithmetic at its peak: each config carries its share of each class's output
+    tokens, at its goodput for that class's sizes, and is rounded to whole replicas on the sum."""
+    occ = float(result.policy.get("occupancy", 1.0))
+    weights = [k.share * k.output for k in w.size_classes]
+    whole = sum(weights)
+    sigma = [v / whole for v in weights] if whole else []
+    lines = [w.peak_derivation.text()] if w.peak_derivation is not None else []
+    lines.append(f"peak {w.peak_output_tokens_per_s:,.0f} output tok/s ({w.peak_day_type}, {w.peak_hour:02d}:00), "
+                 "of which each size class carries its share of the output tokens: "
+                 + " · ".join(f"{s:.1%}" for s in sigma))
+    for label, z in w.split.items():
+        g = w.split_goodput.get(label, [])
+        load = sum(s * zb / gb for s, zb, gb in zip(sigma, z, g) if gb)
+        x = w.split_configs.get(label)
+        reps = f" → {x.replicas.base:,} base replicas, {x.replicas.total:,} with spares and rollout" if x else ""
+        lines.append(f"{label}: Σ share of tokens × share served ÷ goodput = {load * 1e3:,.4f} replicas per 1,000 "
+                     f"tok/s; × {w.peak_output_tokens_per_s:,.0f} ÷ {occ:.0%} occupancy = "
+                     f"{w.peak_output_tokens_per_s * load / occ if occ else 0.0:,.2f}{reps}; "
+                     f"{w.split_gpus_at_peak.get(label, 0):,} GPUs")
+    lines.append(f"together {w.replicas.total:,} replicas, {w.gpus_at_peak:,} GPUs at the peak")
+    return lines
+
+
 def cost_keys(result: PlanResult) -> tuple[str, ...]:
     """The cost-by-tier keys a report lists: buy and facility first when the plan has hardware of its own."""
     return (*vocab.OWN_COST_KEYS, *vocab.COST_KEYS) if result.own is not None else vocab.COST_KEYS

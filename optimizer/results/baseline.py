@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from optimizer import formatting, vocab
-from optimizer.candidates.overflow import ceiling_of, without_ceiling
+from optimizer.candidates.overflow import ceiling_of, keys_of, same_hardware, split_key, without_ceiling
 from optimizer.candidates.types import CandidateSet
 from optimizer.results.jsonio import read_result
 from optimizer.results.types import (
@@ -52,12 +52,21 @@ class Baseline:
 def load_baseline(path: Path | str) -> Baseline:
     """The workloads' choices and costs from a result JSON written by `planopt solve`."""
     result = read_result(path, what="baseline")
-    choices = {w.name: BaselineChoice(w.name, w.key, _label(w), w.cost, w.offer, w.accelerator, w.precision, w.tp,
-                                      w.mig) for w in result.workloads}
+    choices = {w.name: BaselineChoice(w.name, configs_key(w), _label(w), w.cost, w.offer, w.accelerator, w.precision,
+                                      w.tp, w.mig) for w in result.workloads}
     return Baseline(str(path), result.plan, result.currency, result.horizon_days, choices)
 
 
+def configs_key(w: WorkloadResult) -> str:
+    """The key of what a workload runs: its config's, or, split among several, all of theirs joined."""
+    if len(w.split_configs) > 1:
+        return split_key(x.key for x in w.split_configs.values())
+    return w.key
+
+
 def _label(w: WorkloadResult) -> str:
+    if len(w.split) > 1:
+        return " + ".join(w.split)
     return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout)
 
 
@@ -71,12 +80,18 @@ def penalties(baseline: Baseline, cands: CandidateSet) -> dict[str, tuple[str, f
         b = baseline.choices.get(name)
         if b is None or not b.key:
             continue
-        same = [c.key for c in cs if without_ceiling(c.key) == without_ceiling(b.key)]
-        if b.key in same:
-            out[name] = (b.key, b.cost)
-        elif same:
-            out[name] = (min(same, key=lambda k: (abs(ceiling_of(k) - ceiling_of(b.key)), k)), b.cost)
+        keys = [k for k in (_candidate_key(cs, last) for last in keys_of(b.key)) if k is not None]
+        if keys:  # a split workload's configs: those still candidates (a config gone costs nothing to leave)
+            out[name] = (split_key(keys) if len(keys) > 1 else keys[0], b.cost)
     return out
+
+
+def _candidate_key(cs, key: str) -> str | None:
+    """The candidate that runs a last config's hardware: the same key, or the nearest API ceiling; None: gone."""
+    same = [c.key for c in cs if without_ceiling(c.key) == without_ceiling(key)]
+    if key in same:
+        return key
+    return min(same, key=lambda k: (abs(ceiling_of(k) - ceiling_of(key)), k)) if same else None
 
 
 def describe(baseline: Baseline, result: PlanResult, cands: CandidateSet, threshold: float) -> BaselineInfo:
@@ -88,12 +103,14 @@ def describe(baseline: Baseline, result: PlanResult, cands: CandidateSet, thresh
         if b is None:
             new.append(w.name)
             continue
-        if without_ceiling(w.key) == without_ceiling(b.key):  # the same hardware (its API ceiling follows demand)
+        now = configs_key(w)
+        if same_hardware(now, b.key):  # the same hardware (its API ceiling follows demand), or split: the same configs
             kept.append(w.name)
             continue
         to_label = _label(w)
         saving = b.cost - w.cost
-        gone = not any(without_ceiling(c.key) == without_ceiling(b.key) for c in cands.by_workload.get(w.name, []))
+        gone = not all(any(without_ceiling(c.key) == without_ceiling(k) for c in cands.by_workload.get(w.name, []))
+                       for k in keys_of(b.key))
         if gone:
             reason = "the last choice is no longer possible: " + _why_gone(b, cands)
         elif saving <= 0:
@@ -104,7 +121,7 @@ def describe(baseline: Baseline, result: PlanResult, cands: CandidateSet, thresh
                       f"the threshold is {threshold:.1%})")
         else:
             reason = f"saves {formatting.money(saving, cur)}; it cost nothing in the baseline, so it was free to move"
-        changes.append(BaselineChange(w.name, b.key, w.key, b.label, to_label, b.cost, w.cost, saving, reason))
+        changes.append(BaselineChange(w.name, b.key, now, b.label, to_label, b.cost, w.cost, saving, reason))
     notes = []
     if baseline.choices and result.workloads and not kept and not changes:
         notes.append(f"the baseline {baseline.file} (plan '{baseline.plan}') has no workload in common with this "

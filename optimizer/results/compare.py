@@ -289,6 +289,8 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
                 what.append("choice")
             elif formatting.percent(x.api_share) != formatting.percent(y.api_share):
                 what.append(API_SPLIT)
+            elif _shares(x) != _shares(y):
+                what.append(SIZE_SPLIT)
             if x.replicas.total != y.replicas.total:
                 what.append("replicas")
             if round(x.peak_output_tokens_per_s, 6) != round(y.peak_output_tokens_per_s, 6):
@@ -346,13 +348,28 @@ shares hour by hour were split otherwise (another workload moved), not anything 
 API_SPLIT = "API share"
 """The same GPU config with another share of its tokens sent to the API."""
 
-CHOICE_MOVES = frozenset({"choice", API_SPLIT})
-"""What a change of choice is (config, offer, precision, parallelism, API split), as `what_changed` says it."""
+SIZE_SPLIT = "size-class shares"
+"""A workload split by request size (split: by_size) on the same configs, each serving other shares of the size
+classes."""
+
+CHOICE_MOVES = frozenset({"choice", API_SPLIT, SIZE_SPLIT})
+"""What a change of choice is (config, offer, precision, parallelism, API split, a split workload's configs or
+their shares of the size classes), as `what_changed` says it."""
 
 
 def _config(w: WorkloadResult) -> tuple[Any, ...]:
-    """What a workload's chosen config is: offer, precision and parallelism (tp or MIG slice, pp, ep, layout)."""
+    """What a workload's chosen config is: offer, precision and parallelism (tp or MIG slice, pp, ep, layout); a
+    workload split among several configs, the set of them (a config added or left is a change of choice)."""
+    if w.split_configs:
+        return tuple(sorted((x.offer or "", x.precision or "", x.tp) for x in w.split_configs.values()))
+    if w.split:  # a result that lists the configs by label only
+        return tuple(sorted(w.split))
     return (w.offer, w.precision, w.tp, w.mig, w.family, w.layout, w.pp, w.ep)
+
+
+def _shares(w: WorkloadResult) -> dict[str, tuple[str, ...]]:
+    """A split workload's configs' shares of each size class, as the reports print them (whole percent)."""
+    return {label: tuple(formatting.percent(z) for z in shares) for label, shares in w.split.items()}
 
 
 def _committed_share(w: WorkloadResult) -> float:
@@ -367,4 +384,6 @@ def _peak(w: WorkloadResult) -> float | None:
 
 
 def _choice(w: WorkloadResult) -> str:
+    if w.split:  # every config, with its share of each size class
+        return " + ".join(f"{label} ({'/'.join(f'{z:.0%}' for z in shares)})" for label, shares in w.split.items())
     return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, api_share=w.api_share, layout=w.layout)

@@ -35,6 +35,8 @@ from optimizer.results.types import (
     PlanResult,
     Purchase,
     ReplicaCount,
+    SizeClassRow,
+    SplitConfig,
     WorkloadResult,
 )
 from optimizer.units import SECONDS_PER_HOUR
@@ -75,8 +77,11 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     # type, or a day type within a contract period on an offer whose committed GPUs change
     hourly_gpus: dict[str, dict[str, list[int]]] = {}
     workload_gh: dict[str, float] = {}
+    config_gh: dict[tuple[str, str], float] = {}  # (workload, config) → GPU-hours of work, for split workloads
     offer_pool_demand: dict[tuple[str, str, str, int], int] = {}
     members: dict[tuple[str, str, str, int], list[tuple[str, float]]] = {}
+    # split workloads: the same GPUs by (workload, config), so each config is charged what it used
+    by_config: dict[tuple[str, str, str, int], list[tuple[tuple[str, str], float]]] = {}
     for w in plan.workloads:
         per: dict[str, list[int]] = {d: [0] * 24 for d in days}
         gh = 0.0
@@ -89,10 +94,14 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                     g = math.ceil(exact - 1e-9)  # a batch job's 20.3 replica-hours keep 21 GPUs busy that hour
                     row[h] = max(row[h], g)
                     gh += seg_days[s] * exact  # …and use 20.3 GPU-hours: the rest of the 21st is idle
+                    if sol.split.get(w.name):
+                        config_gh[(w.name, c.key)] = config_gh.get((w.name, c.key), 0.0) + seg_days[s] * exact
                     if g and c.offer:
                         k = (c.offer, c.pool, s, h)
                         offer_pool_demand[k] = offer_pool_demand.get(k, 0) + g
                         members.setdefault(k, []).append((w.name, exact))
+                        if sol.split.get(w.name):
+                            by_config.setdefault(k, []).append(((w.name, c.key), exact))
             for d in days:
                 per[d] = [a + b for a, b in zip(per[d], one[d])]
         hourly_gpus[w.name] = per
@@ -167,6 +176,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     hourly: list[HourlySupply] = []
     alloc: dict[str, dict[tuple[str, str], float]] = {}
     by_day: dict[str, dict[tuple[str, str, str], float]] = {}  # workload → (offer, tier, day type) → GPU-hours
+    alloc_config: dict = {}  # (workload, config) → as alloc, for split workloads
+    by_day_config: dict = {}
     keys = sorted(set(offer_pool_demand) | set(sol.on_demand_nodes) | set(sol.spot_nodes))
     committed_used: dict[tuple[str, int | None], float] = {}
     serving = {o: 0.0 for o in own_terms}  # offer → serving energy over the horizon
@@ -206,6 +217,10 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         _allocate(alloc, members.get((o, p, d, h), []), dem, com, res, od, sp,
                   solved.offers[o].spot_interruption, seg_days[d], o,
                   own_terms[o].serving_energy(h) if o in own_terms else 0.0, by_day, dtype)
+        if (o, p, d, h) in by_config:
+            _allocate(alloc_config, by_config[(o, p, d, h)], dem, com, res, od, sp,
+                      solved.offers[o].spot_interruption, seg_days[d], o,
+                      own_terms[o].serving_energy(h) if o in own_terms else 0.0, by_day_config, dtype)
 
     for o, t in own_terms.items():
         if t.kind == "owned":  # idle energy, space and support of the servers owned, for the days they serve
@@ -223,24 +238,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         c = chosen[w.name]
         api_cost, api_share, api_rates = _api(solved, w, c, days)
         cost_by_tier["api"] += api_cost
-        used = alloc.get(w.name, {})
-        tiers = {t: sum(gh * rates.get((o, t), 0.0) for (o, tt), gh in used.items() if tt == t and o not in own_terms)
-                 for t in ("reserved", "on_demand", "spot")}
-        gh_tiers = dict.fromkeys(("reserved", "on_demand", "spot", "committed")
-                                 + (("buy", "owned") if own_terms else ()), 0.0)
-        for (o, tt), gh in used.items():
-            t = _gh_tier(o, tt, own_terms)
-            if t is not None:
-                gh_tiers[t] += gh
-        gh_days: dict[str, dict[str, float]] = {}  # the same GPU-hours by the day type they were used on
-        for (o, tt, dt), gh in sorted(by_day.get(w.name, {}).items()):
-            t = _gh_tier(o, tt, own_terms)
-            if t is not None and gh:
-                gh_days.setdefault(t, {})[dt] = gh_days.get(t, {}).get(dt, 0.0) + gh
-        for t in ("on_demand", "spot"):
-            tiers[t] += sum(gh * rates.get((o, t), 0.0) for (o, tt), gh in used.items() if tt == t and o in own_terms)
-        if own_terms:
-            tiers.update(own.workload_costs(used, rates, own_terms))
+        tiers, gh_tiers, gh_days = _charged(alloc.get(w.name, {}), by_day.get(w.name, {}), rates, own_terms)
         for t, v in tiers.items():
             allocated[t] = allocated.get(t, 0.0) + v
         cost = sum(tiers.values()) + api_cost
@@ -251,6 +249,9 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             team=w.team,
             cost_center=w.cost_center, peak_derivation=peak_derivation(plan, w),
             tenants=_shares(w.tenants)))
+        if sol.split.get(w.name):
+            results[-1] = _with_split_configs(solved, w, c, results[-1], alloc_config, by_day_config, rates,
+                                              own_terms, config_gh)
     idle_by_tier = {t: max(0.0, cost_by_tier[t] - allocated[t]) for t in allocated}
 
     total = sum(cost_by_tier.values())
@@ -286,11 +287,6 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     if estimate_note:
         notes.append(estimate_note)
     notes += [n for n in cands.notes if n not in notes]  # measured points the memory model contradicts
-    for r in results:  # the HTML page and the workbook show a workload's first config: say where the rest runs
-        if len(r.split) > 1:
-            notes.append(f"workload '{r.name}' splits its traffic by request size among {len(r.split)} configs "
-                         "(share of each size class's requests): " + "; ".join(
-                             f"{label} " + " / ".join(f"{z:.0%}" for z in shares) for label, shares in r.split.items()))
     contracts, new, exp = [], [], []
     if cal is not None:
         notes += cal.notes
@@ -565,6 +561,63 @@ def _workload_result(solved: Solved, w, c: Candidate, gpus_by_day: dict[str, lis
         **_split_fields(solved, w, c, (peak_d, peak_h)))
 
 
+def _charged(used: dict[tuple[str, str], float], days: dict[tuple[str, str, str], float],
+             rates: dict[tuple[str, str], float], own_terms: dict) -> tuple[dict, dict, dict]:
+    """What a workload (or one config of a split one) is charged: cost by tier, GPU-hours by tier, and the same
+    GPU-hours by the day type they were used on, from the GPU-hours _allocate gave it on each (offer, tier)."""
+    tiers = {t: sum(gh * rates.get((o, t), 0.0) for (o, tt), gh in used.items() if tt == t and o not in own_terms)
+             for t in ("reserved", "on_demand", "spot")}
+    gh_tiers = dict.fromkeys(("reserved", "on_demand", "spot", "committed")
+                             + (("buy", "owned") if own_terms else ()), 0.0)
+    for (o, tt), gh in used.items():
+        t = _gh_tier(o, tt, own_terms)
+        if t is not None:
+            gh_tiers[t] += gh
+    gh_days: dict[str, dict[str, float]] = {}  # the same GPU-hours by the day type they were used on
+    for (o, tt, dt), gh in sorted(days.items()):
+        t = _gh_tier(o, tt, own_terms)
+        if t is not None and gh:
+            gh_days.setdefault(t, {})[dt] = gh_days.get(t, {}).get(dt, 0.0) + gh
+    for t in ("on_demand", "spot"):
+        tiers[t] += sum(gh * rates.get((o, t), 0.0) for (o, tt), gh in used.items() if tt == t and o in own_terms)
+    if own_terms:
+        tiers.update(own.workload_costs(used, rates, own_terms))
+    return tiers, gh_tiers, gh_days
+
+
+def _with_split_configs(solved: Solved, w, c: Candidate, row: WorkloadResult, alloc: dict, by_day: dict,
+                        rates: dict[tuple[str, str], float], own_terms: dict,
+                        config_gh: dict[tuple[str, str], float]) -> WorkloadResult:
+    """A split workload's row with its request-size classes and, for each config that serves, where it runs,
+    its replicas at the workload's peak, and the GPU-hours and cost charged to it."""
+    configs: dict[str, SplitConfig] = {}
+    for x in _serving(solved, w.name, c):
+        tiers, gh_tiers, gh_days = _charged(alloc.get((w.name, x.key), {}), by_day.get((w.name, x.key), {}),
+                                            rates, own_terms)
+        reps = _config_replicas(solved, x, row.peak_day_type, row.peak_hour)
+        configs[x.label] = SplitConfig(
+            key=x.key, offer=x.offer, accelerator=x.accelerator, precision=x.precision, tp=x.tp,
+            gpus_per_replica=x.gpu_fraction, replicas=ReplicaCount(*reps, sum(reps)),
+            gpu_hours=config_gh.get((w.name, x.key), 0.0), cost=sum(tiers.values()), cost_by_tier=tiers,
+            gpu_hours_by_tier=gh_tiers, gpu_hours_by_day_type=gh_days)
+    classes = [SizeClassRow(k.share, k.input, k.output) for k in w.tokens.classes()] if w.tokens else []
+    if classes and _by_whole(solved, w):  # split: any — one class, the whole demand at the mix's means
+        classes = [SizeClassRow(1.0, sum(k.share * k.input for k in classes), sum(k.share * k.output for k in classes))]
+    return replace(row, split_configs=configs, size_classes=classes)
+
+
+def _by_whole(solved: Solved, w) -> bool:
+    """split: any — the workload's traffic is divided as a whole (one share per config), not by size class."""
+    return w.split_mode(solved.plan.policy) == "any"
+
+
+def _config_replicas(solved: Solved, x: Candidate, d: str, h: int) -> tuple[int, int, int]:
+    """One config's (base, spares, rollout) replicas at a day type's hour (its busiest segment of that day type)."""
+    p = solved.sol.split_replicas.get(x.key, {})
+    return max((p[(s, h)] for s, dd in solved.sol.segments.of_offer(x.offer) if dd == d and (s, h) in p),
+               key=sum, default=(0, 0, 0))
+
+
 def _serving(solved: Solved, workload: str, c: Candidate) -> list[Candidate]:
     """The configs that serve a workload: its chosen one, and with split: by_size every other one that serves."""
     used = solved.sol.split.get(workload)
@@ -584,7 +637,7 @@ def _split_fields(solved: Solved, w, c: Candidate, peak: tuple[str, int]) -> dic
         out["split_gpus_at_peak"][x.label] = max(
             (math.ceil(_gpus(solved.sol.gpus_at(x.key, (s, peak[1]))) - 1e-9)
              for s, d in solved.sol.segments.of_offer(x.offer) if d == peak[0]), default=0)
-        out["split_goodput"][x.label] = list(x.class_goodput or (x.goodput,))
+        out["split_goodput"][x.label] = [x.goodput] if _by_whole(solved, w) else list(x.class_goodput or (x.goodput,))
     return out
 
 
@@ -592,8 +645,7 @@ def _replicas_at(solved: Solved, w, c: Candidate, d: str, h: int) -> rep.Replica
     parts = [solved.sol.split_replicas.get(x.key, {}) for x in _serving(solved, w.name, c)] \
         if solved.sol.split.get(w.name) else []
     if parts:  # a split workload: the replicas of every config that serves, at the day type's busiest segment
-        most = [max((p[(s, h)] for s, dd in solved.sol.segments.of_offer(x.offer) if dd == d and (s, h) in p),
-                    key=sum, default=(0, 0, 0)) for x, p in zip(_serving(solved, w.name, c), parts)]
+        most = [_config_replicas(solved, x, d, h) for x in _serving(solved, w.name, c)]
         base, spares, rollout = (sum(m[i] for m in most) for i in range(3))
         return rep.Replicas(base, spares, rollout, base + spares + rollout)
     if c.kind == "api":

@@ -40,6 +40,7 @@ from optimizer.results.types import (
     HourlySupply,
     OwnResult,
     PlanResult,
+    SplitConfig,
     WorkloadResult,
 )
 from optimizer.vocab import TIERS
@@ -200,6 +201,18 @@ def _workload(w: WorkloadResult) -> dict[str, Any]:
         **({"split": {k: [_r(v, 9) for v in row] for k, row in w.split.items()},
             "split_gpus_at_peak": dict(w.split_gpus_at_peak),
             "split_goodput": {k: [_r(v, 3) for v in row] for k, row in w.split_goodput.items()}} if w.split else {}),
+        **({"size_classes": [_rounded(asdict(k)) for k in w.size_classes]} if w.size_classes else {}),
+        **({"split_configs": {k: _split_config(x) for k, x in w.split_configs.items()}} if w.split_configs else {}),
+    }
+
+
+def _split_config(x: SplitConfig) -> dict[str, Any]:
+    return {"key": x.key, "offer": x.offer, "accelerator": x.accelerator, "precision": x.precision, "tp": x.tp,
+            "gpus_per_replica": _r(x.gpus_per_replica), "replicas": asdict(x.replicas), "gpu_hours": _r(x.gpu_hours),
+            "cost": _r(x.cost), "cost_by_tier": {k: _r(v) for k, v in x.cost_by_tier.items()},
+            "gpu_hours_by_tier": {k: _r(v) for k, v in x.gpu_hours_by_tier.items()},
+            "gpu_hours_by_day_type": {t: {d: _r(v) for d, v in days.items()}
+                                      for t, days in x.gpu_hours_by_day_type.items()},
     }
 
 

@@ -59,6 +59,41 @@ class ReplicaCount:
 
 
 @dataclass(frozen=True)
+class SizeClassRow:
+    """One request-size class of a workload's tokens.mix."""
+
+    share: float
+    """Its share of the workload's requests."""
+    input: float
+    """Mean input tokens per request."""
+    output: float
+    """Mean output tokens per request."""
+
+
+@dataclass(frozen=True)
+class SplitConfig:
+    """One config of a workload whose traffic is split among several: where it runs and what it used."""
+
+    key: str
+    """The config's id in the program."""
+    offer: str | None
+    accelerator: str | None
+    precision: str | None
+    tp: int
+    gpus_per_replica: float
+    replicas: ReplicaCount
+    """Its replicas at the workload's busiest hour."""
+    gpu_hours: float
+    """GPU-hours of work over the horizon."""
+    cost: Cost
+    """Its GPU-hours at the rate of the tier each used (the workload's cost is the sum over its configs)."""
+    cost_by_tier: dict[str, float] = field(default_factory=dict)
+    gpu_hours_by_tier: dict[str, float] = field(default_factory=dict)
+    gpu_hours_by_day_type: dict[str, dict[str, float]] = field(default_factory=dict)
+    """The same GPU-hours by tier and day type (the workbook scales each by its days)."""
+
+
+@dataclass(frozen=True)
 class WorkloadResult:
     name: str
     pool: str
@@ -139,6 +174,12 @@ class WorkloadResult:
     """split: by_size — each of those configs' GPUs at the workload's busiest hour."""
     split_goodput: dict[str, list[float]] = field(default_factory=dict)
     """split: by_size — each of those configs' goodput (output tokens/s a replica) at each class's sizes."""
+    size_classes: list[SizeClassRow] = field(default_factory=list)
+    """split: by_size — the tokens.mix's request-size classes (share of requests, mean input and output tokens),
+    in the order `split` lists each config's shares. Empty: one config (or a result written before)."""
+    split_configs: dict[str, SplitConfig] = field(default_factory=dict)
+    """split: by_size — each config that serves part of the traffic (its label, as in `split`): where it runs,
+    the GPU-hours it used by tier and its cost; they add up to the workload's."""
 
 
 @dataclass(frozen=True)

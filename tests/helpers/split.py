@@ -125,3 +125,21 @@ def single_config_cost(plan: dict) -> float:
     demand = [w["demand"]["peak_output_tokens_per_s"] * p for p in w["demand"]["profile"]]
     return min(_offer_cost(plan, o, sum(s / g[(o["accelerator"], c["input"], c["output"])]
                                         for s, c in zip(sigma, mix)), demand) for o in plan["offers"])
+
+
+def whole_traffic_view(plan: dict) -> dict:
+    """The plan as split: any sees it: one class (the whole demand at the mix's mean sizes), each accelerator's
+    goodput over the mix the harmonic mean of its classes', weighted by their output tokens (brute_force_split
+    of this view is split: any's optimum)."""
+    w = plan["workloads"][0]
+    mix = w["tokens"]["mix"]
+    mean_in = sum(c["share"] * c["input"] for c in mix)
+    mean_out = sum(c["share"] * c["output"] for c in mix)
+    sigma = [c["share"] * c["output"] / mean_out for c in mix]
+    g = {(m["accelerator"], m["input"], m["output"]): m["goodput_output_tokens_per_s"] for m in w["measured"]}
+    accs = dict.fromkeys(m["accelerator"] for m in w["measured"])
+    mean = {a: 1.0 / sum(s / g[(a, c["input"], c["output"])] for s, c in zip(sigma, mix)) for a in accs}
+    one = {**w, "tokens": {"mix": [{"share": 1.0, "input": mean_in, "output": mean_out}]},
+           "measured": [{"accelerator": a, "precision": "bf16", "tp": 1, "input": mean_in, "output": mean_out,
+                         "goodput_output_tokens_per_s": mean[a]} for a in accs]}
+    return {**plan, "workloads": [one]}

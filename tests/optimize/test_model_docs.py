@@ -133,8 +133,9 @@ def _tie_break_rows(prog: Program) -> dict[str, list[str]]:
     return out
 
 
-def _split_program() -> Program:
-    """Mélange's example as one workload with split: by_size, spares and rollout (every split row)."""
+def _split_program(baseline: bool = False) -> Program:
+    """Mélange's example as one workload with split: by_size, spares and rollout (every split row); with
+    `baseline`, its two configs as a last plan's (baseline_split) and held on them (fixed_choice)."""
     import json
     import tempfile
 
@@ -147,7 +148,15 @@ def _split_program() -> Program:
         path.write_text(json.dumps(plan), encoding="utf-8")
         loaded = as_solved(load_plan(path))
     cands = build_candidates(loaded)
-    return build_model(loaded, cands, _segments(loaded, cands))  # type: ignore[arg-type]
+    if not baseline:
+        return build_model(loaded, cands, _segments(loaded, cands))  # type: ignore[arg-type]
+    from optimizer.candidates.overflow import split_key
+
+    keys = split_key(c.key for c in cands.by_workload["chat"][:2])
+    prog = build_model(loaded, cands, _segments(loaded, cands),  # type: ignore[arg-type]
+                       baseline={"chat": (keys, 100.0)})
+    prog.fix_choice("chat", keys)
+    return prog
 
 
 def _low_q4() -> Program:
@@ -179,6 +188,7 @@ def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
         "q1-forecast, cvar": _program("q1-forecast", risk="cvar"),
         "q4, commitments at the low end of a band": _low_q4(),
         "a tokens.mix split by size": _split_program(),
+        "a tokens.mix split by size, with a baseline": _split_program(baseline=True),
     }
     for where, prog in builds.items():
         add_cuts(prog)
@@ -195,6 +205,9 @@ def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
     seen |= set(rows)
     tie = _tie_break_rows(q4)
     _check_rows(tie, "q4's tie-break program")
+    seen |= set(tie)
+    tie = _tie_break_rows(builds["q1-forecast, worst"])  # a scenario plan's: each segment keeps its cost
+    _check_rows(tie, "q1-forecast's tie-break program")
     seen |= set(tie)
     # `sole_tenant` needs a config alone at its offer that no plan there serves: the solve's pricing decides it
     unbuilt = {f.name for f in families.FAMILIES} - seen - {"sole_tenant"}

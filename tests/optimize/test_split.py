@@ -140,8 +140,8 @@ def test_mix_shares_must_add_up_to_one(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("change, said", [
-    ({"split": "any"}, "split: any is not planned yet"),
     ({"api": {"usd_per_m_input": 1, "usd_per_m_output": 2, "max_share": 0.1}}, "API overflow"),
+    ({"split": "any", "api": {"usd_per_m_input": 1, "usd_per_m_output": 2, "max_share": 0.1}}, "API overflow"),
 ])
 def test_split_refuses_what_it_does_not_plan(change: dict, said: str, tmp_path: Path) -> None:
     plan = copy.deepcopy(melange_plan(5))

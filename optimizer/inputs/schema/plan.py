@@ -310,8 +310,10 @@ class Policy(Strict):
     """The default of every workload's split: none — one config serves the whole workload (its goodput over a
     tokens.mix is the harmonic mean of its classes', weighted by their output tokens); by_size — each request-size
     class's traffic may be divided among the workload's configs in shares fixed over the horizon (a router's
-    weights), each config sized on the sum of the loads sent to it (Griggs et al. 2024, Mélange); any — not
-    planned yet (a plan error)."""
+    weights), each config sized on the sum of the loads sent to it (Griggs et al. 2024, Mélange); any — the whole
+    traffic divided among configs in one share each, whatever the request's size (a router blind to sizes: across
+    providers or regions, when caps bind), each config sized on its share of every hour at its goodput over the
+    mix."""
     size_commitments_at: Literal["estimate", "low"] = Field(default="estimate", examples=["low"])
     """How many GPUs reservations and purchases are sized for: estimate — the estimate's need; low — the
     fewest GPUs the estimate's error band allows (goodput at the band's high end: estimate ÷ (1 + error_p10)),

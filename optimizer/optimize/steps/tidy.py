@@ -54,10 +54,11 @@ def break_ties(prog: Program, info: SolveInfo, policy: SolvePolicy = DEFAULT_POL
     takes longer than the pass's time (SolveInfo.overhead_s, on very large plans) is not tidied, nor one
     its solver would run far past the pass's time on (solver.large_for: CBC, which has no node limit, on a
     program that large runs many times the pass's few seconds).
-    Scenario plans keep theirs (each scenario's cost is a reported number; an equal measure is not an
-    equal plan). True when the schedule changed."""
-    if info.objective is None or not prog.batch_replicas or scenario_days(prog.plan) is not None:
-        return info, False  # nothing can move (no batch work), or a scenario plan
+    In scenario plans each segment (a scenario's day type, and month) also keeps its own cost
+    (tie_break_segment): each scenario's cost is a reported number, and an equal measure is not an equal plan.
+    True when the schedule changed."""
+    if info.objective is None or not prog.batch_replicas:
+        return info, False  # nothing can move (no batch work)
     budget = max(policy.tie_break_min_s, policy.tie_break_share * info.seconds)
     if info.overhead_s > budget:
         return info, False  # handing the program to the solver alone would take longer than the pass may
