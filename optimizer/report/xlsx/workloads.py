@@ -118,7 +118,8 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     r += 1
     idle_v = sum(refs.tier_cost.values()) + (refs.api_total[1] if refs.api_total else 0.0) - total_cost
     sh.text(r, 0, "Not used by any workload")
-    computed = None if result.own is not None else _idle_formula(result, refs, first, last)
+    rows = [(first, last)] + [(b.config_rows[0], b.config_rows[-1]) for b in blocks.values()]  # split: its configs
+    computed = None if result.own is not None else _idle_formula(result, refs, rows)
     if computed is not None:  # tier by tier at each offer: GPU-hours bought − used, at the rate paid
         sh.calc(r, C["cost"], computed[0], computed[1], num="money0")
         idle_v = computed[1]
@@ -172,11 +173,16 @@ def write_workloads(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     ws.repeat_columns(0, 0)
 
 
-def _idle_formula(result: PlanResult, refs: Refs, first: int, last: int) -> tuple[str, float] | None:
+def _idle_formula(result: PlanResult, refs: Refs, rows: list[tuple[int, int]]) -> tuple[str, float] | None:
     """What no workload used, computed: at each offer and rented tier, (GPU-hours bought on Purchases − the
     workloads' GPU-hours on it) × what the tier costs per GPU-hour bought (reservations of an offer pooled, as
-    their rate is). None when there is nothing bought to compute from."""
-    P, W = refs.purchases, rng("Workloads", first, last, C["offer"])
+    their rate is). `rows`: the row ranges that use GPU-hours — the workloads', and each split workload's
+    config rows (its own row says "N configs"). None when there is nothing bought to compute from."""
+    P = refs.purchases
+    used_by: dict[str, list] = {}  # offer → what uses GPU-hours there: a workload, or a split workload's config
+    for w in result.workloads:
+        for x in (w.split_configs.values() if w.split and w.split_configs else (w,) if w.offer else ()):
+            used_by.setdefault(x.offer, []).append(x)
     parts, value = [], 0.0
     groups = (("gh_res", RESERVED_TIERS), ("gh_od", ("on-demand",)), ("gh_spot", ("spot",)))
     for o in sorted({p["offer"] for p in refs.purchase_rows}):
@@ -186,12 +192,13 @@ def _idle_formula(result: PlanResult, refs: Refs, first: int, last: int) -> tupl
                 continue
             cost_f = "+".join(f'SUMIFS({P["cost"]},{P["offer"]},"{o}",{P["tier"]},"{t}")' for t in tiers)
             held_f = "+".join(f'SUMIFS({P["gpu_hours"]},{P["offer"]},"{o}",{P["tier"]},"{t}")' for t in tiers)
-            used_f = f'SUMIFS({rng("Workloads", first, last, C[col])},{W},"{o}")'
-            parts.append(f"IF(({held_f})=0,0,(({held_f})-{used_f})*({cost_f})/({held_f}))")
+            used_f = "+".join(f'SUMIFS({rng("Workloads", a, b, C[col])},{rng("Workloads", a, b, C["offer"])},"{o}")'
+                              for a, b in rows)
+            parts.append(f"IF(({held_f})=0,0,(({held_f})-({used_f}))*({cost_f})/({held_f}))")
             held = sum(p["gh_value"] for p in mine)
             cost = sum(p["cost_value"] for p in mine)
             tier = {"gh_res": "reserved", "gh_od": "on_demand", "gh_spot": "spot"}[col]
-            used = sum(w.gpu_hours_by_tier.get(tier, 0.0) for w in result.workloads if w.offer == o)
+            used = sum(x.gpu_hours_by_tier.get(tier, 0.0) for x in used_by.get(o, []))
             value += (held - used) * cost / held if held else 0.0
     if not parts:
         return None
