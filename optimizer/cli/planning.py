@@ -46,7 +46,11 @@ def solve(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, nothing else.")] = False,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
     time_limit: Annotated[Optional[float], typer.Option(
-        "--time-limit", help="Seconds for the solve; overrides policy.time_limit_s.")] = None,
+        "--time-limit", help="Safety cap in seconds (the solve stops on work); overrides policy.time_limit_s.")] = None,
+    work_limit: Annotated[Optional[float], typer.Option(
+        "--work-limit", metavar="FACTOR",
+        help="Times policy.work_limit (nodes and simplex iterations: the same decision on any machine); "
+             "e.g. 4 to search longer.")] = None,
     baseline: Annotated[Optional[Path], typer.Option(
         "--baseline", metavar="LAST_RESULT.json",
         help="Last plan's result: keep each workload's choice unless moving saves more than policy.change_threshold.")] = None,
@@ -69,7 +73,7 @@ def solve(
         from optimizer.report.files import report_paths
         from optimizer.results.jsonio import dumps, warnings_of
 
-        opts = solve_options(solver, time_limit, alternatives=alternatives,
+        opts = solve_options(solver, time_limit, work_limit=work_limit, alternatives=alternatives,
                              progress=None if quiet or as_json or not err.is_terminal else _SolveProgress())
         try:
             check_writable(report_paths(outdir, slug(plan)), "--outdir")  # before the solve, not after it
