@@ -101,9 +101,11 @@ def solve(
             err.print(f"[yellow]warning:[/yellow] {escape(note)}" if note in warned else f"[dim]note:[/dim] {escape(note)}")
         gap, target = result.solver.gap, result.policy.get("mip_gap")
         if not as_json and gap is not None and target is not None and gap > float(target) + 1e-12:
-            err.print(f"[yellow]note:[/yellow] the time limit stopped the search at a proven {gap:.2%} gap (target "
-                      f"{float(target):.2%}): a cheaper plan may exist — raise --time-limit (now "
-                      f"{time_limit or result.policy.get('time_limit_s')} s) or policy.time_limit_s")
+            capped = any(w.stopped_by == "safety cap" for w in result.solver.work) or not result.solver.work
+            raise_it = (f"raise --time-limit (now {time_limit or result.policy.get('time_limit_s')} s) or "
+                        "policy.time_limit_s" if capped else "raise --work-limit (e.g. 4) or policy.work_limit")
+            err.print(f"[yellow]note:[/yellow] the {'time limit' if capped else 'work limit'} stopped the search at a "
+                      f"proven {gap:.2%} gap (target {float(target):.2%}): a cheaper plan may exist — {raise_it}")
         return 0
 
     run(body, debug)

@@ -361,7 +361,8 @@ def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_
         return "optimal", gap, obj, bound, ran, (*done[:2], "gap" if gap else "optimal")
     if has_solution and not relax:
         return "feasible", _clean_gap(gap, obj, bound), obj, bound, ran, done
-    return "error", None, None, None, ran, (*done[:2], "error")
+    return "error", None, None, None, ran, (done if done[2] in ("safety cap", "iterations", "nodes") else
+                                            (*done[:2], "error"))
 
 
 def _highs_stop(status, at_node_limit: bool) -> StopReason:
@@ -421,8 +422,12 @@ def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_li
     iterations = _parse_float(r"Total iterations:\s*([0-9]+)", text) or _parse_float(r"- ([0-9]+) iterations", text)
     nodes = _parse_float(r"Enumerated nodes:\s*([0-9]+)", text)
     counts = (None if iterations is None else int(iterations), None if nodes is None else int(nodes))
-    found = re.search(r"Stopped on (time|iterations|nodes|solutions)", text)
-    stop = None if found is None else "safety cap" if found.group(1) == "time" else found.group(1)
+    # CBC's log: "Stopped on time limit", "... node limit" (also a relaxation's iteration limit), "... iterations",
+    # "... solutions"
+    found = re.search(r"Stopped on (time|iteration|node|solution)", text)
+    stop: StopReason | None = None if found is None else {  # type: ignore[assignment]
+        "time": "safety cap", "iteration": "iterations", "node": "iterations" if relax else "nodes",
+        "solution": "solutions"}[found.group(1)]
     status = pulp.LpStatus.get(prob.status, "Undefined")
     if status == "Infeasible":
         return "infeasible", None, None, None, ran, (*counts, "infeasible")
@@ -430,6 +435,8 @@ def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_li
         if status == "Not Solved" or prob.sol_status not in (1, 2):
             return "error", None, None, None, ran, (*counts, stop or "error")  # type: ignore[misc]
     obj = pulp.value(prob.objective)
+    if relax and stop is not None:  # a relaxation cut short is no bound (PuLP reads it as optimal)
+        return "error", None, None, None, ran, (*counts, stop)
     if relax:
         return "optimal", 0.0, obj, obj, ran, (*counts, "optimal")
     stopped = prob.sol_status == 2 or stop is not None

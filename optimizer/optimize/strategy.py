@@ -191,9 +191,10 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
         gap = _gap(incumbent, best_bound)
         status = "optimal" if gap is not None and gap <= policy.mip_gap + 1e-12 else "feasible"
         return prog.solution(), run.info(status, gap, incumbent, best_bound, handover)
-    raise SolverError(f"{run.solver} found no feasible plan within the work limit ({policy.work.nodes:,} nodes) "
-                      f"and the safety cap ({policy.safety_cap_s:g} s, {time.perf_counter() - started:.1f} s "
-                      "used); raise policy.work_limit or --work-limit, or policy.time_limit_s or --time-limit")
+    raise SolverError(f"{run.solver} stopped without a feasible plan within the work limit ({policy.work.nodes:,} "
+                      f"nodes) and the safety cap (time limit {policy.safety_cap_s:g} s; "
+                      f"{time.perf_counter() - started:.1f} s used); raise policy.time_limit_s or --time-limit, or "
+                      "policy.work_limit or --work-limit")
 
 
 def _settled_configs(prog: Program, fix: dict[str, str]) -> bool:
