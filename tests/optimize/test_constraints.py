@@ -23,6 +23,7 @@ from optimizer.pipeline import SolveOptions, solve_plan
 
 from tests.helpers.paths import ROOT
 from tests.helpers.small_plans import PEAKY, api, batch, interactive, offer, plan, write
+from tests.helpers.solving import NO_TIME_LIMIT
 from tests.helpers.steps import patch_steps
 
 
