@@ -14,6 +14,7 @@ the plan's time limit). A script, not a test: the seconds depend on the machine 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -61,7 +62,7 @@ def main() -> None:
         ranked = ranked_alternatives(loaded.plan, prog.offers, cands.by_workload, chosen)
         t = time.perf_counter()
         out = strategy.price_alternatives(prog, chosen, ranked, args.alternatives, held.objective, solver, gap,
-                                          args.budget)
+                                          dataclasses.replace(strategy.POLICY, safety_cap_s=args.budget))
         pricing_s = time.perf_counter() - t
         hows = [f.how for f in out.values()]
         proven = strategy._gap(held.objective, held.bound)

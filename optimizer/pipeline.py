@@ -79,11 +79,16 @@ def solve_plan(plan: LoadedPlan | Path | str, options: SolveOptions = SolveOptio
 
 
 def _as_run(result: PlanResult, loaded: LoadedPlan, options: SolveOptions) -> PlanResult:
-    """The result's policy with the time limit and gap target the solve ran with: --time-limit overrides the
-    plan's, and the reports state the limit the solve had, not the plan's."""
+    """The result's policy with the time limit, work limit and gap target the solve ran with: --time-limit and
+    --work-limit override the plan's, and the reports state the limits the solve had, not the plan's."""
     _solver, limit, gap = settings(loaded, options)
     if result.policy.get("time_limit_s") != limit or result.policy.get("mip_gap") != gap:
         result = replace(result, policy={**result.policy, "time_limit_s": limit, "mip_gap": gap})
+    if options.work_limit is not None and isinstance(result.policy.get("work_limit"), dict):
+        work = loaded.plan.policy.work_limit.model_copy(update={
+            "nodes": max(1, round(loaded.plan.policy.work_limit.nodes * options.work_limit)),
+            "lp_iterations": max(1, round(loaded.plan.policy.work_limit.lp_iterations * options.work_limit))})
+        result = replace(result, policy={**result.policy, "work_limit": work.model_dump()})
     return decision.marked(result)  # provisional by the gap the solve ran to, whichever plan it returned
 
 

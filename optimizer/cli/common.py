@@ -207,9 +207,17 @@ def write_reports(result, outdir: Path, name: str, json_text: str | None) -> lis
 
 
 def solve_options(solver: "SolverName | None", time_limit: float | None, **extra):
-    """SolveOptions from the command line's --solver and --time-limit (PlanError, exit 2, for a limit ≤ 0)."""
+    """SolveOptions from the command line's --solver, --time-limit and --work-limit (PlanError, exit 2, for a
+    limit ≤ 0)."""
     from optimizer.pipeline import SolveOptions
 
+    problems = []
     if time_limit is not None and not 0 < time_limit < math.inf:  # nan too: the solver would stop at once
-        raise PlanError(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
+        problems.append(Problem("--time-limit must be > 0", "give seconds, e.g. --time-limit 60"))
+    factor = extra.get("work_limit")
+    if factor is not None and not 0 < factor <= 1000:
+        problems.append(Problem("--work-limit must be > 0 and at most 1000",
+                                "give a factor of policy.work_limit, e.g. --work-limit 4"))
+    if problems:
+        raise PlanError(problems)
     return SolveOptions(solver=solver.value if solver else None, time_limit_s=time_limit, **extra)

@@ -47,7 +47,11 @@ def solve(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, nothing else.")] = False,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
     time_limit: Annotated[Optional[float], typer.Option(
-        "--time-limit", help="Seconds for the solve; overrides policy.time_limit_s.")] = None,
+        "--time-limit", help="Safety cap in seconds (the solve stops on work); overrides policy.time_limit_s.")] = None,
+    work_limit: Annotated[Optional[float], typer.Option(
+        "--work-limit", metavar="FACTOR",
+        help="Times policy.work_limit (nodes and simplex iterations: the same decision on any machine); "
+             "e.g. 4 to search longer.")] = None,
     baseline: Annotated[Optional[Path], typer.Option(
         "--baseline", metavar="LAST_RESULT.json",
         help="Last plan's result: keep each workload's choice unless moving saves more than policy.change_threshold.")] = None,
@@ -70,7 +74,7 @@ def solve(
         from optimizer.report.files import report_paths
         from optimizer.results.jsonio import dumps, warnings_of
 
-        opts = solve_options(solver, time_limit, alternatives=alternatives,
+        opts = solve_options(solver, time_limit, work_limit=work_limit, alternatives=alternatives,
                              progress=None if quiet or as_json or not err.is_terminal else _SolveProgress())
         try:
             check_writable(report_paths(outdir, slug(plan)), "--outdir")  # before the solve, not after it
@@ -98,9 +102,11 @@ def solve(
             err.print(f"[yellow]warning:[/yellow] {escape(note)}" if note in warned else f"[dim]note:[/dim] {escape(note)}")
         gap, target = result.solver.gap, result.policy.get("mip_gap")
         if not as_json and gap is not None and target is not None and gap > float(target) + 1e-12:
-            err.print(f"[yellow]note:[/yellow] the time limit stopped the search at a proven {gap:.2%} gap (target "
-                      f"{float(target):.2%}): a cheaper plan may exist — raise --time-limit (now "
-                      f"{time_limit or result.policy.get('time_limit_s')} s) or policy.time_limit_s")
+            capped = any(w.stopped_by == "safety cap" for w in result.solver.work) or not result.solver.work
+            raise_it = (f"raise --time-limit (now {time_limit or result.policy.get('time_limit_s')} s) or "
+                        "policy.time_limit_s" if capped else "raise --work-limit (e.g. 4) or policy.work_limit")
+            err.print(f"[yellow]note:[/yellow] the {'time limit' if capped else 'work limit'} stopped the search at a "
+                      f"proven {gap:.2%} gap (target {float(target):.2%}): a cheaper plan may exist — {raise_it}")
         return 0
 
     run(body, debug)

@@ -30,6 +30,7 @@ from optimizer.optimize.strategy import (
     _solve,
     _solve_settled,
     settings,
+    solve_policy,
     break_ties,
 )
 
@@ -107,19 +108,17 @@ def solve_and_force(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptio
         plan_cands = plan_cands or cands
         segments = _segments(loaded, plan_cands)
         sole_tenants = _sole_tenant_costs(loaded, plan_cands, segments, solver, strategy.POLICY)
-        t_build = time.perf_counter()
         prog = build_model(loaded, plan_cands, segments, cuts=False,
                            sole_tenant=sole_tenants.costs if sole_tenants else None)
-        build_s = time.perf_counter() - t_build
-        plan_limit = limit / 2 if count else limit
-        settled = _solve_settled(prog, sole_tenants, loaded, plan_cands, segments, options, solver, plan_limit,
-                                 gap_target, started, None, on_relaxed=speculate, build_s=build_s)
+        # the plan's own solve: its work limit, within half the time (all of it with nothing to force)
+        policy = replace(solve_policy(loaded, options, strategy.POLICY), safety_cap_s=limit / 2 if count else limit)
+        settled = _solve_settled(prog, sole_tenants, loaded, plan_cands, segments, options, policy, started, None,
+                                 on_relaxed=speculate)
         if settled is None:  # as solve_candidates: the program as it was
             prog = build_model(loaded, plan_cands, segments, cuts=False)
-            settled = (prog, *_solve(prog, loaded, plan_cands, segments, options, solver, plan_limit, gap_target,
-                                     started))
+            settled = (prog, *_solve(prog, loaded, plan_cands, segments, options, policy, started))
         prog, sol, info = settled
-        info, tidied = break_ties(prog, info, strategy.POLICY)
+        info, tidied = break_ties(prog, info, policy, started)
         if tidied:
             sol = prog.solution()
         solver = info.name
@@ -294,7 +293,8 @@ def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solve
         warm, best = prog.values(), quick.objective
     for _ in range(strategy.POLICY.settle_rounds):
         with prog.choices_fixed({workload: variants}):
-            full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=warm)
+            full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=warm,
+                         node_limit=strategy.POLICY.work.step("search")[0])
         if full.status == "infeasible":
             return ForcedSolve(key, None, None, "infeasible", time.perf_counter() - t0)
         found = full.status in ("optimal", "feasible") and full.objective is not None

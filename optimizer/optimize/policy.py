@@ -1,14 +1,25 @@
-"""SolvePolicy: every tuning number of how a plan is solved (strategy.py), in one place, each with why.
+"""SolvePolicy: a solve's budgets and switches — the work limit, the safety cap, the gap, the solver and its
+threads — and every tuning number of how a plan is solved (strategy.py), in one place, each with why.
 
-The steps (strategy.relax, round_plan, search, settle, price) read `strategy.POLICY`; a test or a study that
-wants another policy replaces it (dataclasses.replace) rather than editing a module constant. The measurements
-behind the values are in benchmarks/SOLVER.md and the commit messages, not here.
+The steps (relax, round_plan, search, settle, break_ties, price_alternatives) read the SolvePolicy their Run
+carries: `strategy.POLICY`'s tuning with the plan's policy and the command line's options laid over it
+(steps/run.py's solve_policy). A test or a study that wants another policy replaces strategy.POLICY
+(dataclasses.replace) rather than editing a module constant. The measurements behind the values are in
+benchmarks/SOLVER.md and the commit messages, not here.
+
+Every step stops on work — branch-and-bound nodes and simplex iterations, counts the solver reports the same on
+every machine — never on the clock alone: the wall clock (`safety_cap_s`) only cuts short a solve that runs far
+past what its work should take, and the result then says so (solver.stopped_by "safety cap").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from optimizer.inputs.schema.plan import WorkLimit as StatedWorkLimit
+from optimizer.inputs.schema.plan import WorkShares
 
 NO_RESTART: dict[str, Any] = {"mip_allow_restart": False}
 """HiGHS without restarts: on a program with only its choices whole, each restart presolves and solves the root LP
@@ -20,9 +31,52 @@ BOUND_ONLY: dict[str, Any] = {"mip_heuristic_run_rins": False, "mip_heuristic_ru
 heuristics' sub-MIPs would only look for the plan it was given (mip_heuristic_effort 0 alone leaves them on)."""
 
 
+STEP_SHARES: Mapping[str, float] = MappingProxyType(WorkShares().model_dump())
+"""Each step's share of the work limit (the plan's policy.work_limit.shares, where their defaults say why): the
+most its solver calls may spend, in nodes and in simplex iterations, over the whole solve; a step without one (tidy)
+has the whole."""
+
+
+@dataclass(frozen=True)
+class WorkLimit:
+    """The solve's work budget (plan `policy.work_limit`): nodes and simplex iterations, shared out by step."""
+
+    nodes: int = StatedWorkLimit().nodes
+    """Branch-and-bound nodes, the measure of every integer program's solve (HiGHS mip_max_nodes, CBC maxNodes)."""
+    lp_iterations: int = StatedWorkLimit().lp_iterations
+    """Simplex iterations, the measure of every relaxation's solve (HiGHS simplex_iteration_limit, CBC
+    maxIterations) and of pricing alternatives; HiGHS does not bound an integer program's LP iterations by it."""
+    shares: Mapping[str, float] = field(default_factory=lambda: dict(STEP_SHARES))
+    """Step (relax, round, search, settle, price) → the share of both budgets its calls may spend (STEP_SHARES)."""
+
+    def scaled(self, factor: float) -> "WorkLimit":
+        """Both budgets times `factor` (the command line's --work-limit), each at least 1."""
+        return WorkLimit(max(1, round(self.nodes * factor)), max(1, round(self.lp_iterations * factor)),
+                         dict(self.shares))
+
+    def step(self, name: str) -> tuple[int, int]:
+        """(nodes, simplex iterations) step `name` may spend in all; a step without a share gets the whole."""
+        share = self.shares.get(name, 1.0)
+        return max(1, int(share * self.nodes)), max(1, int(share * self.lp_iterations))
+
+
 @dataclass(frozen=True)
 class SolvePolicy:
-    """How strategy.py spends a solve's time limit; the defaults are planopt's."""
+    """A solve's budgets and switches, and how strategy.py spends them; the defaults are planopt's."""
+
+    # --- budgets and switches: the plan's policy and the command line (steps/run.py solve_policy) -------------
+    solver: str = "highs"
+    """The solver asked for (solver.solve falls back to CBC when HiGHS is missing)."""
+    mip_gap: float = 0.001
+    """A plan proven within this share of the bound ends the solve."""
+    work: WorkLimit = field(default_factory=WorkLimit)
+    """The work limit: what stops every step (WorkLimit)."""
+    safety_cap_s: float = 600.0
+    """Wall-clock seconds after which every solver call still running is cut short (plan policy.time_limit_s,
+    --time-limit): a safety cap far above what the work limit takes, not the stopping rule."""
+    threads: int = 1
+    """Solver threads: with one, HiGHS and CBC walk the same tree in the same order on every machine (with more,
+    HiGHS's parallel parts race)."""
 
     # --- step 1: relax --------------------------------------------------------------------------------------
     cut_rounds: int = 5
@@ -31,18 +85,19 @@ class SolvePolicy:
     cut_round_gain: float = 1e-4
     """A round that lifts the bound by less than this share ends them (alternative optima of the relaxation can
     violate other rows without a higher bound)."""
-    warm_lp_s: float = 1.0
-    """A relaxation this slow starts each cut round from the last round's basis; a quicker one has little to gain
-    and is solved from scratch, where from a basis it could end at another optimal vertex, separate other rows
-    and leave step 3 another (equally exact, but slower or faster) program."""
+    warm_lp_iterations: int = 50_000
+    """A relaxation that took this many simplex iterations starts each cut round from the last round's basis; a
+    smaller one has little to gain and is solved from scratch, where from a basis it could end at another optimal
+    vertex, separate other rows and leave step 3 another (equally exact, but slower or faster) program. A count,
+    not seconds, so the choice is the same on every machine."""
 
     # --- step 2: round --------------------------------------------------------------------------------------
     decided: float = 0.99
     """A relaxation that gives a workload's config less than this share is unsure of it; the configs it gives at
     least this share are held in step 2's last fallback."""
     first_plan_share: float = 0.5
-    """At most this share of the time left for each of the fallback's two solves (a first plan, then its configs
-    held), so the second always has time."""
+    """At most this share of step 2's work left for each of the fallback's two solves (a first plan, then its
+    configs held), so the second always has some."""
     choice_min_rows: int = 5_000
     """Step 2 chooses configs whole (with far_from_bound) only on programs at least this large: on smaller ones
     the choice program and each round cost about what searching the whole program does."""
@@ -50,8 +105,8 @@ class SolvePolicy:
     """Step 2 chooses configs whole when the relaxation's configs, held, give a plan more than this share above
     the bound: such a plan starts a long search far from the optimum."""
     choice_share: float = 0.7
-    """At most this share of the time left for the program with only its choices whole: its bound is the plan's,
-    so it gets most of the time, and the held configs' whole-node solve after it still fits."""
+    """At most this share of step 2's work left for the program with only its choices whole: its bound is the
+    plan's, so it gets most of it, and the held configs' whole-node solve after it still fits."""
     choice_gap: float = 0.1
     """That program is solved to this share of the plan's gap target: the plan costs more than its objective by
     the hours' rounding, not by its own gap, so its bound must be tighter than the target."""
@@ -79,53 +134,33 @@ class SolvePolicy:
     far go in (still a valid program)."""
 
     # --- configs alone at their offer: settle ---------------------------------------------------------------
-    sole_tenant_lp_s: float = 5.0
-    """Time limit of one sole-tenant config's relaxation (it takes milliseconds; one not solved stays in the
-    program as an ordinary config)."""
     settle_rounds: int = 5
     """At most this many re-solves after a plan chose sole-tenant configs whose cost was only a bound."""
+    settle_own_share: float = 0.5
+    """Each chosen sole-tenant config's own solve may spend this share of the settle step's nodes left, so the
+    ones after it and the chosen offers' hours still have some."""
     settle_min_s: float = 5.0
-    """Seconds the program gets at least when it must still find a plan with the time limit run out (no plan in
-    hand), and each chosen offer's own solve in explain's forced re-solves: a plan late beats none."""
-    settle_share: float = 0.1
-    """Of the time limit, the share the search leaves for settling sole-tenant configs, so that the limit bounds
-    the whole solve; kept whether or not one is then chosen, and small, since a plan that chooses none searches
-    that much less."""
-    settle_own_min_s: float = 1.0
-    """Seconds a chosen sole-tenant config's own offer gets at least; one that ends with a plan short of optimal
-    is priced at that plan (an upper bound)."""
-    hours_min_s: float = 1.0
-    """Solver seconds the chosen sole-tenant offers' hours get at least: every choice is held and the solve starts
-    from a plan, so the time is for improving and proving the hours."""
-    hours_build_factor: float = 1.5
-    """The program with every offer and inequality is expected to take this many times as long to build as the
-    one with sole-tenant configs priced apart (settle_budget reserves that much)."""
+    """explain's forced re-solves: the seconds each chosen offer's own solve gets at least (a plan late beats
+    none)."""
 
     # --- after the plan: tie-break -------------------------------------------------------------------------------
     tie_break_node_limit: int = 200
     """Branch-and-bound nodes of the tie-break pass: a node limit, unlike a time limit, gives the same schedule on
     every machine."""
-    tie_break_share: float = 0.1
-    """The tie-break pass takes at most this share of the solve's time (at least tie_break_min_s): tidiness is worth little
-    next to cost."""
-    tie_break_min_s: float = 3.0
-    """The tie-break pass's time limit is a safety net for its node limit; shorter, a busy machine cuts the pass by
-    time and leaves another schedule than an idle one."""
-    tie_break_solver_share: float = 0.7
-    """Of the tie-break budget, at most this share for building and solving; the rest hands the problem to the solver
-    and reads it back."""
+    tie_break_max_columns: int = 150_000
+    """A program of more variables is not tidied: handing it to the solver again costs more than tidiness is worth
+    (the generated 1,000-workload plan, about 392k; the 100-workload one is well below). A count of the program, not
+    its measured hand-over, so the choice is the same on every machine."""
     tie_break_gap: float = 0.01
     """How close to the tidiest schedule the pass must prove it is (tidiness, not cost: the cost is a row)."""
 
     # --- price the alternatives -----------------------------------------------------------------------------
     node_limit: int = 200
     """Branch-and-bound nodes per priced alternative: deterministic, and enough for the small programs left once
-    every choice is fixed (most prove their gap at the root)."""
+    every choice is fixed (most prove their gap at the root). Pricing stops, leaving the rest "not priced", once its
+    calls have spent the price step's share of the simplex iterations (WorkLimit)."""
     seconds_per_alternative: float = 10.0
-    """A safety net on each alternative's node-limited solve, for very large plans."""
-    pricing_budget_s: float = 60.0
-    """At most this long pricing alternatives (and half the plan's time limit, at least 5 s); past it the rest
-    are "not priced": on very large plans which ones depends on the machine's speed."""
+    """explain's forced re-solves: the seconds of each one's quick plan with every other choice kept."""
 
 
 DEFAULT_POLICY = SolvePolicy()

@@ -12,9 +12,9 @@ from typing import Literal
 from optimizer.optimize.calendar import Segments
 
 Status = Literal["optimal", "feasible", "infeasible", "error"]
-StopReason = Literal["optimal", "gap", "time", "nodes", "iterations", "solutions", "infeasible", "error"]
-"""What ended a solver call: a proof (optimal: no gap left; gap: within the gap asked; infeasible), a limit (time,
-nodes, simplex iterations, solutions: the first plan asked for), or an error."""
+StopReason = Literal["optimal", "gap", "safety cap", "nodes", "iterations", "solutions", "infeasible", "error"]
+"""What ended a solver call: a proof (optimal: no gap left; gap: within the gap asked; infeasible), a limit (nodes,
+simplex iterations, solutions: the first plan asked for; "safety cap": the wall clock), or an error."""
 
 OfferPoolHour = tuple[str, str, str, int]
 """(offer, pool, segment, hour)."""
@@ -33,8 +33,8 @@ class StepWork:
     mip_nodes: int
     """Branch-and-bound nodes of every call (HiGHS: mip_node_count; CBC: its log's enumerated nodes)."""
     stopped_by: StopReason
-    """The stop of its calls that says least about the answer (work.STOPS): "time" when any was cut short by the
-    clock."""
+    """The stop of its calls that says least about the answer (work.STOPS): "safety cap" when any was cut short by
+    the wall clock."""
 
 
 @dataclass(frozen=True)

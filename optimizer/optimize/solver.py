@@ -22,7 +22,12 @@ from optimizer.optimize.solution import SolveInfo, Status, StopReason
 
 SOLVERS = ("highs", "cbc")
 THREADS = 1
-"""One thread: repeatable results, and HiGHS fixes its thread count per process anyway."""
+"""One thread (SolvePolicy.threads): with one, HiGHS and CBC walk the same tree in the same order on every machine,
+and HiGHS fixes its thread count per process anyway."""
+DETERMINISTIC: dict[str, Any] = {"parallel": "off", "random_seed": 0, "mip_pool_soft_limit": 10_000}
+"""HiGHS options every call sets, so a call's path depends on its program and limits alone: no parallel simplex or
+parallel tree search, the seed and the solution pool's size at HiGHS 1.16's defaults, stated so a changed default
+cannot change an answer unseen (highspy is pinned in pyproject.toml for the same reason)."""
 
 
 def available_solvers() -> list[str]:
@@ -91,11 +96,15 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
           mip_gap: float = 0.001, msg: bool = False, relax: bool = False,
           warm_start: dict[str, float] | None = None, node_limit: int | None = None,
           progress: Callable[[float, float | None, float | None], None] | None = None,
-          first_plan: bool = False, basis: Basis | None = None, highs: dict[str, Any] | None = None) -> SolveInfo:
+          first_plan: bool = False, basis: Basis | None = None, highs: dict[str, Any] | None = None,
+          iteration_limit: int | None = None, threads: int = THREADS) -> SolveInfo:
     """Solve in place; HiGHS falls back to CBC (with a note) when it is not installed.
 
-    `node_limit` stops HiGHS's branch and bound after that many nodes (a limit that, unlike time,
-    gives the same answer on every machine; CBC takes only the time limit). `progress(seconds, incumbent,
+    `node_limit` stops an integer program's branch and bound after that many nodes (HiGHS mip_max_nodes, CBC
+    maxNodes) and `iteration_limit` a relaxation's simplex after that many iterations (HiGHS
+    simplex_iteration_limit, CBC maxIterations; neither solver bounds an integer program's LP iterations by it):
+    limits that, unlike `time_limit_s`, give the same answer on every machine — the time limit is the safety
+    cap, and a call it stops reports "safety cap" (work.record). `progress(seconds, incumbent,
     bound)` hears HiGHS's branch and bound: each improving plan, and the bound about once a second.
     `first_plan` stops HiGHS at the first feasible plan it finds (CBC runs to its time limit). `highs` are
     further HiGHS options (CBC ignores them).
@@ -122,9 +131,9 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
         t0 = time.perf_counter()
         if solver == "highs":
             out = _solve_highs(prob, limit, mip_gap, msg, relax, warm, node_limit, progress, first_plan,
-                               basis if relax else None, highs)
+                               basis if relax else None, highs, iteration_limit, threads)
         else:
-            out = _solve_cbc(prob, limit, mip_gap, msg, relax, warm)
+            out = _solve_cbc(prob, limit, mip_gap, msg, relax, warm, node_limit, iteration_limit, threads)
         work.record(*out[5])
         return out[:4], max(0.0, time.perf_counter() - t0 - out[4])
 
@@ -306,17 +315,20 @@ Work = tuple[int | None, int | None, StopReason]
 
 
 def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None, progress=None,
-                 first_plan=False, basis: Basis | None = None, options: dict[str, Any] | None = None
+                 first_plan=False, basis: Basis | None = None, options: dict[str, Any] | None = None,
+                 iteration_limit: int | None = None, threads: int = THREADS
                  ) -> tuple[Status, float | None, float | None, float | None, float, Work]:
     """(status, gap, objective, bound, seconds HiGHS itself ran, its work)."""
-    extra: dict = dict(options or {})
-    if node_limit is not None:
+    extra: dict = {**DETERMINISTIC, **(options or {})}
+    if node_limit is not None and not relax:
         extra["mip_max_nodes"] = int(node_limit)
+    if iteration_limit is not None and relax:
+        extra["simplex_iteration_limit"] = int(iteration_limit)
     if first_plan:
         extra["mip_max_improving_sols"] = 1
     if progress is not None and not relax:
         extra.update(_progress_callback(progress))
-    cmd = _WarmHiGHS(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=THREADS, mip=not relax, **extra)
+    cmd = _WarmHiGHS(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=threads, mip=not relax, **extra)
     cmd.warm = warm
     cmd.basis = basis
     with quiet_stdout(msg):
@@ -333,7 +345,7 @@ def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_
     mip = not relax and any(v.cat == pulp.LpInteger for v in cmd.columns)
     nodes = int(info.mip_node_count) if mip else 0
     done = (int(info.simplex_iteration_count), nodes,
-            _highs_stop(model.getModelStatus(), node_limit is not None and nodes >= node_limit))
+            _highs_stop(model.getModelStatus(), node_limit is not None and not relax and nodes >= node_limit))
     # HiGHS is handed the objective without PuLP's constant term (owned servers' fixed costs): add it back
     offset = float(getattr(prob.objective, "constant", 0.0) or 0.0)
     obj = info.objective_function_value + offset
@@ -349,7 +361,8 @@ def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_
         return "optimal", gap, obj, bound, ran, (*done[:2], "gap" if gap else "optimal")
     if has_solution and not relax:
         return "feasible", _clean_gap(gap, obj, bound), obj, bound, ran, done
-    return "error", None, None, None, ran, (*done[:2], "error")
+    return "error", None, None, None, ran, (done if done[2] in ("safety cap", "iterations", "nodes") else
+                                            (*done[:2], "error"))
 
 
 def _highs_stop(status, at_node_limit: bool) -> StopReason:
@@ -363,7 +376,7 @@ def _highs_stop(status, at_node_limit: bool) -> StopReason:
         return "infeasible"
     if status == kinds.kSolutionLimit:  # mip_max_nodes, mip_max_leaves or mip_max_improving_sols
         return "nodes" if at_node_limit else "solutions"
-    limits: dict[Any, StopReason] = {kinds.kTimeLimit: "time", kinds.kIterationLimit: "iterations"}
+    limits: dict[Any, StopReason] = {kinds.kTimeLimit: "safety cap", kinds.kIterationLimit: "iterations"}
     return limits.get(status, "error")
 
 
@@ -383,8 +396,8 @@ def _clean_gap(gap: float | None, obj: float | None, bound: float | None) -> flo
     return max(0.0, gap)
 
 
-def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
-               ) -> tuple[Status, float | None, float | None, float | None, float, Work]:
+def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None, iteration_limit=None,
+               threads: int = THREADS) -> tuple[Status, float | None, float | None, float | None, float, Work]:
     """(status, gap, objective, bound, seconds CBC itself ran: its log's wallclock, its work)."""
     tmp = Path(tempfile.mkdtemp(prefix="planopt-cbc-"))
     log = tmp / "cbc.log"
@@ -393,8 +406,9 @@ def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
             if v.name in warm:
                 v.setInitialValue(warm[v.name])
     try:
-        cmd = _cbc_cmd(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=THREADS, logPath=str(log),
-                       mip=not relax, warmStart=bool(warm), options=_cbc_options(prob, relax, warm))
+        cmd = _cbc_cmd(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=threads, logPath=str(log),
+                       mip=not relax, warmStart=bool(warm), options=_cbc_options(prob, relax, warm, iteration_limit),
+                       maxNodes=None if relax or node_limit is None else int(node_limit))
         cmd.tmpDir = str(tmp)
         with quiet_stdout(msg):
             try:
@@ -408,21 +422,28 @@ def _solve_cbc(prob, time_limit_s, mip_gap, msg, relax=False, warm=None
     iterations = _parse_float(r"Total iterations:\s*([0-9]+)", text) or _parse_float(r"- ([0-9]+) iterations", text)
     nodes = _parse_float(r"Enumerated nodes:\s*([0-9]+)", text)
     counts = (None if iterations is None else int(iterations), None if nodes is None else int(nodes))
-    stop = re.search(r"Stopped on (time|iterations|nodes|solutions)", text)
+    # CBC's log: "Stopped on time limit", "... node limit" (also a relaxation's iteration limit), "... iterations",
+    # "... solutions"
+    found = re.search(r"Stopped on (time|iteration|node|solution)", text)
+    stop: StopReason | None = None if found is None else {  # type: ignore[assignment]
+        "time": "safety cap", "iteration": "iterations", "node": "iterations" if relax else "nodes",
+        "solution": "solutions"}[found.group(1)]
     status = pulp.LpStatus.get(prob.status, "Undefined")
     if status == "Infeasible":
         return "infeasible", None, None, None, ran, (*counts, "infeasible")
     if status not in ("Optimal",):
         if status == "Not Solved" or prob.sol_status not in (1, 2):
-            return "error", None, None, None, ran, (*counts, stop.group(1) if stop else "error")  # type: ignore[misc]
+            return "error", None, None, None, ran, (*counts, stop or "error")  # type: ignore[misc]
     obj = pulp.value(prob.objective)
+    if relax and stop is not None:  # a relaxation cut short is no bound (PuLP reads it as optimal)
+        return "error", None, None, None, ran, (*counts, stop)
     if relax:
         return "optimal", 0.0, obj, obj, ran, (*counts, "optimal")
-    stopped = prob.sol_status == 2 or "Stopped on time" in text or "Stopped on iterations" in text
+    stopped = prob.sol_status == 2 or stop is not None
     bound = _parse_float(r"Lower bound:\s*([-0-9.eE+]+)", text)
     if stopped:
         gap = _clean_gap(None, obj, bound) if bound is not None else None
-        return "feasible", gap, obj, bound, ran, (*counts, stop.group(1) if stop else "time")  # type: ignore[misc]
+        return "feasible", gap, obj, bound, ran, (*counts, stop or "safety cap")  # type: ignore[misc]
     if bound is None:
         bound = obj
     gap = _clean_gap(None, obj, bound)
@@ -442,12 +463,13 @@ def large_for(solver: str, prob) -> bool:
     return solver == "cbc" and len(prob.variables()) > CBC_LARGE_COLUMNS
 
 
-def _cbc_options(prob, relax: bool, warm: dict[str, float] | None) -> list[str]:
-    """CBC's options beyond PuLP's: started from a plan, no feasibility pump (not needed for a first plan,
-    and it does not heed the time limit: on a large program its first pass runs several times the limit), and no
-    preprocessing on a large program (large_for), whose clean-up it would do past its limit."""
+def _cbc_options(prob, relax: bool, warm: dict[str, float] | None, iteration_limit: int | None = None) -> list[str]:
+    """CBC's options beyond PuLP's: a relaxation's simplex iteration limit; started from a plan, no feasibility
+    pump (not needed for a first plan, and it does not heed the time limit: on a large program its first pass runs
+    several times the limit), and no preprocessing on a large program (large_for), whose clean-up it would do past
+    its limit."""
     if relax:
-        return []
+        return [] if iteration_limit is None else [f"maxIterations {int(iteration_limit)}"]
     out = ["feas off"] if warm else []
     if large_for("cbc", prob):
         out.append("preprocess off")

@@ -8,8 +8,10 @@
     steps/tidy.py    break_ties          among plans of equal cost, the schedule a person expects
     steps/price.py   price_alternatives  each workload's next configs priced with every other choice kept
 
-This module is their order and their budgets. Every tuning number they read is a field of POLICY
-(policy.SolvePolicy), handed to each step when the solve begins (steps/run.py's Run carries it).
+This module is their order. Every budget, switch and tuning number they read is a field of the SolvePolicy
+the solve begins with — POLICY with the plan's policy and the options over it (steps/run.py's solve_policy; its Run
+carries it): each step stops on its share of the work limit (nodes, simplex iterations), never on the clock alone;
+the wall clock is only the safety cap.
 Why a plan is infeasible, in words: diagnosis.py; explain's forced re-solves: forcing.py."""
 
 from __future__ import annotations
@@ -37,7 +39,15 @@ from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.optimize.steps.price import _others_kept, price_alternatives  # noqa: F401
 from optimizer.optimize.steps.relax import relax
 from optimizer.optimize.steps.round import _choices_solved, _rounded_in_rounds, round_plan  # noqa: F401
-from optimizer.optimize.steps.run import Run, SolveOptions, _gap, _info, settings  # noqa: F401
+from optimizer.optimize.steps.run import (  # noqa: F401
+    Run,
+    SolveOptions,
+    _gap,
+    _info,
+    limits,
+    settings,
+    solve_policy,
+)
 from optimizer.optimize.steps.search import _cuts_for_search, search  # noqa: F401
 from optimizer.optimize.steps.settle import (  # noqa: F401
     SoleTenantCosts,
@@ -84,7 +94,7 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
          failing that, only the ones the relaxation is sure of are held, the solver's
          first plan with the rest free is taken, and its configs held while its hourly capacity is solved;
       3. otherwise the whole integer program with the valid inequalities added, started from
-         that plan, within the time left. The proven gap is always the distance to the best bound.
+         that plan, within the search's nodes. The proven gap is always the distance to the best bound.
     The returned SolveInfo's `work` is every step's solver work and what stopped it (work.py).
     """
     with work.tally() as kept:
@@ -95,111 +105,78 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
 def _solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, fix: dict[str, str] | None,
                       baseline: dict[str, tuple[str, float]] | None,
                       reserved: dict[tuple, float] | None,
-                      sole_tenants_apart: bool) -> tuple[Solution, SolveInfo]:
-    """solve_candidates, in the tally it keeps."""
-    solver, limit, gap_target = settings(loaded, options)
-    started = time.perf_counter()
+                      sole_tenants_apart: bool, started: float | None = None) -> tuple[Solution, SolveInfo]:
+    """solve_candidates, in the tally it keeps; `started` is when the solve began (the safety cap counts from it)."""
+    policy = solve_policy(loaded, options, POLICY)
+    solver = policy.solver
+    started = time.perf_counter() if started is None else started
     segments = _segments(loaded, cands)
     with work.step("settle"):  # sole-tenant configs priced apart, at their relaxation's cost
-        sole_tenants = (_sole_tenant_costs(loaded, cands, segments, solver, POLICY)
+        sole_tenants = (_sole_tenant_costs(loaded, cands, segments, solver, policy, started)
                         if reserved is None and sole_tenants_apart else None)
-    t_build = time.perf_counter()
     prog = build_model(loaded, cands, segments, cuts=False, baseline=baseline,
                        sole_tenant=sole_tenants.costs if sole_tenants else None)
-    build_s = time.perf_counter() - t_build
     for w, key in (fix or {}).items():
         prog.fix_choice(w, key)
-    if solver in POLICY.pooled_solvers and _settled_configs(prog, fix or {}):
+    if solver in policy.pooled_solvers and _settled_configs(prog, fix or {}):
         # every config settled (a plan run through the scenarios, every last choice kept): whole nodes together
         define_pooled_rounding(prog, fix or {})
     if reserved is not None:  # keys (o, p, k) and, for reservations starting later, (o, p, k, t)
         for k, v in (*prog.reserved.items(), *prog.reserved_later.items()):
             v.lowBound = v.upBound = round(reserved.get(k, 0.0))
-    settled = _solve_settled(prog, sole_tenants, loaded, cands, segments, options, solver, limit, gap_target, started,
-                             baseline, build_s=build_s)
-    if settled is None:  # a chosen config's own offer not solved whole in time: the program as it was
-        try:
-            return solve_candidates(loaded, cands, replace(options, time_limit_s=max(
-                POLICY.settle_min_s, limit - (time.perf_counter() - started))), fix, baseline, reserved,
-                sole_tenants_apart=False)
-        except SolverError as e:  # said with the limit the plan gave, not the seconds this last try had left
-            raise SolverError(f"{solver} stopped after {time.perf_counter() - started:.1f} s without a feasible "
-                              f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit") from e
+    settled = _solve_settled(prog, sole_tenants, loaded, cands, segments, options, policy, started, baseline)
+    if settled is None:  # a chosen config's own offer not solved whole: the program as it was, in the work left
+        return _solve_candidates(loaded, cands, options, fix, baseline, reserved, False, started)
     prog, sol, info = settled
     with work.step("tidy"):
-        changed = _cheapest_recourse(prog, info.name, limit - (time.perf_counter() - started))
-        info, tidied = break_ties(prog, info, POLICY)
+        changed = _cheapest_recourse(prog, info.name, limits(policy, "tidy", started))
+        info, tidied = break_ties(prog, info, policy, started)
     if changed or tidied:
         sol = prog.solution()
     if options.alternatives and not fix and info.objective is not None:
         if options.progress is not None:
             options.progress("alternatives", time.perf_counter() - started, info.objective, info.bound)
         ranked = ranked_alternatives(loaded.plan, prog.offers, cands.by_workload, sol.chosen)
-        budget = min(POLICY.pricing_budget_s, max(5.0, limit / 2))
         # priced where every offer has its hours: a sole-tenant config's cost here may be only a bound
         pricing = build_model(loaded, cands, segments, cuts=True, baseline=baseline) if prog.sole_tenant else prog
-        if info.name in POLICY.pooled_solvers:
+        if info.name in policy.pooled_solvers:
             define_pooled_rounding(pricing, sol.chosen)  # every re-solve holds the plan's configs but one
         with work.step("price"):
             sol = replace(sol, forced=price_alternatives(pricing, sol.chosen, ranked, options.alternatives,
-                                                         info.objective, info.name, gap_target, budget, POLICY))
+                                                         info.objective, info.name, policy.mip_gap, policy,
+                                                         started))
     return sol, info
 
 
-def settle_budget(limit: float, build_s: float) -> tuple[float, float]:
-    """For a program pricing sole-tenant configs at a bound, built in `build_s` seconds: (the seconds at the end of
-    the limit its search leaves for settling, of those the seconds kept last for the chosen sole-tenant offers'
-    hours). POLICY.settle_share of the limit — at least the hours' estimated time and a chosen offer's own solve, at
-    most half the limit."""
-    hours = POLICY.hours_build_factor * build_s + POLICY.hours_min_s
-    reserve = min(limit / 2, max(POLICY.settle_share * limit, hours + POLICY.settle_own_min_s))
-    return reserve, min(hours, reserve)
-
-
 def _solve_settled(prog: Program, sole_tenants: SoleTenantCosts | None, loaded: LoadedPlan, cands: CandidateSet,
-                   segments: Segments, options: SolveOptions, solver: str, limit: float, gap_target: float,
-                   started: float, baseline: dict[str, tuple[str, float]] | None,
-                   on_relaxed: Callable[[Program], None] | None = None, build_s: float = 0.0
-                   ) -> tuple[Program, Solution, SolveInfo] | None:
+                   segments: Segments, options: SolveOptions, policy: SolvePolicy, started: float,
+                   baseline: dict[str, tuple[str, float]] | None,
+                   on_relaxed: Callable[[Program], None] | None = None) -> tuple[Program, Solution, SolveInfo] | None:
     """_solve, then, while the solution chooses sole-tenant configs whose cost was only a bound, those costs made
-    exact and the program solved again; the chosen sole-tenant configs' hours filled in. None when a chosen
-    sole-tenant config could not be solved whole in the time (the caller solves without taking offers apart).
-
-    `limit` is the whole of it: with sole-tenant configs to settle, _solve's search from a plan in hand leaves what
-    settle_budget says (the program took `build_s` to build); each chosen offer's own solve gets half of what is
-    left before the hours' time, solving again the rest. Past the limit only by: steps 1 and 2 running into the
-    reserve, the hours' build and hand-over beyond their estimate, the floors (POLICY.settle_own_min_s,
-    POLICY.hours_min_s; POLICY.settle_min_s when there is no plan in hand), and the caller's solve with every offer when a chosen offer's
-    own solve found no plan (None)."""
-    unsettled = sole_tenants is not None and any(k not in sole_tenants.exact for k in sole_tenants.costs)
-    settle_s, hours_s = settle_budget(limit, build_s) if unsettled else (0.0, 0.0)
-    sol, info = _solve(prog, loaded, cands, segments, options, solver, limit, gap_target, started, on_relaxed,
-                       settle_s=settle_s)
+    exact and the program solved again; the chosen sole-tenant configs' hours filled in (steps/settle.py). None
+    when a chosen sole-tenant config could not be solved whole (the caller solves without taking offers apart).
+    Every solve within its step's share of the work limit and the safety cap (policy)."""
+    sol, info = _solve(prog, loaded, cands, segments, options, policy, started, on_relaxed)
     if not sole_tenants:
         return prog, sol, info
     with work.step("settle"):  # (its re-solves count as the steps they run)
-        return settle(prog, sole_tenants, sol, info, loaded, cands, segments, options, solver, limit, gap_target,
-                      started, baseline, hours_s, _solve, POLICY)
+        return settle(prog, sole_tenants, sol, info, loaded, cands, segments, options, policy, started, baseline,
+                      _solve)
 
 
 def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Segments, options: SolveOptions,
-           solver: str, limit: float, gap_target: float, started: float,
-           on_relaxed: Callable[[Program], None] | None = None, settle_s: float = 0.0) -> tuple[Solution, SolveInfo]:
+           policy: SolvePolicy, started: float,
+           on_relaxed: Callable[[Program], None] | None = None) -> tuple[Solution, SolveInfo]:
     """The three steps of solve_candidates — relax, round_plan, search; `on_relaxed(prog)` hears the solved
-    relaxation (its values still in the program) before step 2. Step 2's solves stop where the last `settle_s`
-    seconds of the limit begin (kept for settling sole-tenant configs, _solve_settled) — once the relaxation has
-    run into them, step 2 may use the rest; step 3, from step 2's plan, leaves them, and without a plan may use
-    them."""
-    run = Run(prog, loaded, cands, segments, options, solver, limit, gap_target, started, POLICY, settle_s)
+    relaxation (its values still in the program) before step 2. Each step stops on its share of the work limit
+    (policy.work), and every call on the safety cap (policy.safety_cap_s from `started`)."""
+    run = Run(prog, loaded, cands, segments, options, policy.solver, policy, started)
     with work.step("relax"):
         relaxed, reduced = relax(run)
     with work.step("round"):
         proven = round_plan(run, relaxed, on_relaxed)
     if proven is not None:
         return proven
-    if run.left() <= 0 and run.incumbent is None:
-        raise SolverError(f"{run.solver} stopped after {time.perf_counter() - started:.1f} s without a feasible "
-                          f"plan (time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
     with work.step("search"):
         full, handover = search(run, relaxed, reduced)
     incumbent, values = run.incumbent, run.values
@@ -209,16 +186,18 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
             incumbent is None or full.objective <= incumbent + 1e-9):
         status = full.status
         gap = _gap(full.objective, best_bound) if best_bound is not None else full.gap
-        if status == "feasible" and gap is not None and gap <= gap_target + 1e-12:
+        if status == "feasible" and gap is not None and gap <= policy.mip_gap + 1e-12:
             status = "optimal"
         return prog.solution(), run.info(status, gap, full.objective, best_bound, max(handover, full.overhead_s))
     if incumbent is not None and values is not None:
         prog.restore(values)  # the solver found nothing better: go back to the rounded plan
         gap = _gap(incumbent, best_bound)
-        status = "optimal" if gap is not None and gap <= gap_target + 1e-12 else "feasible"
+        status = "optimal" if gap is not None and gap <= policy.mip_gap + 1e-12 else "feasible"
         return prog.solution(), run.info(status, gap, incumbent, best_bound, handover)
-    raise SolverError(f"{run.solver} stopped after {time.perf_counter() - started:.1f} s without a feasible plan "
-                      f"(time limit {limit:g} s); raise policy.time_limit_s or --time-limit")
+    raise SolverError(f"{run.solver} stopped without a feasible plan within the work limit ({policy.work.nodes:,} "
+                      f"nodes) and the safety cap (time limit {policy.safety_cap_s:g} s; "
+                      f"{time.perf_counter() - started:.1f} s used); raise policy.time_limit_s or --time-limit, or "
+                      "policy.work_limit or --work-limit")
 
 
 def _settled_configs(prog: Program, fix: dict[str, str]) -> bool:

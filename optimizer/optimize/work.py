@@ -14,9 +14,11 @@ from typing import Iterator
 
 from optimizer.optimize.solution import StepWork, StopReason
 
-STOPS: tuple[StopReason, ...] = ("error", "time", "iterations", "nodes", "solutions", "gap", "optimal", "infeasible")
+STOPS: tuple[StopReason, ...] = ("error", "safety cap", "iterations", "nodes", "solutions", "gap", "optimal",
+                                 "infeasible")
 """What can stop a solver call, the one that says least about the answer first: a step's calls are said by the
-first of these any of them stopped on (a step cut short by the clock is one a faster machine might have finished)."""
+first of these any of them stopped on ("safety cap": cut short by the wall clock, the one stop a faster machine
+might not have made — every other is the same on every machine)."""
 
 
 class Tally:
@@ -74,3 +76,11 @@ def record(iterations: int | None, nodes: int | None, stopped_by: StopReason) ->
     active = _ACTIVE.get()
     if active is not None:
         active.add(max(0, iterations or 0), max(0, nodes or 0), stopped_by)
+
+
+def spent(step: str) -> tuple[int, int]:
+    """(simplex iterations, nodes) step `step`'s calls have spent so far in the solve's tally ((0, 0) outside one:
+    a step called on its own has its whole budget at every call)."""
+    active = _ACTIVE.get()
+    done = active.steps.get(step) if active is not None else None
+    return (done.simplex_iterations, done.mip_nodes) if done is not None else (0, 0)

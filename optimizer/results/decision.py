@@ -245,8 +245,12 @@ def unproven(status: str, gap: float | None, mip_gap: float | None) -> bool:
 
 
 def rerun_hint(result: PlanResult) -> str:
-    """The command that gives the search more room, with the policy key that does the same."""
+    """The command that gives the search more room, with the policy key that does the same: more work when the
+    work limit stopped it (solver.stopped_by), a longer time limit when the safety cap did (or nothing says)."""
     cmd = f"planopt solve {result.file}" if result.file else "planopt solve PLAN.yaml"
+    stops = {w.stopped_by for w in result.solver.work}
+    if stops and "safety cap" not in stops:
+        return f"a larger work limit (`{cmd} --work-limit 4`, or a larger policy.work_limit)"
     limit = result.policy.get("time_limit_s")
     more = _seconds(5 * float(limit)) if isinstance(limit, (int, float)) and limit > 0 else "600"
     text = f"a longer time limit (`{cmd} --time-limit {more}`, or a larger policy.time_limit_s"

@@ -332,8 +332,9 @@ _SolverJson = _model("Solver", "The solve: solver, seconds, proven gap and statu
         "Step (relax, round, search, settle, tidy, price) → its solver calls, simplex iterations and "
         "branch-and-bound nodes."))),
     "stopped_by": (dict[str, StopReason], Field(default_factory=dict, description=(
-        "Step → what stopped its calls, the one that says least first: error, time, iterations, nodes, "
-        "solutions (a first plan), gap, optimal, infeasible.")))})
+        "Step → what stopped its calls, the one that says least first: error, safety cap (the wall clock: the one "
+        "stop that may differ between machines), iterations, nodes, solutions (a first plan), gap, optimal, "
+        "infeasible.")))})
 _CHANGE_KEYS = {"from_label": "from", "to_label": "to"}
 _ChangeJson = _model("BaselineChange", BaselineChange.__doc__ or "", _fields(BaselineChange, keys=_CHANGE_KEYS))
 _BaselineJson = _model("Baseline", "Choices kept from a baseline result, and those changed.", {

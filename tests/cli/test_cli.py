@@ -116,12 +116,10 @@ def test_solve_console_summary(tmp_path):
 
 
 def _stable(d: dict) -> dict:
-    """The result but its timings: solver.seconds, and solver.work's counts — whether relax's cut rounds start from
-    the last basis reads the clock (SolvePolicy.warm_lp_s; q4's relaxation takes a quarter of its second), so on a
-    busy machine the iterations differ (tests/optimize/test_solve_work.py compares the counts with no clock in it)."""
+    """The result but its timing (solver.seconds): the work each step did is the same from run to run, since every
+    step stops on work, not on the clock (tests/optimize/test_stopping_rule.py)."""
     d = json.loads(json.dumps(d))
     d["solver"].pop("seconds")
-    d["solver"].pop("work", None)
     return d
 
 
@@ -259,6 +257,22 @@ def test_the_result_says_the_time_limit_the_solve_ran_with(tmp_path):
     res = invoke("solve", SEED, "--time-limit", "7", "--json", "-o", tmp_path)
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["policy"]["time_limit_s"] == 7
+
+
+def test_the_result_says_the_work_limit_the_solve_ran_with(tmp_path):
+    """--work-limit 2 doubles the plan's nodes and simplex iterations, and the result states the limit it ran with."""
+    res = invoke("solve", SEED, "--work-limit", "2", "--json", "-o", tmp_path)
+    assert res.exit_code == 0, res.output
+    work = json.loads(res.stdout)["policy"]["work_limit"]
+    assert (work["nodes"], work["lp_iterations"]) == (40_000, 40_000_000)
+
+
+@pytest.mark.parametrize("factor", ["0", "-1", "nan", "1e9"])
+def test_exit_2_bad_work_limit(tmp_path, factor):
+    res = invoke("solve", SEED, "--work-limit", factor, "-o", tmp_path / "out")
+    assert res.exit_code == 2, res.output
+    assert "--work-limit must be > 0" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("flag", ["--ttft-ms", "--tpot-ms"])

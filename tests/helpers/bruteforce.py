@@ -95,7 +95,7 @@ def _random_plan(rng: random.Random, seed: int) -> dict:
     occupancy = rng.choice([0.5, 0.6, 0.8])
     policy = {"occupancy": occupancy, "memory_reserve": 0.1, "spares": rng.choice([0, 1]),
               "rollout_fraction": rng.choice([0.0, 0.25, 0.5]), "tiers": tiers,
-              "share_reserved_across_pools": rng.random() < 0.5, "mip_gap": 0, "time_limit_s": 30}
+              "share_reserved_across_pools": rng.random() < 0.5, "mip_gap": 0, "time_limit_s": 600}
     if rng.random() < 0.5:
         day_types: dict | None = {"weekday": rng.randint(1, 3), "weekend": rng.randint(1, 2)}
         horizon = sum(day_types.values())

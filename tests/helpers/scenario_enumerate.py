@@ -87,7 +87,7 @@ def random_plan(seed: int) -> dict:
         risk["level"] = rng.choice([0.5, 0.6, 0.75, 0.8, 0.9, 0.95])
     tiers = ["reserved-1y", "on-demand"] + (["spot"] if spot else [])
     policy = {"tiers": tiers, "mip_gap": 0, "spares": 0, "rollout_fraction": 0, "occupancy": occupancy,
-              "time_limit_s": 60, "risk": risk}
+              "time_limit_s": 600, "risk": risk}
     if spot:
         policy["spot_pools"] = ["interactive"]
     return {"plan": f"two-stage tiny plan {seed}", "horizon_days": H, "catalogs": [], "policy": policy,

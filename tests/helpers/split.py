@@ -53,7 +53,7 @@ def random_split_plan(seed: int) -> dict:
     profile = [rng.choice(levels)] * cut + [1.0] * (24 - cut)
     mean_out = sum(s * o for s, _i, o in classes)
     policy = {"occupancy": occupancy, "spares": rng.choice([0, 0, 1]), "rollout_fraction": rng.choice([0.0, 0.25]),
-              "tiers": ["reserved-1y", "on-demand"], "mip_gap": 0, "time_limit_s": 30, "split": "by_size"}
+              "tiers": ["reserved-1y", "on-demand"], "mip_gap": 0, "time_limit_s": 600, "split": "by_size"}
     return {"plan": f"random split plan {seed}", "horizon_days": rng.randint(1, 2), "catalogs": [],
             "policy": policy, "models": [{"id": "mod0", "params_b": 7, "kv_gb_per_seq": 0.2}],
             "accelerators": accs, "offers": offers,

@@ -23,6 +23,7 @@ from optimizer.pipeline import SolveOptions, solve_plan
 
 from tests.helpers.paths import ROOT
 from tests.helpers.small_plans import PEAKY, api, batch, interactive, offer, plan, write
+from tests.helpers.solving import NO_TIME_LIMIT
 from tests.helpers.steps import patch_steps
 
 
@@ -704,7 +705,7 @@ def test_a_relaxation_that_cannot_be_rounded_has_its_configs_chosen_whole(tmp_pa
     cands = build_candidates(loaded)
     prog = build_model(loaded, cands, _segments(loaded, cands))
     assert solve_program(prog.prob, solver, relax=True).objective == pytest.approx(624.0)
-    held, bound = _choices_solved(prog, solver, lambda: 60.0, 1e-6)
+    held, bound = _choices_solved(prog, solver, lambda share: {"time_limit_s": NO_TIME_LIMIT}, 1e-6)
     assert bound == pytest.approx(648.0, rel=1e-6)
     assert held.status == "optimal" and held.objective == pytest.approx(864.0)
     assert {w: key.split("/")[1] for w, (_v, key) in prog.largest_choices().items()} == {"w1": "c", "w3": "c"}
@@ -714,7 +715,7 @@ def test_a_relaxation_that_cannot_be_rounded_has_its_configs_chosen_whole(tmp_pa
 
 @pytest.mark.parametrize("solver", available_solvers())
 def test_a_relaxation_that_cannot_be_rounded_still_starts_the_search(tmp_path, solver, monkeypatch):
-    """When the program with its choices whole finds no plan either (time), step 2's last fallback holds
+    """When the program with its choices whole finds no plan either (its work), step 2's last fallback holds
     only what the relaxation was sure of (w3 on c) and takes the first plan with w1 free; the search then
     proves the optimum (_unroundable: $864)."""
     import optimizer.optimize.strategy as strategy
@@ -727,7 +728,7 @@ def test_a_relaxation_that_cannot_be_rounded_still_starts_the_search(tmp_path, s
         calls.append(kw.get("first_plan", False))
         return real(prob, solver_name, **kw)
 
-    def nothing(prog, solver_name, left, gap, *_policy):
+    def nothing(prog, solver_name, limits, gap, *_policy):
         return strategy.SolveInfo(solver_name, "error", 0.0, None, None, None), None
 
     patch_steps(monkeypatch, "solve", spy)
@@ -769,11 +770,12 @@ def test_whole_configs_given_their_pools_whole_nodes_prove_the_plan_they_hold(tm
     loaded = load_plan(write(tmp_path, _unroundable()))
     cands = build_candidates(loaded)
     prog = build_model(loaded, cands, _segments(loaded, cands))
-    held, bound = _choices_solved(prog, "highs", lambda: 60.0, 1e-6)
+    held, bound = _choices_solved(prog, "highs", lambda share: {"time_limit_s": NO_TIME_LIMIT}, 1e-6)
     assert (held.objective, bound) == (pytest.approx(864.0), pytest.approx(648.0, rel=1e-6))
     heard = []
-    incumbent, values, proven = _rounded_in_rounds(prog, "highs", lambda: 60.0, lambda: 60.0, 1e-6, held.objective,
-                                                   prog.values(), bound, lambda *a: heard.append(a))
+    incumbent, values, proven = _rounded_in_rounds(prog, "highs", lambda share: {"time_limit_s": NO_TIME_LIMIT},
+                                                   lambda: True, 1e-6, held.objective, prog.values(), bound,
+                                                   lambda *a: heard.append(a))
     assert proven == pytest.approx(864.0, rel=1e-6) and incumbent == pytest.approx(864.0)
     assert ("bound", pytest.approx(864.0), pytest.approx(864.0, rel=1e-6)) in heard
     assert "pooled_rounding" in prog.constraint_families

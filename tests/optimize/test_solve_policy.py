@@ -36,13 +36,26 @@ def test_every_policy_field_says_why():
     assert fields - documented == set()
 
 
-def test_the_steps_read_the_policy_in_force(monkeypatch):
-    monkeypatch.setattr(strategy, "POLICY", dataclasses.replace(strategy.POLICY, settle_share=0.25,
-                                                                 hours_build_factor=0.0, hours_min_s=1.0,
-                                                                 settle_own_min_s=1.0))
-    assert strategy.settle_budget(100.0, 0.0) == (25.0, 1.0)
-    monkeypatch.setattr(strategy, "POLICY", policy.SolvePolicy())
-    assert strategy.settle_budget(100.0, 0.0) == (10.0, 1.0)
+def test_the_steps_read_the_policy_in_force(monkeypatch, tmp_path):
+    """A solve's SolvePolicy is strategy.POLICY's tuning with the plan's policy and the options over it
+    (steps/run.py solve_policy): the plan's work limit and its shares, its gap and safety cap, --work-limit's
+    factor, and the tuning a test put in strategy.POLICY."""
+    from optimizer.inputs.loading import load_plan
+    from optimizer.optimize.steps.run import solve_policy
+
+    from tests.helpers.small_plans import interactive, offer, plan, write
+
+    data = plan([interactive("w", 100)], [offer("o", on_demand=1.0)])
+    data["policy"] = {**data.get("policy", {}), "mip_gap": 0.02, "time_limit_s": 90,
+                      "work_limit": {"nodes": 500, "shares": {"search": 0.5}}}
+    loaded = load_plan(write(tmp_path, data))
+    monkeypatch.setattr(strategy, "POLICY", dataclasses.replace(strategy.POLICY, cut_rounds=2))
+    got = solve_policy(loaded, strategy.SolveOptions(), strategy.POLICY)
+    assert (got.cut_rounds, got.mip_gap, got.safety_cap_s, got.work.nodes) == (2, 0.02, 90.0, 500)
+    assert got.work.step("search") == (250, int(0.5 * got.work.lp_iterations))
+    assert got.work.step("round") == (125, int(0.25 * got.work.lp_iterations))  # the default share
+    scaled = solve_policy(loaded, strategy.SolveOptions(work_limit=4, time_limit_s=30, mip_gap=0.0), strategy.POLICY)
+    assert (scaled.work.nodes, scaled.safety_cap_s, scaled.mip_gap) == (2000, 30.0, 0.0)
 
 
 def test_the_default_policy_is_frozen_and_shared():

@@ -241,6 +241,38 @@ class Risk(Strict):
     """cvar: the share of outcomes it looks past (0.9: the mean of the worst 10%)."""
 
 
+class WorkShares(Strict):
+    """Each step's share of the work limit: the most its solver calls may spend over the whole solve, in nodes and
+    in simplex iterations (each call takes what its solver bounds: nodes for an integer program, iterations for a
+    relaxation)."""
+
+    relax: float = Field(default=0.5, gt=0, le=1)
+    """Step 1, the relaxation and its rounds of valid inequalities (iterations): far more than they take."""
+    round: float = Field(default=0.25, gt=0, le=1)
+    """Step 2, a plan from the relaxation (nodes): its solves end on their own proofs long before."""
+    search: float = Field(default=1.0, gt=0, le=1)
+    """Step 3, the branch and bound over the whole program (nodes): what the work limit is mostly for."""
+    settle: float = Field(default=0.25, gt=0, le=1)
+    """Configs alone at their offer made exact, and their hours (nodes and iterations)."""
+    price: float = Field(default=0.5, gt=0, le=1)
+    """Pricing the alternatives (iterations; each alternative also stops at 200 nodes): past it the rest are
+    "not priced"."""
+
+
+class WorkLimit(Strict):
+    """What stops the solve: work, counted the same on every machine — branch-and-bound nodes and simplex
+    iterations — so the same plan gives the same decision on an idle and on a busy computer. The steps of the
+    solve share it out (shares); the time limit is only a safety cap."""
+
+    nodes: int = Field(default=20_000, ge=1, le=1_000_000_000, examples=[20000])
+    """Branch-and-bound nodes (HiGHS mip_max_nodes, CBC maxNodes): a search still short of the gap stops here, and
+    its commitments are then marked provisional."""
+    lp_iterations: int = Field(default=20_000_000, ge=1, le=10**12, examples=[20000000])
+    """Simplex iterations of the relaxations and of pricing the alternatives."""
+    shares: WorkShares = Field(default_factory=WorkShares)
+    """Each step's share of both (the shares need not add up to 1: the steps run one after another)."""
+
+
 class Policy(Strict):
     occupancy: float = Field(default=0.6, ge=0.01, le=1)
     """Target share of goodput used at the peak; the rest is burst headroom (at least 1%:
@@ -282,10 +314,14 @@ class Policy(Strict):
     (new_commitments). Days after the first need a start_date."""
     solver: Literal["highs", "cbc"] = "highs"
     """The MILP solver: highs (default) or cbc."""
-    time_limit_s: float = Field(default=60, gt=0)
-    """Seconds for the solve, all of it (configs alone at their offer settled within it; it may run over by about
-    one build of the program); the best plan found so far is returned with its proven gap. Candidates, pricing
-    alternatives and a scenario plan's side solves (up to half as long again) come on top."""
+    time_limit_s: float = Field(default=600, gt=0)
+    """A safety cap in seconds on the solve, far above what its work limit takes: the solve stops on work
+    (work_limit), and only a solve this slow is cut short by the clock — then the result says so
+    (solver.stopped_by "safety cap") and may differ between machines. Candidates and a scenario plan's side solves
+    (up to half as long again) come on top."""
+    work_limit: WorkLimit = Field(default_factory=WorkLimit)
+    """What stops the solve: branch-and-bound nodes and simplex iterations, shared out by step (the same on every
+    machine); the best plan found within it is returned with its proven gap."""
     mip_gap: float = Field(default=0.001, ge=0, lt=1)
     """Stop when the plan is proven within this share of the cheapest possible."""
     change_threshold: float = Field(default=0.02, ge=0)

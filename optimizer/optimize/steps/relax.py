@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from optimizer.optimize import work
 from optimizer.optimize.cuts import separate_cuts
 from optimizer.optimize.diagnosis import diagnose
 from optimizer.optimize.program import reduced_costs
@@ -15,9 +16,10 @@ def relax(run: Run) -> tuple[SolveInfo, dict]:
     lift the bound. Returns the last relaxation solved (its values in the program) and its reduced costs."""
     prog = run.prog
     basis: Basis | None = Basis()  # each cut round's relaxation starts from the last one's optimum
-    relaxed = solve(prog.prob, run.solver, time_limit_s=run.left(), relax=True, basis=basis)
-    if relaxed.seconds < run.policy.warm_lp_s:
-        basis = None  # a relaxation this quick is solved again from scratch: the same vertex, the same rows
+    before = work.spent("relax")[0]
+    relaxed = solve(prog.prob, run.solver, relax=True, basis=basis, **run.limits("relax"))
+    if work.spent("relax")[0] - before < run.policy.warm_lp_iterations:
+        basis = None  # a relaxation this small is solved again from scratch: the same vertex, the same rows
     run.note = relaxed.fallback_note
     run.solver = relaxed.name
     if relaxed.status == "infeasible":
@@ -26,11 +28,11 @@ def relax(run: Run) -> tuple[SolveInfo, dict]:
     for _ in range(run.policy.cut_rounds):
         # the valid inequalities this relaxation violates, and the relaxation again (a higher bound, and
         # configs that fit whole nodes better for step 2), while the bound rises
-        if relaxed.status != "optimal" or run.left() <= 0 or not separate_cuts(prog):
+        if relaxed.status != "optimal" or not run.has_work("relax") or not separate_cuts(prog):
             break
         before, before_values = relaxed, prog.values()
-        relaxed = solve(prog.prob, run.solver, time_limit_s=run.left(), relax=True, basis=basis)
-        if relaxed.status != "optimal":  # out of time: the last relaxation solved is still a bound
+        relaxed = solve(prog.prob, run.solver, relax=True, basis=basis, **run.limits("relax"))
+        if relaxed.status != "optimal":  # out of work: the last relaxation solved is still a bound
             relaxed = before
             prog.restore(before_values)
             break

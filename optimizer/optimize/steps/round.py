@@ -4,7 +4,7 @@ whole."""
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 from optimizer.optimize.cuts import define_pooled_rounding
 from optimizer.optimize.policy import DEFAULT_POLICY, SolvePolicy
@@ -23,8 +23,11 @@ def round_plan(run: Run, relaxed: SolveInfo, on_relaxed: Callable[[Program], Non
     configs the relaxation is sure of held. Sets the run's bound, incumbent and values; returns the solution
     when that plan is proven within the gap (nothing more to do), else None."""
     prog, solver, gap_target = run.prog, run.solver, run.gap_target
-    room, left = run.room, run.left
-    if not (relaxed.status == "optimal" and left() > 0):
+
+    def limits(share: float = 1.0) -> dict[str, Any]:
+        return run.limits("round", share)
+
+    if not (relaxed.status == "optimal" and not run.capped()):
         return None
     bound = relaxed.objective
     run.bound = bound
@@ -36,18 +39,18 @@ def round_plan(run: Run, relaxed: SolveInfo, on_relaxed: Callable[[Program], Non
     # the configs the relaxation is sure of, when it is unsure of some (step 2's last fallback holds them)
     decided = {w: key for w, (value, key) in largest.items() if value >= run.policy.decided} if unsure else {}
     with prog.choices_fixed_to_relaxation():
-        rounded = solve(prog.prob, solver, time_limit_s=room(), mip_gap=gap_target)
+        rounded = solve(prog.prob, solver, mip_gap=gap_target, **limits())
     holds = rounded.status in ("optimal", "feasible")  # the relaxation's configs held make a plan
     far = holds and solver in run.policy.pooled_solvers and _rows(prog) >= run.policy.choice_min_rows \
         and (_gap(rounded.objective, bound) or 0.0) > run.policy.far_from_bound
     choice_bound = None
-    if ((unsure and not holds) or far) and left() > 0:
+    if ((unsure and not holds) or far) and run.has_work("round"):
         # The relaxation's configs cannot all be held (caps, usually: it spread workloads over offers
         # fractionally), or their plan is far from the bound on a program whose search is long: choose whole
         # configs with the capacity still fractional, then hold them (a bound; where the held configs gave a
         # plan, the cheaper of the two is kept); _rounded_in_rounds rounds the pools' whole nodes at them below
         kept = (rounded, prog.values()) if holds else None
-        rounded, choice_bound = _choices_solved(prog, solver, room, gap_target, run.policy)
+        rounded, choice_bound = _choices_solved(prog, solver, limits, gap_target, run.policy)
         if choice_bound is not None and choice_bound > bound:
             bound = choice_bound
             run.bound = bound
@@ -56,17 +59,17 @@ def round_plan(run: Run, relaxed: SolveInfo, on_relaxed: Callable[[Program], Non
                                      and rounded.objective < (kept[0].objective or math.inf)):
             rounded = kept[0]
             prog.restore(kept[1])
-    if rounded.status not in ("optimal", "feasible") and decided and left() > 0:
+    if rounded.status not in ("optimal", "feasible") and decided and run.has_work("round"):
         # Nor could configs chosen whole be held, in their time: hold only those the relaxation was sure
         # of and take the first plan the solver finds with the rest free — a start for step 3
         with prog.choices_fixed(decided):
-            rounded = solve(prog.prob, solver, time_limit_s=run.policy.first_plan_share * room(), mip_gap=gap_target,
-                            first_plan=True)
-        if rounded.status in ("optimal", "feasible") and left() > 0:
+            rounded = solve(prog.prob, solver, mip_gap=gap_target, first_plan=True,
+                            **limits(run.policy.first_plan_share))
+        if rounded.status in ("optimal", "feasible") and run.has_work("round"):
             # that first plan's configs held, its hourly capacity solved properly (it is only a first plan)
             first, first_values = rounded, prog.values()
             with prog.choices_fixed({w: key for w, (_v, key) in prog.largest_choices().items()}):
-                held = solve(prog.prob, solver, time_limit_s=run.policy.first_plan_share * room(), mip_gap=gap_target,
+                held = solve(prog.prob, solver, mip_gap=gap_target, **limits(run.policy.first_plan_share),
                              warm_start={k: v for k, v in first_values.items() if v is not None})
             if held.status in ("optimal", "feasible") and held.objective is not None \
                     and first.objective is not None and held.objective < first.objective:
@@ -83,15 +86,15 @@ def round_plan(run: Run, relaxed: SolveInfo, on_relaxed: Callable[[Program], Non
         if gap is not None and gap <= gap_target + 1e-12:
             return prog.solution(), run.info("optimal", gap, incumbent, bound, relaxed.overhead_s)
         if choice_bound is not None and solver in run.policy.pooled_solvers:
-            incumbent, values, bound = _rounded_in_rounds(prog, solver, room, left, gap_target, incumbent,
-                                                          values, bound, run.tell, run.policy)
+            incumbent, values, bound = _rounded_in_rounds(prog, solver, limits, lambda: run.has_work("round"),
+                                                          gap_target, incumbent, values, bound, run.tell, run.policy)
             run.incumbent, run.values, run.bound = incumbent, values, bound
             gap = _gap(incumbent, bound)
             if gap is not None and gap <= gap_target + 1e-12:
                 return prog.solution(), run.info("optimal", gap, incumbent, bound, relaxed.overhead_s)
     return None
 
-def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_target: float,
+def _choices_solved(prog: Program, solver: str, limits: Callable[[float], dict[str, Any]], gap_target: float,
                     policy: SolvePolicy = DEFAULT_POLICY) -> tuple[SolveInfo, float | None]:
     """Step 2 when the relaxation's configs cannot all be held: the program with only the decisions made once
     whole — configs, reserved levels, committed splits — and its hourly node counts continuous
@@ -100,11 +103,12 @@ def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_t
     of the plan, so its best bound is a lower bound on every plan's cost (at least the LP's); HiGHS solves it
     without restarts (policy.no_restart). Its configs held — with HiGHS, given the rows that round their pools' GPUs
     to whole nodes together first — the capacity is solved whole.
+    `limits(share)` are solver.solve's limits for that share of the step's work left (Run.limits).
     Returns that solve (a plan, or not) and the bound (None when the choice program found no plan)."""
     with prog.hours_relaxed():
-        chosen = solve(prog.prob, solver, time_limit_s=policy.choice_share * left(),
-                       mip_gap=policy.choice_gap * gap_target, highs=policy.no_restart)
-    if chosen.status not in ("optimal", "feasible") or left() <= 0:
+        chosen = solve(prog.prob, solver, mip_gap=policy.choice_gap * gap_target, highs=policy.no_restart,
+                       **limits(policy.choice_share))
+    if chosen.status not in ("optimal", "feasible"):
         return chosen, None
     configs = {w: key for w, (_v, key) in prog.largest_choices().items()}
     if solver in policy.pooled_solvers:
@@ -112,12 +116,12 @@ def _choices_solved(prog: Program, solver: str, left: Callable[[], float], gap_t
         # configs' hours solve many times faster (to the same plan), and _rounded_in_rounds uses them
         define_pooled_rounding(prog, configs)
     with prog.choices_fixed(configs):
-        held = solve(prog.prob, solver, time_limit_s=policy.first_plan_share * left(), mip_gap=gap_target)
+        held = solve(prog.prob, solver, mip_gap=gap_target, **limits(policy.first_plan_share))
     return held, chosen.bound
 
 
-def _rounded_in_rounds(prog: Program, solver: str, room: Callable[[], float], left: Callable[[], float],
-                       gap_target: float, incumbent: float, values: dict[str, float | None], bound: float,
+def _rounded_in_rounds(prog: Program, solver: str, limits: Callable[[float], dict[str, Any]],
+                       more: Callable[[], bool], gap_target: float, incumbent: float, values: dict[str, float | None], bound: float,
                        tell: Callable[[str, float | None, float | None], None],
                        policy: SolvePolicy = DEFAULT_POLICY) -> tuple[float, dict[str, float | None], float]:
     """Step 2 again, after _choices_solved, while its plan is not proven: the program with only its choices whole
@@ -130,31 +134,29 @@ def _rounded_in_rounds(prog: Program, solver: str, room: Callable[[], float], le
     The gap it closes is the hours' whole nodes, which neither the choice program nor a search over every config
     bounds well; given the rows at the plan's configs, its bound comes within the gap target of that plan
     (benchmarks/SOLVER.md has the numbers on plans/q1-forecast.yaml).
-    The program is solved for its bound alone while the plan in hand chooses no config alone at its offer, so it may
-    use the time kept for settling those (`left`, not `room`); a plan it moves to is held only within `room`.
-    Returns the incumbent, its values (restored in the program) and the bound."""
+    Each round's solves take step 2's work left (`limits(share)`, Run.limits); the rounds end when `more()` says
+    none is left. Returns the incumbent, its values (restored in the program) and the bound."""
     _cuts_for_search(prog, policy)  # each workload's own whole nodes too: without them the rows above prove less
     solved: list[dict[str, str]] = []
     for _ in range(policy.pooled_rounds):
         prog.restore(values)
         configs = {w: key for w, (_v, key) in prog.largest_choices().items()}
-        seconds = room() if any(key in prog.sole_tenant for key in configs.values()) else left()
-        if seconds <= 0 or configs in solved:
-            break  # no time, or solved with these configs' rows already: the last bound is as high as they lift it
+        if not more() or configs in solved:
+            break  # no work left, or solved with these configs' rows already: the last bound is as high as they lift it
         define_pooled_rounding(prog, configs)  # (none when _choices_solved added them for its plan)
         solved.append(configs)
         with prog.hours_relaxed():  # from the plan: its configs and reservations are a solution of this program
-            again = solve(prog.prob, solver, time_limit_s=seconds, mip_gap=policy.pooled_gap * gap_target,
+            again = solve(prog.prob, solver, mip_gap=policy.pooled_gap * gap_target, **limits(1.0),
                           warm_start={k: v for k, v in values.items() if v is not None}, highs=policy.bound_only)
         if again.bound is not None and again.bound > bound:
             bound = again.bound
             tell("bound", incumbent, bound)
-        if again.status not in ("optimal", "feasible") or room() <= 0:
+        if again.status not in ("optimal", "feasible") or not more():
             break
         moved = {w: key for w, (_v, key) in prog.largest_choices().items()}
         if moved != configs:
             with prog.choices_fixed(moved):
-                held = solve(prog.prob, solver, time_limit_s=policy.first_plan_share * room(), mip_gap=gap_target)
+                held = solve(prog.prob, solver, mip_gap=gap_target, **limits(policy.first_plan_share))
             if held.status in ("optimal", "feasible") and held.objective is not None and held.objective < incumbent:
                 incumbent, values = held.objective, prog.values()
                 tell("plan", incumbent, bound)

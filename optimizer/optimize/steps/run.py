@@ -1,18 +1,20 @@
-"""One solve's context, shared by its steps: the options it was called with, the policy it reads, its clock, and what
+"""One solve's context, shared by its steps: the options it was called with, the SolvePolicy it reads (solve_policy:
+the plan's policy and the options over strategy.POLICY), the work each step has left and the safety cap, and what
 the steps have found so far (Run); the gap and the SolveInfo every step states its result in."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Callable
 
 import pulp
 
 from optimizer.candidates.types import CandidateSet
 from optimizer.inputs.loading import LoadedPlan
+from optimizer.optimize import work
 from optimizer.optimize.calendar import Segments
-from optimizer.optimize.policy import SolvePolicy
+from optimizer.optimize.policy import SolvePolicy, WorkLimit
 from optimizer.optimize.program import Program
 from optimizer.optimize.solution import SolveInfo
 
@@ -21,7 +23,10 @@ from optimizer.optimize.solution import SolveInfo
 class SolveOptions:
     solver: str | None = None
     time_limit_s: float | None = None
+    """The safety cap in seconds (--time-limit; default the plan's policy.time_limit_s)."""
     mip_gap: float | None = None
+    work_limit: float | None = None
+    """The plan's work limit times this (--work-limit; default 1)."""
     alternatives: int = 3
     """Other configs per workload to price in the solved program (price_alternatives); 0: none."""
     progress: Callable[[str, float, float | None, float | None], None] | None = None
@@ -30,16 +35,28 @@ class SolveOptions:
 
 
 def settings(loaded: LoadedPlan, options: SolveOptions) -> tuple[str, float, float]:
-    """Solver, time limit and gap target: the options where given, else the plan's policy."""
+    """Solver, safety cap (seconds) and gap target: the options where given, else the plan's policy."""
     pol = loaded.plan.policy
     return (options.solver or pol.solver, options.time_limit_s or pol.time_limit_s,
             pol.mip_gap if options.mip_gap is None else options.mip_gap)
 
 
+def solve_policy(loaded: LoadedPlan, options: SolveOptions, base: SolvePolicy) -> SolvePolicy:
+    """The SolvePolicy of one solve: `base`'s tuning (strategy.POLICY) with the plan's policy — solver, gap,
+    work limit, safety cap — and the options (the command line's) over it."""
+    solver, cap, gap = settings(loaded, options)
+    stated = loaded.plan.policy.work_limit
+    limit = WorkLimit(stated.nodes, stated.lp_iterations, stated.shares.model_dump())
+    if options.work_limit is not None:
+        limit = limit.scaled(options.work_limit)
+    return replace(base, solver=solver, mip_gap=gap, safety_cap_s=cap, work=limit)
+
+
 @dataclass
 class Run:
-    """One strategy._solve: the program and its plan, the policy, the clock, and what the steps have found so far (the
-    bound, the incumbent plan's cost and values, the solver that answered and its fallback note)."""
+    """One strategy._solve: the program and its plan, the policy (its budgets and tuning), the safety cap's clock,
+    and what the steps have found so far (the bound, the incumbent plan's cost and values, the solver that answered
+    and its fallback note)."""
 
     prog: Program
     loaded: LoadedPlan
@@ -47,28 +64,31 @@ class Run:
     segments: Segments
     options: SolveOptions
     solver: str
-    limit: float
-    gap_target: float
-    started: float
     policy: SolvePolicy
-    """The SolvePolicy the steps read (strategy.POLICY when the solve began)."""
-    settle_s: float = 0.0
-    """The last seconds of the limit kept for settling sole-tenant configs (strategy._solve_settled)."""
+    """The SolvePolicy the steps read (solve_policy: strategy.POLICY, the plan's policy and the options)."""
+    started: float
+    """When the solve began (time.perf_counter): the safety cap counts from it."""
     bound: float | None = None
     incumbent: float | None = None
     values: dict[str, float | None] | None = None
     note: str | None = None
 
-    def left(self) -> float:
-        return self.limit - (time.perf_counter() - self.started)
+    @property
+    def gap_target(self) -> float:
+        return self.policy.mip_gap
 
-    def room(self) -> float:
-        """What step 2 may use: the time left but the settling's, unless the relaxation has run into it."""
-        return self.left() - self.settle_s if self.left() > self.settle_s else self.left()
+    def capped(self) -> bool:
+        """The safety cap is reached: no step starts another solver call."""
+        return cap_left(self.policy, self.started) <= 0
 
-    def search_left(self) -> float:
-        """What step 3 may use: from a plan in hand it leaves the settling's time; without one it may use it."""
-        return self.left() - (self.settle_s if self.incumbent is not None else 0.0)
+    def has_work(self, step: str) -> bool:
+        """Step `step` has nodes and iterations left, and the safety cap is not reached."""
+        nodes, iterations = work_left(self.policy, step)
+        return nodes > 0 and iterations > 0 and not self.capped()
+
+    def limits(self, step: str, share: float = 1.0) -> dict[str, Any]:
+        """solver.solve's limits for a call of step `step` (limits)."""
+        return limits(self.policy, step, self.started, share)
 
     def tell(self, phase: str, inc: float | None, bnd: float | None) -> None:
         if self.options.progress is not None:
@@ -77,6 +97,27 @@ class Run:
     def info(self, status: str, gap: float | None, objective: float | None, bound: float | None,
              overhead_s: float) -> SolveInfo:
         return _info(self.solver, status, self.started, gap, objective, bound, self.note, overhead_s)
+
+
+def cap_left(policy: SolvePolicy, started: float) -> float:
+    """Seconds left of the safety cap of a solve that began at `started`."""
+    return policy.safety_cap_s - (time.perf_counter() - started)
+
+
+def work_left(policy: SolvePolicy, step: str) -> tuple[int, int]:
+    """(nodes, simplex iterations) step `step` has left of its share of the work limit: its share less what its
+    calls have spent so far in the solve's tally (work.spent)."""
+    nodes, iterations = policy.work.step(step)
+    spent_iterations, spent_nodes = work.spent(step)
+    return nodes - spent_nodes, iterations - spent_iterations
+
+
+def limits(policy: SolvePolicy, step: str, started: float, share: float = 1.0) -> dict[str, Any]:
+    """solver.solve's limits for one call of step `step`: `share` of the step's work left (at least one node
+    and one iteration), the safety cap's seconds left, and the policy's threads."""
+    nodes, iterations = work_left(policy, step)
+    return {"node_limit": max(1, int(share * nodes)), "iteration_limit": max(1, int(share * iterations)),
+            "time_limit_s": max(0.01, cap_left(policy, started)), "threads": policy.threads}
 
 
 def _objective_value(prog: Program) -> float:

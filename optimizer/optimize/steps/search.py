@@ -17,16 +17,15 @@ def search(run: Run, relaxed: SolveInfo, reduced: dict) -> tuple[SolveInfo | Non
     """Step 3: the whole integer program, with the valid inequalities in (_cuts_for_search), started from step
     2's plan when it is near the bound, and bounded to plans cheaper than it (program.bounds_within). Returns the
     search's solve (None when it did not run, or found nothing cheaper within the tightened bounds) and the
-    seconds handing the program to the solver and back were taken to need."""
+    seconds handing the program to the solver and back were taken to need (reported, not a limit). It runs while
+    the search has nodes left — or, with no plan in hand, on its last node — within the safety cap."""
     prog, incumbent, bound = run.prog, run.incumbent, run.bound
     full = None
     handover = relaxed.overhead_s
-    if run.search_left() > 0:
+    if (run.has_work("search") or incumbent is None) and not run.capped():
         rows = _rows(prog)
         _cuts_for_search(prog, run.policy)
-        # Handing the program over (PuLP to the solver and back) is not in the solver's time limit and grows
-        # with the rows: the relaxation's hand-over, scaled, is kept out of the limit; when nothing is left,
-        # step 2's plan stands.
+        # handing the program over (PuLP to the solver and back) grows with the rows: the relaxation's, scaled
         handover = relaxed.overhead_s * _rows(prog) / max(1, rows)
         t_full = time.perf_counter() - run.started
 
@@ -36,23 +35,21 @@ def search(run: Run, relaxed: SolveInfo, reduced: dict) -> tuple[SolveInfo | Non
                 run.options.progress("search", t_full + t, inc if inc is not None else incumbent,
                                      max(best) if best else None)
 
-        if incumbent is None or run.search_left() > handover:
-            # step 2's plan starts the search unless it is far from the bound (run.policy.warm_start_gap); the
-            # strategy keeps it either way
-            gap = _gap(incumbent, bound)
-            start = run.values if gap is not None and gap <= run.policy.warm_start_gap else None
-            # only plans cheaper than step 2's are sought: the relaxation's reduced costs bound how far
-            # each integer variable may leave its bound in them (program.bounds_within)
-            slack = incumbent - relaxed.objective if incumbent is not None and relaxed.objective is not None \
-                else -1.0
-            with bounds_within(prog.prob, reduced, slack) as tightened:
-                full = solve(prog.prob, run.solver, time_limit_s=max(0.01, run.search_left() - handover),
-                             mip_gap=run.gap_target, warm_start=start,
-                             progress=searching if run.options.progress is not None else None)
-            if full.status == "infeasible" and tightened:
-                full = None  # nothing cheaper than step 2's plan within the tightened bounds: it stands
-            elif full.status == "infeasible":
-                raise diagnose(run.loaded, run.cands, run.segments, *settings(run.loaded, run.options)[:2])
+        # step 2's plan starts the search unless it is far from the bound (run.policy.warm_start_gap); the
+        # strategy keeps it either way
+        gap = _gap(incumbent, bound)
+        start = run.values if gap is not None and gap <= run.policy.warm_start_gap else None
+        # only plans cheaper than step 2's are sought: the relaxation's reduced costs bound how far
+        # each integer variable may leave its bound in them (program.bounds_within)
+        slack = incumbent - relaxed.objective if incumbent is not None and relaxed.objective is not None \
+            else -1.0
+        with bounds_within(prog.prob, reduced, slack) as tightened:
+            full = solve(prog.prob, run.solver, mip_gap=run.gap_target, warm_start=start, **run.limits("search"),
+                         progress=searching if run.options.progress is not None else None)
+        if full.status == "infeasible" and tightened:
+            full = None  # nothing cheaper than step 2's plan within the tightened bounds: it stands
+        elif full.status == "infeasible":
+            raise diagnose(run.loaded, run.cands, run.segments, *settings(run.loaded, run.options)[:2])
     return full, handover
 
 

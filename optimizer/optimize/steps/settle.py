@@ -21,7 +21,7 @@ from optimizer.optimize.policy import DEFAULT_POLICY, SolvePolicy
 from optimizer.optimize.program import Program
 from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.optimize.solver import solve
-from optimizer.optimize.steps.run import SolveOptions, _gap, _info, _objective_value
+from optimizer.optimize.steps.run import SolveOptions, _gap, _info, _objective_value, cap_left, limits
 
 
 @dataclass
@@ -48,9 +48,10 @@ _FAMILIES = ("reserved", "reserved_later", "on_demand", "spot", "lent", "batch_r
 
 
 def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solver: str,
-                       policy: SolvePolicy = DEFAULT_POLICY) -> SoleTenantCosts | None:
+                       policy: SolvePolicy = DEFAULT_POLICY, started: float | None = None) -> SoleTenantCosts | None:
     """The configs whose offer no other workload can use, each one's relaxation solved alone at that offer
-    (model.define_sole_tenant): a bound on what the offer costs serving it.
+    (model.define_sole_tenant): a bound on what the offer costs serving it. Each relaxation within the settle
+    step's simplex iterations left and the safety cap of a solve that began at `started` (default now).
 
     Not for configs at servers of your own (the facility's power and racks tie offers together), a
     workload's only config, or scenarios weighed by cvar or worst (their measure is not a sum over offers).
@@ -68,10 +69,11 @@ def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segmen
               if c.offer and c.offer not in own and users[c.offer] == {w}]
     if not lonely:
         return None
+    started = time.perf_counter() if started is None else started
     sole_tenants = SoleTenantCosts({}, set(), {}, _fixed_cost(loaded, cands, segments))
     for c in lonely:
         prog = _alone(loaded, cands, segments, c)
-        out = solve(prog.prob, solver, time_limit_s=policy.sole_tenant_lp_s, relax=True)
+        out = solve(prog.prob, solver, relax=True, **limits(policy, "settle", started))
         if out.status == "infeasible":  # no plan there, whole or not
             sole_tenants.costs[c.key] = math.inf
             sole_tenants.exact.add(c.key)
@@ -97,16 +99,19 @@ def _settle_sole_tenants(prog: Program, sole_tenants: SoleTenantCosts, keys: lis
                          at_least: float | None = None, policy: SolvePolicy = DEFAULT_POLICY) -> bool | None:
     """Make the costs of these chosen sole-tenant configs exact (each one's offer solved whole, alone) and
     raise them in the program's objective; True when one rose (the solution may no longer be the best),
-    False when none did, None when one could not be solved in `seconds` (its cost stays a bound). Each
-    offer's solve gets `at_least` seconds whatever is left."""
+    False when none did, None when one could not be solved (its cost stays a bound). Each offer's solve may
+    spend policy.settle_own_share of the settle step's nodes left, within `seconds` in all (the safety cap; each
+    gets `at_least` seconds whatever is left)."""
     at_least = policy.settle_min_s if at_least is None else at_least
-    deadline = time.perf_counter() + seconds
+    now = time.perf_counter()
+    deadline = now + seconds
     rose = False
     todo = [k for k in dict.fromkeys(keys) if k in sole_tenants.costs and k not in sole_tenants.exact]
     by_key = {c.key: c for c in cands.all()} if todo else {}
     for key in todo:
         alone = _alone(loaded, cands, segments, by_key[key])
-        out = solve(alone.prob, solver, time_limit_s=max(at_least, deadline - time.perf_counter()), mip_gap=0.0)
+        out = solve(alone.prob, solver, mip_gap=0.0, **{**limits(policy, "settle", now, policy.settle_own_share),
+                                                         "time_limit_s": max(at_least, deadline - time.perf_counter())})
         if out.status == "infeasible":
             cost = math.inf
         elif out.status in ("optimal", "feasible") and out.objective is not None:
@@ -133,40 +138,40 @@ def _settle_sole_tenants(prog: Program, sole_tenants: SoleTenantCosts, keys: lis
 
 
 def settle(prog: Program, sole_tenants: SoleTenantCosts, sol: Solution, info: SolveInfo, loaded: LoadedPlan,
-           cands: CandidateSet, segments: Segments, options: SolveOptions, solver: str, limit: float,
-           gap_target: float, started: float, baseline: dict[str, tuple[str, float]] | None, hours_s: float,
-           resolve: Callable[..., tuple[Solution, SolveInfo]], policy: SolvePolicy = DEFAULT_POLICY
+           cands: CandidateSet, segments: Segments, options: SolveOptions, policy: SolvePolicy, started: float,
+           baseline: dict[str, tuple[str, float]] | None, resolve: Callable[..., tuple[Solution, SolveInfo]]
            ) -> tuple[Program, Solution, SolveInfo] | None:
     """Settling a solved plan's sole-tenant configs: while it chooses ones whose cost was only a bound, those
     costs made exact (each offer solved whole, _settle_sole_tenants) and the program solved again (`resolve`), the
     plan in hand kept when that cannot be done or finds a dearer plan; then the chosen sole-tenant offers' hours
-    filled in (_with_sole_tenant_hours), in the last `hours_s` seconds of `limit`. `resolve` is strategy._solve (the
-    steps again, from relax). None when a chosen config could not be solved whole in the time."""
+    filled in (_with_sole_tenant_hours). Each solve within the settle step's work left (the re-solves within their
+    own steps'), and the safety cap of the solve that began at `started`. `resolve` is strategy._solve (the steps
+    again, from relax). None when a chosen config could not be solved whole."""
+    gap_target = policy.mip_gap
+
     def elapsed() -> float:
         return time.perf_counter() - started
 
     for _ in range(policy.settle_rounds):
         before = prog.values()
         rose = _settle_sole_tenants(prog, sole_tenants, list(sol.chosen.values()), loaded, cands, segments,
-                                    info.name, (limit - hours_s - elapsed()) / 2, policy.settle_own_min_s,
-                                    policy)
+                                    info.name, cap_left(policy, started), 0.01, policy)
         if rose is None:
             return None
         if not rose:
             break
         held = _at_settled_costs(prog, sol, info, gap_target, started)  # a plan in hand, at its settled cost
-        if held is not None and (sole_tenants.upper or elapsed() >= limit - hours_s):
-            # a cost known only from above: solving again would rest on it (no bound); or no time left for it
+        if held is not None and (sole_tenants.upper or cap_left(policy, started) <= 0):
+            # a cost known only from above: solving again would rest on it (no bound); or the safety cap is reached
             sol, info = held
             break
-        budget = limit - hours_s if held is not None else max(limit - hours_s, elapsed() + policy.settle_min_s)
         try:
-            again, again_info = resolve(prog, loaded, cands, segments, options, solver, budget, gap_target, started)
+            again, again_info = resolve(prog, loaded, cands, segments, options, policy, started)
         except SolverError:
             if held is None:
                 raise
             prog.restore(before)
-            sol, info = held  # out of time solving again: the plan in hand, at its settled cost
+            sol, info = held  # no plan solving again: the plan in hand, at its settled cost
             break
         if held is not None and again_info.objective is not None and held[1].objective is not None \
                 and again_info.objective > held[1].objective + 1e-9 * max(1.0, abs(held[1].objective)):
@@ -179,7 +184,7 @@ def settle(prog: Program, sole_tenants: SoleTenantCosts, sol: Solution, info: So
         if any(k in sole_tenants.costs and k not in sole_tenants.exact for k in sol.chosen.values()):
             return None
     filled = _with_sole_tenant_hours(loaded, cands, segments, prog, sol, sole_tenants, info.name, gap_target,
-                                     limit - elapsed(), baseline, policy)
+                                     started, baseline, policy)
     if filled[0] is not prog:  # the hours' solve is part of the solve's seconds
         info = replace(info, seconds=elapsed())
     return (*filled, info)
@@ -210,25 +215,23 @@ def _at_settled_costs(prog: Program, sol: Solution, info: SolveInfo, gap_target:
 
 def _with_sole_tenant_hours(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, prog: Program,
                             sol: Solution, sole_tenants: SoleTenantCosts, solver: str, gap_target: float,
-                            seconds: float, baseline: dict[str, tuple[str, float]] | None,
+                            started: float, baseline: dict[str, tuple[str, float]] | None,
                             policy: SolvePolicy = DEFAULT_POLICY) -> tuple[Program, Solution]:
     """A solution that chose a sole-tenant config has no hours for its offer: the program without sole-tenant
     configs, every choice held, started from that solution and the config's own solve (a plan of the same
-    cost), gives them — in `seconds`, its build included, and at least POLICY.hours_min_s of solving. Otherwise the
-    program and solution as they are."""
+    cost), gives them — within the settle step's nodes left and the safety cap of the solve that began at
+    `started`. Otherwise the program and solution as they are."""
     if not any(key in sole_tenants.costs for key in sol.chosen.values()):
         return prog, sol
-    deadline = time.perf_counter() + seconds
     full = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
     start = {k: v for k, v in prog.values().items() if v is not None}
     for key in sol.chosen.values():
         for family, vals in sole_tenants.values.get(key, {}).items():
             table = getattr(full, family)
             start.update({table[k].name: v for k, v in vals.items() if k in table})
-    seconds = max(policy.hours_min_s, deadline - time.perf_counter())  # what the build left, at least the floor
     with full.choices_fixed(sol.chosen):
-        out = solve(full.prob, solver, time_limit_s=seconds, mip_gap=gap_target, warm_start=start)
+        out = solve(full.prob, solver, mip_gap=gap_target, warm_start=start, **limits(policy, "settle", started))
     if out.status not in ("optimal", "feasible"):
-        raise SolverError(f"{solver} found no hours for the chosen configs' own offers "
-                          f"(time limit {seconds:.3g} s); raise policy.time_limit_s or --time-limit")
+        raise SolverError(f"{solver} found no hours for the chosen configs' own offers within the work limit "
+                          f"(safety cap {policy.safety_cap_s:g} s); raise policy.work_limit or --work-limit")
     return full, full.solution()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import Any
 
 import pulp
 
@@ -14,18 +15,19 @@ from optimizer.optimize.policy import DEFAULT_POLICY, SolvePolicy
 from optimizer.optimize.program import Program
 from optimizer.optimize.solution import SolveInfo
 from optimizer.optimize.solver import large_for, solve
-from optimizer.optimize.steps.run import _gap, _objective_value
+from optimizer.optimize.steps.run import _gap, _objective_value, limits
 from optimizer.optimize.tiebreak import define_tie_break
 
 
-def _cheapest_recourse(prog: Program, solver: str, seconds: float) -> bool:
+def _cheapest_recourse(prog: Program, solver: str, within: dict[str, Any]) -> bool:
     """Scenarios weighed by cvar or worst: the objective sees only the scenarios that set the measure, so
     a solved plan may leave another scenario's hourly capacity dearer than it need be (on demand where
     spot is cheaper, nodes beyond its need) at the same measure — and that scenario's cost, the expected
     cost and the regret then read too high. With the first stage fixed (configs, reserved and bought
     levels, committed split, racks) the scenarios share nothing, so minimizing the expected cost makes
     each one's second stage its cheapest; no scenario's cost rises, so neither does the measure.
-    True when the solution changed (kept only when that solve is optimal)."""
+    `within` are its solver.solve limits (the tidy step's: Run.limits). True when the solution changed (kept only
+    when that solve is optimal)."""
     plan = prog.plan
     if scenario_days(plan) is None or plan.policy.risk.measure == "expected":
         return False
@@ -34,9 +36,9 @@ def _cheapest_recourse(prog: Program, solver: str, seconds: float) -> bool:
     try:
         with prog.first_stage_fixed():
             prog.prob.setObjective(pulp.lpSum(prog.cost_terms.values()))
-            # the rest of the time limit, at least 5 s (as pricing alternatives); the solved plan is a warm start
-            out = solve(prog.prob, solver, time_limit_s=max(seconds, 5.0), mip_gap=0.0,
-                        warm_start={k: x for k, x in before.items() if x is not None})
+            # the solved plan is a warm start
+            out = solve(prog.prob, solver, mip_gap=0.0, warm_start={k: x for k, x in before.items() if x is not None},
+                        **within)
         if out.status != "optimal":
             prog.restore(before)
             return False
@@ -45,29 +47,29 @@ def _cheapest_recourse(prog: Program, solver: str, seconds: float) -> bool:
         prog.prob.setObjective(objective)
 
 
-def break_ties(prog: Program, info: SolveInfo, policy: SolvePolicy = DEFAULT_POLICY) -> tuple[SolveInfo, bool]:
+def break_ties(prog: Program, info: SolveInfo, policy: SolvePolicy = DEFAULT_POLICY, started: float | None = None
+               ) -> tuple[SolveInfo, bool]:
     """Among plans that cost no more than the solved one, the schedule a person expects (tiebreak.define_tie_break):
     GPUs paid by the hour go to batch pools, interactive pools use the reserved and signed GPUs; batch
     work spreads over its window. Every decision made once (configs, reservations, purchases) is held,
     so only the hourly nodes and the batch placement move, and the cost never rises: a pass that finds
-    nothing in its nodes or time keeps the solved plan, and a program whose hand-over to the solver alone
-    takes longer than the pass's time (SolveInfo.overhead_s, on very large plans) is not tidied, nor one
-    its solver would run far past the pass's time on (solver.large_for: CBC, which has no node limit, on a
-    program that large runs many times the pass's few seconds).
+    nothing in its nodes (policy.tie_break_node_limit; the safety cap of a solve that began at `started`,
+    default now) keeps the solved plan, and a program of more than policy.tie_break_max_columns variables (a very
+    large plan, whose hand-over to the solver alone costs more than tidiness is worth) is not tidied, nor one
+    its solver would run far past a short pass on (solver.large_for: CBC's clean-up on a program that large).
     In scenario plans each segment (a scenario's day type, and month) also keeps its own cost
     (tie_break_segment): each scenario's cost is a reported number, and an equal measure is not an equal plan.
     True when the schedule changed."""
     if info.objective is None or not prog.batch_replicas:
         return info, False  # nothing can move (no batch work)
-    budget = max(policy.tie_break_min_s, policy.tie_break_share * info.seconds)
-    if info.overhead_s > budget:
-        return info, False  # handing the program to the solver alone would take longer than the pass may
+    if len(prog.prob.variables()) > policy.tie_break_max_columns:
+        return info, False  # handing the program to the solver again costs more than tidiness is worth
     if large_for(info.name, prog.prob):
-        return info, False  # the solver would run far past the pass's few seconds (CBC has no node limit)
+        return info, False  # the solver would run far past a short pass (CBC's clean-up on a large program)
+    started = time.perf_counter() if started is None else started
     before = prog.values()
     cost = _objective_value(prog)
     cap = max(cost, info.objective)
-    t0 = time.perf_counter()
     # The API's share of each batch day is held too: a continuous cost the cost row's tolerance would let drift
     shares = [(y, y.lowBound, y.upBound) for y in prog.batch_api.values()]
     try:
@@ -75,10 +77,8 @@ def break_ties(prog: Program, info: SolveInfo, policy: SolvePolicy = DEFAULT_POL
             y.lowBound = y.upBound = y.varValue or 0.0
         with prog.first_stage_fixed():
             problem, start = define_tie_break(prog, cap)
-            # the solver's limit is what the budget leaves after the build, less a share for handing it over
-            seconds = max(0.1, policy.tie_break_solver_share * budget - (time.perf_counter() - t0))
-            out = solve(problem, info.name, time_limit_s=seconds, mip_gap=policy.tie_break_gap,
-                        node_limit=policy.tie_break_node_limit,
+            out = solve(problem, info.name, mip_gap=policy.tie_break_gap,
+                        **{**limits(policy, "tidy", started), "node_limit": policy.tie_break_node_limit},
                         warm_start={**{k: x for k, x in before.items() if x is not None}, **start})
     except SolverError:  # the plan is solved; a failed tie-break pass leaves it as it was
         prog.restore(before)
