@@ -19,7 +19,7 @@ import typing
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, WrapValidator, create_model
 
@@ -234,7 +234,8 @@ def _work(work: tuple[StepWork, ...]) -> dict[str, Any]:
 
 
 def _step_work(s: dict[str, Any]) -> tuple[StepWork, ...]:
-    stopped = s.get("stopped_by") or {}
+    stopped = {step: "safety cap" if why == "time" else why  # written before the work limits: the clock stopped it
+               for step, why in (s.get("stopped_by") or {}).items()}
     return tuple(StepWork(step, w["solves"], w["simplex_iterations"], w["mip_nodes"], stopped.get(step, "error"))
                  for step, w in (s.get("work") or {}).items())
 
@@ -331,10 +332,10 @@ _SolverJson = _model("Solver", "The solve: solver, seconds, proven gap and statu
     "work": (dict[str, _StepWorkJson], Field(default_factory=dict, description=(  # type: ignore[valid-type]
         "Step (relax, round, search, settle, tidy, price) → its solver calls, simplex iterations and "
         "branch-and-bound nodes."))),
-    "stopped_by": (dict[str, StopReason], Field(default_factory=dict, description=(
+    "stopped_by": (dict[str, StopReason | Literal["time"]], Field(default_factory=dict, description=(
         "Step → what stopped its calls, the one that says least first: error, safety cap (the wall clock: the one "
         "stop that may differ between machines), iterations, nodes, solutions (a first plan), gap, optimal, "
-        "infeasible.")))})
+        "infeasible. \"time\", in results written before the work limits, reads as safety cap.")))})
 _CHANGE_KEYS = {"from_label": "from", "to_label": "to"}
 _ChangeJson = _model("BaselineChange", BaselineChange.__doc__ or "", _fields(BaselineChange, keys=_CHANGE_KEYS))
 _BaselineJson = _model("Baseline", "Choices kept from a baseline result, and those changed.", {

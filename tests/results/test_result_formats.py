@@ -208,3 +208,14 @@ def test_a_plan_with_scenarios_reads_back_byte_for_byte(tmp_path):
     path = tmp_path / "scenarios.json"
     path.write_text(text, encoding="utf-8")
     assert dumps(read_result(path)) == text
+
+
+def test_a_step_stopped_by_time_reads_as_the_safety_cap(solved, tmp_path):
+    """Results written before the work limits said "time" where the wall clock stopped a step."""
+    d = json.loads(solved.read_text(encoding="utf-8"))
+    step = next(iter(d["solver"]["stopped_by"]))
+    d["solver"]["stopped_by"][step] = "time"
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(d), encoding="utf-8")
+    work = {w.step: w.stopped_by for w in read_result(path).solver.work}
+    assert work[step] == "safety cap"
