@@ -16,6 +16,7 @@ from optimizer.report.console import break_even_text
 from optimizer.results.types import PlanResult
 
 from tests.helpers.layout import NARROW_WIDTH_PX, PRINT_WIDTH_PX, SCREEN_WIDTH_PX, as_printed, measure
+from tests.helpers.solving import NO_TIME_LIMIT
 
 # Two owned nodes serve `hold`; `grow` may buy nodes (delivered on day 10, bridged on-demand until then) or rent.
 # The facility's 45 kW leave room for two bought nodes beside the owned ones, not three: power binds.
@@ -74,7 +75,7 @@ workloads:
 def _solve(tmp_path_factory, name: str, text: str) -> PlanResult:
     path = tmp_path_factory.mktemp(name) / f"{name}.yaml"
     path.write_text(text, encoding="utf-8")
-    return solve_plan(path, SolveOptions(time_limit_s=20))
+    return solve_plan(path, SolveOptions(time_limit_s=NO_TIME_LIMIT))
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ from optimizer.results.jsonio import dumps, from_dict, to_dict
 
 from tests.helpers.office import check_formulas, need, recalculate
 from tests.helpers.paths import ROOT
+from tests.helpers.solving import NO_TIME_LIMIT
 
 pytestmark = pytest.mark.filterwarnings("ignore:Data Validation extension:UserWarning")
 
@@ -117,7 +118,7 @@ def results(tmp_path_factory) -> dict:
     return {
         "seed-fleet": solve_plan(ROOT / "plans" / "seed-fleet.yaml"),
         # q4 need not be optimal here: the workbook must agree with whatever fleet it shows
-        "q4": solve_plan(ROOT / "plans" / "q4.yaml", SolveOptions(time_limit_s=10)),
+        "q4": solve_plan(ROOT / "plans" / "q4.yaml", SolveOptions(time_limit_s=NO_TIME_LIMIT)),
         "inject": solve_plan(plan),
         # contracts signed before the plan, one ending mid-quarter (periods), new reservations
         "commitments": solve_plan(ROOT / "plans" / "q1-with-commitments.yaml"),

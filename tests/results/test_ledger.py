@@ -28,6 +28,7 @@ from optimizer.results.ledger import carry_commitments
 from tests.helpers.commitments import H100, PEAKY, R1Y, chat, contract, quarter
 from tests.helpers.paths import ROOT
 from tests.helpers.small_plans import write
+from tests.helpers.solving import NO_TIME_LIMIT
 
 SIGNED = contract(64, "2026-03-01", "2027-02-28", price_per_gpu_hour=4.20)
 NEW = (H100, "reserved-1y", 32, "2026-10-01", "2027-09-30")        # what A buys: 365 days, the last one included
@@ -250,7 +251,7 @@ def _story(tmp_path: Path, q4_plan: Path, options: SolveOptions) -> tuple[dict, 
     last = tmp_path / "q4.json"
     last.write_text(dumps(q4), encoding="utf-8")
     q1_plan = ROOT / "plans" / "q1-with-commitments.yaml"
-    res = CliRunner().invoke(app, ["solve", str(q1_plan), "--carry", str(last), "--json", "--time-limit", "20",
+    res = CliRunner().invoke(app, ["solve", str(q1_plan), "--carry", str(last), "--json", "--time-limit", str(NO_TIME_LIMIT),
                                    "-o", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output
     carried = json.loads((tmp_path / "out" / "q1-with-commitments.json").read_text())
@@ -290,7 +291,7 @@ def _check_story(q4: dict, q1: dict, q1_plan: dict) -> None:
 def test_q1_carries_q4_and_counts_nothing_twice(tmp_path):
     """As shipped, q4 runs on the three contracts it shares with q1 (signed before 2026-10-01): q1 --carry q4
     skips all three and adds whatever q4 reserved."""
-    q4, q1, q1_plan = _story(tmp_path, ROOT / "plans" / "q4.yaml", SolveOptions(time_limit_s=20))
+    q4, q1, q1_plan = _story(tmp_path, ROOT / "plans" / "q4.yaml", SolveOptions(time_limit_s=NO_TIME_LIMIT))
     assert len(q4["commitments"]) == 3 and q4["cost"]["committed"] > 0
     _check_story(q4, q1, q1_plan)
 

@@ -19,6 +19,7 @@ from optimizer.errors import PlanError
 from optimizer.inputs.loading import load_plan
 from optimizer.results.jsonio import MAX_DEPTH, dumps, read_result, result_json_schema, result_schema_text
 from optimizer.results.ledger import carry_commitments
+from tests.helpers.solving import NO_TIME_LIMIT
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = ROOT / "tests" / "data" / "results"
@@ -203,7 +204,7 @@ def test_a_plan_with_scenarios_reads_back_byte_for_byte(tmp_path):
     plan = tmp_path / "scenarios.yaml"
     plan.write_text(SEED.read_text(encoding="utf-8") + "scenarios:\n  - {name: low, weight: 0.3, demand: {all: 0.6}}\n"
                     "  - {name: base, weight: 0.7}\n", encoding="utf-8")
-    text = dumps(solve_plan(plan, SolveOptions(time_limit_s=60)))
+    text = dumps(solve_plan(plan, SolveOptions(time_limit_s=NO_TIME_LIMIT)))
     assert any(not float(days).is_integer() for days in json.loads(text)["day_types"].values()), text[:400]
     path = tmp_path / "scenarios.json"
     path.write_text(text, encoding="utf-8")
