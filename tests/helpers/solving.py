@@ -8,3 +8,19 @@ NO_TIME_LIMIT = 1e9
 work (policy.work_limit), so a test plan's time_limit_s is only its safety cap: the random plans of the brute-force,
 split and scenario suites carry 600 s, which a busy machine does not reach (30 s had: a split plan's CBC solve
 stopped 'feasible' at it beside other sessions' tests)."""
+
+
+def random_cover(columns: int, rows: int, seed: int = 1):
+    """`columns` whole amounts of 0 to 10 covering `rows` random rows at least cost: a program whose search takes
+    nodes for either solver (dozens at 60 × 40)."""
+    import random
+
+    import pulp
+
+    rng = random.Random(seed)
+    prob = pulp.LpProblem("cover", pulp.LpMinimize)
+    xs = [prob.add_variable(f"x{i}", 0, 10, cat="Integer") for i in range(columns)]
+    prob += pulp.lpSum(rng.randint(5, 20) * x for x in xs)
+    for _ in range(rows):
+        prob += pulp.lpSum(rng.randint(0, 9) * x for x in xs) >= rng.randint(50, 200)
+    return prob

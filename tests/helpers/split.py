@@ -82,13 +82,20 @@ def _offer_cost(plan: dict, offer: dict, load: float, demand: list[float]) -> fl
     return min(r * m * prices["reserved-1y"] * 24 * days + hourly(r) for r in range(max(nodes) + 1))
 
 
-def brute_force_split(plan: dict) -> float:
-    """The least horizon cost over every split of the classes between the two configs."""
+def _mix(plan: dict) -> tuple[dict, list[dict], list[float], dict[tuple, float]]:
+    """The plan's one workload, its size classes, each class's share of the output tokens, and the measured
+    goodput by (accelerator, input, output)."""
     w = plan["workloads"][0]
     mix = w["tokens"]["mix"]
     mean_out = sum(c["share"] * c["output"] for c in mix)
     sigma = [c["share"] * c["output"] / mean_out for c in mix]
     g = {(m["accelerator"], m["input"], m["output"]): m["goodput_output_tokens_per_s"] for m in w["measured"]}
+    return w, mix, sigma, g
+
+
+def brute_force_split(plan: dict) -> float:
+    """The least horizon cost over every split of the classes between the two configs."""
+    w, mix, sigma, g = _mix(plan)
     o1, o2 = plan["offers"]
     g1 = [g[(o1["accelerator"], c["input"], c["output"])] for c in mix]
     g2 = [g[(o2["accelerator"], c["input"], c["output"])] for c in mix]
@@ -117,11 +124,7 @@ def brute_force_split(plan: dict) -> float:
 
 def single_config_cost(plan: dict) -> float:
     """The least horizon cost with the whole workload on one config (split: none)."""
-    w = plan["workloads"][0]
-    mix = w["tokens"]["mix"]
-    mean_out = sum(c["share"] * c["output"] for c in mix)
-    sigma = [c["share"] * c["output"] / mean_out for c in mix]
-    g = {(m["accelerator"], m["input"], m["output"]): m["goodput_output_tokens_per_s"] for m in w["measured"]}
+    w, mix, sigma, g = _mix(plan)
     demand = [w["demand"]["peak_output_tokens_per_s"] * p for p in w["demand"]["profile"]]
     return min(_offer_cost(plan, o, sum(s / g[(o["accelerator"], c["input"], c["output"])]
                                         for s, c in zip(sigma, mix)), demand) for o in plan["offers"])

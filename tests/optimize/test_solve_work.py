@@ -5,7 +5,6 @@ solver's own count, unlike seconds), and read back from the result as written.""
 from __future__ import annotations
 
 import json
-import random
 
 import pulp
 import pytest
@@ -18,7 +17,7 @@ from optimizer.pipeline import solve_plan
 from optimizer.results.jsonio import read_result, to_dict
 
 from tests.helpers.small_plans import batch, interactive, offer, plan, write
-from tests.helpers.solving import NO_TIME_LIMIT
+from tests.helpers.solving import NO_TIME_LIMIT, random_cover
 
 STEPS = ("relax", "round", "search", "settle", "tidy", "price")
 
@@ -72,14 +71,7 @@ def test_a_result_written_before_work_was_recorded_reads_without_it(tmp_path, un
 
 
 def _knapsack_cover() -> pulp.LpProblem:
-    """30 whole amounts of 0 to 10 covering 20 random rows at least cost: a program whose search takes nodes."""
-    rng = random.Random(1)
-    prob = pulp.LpProblem("cover", pulp.LpMinimize)
-    xs = [prob.add_variable(f"x{i}", 0, 10, cat="Integer") for i in range(30)]
-    prob += pulp.lpSum(rng.randint(5, 20) * x for x in xs)
-    for _ in range(20):
-        prob += pulp.lpSum(rng.randint(0, 9) * x for x in xs) >= rng.randint(50, 200)
-    return prob
+    return random_cover(30, 20)
 
 
 @pytest.mark.parametrize("solver", available_solvers())

@@ -18,6 +18,7 @@ from optimizer.results.jsonio import to_dict
 
 from tests.helpers.small_plans import batch, interactive, offer, plan, write
 from tests.helpers.steps import patch_steps
+from tests.helpers.solving import random_cover
 
 
 def _plan() -> dict:
@@ -78,16 +79,7 @@ def test_a_solve_the_safety_cap_stops_says_so(tmp_path, monkeypatch):
 
 
 def _cover() -> pulp.LpProblem:
-    """60 whole amounts covering 40 random rows at least cost: a search of dozens of nodes for either solver."""
-    import random
-
-    rng = random.Random(1)
-    prob = pulp.LpProblem("cover", pulp.LpMinimize)
-    xs = [prob.add_variable(f"x{i}", 0, 10, cat="Integer") for i in range(60)]
-    prob += pulp.lpSum(rng.randint(5, 20) * x for x in xs)
-    for _ in range(40):
-        prob += pulp.lpSum(rng.randint(0, 9) * x for x in xs) >= rng.randint(50, 200)
-    return prob
+    return random_cover(60, 40)
 
 
 @pytest.mark.parametrize("solver", available_solvers())
