@@ -325,7 +325,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         cost_idle_committed=cost_committed - sum(r.committed_cost for r in results), cash_flow=flow,
         commitment_schedule=cf.schedule(plan, contracts, new), own=own_result, scenarios=scenario_rows,
         risk=risk)
-    return decision.marked(replace(result, showback=sb.rows(result, plan.policy.idle)))
+    showback = sb.rows(result, plan.policy.idle, book=plan.policy.showback == "book")
+    return decision.marked(replace(result, showback=showback))
 
 
 def _api_by_segment(solved: Solved, w, c: Candidate, stage2: dict[str, float]) -> None:

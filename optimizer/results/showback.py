@@ -1,4 +1,4 @@
-"""Showback and chargeback: the all-in spend by team, cost centre, month and tier.
+"""Showback and chargeback: the all-in spend (or the book view) by team, cost centre, month and tier.
 
 No PuLP, no I/O: arithmetic on a solved result. A workload's cost in a tier goes to the months as that
 tier's spend does in the cash flow (signed contracts: the months they run; its API: its own API cash flow),
@@ -7,16 +7,30 @@ tier (the tier's cost − what the workloads used of it, as cost.idle_by_tier; s
 cost.idle_committed) and goes to the months the same way: its own rows (policy.idle: separate) or shared by
 use (spread). A tenant that names a team is booked to that team's cost centre. The rows add up to the all-in
 spend: Σ (cost + committed_cost) = cost.all_in.
+
+With policy.showback: book the rows add up to the book view instead (results.own.book_view: all-in + owned
+servers' depreciation − bought servers' cost of capital). Two more tiers carry the difference, priced per
+workload by results.own.book_by_workload: depreciation_owned (the owned servers' depreciation by the GPU-hours
+each workload ran on them; the GPU-hours held and not used are idle like any other) and cost_of_capital
+(negative: the capital part of the buy tier, which the books do not expense). They go to the months as the
+offer's facility spend (owned servers) and buy spend (servers bought) do in the cash flow.
 """
 
 from __future__ import annotations
 
+from optimizer.results.own import book_by_workload, book_view
 from optimizer.results.types import UNASSIGNED, CashFlowRow, PlanResult, ShowbackRow, owners, team_centres
 
 IDLE = "not used by any workload"
 """The team of the rows of spend no workload used (policy.idle: separate)."""
 RISK = "scenario weighting"
 """The team of the row that takes a plan with scenarios from the sum of its tiers to its risk measure."""
+DEPRECIATION, CAPITAL = "depreciation_owned", "cost_of_capital"
+"""The tiers of the book view's difference from the all-in (policy.showback: book)."""
+TIER_ORDER = ("committed", "reserved", "buy", "facility", "on_demand", "spot", "api", DEPRECIATION, CAPITAL, "risk")
+
+Key = tuple[str, "str | None", "str | None", str, str]
+"""(team, cost centre, workload or None, month, tier)."""
 
 
 def tier_of(flow: CashFlowRow) -> str:
@@ -30,24 +44,40 @@ def has_teams(result: PlanResult) -> bool:
     return any(w.team or w.tenants for w in result.workloads)
 
 
-def rows(result: PlanResult, idle: str = "separate") -> list[ShowbackRow]:
-    """The showback of `result`, its idle rows separate or spread (policy.idle)."""
+def basis(result: PlanResult) -> str:
+    """What the showback rows add up to: "book" (policy.showback: book, with servers of your own) or "all_in"."""
+    return "book" if result.policy.get("showback") == "book" and result.own is not None else "all_in"
+
+
+def target(result: PlanResult) -> float:
+    """The sum of the showback rows: the book view's total or the all-in spend (basis)."""
+    b = book_view(result) if basis(result) == "book" else None
+    return b.total if b is not None else result.cost_all_in
+
+
+def _shares(by: dict[str, float], fallback: dict[str, float]) -> dict[str, float]:
+    total = sum(by.values())
+    return {m: v / total for m, v in by.items()} if total > 0 else fallback
+
+
+def booked(result: PlanResult, idle: str = "separate", book: bool = False) -> dict[Key, list[float]]:
+    """The showback before rows of one team are merged: key → [cost, committed_cost, idle_share], a workload's
+    rows kept apart (key[2] = its name; the idle and risk rows: None)."""
     months = list(dict.fromkeys(r.month for r in result.cash_flow)) or ["M1"]
     flat = {m: 1.0 / len(months) for m in months}
     profile: dict[str, dict[str, float]] = {}  # cost tier → month → share of its cash flow
+    by_offer: dict[tuple[str, str], dict[str, float]] = {}  # (tier, offer) → month → amount
     for r in result.cash_flow:
         profile.setdefault(tier_of(r), {}).setdefault(r.month, 0.0)
         profile[tier_of(r)][r.month] += r.amount
-    for t, by in profile.items():
-        total = sum(by.values())
-        profile[t] = {m: v / total for m, v in by.items()} if total > 0 else flat
-
-    per_team = has_teams(result)
+        by_offer.setdefault((tier_of(r), r.offer), {}).setdefault(r.month, 0.0)
+        by_offer[(tier_of(r), r.offer)][r.month] += r.amount
+    profile = {t: _shares(by, flat) for t, by in profile.items()}
     centres = team_centres(result.workloads)
-    book: dict[tuple[str, str | None, str | None, str, str], list[float]] = {}  # key → [cost, committed, idle]
+    out: dict[Key, list[float]] = {}
 
-    def add(key: tuple[str, str | None, str | None, str, str], cost: float, committed: float, idle_part: float) -> None:
-        v = book.setdefault(key, [0.0, 0.0, 0.0])
+    def add(key: Key, cost: float, committed: float, idle_part: float) -> None:
+        v = out.setdefault(key, [0.0, 0.0, 0.0])
         v[0] += cost
         v[1] += committed
         v[2] += idle_part
@@ -56,17 +86,16 @@ def rows(result: PlanResult, idle: str = "separate") -> list[ShowbackRow]:
         api = {r.month: r.amount for r in result.cash_flow if r.kind == "api" and r.offer == w.name}
         api_total = sum(api.values())
         for team, cc, share in owners(w, centres):
-            who = None if per_team else w.name
             for tier, cost in w.cost_by_tier.items():
                 if abs(cost) < 1e-12:
                     continue
                 split = ({m: v / api_total for m, v in api.items()} if tier == "api" and api_total > 0
                          else profile.get(tier, flat))
                 for m, s in split.items():
-                    add((team, cc, who, m, tier), share * cost * s, 0.0, 0.0)
+                    add((team, cc, w.name, m, tier), share * cost * s, 0.0, 0.0)
             if w.committed_cost:
                 for m, s in profile.get("committed", flat).items():
-                    add((team, cc, who, m, "committed"), 0.0, share * w.committed_cost * s, 0.0)
+                    add((team, cc, w.name, m, "committed"), 0.0, share * w.committed_cost * s, 0.0)
 
     idle_rows: dict[tuple[str, str], tuple[float, float]] = {}  # (month, tier) → (new, committed) nobody used
     for tier, total in result.cost_by_tier.items():
@@ -77,12 +106,39 @@ def rows(result: PlanResult, idle: str = "separate") -> list[ShowbackRow]:
     if abs(result.cost_idle_committed) > 1e-9:
         for m, s in profile.get("committed", flat).items():
             idle_rows[(m, "committed")] = (0.0, result.cost_idle_committed * s)
+
+    if book and result.own is not None:
+        parts = book_by_workload(result)
+        owned = {r.offer for r in result.own.owned}
+        bought = {b.offer for b in result.own.bought}
+        # the owned depreciation runs with the offer's facility spend, the capital with its buy spend
+        dep_months = _shares({m: sum(by_offer.get(("facility", o), {}).get(m, 0.0) for o in owned) for m in months},
+                             flat)
+        cap_months = _shares({m: sum(by_offer.get(("buy", o), {}).get(m, 0.0) for o in bought) for m in months},
+                             flat)
+        for w in result.workloads:
+            p = parts.get(w.name)
+            if p is None:
+                continue
+            for team, cc, share in owners(w, centres):
+                for tier, amount, split in ((DEPRECIATION, p["depreciation_owned"], dep_months),
+                                            (CAPITAL, -p["cost_of_capital"], cap_months)):
+                    if abs(amount) > 1e-12:
+                        for m, s in split.items():
+                            add((team, cc, w.name, m, tier), share * amount * s, 0.0, 0.0)
+        unused = parts.get("", {})
+        for tier, amount, split in ((DEPRECIATION, unused.get("depreciation_owned", 0.0), dep_months),
+                                    (CAPITAL, -unused.get("cost_of_capital", 0.0), cap_months)):
+            if abs(amount) > 1e-9:
+                for m, s in split.items():
+                    idle_rows[(m, tier)] = (amount * s, 0.0)
+
     for (m, tier), (new, com) in sorted(idle_rows.items()):
-        users = [k for k in book if k[3] == m and k[4] == tier] if idle == "spread" else []
-        weight = {k: book[k][0] + book[k][1] for k in users}
+        users = [k for k in out if k[3] == m and k[4] == tier] if idle == "spread" else []
+        weight = {k: out[k][0] + out[k][1] for k in users}
         if idle == "spread" and sum(weight.values()) <= 0:
-            users = [k for k in book if k[3] == m and k[0] != IDLE] or [k for k in book if k[0] != IDLE]
-            weight = {k: abs(book[k][0] + book[k][1]) for k in users}
+            users = [k for k in out if k[3] == m and k[0] != IDLE] or [k for k in out if k[0] != IDLE]
+            weight = {k: abs(out[k][0] + out[k][1]) for k in users}
         norm = sum(weight.values())
         if idle == "spread" and norm > 0:
             for k in users:
@@ -95,9 +151,45 @@ def rows(result: PlanResult, idle: str = "separate") -> list[ShowbackRow]:
     if abs(extra) > 1e-6:
         for m, s in flat.items():
             add((RISK, None, None, m, "risk"), extra * s, 0.0, 0.0)
+    return out
 
-    order = {m: i for i, m in enumerate(months)}
-    tiers = {t: i for i, t in enumerate(("committed", "reserved", "buy", "facility", "on_demand", "spot", "api", "risk"))}
-    keys = sorted(book, key=lambda k: (order.get(k[3], len(order)), k[0] in (IDLE, RISK), k[0] == UNASSIGNED, k[0],
-                                       k[1] or "", k[2] or "", tiers.get(k[4], len(tiers)), k[4]))
-    return [ShowbackRow(k[0], k[1], k[3], k[4], book[k][0], book[k][1], book[k][2], k[2]) for k in keys]
+
+def rows(result: PlanResult, idle: str = "separate", book: bool = False) -> list[ShowbackRow]:
+    """The showback of `result`, its idle rows separate or spread (policy.idle), adding up to the all-in or,
+    with `book` (policy.showback: book), to the book view. Rows per team (a team's workloads merged) when the
+    plan names teams, else per workload."""
+    per_team = has_teams(result)
+    merged: dict[Key, list[float]] = {}
+    for (team, cc, wl, m, tier), v in booked(result, idle, book).items():
+        x = merged.setdefault((team, cc, None if per_team else wl, m, tier), [0.0, 0.0, 0.0])
+        for i in range(3):
+            x[i] += v[i]
+    months = {m: i for i, m in enumerate(dict.fromkeys(r.month for r in result.cash_flow))}
+    tiers = {t: i for i, t in enumerate(TIER_ORDER)}
+    keys = sorted(merged, key=lambda k: (months.get(k[3], len(months)), k[0] in (IDLE, RISK), k[0] == UNASSIGNED,
+                                         k[0], k[1] or "", k[2] or "", tiers.get(k[4], len(tiers)), k[4]))
+    return [ShowbackRow(k[0], k[1], k[3], k[4], merged[k][0], merged[k][1], merged[k][2], k[2]) for k in keys]
+
+
+def lines(result: PlanResult, idle: str = "separate", book: bool = False
+          ) -> dict[tuple[str, str | None, str | None], dict[str, float]]:
+    """Each (team, cost centre, workload) over the horizon — what the workbook's Showback lines show: the
+    workload's spend it used (new, committed), the idle it carries (idle_new, idle_committed; with
+    policy.idle: spread), the book's difference (depreciation_owned, cost_of_capital, with `book`); the idle
+    and risk rows under workload None."""
+    out: dict[tuple[str, str | None, str | None], dict[str, float]] = {}
+    for (team, cc, wl, _m, tier), (cost, com, idle_part) in booked(result, idle, book).items():
+        x = out.setdefault((team, cc, wl), dict.fromkeys(
+            ("new", "committed", "idle_new", "idle_committed", DEPRECIATION, CAPITAL, "risk"), 0.0))
+        if tier in (DEPRECIATION, CAPITAL, "risk"):
+            x[tier] += cost
+            continue
+        x["new"] += cost
+        x["committed"] += com
+        if wl is not None and idle_part:  # spread: what of the row is idle, new or committed as the row is
+            scale = idle_part / (cost + com) if cost + com else 0.0
+            x["idle_new"] += cost * scale
+            x["idle_committed"] += com * scale
+            x["new"] -= cost * scale
+            x["committed"] -= com * scale
+    return out

@@ -342,7 +342,7 @@ class CashFlowRow:
 @dataclass(frozen=True)
 class ShowbackRow:
     """One team's (or, in a plan without teams, one workload's) spend in one month and tier (results.showback):
-    the rows add up to cost.all_in."""
+    the rows add up to cost.all_in, or with policy.showback: book to the book view's total (book.total)."""
 
     team: str
     """The team charged: a workload's team, or a tenant's; "unassigned" for a workload without one; "not used by
@@ -353,7 +353,8 @@ class ShowbackRow:
     month: str
     tier: str
     """A cost tier (cost.by_tier's keys: reserved, on_demand, spot, api, buy, facility), committed (signed
-    contracts) or risk."""
+    contracts), risk, or — policy.showback: book — depreciation_owned (owned servers' depreciation) and
+    cost_of_capital (negative: bought servers' cost of capital, in the all-in but not in the book)."""
     cost: float
     """New spend (this plan's)."""
     committed_cost: float
@@ -679,7 +680,7 @@ class PlanResult:
     risk: RiskInfo | None = None
     showback: list[ShowbackRow] = field(default_factory=list)
     """The all-in spend by team, cost centre, month and tier (results.showback); Σ cost + committed_cost =
-    cost_all_in. Empty in results written before it was kept."""
+    cost_all_in (policy.showback: book — the book view's total). Empty in results written before it was kept."""
 
     def period_days(self, h: HourlySupply) -> float:
         """Days an hourly row stands for: its day type's days, or their share in its period."""

@@ -360,6 +360,11 @@ class Policy(Strict):
     on-demand nodes, servers' idle energy and space): separate — rows of their own ("not used by any workload");
     spread — shared among the rows that used the same tier that month, by their cost there (the whole month's
     rows when none did), so each team carries its part of the idle and shared cost."""
+    showback: Literal["all_in", "book"] = Field(default="all_in", examples=["book"])
+    """What the showback rows add up to: all_in — the cash all-in spend (cost.all_in); book — the book view
+    (result `book`: all-in + owned servers' depreciation − bought servers' cost of capital), so the teams that
+    ran on servers owned before the plan carry their depreciation (by the GPU-hours they ran on them) and no
+    team carries the cost of capital. Without servers of your own the two are the same."""
 
     @field_validator("spot_pools", "mig_pools")
     @classmethod
