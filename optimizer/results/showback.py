@@ -125,17 +125,19 @@ def booked(result: PlanResult, idle: str = "separate", book: bool = False) -> di
                                             (CAPITAL, -p["cost_of_capital"], cap_months)):
                     if abs(amount) > 1e-12:
                         for m, s in split.items():
-                            add((team, cc, w.name, m, tier), share * amount * s, 0.0, 0.0)
+                            if s:
+                                add((team, cc, w.name, m, tier), share * amount * s, 0.0, 0.0)
         unused = parts.get("", {})
         for tier, amount, split in ((DEPRECIATION, unused.get("depreciation_owned", 0.0), dep_months),
                                     (CAPITAL, -unused.get("cost_of_capital", 0.0), cap_months)):
             if abs(amount) > 1e-9:
                 for m, s in split.items():
-                    idle_rows[(m, tier)] = (amount * s, 0.0)
+                    if s:
+                        idle_rows[(m, tier)] = (amount * s, 0.0)
 
     for (m, tier), (new, com) in sorted(idle_rows.items()):
         users = [k for k in out if k[3] == m and k[4] == tier] if idle == "spread" else []
-        weight = {k: out[k][0] + out[k][1] for k in users}
+        weight = {k: abs(out[k][0] + out[k][1]) for k in users}  # by size: cost_of_capital rows are negative
         if idle == "spread" and sum(weight.values()) <= 0:
             users = [k for k in out if k[3] == m and k[0] != IDLE] or [k for k in out if k[0] != IDLE]
             weight = {k: abs(out[k][0] + out[k][1]) for k in users}

@@ -376,6 +376,7 @@ def _pnl(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) ->
     _name(sh, "own_capex", r, 3)
     dep_bought = _name(sh, "own_depreciation_bought", r, 4)
     capital = _name(sh, "own_cost_of_capital", r, 5)
+    refs.book_cells["cost_of_capital"] = (capital, cap_t)
     support_cell = f"G{r + 1}"
 
     dep_owned_v = 0.0
@@ -403,6 +404,7 @@ def _pnl(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) ->
         sh.text(r, 0, "Total", "total")
         sh.calc(r, 4, f"SUM({rng(sh.name, o_first, r - 1, 4)})", dep_owned_v, "total", num="money0")
         dep_owned = _name(sh, "own_depreciation_owned", r, 4)
+        refs.book_cells["depreciation_owned"] = (dep_owned, dep_owned_v)
         r += 1
         sh.text(r, 0, "Straight line: the book value over the remaining life, for the days they serve.", "note")
 

@@ -76,5 +76,7 @@ class Refs:
     or worst-case measure over scenarios (then the tiers are expected values)."""
     price_factor: dict[tuple[str, str], float] = field(default_factory=dict)
     """(offer, tier) → on-demand or spot price paid ÷ the price on Assumptions (scenarios that move prices)."""
+    book_cells: dict[str, tuple[str, float]] = field(default_factory=dict)
+    """Own hardware's totals the book view reads (depreciation_owned, cost_of_capital): (cell, value)."""
     scenario: dict[str, tuple[str, float]] = field(default_factory=dict)
     """Scenarios sheet cells (first stage, expected, risk) and their values."""
