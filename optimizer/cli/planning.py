@@ -145,7 +145,8 @@ def report(
     outdir: Annotated[Optional[Path], typer.Option("-o", "--outdir", help="Where the files go (default: beside RESULT.json).")] = None,
     chargeback: Annotated[Optional[Path], typer.Option(
         "--chargeback", metavar="FILE.csv",
-        help="Also write the all-in spend by cost centre × month × tier (the result's showback) to this CSV.")] = None,
+        help="Also write the result's showback by cost centre × month × tier to this CSV: the all-in spend, "
+             "or the book view with policy.showback: book.")] = None,
     debug: DebugOpt = False,
 ) -> None:
     """Re-render the workbook and the HTML report from a saved result, without solving again."""

@@ -37,7 +37,7 @@ def centre_months(result: PlanResult) -> dict[str, Any]:
     """The cost centre × month table: months, and per cost centre its amount each month, its total, of which
     committed and of which idle, and its tiers (each with its amount each month and total); totals per month."""
     rows = centre_rows(result)
-    months = list(dict.fromkeys(r["month"] for r in result.showback))
+    months = list(dict.fromkeys(r.month for r in result.showback))
     centres: dict[str, dict[str, Any]] = {}
     for r in rows:
         c = centres.setdefault(r["cost_center"], {"cost_center": r["cost_center"], "months": dict.fromkeys(months, 0.0),

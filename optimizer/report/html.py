@@ -19,11 +19,13 @@ from markupsafe import Markup, escape
 from optimizer import formatting, vocab
 from optimizer.atomic import atomic_write
 from optimizer.report import labels as L
+from optimizer.report.chargeback import centre_months
 from optimizer.report.charts import SUPPLY_KEYS, Charts, pool_periods, pool_series, shown_scenario
 from optimizer.report.console import break_even_text
 from optimizer.report.provenance import Provenance, price_sources, provenance
 from optimizer.resources import templates_dir
 from optimizer.results.cashflow import pnl_and_cash
+from optimizer.results import showback as sb
 from optimizer.results.jsonio import from_dict, to_dict
 from optimizer.results.own import book_view
 from optimizer.results.types import PlanResult, WorkloadResult
@@ -85,10 +87,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "scenarios": _scenarios(result, money, charts),
         "all_in": money(result.cost_all_in) if result.cost_committed else None,
         "decision": decision,
-        "showback": [{"team": r["team"], "cost_center": r["cost_center"], "workloads": ", ".join(r["workloads"]) or "–",
-                      "new": money(r["new"]), "committed": money(r["committed"]), "all_in": money(r["all_in"]),
-                      "share": f"{r['all_in'] / result.cost_all_in:.1%}" if result.cost_all_in else "–"}
-                     for r in result.showback_by_team()],
+        "showback": _showback(result, money),
         "committed_total": money(result.cost_committed),
         "gpus_at_peak": f"{_fleet_peak(result):,}",
         "notes": list(result.notes), "binding": L.caps_that_bind(result),
@@ -115,6 +114,36 @@ def context(result: PlanResult) -> dict[str, Any]:
         "cash_months": _cash_months(result, money),
         "owned_color": L.OWNED_COLOR, "bought_color": L.TIER_COLORS["buy"],
     }
+
+
+def _showback(result: PlanResult, money) -> dict[str, Any]:
+    """The showback by team (a plan without teams: by workload), and the chargeback, cost centre × month, each
+    cost centre's tiers under it: what the result's showback rows add up to (the all-in, or the book view)."""
+    target = sb.target(result) if result.showback else result.cost_all_in
+    book = bool(result.showback) and sb.basis(result) == "book"
+    table = centre_months(result)
+    return {
+        "rows": [{"team": r["team"], "cost_center": r["cost_center"], "workloads": ", ".join(r["workloads"]) or "–",
+                  "new": money(r["new"]), "committed": money(r["committed"]), "book": money(r.get("book", 0.0)),
+                  "all_in": money(r["all_in"]),
+                  "share": f"{r['all_in'] / target:.1%}" if target else "–"}
+                 for r in result.showback_by_team()],
+        "total_label": "Book view" if book else "All-in",
+        "spread": result.policy.get("idle") == "spread" and bool(result.showback),
+        "book": book,
+        "months": table["months"],
+        "centres": [{"cost_center": c["cost_center"] or "–", "months": [money(c["months"][m]) for m in table["months"]],
+                     "total": money(c["total"]), "committed": money(c["committed"]), "idle": money(c["idle_share"]),
+                     "tiers": [{"tier": L.SHOWBACK_TIERS.get(t["tier"], t["tier"]),
+                                "months": [money(t["months"][m]) for m in table["months"]], "total": money(t["total"])}
+                               for t in sorted(c["tiers"].values(), key=lambda t: _tier_rank(t["tier"]))]}
+                    for c in table["centres"]],
+        "totals": [money(table["totals"][m]) for m in table["months"]], "total": money(table["total"]),
+    }
+
+
+def _tier_rank(tier: str) -> tuple[int, str]:
+    return (sb.TIER_ORDER.index(tier) if tier in sb.TIER_ORDER else len(sb.TIER_ORDER), tier)
 
 
 def _scenarios(result: PlanResult, money, charts: Charts) -> dict[str, Any] | None:

@@ -704,7 +704,8 @@ class PlanResult:
         A workload with tenant shares is split among those teams, each booked to its own team's cost centre
         when that team has one; one without a team is "unassigned"; a plan that names no team has a row per
         workload. The rows add up to the all-in spend; a result with showback rows sums them (what no workload
-        used is then spread among the teams when policy.idle says spread)."""
+        used is then spread among the teams when policy.idle says spread; with policy.showback: book, "book" holds
+        each row's owned depreciation less cost of capital and "all_in" is its part of the book view)."""
         rows: dict[tuple[str, str, str], dict[str, Any]] = {}
         per_team = any(w.team or w.tenants for w in self.workloads)
         centres = team_centres(self.workloads)
@@ -727,12 +728,16 @@ class PlanResult:
                 key = (x.team, x.cost_center or "–", x.workload or "")
                 r = at.get(key) or extra.setdefault(key[:2], {"team": x.team, "cost_center": key[1], "workloads": [],
                                                               "new": 0.0, "committed": 0.0})
-                r["new"] += x.cost
+                # policy.showback: book — depreciation owned and cost of capital are the book's, not new spend
+                part = "book" if x.tier in ("depreciation_owned", "cost_of_capital") else "new"
+                r[part] = r.get(part, 0.0) + x.cost
                 r["committed"] += x.committed_cost
             out += [extra[k] for k in sorted(extra, key=lambda k: (k[0] == "not used by any workload", k))]
-            out = [r for r in out if r["workloads"] or abs(r["new"]) + abs(r["committed"]) > 0.005]
+            out = [r for r in out if r["workloads"] or abs(r["new"]) + abs(r["committed"]) + abs(r.get("book", 0.0))
+                   > 0.005]
             for r in out:
-                r["all_in"] = r["new"] + r["committed"]
+                r["book"] = r.get("book", 0.0)
+                r["all_in"] = r["new"] + r["committed"] + r["book"]
             return out
         if self.cost_idle > 0.005 or self.cost_idle_committed > 0.005:
             out.append({"team": "not used by any workload", "cost_center": "–", "workloads": [],

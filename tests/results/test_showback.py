@@ -190,3 +190,34 @@ def test_an_offer_without_an_on_demand_price_is_weighed_against_the_same_acceler
     (n,) = alone.new_commitments
     assert n.saving_vs_on_demand is None and n.break_even_utilization is None and n.utilization == pytest.approx(1.0)
     assert "no on-demand price for gpu-a" in n.saving_basis
+
+
+@pytest.mark.parametrize("name", ["q4-teams", "owned-cluster"])
+def test_showback_is_the_all_in_by_default_and_the_book_under_policy_showback_book(solved, name):
+    """policy.showback: all_in (the default) books the all-in; book books the book view (q4 owns no servers: the
+    same), with idle separate or spread, to the cent."""
+    from optimizer.results import showback as sb
+    from optimizer.results.own import book_view
+
+    r = solved[name]
+    assert r.policy.get("showback") == "all_in"
+    assert booked(r) == pytest.approx(r.cost_all_in, abs=0.01)
+    b = book_view(r)
+    assert (b is None) == (name == "q4-teams")
+    for idle in ("separate", "spread"):
+        assert sum(x.cost + x.committed_cost for x in sb.rows(r, idle)) == pytest.approx(r.cost_all_in, abs=0.01)
+        assert sum(x.cost + x.committed_cost for x in sb.rows(r, idle, book=True)) == pytest.approx(
+            b.total if b is not None else r.cost_all_in, abs=0.01)
+
+
+def test_q4_tenant_share_books_to_its_teams_cost_centre_under_spread_too(solved):
+    """The hidden check's case with policy.idle: spread: the support tenant of chat still books to CC-300 (with
+    its share of the idle), and the rows still add up to the all-in."""
+    from optimizer.results import showback as sb
+
+    r = solved["q4-teams"]
+    rows = sb.rows(r, "spread")
+    centres = {(x.team, x.cost_center) for x in rows}
+    assert ("support", "CC-100") not in centres and ("support", "CC-300") in centres
+    assert ("consumer", "CC-100") in centres and not any(x.team == IDLE for x in rows)
+    assert sum(x.cost + x.committed_cost for x in rows) == pytest.approx(r.cost_all_in, abs=0.01)

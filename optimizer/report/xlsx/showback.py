@@ -7,17 +7,12 @@ The lines add up to what the result's showback rows add up to (results.showback)
 
 from __future__ import annotations
 
+from optimizer.report import labels as L
 from optimizer.report.chargeback import centre_rows
 from optimizer.report.xlsx.cells import Sheet, cell, rng
 from optimizer.report.xlsx.refs import Refs
 from optimizer.results import showback as sb
 from optimizer.results.types import PlanResult, owners, team_centres
-
-TIER_LABELS = {"committed": "signed before", "reserved": "reserved", "buy": "servers bought", "facility":
-               "energy, space, support", "on_demand": "on-demand", "spot": "spot", "api": "API",
-               sb.DEPRECIATION: "depreciation of servers owned", sb.CAPITAL: "cost of capital (out of the book)",
-               "risk": "scenario weighting"}
-
 
 NO_CENTRE = "–"
 """The cost centre of rows booked to none (what no workload used; a workload without one)."""
@@ -216,7 +211,7 @@ def _centre_months(sh: Sheet, result: PlanResult, r: int) -> int:
             label = c or NO_CENTRE
             if t is None:
                 sh.text(r, 0, label, "total")
-            sh.text(r, 1, "all tiers" if t is None else TIER_LABELS.get(t, t))
+            sh.text(r, 1, "all tiers" if t is None else L.SHOWBACK_TIERS.get(t, t))
             mine = [x for x in rows if x["cost_center"] == c and (t is None or x["tier"] == t)]
             # exact text matches (SUMPRODUCT): a SUMIFS criterion such as "2026-10" may be read as a date
             match = f'({D["cc"]}="{_q(c or NO_CENTRE)}")' + ("" if t is None else f'*({D["tier"]}="{_q(t)}")')
