@@ -137,8 +137,12 @@ def write_showback(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.text(r, C["team"], sb.RISK)
         sh.text(r, C["cc"], "–")
         sh.text(r, C["name"], "–")
-        sh.calc(r, C["new"], f"{refs.scenario['risk'][0]}-{refs.tiers_name}" if refs.scenario.get("risk") else
-                str(risk), risk, num="money0")
+        if refs.scenario.get("risk") and refs.scenario.get("expected"):  # the Scenarios sheet's measure − expected
+            (risk_cell, risk_v), (exp_cell, exp_v) = refs.scenario["risk"], refs.scenario["expected"]
+            risk = risk_v - exp_v
+            sh.calc(r, C["new"], f"{risk_cell}-{exp_cell}", risk, num="money0")
+        else:
+            sh.num(r, C["new"], risk, num="money0")
         sh.calc(r, C["total"], cell(r, C["new"]), risk, num="money0")
         values[r] = {"new": risk, "total": risk}
     last = r

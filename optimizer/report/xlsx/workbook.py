@@ -86,10 +86,10 @@ def build_workbook(result: PlanResult, target: Path, made: Provenance | None = N
             + (refs.committed[1] if refs.committed else 0.0)
         write_cash_flow(sheets["Cash flow"], result, refs)
         write_workloads(sheets["Workloads"], result, refs)
+        if SCENARIO_SHEET in sheets:  # before Showback: its risk line reads the risk measure
+            write_scenarios(sheets[SCENARIO_SHEET], result, refs)
         write_showback(sheets["Showback"], result, refs)
         write_supply(sheets["Supply"], result, refs)
-        if SCENARIO_SHEET in sheets:
-            write_scenarios(sheets[SCENARIO_SHEET], result, refs)
         write_summary(sheets["Summary"], result, refs)
         write_alternatives(sheets["Alternatives"], result)
         write_dropped(sheets["Dropped"], result)
