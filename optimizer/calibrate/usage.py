@@ -134,6 +134,9 @@ class UsageAggregate:
     """Per workload, events that repeat another exactly (timestamp, tokens, tenant): overlapping exports?"""
     served_routes: tuple[Route, ...] = ()
     """Routes for the log's model names that name a workload's model as people write it (a Hugging Face id)."""
+    sizes: dict[str, list[tuple[int, int, int, float, float]]] = field(default_factory=dict)
+    """workload → its requests' sizes as a histogram: (prompt bin, completion bin, requests, prompt tokens,
+    completion tokens) per cell, bins of SIZE_BINS_PER_OCTAVE per doubling of 1 + tokens (size_bin)."""
 
 
 # --- the query -------------------------------------------------------------------------------------
@@ -209,6 +212,17 @@ PROBLEM_SQL = f"""CASE
   WHEN c < 0 THEN 'completion-negative'
   WHEN p + c > {MAX_TOKENS_PER_REQUEST} THEN 'completion-huge'
 END"""
+
+
+SIZE_BINS_PER_OCTAVE = 8
+"""Request sizes are kept as a histogram with this many bins per doubling of 1 + tokens (9% wide): fine enough
+that the size classes calibrate draws from it (calibrate.mix) sit where the log's requests are, and a few
+thousand cells at most whatever the log's length. Each cell keeps its requests' exact token sums."""
+
+
+def size_bin(tokens: float) -> int:
+    """The histogram bin of a request of `tokens` prompt (or completion) tokens, as the scan computes it."""
+    return int(math.floor(SIZE_BINS_PER_OCTAVE * math.log2(1.0 + tokens)))
 
 
 MAX_GENERATION_S = 3600
@@ -336,6 +350,13 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
                    NULL, NULL, NULL, NULL
             FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL
             GROUP BY wl
+            UNION ALL
+            -- request sizes: a histogram of (prompt, completion) per workload, with each cell's exact sums
+            SELECT 'size', NULL, NULL, wl, NULL, NULL, NULL, count(*), sum(p), sum(c),
+                   CAST(floor({SIZE_BINS_PER_OCTAVE} * log2(1 + p)) AS BIGINT),
+                   CAST(floor({SIZE_BINS_PER_OCTAVE} * log2(1 + c)) AS BIGINT)
+            FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL
+            GROUP BY wl, floor({SIZE_BINS_PER_OCTAVE} * log2(1 + p)), floor({SIZE_BINS_PER_OCTAVE} * log2(1 + c))
             """
             names = {str(src.path): src.shown for src in sources}
             try:
@@ -445,6 +466,7 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
     active: set[int] = set()
     hours_of: dict[str, list[tuple[float, float, float]]] = {}
     repeated: dict[str, int] = {}
+    sizes: dict[str, list[tuple[int, int, int, float, float]]] = {}
     for kind, fid, problem, wl, umodel, quarter, tenant, n, p, c, t0, t1 in rows:
         if kind == "file":
             per_file[fid][problem] = n
@@ -462,6 +484,9 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
             if wl is not None and p is not None:
                 hours_of.setdefault(wl, []).append((float(p), float(c) if c is not None else 1.0,
                                                     float(t0) if t0 is not None else 0.0))
+        elif kind == "size":
+            if wl is not None and n:
+                sizes.setdefault(wl, []).append((int(t0), int(t1), int(n), float(p or 0.0), float(c or 0.0)))
         elif kind == "repeat":
             if wl is not None and n:
                 repeated[wl] = int(n)
@@ -483,7 +508,8 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
         poisson[wl] = float(np.percentile([poisson_peak_ratio(lam / k) for _r, k, lam in hrs], BURST_PERCENTILE))
     return UsageAggregate(files, quarters, tenants, dict(sorted(unmatched.items())), dict(sorted(ambiguous.items())),
                           first, last, events, active_quarters=active, burst=burst, burst_poisson=poisson,
-                          repeated=dict(sorted(repeated.items())))
+                          repeated=dict(sorted(repeated.items())),
+                          sizes={wl: sorted(cells) for wl, cells in sorted(sizes.items())})
 
 
 POISSON_QUANTILE = 0.9999
