@@ -295,16 +295,19 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
               SELECT fid, problem, epoch_s, p, c, wl, lat,
                      CASE WHEN problem IS NULL AND wl IS NULL THEN coalesce(wlcol, model, '') END AS umodel,
                      CASE WHEN wl IS NOT NULL THEN coalesce(tenant, '(none)') END AS tenant,
-                     CASE WHEN problem IS NULL THEN CAST(floor(epoch_s / 60) AS BIGINT) END AS minute
+                     CASE WHEN problem IS NULL THEN CAST(floor(epoch_s / 60) AS BIGINT) END AS minute,
+                     CASE WHEN wl IS NOT NULL THEN CAST(floor({SIZE_BINS_PER_OCTAVE} * log2(1 + p)) AS BIGINT) END AS pbin,
+                     CASE WHEN wl IS NOT NULL THEN CAST(floor({SIZE_BINS_PER_OCTAVE} * log2(1 + c)) AS BIGINT) END AS cbin
               FROM ev2),
             g AS MATERIALIZED (
               SELECT CASE WHEN GROUPING(fid, problem) = 0 THEN 'file' WHEN GROUPING(wl, umodel, minute) = 0 THEN 'minute'
-                          ELSE 'tenant' END AS kind,
-                     fid, problem, wl, umodel, minute, tenant, count(*) AS n, sum(p) AS p, sum(c) AS c,
+                          WHEN GROUPING(wl, pbin, cbin) = 0 THEN 'size' ELSE 'tenant' END AS kind,
+                     fid, problem, wl, umodel, minute, tenant, pbin, cbin, count(*) AS n, sum(p) AS p, sum(c) AS c,
                      sum(c * c) AS c2,
                      min(epoch_s) FILTER (WHERE problem IS NULL) AS t0, max(epoch_s) FILTER (WHERE problem IS NULL) AS t1
               FROM ev3
-              GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, minute), (wl, tenant))),
+              -- request sizes: a histogram of (prompt, completion) bins per workload, with each cell's exact sums
+              GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, minute), (wl, tenant), (wl, pbin, cbin))),
             span AS (SELECT CAST(floor(min(t0) / 60) AS BIGINT) AS m0, CAST(floor(max(t1) / 60) AS BIGINT) AS m1
                      FROM g WHERE kind = 'file'),
             gen AS (
@@ -334,7 +337,10 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
               GROUP BY wl, minute // 60, m0, m1),
             busy AS (SELECT *, max(total / minutes) OVER (PARTITION BY wl) AS busiest FROM hours
                      WHERE total > 0 AND minutes >= {BURST_MIN_MINUTES})
-            SELECT kind, fid, problem, wl, umodel, NULL AS quarter, tenant, n, p, c, t0, t1 FROM g WHERE kind <> 'minute'
+            SELECT kind, fid, problem, wl, umodel, NULL AS quarter, tenant, n, p, c, t0, t1 FROM g
+            WHERE kind NOT IN ('minute', 'size')
+            UNION ALL
+            SELECT 'size', NULL, NULL, wl, NULL, NULL, NULL, n, p, c, pbin, cbin FROM g WHERE kind = 'size' AND wl IS NOT NULL
             UNION ALL
             SELECT 'quarter', NULL, NULL, wl, umodel, minute // {QUARTER_S // 60}, NULL, sum(n), sum(p), sum(c), NULL, NULL
             FROM g WHERE kind = 'minute' AND minute IS NOT NULL
@@ -350,13 +356,6 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
                    NULL, NULL, NULL, NULL
             FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL
             GROUP BY wl
-            UNION ALL
-            -- request sizes: a histogram of (prompt, completion) per workload, with each cell's exact sums
-            SELECT 'size', NULL, NULL, wl, NULL, NULL, NULL, count(*), sum(p), sum(c),
-                   CAST(floor({SIZE_BINS_PER_OCTAVE} * log2(1 + p)) AS BIGINT),
-                   CAST(floor({SIZE_BINS_PER_OCTAVE} * log2(1 + c)) AS BIGINT)
-            FROM ev3 WHERE problem IS NULL AND wl IS NOT NULL
-            GROUP BY wl, floor({SIZE_BINS_PER_OCTAVE} * log2(1 + p)), floor({SIZE_BINS_PER_OCTAVE} * log2(1 + c))
             """
             names = {str(src.path): src.shown for src in sources}
             try:
