@@ -139,22 +139,52 @@ def _edit_workload(node: CommentedMap, w, wc: "WorkloadCalibration", cal: "Calib
         tok = node["tokens"]
         for j, key in enumerate(("input", "output")):
             old_v, new_v = wc.old_tokens[j] if wc.old_tokens else None, wc.new_tokens[j]
-            tok[key] = _num(new_v)
+            if wc.new_mix is None:
+                tok[key] = _num(new_v)
+            elif key in tok:  # a mix's means follow from its classes
+                del tok[key]
             if old_v is not None and not sig_equal(old_v, new_v):
                 changes.append(Change(w.name, f"mean {key} tokens", _fmt(old_v), _fmt(new_v), _ratio(old_v, new_v)))
-        if tok.fa.flow_style():
-            notes.setdefault("tokens", []).append(f"calibrated: mean of {wc.requests:,} requests")
+        if wc.new_mix is not None:
+            _put_mix(tok, wc, w.name, changes)
+            notes.setdefault("tokens", []).append(f"calibrated: {len(wc.new_mix)} size classes of {wc.requests:,} "
+                                                  f"requests ({wc.mix_note})")
         else:
-            _eol(tok, "output", f"calibrated: mean of {wc.requests:,} requests")
+            if "mix" in tok:
+                del tok["mix"]
+                changes.append(Change(w.name, "size classes", f"{len(wc.old_mix or ())} classes", "one (the means)"))
+            said = f"calibrated: mean of {wc.requests:,} requests" + (f" ({wc.mix_note})" if wc.mix_note else "")
+            if tok.fa.flow_style() or "output" not in tok:
+                notes.setdefault("tokens", []).append(said)
+            else:
+                _eol(tok, "output", said)
         ctx = w.context_tokens
-        if ctx is not None and ctx < wc.new_tokens[0] + wc.new_tokens[1]:
-            new_ctx = min(int(math.ceil((wc.new_tokens[0] + wc.new_tokens[1]) / 1024.0) * 1024),
+        largest = max([wc.new_tokens[0] + wc.new_tokens[1]] + [i + o for _s, i, o in wc.new_mix or ()])
+        if ctx is not None and ctx < largest:
+            new_ctx = min(int(math.ceil(largest / 1024.0) * 1024),
                           MAX_TOKENS_PER_REQUEST)  # usage rows stop there (usage.PROBLEMS "…-huge")
             node["context_tokens"] = new_ctx
             changes.append(Change(w.name, "context tokens", f"{ctx:,}", f"{new_ctx:,}", _ratio(ctx, new_ctx)))
-            wc.notes.append(f"context_tokens raised to {new_ctx:,}: the mean request no longer fitted")
+            wc.notes.append(f"context_tokens raised to {new_ctx:,}: the "
+                            + ("largest size class" if wc.new_mix else "mean request") + " no longer fitted")
     for key, texts in notes.items():
         _eol(node, key, "; ".join(texts), keep_user=key in ("demand", "batch"))
+
+
+def _put_mix(tok: CommentedMap, wc: "WorkloadCalibration", name: str, changes: list["Change"]) -> None:
+    """tokens.mix: one flow mapping {share, input, output} per class, on a line each."""
+    assert wc.new_mix is not None
+    seq = CommentedSeq()
+    for share, i, o in wc.new_mix:
+        row = CommentedMap([("share", _num(share)), ("input", _num(i)), ("output", _num(o))])
+        row.fa.set_flow_style()
+        seq.append(row)
+    if tok.fa.flow_style():
+        tok.fa.set_block_style()
+    tok["mix"] = seq
+    old = f"{len(wc.old_mix)} classes" if wc.old_mix else "one (the means)"
+    new = ", ".join(f"{s:.0%} at {_fmt(i)}/{_fmt(o)}" for s, i, o in wc.new_mix)
+    changes.append(Change(name, "size classes", old, f"{len(wc.new_mix)} classes: {new}"))
 
 
 # --- comments and the blank lines that hang on them ----------------------------------------------

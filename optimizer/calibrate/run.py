@@ -70,6 +70,10 @@ class CalibrateOptions:
     """Count events at their times where a log's clock steps back more than 5 minutes (else refused)."""
     manifests: Path | None = None
     """The folder `planopt deploy` wrote: load tests against its deployments (--deployment) are attributed by it."""
+    mix: bool | None = None
+    """Usage: write each workload's request sizes as a tokens.mix of size classes (calibrate.mix): True — every
+    workload with tokens; False — none (token means, a plan's mix replaced by them); None (default) — the
+    interactive workloads the mix matters to: split by_size or any, or a tokens.mix already."""
 
 
 # --- the whole command -------------------------------------------------------------------------
@@ -120,6 +124,7 @@ def calibrate(plan_path: Path | str, options: CalibrateOptions, out_path: Path |
         _usage_notes(cal, agg, plan, matcher)
         if agg.events:
             _demand(cal, agg, loaded, zone, by_name, options.allow_partial)
+            _mixes(cal, agg, loaded, by_name, options.mix)
     elif options.maps and not options.bench:
         cal.notes.append("--map applies to usage files and load tests; none were given")
     if result is not None:
@@ -143,6 +148,9 @@ def _check_options(options: CalibrateOptions, plan_path: Path, out_path: Path) -
         problems.append(Problem("--result needs --usage", "occupancy compares the result with actual usage"))
     if options.allow_partial and not options.usage:
         problems.append(Problem("--allow-partial needs --usage", "it lets a short usage log set demand"))
+    if options.mix is not None and not options.usage:
+        problems.append(Problem(f"--{'mix' if options.mix else 'no-mix'} needs --usage",
+                                "size classes are read from a usage log's requests"))
     if options.usage_workload is not None and not options.usage:
         problems.append(Problem("--usage-workload needs --usage",
                                 "it names the workload of usage logs with no model column"))
@@ -186,6 +194,8 @@ def _old(w) -> WorkloadCalibration:
     wc = WorkloadCalibration(w.name, w.kind)
     if w.tokens is not None:
         wc.old_tokens = (w.tokens.input, w.tokens.output)
+        if w.tokens.mix is not None:
+            wc.old_mix = tuple((c.share, c.input, c.output) for c in w.tokens.mix)
     if w.demand is not None:
         wc.old_peak = w.demand.peak_output_tokens_per_s
     if w.batch is not None:
@@ -372,6 +382,49 @@ def _demand(cal: Calibration, agg: UsageAggregate, loaded: LoadedPlan, zone: Zon
                     wc.peak_days = len(full)
             else:
                 wc.notes.append("no full day in the log; output_tokens_per_day kept")
+
+
+def wants_mix(w, policy, mix: bool | None) -> bool:
+    """Whether calibrate writes the workload's sizes as a tokens.mix (CalibrateOptions.mix)."""
+    if w.tokens is None or mix is False:
+        return False
+    if mix:
+        return True
+    return w.kind == "interactive" and (w.split_mode(policy) != "none" or w.tokens.mix is not None)
+
+
+def _mixes(cal: Calibration, agg: UsageAggregate, loaded: LoadedPlan, by_name: dict[str, WorkloadCalibration],
+           mix: bool | None) -> None:
+    """Each workload's size classes from the log (calibrate.mix): a mix when more than one class tells the cost
+    apart, else the means as today."""
+    from optimizer.calibrate import mix as mix_mod
+
+    plan = loaded.plan
+    for w in plan.workloads:
+        wc = by_name[w.name]
+        cells = agg.sizes.get(w.name)
+        if wc.new_tokens is None or not cells or not wants_mix(w, plan.policy, mix):
+            continue
+        goodputs, unit = mix_mod.config_goodputs(loaded, w.name)
+        by_size = w.kind == "interactive" and w.split_mode(plan.policy) == "by_size"
+        choice = mix_mod.choose(cells, goodputs, by_size)
+        what = "split and single cost" if by_size else "cost"
+        if choice.finest == 1:
+            wc.mix_note = "one size class: the log's sizes fall in one quantile cell"
+            continue
+        if not choice.weighed:
+            if choice.finest > 1:
+                wc.notes.append("no config serves its size classes: written as one class at the means")
+            wc.mix_note = "one size class: no config to weigh the log's classes by"
+            continue
+        per = "" if unit and unit[0] == "$" else ", weighed by GPUs: some offer has no hourly price"
+        how = (f"{choice.finest} quantile classes of input × output merged while the {what} moved "
+               f"≤ {mix_mod.NEGLIGIBLE:.1%}: {choice.change:.2%}{per}")
+        if len(choice.classes) > 1:
+            wc.new_mix = choice.classes
+            wc.mix_note = how
+        else:
+            wc.mix_note = how + ": one class"
 
 
 def _partial_problem(c: Coverage, agg: UsageAggregate, tz: str, s: Slots,

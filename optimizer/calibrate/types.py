@@ -58,6 +58,12 @@ class WorkloadCalibration:
     actual: dict[str, HourStats] = field(default_factory=dict)
     old_tokens: tuple[float, float] | None = None
     new_tokens: tuple[float, float] | None = None
+    old_mix: tuple[tuple[float, float, float], ...] | None = None
+    """The plan's tokens.mix: (share, input, output) per class."""
+    new_mix: tuple[tuple[float, float, float], ...] | None = None
+    """The log's size classes (calibrate.mix), when more than one tells the cost apart."""
+    mix_note: str | None = None
+    """How the classes were chosen (classes before and after merging, the cost change), for the plan's comment."""
     old_batch: float | None = None
     new_batch: float | None = None
     tenants: list[tuple[str, float, int]] = field(default_factory=list)

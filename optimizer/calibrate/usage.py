@@ -134,6 +134,9 @@ class UsageAggregate:
     """Per workload, events that repeat another exactly (timestamp, tokens, tenant): overlapping exports?"""
     served_routes: tuple[Route, ...] = ()
     """Routes for the log's model names that name a workload's model as people write it (a Hugging Face id)."""
+    sizes: dict[str, list[tuple[int, int, int, float, float]]] = field(default_factory=dict)
+    """workload → its requests' sizes as a histogram: (prompt bin, completion bin, requests, prompt tokens,
+    completion tokens) per cell, bins of SIZE_BINS_PER_OCTAVE per doubling of 1 + tokens (size_bin)."""
 
 
 # --- the query -------------------------------------------------------------------------------------
@@ -211,6 +214,17 @@ PROBLEM_SQL = f"""CASE
 END"""
 
 
+SIZE_BINS_PER_OCTAVE = 8
+"""Request sizes are kept as a histogram with this many bins per doubling of 1 + tokens (9% wide): fine enough
+that the size classes calibrate draws from it (calibrate.mix) sit where the log's requests are, and a few
+thousand cells at most whatever the log's length. Each cell keeps its requests' exact token sums."""
+
+
+def size_bin(tokens: float) -> int:
+    """The histogram bin of a request of `tokens` prompt (or completion) tokens, as the scan computes it."""
+    return int(math.floor(SIZE_BINS_PER_OCTAVE * math.log2(1.0 + tokens)))
+
+
 MAX_GENERATION_S = 3600
 """A response's tokens are spread over at most this long (a broken count cannot explode the minutes)."""
 
@@ -281,16 +295,19 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
               SELECT fid, problem, epoch_s, p, c, wl, lat,
                      CASE WHEN problem IS NULL AND wl IS NULL THEN coalesce(wlcol, model, '') END AS umodel,
                      CASE WHEN wl IS NOT NULL THEN coalesce(tenant, '(none)') END AS tenant,
-                     CASE WHEN problem IS NULL THEN CAST(floor(epoch_s / 60) AS BIGINT) END AS minute
+                     CASE WHEN problem IS NULL THEN CAST(floor(epoch_s / 60) AS BIGINT) END AS minute,
+                     CASE WHEN wl IS NOT NULL THEN CAST(floor({SIZE_BINS_PER_OCTAVE} * log2(1 + p)) AS BIGINT) END AS pbin,
+                     CASE WHEN wl IS NOT NULL THEN CAST(floor({SIZE_BINS_PER_OCTAVE} * log2(1 + c)) AS BIGINT) END AS cbin
               FROM ev2),
             g AS MATERIALIZED (
               SELECT CASE WHEN GROUPING(fid, problem) = 0 THEN 'file' WHEN GROUPING(wl, umodel, minute) = 0 THEN 'minute'
-                          ELSE 'tenant' END AS kind,
-                     fid, problem, wl, umodel, minute, tenant, count(*) AS n, sum(p) AS p, sum(c) AS c,
+                          WHEN GROUPING(wl, pbin, cbin) = 0 THEN 'size' ELSE 'tenant' END AS kind,
+                     fid, problem, wl, umodel, minute, tenant, pbin, cbin, count(*) AS n, sum(p) AS p, sum(c) AS c,
                      sum(c * c) AS c2,
                      min(epoch_s) FILTER (WHERE problem IS NULL) AS t0, max(epoch_s) FILTER (WHERE problem IS NULL) AS t1
               FROM ev3
-              GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, minute), (wl, tenant))),
+              -- request sizes: a histogram of (prompt, completion) bins per workload, with each cell's exact sums
+              GROUP BY GROUPING SETS ((fid, problem), (wl, umodel, minute), (wl, tenant), (wl, pbin, cbin))),
             span AS (SELECT CAST(floor(min(t0) / 60) AS BIGINT) AS m0, CAST(floor(max(t1) / 60) AS BIGINT) AS m1
                      FROM g WHERE kind = 'file'),
             gen AS (
@@ -320,7 +337,10 @@ def aggregate(paths: list[Path], matcher: Matcher, *, rename: dict[str, str] | N
               GROUP BY wl, minute // 60, m0, m1),
             busy AS (SELECT *, max(total / minutes) OVER (PARTITION BY wl) AS busiest FROM hours
                      WHERE total > 0 AND minutes >= {BURST_MIN_MINUTES})
-            SELECT kind, fid, problem, wl, umodel, NULL AS quarter, tenant, n, p, c, t0, t1 FROM g WHERE kind <> 'minute'
+            SELECT kind, fid, problem, wl, umodel, NULL AS quarter, tenant, n, p, c, t0, t1 FROM g
+            WHERE kind NOT IN ('minute', 'size')
+            UNION ALL
+            SELECT 'size', NULL, NULL, wl, NULL, NULL, NULL, n, p, c, pbin, cbin FROM g WHERE kind = 'size' AND wl IS NOT NULL
             UNION ALL
             SELECT 'quarter', NULL, NULL, wl, umodel, minute // {QUARTER_S // 60}, NULL, sum(n), sum(p), sum(c), NULL, NULL
             FROM g WHERE kind = 'minute' AND minute IS NOT NULL
@@ -445,6 +465,7 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
     active: set[int] = set()
     hours_of: dict[str, list[tuple[float, float, float]]] = {}
     repeated: dict[str, int] = {}
+    sizes: dict[str, list[tuple[int, int, int, float, float]]] = {}
     for kind, fid, problem, wl, umodel, quarter, tenant, n, p, c, t0, t1 in rows:
         if kind == "file":
             per_file[fid][problem] = n
@@ -462,6 +483,9 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
             if wl is not None and p is not None:
                 hours_of.setdefault(wl, []).append((float(p), float(c) if c is not None else 1.0,
                                                     float(t0) if t0 is not None else 0.0))
+        elif kind == "size":
+            if wl is not None and n:
+                sizes.setdefault(wl, []).append((int(t0), int(t1), int(n), float(p or 0.0), float(c or 0.0)))
         elif kind == "repeat":
             if wl is not None and n:
                 repeated[wl] = int(n)
@@ -483,7 +507,8 @@ def _collect(rows: list[tuple], sources: list[Source], matcher: Matcher) -> Usag
         poisson[wl] = float(np.percentile([poisson_peak_ratio(lam / k) for _r, k, lam in hrs], BURST_PERCENTILE))
     return UsageAggregate(files, quarters, tenants, dict(sorted(unmatched.items())), dict(sorted(ambiguous.items())),
                           first, last, events, active_quarters=active, burst=burst, burst_poisson=poisson,
-                          repeated=dict(sorted(repeated.items())))
+                          repeated=dict(sorted(repeated.items())),
+                          sizes={wl: sorted(cells) for wl, cells in sorted(sizes.items())})
 
 
 POISSON_QUANTILE = 0.9999

@@ -200,12 +200,15 @@ def _one_workload(plan: Plan, catalog: Catalog, w: Workload, keep_dominated: fro
     # a config beaten at the mix's goodput may win a size class: a split workload keeps every config
     prune = w.name not in keep_dominated and w.split_mode(plan.policy) == "none"
     cands, drops, notes = _workload_candidates(plan, catalog, w, dem or {}, cache, prune)
-    if dem is not None and has_overflow(w):
+    # a split workload sends a share of its traffic to the API in the program (model.define_split), not by
+    # ceilings on one config
+    split = w.kind == "interactive" and w.split_mode(plan.policy) != "none"
+    if dem is not None and has_overflow(w) and not split:
         cands = [v for c in cands for v in overflow_levels(plan, w, c, dem, cache)]
     kept, dominated = prune_dominated(cands, w, plan, dem) if prune else (cands, [])
     drops += [Dropped(w.name, c.label, "dominated", f"dominated by {by.label}: needs no fewer GPUs at any hour")
               for c, by in dominated]
-    if w.api is not None and w.api.max_share >= 1:
+    if w.api is not None and w.api.max_share >= 1 and not split:
         kept.append(api_candidate(plan, w, dem or {}))
     return dem, kept, drops, notes
 

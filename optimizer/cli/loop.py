@@ -55,6 +55,7 @@ def calibrate(
     usage_workload: Annotated[Optional[str], typer.Option("--usage-workload", help="Usage: the workload of logs with no model column (when the plan has several).",
                                                           autocompletion=workload_names)] = None,
     allow_clock_steps: Annotated[bool, typer.Option("--allow-clock-steps", help="Usage: count events at their times where a log's clock steps back more than 5 minutes.")] = False,
+    mix: Annotated[Optional[bool], typer.Option("--mix/--no-mix", help="Usage: write request sizes as tokens.mix size classes (quantiles of input × output, merged while the estimated cost moves ≤ 0.5%) for every workload (--mix) or none (--no-mix: means only). Default: the interactive workloads with split by_size or any, or a mix already.")] = None,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:
@@ -71,7 +72,7 @@ def calibrate(
             peak_percentile=peak_percentile, slo_percentile=percentile,
             flags=Flags(accelerator, precision, tp, workload, engine, deployment), max_bad_rows=max_bad_rows,
             allow_partial=allow_partial, usage_workload=usage_workload, allow_clock_steps=allow_clock_steps,
-            manifests=manifests)
+            manifests=manifests, mix=mix)
         cal, html_path = _run_and_write(opts.usage, out_yaml, list(catalog or []), write_outputs, render_html,
                                         lambda tell: do_calibrate(plan, opts, out_yaml, tell, list(catalog or [])))
         print_calibration(cal, out)

@@ -493,9 +493,6 @@ def _check_split(plan: Plan, err) -> None:
         if w.kind != "interactive":
             err(loc, f"workload '{w.name}' is a {w.kind} workload; split: {mode} divides interactive traffic",
                 "set split: none on it")
-        elif w.api is not None:
-            err(loc, f"workload '{w.name}': split: {mode} does not plan API overflow yet",
-                "remove its api: block, or set split: none")
         elif plan.policy.size_commitments_at == "low":
             err(loc, f"workload '{w.name}': split: {mode} does not plan policy.size_commitments_at: low yet",
                 "set size_commitments_at: estimate, or split: none")

@@ -120,8 +120,10 @@ OBJECTIVE: tuple[Term, ...] = (
          "costs.reserved_per_node"),
     Term("on_demand, spot", "Σ_{o,p,s,h} n_s · m_o · price_tier · μ_s · (D or S)[o,p,s,h]",
          "hourly nodes, every day of the segment (μ_s: a scenario's price multiplier, else 1)", "costs.hourly_per_node"),
-    Term("api", "Σ_c api_cost_c · x[c] + Σ_{w,s} n_s · V_w · price_api(w) · Σ_c y[c,s]",
-         "interactive overflow at a config's ceiling (a constant per config), batch tokens sent", "costs.api_per_token"),
+    Term("api", "Σ_c api_cost_c · x[c] + Σ_{w,s} n_s · V_w · price_api(w) · Σ_c y[c,s] + Σ_{w split,d} n_d · "
+         "3600 · Σ_h D_w(d,h) · price_api(w) · Σ_b σ_b · a[w,b]",
+         "interactive overflow at a config's ceiling (a constant per config), batch tokens sent, a split workload's "
+         "API share", "costs.api_per_token"),
     Term("buy", "Σ_o R[o,buy] · ownership_o a year ÷ 365 · days in service_o",
          "depreciation, capital and support of servers bought", "costs.bought_per_node"),
     Term("facility", "Σ_o R[o,buy] · (idle energy + colocation)_o · days_o + owned servers' running cost (a constant) "
@@ -156,7 +158,7 @@ FAMILIES: tuple[Family, ...] = (
            rows=("baseline_left", "baseline_serves", "baseline_added")),
     Family("split", "constraint", "w with split: by_size or any and several configs; size class b (split: any: "
            "one, σ = 1, γ_c the config's goodput over the mix); c ∈ C(w); s; h",
-           "Σ_c z[c,b] = 1;  occupancy · B[c,s,h] ≥ Σ_b D_w(d(s),h) · σ_b · z[c,b] ÷ (γ_{c,b} · μ_γ(s));  "
+           "Σ_c z[c,b] + a[b] = 1;  Σ_b σ_b · a[b] ≤ api.max_share;  occupancy · B[c,s,h] ≥ Σ_b D_w(d(s),h) · σ_b · z[c,b] ÷ (γ_{c,b} · μ_γ(s));  "
            "z[c,b] ≤ x[c],  B[c,s,h] ≤ M_c · x[c];  U[c,s,h] ≥ ρ · (B + spares · x[c]);  "
            "g[c,s,h] ≥ f_c · (B + spares · x[c] + U)",
            "each request-size class's traffic is divided among the workload's configs in shares z fixed over the "
@@ -164,8 +166,11 @@ FAMILIES: tuple[Family, ...] = (
            "it (Mélange's constraint, Griggs et al. 2024: σ_b the class's share of the output tokens, γ_{c,b} the "
            "config's goodput at the class's sizes); a config that serves any traffic is used (x[c]) and keeps "
            "policy.spares, rollout U on top, and its whole GPUs g[c,s,h] are its GPUs in the supply rows "
-           "(instead of G[c,d,h] · x[c]); M_c: the base replicas of the whole demand at c's least goodput",
-           "model.define_split", rows=("split_share", "split_load", "split_used", "split_rollout", "split_gpus"),
+           "(instead of G[c,d,h] · x[c]); M_c: the base replicas of the whole demand at c's least goodput; with "
+           "an api: block, a[b] ∈ [0, 1] is the share of class b's requests sent to the API at every hour (a "
+           "router's weight, not a ceiling), its tokens priced in the api term (a workload without one has no a)",
+           "model.define_split", rows=("split_share", "split_api", "split_load", "split_used", "split_rollout",
+                                       "split_gpus"),
            note="x[c] has no choice row here; cuts node_rounding skip split workloads"),
     Family("committed_split", "constraint", "o under contract, π, when pools do not share reservations",
            "Σ_p a[o,p,π] ≤ K[o,π]",

@@ -357,9 +357,10 @@ def define_split(prog: Program) -> None:
         wid, cs = workload_id(prog, w), gpu_cands(prog, w)
         out_shares = split_classes(prog, w)
         demand = prog.cands.demand[w.name]
+        api = _split_api(prog, w, wid, out_shares, demand)
         for b in range(len(out_shares)):
             zs = [prog.split_share[(c.key, b)] for c in cs if (c.key, b) in prog.split_share]
-            prog.add("split", pulp.lpSum(zs) == 1, prog.names("split_share", wid, b))
+            prog.add("split", pulp.lpSum(zs + api[b:b + 1]) == 1, prog.names("split_share", wid, b))
         for c in cs:
             cid, u = config_id(prog, c), prog.choice[c.key]
             goodputs, sources = split_goodput(prog, w, c)
@@ -387,6 +388,23 @@ def define_split(prog: Program) -> None:
                         total = total + ro
                     prog.add("split", prog.split_replicas[(c.key, "gpus", s, h)] >= c.gpu_fraction * total,
                              prog.names("split_gpus", cid, s, h))
+
+
+def _split_api(prog: Program, w, wid: str, out_shares: list[float],
+               demand: dict) -> list[pulp.LpVariable]:
+    """A split workload's API overflow: a[b], the share of class b's requests the gateway sends to the API at
+    every hour (a router's weight beside its configs' z[c,b]), with at most api.max_share of the output tokens
+    (Σ_b σ_b · a[b] ≤ max_share, row split_api); the tokens it sends a day, per day type, are
+    Program.api_volume, priced in the objective's api term. Empty without an api: block."""
+    if w.api is None or w.api.max_share <= 0:
+        return []
+    a = [prog.prob.add_variable(prog.names("split_api", wid, b), lowBound=0, upBound=1)
+         for b in range(len(out_shares))]
+    sent = pulp.lpSum(s * x for s, x in zip(out_shares, a))
+    prog.add("split", sent <= w.api.max_share, prog.names("split_api", wid))
+    for d in prog.segments.day_types:
+        prog.api_volume[(w.name, d)] = SECONDS_PER_HOUR * sum(demand[(d, h)] for h in range(24)) * sent
+    return a
 
 
 def _least_factor(prog: Program, sources: tuple[str, ...], c: Candidate) -> float:

@@ -361,9 +361,10 @@ kept, fixed_choice; baseline_split): a config used at no traffic is not one the 
 
 
 def is_split(prog: Program, w: Workload) -> bool:
-    """w's traffic may be divided among its configs (split: by_size) and it has several to divide it among."""
+    """w's traffic may be divided among its configs (split: by_size) and it has several to divide it among, or
+    an API to send a share to (model._split_api)."""
     return (w.kind == "interactive" and w.split_mode(prog.plan.policy) != "none"
-            and len(prog.cands.by_workload[w.name]) > 1)
+            and (len(prog.cands.by_workload[w.name]) > 1 or (w.api is not None and w.api.max_share > 0)))
 
 
 def split_classes(prog: Program, w: Workload) -> list[float]:

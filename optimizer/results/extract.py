@@ -503,8 +503,14 @@ def _api(solved: Solved, w, c: Candidate, days: dict[str, int]) -> tuple[float, 
         dem = solved.cands.demand[w.name]
         for d, n in days.items():
             row = []
+            # a split workload sends the same share of every hour's tokens (model._split_api)
+            day_tokens = SECONDS_PER_HOUR * sum(dem[(d, h)] for h in range(24))
+            split_share = (solved.sol.api_volume.get((w.name, d), 0.0) / day_tokens
+                           if (w.name, d) in solved.sol.api_volume and day_tokens > 0 else None)
             for h in range(24):
-                if c.kind == "api":
+                if split_share is not None:
+                    y = dem[(d, h)] * split_share
+                elif c.kind == "api":
                     y = dem[(d, h)]
                 elif c.ceiling_replicas is not None:
                     y = max(0.0, dem[(d, h)] - c.ceiling_replicas * ceiling_rate(solved.plan, c, d))
