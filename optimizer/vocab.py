@@ -56,6 +56,9 @@ PRECISION_ALIASES = {"nvfp4": "fp4", "awq": "int4-awq", "int4": "int4-awq", "w4a
                      "int8-weight-only": "w8a16", "bfloat16": "bf16", "float16": "fp16", "half": "fp16",
                      "fp8-e4m3": "fp8", "w8a8-fp8": "fp8", "w8a8": "int8", "w8a8-int8": "int8"}
 PARALLELISM = ("tp", "pp", "ep", "disagg")
+
+SHARE_MODES = {"mps": "MPS", "time_slicing": "time-slicing"}
+"""How workloads share a whole GPU (policy.share_mode), as reports name it."""
 """Candidate families: tensor parallel in a scale-up domain (or over PCIe); pipeline stages across
 nodes; experts spread over GPUs with data-parallel attention (MoE); disaggregated prefill/decode."""
 

@@ -31,7 +31,9 @@ OWNED_COLOR = "#3b2f5e"
 POLICY_LABELS = {
     "occupancy": "Target occupancy", "memory_reserve": "Memory reserve", "spares": "Spare replicas",
     "rollout_fraction": "Rollout headroom", "tiers": "Purchase tiers allowed", "spot_pools": "Pools that may use spot",
-    "mig_pools": "Pools that may use MIG slices", "providers": "Providers", "share_reserved_across_pools":
+    "mig_pools": "Pools that may use MIG slices",
+    "share_pools": "Pools whose workloads may share GPUs", "share_mode": "How shared GPUs are shared",
+    "share_slowdown": "Slowdown of a shared GPU (measured)", "providers": "Providers", "share_reserved_across_pools":
     "Reserved capacity shared across pools", "solver": "Solver", "time_limit_s": "Solver time limit (s)",
     "mip_gap": "Target gap", "change_threshold": "Change threshold (with a baseline)",
     "estimate_error": "Estimator error planned for", "risk": "Risk measure over the scenarios"}
