@@ -148,14 +148,16 @@ def config_label(offer: str | None, precision: str | None, tp: int, mig: str | N
 
 def choice_label(offer: str | None, precision: str | None, tp: int, mig: str | None, kind: str, *,
                  gpus: int | None = None, api_share: float = 0.0, layout: str | None = None,
-                 engine: str | None = None) -> str:
+                 engine: str | None = None, shared: str | None = None) -> str:
     """A workload's chosen config as reports state it: the API, a reservation, or offer · precision ·
-    parallelism [· engine], with the share of its tokens sent to the API."""
+    parallelism [· engine] [· shared (MPS)], with the share of its tokens sent to the API."""
     if offer is None:
         return "served by the API"
     if kind == "reserve":
         return f"{offer} · {gpus} GPUs held" if gpus else f"{offer} · reserve"
     label = f"{offer} · {precision} · {layout or parallel_label(tp, mig)}" + (f" · {engine}" if engine else "")
+    if shared:
+        label += f" · shared ({SHARE_MODES.get(shared, shared)})"
     if api_share > 0:
         label += f" + API {percent(api_share)} of its tokens"
     return label

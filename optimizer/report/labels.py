@@ -46,12 +46,27 @@ def config_label(w: WorkloadResult) -> str:
     if w.kind == "reserve":
         return f"{formatting.plural(w.gpus_at_peak, 'GPU')} held"
     engine = vocab.shown_engine(w.engine)
-    return (w.layout or vocab.parallel_label(w.tp, w.mig)) + (f" · {engine}" if engine else "")
+    return ((w.layout or vocab.parallel_label(w.tp, w.mig)) + (f" · {engine}" if engine else "")
+            + (f" · shared ({vocab.SHARE_MODES.get(w.shared, w.shared)})" if w.shared else ""))
 
 
 def choice_label(w: WorkloadResult) -> str:
     return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout,
-                              engine=vocab.shown_engine(w.engine))
+                              engine=vocab.shown_engine(w.engine), shared=w.shared)
+
+
+def shared_lines(result: PlanResult) -> list[str]:
+    """One line per group of workloads sharing GPUs (policy.share_pools): where, how, its GPUs at its busiest hour,
+    and each member's share of every GPU's memory and of the group's time."""
+    out = []
+    for g in result.shared_gpus:
+        members = ", ".join(f"{m.workload} ({m.memory_share:.0%} of memory, {m.time_share:.0%} of time)"
+                            for m in g.members)
+        out.append(f"{g.offer} · pool {g.pool} · {vocab.SHARE_MODES.get(g.mode, g.mode)} "
+                   f"(slowdown {g.slowdown:.0%}): {formatting.plural(g.gpus_at_peak, 'GPU')} at "
+                   f"{g.peak_hour:02d}:00 ({g.peak_day_type}), each holding {members}; together "
+                   f"{g.memory_share:.0%} of each GPU's memory, {g.time_share:.0%} of its time")
+    return out
 
 
 def sizing_note(w: WorkloadResult) -> str:
