@@ -7,7 +7,8 @@ there — the router spreads each workload's traffic over all of them. So
 
 - memory adds up on every GPU: Σ_c (weights_c + KV_c) ≤ the GPU's memory less policy.memory_reserve, where KV_c
   is the KV cache of the sequences a replica of c holds at its goodput (the concurrency its own GPU would run:
-  a shared replica runs at most that many);
+  a shared replica runs at most that many). The reserve is kept once per GPU: the processes' CUDA contexts and
+  engine buffers must fit in it together (raise memory_reserve for many small processes);
 - time is shared out: workload c at demand D takes D ÷ (γ_c · (1 − σ)) GPUs' worth of time, γ_c its goodput on a
   GPU of its own and σ the slowdown; the group's base GPUs carry the sum at policy.occupancy, and the group keeps
   policy.spares and rollout on top, as a workload's replicas do.
