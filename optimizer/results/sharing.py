@@ -57,8 +57,8 @@ def sharing_verdict(chosen: Priced, alternatives: list[Priced], currency: str, m
             parts.append(f"costs {formatting.money(-diff, currency)} more than {WAY_WORDS[way]} ({other.label})")
     if not parts:
         return f"sharing a GPU ({how}): no MIG slice or GPU of its own was priced to compare"
-    chosen_words = "chosen" if chosen.way == "shared" else f"not chosen: {WAY_WORDS[chosen.way]} is"
-    return f"sharing a GPU ({how}, {chosen_words}): " + "; ".join(parts) + " over the horizon"
+    verdict = "chosen" if chosen.way == "shared" else "not chosen"
+    return f"sharing a GPU ({how}) is {verdict}: it " + "; ".join(parts) + " over the horizon"
 
 
 def first_of_each_way(keys: list[str], way: dict[str, str]) -> list[str]:

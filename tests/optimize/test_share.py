@@ -95,3 +95,21 @@ def read_result_text(text: str, tmp_path: Path):
     path = tmp_path / "result.json"
     path.write_text(text, encoding="utf-8")
     return read_result(path)
+
+
+def test_explain_says_whether_sharing_beats_a_mig_slice_and_a_gpu_of_its_own() -> None:
+    from optimizer.results.sharing import Priced, first_of_each_way, sharing_verdict
+
+    chosen = Priced("shared", "off · bf16 · tp1 · shared (MPS)", 100.0)
+    alts = [Priced("mig", "off · bf16 · MIG 1g.10gb", 150.0), Priced("mig", "off · bf16 · MIG 3g.40gb", 130.0),
+            Priced("own", "off · bf16 · tp1", 200.0), Priced("own", "off · bf16 · tp2", None)]
+    text = sharing_verdict(chosen, alts, "USD", "mps")
+    assert text == ("sharing a GPU (MPS) is chosen: it beats a MIG slice (off · bf16 · MIG 3g.40gb) by $30; "
+                    "beats GPUs of its own (off · bf16 · tp1) by $100 over the horizon")
+    lost = sharing_verdict(Priced("own", "off · bf16 · tp1", 90.0), [Priced("shared", "s", 100.0)], "USD",
+                           "time_slicing")
+    assert lost == "sharing a GPU (time-slicing) is not chosen: it costs $10 more than GPUs of its own " \
+                   "(off · bf16 · tp1) over the horizon"
+    assert sharing_verdict(Priced("own", "x", 1.0), [Priced("mig", "y", 2.0)], "USD", "mps") is None
+    ways = {"a": "own", "b": "own", "c": "mig", "d": "shared", "e": "shared"}
+    assert first_of_each_way(list("abcde"), ways) == list("acdbe")
