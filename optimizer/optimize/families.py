@@ -173,11 +173,11 @@ FAMILIES: tuple[Family, ...] = (
            note="x[c] has no choice row here; cuts node_rounding skip split workloads"),
     Family("share", "constraint", "(o, p) with p in policy.share_pools and shared configs C_sh(o,p) of at least two "
            "workloads (each a config of one whole GPU: tp1, no MIG slice, no API ceiling); s; h",
-           "Σ_{c∈C_sh(o,p)} μ_c · x[c] ≤ 1;  u[o,p] ≥ x[c];  occupancy · B[o,p,s,h] ≥ Σ_c τ_c(d(s),h) · x[c];  "
+           "Σ_{c∈C_sh(o,p)} q_c · x[c] ≤ 1;  u[o,p] ≥ x[c];  occupancy · B[o,p,s,h] ≥ Σ_c τ_c(d(s),h) · x[c];  "
            "U[o,p,s,h] ≥ ρ · (B + spares · u);  g_sh[o,p,s,h] = B + spares · u + U",
            "workloads of a pool in policy.share_pools may share whole GPUs by MPS or time-slicing (policy.share_mode): "
            "at each offer the pool's shared GPUs form one group, each GPU holding one replica of every member, so "
-           "the members' memory adds up on every GPU — μ_c = (weights + KV of the sequences a replica runs at its "
+           "the members' memory adds up on every GPU — q_c = (weights + KV of the sequences a replica runs at its "
            "goodput) ÷ (GPU memory less policy.memory_reserve) — and their time adds up over the group: "
            "τ_c(d,h) = D_w(d,h) ÷ (γ_c · μ_γ(d) · (1 − σ)), σ the slowdown of sharing (physics.sharing.SLOWDOWN, or "
            "policy.share_slowdown). The group's whole base GPUs B carry the sum at the occupancy; it keeps policy.spares "
