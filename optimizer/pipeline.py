@@ -28,7 +28,7 @@ from optimizer.inputs.loading import LoadedPlan, load_plan
 from optimizer.optimize.forcing import ForcedSolve, solve_and_force
 from optimizer.optimize.solution import SolveInfo
 from optimizer.optimize.strategy import SolveOptions, settings, solve_candidates
-from optimizer.results import decision
+from optimizer.results import decision, sharing
 from optimizer.results.baseline import Baseline, configs_key, describe, penalties
 from optimizer.results.extract import extract
 from optimizer.results.jsonio import read_result
@@ -153,6 +153,9 @@ class Explanation:
     dropped: list[Dropped]
     unreachable: str | None = None
     """Why no config serves the workload: the best TTFT and TPOT reached, against the targets."""
+    sharing: str | None = None
+    """policy.share_pools: whether sharing a GPU beats a MIG slice or GPUs of its own (results.sharing); None: the
+    workload has no shared config."""
 
 
 def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions = SolveOptions(),
@@ -181,6 +184,9 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     offers = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
     ranked = ranked_alternatives(loaded.plan, offers, cands.by_workload, {w.name: "" for w in loaded.plan.workloads})
     by_key = {c.key: c for c in ranked[workload]}
+    order = [c.key for c in ranked[workload]]
+    if any(c.share for c in ranked[workload]):  # price sharing against a MIG slice and a GPU of its own first
+        order = sharing.first_of_each_way(order, {c.key: sharing.way_of(c.share, c.mig) for c in ranked[workload]})
 
     def alternative(f: ForcedSolve, plan: SolveInfo) -> Alternative:
         c = by_key.get(f.chosen or f.key) or by_key[f.key]  # the ceiling its plan took
@@ -203,12 +209,19 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     kept, _dominated = prune_dominated(cands.by_workload[workload], w, loaded.plan, cands.demand.get(workload)) \
         if w.name not in loaded.plan.split_workloads() else (cands.by_workload[workload], [])
     plan_cands = replace(cands, by_workload={**cands.by_workload, workload: kept})
-    sol, info, forced = solve_and_force(loaded, cands, options, workload, [c.key for c in ranked[workload]], count,
+    sol, info, forced = solve_and_force(loaded, cands, options, workload, order, count,
                                         done, plan_cands=plan_cands)
     result = with_carry(extract(loaded.plan, cands, sol, info, loaded.catalog.offers, loaded.file), carried)
     alts = [alternative(f, info) for f in forced]
     alts.sort(key=lambda a: (a.total_cost is None, a.total_cost or 0.0, a.key))
-    return Explanation(result, workload, alts, dropped)
+    verdict = None
+    if any(c.share for c in cands.by_workload[workload]):
+        c0 = next(c for c in cands.by_workload[workload] if c.key == sol.chosen[workload])
+        priced = [sharing.Priced(sharing.way_of(by_key[a.key].share, by_key[a.key].mig), a.label,
+                                 a.total_cost if a.proven else None) for a in alts if a.key in by_key]
+        verdict = sharing.sharing_verdict(sharing.Priced(sharing.way_of(c0.share, c0.mig), c0.label, result.cost_total),
+                                          priced, result.currency, loaded.plan.policy.share_mode)
+    return Explanation(result, workload, alts, dropped, sharing=verdict)
 
 
 def load_side(path: Path | str, options: SolveOptions | None = None,

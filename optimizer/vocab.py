@@ -56,6 +56,9 @@ PRECISION_ALIASES = {"nvfp4": "fp4", "awq": "int4-awq", "int4": "int4-awq", "w4a
                      "int8-weight-only": "w8a16", "bfloat16": "bf16", "float16": "fp16", "half": "fp16",
                      "fp8-e4m3": "fp8", "w8a8-fp8": "fp8", "w8a8": "int8", "w8a8-int8": "int8"}
 PARALLELISM = ("tp", "pp", "ep", "disagg")
+
+SHARE_MODES = {"mps": "MPS", "time_slicing": "time-slicing"}
+"""How workloads share a whole GPU (policy.share_mode), as reports name it."""
 """Candidate families: tensor parallel in a scale-up domain (or over PCIe); pipeline stages across
 nodes; experts spread over GPUs with data-parallel attention (MoE); disaggregated prefill/decode."""
 
@@ -145,14 +148,16 @@ def config_label(offer: str | None, precision: str | None, tp: int, mig: str | N
 
 def choice_label(offer: str | None, precision: str | None, tp: int, mig: str | None, kind: str, *,
                  gpus: int | None = None, api_share: float = 0.0, layout: str | None = None,
-                 engine: str | None = None) -> str:
+                 engine: str | None = None, shared: str | None = None) -> str:
     """A workload's chosen config as reports state it: the API, a reservation, or offer · precision ·
-    parallelism [· engine], with the share of its tokens sent to the API."""
+    parallelism [· engine] [· shared (MPS)], with the share of its tokens sent to the API."""
     if offer is None:
         return "served by the API"
     if kind == "reserve":
         return f"{offer} · {gpus} GPUs held" if gpus else f"{offer} · reserve"
     label = f"{offer} · {precision} · {layout or parallel_label(tp, mig)}" + (f" · {engine}" if engine else "")
+    if shared:
+        label += f" · shared ({SHARE_MODES.get(shared, shared)})"
     if api_share > 0:
         label += f" + API {percent(api_share)} of its tokens"
     return label

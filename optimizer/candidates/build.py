@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Iterator
 
-from optimizer import formatting, vocab
+from optimizer import formatting, units, vocab
 from optimizer.candidates import configs, engines
 from optimizer.candidates.overflow import api_candidate, has_overflow, overflow_levels
 from optimizer.candidates.prune import (
@@ -42,7 +42,7 @@ from optimizer.inputs.schema.catalog import (
 from optimizer.inputs.schema.estimator import EstimatorParams
 from optimizer.inputs.schema.plan import Plan, SizeClass, Tokens, Workload
 from optimizer.physics import replicas as rep
-from optimizer.physics import roofline
+from optimizer.physics import roofline, sharing
 from optimizer.physics.layout import Layout
 from optimizer.physics.validation import goodput_ratio, validation_of
 from optimizer.processes import collection_paused, watch_parent
@@ -115,7 +115,9 @@ def _built(loaded: LoadedPlan, keep_dominated: frozenset[str], strict: bool) -> 
         raise InfeasiblePlan([str(dataclasses.replace(p, fix=None)) for p in unreachable], fix=SLO_FIX,
                              problems=unreachable)
     # offers compared by their configs' hourly GPUs at the whole demand: not for a split workload's configs
-    if not keep_dominated and all(w.split_mode(plan.policy) == "none" for w in plan.workloads):
+    # (nor for shared configs: a group's GPUs are not the sum of its members')
+    if not keep_dominated and all(w.split_mode(plan.policy) == "none" for w in plan.workloads) \
+            and not plan.policy.share_pools:
         gone = dominated_offers_by_configs(plan, catalog, by_workload, demand)
         for w in plan.workloads:
             keep = [c for c in by_workload[w.name] if c.offer not in gone]
@@ -123,8 +125,65 @@ def _built(loaded: LoadedPlan, keep_dominated: frozenset[str], strict: bool) -> 
                                 "GPUs at any hour, sold in smaller units for no more") for c in by_workload[w.name]
                         if c.offer in gone]
             by_workload[w.name] = keep
+    _keep_groups(plan, by_workload, dropped)
     pruned = sum(1 for d in dropped if d.family == "dominated")
     return CandidateSet(by_workload, dropped, demand, pruned, notes)
+
+
+def shares_gpus(plan: Plan, w: Workload) -> bool:
+    """w may share whole GPUs with other workloads (policy.share_pools): an interactive workload of such a pool
+    served by one config (split: none) and without API overflow (its ceilings size replicas of its own)."""
+    return (w.pool in plan.policy.share_pools and w.kind == "interactive" and w.split_mode(plan.policy) == "none"
+            and not has_overflow(w))
+
+
+def _shared_configs(plan: Plan, w: Workload, cands: list[Candidate], demand: dict[DayHour, float],
+                    cache: dict) -> list[Candidate]:
+    """A workload's configs on GPUs it shares (physics.sharing): one for each of its configs of one whole GPU
+    (tensor parallel 1, no MIG slice, no API ceiling), with the share of the GPU's memory its replica takes and
+    the GPUs' worth of time its demand takes at each hour. Its `gpus` and `replicas` are what it would need
+    were it alone in the group (a ranking key; the program sizes the group: optimize.families `share`)."""
+    if not shares_gpus(plan, w):
+        return []
+    pol = plan.policy
+    sigma = sharing.slowdown(pol.share_mode, pol.share_slowdown)
+    doubt = goodput_varies(plan)
+    out = []
+    for c in cands:
+        if (c.kind != "interactive" or c.family != "tp" or c.tp != 1 or c.pp != 1 or c.mig is not None
+                or c.gpu_fraction != 1 or c.ceiling_replicas is not None or c.goodput <= 0):
+            continue
+        usable = c.total_gb - c.reserve_gb
+        held = max(1, c.needed_concurrency, units.ceil_tol(c.batch or 0.0))
+        memory = sharing.memory_share(c.weights_gb, c.kv_gb_per_seq * held, usable)
+        if memory > 1 + 1e-9:
+            continue
+        dem = demand
+        if doubt and c.goodput_source == "estimated":  # a scenario's goodput g: its time is demand ÷ g
+            dem = {(d, h): v / goodput_factor(plan, c.goodput_source, d) for (d, h), v in demand.items()}
+        time = {dh: sharing.time_share(v, c.goodput, sigma) for dh, v in dem.items()}
+        reps, gpus = _hourly(plan, w, c.goodput * (1 - sigma), 1.0, dem, cache, scaled=dem is not demand)
+        out.append(replace(c, key=f"{c.key}/shared-{pol.share_mode}", share=pol.share_mode, share_memory=memory,
+                           share_time=time, share_slowdown=sigma, replicas=reps, gpus=gpus, commit_gpus=None))
+    return out
+
+
+def _keep_groups(plan: Plan, by_workload: dict[str, list[Candidate]], dropped: list[Dropped]) -> None:
+    """Shared configs only where another workload of the pool may share the offer's GPUs too: alone, a shared
+    config is its own GPU less the slowdown."""
+    if not plan.policy.share_pools:
+        return
+    sharers: dict[tuple[str | None, str], set[str]] = {}
+    for w, cs in by_workload.items():
+        for c in cs:
+            if c.share:
+                sharers.setdefault((c.offer, c.pool), set()).add(w)
+    for w, cs in by_workload.items():
+        alone = [c for c in cs if c.share and len(sharers[(c.offer, c.pool)]) < 2]
+        if alone:
+            dropped += [Dropped(w, c.label, "dominated", "no other workload of its pool may share its offer's GPUs")
+                        for c in alone]
+            by_workload[w] = [c for c in cs if c not in alone]
 
 
 PARALLEL_WORKLOADS = 200
@@ -208,6 +267,8 @@ def _one_workload(plan: Plan, catalog: Catalog, w: Workload, keep_dominated: fro
     kept, dominated = prune_dominated(cands, w, plan, dem) if prune else (cands, [])
     drops += [Dropped(w.name, c.label, "dominated", f"dominated by {by.label}: needs no fewer GPUs at any hour")
               for c, by in dominated]
+    if dem is not None:  # a shared config competes with the group at its offer: no config alone dominates it
+        kept += _shared_configs(plan, w, cands, dem, cache)
     if w.api is not None and w.api.max_share >= 1 and not split:
         kept.append(api_candidate(plan, w, dem or {}))
     return dem, kept, drops, notes

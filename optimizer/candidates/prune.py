@@ -146,11 +146,16 @@ def prune_dominated(cands: list[Candidate], w: Workload | None = None, plan: Pla
       - fixed hourly needs (interactive, each overflow ceiling, reservations): compare the GPU
         vectors and the API cost;
       - batch (replica-hours are continuous): fewer or equal GPU-hours per output token.
+    A config sharing GPUs (policy.share_pools) is kept: what it costs depends on the group it joins, not on
+    its own GPUs.
     """
     mode = "batch" if w is not None and w.kind == "batch" else "fixed"
     ctx = _DominanceContext(mode, w, plan, max(demand.values()) if demand else 0.0, goodput_varies(plan))
     by_offer: dict[str, list[Candidate]] = {}
+    shared = [c for c in cands if c.share]
     for c in cands:
+        if c.share:
+            continue
         by_offer.setdefault(c.offer or "", []).append(c)
     kept: list[Candidate] = []
     dominated: list[tuple[Candidate, Candidate]] = []
@@ -164,6 +169,7 @@ def prune_dominated(cands: list[Candidate], w: Workload | None = None, plan: Pla
             else:
                 dominated.append((c, by))
         kept.extend(survivors)
+    kept += shared
     kept.sort(key=lambda c: c.key)
     return kept, dominated
 

@@ -87,6 +87,18 @@ class Candidate:
     (its own need where it is measured or has no band). None: no such bound (batch work, reserved blocks, the API,
     or policy estimate)."""
 
+    share: str | None = None
+    """policy.share_pools: how this config shares whole GPUs with other workloads' (mps or time_slicing; None: it
+    does not). Its GPUs are then the group's at its offer and pool (optimize.families `share`), not `gpus`, which
+    holds what the group would need were it alone in it (a ranking key, physics.sharing)."""
+    share_memory: float = 0.0
+    """A shared config: the share of each shared GPU's usable memory its replica takes (weights and KV cache)."""
+    share_time: dict[DayHour, float] = field(default_factory=dict, compare=False)
+    """A shared config: the GPUs' worth of time its demand takes at each (day type, hour), its goodput less the
+    slowdown, before the occupancy (physics.sharing.time_share)."""
+    share_slowdown: float = 0.0
+    """A shared config: the share of goodput sharing costs it (physics.sharing.SLOWDOWN, or policy.share_slowdown)."""
+
     @property
     def unvalidated(self) -> bool:
         """An estimated goodput no group with enough published points backs (policy.unvalidated)."""
@@ -104,8 +116,9 @@ class Candidate:
     def label(self) -> str:
         if self.kind == "reserve":  # a GPU budget held, not a serving layout
             return vocab.choice_label(self.offer, None, self.tp, None, "reserve", gpus=self.tp)
-        return vocab.config_label(self.offer, self.precision, self.tp, self.mig, api=self.kind == "api",
-                                  ceiling=self.ceiling_replicas, layout=self.layout)
+        label = vocab.config_label(self.offer, self.precision, self.tp, self.mig, api=self.kind == "api",
+                                   ceiling=self.ceiling_replicas, layout=self.layout)
+        return f"{label} · shared ({vocab.SHARE_MODES[self.share]})" if self.share else label
 
 
 def whole_gpus(replicas: int, fraction: float, prefill_groups: tuple[float, int] | None = None) -> int:

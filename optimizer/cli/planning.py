@@ -201,7 +201,9 @@ def explain(
     def body() -> int:
         from optimizer.pipeline import explain as do_explain
         from optimizer.report.console import overflow
-        from optimizer.report.labels import alternative_figures, size_classes_text
+        from dataclasses import replace
+
+        from optimizer.report.labels import alternative_figures, shared_lines, size_classes_text
         from optimizer.formatting import money
 
         if workload is None:  # which one: the plan's workloads, named
@@ -226,6 +228,7 @@ def explain(
                 "unreachable": ex.unreachable,
                 "peak_derivation": derivation_json(ex.result.workload(workload).peak_derivation) if ex.result else None,
                 "alternatives": [asdict(a) for a in ex.alternatives],
+                **({"sharing": ex.sharing} if ex.sharing else {}),
                 "dropped": [asdict(d) for d in ex.dropped]}, indent=2, ensure_ascii=False) + "\n")
             return 0
         if ex.result is None:
@@ -235,7 +238,8 @@ def explain(
             return 0
         w = ex.result.workload(workload)
         cur = ex.result.currency
-        choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout)
+        choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout,
+                                    shared=w.shared)
         out.print(f"[bold]{escape(workload)}[/bold]: {escape(choice)}")
         if w.peak_derivation is not None:
             out.print(f"  {escape(w.peak_derivation.text())}")
@@ -274,7 +278,12 @@ def explain(
                     out.print(f"    {escape(label)}: " + " / ".join(f"{z:.0%}" for z in shares)
                               + f"; {w.split_gpus_at_peak.get(label, 0):,} GPUs at the peak; goodput {goodput}"
                               + (f"; {money(x.cost, cur)}" if x is not None else ""))
+            for g in ex.result.shared_gpus:  # the group it shares GPUs with
+                if any(m.workload == workload for m in g.members):
+                    out.print(f"  shares GPUs: {escape(shared_lines(replace(ex.result, shared_gpus=[g]))[0])}")
         out.print(f"  plan total {money(ex.result.cost_total, cur)}; this workload {money(w.cost, cur)}")
+        if ex.sharing:
+            out.print(f"  {escape(ex.sharing)}")
         t = Table(title="Alternatives, cheapest on their own first (whole plan re-solved with each forced)",
                   title_justify="left", show_edge=False)
         for col in ("config", "goodput tok/s", "source", "peak GPUs", "plan total", "difference", "note"):

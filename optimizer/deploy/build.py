@@ -224,7 +224,8 @@ def _groups(result: PlanResult, w: WorkloadResult, planned, plan, catalog, engin
         per_pod = gpus if nodes == 1 else math.ceil(gpus / nodes)
         shape = eng.Shape(model=w.model, precision=cf.precision, kv_dtype=kv, tp=tp, pp=pp, ep=ep, family=fam,
                           max_seqs=max(1, cf.seqs), context=context,
-                          memory_fraction=_memory_fraction(engine, w, reserve), nodes=nodes, role=role)
+                          memory_fraction=_memory_fraction(engine, w, reserve, _shared_memory(result, w.name)),
+                          nodes=nodes, role=role)
         launch = eng.launch(engine, shape)
         lo_note = None
         if not batch and lo < 1:
@@ -296,7 +297,18 @@ def _label(w: WorkloadResult) -> str:
     return vocab.config_label(w.offer, w.precision, w.tp, w.mig, layout=w.layout)
 
 
-def _memory_fraction(engine: str, w: WorkloadResult, reserve: float) -> float:
+def _shared_memory(result, workload: str) -> float | None:
+    """A workload sharing GPUs (policy.share_pools): the share of each GPU's usable memory its process may take."""
+    return next((m.memory_share for g in result.shared_gpus for m in g.members if m.workload == workload), None)
+
+
+def _memory_fraction(engine: str, w: WorkloadResult, reserve: float, shared: float | None = None) -> float:
+    if shared is not None:  # its part of a GPU other processes share (MPS, time-slicing): no more than planned
+        mine = shared * (w.total_gb - w.reserve_gb)
+        if engine == "trtllm":
+            left = w.total_gb - w.weights_gb
+            return min(0.99, max(0.01, (mine - w.weights_gb) / left)) if left > 0 else 0.01
+        return min(0.99, max(0.01, mine / w.total_gb)) if w.total_gb > 0 else 0.01
     if engine == "trtllm":  # a share of what the weights leave, not of the whole GPU
         left = w.total_gb - w.weights_gb
         return min(0.99, max(0.01, w.free_gb / left)) if left > 0 else 1.0 - reserve
@@ -425,6 +437,10 @@ def _readme(result: PlanResult, entries: list[Entry], skipped: list[Skipped], no
             "- Create a PersistentVolumeClaim `models` in each namespace holding the weights under "
             "`/models/<model id>`.",
             "- MIG slices are requested as `nvidia.com/mig-<profile>` (the GPU operator's mixed strategy).",
+            *([f"- Workloads sharing GPUs ({', '.join(m.workload for g in result.shared_gpus for m in g.members)}) "
+               "request `nvidia.com/gpu: 1` of a GPU the device plugin shares (its MPS or time-slicing config, as "
+               "many replicas per GPU as a group has workloads); each process's memory fraction is its planned "
+               "share of the GPU."] if result.shared_gpus else []),
             "- A replica larger than one machine is a LeaderWorkerSet (install the LeaderWorkerSet controller).",
             "- Labels `planopt.io/workload` and `planopt.io/config` name each group's workload and config: "
             "`planopt calibrate PLAN --bench RUN.json --deployment NAME --manifests DIR` attributes a load test "

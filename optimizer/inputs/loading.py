@@ -454,6 +454,11 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
             guess = did_you_mean(pool, pools)
             err(("policy", "spot_pools", j), f"no workload is in pool '{pool}'",
                 f"did you mean '{guess}'?" if guess else f"pools in this plan: {', '.join(pools)}")
+    for j, pool in enumerate(plan.policy.share_pools):
+        if pool not in pools:
+            guess = did_you_mean(pool, pools)
+            err(("policy", "share_pools", j), f"no workload is in pool '{pool}': nothing there can share a GPU",
+                f"did you mean '{guess}'?" if guess else f"pools in this plan: {', '.join(pools)}")
     providers = sorted({o.provider for o in catalog.offers.values()})
     for j, prov in enumerate(plan.policy.providers or []):
         if prov not in providers:

@@ -111,6 +111,10 @@ VARIABLES: tuple[Symbol, ...] = (
     Symbol("B, U, g [c,s,h]", "ℤ ≥ 0",
            "split: by_size and any only: config c's base and rollout replicas and its whole GPUs"),
     Symbol("m[w]", "[0, 1]", "--baseline with a split workload only: 1 when w's configs are not its last ones"),
+    Symbol("B, U [o,p,s,h]", "ℤ ≥ 0", "policy.share_pools only: the base and rollout GPUs of the group sharing "
+           "GPUs at offer o in pool p"),
+    Symbol("u[o,p]", "[0, 1]", "policy.share_pools only: 1 when some workload shares GPUs at o in p (the group keeps "
+           "its spares)"),
 )
 
 OBJECTIVE: tuple[Term, ...] = (
@@ -172,6 +176,22 @@ FAMILIES: tuple[Family, ...] = (
            "model.define_split", rows=("split_share", "split_api", "split_load", "split_used", "split_rollout",
                                        "split_gpus"),
            note="x[c] has no choice row here; cuts node_rounding skip split workloads"),
+    Family("share", "constraint", "(o, p) with p in policy.share_pools and shared configs C_sh(o,p) of at least two "
+           "workloads (each a config of one whole GPU: tp1, no MIG slice, no API ceiling); s; h",
+           "Σ_{c∈C_sh(o,p)} q_c · x[c] ≤ 1;  u[o,p] ≥ x[c];  occupancy · B[o,p,s,h] ≥ Σ_c τ_c(d(s),h) · x[c];  "
+           "U[o,p,s,h] ≥ ρ · (B + spares · u);  g_sh[o,p,s,h] = B + spares · u + U",
+           "workloads of a pool in policy.share_pools may share whole GPUs by MPS or time-slicing (policy.share_mode): "
+           "at each offer the pool's shared GPUs form one group, each GPU holding one replica of every member, so "
+           "the members' memory adds up on every GPU — q_c = (weights + KV of the sequences a replica runs at its "
+           "goodput) ÷ (GPU memory less policy.memory_reserve) — and their time adds up over the group: "
+           "τ_c(d,h) = D_w(d,h) ÷ (γ_c · μ_γ(d) · (1 − σ)), σ the slowdown of sharing (physics.sharing.SLOWDOWN, or "
+           "policy.share_slowdown). The group's whole base GPUs B carry the sum at the occupancy; it keeps policy.spares "
+           "once some member is in it, and rollout U on top; its GPUs g_sh join the supply row of (o, p, s, h) beside "
+           "the GPUs of configs of their own. Exact for this rule (every shared GPU of a group holds every member): "
+           "no bin packing is left, since no member's replica is split over GPUs and every GPU holds the same set",
+           "model.define_share", rows=("share_memory", "share_used", "share_load", "share_rollout"),
+           note="the configs' own G[c,d,h] hold what the group would need were c alone in it: a ranking key, not in "
+                "the program; cuts node_rounding and commit_low skip shared configs"),
     Family("committed_split", "constraint", "o under contract, π, when pools do not share reservations",
            "Σ_p a[o,p,π] ≤ K[o,π]",
            "pools split the GPUs already under contract; contracts signed before the plan are sunk (not in the "
@@ -184,9 +204,9 @@ FAMILIES: tuple[Family, ...] = (
            "y[c,s] ≤ max_share_w · x[c]", "only the chosen config sends tokens, at most the API share",
            "model.define_batch_volume"),
     Family("supply", "constraint", "(o, p, s, h) with demand",
-           "L[o,p,s,h] + m_o·D[o,p,s,h] + (1 − ι_o)·m_o·S[o,p,s,h] ≥ Σ_{c at o, in p} g[c,s,h]",
+           "L[o,p,s,h] + m_o·D[o,p,s,h] + (1 − ι_o)·m_o·S[o,p,s,h] ≥ Σ_{c at o, in p} g[c,s,h] + g_sh[o,p,s,h]",
            "the pool's GPUs at an hour are supplied; g = G[c,d(s),h]·x[c] (interactive, reserve) or f_c·n[c,s,h] "
-           "(batch); where the pool borrows none, L is m_o·Σ_k R[o,p,k] + a[o,p,π(s)] (or K[o,s])", "model.define_supply",
+           "(batch), g_sh the GPUs its workloads share (family share); where the pool borrows none, L is m_o·Σ_k R[o,p,k] + a[o,p,π(s)] (or K[o,s])", "model.define_supply",
            note="in diagnosis, + e at the GPUs owned or signed for"),
     Family("reserved_sharing", "constraint", "(o, s, h) where pools borrow (policy.share_reserved_across_pools, or "
            "servers of your own)",

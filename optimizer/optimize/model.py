@@ -33,6 +33,7 @@ from optimizer.optimize.program import (
     config_id,
     gpu_cands,
     is_split,
+    share_groups,
     reserved_nodes,
     split_classes,
     split_goodput,
@@ -70,6 +71,7 @@ def _built(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, elast
     define_variables(prog)
     define_choice(prog)
     define_split(prog)
+    define_share(prog)
     define_committed_split(prog)
     define_batch_volume(prog)
     define_supply(prog)
@@ -167,6 +169,7 @@ def define_variables(prog: Program) -> None:
                         names("api_volume", cid, s), lowBound=0, upBound=share)
 
     prog.pool_demand = _pool_demand(prog)
+    _share_variables(prog)
     prog.pool_offer_pairs = sorted({(c.offer, c.pool) for c in prog.cands.all()  # type: ignore[misc]
                                     if c.offer and c.key not in prog.sole_tenant})
 
@@ -193,6 +196,7 @@ def define_variables(prog: Program) -> None:
 
     # L, D, S per (offer, pool, segment, hour) with demand; bounded by the most the pool could ask
     ub = _demand_upper_bound(prog)
+    _share_bound(prog, ub)
     pools_of_offer: dict[str, list[str]] = {}
     for o, p in prog.pool_offer_pairs:
         pools_of_offer.setdefault(o, []).append(p)
@@ -414,6 +418,71 @@ def _least_factor(prog: Program, sources: tuple[str, ...], c: Candidate) -> floa
     return min([goodput_factor(prog.plan, src, d) for src in sources for d in days] or [1.0])
 
 
+def _share_time(prog: Program, cs: list[Candidate], o: str, d: str, h: int) -> float:
+    """The GPUs' worth of time the group's members would take at once, at the occupancy (a bound)."""
+    return sum(c.share_time.get((d, h), 0.0) for c in cs) / prog.plan.policy.occupancy
+
+
+def _share_variables(prog: Program) -> None:
+    """The variables of family share (optimize.families): per (offer, pool) with configs that may share GPUs, u[o,p]
+    and per segment and hour the group's base GPUs B and rollout GPUs U, whole; the group's GPUs in the supply row
+    of (o, p, s, h) are B + spares · u + U."""
+    pol = prog.plan.policy
+    for (o, p), cs in sorted(share_groups(prog).items()):
+        u = prog.prob.add_variable(prog.names("share_used", o, p), lowBound=0, upBound=1)
+        prog.share_used[(o, p)] = u
+        for s, d in prog.segments.of_offer(o):
+            for h in range(24):
+                most = ceil_tol(_share_time(prog, cs, o, d, h))
+                base = prog.prob.add_variable(prog.names("share_base", o, p, s, h), lowBound=0, upBound=most,
+                                              cat=pulp.LpInteger)
+                prog.share_gpus[(o, p, "base", s, h)] = base
+                gpus = base + pol.spares * u
+                if pol.rollout_fraction > 0:
+                    ro = prog.prob.add_variable(prog.names("share_rollout", o, p, s, h), lowBound=0,
+                                                upBound=ceil_tol(pol.rollout_fraction * (most + pol.spares)),
+                                                cat=pulp.LpInteger)
+                    prog.share_gpus[(o, p, "rollout", s, h)] = ro
+                    gpus = gpus + ro
+                key = (o, p, s, h)
+                prog.pool_demand[key] = prog.pool_demand[key] + gpus if key in prog.pool_demand else gpus
+
+
+def _share_bound(prog: Program, ub: dict[OfferPoolHour, int]) -> None:
+    """Add to the most GPUs a pool could ask (define_variables' bounds) the most its group sharing GPUs could."""
+    pol = prog.plan.policy
+    for (o, p), cs in share_groups(prog).items():
+        for s, d in prog.segments.of_offer(o):
+            for h in range(24):
+                most = ceil_tol(_share_time(prog, cs, o, d, h))
+                k = (o, p, s, h)
+                ub[k] = ub.get(k, 0) + most + pol.spares + ceil_tol(pol.rollout_fraction * (most + pol.spares))
+
+
+def define_share(prog: Program) -> None:
+    """Rows of family `share` (optimize.families): at each offer and pool whose workloads may share GPUs, the members'
+    memory fits each shared GPU (share_memory), the group keeps its spares once some member is in it (share_used),
+    its base GPUs carry the time its members' demand takes at the occupancy (share_load), rollout on top
+    (share_rollout)."""
+    pol = prog.plan.policy
+    for (o, p), cs in sorted(share_groups(prog).items()):
+        u = prog.share_used[(o, p)]
+        xs = [(c, prog.choice[c.key]) for c in cs]
+        prog.add("share", pulp.lpSum(c.share_memory * x for c, x in xs) <= 1, prog.names("share_memory", o, p))
+        for c, x in xs:
+            prog.add("share", u >= x, prog.names("share_used", config_id(prog, c)))
+        for s, d in prog.segments.of_offer(o):
+            for h in range(24):
+                base = prog.share_gpus[(o, p, "base", s, h)]
+                load = [c.share_time[(d, h)] * x for c, x in xs if c.share_time.get((d, h), 0.0) > 0]
+                if load:
+                    prog.add("share", pol.occupancy * base >= pulp.lpSum(load), prog.names("share_load", o, p, s, h))
+                ro = prog.share_gpus.get((o, p, "rollout", s, h))
+                if ro is not None:
+                    prog.add("share", ro >= pol.rollout_fraction * (base + pol.spares * u),
+                             prog.names("share_rollout", o, p, s, h))
+
+
 def define_committed_split(prog: Program) -> None:
     """Rows of family `committed_split` (optimize.families), one per offer and contract period where
     pools that do not share reservations split the GPUs under contract."""
@@ -559,7 +628,10 @@ def define_commitments_at_low(prog: Program) -> None:
     for w in prog.plan.workloads:
         for c in gpu_cands(prog, w):
             by_offer.setdefault(c.offer, []).append(c)  # type: ignore[arg-type]
+    shared = {o for o, _p in prog.share_used}  # a group's GPUs have no bound of their own: no row
     for o, cs in sorted(by_offer.items()):
+        if o in shared:
+            continue
         held = [v for (oo, *_rest), v in (*prog.reserved.items(), *prog.reserved_later.items()) if oo == o]
         bounds = [_commit_bound(prog, c) for c in cs]
         if not held or any(b is None for b in bounds) or all(b[0] >= b[1] for b in bounds):  # type: ignore[index]

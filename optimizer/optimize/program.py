@@ -91,6 +91,10 @@ class Program:
     """(candidate key, part: base, rollout or gpus, segment, hour) → whole replicas or GPUs of a split config."""
     own: dict[str, ownership.OwnTerms] = field(default_factory=dict)
     """Offers of your own hardware (bought or owned) → their cost terms."""
+    share_gpus: dict[tuple[str, str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    """(offer, pool, part: base or rollout, segment, hour) → whole GPUs of the group sharing them (family share)."""
+    share_used: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    """u[o,p]: 1 when some workload shares GPUs at offer o in pool p (the group keeps its spares)."""
 
     # expressions over the variables
     gpu_demand: dict[str, dict[DayHour, Term]] = field(default_factory=dict)
@@ -220,7 +224,7 @@ class Program:
         """Every whole-number decision: configs, committed splits, reserved and bought nodes, on-demand and
         spot nodes, racks (read from the program's own tables: PuLP's variables() walks every row)."""
         return [v for table in (self.choice, self.committed_split, self.reserved, self.reserved_later, self.on_demand,
-                                self.spot, self.racks, self.split_replicas)
+                                self.spot, self.racks, self.split_replicas, self.share_gpus)
                 for v in table.values() if isinstance(v, pulp.LpVariable)]
 
     @functools.cached_property
@@ -255,6 +259,9 @@ class Program:
         gpus = {key: {dh: coef * (var.varValue or 0.0) if var is not None else coef
                       for dh, (coef, var) in self.gpu_demand.get(key, {}).items()}
                 for key in keys}
+        shared = self._shared_gpus(set(chosen.values()))
+        for key, per in shared[1].items():
+            gpus[key] = per
         return Solution(
             segments=self.segments, chosen=chosen, gpus=gpus,
             reserved_nodes={k: value_of(v) for k, v in self.reserved.items()},
@@ -267,7 +274,28 @@ class Program:
             api_volume={k: value_of(v) for k, v in self.api_volume.items()},
             cap_excess={k: value_of(v) for k, v in self.cap_excess.items()},
             switching_cost={w: cost for w, (_key, cost) in self.baseline_penalty.items()}, split=split,
-            split_replicas=self._split_replicas(split))
+            split_replicas=self._split_replicas(split), shared=shared[0])
+
+    def _shared_gpus(self, chosen: set[str]) -> tuple[dict, dict[str, dict[DayHour, float]]]:
+        """The groups sharing GPUs, (offer, pool, segment, hour) → (base, spares, rollout) GPUs, and each chosen
+        shared config's part of them, (segment, hour) → GPUs: the group's GPUs in proportion to the time each
+        member takes (equal parts at an hour none takes any)."""
+        groups: dict = {}
+        parts: dict[str, dict[DayHour, float]] = {}
+        spares = self.plan.policy.spares
+        members = {op: [c for c in cs if c.key in chosen] for op, cs in share_groups(self).items()}
+        for (o, p, part, s, h), v in self.share_gpus.items():
+            if part != "base" or not members.get((o, p)):
+                continue
+            ro = self.share_gpus.get((o, p, "rollout", s, h))
+            g = (round(value_of(v)), spares, round(value_of(ro)) if ro is not None else 0)
+            groups[(o, p, s, h)] = g
+            d = dict(self.segments.of_offer(o))[s]
+            times = [c.share_time.get((d, h), 0.0) for c in members[(o, p)]]
+            whole = sum(times)
+            for c, t in zip(members[(o, p)], times):
+                parts.setdefault(c.key, {})[(s, h)] = sum(g) * (t / whole if whole > 0 else 1 / len(times))
+        return groups, parts
 
     def _split_replicas(self, split: dict[str, dict[str, tuple[float, ...]]]
                         ) -> dict[str, dict[DayHour, tuple[int, int, int]]]:
@@ -351,8 +379,20 @@ def workloads_of(prog: Program, kind: str) -> list[Workload]:
 
 
 def gpu_cands(prog: Program, w: Workload) -> list[Candidate]:
-    """w's configs that draw on an offer's capacity in the program (not the API, not a sole-tenant one)."""
-    return [c for c in prog.cands.by_workload[w.name] if c.kind != "api" and c.key not in prog.sole_tenant]
+    """w's configs that draw on an offer's capacity in the program on their own (not the API, not a sole-tenant one,
+    not one sharing GPUs: share_groups)."""
+    return [c for c in prog.cands.by_workload[w.name]
+            if c.kind != "api" and c.key not in prog.sole_tenant and c.share is None]
+
+
+def share_groups(prog: Program) -> dict[tuple[str, str], list[Candidate]]:
+    """(offer, pool) → the configs that may share its GPUs there (policy.share_pools), in the plan's order."""
+    out: dict[tuple[str, str], list[Candidate]] = {}
+    for w in prog.plan.workloads:
+        for c in prog.cands.by_workload[w.name]:
+            if c.share is not None and c.key not in prog.sole_tenant:
+                out.setdefault((c.offer, c.pool), []).append(c)  # type: ignore[arg-type]
+    return out
 
 
 SERVES = 1e-4

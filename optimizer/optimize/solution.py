@@ -102,6 +102,9 @@ class Solution:
     """Alternative candidate key → the plan priced with that config forced (strategy.price_alternatives)."""
     reserved_later: dict[tuple[str, str | None, str, int], float] = field(default_factory=dict)
     """(offer, pool or None, tier, start day > 0) → reserved nodes serving from that day to the horizon's end."""
+    shared: dict[OfferPoolHour, tuple[int, int, int]] = field(default_factory=dict)
+    """Groups of workloads sharing GPUs (policy.share_pools): (offer, pool, segment, hour) → the group's (base,
+    spares, rollout) GPUs, each holding one replica of every member; `gpus` gives each member its part of them."""
 
     def gpus_at(self, key: str, dh: DayHour) -> float:
         return self.gpus.get(key, {}).get(dh, 0.0)

@@ -80,7 +80,8 @@ def render_result(result: PlanResult) -> Group:
                       justify="right" if col not in ("workload", "pool", "choice", "source") else "left")
     for w in result.workloads:
         choice = vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak,
-                                    api_share=w.api_share, layout=w.layout, engine=vocab.shown_engine(w.engine))
+                                    api_share=w.api_share, layout=w.layout, engine=vocab.shown_engine(w.engine),
+                                    shared=w.shared)
         if w.split:
             choice = L.split_words(w)
         r = w.replicas
@@ -118,7 +119,7 @@ def render_result(result: PlanResult) -> Group:
         pur.add_row(p.offer, p.accelerator, p.tier, f"{p.gpus:,}" if held else "–", "–" if held else f"{p.gpus:,}",
                     f"{p.gpu_hours:,.0f}", f"{L.price_paid(result, p):,.2f}{est}", formatting.money(p.cost, cur))
     parts: list = [head, Text(""), decision, Text(""), tiers, *_scenarios(result), Text(""), wl, _peaks_note(result),
-                   Text(""), pur]
+                   *_shared(result), Text(""), pur]
     if not result.purchases:
         parts.append(Text("  nothing to buy: every workload is served by an API or by capacity already committed",
                           style="dim"))
@@ -140,6 +141,14 @@ def render_result(result: PlanResult) -> Group:
                       f"{plural(len(result.dropped), 'option')} dropped; "
                       "`planopt explain PLAN --workload NAME` shows why", style="dim"))
     return Group(*parts)
+
+
+def _shared(result: PlanResult) -> list:
+    """Groups of workloads sharing GPUs (policy.share_pools), a line each."""
+    if not result.shared_gpus:
+        return []
+    return [Text(""), Text("Shared GPUs (each GPU holds one replica of every workload of its group)", style="bold"),
+            *(Text(f"  {line}") for line in L.shared_lines(result))]
 
 
 def _scenarios(result: PlanResult) -> list:

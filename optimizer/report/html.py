@@ -90,7 +90,7 @@ def context(result: PlanResult) -> dict[str, Any]:
         "showback": _showback(result, money),
         "committed_total": money(result.cost_committed),
         "gpus_at_peak": f"{_fleet_peak(result):,}",
-        "notes": list(result.notes), "binding": L.caps_that_bind(result),
+        "notes": list(result.notes), "binding": L.caps_that_bind(result), "shared": L.shared_lines(result),
         "binding_facility": [t for part in L.facility_binds(result, money) for t in part],
         "purchases": [{"offer": p.offer, "accelerator": p.accelerator, "provider": p.provider, "region": p.region,
                        "tier": p.tier, "gpus": f"{p.gpus:,}", "gpu_hours": f"{p.gpu_hours:,.0f}",

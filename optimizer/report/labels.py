@@ -36,7 +36,9 @@ OWNED_COLOR = "#3b2f5e"
 POLICY_LABELS = {
     "occupancy": "Target occupancy", "memory_reserve": "Memory reserve", "spares": "Spare replicas",
     "rollout_fraction": "Rollout headroom", "tiers": "Purchase tiers allowed", "spot_pools": "Pools that may use spot",
-    "mig_pools": "Pools that may use MIG slices", "providers": "Providers", "share_reserved_across_pools":
+    "mig_pools": "Pools that may use MIG slices",
+    "share_pools": "Pools whose workloads may share GPUs", "share_mode": "How shared GPUs are shared",
+    "share_slowdown": "Slowdown of a shared GPU (measured)", "providers": "Providers", "share_reserved_across_pools":
     "Reserved capacity shared across pools", "solver": "Solver", "time_limit_s": "Solver time limit (s)",
     "mip_gap": "Target gap", "change_threshold": "Change threshold (with a baseline)",
     "estimate_error": "Estimator error planned for", "risk": "Risk measure over the scenarios"}
@@ -49,12 +51,27 @@ def config_label(w: WorkloadResult) -> str:
     if w.kind == "reserve":
         return f"{formatting.plural(w.gpus_at_peak, 'GPU')} held"
     engine = vocab.shown_engine(w.engine)
-    return (w.layout or vocab.parallel_label(w.tp, w.mig)) + (f" · {engine}" if engine else "")
+    return ((w.layout or vocab.parallel_label(w.tp, w.mig)) + (f" · {engine}" if engine else "")
+            + (f" · shared ({vocab.SHARE_MODES.get(w.shared, w.shared)})" if w.shared else ""))
 
 
 def choice_label(w: WorkloadResult) -> str:
     return vocab.choice_label(w.offer, w.precision, w.tp, w.mig, w.kind, gpus=w.gpus_at_peak, layout=w.layout,
-                              engine=vocab.shown_engine(w.engine))
+                              engine=vocab.shown_engine(w.engine), shared=w.shared)
+
+
+def shared_lines(result: PlanResult) -> list[str]:
+    """One line per group of workloads sharing GPUs (policy.share_pools): where, how, its GPUs at its busiest hour,
+    and each member's share of every GPU's memory and of the group's time."""
+    out = []
+    for g in result.shared_gpus:
+        members = ", ".join(f"{m.workload} ({m.memory_share:.0%} of memory, {m.time_share:.0%} of time)"
+                            for m in g.members)
+        out.append(f"{g.offer} · pool {g.pool} · {vocab.SHARE_MODES.get(g.mode, g.mode)} "
+                   f"(slowdown {g.slowdown:.0%}): {formatting.plural(g.gpus_at_peak, 'GPU')} at "
+                   f"{g.peak_hour:02d}:00 ({g.peak_day_type}), each holding {members}; together "
+                   f"{g.memory_share:.0%} of each GPU's memory, {g.time_share:.0%} of its time")
+    return out
 
 
 def sizing_note(w: WorkloadResult) -> str:

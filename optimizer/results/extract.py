@@ -35,6 +35,8 @@ from optimizer.results.types import (
     PlanResult,
     Purchase,
     ReplicaCount,
+    SharedGroup,
+    SharedMember,
     SizeClassRow,
     SplitConfig,
     WorkloadResult,
@@ -82,6 +84,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     members: dict[tuple[str, str, str, int], list[tuple[str, float]]] = {}
     # split workloads: the same GPUs by (workload, config), so each config is charged what it used
     by_config: dict[tuple[str, str, str, int], list[tuple[tuple[str, str], float]]] = {}
+    shared_exact: dict[tuple[str, str, str, int], float] = {}  # a group sharing GPUs: its GPUs (its members' parts)
     for w in plan.workloads:
         per: dict[str, list[int]] = {d: [0] * 24 for d in days}
         gh = 0.0
@@ -96,7 +99,11 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                     gh += seg_days[s] * exact  # …and use 20.3 GPU-hours: the rest of the 21st is idle
                     if sol.split.get(w.name):
                         config_gh[(w.name, c.key)] = config_gh.get((w.name, c.key), 0.0) + seg_days[s] * exact
-                    if g and c.offer:
+                    if c.share and exact and c.offer:  # a group's GPUs are whole together, not member by member
+                        k = (c.offer, c.pool, s, h)
+                        shared_exact[k] = shared_exact.get(k, 0.0) + exact
+                        members.setdefault(k, []).append((w.name, exact))
+                    elif g and c.offer:
                         k = (c.offer, c.pool, s, h)
                         offer_pool_demand[k] = offer_pool_demand.get(k, 0) + g
                         members.setdefault(k, []).append((w.name, exact))
@@ -106,6 +113,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                 per[d] = [a + b for a, b in zip(per[d], one[d])]
         hourly_gpus[w.name] = per
         workload_gh[w.name] = gh
+    for k, g in shared_exact.items():
+        offer_pool_demand[k] = offer_pool_demand.get(k, 0) + math.ceil(g - 1e-6)
 
     # Purchases and their costs
     purchases: list[Purchase] = []
@@ -324,7 +333,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         expiry=exp, periods=periods, cost_idle=sum(cost_by_tier.values()) - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
         cost_idle_committed=cost_committed - sum(r.committed_cost for r in results), cash_flow=flow,
         commitment_schedule=cf.schedule(plan, contracts, new), own=own_result, scenarios=scenario_rows,
-        risk=risk)
+        risk=risk, shared_gpus=_shared_groups(solved, chosen, workload_gh))
     showback = sb.rows(result, plan.policy.idle, book=plan.policy.showback == "book")
     return decision.marked(replace(result, showback=showback))
 
@@ -565,7 +574,40 @@ def _workload_result(solved: Solved, w, c: Candidate, gpus_by_day: dict[str, lis
         hourly_demand={d: [demand.get((d, h), 0.0) for h in range(24)] for d in days} if demand else {},
         hourly_api_tokens_per_s=api_rates, key=c.key, family=c.family, layout=c.layout, pp=c.pp, ep=c.ep,
         kv_copies=c.kv_copies, validation=c.validation, ttft_at_load_ms=c.ttft_at_load_ms, engine=c.engine,
-        **_split_fields(solved, w, c, (peak_d, peak_h)))
+        shared=c.share, **_split_fields(solved, w, c, (peak_d, peak_h)))
+
+
+def _shared_groups(solved: Solved, chosen: dict[str, Candidate], gpu_hours: dict[str, float]) -> list[SharedGroup]:
+    """The groups of workloads sharing GPUs (Solution.shared): members, their memory and time shares at the group's
+    busiest hour, and the group's GPUs hour by hour."""
+    sol, plan = solved.sol, solved.plan
+    by_group: dict[tuple[str, str], list[Candidate]] = {}
+    for w in plan.workloads:
+        c = chosen[w.name]
+        if c.share and c.offer:
+            by_group.setdefault((c.offer, c.pool), []).append(c)
+    out = []
+    order = list(plan.day_type_days())
+    for (o, p), cs in sorted(by_group.items()):
+        hourly = {d: [0] * 24 for d in order}
+        for (oo, pp, s, h), g in sol.shared.items():
+            if (oo, pp) == (o, p):
+                d = dict(sol.segments.of_offer(o))[s]
+                hourly[d][h] = max(hourly[d][h], sum(g))
+        peak_d, peak_h = max(((d, h) for d in order for h in range(24)),
+                             key=lambda dh: (hourly[dh[0]][dh[1]], sum(c.share_time.get(dh, 0.0) for c in cs),
+                                             -order.index(dh[0]), -dh[1]))
+        base = max((sol.shared.get((o, p, s, peak_h), (0, 0, 0))[0] for s, d in sol.segments.of_offer(o)
+                    if d == peak_d), default=0)
+
+        def share(c: Candidate) -> float:
+            return c.share_time.get((peak_d, peak_h), 0.0) / base if base else 0.0
+
+        members = [SharedMember(c.workload, c.share_memory, share(c), c.goodput, gpu_hours.get(c.workload, 0.0))
+                   for c in cs]
+        out.append(SharedGroup(o, p, cs[0].share or "", cs[0].share_slowdown, hourly[peak_d][peak_h], peak_d, peak_h,
+                               sum(c.share_memory for c in cs), sum(m.time_share for m in members), members, hourly))
+    return out
 
 
 def _charged(used: dict[tuple[str, str], float], days: dict[tuple[str, str, str], float],
@@ -657,6 +699,11 @@ def _replicas_at(solved: Solved, w, c: Candidate, d: str, h: int) -> rep.Replica
         return rep.Replicas(base, spares, rollout, base + spares + rollout)
     if c.kind == "api":
         return rep.Replicas(0, 0, 0, 0)
+    if c.share:  # one replica on every GPU of its group
+        base, spares, rollout = max((solved.sol.shared.get((c.offer, c.pool, s, h), (0, 0, 0))
+                                     for s, dd in solved.sol.segments.of_offer(c.offer) if dd == d),
+                                    key=sum, default=(0, 0, 0))
+        return rep.Replicas(base, spares, rollout, base + spares + rollout)
     if c.kind == "batch":
         n = max((_int(solved.sol.batch_replica_hours.get((c.key, s, h), 0)) for s, dd in solved.sol.segments.of_offer(c.offer)
                  if dd == d),

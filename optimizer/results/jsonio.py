@@ -150,6 +150,10 @@ def _commitments(result: PlanResult) -> dict[str, Any]:
     out["cash_flow"] = [_rounded(asdict(r)) for r in result.cash_flow]
     out["cash_by_month"] = [_rounded(asdict(r)) for r in pnl_and_cash(result.cash_flow, result.own)]
     out["commitment_schedule"] = [_rounded(asdict(r)) for r in result.commitment_schedule]
+    if result.shared_gpus:
+        out["shared_gpus"] = [{**_rounded({k: v for k, v in asdict(g).items() if k not in ("members", "hourly_gpus")}),
+                               "members": [_rounded(asdict(m)) for m in g.members], "hourly_gpus": g.hourly_gpus}
+                              for g in result.shared_gpus]
     if result.showback:
         out["showback"] = [_rounded(asdict(r)) for r in result.showback]
     if result.baseline is not None:
@@ -205,6 +209,7 @@ def _workload(w: WorkloadResult) -> dict[str, Any]:
             "split_goodput": {k: [_r(v, 3) for v in row] for k, row in w.split_goodput.items()}} if w.split else {}),
         **({"size_classes": [_rounded(asdict(k)) for k in w.size_classes]} if w.size_classes else {}),
         **({"split_configs": {k: _split_config(x) for k, x in w.split_configs.items()}} if w.split_configs else {}),
+        **({"shared": w.shared} if w.shared else {}),
     }
 
 

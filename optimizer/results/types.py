@@ -71,6 +71,45 @@ class SizeClassRow:
 
 
 @dataclass(frozen=True)
+class SharedMember:
+    """One workload of a group sharing GPUs: what it takes of each GPU."""
+
+    workload: str
+    memory_share: float
+    """Share of each shared GPU's usable memory (its memory less policy.memory_reserve) its replica takes."""
+    time_share: float
+    """Share of the group's GPU time its demand takes at the group's busiest hour, its goodput less the slowdown."""
+    goodput_output_tokens_per_s: Goodput
+    """Its goodput on a GPU of its own; shared, it gets (1 − slowdown) of it for the time it takes."""
+    gpu_hours: float
+    """The group's GPU-hours charged to it (in proportion to the time it takes, hour by hour)."""
+
+
+@dataclass(frozen=True)
+class SharedGroup:
+    """Workloads sharing whole GPUs by MPS or time-slicing (policy.share_pools) at one offer and pool: each GPU of
+    the group holds one replica of every member; their memory adds up, their time is shared out."""
+
+    offer: str
+    pool: str
+    mode: str
+    """mps or time_slicing (policy.share_mode)."""
+    slowdown: float
+    """Share of goodput each member loses to sharing (physics.sharing.SLOWDOWN, or policy.share_slowdown)."""
+    gpus_at_peak: int
+    """The group's GPUs (base + spares + rollout) at its busiest hour."""
+    peak_day_type: str
+    peak_hour: int
+    memory_share: float
+    """Share of each GPU's usable memory the members take together (at most 1)."""
+    time_share: float
+    """Share of the group's GPU time its members take at the busiest hour (at most the occupancy)."""
+    members: list[SharedMember] = field(default_factory=list)
+    hourly_gpus: dict[str, list[int]] = field(default_factory=dict)
+    """Day type → the group's GPUs at each hour (its busiest segment of that day type)."""
+
+
+@dataclass(frozen=True)
 class SplitConfig:
     """One config of a workload whose traffic is split among several: where it runs and what it used."""
 
@@ -180,6 +219,9 @@ class WorkloadResult:
     split_configs: dict[str, SplitConfig] = field(default_factory=dict)
     """split: by_size — each config that serves part of the traffic (its label, as in `split`): where it runs,
     the GPU-hours it used by tier and its cost; they add up to the workload's."""
+    shared: str | None = None
+    """policy.share_pools: how it shares its GPUs with other workloads (mps or time_slicing; the result's
+    shared_gpus lists the group); None: GPUs (or MIG slices) of its own."""
 
 
 @dataclass(frozen=True)
@@ -678,6 +720,8 @@ class PlanResult:
     scenarios: list[ScenarioRow] = field(default_factory=list)
     """Plans with scenarios: each one's cost (cost_total is the risk measure over them)."""
     risk: RiskInfo | None = None
+    shared_gpus: list[SharedGroup] = field(default_factory=list)
+    """policy.share_pools: the groups of workloads sharing whole GPUs, by offer and pool (empty: none shares)."""
     showback: list[ShowbackRow] = field(default_factory=list)
     """The all-in spend by team, cost centre, month and tier (results.showback); Σ cost + committed_cost =
     cost_all_in (policy.showback: book — the book view's total). Empty in results written before it was kept."""

@@ -189,6 +189,7 @@ def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
         "q4, commitments at the low end of a band": _low_q4(),
         "a tokens.mix split by size": _split_program(),
         "a tokens.mix split by size, with a baseline": _split_program(baseline=True),
+        "small models sharing GPUs": _program("small-models-shared"),
     }
     for where, prog in builds.items():
         add_cuts(prog)

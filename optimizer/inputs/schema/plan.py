@@ -289,6 +289,18 @@ class Policy(Strict):
     """Pools that may run on spot capacity."""
     mig_pools: list[str] = Field(default_factory=lambda: ["small"], examples=[["small"]])
     """Pools whose workloads may run on MIG slices of a GPU."""
+    share_pools: list[str] = Field(default_factory=list, examples=[["small"]])
+    """Pools whose interactive workloads may share whole GPUs with each other by MPS or time-slicing
+    (policy.share_mode): at each offer, the shared GPUs of a pool each hold one replica of every workload that
+    shares there; their memory adds up, and each workload takes the GPUs' time its load needs at its goodput less
+    the mode's slowdown (physics.sharing). Default: none."""
+    share_mode: Literal["mps", "time_slicing"] = Field(default="mps", examples=["time_slicing"])
+    """How workloads share a GPU in policy.share_pools: mps — NVIDIA's Multi-Process Service, kernels of the
+    processes run at once; time_slicing — the GPU runs one process at a time in turns. Sets the slowdown
+    (physics.sharing.SLOWDOWN) unless share_slowdown states a measured one."""
+    share_slowdown: float | None = Field(default=None, ge=0, lt=1, examples=[0.1])
+    """Share of its goodput a workload loses when it shares a GPU (interference): measured on your engine and
+    GPUs; default: the share_mode's estimate (physics.sharing.SLOWDOWN)."""
     providers: list[str] | None = None
     """Only offers from these providers (the accounts you have); default: every offer. Servers you own
     (`owned`) are always in: their cost is paid either way."""
@@ -366,7 +378,7 @@ class Policy(Strict):
     ran on servers owned before the plan carry their depreciation (by the GPU-hours they ran on them) and no
     team carries the cost of capital. Without servers of your own the two are the same."""
 
-    @field_validator("spot_pools", "mig_pools")
+    @field_validator("spot_pools", "mig_pools", "share_pools")
     @classmethod
     def _pool_ids(cls, pools: list[str]) -> list[str]:
         for p in pools:
