@@ -91,6 +91,12 @@ class Program:
     """(candidate key, part: base, rollout or gpus, segment, hour) → whole replicas or GPUs of a split config."""
     own: dict[str, ownership.OwnTerms] = field(default_factory=dict)
     """Offers of your own hardware (bought or owned) → their cost terms."""
+    spend_new: dict[str, pulp.LpVariable] = field(default_factory=dict)
+    """U[j]: a new spend commitment's $/hour (spend.SpendPlan key) (define_savings_plans)."""
+    spend_covered: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    """c[j,o,s,h]: (commitment key, offer, cell, hour) → discounted spend an hour of commitment j covers at offer o."""
+    spend_plans: list = field(default_factory=list)
+    """The spend commitments in the program (spend.SpendPlan)."""
 
     # expressions over the variables
     gpu_demand: dict[str, dict[DayHour, Term]] = field(default_factory=dict)
@@ -189,7 +195,7 @@ class Program:
         """Hold every decision made once for the horizon at its solved value (configs, reserved and bought
         levels, committed split, rack positions) by bounds, then undo: what is left is hour by hour."""
         first = [v for v in (*self.choice.values(), *self.reserved.values(), *self.reserved_later.values(),
-                             *self.committed_split.values(),
+                             *self.committed_split.values(), *self.spend_new.values(),
                              *self.racks.values()) if isinstance(v, pulp.LpVariable)]
         saved = [(v, v.lowBound, v.upBound) for v in first]
         for v in first:
@@ -267,7 +273,9 @@ class Program:
             api_volume={k: value_of(v) for k, v in self.api_volume.items()},
             cap_excess={k: value_of(v) for k, v in self.cap_excess.items()},
             switching_cost={w: cost for w, (_key, cost) in self.baseline_penalty.items()}, split=split,
-            split_replicas=self._split_replicas(split))
+            split_replicas=self._split_replicas(split),
+            spend_new={k: value_of(v) for k, v in self.spend_new.items()},
+            spend_covered={k: value_of(v) for k, v in self.spend_covered.items()})
 
     def _split_replicas(self, split: dict[str, dict[str, tuple[float, ...]]]
                         ) -> dict[str, dict[DayHour, tuple[int, int, int]]]:

@@ -102,6 +102,10 @@ class Solution:
     """Alternative candidate key → the plan priced with that config forced (strategy.price_alternatives)."""
     reserved_later: dict[tuple[str, str | None, str, int], float] = field(default_factory=dict)
     """(offer, pool or None, tier, start day > 0) → reserved nodes serving from that day to the horizon's end."""
+    spend_new: dict[str, float] = field(default_factory=dict)
+    """New spend commitment (spend.SpendPlan key) → its $/hour of discounted spend (model.define_savings_plans)."""
+    spend_covered: dict[tuple[str, str, str, int], float] = field(default_factory=dict)
+    """(commitment key, offer, cell, hour) → discounted spend of that hour it covers at the offer."""
 
     def gpus_at(self, key: str, dh: DayHour) -> float:
         return self.gpus.get(key, {}).get(dh, 0.0)

@@ -56,6 +56,7 @@ from optimizer.optimize.steps.settle import (  # noqa: F401
     settle,
 )
 from optimizer.optimize.steps.tidy import _cheapest_recourse, break_ties
+from optimizer.optimize import spend
 from optimizer.vocab import RESERVED_TIERS
 
 POLICY = SolvePolicy()
@@ -66,7 +67,8 @@ def _segments(loaded: LoadedPlan, cands: CandidateSet) -> Segments:
     used = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
     reservable = {c.offer for c in cands.all() if c.offer and c.pool is not None and any(
         k in RESERVED_TIERS for k in allowed_tiers(loaded.plan, used[c.offer], c.pool))}
-    return segment(loaded.plan, cands.offer_ids(), ownership.arrivals(loaded.plan, used), reservable)
+    cuts, cut_offers = spend.cut_days(loaded.plan, used)
+    return segment(loaded.plan, cands.offer_ids(), ownership.arrivals(loaded.plan, used), reservable, cuts, cut_offers)
 
 
 def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
