@@ -22,7 +22,8 @@ from optimizer.results.decision import same_money as _same_money
 from optimizer.results.own import book_view
 from optimizer.results.types import PlanResult, WorkloadResult
 
-TIER_COLORS = {"buy": "#5b4a8a", "facility": "#8a6d3b", "reserved": "#2f5d8a", "on_demand": "#e39b2d", "spot": "#7fae5a", "api": "#9b6fb0"}
+TIER_COLORS = {"buy": "#5b4a8a", "facility": "#8a6d3b", "reserved": "#2f5d8a", "on_demand": "#e39b2d", "spot": "#7fae5a", "api": "#9b6fb0",
+               "savings_plan": "#3f8f8a"}
 DEMAND_COLOR = "#c0392b"
 COMMITTED_COLOR = "#5b6770"
 """Contracts signed before the plan (plan `commitments`)."""

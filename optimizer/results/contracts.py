@@ -354,6 +354,8 @@ class SpendContract:
     """The on-demand spend at list price it covered in the horizon (what that use would have cost uncovered)."""
     utilization: float
     """Share of its commitment in the horizon the covered use took (covered discounted spend ÷ spend_in_horizon)."""
+    key: str = ""
+    """signed<i>: spend_commitments[i] of the plan (the cash-flow rows name it)."""
 
 
 @dataclass(frozen=True)
@@ -394,3 +396,5 @@ class NewSpendCommitment:
     saving_basis: str = ""
     source: str = ""
     """Where the discount comes from (savings_plans[i].source)."""
+    key: str = ""
+    """sp<i>: savings_plans[i] of the plan (the cash-flow rows name it)."""

@@ -3,10 +3,11 @@
 
 No PuLP, no I/O: arithmetic on the solved commitments (Solution.spend_new, spend_covered) and the calendar.
 A commitment's cost in the horizon is U × 24 × the days it runs; the on-demand use it covers is credited at list
-price (c ÷ (1 − δ) an hour), so the on-demand tier (and each offer's on-demand purchase) holds every node rented at list, less the list spend
-covered, plus a new commitment's discounted spend that paid for it; cost.by_tier.savings_plan holds what is left
-of the new commitments (U × hours − the discounted spend they covered: paid and unused). The two add up to what
-the provider bills: the commitment, plus the use it does not cover at list. A signed commitment's use is sunk.
+price (c ÷ (1 − δ) an hour). So the on-demand tier (and each offer's on-demand purchase) holds every node rented
+at list, less the list spend covered, plus a new commitment's discounted spend that paid for it; and
+cost.by_tier.savings_plan holds what is left of the new commitments (U × hours − the discounted spend they
+covered: paid and unused). The two add up to what the provider bills: the commitment, plus the use it does not
+cover at list. A signed commitment's use is sunk.
 """
 
 from __future__ import annotations
@@ -46,8 +47,13 @@ class SpendResult:
     the discounted spend that paid for it (the on-demand tier and purchase carry the covered use at its price)."""
 
 
+def cash_label(provider: str, term: str, key: str) -> str:
+    """The cash-flow rows' offer of a spend commitment: its provider, term and key (sp<i> new, signed<i>)."""
+    return f"{provider} savings plan {term} ({key})"
+
+
 def _label(key: str, p: spend.SpendPlan) -> str:
-    return f"{p.provider} savings plan {p.term} ({'signed' if p.signed else 'new'} {key})"
+    return cash_label(p.provider, p.term, key)
 
 
 def result(plan: Plan, sol: Solution, offers: dict[str, Offer]) -> SpendResult:
@@ -80,7 +86,8 @@ def result(plan: Plan, sol: Solution, offers: dict[str, Offer]) -> SpendResult:
     for (o, _p, s, _h), v in sol.on_demand_nodes.items():
         n = round(v)
         if n > 0 and o in offers:
-            listed[o] = listed.get(o, 0.0) + days[s] * n * offers[o].gpus_per_node * (offers[o].price("on-demand") or 0.0)
+            price = offers[o].price("on-demand") or 0.0
+            listed[o] = listed.get(o, 0.0) + days[s] * n * offers[o].gpus_per_node * price
     cash: dict[tuple[str, str, str], float] = {}  # (month, label, kind) → amount
 
     def add(month: str, label: str, kind: str, v: float) -> None:
@@ -103,7 +110,7 @@ def result(plan: Plan, sol: Solution, offers: dict[str, Offer]) -> SpendResult:
             c = plan.spend_commitments[p.index]
             out.signed.append(SpendContract(p.provider, u, p.term, p.discount, c.start.isoformat(), c.end.isoformat(),
                                             list(p.offers), p.last_day - p.first_day + 1, paid,
-                                            covered.get(p.key, 0.0), use))
+                                            covered.get(p.key, 0.0), use, p.key))
             out.committed += paid
             continue
         if u <= 1e-9:
@@ -119,7 +126,7 @@ def result(plan: Plan, sol: Solution, offers: dict[str, Offer]) -> SpendResult:
             paid, total - paid, cov, use, min(1.0, cov / od) if od > 0 else 0.0,
             {"horizon": cov - paid, "full_term": total * (use / (1.0 - p.discount) - 1.0)}, 1.0 - p.discount,
             f"the on-demand list price of {', '.join(p.offers)}, {p.discount:.0%} off while covered",
-            plan.savings_plans[p.index].source))
+            plan.savings_plans[p.index].source, p.key))
         out.tier_cost += paid
         out.paid_new += paid
     for (month, label, kind), amount in sorted(cash.items()):

@@ -75,8 +75,8 @@ DIURNAL = [1.0] * 16 + [0.5] * 8  # 16 GPUs for 16 hours, 8 for 8
 @pytest.mark.parametrize("discount, level", [(0.3, 8), (0.4, 16)])
 def test_a_diurnal_load_commits_where_the_marginal_hour_breaks_even(tmp_path, discount, level):
     """A dollar more of U is paid 24 hours and saves 1 ÷ (1 − δ) in each hour whose use it covers: above 8 GPUs'
-    spend 16 hours use it, which pays when 16 ÷ (1 − δ) ≥ 24, i.e. δ ≥ 1/3. So δ = 0.3 stops at 8 GPUs' discounted
-    spend; δ = 0.4 covers the 16-GPU hours too."""
+    spend 16 hours use it, which pays when 16 ÷ (1 − δ) ≥ 24, i.e. δ ≥ 1/3. So δ = 0.3 stops at 8 GPUs'
+    discounted spend; δ = 0.4 covers the 16-GPU hours too."""
     r = _solve(tmp_path, _plan(16, DIURNAL, discount=discount))
     n, = r.new_spend_commitments
     u = (1 - discount) * level * OD
@@ -209,3 +209,29 @@ def test_an_unknown_provider_is_named_with_its_key_path(tmp_path):
     text = str(e.value)
     assert "savings_plans[0].provider" in text and "nobody" in text, text
     assert "spend_commitments[0].offers[0]" in text and "elsewhere" in text, text
+
+
+# --- the result file, the reports and the workbook ----------------------------------------------------------
+
+SIGNED = [{"provider": PROVIDER, "usd_per_hour": 20.0, "term": "1y", "discount": 0.2, "start": "2026-01-01",
+           "end": "2026-11-14"}]
+
+
+def _both(tmp_path):
+    """A new commitment beside a signed one ending mid-quarter, on a diurnal load."""
+    return _solve(tmp_path, _plan(16, DIURNAL, discount=0.35, signed=SIGNED))
+
+
+def test_the_result_file_reads_back_with_its_spend_commitments(tmp_path):
+    from optimizer.results.jsonio import dumps, read_result
+
+    r = _both(tmp_path)
+    assert r.new_spend_commitments and r.spend_commitments
+    path = tmp_path / "r.json"
+    path.write_text(dumps(r), encoding="utf-8")
+    again = read_result(path)
+    assert [(n.key, n.usd_per_hour, n.utilization) for n in again.new_spend_commitments] == \
+        [(n.key, pytest.approx(n.usd_per_hour), pytest.approx(n.utilization)) for n in r.new_spend_commitments]
+    assert again.spend_commitments[0].spend_in_horizon == pytest.approx(20 * 24 * 45)
+    assert again.cost_all_in == pytest.approx(r.cost_all_in)
+    assert sum(s.cost + s.committed_cost for s in again.showback) == pytest.approx(r.cost_all_in)
