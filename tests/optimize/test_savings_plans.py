@@ -235,3 +235,25 @@ def test_the_result_file_reads_back_with_its_spend_commitments(tmp_path):
     assert again.spend_commitments[0].spend_in_horizon == pytest.approx(20 * 24 * 45)
     assert again.cost_all_in == pytest.approx(r.cost_all_in)
     assert sum(s.cost + s.committed_cost for s in again.showback) == pytest.approx(r.cost_all_in)
+
+
+@pytest.mark.parametrize("measure", ["expected", "worst"])
+def test_a_commitment_is_decided_once_for_every_scenario(tmp_path, measure):
+    """Demand ×0.5 or ×1 (weights 0.5): U is one number for both scenarios, each scenario pays it every hour and
+    is credited what it covers. Under worst, the plan is the high scenario's alone (its cost the plan's of
+    _both); the low scenario pays the same U and has all its use covered."""
+    data = _plan(16, DIURNAL, discount=0.35, signed=SIGNED)
+    data["scenarios"] = [{"name": "low", "weight": 0.5, "demand": {"all": 0.5}},
+                         {"name": "high", "weight": 0.5, "demand": {"all": 1.0}}]
+    data["policy"]["risk"] = {"measure": measure}
+    r = _solve(tmp_path, data)
+    n, = r.new_spend_commitments
+    cost = {s.name: s.cost_total for s in r.scenarios}
+    assert r.risk.expected == pytest.approx(sum(r.cost_by_tier.values()), rel=1e-9)
+    assert r.risk.expected == pytest.approx(0.5 * cost["low"] + 0.5 * cost["high"], rel=1e-9)
+    if measure == "worst":
+        (tmp_path / "alone").mkdir()
+        assert cost["high"] == pytest.approx(_both(tmp_path / "alone").cost_total, rel=1e-9)
+        assert cost["low"] == pytest.approx(n.usd_per_hour * 24 * H, rel=1e-9)  # all its use covered
+    # the cash months hold the expected spend over the scenarios (the tiers), with the signed commitment's
+    assert sum(c.amount for c in r.cash_flow) == pytest.approx(r.risk.expected + r.cost_committed, rel=1e-9)
