@@ -41,6 +41,7 @@ from optimizer.results.types import (
 )
 from optimizer.results.spend import TIER as SPEND_TIER
 from optimizer.results.spend import result as spend_result
+from optimizer.results.spend import schedule as spend_schedule
 from optimizer.units import SECONDS_PER_HOUR
 from optimizer.vocab import RESERVED_TIERS, TIER_GROUP
 
@@ -338,9 +339,17 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         cost_committed=cost_committed, commitments=contracts, new_commitments=new,
         expiry=exp, periods=periods, cost_idle=sum(cost_by_tier.values()) - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
         cost_idle_committed=cost_committed - sum(r.committed_cost for r in results), cash_flow=flow,
-        commitment_schedule=cf.schedule(plan, contracts, new), own=own_result, scenarios=scenario_rows,
+        commitment_schedule=_with_spend(cf.schedule(plan, contracts, new), spend_schedule(
+            plan, spent.new, spent.signed, cf.SCHEDULE_MONTHS)), own=own_result, scenarios=scenario_rows,
         risk=risk, new_spend_commitments=spent.new, spend_commitments=spent.signed)
     return decision.marked(replace(result, showback=sb.rows(result, plan.policy.idle)))
+
+
+def _with_spend(rows: list, spend_rows: list) -> list:
+    """The commitment schedule with the spend commitments' months among the reservations', month by month."""
+    if not spend_rows:
+        return rows
+    return sorted(rows + spend_rows, key=lambda s: s.month)
 
 
 def _api_by_segment(solved: Solved, w, c: Candidate, stage2: dict[str, float]) -> None:

@@ -21,7 +21,7 @@ from optimizer.optimize import spend
 from optimizer.optimize.solution import Solution
 from optimizer.results.cashflow import _month, day_weights
 from optimizer.results.contracts import NewSpendCommitment, SpendContract
-from optimizer.results.types import CashFlowRow
+from optimizer.results.types import CashFlowRow, ScheduleRow
 
 TIER = "savings_plan"
 """The cost tier (cost.by_tier) and cash-flow tier of new spend commitments net of the list spend covered."""
@@ -135,3 +135,26 @@ def result(plan: Plan, sol: Solution, offers: dict[str, Offer]) -> SpendResult:
         tier, kind = ("on-demand", "new") if kind == "credit" else (TIER, kind)
         out.cash.append(CashFlowRow(month, provider, label, tier, kind, 0.0, 0.0, amount))
     return out
+
+
+def schedule(plan: Plan, new: list[NewSpendCommitment], signed: list[SpendContract],
+             months: int) -> list[ScheduleRow]:
+    """Every spend commitment month by month from the horizon's first month (as cashflow.schedule does for
+    reservations): a row per month it runs, `gpus` 1 and `price_per_gpu_hour` its $/hour, so the amount is
+    $/hour × 24 × its days in the month."""
+    if plan.start_date is None:
+        return []
+    items = [(cash_label(c.provider, c.term, c.key), c.provider, "signed", c.usd_per_hour,
+              dt.date.fromisoformat(c.start), dt.date.fromisoformat(c.end)) for c in signed]
+    items += [(cash_label(n.provider, n.term, n.key), n.provider, "new", n.usd_per_hour,
+               dt.date.fromisoformat(n.start), dt.date.fromisoformat(n.end)) for n in new if n.start and n.end]
+    rows = []
+    a = plan.start_date.replace(day=1)
+    for _ in range(months):
+        b = (dt.date(a.year + 1, 1, 1) if a.month == 12 else dt.date(a.year, a.month + 1, 1)) - dt.timedelta(days=1)
+        for label, provider, kind, u, first, last in items:
+            days = (min(b, last) - max(a, first)).days + 1
+            if days > 0:
+                rows.append(ScheduleRow(a.strftime("%Y-%m"), label, provider, TIER, kind, 1, days, u, u * 24 * days))
+        a = b + dt.timedelta(days=1)
+    return rows

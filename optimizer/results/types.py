@@ -400,6 +400,7 @@ class ScheduleRow:
     kind: str
     """signed (before this plan) or new (this plan's reservations)."""
     gpus: Count
+    """GPUs under contract; a spend commitment (tier savings_plan): 1, its price_per_gpu_hour the $/hour."""
     days: int
     price_per_gpu_hour: float
     amount: float

@@ -257,3 +257,17 @@ def test_a_commitment_is_decided_once_for_every_scenario(tmp_path, measure):
         assert cost["low"] == pytest.approx(n.usd_per_hour * 24 * H, rel=1e-9)  # all its use covered
     # the cash months hold the expected spend over the scenarios (the tiers), with the signed commitment's
     assert sum(c.amount for c in r.cash_flow) == pytest.approx(r.risk.expected + r.cost_committed, rel=1e-9)
+
+
+def test_the_commitment_schedule_holds_every_month_of_a_spend_commitment(tmp_path):
+    """The 36-month schedule from the horizon's first month: a new 1-year commitment's twelve months add up to
+    its total, a signed one's run to its end."""
+    r = _both(tmp_path)
+    n, = r.new_spend_commitments
+    rows = [s for s in r.commitment_schedule if s.tier == "savings_plan"]
+    new = [s for s in rows if s.kind == "new"]
+    assert new[0].month == "2026-10" and new[-1].month == "2027-09"
+    assert sum(s.amount for s in new) == pytest.approx(n.total_committed, rel=1e-9)
+    signed = [s for s in rows if s.kind == "signed"]
+    assert signed[-1].month == "2026-11" and signed[-1].days == 14
+    assert sum(s.amount for s in signed) == pytest.approx(20 * 24 * 45, rel=1e-9)  # from the horizon's first month

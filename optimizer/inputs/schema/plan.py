@@ -919,9 +919,9 @@ class SavingsPlan(Strict):
     offers: list[str] | None = Field(default=None, examples=[["aws-h100-sxm-us-east-1"]])
     """Only these offers of the provider (an EC2 Instance Savings Plan covers one instance family in one region);
     default every offer of the provider (a Compute Savings Plan)."""
-    source: str = ""
+    source: str = Field(default="", examples=["https://aws.amazon.com/savingsplans/compute-pricing/"])
     """Where the discount comes from (a price page, the account team's quote)."""
-    as_of: str | None = None
+    as_of: str | None = Field(default=None, examples=["2026-11-09"])
     """When the discount was read."""
 
 
@@ -942,7 +942,7 @@ class SpendCommitment(Strict):
     """First day it runs."""
     end: PlanDate = Field(examples=["2027-06-30"])
     """Last day it runs (inclusive)."""
-    offers: list[str] | None = None
+    offers: list[str] | None = Field(default=None, examples=[["aws-h100-sxm-us-east-1"]])
     """Only these offers of the provider; default every one."""
 
     @model_validator(mode="after")
