@@ -398,3 +398,5 @@ class NewSpendCommitment:
     """Where the discount comes from (savings_plans[i].source)."""
     key: str = ""
     """sp<i>: savings_plans[i] of the plan (the cash-flow rows name it)."""
+    provisional: bool = False
+    """True when the search stopped short of policy.mip_gap: not to be signed before the plan is solved again."""

@@ -23,3 +23,13 @@ def test_console_and_html_show_the_spend_commitments(tmp_path):
     assert f"${n.usd_per_hour:,.2f}" in text and f"{n.break_even_utilization:.0%}" in text
     page = render_html(r)
     assert "New spend commitments over their full term" in page and "Spend commitments already signed" in page
+
+
+def test_the_decision_says_what_to_sign(tmp_path):
+    from optimizer.results.decision import decide
+
+    r = _both(tmp_path)
+    n = r.new_spend_commitments[0]
+    lines = [e.text for e in decide(r).entries if getattr(e, "topic", "") == "reserve"]
+    assert any(f"${n.usd_per_hour:,.2f}/hour" in t and "over the term" in t and "break-even 65%" in t
+               for t in lines), lines
