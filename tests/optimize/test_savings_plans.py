@@ -271,3 +271,23 @@ def test_the_commitment_schedule_holds_every_month_of_a_spend_commitment(tmp_pat
     signed = [s for s in rows if s.kind == "signed"]
     assert signed[-1].month == "2026-11" and signed[-1].days == 14
     assert sum(s.amount for s in signed) == pytest.approx(20 * 24 * 45, rel=1e-9)  # from the horizon's first month
+
+
+def test_carry_brings_a_new_commitment_into_the_next_quarter_as_signed(tmp_path):
+    """The next quarter (2027-01-01) with --carry of this one: the new commitment runs on, signed, its spend
+    committed; the signed one that ended in November is not carried."""
+    from optimizer.results.jsonio import dumps
+    from optimizer.results.ledger import carry_commitments
+
+    r = _both(tmp_path)
+    last = tmp_path / "last.json"
+    last.write_text(dumps(r), encoding="utf-8")
+    nxt = _plan(16, DIURNAL, discount=0.35)
+    nxt.update(start_date="2027-01-01", horizon_days=90, day_types={"weekday": 64, "weekend": 26})
+    (tmp_path / "next").mkdir()
+    loaded, info = carry_commitments(load_plan(write(tmp_path / "next", nxt)), last)
+    c, = loaded.plan.spend_commitments
+    n = r.new_spend_commitments[0]
+    assert (c.provider, c.usd_per_hour, c.start.isoformat(), c.end.isoformat()) == \
+        (PROVIDER, pytest.approx(n.usd_per_hour), n.start, n.end)
+    assert any("spend commitments" in note and "does not run" in note for note in info.notes), info.notes
