@@ -150,8 +150,9 @@ def _carry_spend(loaded: LoadedPlan, last: PlanResult, shown: str,
     said = []
     for entry, provider, u, term, discount, first, last_day in entries:
         try:
-            c = SpendCommitment(provider=provider, usd_per_hour=u, term=term, discount=discount,  # type: ignore[arg-type]
-                                start=dt.date.fromisoformat(first), end=dt.date.fromisoformat(last_day))
+            c = SpendCommitment(provider=provider, usd_per_hour=u, term=term,  # type: ignore[arg-type]
+                                discount=discount, start=dt.date.fromisoformat(first),
+                                end=dt.date.fromisoformat(last_day))
         except (ValidationError, ValueError, TypeError) as exc:
             what = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
             errors.add(f"not a spend commitment planopt can carry ({what})",
