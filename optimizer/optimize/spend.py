@@ -46,16 +46,34 @@ def covered(provider: str, only: list[str] | None, offers: dict[str, Offer]) -> 
                         and off.price("on-demand")))
 
 
+def start_days(plan: Plan, provider: str) -> list[int]:
+    """The days a new spend commitment of the provider may start on, by policy.reservation_starts (as a new
+    reservation's, calendar.reservation_days): the horizon's first day; with expiries also the day after each of
+    the provider's signed spend commitments ends inside the horizon (a renewal); with monthly also each calendar
+    month's first day. Only the first day without a start_date."""
+    mode, H, start = plan.policy.reservation_starts, plan.horizon_days, plan.start_date
+    if mode == "plan_start" or start is None:
+        return [0]
+    days = {(c.end - start).days + 1 for c in plan.spend_commitments if c.provider == provider}
+    if mode == "monthly":
+        first = (start.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
+        while (first - start).days < H:
+            days.add((first - start).days)
+            first = (first + dt.timedelta(days=32)).replace(day=1)
+    return [0] + sorted(d for d in days if 0 < d < H)
+
+
 def spend_plans(plan: Plan, offers: dict[str, Offer]) -> list[SpendPlan]:
     """The plan's spend commitments that cover some of `offers` inside the horizon: the new ones (savings_plans,
-    from the horizon's first day to its end or the term's) and the signed ones (spend_commitments) while they run."""
+    from each day one may start on — start_days — to the horizon's end or the term's; key sp<i>, or sp<i>d<t>
+    from day t) and the signed ones (spend_commitments) while they run."""
     H = plan.horizon_days
     out = []
     for i, sp in enumerate(plan.savings_plans):
         cov = covered(sp.provider, sp.offers, offers)
-        if cov:
-            out.append(SpendPlan(f"sp{i}", i, sp.provider, sp.term, sp.discount, cov, None, 0,
-                                 min(H, SPEND_TERMS[sp.term]) - 1))
+        for t in start_days(plan, sp.provider) if cov else []:
+            out.append(SpendPlan(f"sp{i}" + (f"d{t}" if t else ""), i, sp.provider, sp.term, sp.discount, cov, None,
+                                 t, min(H, t + SPEND_TERMS[sp.term]) - 1))
     for i, c in enumerate(plan.spend_commitments):
         cov = covered(c.provider, c.offers, offers)
         if not cov or plan.start_date is None:

@@ -361,8 +361,9 @@ class SpendContract:
 @dataclass(frozen=True)
 class NewSpendCommitment:
     """A spend commitment this plan signs (savings_plans): U $/hour of discounted spend for the whole term, from the
-    horizon's first day, priced like a Savings Plans recommendation (AWS Cost Explorer's): utilization, coverage,
-    saving against on demand, break-even."""
+    horizon's first day or a later start (a renewal at a signed one's expiry, a month's first day:
+    policy.reservation_starts), priced like a Savings Plans recommendation (AWS Cost Explorer's): utilization,
+    coverage, saving against on demand, break-even."""
 
     provider: str
     usd_per_hour: float
@@ -397,6 +398,7 @@ class NewSpendCommitment:
     source: str = ""
     """Where the discount comes from (savings_plans[i].source)."""
     key: str = ""
-    """sp<i>: savings_plans[i] of the plan (the cash-flow rows name it)."""
+    """sp<i>: savings_plans[i] of the plan from the horizon's first day, sp<i>d<t> from day t (the cash-flow rows
+    name it)."""
     provisional: bool = False
     """True when the search stopped short of policy.mip_gap: not to be signed before the plan is solved again."""

@@ -117,8 +117,9 @@ def result(plan: Plan, sol: Solution, offers: dict[str, Offer]) -> SpendResult:
             continue
         term = SPEND_TERMS[p.term]
         total = u * 24.0 * term
-        start = plan.start_date.isoformat() if plan.start_date else None
-        end = spend.term_end(plan.start_date, p.term).isoformat() if plan.start_date else None
+        first = plan.start_date + dt.timedelta(days=p.first_day) if plan.start_date else None
+        start = first.isoformat() if first else None
+        end = spend.term_end(first, p.term).isoformat() if first else None
         od = sum(listed.get(o, 0.0) for o in p.offers)
         cov = covered.get(p.key, 0.0)
         out.new.append(NewSpendCommitment(

@@ -96,6 +96,29 @@ def test_without_savings_plans_nothing_changes(tmp_path):
     assert "savings_plan" not in r.cost_by_tier and not r.new_spend_commitments
 
 
+def test_a_signed_commitment_ending_mid_quarter_is_renewed_the_day_after(tmp_path):
+    """A flat 16 GPUs fully covered by a signed commitment at δ = 0.3 until 2026-11-14: the plan signs the same
+    $/hour from 2026-11-15 (policy.reservation_starts: expiries, the default), for its 47 days in the horizon;
+    with plan_start a commitment would run from the first day, and 92 days of it cost more than renting the 47
+    days at list."""
+    u = 0.7 * 16 * OD
+    signed = [{"provider": PROVIDER, "usd_per_hour": u, "term": "1y", "discount": 0.3,
+               "start": "2025-11-15", "end": "2026-11-14"}]
+    data = _plan(16, signed=signed)
+    data["policy"]["reservation_starts"] = "expiries"
+    r = _solve(tmp_path, data)
+    n, = r.new_spend_commitments
+    assert (n.start, n.end, n.key) == ("2026-11-15", "2027-11-14", "sp0d45")
+    assert n.usd_per_hour == pytest.approx(u, rel=1e-9)
+    assert n.horizon_share == pytest.approx(u * 24 * 47, rel=1e-9)
+    assert r.cost_total == pytest.approx(u * 24 * 47, rel=1e-9)
+    data["policy"]["reservation_starts"] = "plan_start"
+    (tmp_path / "first").mkdir()
+    r = _solve(tmp_path / "first", data)
+    assert not r.new_spend_commitments
+    assert r.cost_total == pytest.approx(16 * OD * 24 * 47, rel=1e-9)
+
+
 def test_a_signed_commitment_covers_while_it_runs_and_is_sunk(tmp_path):
     """$40/hour signed at δ = 0.3 until 2026-11-14 (45 days): its spend there is committed; new spend pays the rest.
     With no new plan to sign (discount too small to pay on this load: none is signed)."""
@@ -122,39 +145,48 @@ def _random_plan(seed: int) -> dict:
     profile[rng.randrange(24)] = 1.0
     reserved = round(OD * rng.uniform(0.55, 0.85), 2) if rng.random() < 0.5 else None
     signed = []
-    if rng.random() < 0.5:
+    if rng.random() < 0.6:
         end = START + dt.timedelta(days=rng.randint(5, 100))
         signed.append({"provider": PROVIDER, "usd_per_hour": round(rng.uniform(3, 20), 2), "term": "1y",
                        "discount": round(rng.uniform(0.1, 0.5), 2), "start": "2026-01-01", "end": end.isoformat()})
-    return _plan(gpus, profile, discount=round(rng.uniform(0.1, 0.6), 2), m=m, reserved=reserved, signed=signed)
+    data = _plan(gpus, profile, discount=round(rng.uniform(0.1, 0.6), 2), m=m, reserved=reserved, signed=signed)
+    data["policy"]["reservation_starts"] = rng.choice(["plan_start", "expiries"])
+    return data
 
 
 def _brute_force(data: dict) -> float:
-    """The least horizon cost over every reserved level and every breakpoint of the new commitment U: each hour
-    its on-demand whole nodes' list spend S is covered up to U_s ÷ (1 − δ_s) (the signed one, while it runs) +
-    U ÷ (1 − δ); U is paid every hour."""
+    """The least horizon cost over every reserved level and every pair of commitment levels at the breakpoints of
+    its piecewise-linear, convex cost: C0 from the first day and C1 ≥ C0 from the signed one's expiry (a renewal
+    adding C1 − C0, with policy.reservation_starts expiries). Each hour the on-demand whole nodes' list spend S is
+    covered up to U_s ÷ (1 − δ_s) (the signed one, while it runs) + C ÷ (1 − δ); C is paid every hour."""
     o = data["offers"][0]
     m, od = o["gpus_per_node"], o["price_per_gpu_hour"]["on-demand"]
     res = o["price_per_gpu_hour"].get("reserved-1y")
     w = data["workloads"][0]
     need = [math.ceil(w["demand"]["peak_output_tokens_per_s"] / 100 * f - 1e-9) for f in w["demand"]["profile"]]
     delta = data["savings_plans"][0]["discount"]
-    sig = data["spend_commitments"]
     runs = [0.0] * H
-    for c in sig:
+    t1 = H
+    for c in data["spend_commitments"]:
         last = (dt.date.fromisoformat(c["end"]) - START).days
         for k in range(min(H, last + 1)):
             runs[k] = c["usd_per_hour"] / (1 - c["discount"])
+        if data["policy"]["reservation_starts"] == "expiries" and last + 1 < H:
+            t1 = last + 1
+    groups: dict[tuple[float, bool], int] = {}  # (signed cover, after t1) → days
+    for k in range(H):
+        groups[(runs[k], k >= t1)] = groups.get((runs[k], k >= t1), 0) + 1
     best = math.inf
     for n in range((math.ceil(max(need) / m) if res else 0) + 1):
         spend = [math.ceil(max(0, g - n * m) / m) * m * od for g in need]
-        cands = {0.0} | {max(0.0, (1 - delta) * (s - r)) for s in spend for r in set(runs)}
-        for u in cands:
-            cost = n * m * (res or 0.0) * 24 * H + u * 24 * H
-            for k in range(H):
-                cover = runs[k] + u / (1 - delta)
-                cost += sum(max(0.0, s - cover) for s in spend)
-            best = min(best, cost)
+        points = sorted({0.0} | {max(0.0, (1 - delta) * (s - r)) for s in spend for r, _ in groups})
+        for c0 in points:
+            for c1 in [p for p in points if p >= c0] if t1 < H else [c0]:
+                cost = n * m * (res or 0.0) * 24 * H + c0 * 24 * H + (c1 - c0) * 24 * (H - t1)
+                for (r, late), days in groups.items():
+                    cover = r + (c1 if late else c0) / (1 - delta)
+                    cost += days * sum(max(0.0, s - cover) for s in spend)
+                best = min(best, cost)
     return best
 
 
@@ -175,6 +207,8 @@ def test_spend_commitments_match_brute_force(tmp_path, seed, solver):
 
 def test_the_random_plans_cover_the_cases():
     plans = [_random_plan(s) for s in SEEDS]
+    assert any(p["spend_commitments"] and p["policy"]["reservation_starts"] == "expiries"
+               and p["spend_commitments"][0]["end"] < "2026-12-31" for p in plans)
     assert any(p["spend_commitments"] for p in plans) and any(not p["spend_commitments"] for p in plans)
     assert any("reserved-1y" in p["offers"][0]["price_per_gpu_hour"] for p in plans)
     assert any(p["offers"][0]["gpus_per_node"] == 2 for p in plans)

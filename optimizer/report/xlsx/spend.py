@@ -99,11 +99,13 @@ def write_spend(sh: Sheet, result: PlanResult, refs: Refs) -> None:
             sh.text(r, 4, "plan start")
             sh.text(r, 5, f"after {x.term_days:,} days")
         sh.num(r, 6, x.term_days, num="int")
-        days = round(x.horizon_share / (24 * x.usd_per_hour)) if x.usd_per_hour else refs.horizon_days
-        if days == refs.horizon_days:
-            sh.calc(r, 7, f"B{n}*24*{refs.horizon}", x.usd_per_hour * 24 * refs.horizon_days, num="money0")
-        else:
-            sh.calc(r, 7, f"B{n}*24*{days}", x.usd_per_hour * 24 * days, num="money0")
+        late = serial(x.start) - serial(result.start_date) if x.start and result.start_date else 0
+        days = min(refs.horizon_days - late, x.term_days)
+        held = f"({refs.horizon}-(E{n}-{refs.start_date}))" if late and refs.start_date else \
+            (str(days) if late else refs.horizon)
+        if days < refs.horizon_days - late:  # a term shorter than what is left of the horizon
+            held = f"MIN({held},G{n})"
+        sh.calc(r, 7, f"B{n}*24*{held}", x.usd_per_hour * 24 * days, num="money0")
         share = x.usd_per_hour * 24 * days
         total = x.usd_per_hour * 24 * x.term_days
         sh.calc(r, 8, f"B{n}*24*G{n}", total, num="money0")
