@@ -83,7 +83,9 @@ SETS: tuple[Symbol, ...] = (
            "(policy.reservation_starts: a signed contract's expiry, a month's first day); each starts a contract "
            "period, and an offer selling a reserved tier then plans its supply per period; t(s): the first day of "
            "segment s's period (0 for a segment of the whole horizon)"),
-    Symbol("j ∈ J", "spend commitments", "savings_plans (new: U[j] chosen) and spend_commitments (signed: U_j given) "
+    Symbol("j ∈ J", "spend commitments", "savings_plans (new: U[j] chosen, one from each day it may start on — the "
+           "first, and by policy.reservation_starts the day after the provider's signed one ends, or a month's "
+           "first day — running from then: spend.start_days) and spend_commitments (signed: U_j given) "
            "of a provider, as AWS Savings Plans and GCP spend-based committed-use discounts work: discount δ_j off "
            "the on-demand price of the use it covers, at its offers O(j) (its provider's, or those it lists), on the "
            "days it runs (the calendar is cut where a signed one starts or stops: spend.cut_days); s ∈ S(j): the "
