@@ -48,3 +48,15 @@ def test_the_workbook_ties_to_the_result_and_recalculates(tmp_path):
     for name, (_r, book) in books.items():
         checked = check_formulas(book, again[name], label=name)
         assert checked["Spend commitments"] >= 10
+
+
+def test_the_workbook_s_tiers_are_the_result_s(tmp_path):
+    """Summary's on-demand and spend-commitment tiers hold the result's cost.by_tier (the covered use at its
+    discounted price on demand, the rest of the commitment apart)."""
+    r = _both(tmp_path)
+    book = tmp_path / "both.xlsx"
+    excel.write_workbook(r, book)
+    wb = openpyxl.load_workbook(book, data_only=True)
+    for tier in ("on_demand", "savings_plan"):
+        sheet, coord = next(iter(wb.defined_names[f"cost_{tier}"].destinations))
+        assert wb[sheet][coord.replace("$", "")].value == pytest.approx(r.cost_by_tier[tier], rel=1e-9), tier

@@ -73,6 +73,9 @@ class Refs:
     """Purchases' buy rows (row, offer, GPU-hours, price): linked to the Own hardware sheet once it is written."""
     spend_committed: tuple[str, float] | None = None
     """Signed spend commitments' spend in the horizon (Spend commitments sheet): part of committed_spend."""
+    spend_od_credit: tuple[str, float] | None = None
+    """What the on-demand tier is below Purchases' on-demand at list (Spend commitments): the list spend covered,
+    less the new commitments' discounted spend that paid for it."""
     spend_net: tuple[str, float] | None = None
     """The Summary's tier savings_plan: new commitments paid − on-demand covered at list (Spend commitments)."""
     spend_cash: dict[tuple[str, str, str], tuple[str, float]] = field(default_factory=dict)

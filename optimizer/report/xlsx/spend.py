@@ -2,9 +2,10 @@
 each commitment's $/hour, discount and days, what it costs in the horizon and over its term, the on-demand spend
 at list price it covers (the solve's), and its use, break-even and saving — formulas over those cells.
 
-The Summary's tier `cost_savings_plan` is Σ new commitments' horizon share − Σ the on-demand list spend every
-commitment covers: with the on-demand tier at list (Purchases), the two add up to the result's on-demand and
-savings_plan tiers. A signed commitment's spend in the horizon joins the committed spend (Commitments).
+The Summary's tiers are the result's: on-demand is Purchases' on-demand at list less the list spend every
+commitment covers plus the new commitments' discounted spend that paid for it; `cost_savings_plan` is the new
+commitments' horizon share less that discounted spend (paid, not used). A signed commitment's spend in the
+horizon joins the committed spend (Commitments).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def has_spend(result: PlanResult) -> bool:
 
 
 def write_spend(sh: Sheet, result: PlanResult, refs: Refs) -> None:
-    sh.widths([20, 12, 8, 10, 12, 12, 12, 16, 16, 14, 16, 12, 12, 16, 18])
+    sh.widths([20, 12, 8, 10, 12, 12, 12, 16, 16, 14, 16, 12, 12, 16, 18, 16])
     sh.text(0, 0, "Spend commitments: Savings Plans and committed-use discounts", "title")
     sh.intro(1, "A spend commitment pays its $/hour every hour it runs and covers its provider's on-demand use "
                 "up to that amount at the discount: covered use at list price L costs (1 − discount) × L of it. "
@@ -81,9 +82,10 @@ def write_spend(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     head = r
     sh.header(r, 0, ["Provider", "Per hour", "Term", "Discount", "Start", "End (last day)", "Term (days)",
                      "This horizon's share", "Total committed", "Per month", "On-demand covered (at list)", "Used",
-                     "Break-even use", "Saving vs on-demand (horizon)", "Saving vs on-demand (full term, at this use)"])
+                     "Break-even use", "Saving vs on-demand (horizon)", "Saving vs on-demand (full term, at this use)",
+                     "Covered discounted spend (paid by it)"])
     sh.ws.set_row(r, 30)
-    share_t = cov_t = 0.0
+    share_t = cov_t = used_t = 0.0
     for x in result.new_spend_commitments:
         label = cash_label(x.provider, x.term, x.key)
         r += 1
@@ -116,6 +118,8 @@ def write_spend(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.calc(r, 12, f"1-D{n}", 1 - x.discount, num="pct")
         sh.calc(r, 13, f"K{n}-H{n}", x.covered_on_demand - share, num="money0")
         sh.calc(r, 14, f"I{n}*(L{n}/(1-D{n})-1)", total * (use / (1 - x.discount) - 1), num="money0")
+        sh.calc(r, 15, f"K{n}*(1-D{n})", x.covered_on_demand * (1 - x.discount), num="money0")
+        used_t += x.covered_on_demand * (1 - x.discount)
         if label:
             cash[(label, "savings_plan", "new")] = (ref(sh.name, r, 7), share)
             cash[(label, "on-demand", "new")] = (f"(-{ref(sh.name, r, 10)})", -x.covered_on_demand)
@@ -130,12 +134,22 @@ def write_spend(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     g = (lambda col: f"SUM({rng(sh.name, first, last, col)})" if result.new_spend_commitments else "0")
     sh.calc(r, 7, g(7), share_t, "total", num="money0")
     sh.calc(r, 10, g(10), cov_t, "total", num="money0")
-    new_share, new_cov = ref(sh.name, r, 7), ref(sh.name, r, 10)
+    sh.calc(r, 15, g(15), used_t, "total", num="money0")
+    new_share, new_cov, new_used = ref(sh.name, r, 7), ref(sh.name, r, 10), ref(sh.name, r, 15)
     r += 2
-    net = share_t - cov_t - covered_t
-    sh.text(r, 0, "New spend commitments paid − on-demand covered at list (Summary's tier; on-demand is at list "
-                  "on Purchases)", "total")
-    sh.calc(r, 7, f"{new_share}-{new_cov}-{signed_cov}", net, "total", num="money0")
+    sh.text(r, 0, "The plan's cost tiers (Summary)", "h2")
+    r += 1
+    credit = cov_t + covered_t - used_t
+    sh.text(r, 0, "On-demand: off the list price on Purchases — the on-demand covered at list, less the new "
+                  "commitments' discounted spend that paid for it", "wrap")
+    sh.calc(r, 7, f"{new_cov}+{signed_cov}-{new_used}", credit, num="money0")
+    refs.spend_od_credit = (ref(sh.name, r, 7), credit)
+    refs.tier_cost["on_demand"] = refs.tier_cost.get("on_demand", 0.0) - credit
+    r += 1
+    net = share_t - used_t
+    sh.text(r, 0, "Spend commitments (paid, not used): the new commitments' horizon share less the discounted "
+                  "spend they covered", "wrap")
+    sh.calc(r, 7, f"{new_share}-{new_used}", net, num="money0")
     refs.spend_net = (ref(sh.name, r, 7), net)
     refs.tier_cost["savings_plan"] = net
     refs.spend_cash = {k: v for k, v in cash.items()}
@@ -144,7 +158,7 @@ def write_spend(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         k = (row.offer, row.tier, row.kind)
         if k in cash:
             refs.spend_cash_whole[k] = refs.spend_cash_whole.get(k, 0.0) + row.amount
-    sh.page(r, 14)
+    sh.page(r, 15)
 
 
 __all__ = ["SHEET", "has_spend", "write_spend"]

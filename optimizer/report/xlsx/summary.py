@@ -185,6 +185,8 @@ def _tier_formulas(refs: Refs) -> dict[str, str]:
     out["buy"] = refs.own_buy[0] if refs.own_buy else repr(refs.tier_cost.get("buy", 0.0))
     out["facility"] = refs.own_facility[0] if refs.own_facility else repr(refs.tier_cost.get("facility", 0.0))
     out["savings_plan"] = refs.spend_net[0] if refs.spend_net else repr(refs.tier_cost.get("savings_plan", 0.0))
+    if refs.spend_od_credit:  # spend commitments cover some of it
+        out["on_demand"] += f"-{refs.spend_od_credit[0]}"
     return out
 
 
