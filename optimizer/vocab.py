@@ -39,7 +39,8 @@ them only when the plan owns or may buy hardware."""
 TIER_GROUP = {"buy": "buy", "reserved-1y": "reserved", "reserved-3y": "reserved", "on-demand": "on_demand", "spot": "spot"}
 """Purchase tier → the cost key it adds to."""
 COST_LABELS = {"buy": "Bought (depreciation, capital, support)", "facility": "Energy, space, support of owned servers",
-               "reserved": "Reserved", "on_demand": "On-demand", "spot": "Spot", "api": "API"}
+               "reserved": "Reserved", "on_demand": "On-demand", "spot": "Spot", "api": "API",
+               "savings_plan": "Spend commitments (paid, not used)"}
 CHEAPEST_HOURLY_FIRST = ("on-demand", "spot", "reserved-1y", "reserved-3y")
 """The order in which a standalone (one config alone) cost picks an offer's tier."""
 

@@ -478,6 +478,7 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
     if plan.commitments and plan.start_date is None:
         err(("commitments",), "commitments have dates, the plan has no start_date",
             "add start_date: YYYY-MM-DD (the horizon's first day)")
+    _check_spend(plan, catalog, err)
     _check_split(plan, err)
     _check_scenarios(plan, catalog, err)
     _check_engines(plan, catalog, err)
@@ -485,6 +486,27 @@ def _check_plan(plan: Plan, doc: Document, catalog: Catalog, errors: Collector) 
     unknown_tiers = [t for t in plan.policy.tiers if t not in TIERS]
     if unknown_tiers:
         err(("policy", "tiers"), f"unknown tier {unknown_tiers[0]}", f"tiers are {', '.join(TIERS)}")
+
+
+def _check_spend(plan: Plan, catalog: Catalog, err) -> None:
+    """Savings plans and signed spend commitments name a provider that sells on demand, and offers of it."""
+    rented = sorted({o.provider for o in catalog.offers.values() if o.provider != "own"})
+    for key, entries in (("savings_plans", plan.savings_plans), ("spend_commitments", plan.spend_commitments)):
+        for j, sp in enumerate(entries):
+            if sp.provider not in rented:
+                err((key, j, "provider"), f"no offer is from provider '{sp.provider}'",
+                    unknown_id_fix("providers", sp.provider, rented))
+                continue
+            for i, o in enumerate(sp.offers or []):
+                offer = catalog.offers.get(o)
+                if offer is None:
+                    err((key, j, "offers", i), f"unknown offer '{o}'", unknown_id_fix("offers", o, list(catalog.offers)))
+                elif offer.provider != sp.provider:
+                    err((key, j, "offers", i), f"offer '{o}' is from {offer.provider}, not {sp.provider}",
+                        f"list only {sp.provider}'s offers, or give another savings plan for {offer.provider}")
+    if plan.spend_commitments and plan.start_date is None:
+        err(("spend_commitments",), "spend commitments have dates, the plan has no start_date",
+            "add start_date: YYYY-MM-DD (the horizon's first day)")
 
 
 def _check_split(plan: Plan, err) -> None:

@@ -83,6 +83,13 @@ SETS: tuple[Symbol, ...] = (
            "(policy.reservation_starts: a signed contract's expiry, a month's first day); each starts a contract "
            "period, and an offer selling a reserved tier then plans its supply per period; t(s): the first day of "
            "segment s's period (0 for a segment of the whole horizon)"),
+    Symbol("j ∈ J", "spend commitments", "savings_plans (new: U[j] chosen, one from each day it may start on — the "
+           "first, and by policy.reservation_starts the day after the provider's signed one ends, or a month's "
+           "first day — running from then: spend.start_days) and spend_commitments (signed: U_j given) "
+           "of a provider, as AWS Savings Plans and GCP spend-based committed-use discounts work: discount δ_j off "
+           "the on-demand price of the use it covers, at its offers O(j) (its provider's, or those it lists), on the "
+           "days it runs (the calendar is cut where a signed one starts or stops: spend.cut_days); s ∈ S(j): the "
+           "segments of its offers' periods it runs in"),
     Symbol("ξ", "scenarios", "weight π_ξ; each has day types of its own (scenario plans only)"),
 )
 
@@ -110,6 +117,9 @@ VARIABLES: tuple[Symbol, ...] = (
            "(split: any has one class, the whole demand)"),
     Symbol("B, U, g [c,s,h]", "ℤ ≥ 0",
            "split: by_size and any only: config c's base and rollout replicas and its whole GPUs"),
+    Symbol("U[j]", "≥ 0", "a new spend commitment: $/hour of discounted spend, paid every hour of its term (AWS "
+           "states Savings Plans so); a signed one's U_j is a constant"),
+    Symbol("c[j,o,s,h]", "≥ 0", "discounted spend of hour h of segment s commitment j covers at offer o ∈ O(j)"),
     Symbol("m[w]", "[0, 1]", "--baseline with a split workload only: 1 when w's configs are not its last ones"),
     Symbol("B, U [o,p,s,h]", "ℤ ≥ 0", "policy.share_pools only: the base and rollout GPUs of the group sharing "
            "GPUs at offer o in pool p"),
@@ -133,6 +143,10 @@ OBJECTIVE: tuple[Term, ...] = (
     Term("facility", "Σ_o R[o,buy] · (idle energy + colocation)_o · days_o + owned servers' running cost (a constant) "
          "+ Σ_{o own,p,s,h} n_s · serving energy_o(h) · L[o,p,s,h]",
          "energy and space of servers of your own", "costs.bought_running_per_node"),
+    Term("savings_plan", "Σ_{j new} 24 · (days j runs) · U[j] − Σ_{j,o,s,h} n_s · c[j,o,s,h] ÷ (1 − δ_j)",
+         "spend commitments: a new one's U paid for every hour it runs in the horizon (its term beyond it is "
+         "reported, new_spend_commitments; a signed one's is sunk), less the on-demand list spend covered — an hour "
+         "costs U + S − c ÷ (1 − δ), S its offers' on-demand list spend (on_demand term)", "model.savings_plan_terms"),
     Term("sole_tenant", "Σ_{c sole-tenant} K_c · x[c]", "a config alone at its offer, at that offer's cost solved apart",
          "model.define_sole_tenant"),
     Term("baseline", "Σ_w τ · C_w · (1 − Σ_{c ∈ H(b_w)} x[c]);  a split workload: τ · C_w · m[w]",
@@ -228,6 +242,17 @@ FAMILIES: tuple[Family, ...] = (
            "busiest hour's GPUs at goodput estimate ÷ (1 + error_p10) (its own need when measured or without a band), "
            "a batch config's most GPUs at an hour, a reserved block's GPUs; the rest of the need runs on hourly tiers",
            "model.define_commitments_at_low"),
+    Family("spend_cover", "constraint", "spend commitment j, s ∈ S(j), h where an offer of O(j) rents on demand",
+           "Σ_{o∈O(j)} c[j,o,s,h] ≤ U[j]  (signed: U_j)",
+           "each hour a commitment covers at most its U of discounted spend, across every offer it covers",
+           "model.define_savings_plans"),
+    Family("spend_list", "constraint", "o covered by a spend commitment, s, h with on-demand nodes",
+           "Σ_{j ∋ o} c[j,o,s,h] ÷ (1 − δ_j) ≤ m_o · price_od(o,s) · Σ_p D[o,p,s,h]",
+           "a commitment covers only on-demand use there is, at list price: with one commitment c ≤ (1 − δ)·S, so "
+           "the hour's cost U + S − c ÷ (1 − δ) is at least the discounted use and at most U + S; with several, "
+           "each offer's use is covered once (a transport of the hour's use to the commitments)",
+           "model.define_savings_plans",
+           note="offers a commitment covers are never priced alone (sole_tenant): it ties them together"),
     Family("facility_power", "constraint", "servers to buy, facility.power_kw set",
            "Σ_o kW_o · R[o,buy] ≤ power_kw − Σ owned kW",
            "IT power at load; bought servers count from the horizon's start (the limit holds at its end)",

@@ -20,7 +20,7 @@ from optimizer.inputs import prices as unit_prices
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import ScenarioDays, goodput_factor, scenario_days
 from optimizer.inputs.schema.plan import Workload
-from optimizer.optimize import costs
+from optimizer.optimize import costs, spend
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.cuts import add_cuts
@@ -79,6 +79,7 @@ def _built(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, elast
     define_caps(prog)
     define_commitments_at_low(prog)
     define_facility(prog)
+    define_savings_plans(prog)
     if cuts:
         add_cuts(prog)
     define_objective(prog)
@@ -683,6 +684,61 @@ def define_facility(prog: Program) -> None:
                  "facility_racks")
 
 
+def define_savings_plans(prog: Program) -> None:
+    """Variables U[j] (new commitments) and c[j,o,s,h], and rows of families `spend_cover` and `spend_list`
+    (optimize.families): each hour a spend commitment covers at most its U of discounted spend across its offers,
+    and an offer's covered list spend (c ÷ (1 − δ), over the commitments covering it) is at most its on-demand
+    list spend that hour. The objective's `savings_plan` term pays U for every hour and credits the list spend
+    covered (savings_plan_terms)."""
+    plans = spend.spend_plans(prog.plan, prog.offers)
+    prog.spend_plans = plans
+    if not plans:
+        return
+    names, segs = prog.names, prog.segments
+    od_by: dict[tuple[str, str, int], list] = {}
+    for (o, _p, s, h), v in prog.on_demand.items():
+        od_by.setdefault((o, s, h), []).append(v)
+    for p in plans:
+        if not p.signed:
+            prog.spend_new[p.key] = prog.prob.add_variable(names("spend", p.key), lowBound=0)
+    by_offer_hour: dict[tuple[str, str, int], list] = {}  # (offer, cell, h) → [c ÷ (1 − δ)]
+    list_spend: dict[tuple[str, str, int], pulp.LpAffineExpression] = {}
+    for p in plans:
+        u = prog.spend_new.get(p.key, p.usd_per_hour)
+        for cell, at in spend.cells(segs, p.offers):
+            if not spend.runs_in(p, segs, cell):
+                continue
+            for h in range(24):
+                cs = []
+                for o in p.offers:
+                    nodes = od_by.get((o, at[o], h))
+                    if not nodes:
+                        continue
+                    if (o, cell, h) not in list_spend:
+                        rate = costs.hourly_per_node(prog.plan, segs, prog.offers[o], "on-demand", at[o], 1.0)
+                        list_spend[(o, cell, h)] = rate * pulp.lpSum(nodes)
+                    c = prog.prob.add_variable(names("spend_covered", p.key, o, cell, h), lowBound=0)
+                    prog.spend_covered[(p.key, o, cell, h)] = c
+                    cs.append(c)
+                    by_offer_hour.setdefault((o, cell, h), []).append(c / (1.0 - p.discount))
+                if cs:
+                    prog.add("spend_cover", pulp.lpSum(cs) <= u, names("spend_cover", p.key, cell, h))
+    for (o, cell, h), covered in sorted(by_offer_hour.items()):
+        prog.add("spend_list", pulp.lpSum(covered) <= list_spend[(o, cell, h)], names("spend_list", o, cell, h))
+
+
+def savings_plan_terms(prog: Program) -> tuple[pulp.LpAffineExpression, dict[str, pulp.LpAffineExpression]]:
+    """The objective term `savings_plan`: (what the new commitments cost over the hours they run, the list spend
+    covered by segment as a credit ≤ 0). Signed commitments are sunk: only their coverage is here."""
+    days = prog.segments.days()
+    by_key = {p.key: p for p in prog.spend_plans}
+    paid = pulp.lpSum(spend.hours_held(prog.plan, by_key[k]) * u for k, u in sorted(prog.spend_new.items()))
+    credit: dict[str, list] = {}
+    for (k, _o, cell, _h), c in prog.spend_covered.items():
+        credit.setdefault(cell, []).append(-days[cell] / (1.0 - by_key[k].discount) * c)
+    return paid, {cell: pulp.lpSum(cs) for cell, cs in credit.items()}
+
+
 def define_objective(prog: Program) -> None:
     """The objective (optimize.families.OBJECTIVE states each term). Every coefficient is optimize.costs'
     price of one unit, the same the result is costed with; contracts already signed are sunk: not here."""
@@ -706,14 +762,16 @@ def define_objective(prog: Program) -> None:
     bought, fixed, serving = _own_costs(prog)
     facility = fixed + serving
     sole_tenant = define_sole_tenant(prog)
+    sp_paid, sp_credit = savings_plan_terms(prog)
+    savings_plan = sp_paid + pulp.lpSum(sp_credit.values())
     prog.cost_terms = {"reserved": reserved, "on_demand": od, "spot": spot, "api": pulp.lpSum(api_terms),
-                       "buy": bought, "facility": facility, "sole_tenant": sole_tenant}
+                       "buy": bought, "facility": facility, "sole_tenant": sole_tenant, "savings_plan": savings_plan}
     penalty = pulp.lpSum(_excess_penalty(prog) * v for v in prog.cap_excess.values())
     sd = scenario_days(plan)
     if sd is not None and plan.policy.risk.measure != "expected":
-        prog.prob += define_risk(prog, sd, reserved + bought + fixed) + penalty
+        prog.prob += define_risk(prog, sd, reserved + bought + fixed + sp_paid) + penalty
         return
-    prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + bought + facility + sole_tenant + penalty
+    prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + bought + facility + sole_tenant + savings_plan + penalty
 
 
 def define_sole_tenant(prog: Program) -> pulp.LpAffineExpression:
@@ -775,6 +833,11 @@ def _second_stage(prog: Program, sd: ScenarioDays) -> dict[str, pulp.LpAffineExp
         k = scn(s)
         if t is not None and k and t.serving_energy(h):
             terms.setdefault(k[0], []).append(costs.serving_energy(t, prog.segments, s, h, days[s] / k[1]) * v)
+    by_key = {p.key: p for p in prog.spend_plans}
+    for (key, _o, cell, _h), c in prog.spend_covered.items():  # the list spend a commitment covers (savings_plan)
+        k = scn(cell)
+        if k:
+            terms.setdefault(k[0], []).append(-days[cell] / k[1] / (1.0 - by_key[key].discount) * c)
     names = dict.fromkeys(sc.name for sc in sd.scenario.values())
     return {n: pulp.lpSum(terms.get(n, [])) for n in names}
 

@@ -95,6 +95,12 @@ class Program:
     """(offer, pool, part: base or rollout, segment, hour) → whole GPUs of the group sharing them (family share)."""
     share_used: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
     """u[o,p]: 1 when some workload shares GPUs at offer o in pool p (the group keeps its spares)."""
+    spend_new: dict[str, pulp.LpVariable] = field(default_factory=dict)
+    """U[j]: a new spend commitment's $/hour (spend.SpendPlan key) (define_savings_plans)."""
+    spend_covered: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    """c[j,o,s,h]: (commitment key, offer, cell, hour) → discounted spend an hour of commitment j covers at offer o."""
+    spend_plans: list = field(default_factory=list)
+    """The spend commitments in the program (spend.SpendPlan)."""
 
     # expressions over the variables
     gpu_demand: dict[str, dict[DayHour, Term]] = field(default_factory=dict)
@@ -193,7 +199,7 @@ class Program:
         """Hold every decision made once for the horizon at its solved value (configs, reserved and bought
         levels, committed split, rack positions) by bounds, then undo: what is left is hour by hour."""
         first = [v for v in (*self.choice.values(), *self.reserved.values(), *self.reserved_later.values(),
-                             *self.committed_split.values(),
+                             *self.committed_split.values(), *self.spend_new.values(),
                              *self.racks.values()) if isinstance(v, pulp.LpVariable)]
         saved = [(v, v.lowBound, v.upBound) for v in first]
         for v in first:
@@ -274,7 +280,9 @@ class Program:
             api_volume={k: value_of(v) for k, v in self.api_volume.items()},
             cap_excess={k: value_of(v) for k, v in self.cap_excess.items()},
             switching_cost={w: cost for w, (_key, cost) in self.baseline_penalty.items()}, split=split,
-            split_replicas=self._split_replicas(split), shared=shared[0])
+            split_replicas=self._split_replicas(split), shared=shared[0],
+            spend_new={k: value_of(v) for k, v in self.spend_new.items()},
+            spend_covered={k: value_of(v) for k, v in self.spend_covered.items()})
 
     def _shared_gpus(self, chosen: set[str]) -> tuple[dict, dict[str, dict[DayHour, float]]]:
         """The groups sharing GPUs, (offer, pool, segment, hour) → (base, spares, rollout) GPUs, and each chosen

@@ -105,6 +105,10 @@ class Solution:
     shared: dict[OfferPoolHour, tuple[int, int, int]] = field(default_factory=dict)
     """Groups of workloads sharing GPUs (policy.share_pools): (offer, pool, segment, hour) → the group's (base,
     spares, rollout) GPUs, each holding one replica of every member; `gpus` gives each member its part of them."""
+    spend_new: dict[str, float] = field(default_factory=dict)
+    """New spend commitment (spend.SpendPlan key) → its $/hour of discounted spend (model.define_savings_plans)."""
+    spend_covered: dict[tuple[str, str, str, int], float] = field(default_factory=dict)
+    """(commitment key, offer, cell, hour) → discounted spend of that hour it covers at the offer."""
 
     def gpus_at(self, key: str, dh: DayHour) -> float:
         return self.gpus.get(key, {}).get(dh, 0.0)

@@ -56,6 +56,7 @@ from optimizer.optimize.steps.settle import (  # noqa: F401
     settle,
 )
 from optimizer.optimize.steps.tidy import _cheapest_recourse, break_ties
+from optimizer.optimize import spend
 from optimizer.vocab import RESERVED_TIERS
 
 POLICY = SolvePolicy()
@@ -66,7 +67,8 @@ def _segments(loaded: LoadedPlan, cands: CandidateSet) -> Segments:
     used = {o: loaded.catalog.offers[o] for o in cands.offer_ids()}
     reservable = {c.offer for c in cands.all() if c.offer and c.pool is not None and any(
         k in RESERVED_TIERS for k in allowed_tiers(loaded.plan, used[c.offer], c.pool))}
-    return segment(loaded.plan, cands.offer_ids(), ownership.arrivals(loaded.plan, used), reservable)
+    cuts, cut_offers = spend.cut_days(loaded.plan, used)
+    return segment(loaded.plan, cands.offer_ids(), ownership.arrivals(loaded.plan, used), reservable, cuts, cut_offers)
 
 
 def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),
@@ -77,8 +79,8 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
     """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain);
     with `options.alternatives`, each workload's next configs are priced after the solve (price_alternatives);
     `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline);
-    `reserved` fixes every reserved (and bought) level R[o,p,k] — with `fix`, the whole first stage of
-    a two-stage plan, to price another plan's decision over these scenarios. A program whose configs are all
+    `reserved` fixes every reserved (and bought) level R[o,p,k] and new spend commitment U[j] (key ("spend", j)) —
+    with `fix`, the whole first stage of a two-stage plan, to price another plan's decision over these scenarios. A program whose configs are all
     settled, and the alternatives' pricing, take cuts.define_pooled_rounding's rows (POLICY.pooled_solvers).
 
     Configs alone at their offer are priced apart (model.define_sole_tenant; `sole_tenants_apart` False keeps every
@@ -124,6 +126,8 @@ def _solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpt
     if reserved is not None:  # keys (o, p, k) and, for reservations starting later, (o, p, k, t)
         for k, v in (*prog.reserved.items(), *prog.reserved_later.items()):
             v.lowBound = v.upBound = round(reserved.get(k, 0.0))
+        for k, u in prog.spend_new.items():  # ("spend", key): a new spend commitment's $/hour, held too
+            u.lowBound = u.upBound = reserved.get(("spend", k), 0.0)
     settled = _solve_settled(prog, sole_tenants, loaded, cands, segments, options, policy, started, baseline)
     if settled is None:  # a chosen config's own offer not solved whole: the program as it was, in the work left
         return _solve_candidates(loaded, cands, options, fix, baseline, reserved, False, started)

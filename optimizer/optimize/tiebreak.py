@@ -9,6 +9,7 @@ import pulp
 
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.optimize import costs
+from optimizer.optimize.model import savings_plan_terms
 from optimizer.optimize.program import Program, config_id, value_of
 
 
@@ -68,6 +69,8 @@ def segment_costs(prog: Program) -> dict[str, pulp.LpAffineExpression]:
         t = prog.own.get(o)
         if t is not None and t.serving_energy(h):
             terms.setdefault(s, []).append(costs.serving_energy(t, segments, s, h) * v)
+    for s, credit in savings_plan_terms(prog)[1].items():  # the list spend spend commitments cover there
+        terms.setdefault(s, []).append(credit)
     return {s: pulp.lpSum(ts) for s, ts in terms.items()}
 
 

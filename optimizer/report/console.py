@@ -218,12 +218,46 @@ def _commitments(result: PlanResult) -> list:
         if bases:
             parts.append(Text("Saving and break-even against " + "; ".join(bases) + " (the full term at the "
                               "horizon's use)", style="dim"))
+    parts += _spend_commitments(result)
     ending = [e for e in result.expiry if e.committed_gpus_ending or e.new_gpus_ending]
     if ending:
         line = Text("Reserved GPUs ending: ", style="dim")
         line.append("; ".join(f"{e.quarter} {e.committed_gpus_ending + e.new_gpus_ending} "
                               f"({formatting.money(e.monthly_ending, cur)}/month)" for e in ending), style="dim")
         parts.append(line)
+    return parts
+
+
+def _spend_commitments(result: PlanResult) -> list:
+    """Spend commitments (Savings Plans, committed-use discounts): signed ones and new ones over their full term."""
+    cur, parts = result.currency, []
+    if result.spend_commitments:
+        t = Table(title="Spend commitments already signed (sunk: cover on-demand use at their discount)",
+                  title_justify="left", show_edge=False)
+        numeric = ("per hour", "discount", "days in horizon", "spend in horizon", "on-demand covered", "used")
+        for col in ("provider", "per hour", "term", "discount", "from", "to", "days in horizon", "spend in horizon",
+                    "on-demand covered", "used"):
+            t.add_column(col, overflow=overflow(col), justify="right" if col in numeric else "left")
+        for c in result.spend_commitments:
+            t.add_row(c.provider, formatting.money(c.usd_per_hour, cur, 2), c.term, f"{c.discount:.0%}", c.start, c.end,
+                      str(c.days_in_horizon), formatting.money(c.spend_in_horizon, cur),
+                      formatting.money(c.covered_on_demand, cur), f"{c.utilization:.0%}")
+        parts += [Text(""), t]
+    if result.new_spend_commitments:
+        t = Table(title="New spend commitments over their full term (Savings Plans: $/hour of discounted spend; the "
+                        "plan's cost counts this horizon's share)", title_justify="left", show_edge=False)
+        numeric = ("per hour", "discount", "total committed", "per month", "this horizon", "on-demand covered", "used",
+                   "break-even", "covers", "saving vs on-demand (horizon / term)")
+        for col in ("provider", "per hour", "term", "discount", "from", "last day", "total committed", "per month",
+                    "this horizon", "on-demand covered", "used", "break-even", "covers",
+                    "saving vs on-demand (horizon / term)"):
+            t.add_column(col, overflow=overflow(col), justify="right" if col in numeric else "left")
+        for n in result.new_spend_commitments:
+            t.add_row(n.provider, formatting.money(n.usd_per_hour, cur, 2), n.term, f"{n.discount:.0%}",
+                      n.start or "plan start", n.end or f"after {n.term_days:,} days",
+                      formatting.money(n.total_committed, cur), formatting.money(n.monthly, cur),
+                      formatting.money(n.horizon_share, cur), formatting.money(n.covered_on_demand, cur), *_use(n, cur))
+        parts += [Text(""), t]
     return parts
 
 

@@ -259,7 +259,7 @@ def _pct(v: float | None) -> str:
 
 def _commitments(result: PlanResult, money) -> dict[str, Any] | None:
     """Committed vs new spend, signed contracts, new reservations over their term, the expiry calendar."""
-    if not (result.commitments or result.new_commitments):
+    if not (result.commitments or result.new_commitments or result.spend_commitments or result.new_spend_commitments):
         return None
     new_spend = result.cost_total
     contracts = [{"offer": c.offer, "tier": c.tier, "gpus": f"{c.gpus:,}", "start": c.start, "end": c.end,
@@ -284,11 +284,28 @@ def _commitments(result: PlanResult, money) -> dict[str, Any] | None:
     return {"committed": money(result.cost_committed), "new": money(new_spend),
             "all_in": money(new_spend + result.cost_committed),
             "full_term": money(sum(n.total_committed for n in result.new_commitments)),
-            "contracts": contracts, "new_rows": new, "expiry": expiry,
+            "contracts": contracts, "new_rows": new, "expiry": expiry, **_spend_rows(result, money),
             "saving_basis": "; ".join(dict.fromkeys(n.saving_basis for n in result.new_commitments if n.saving_basis)),
             "periods": [{"label": p.label, "days": f"{p.days:,}",
                          "committed": ", ".join(f"{o} {g:,}" for o, g in p.committed.items()) or "none"}
                         for p in result.periods]}
+
+
+def _spend_rows(result: PlanResult, money) -> dict[str, Any]:
+    """Spend commitments (Savings Plans, committed-use discounts): signed ones, and new ones over their term."""
+    signed = [{"provider": c.provider, "per_hour": money(c.usd_per_hour, 2), "term": c.term,
+               "discount": f"{c.discount:.0%}", "start": c.start, "end": c.end, "days": f"{c.days_in_horizon:,}",
+               "spend": money(c.spend_in_horizon), "covered": money(c.covered_on_demand), "used": _pct(c.utilization)}
+              for c in result.spend_commitments]
+    new = [{"provider": n.provider, "per_hour": money(n.usd_per_hour, 2), "term": n.term,
+            "discount": f"{n.discount:.0%}", "start": n.start or "plan start",
+            "end": n.end or f"after {n.term_days:,} days", "share": money(n.horizon_share),
+            "total": money(n.total_committed), "monthly": money(n.monthly), "covered": money(n.covered_on_demand),
+            "used": _pct(n.utilization), "break_even": _pct(n.break_even_utilization), "coverage": _pct(n.coverage),
+            "below": n.utilization < n.break_even_utilization,
+            "saving": money(n.saving_vs_on_demand["horizon"]), "saving_term": money(n.saving_vs_on_demand["full_term"])}
+           for n in result.new_spend_commitments]
+    return {"spend_signed": signed, "spend_new": new}
 
 
 def _changes(result: PlanResult, money) -> dict[str, Any] | None:

@@ -25,9 +25,11 @@ from optimizer.results.types import PlanResult, WorkloadResult
 SHOWBACK_TIERS = {"committed": "signed before", "reserved": "reserved", "buy": "servers bought",
                   "facility": "energy, space, support", "on_demand": "on-demand", "spot": "spot", "api": "API",
                   "depreciation_owned": "depreciation of servers owned",
-                  "cost_of_capital": "cost of capital (out of the book)", "risk": "scenario weighting"}
+                  "cost_of_capital": "cost of capital (out of the book)", "risk": "scenario weighting",
+                  "savings_plan": "savings plan (unused commitment)"}
 """The showback's tiers (results.showback) as the reports name them."""
-TIER_COLORS = {"buy": "#5b4a8a", "facility": "#8a6d3b", "reserved": "#2f5d8a", "on_demand": "#e39b2d", "spot": "#7fae5a", "api": "#9b6fb0"}
+TIER_COLORS = {"buy": "#5b4a8a", "facility": "#8a6d3b", "reserved": "#2f5d8a", "on_demand": "#e39b2d", "spot": "#7fae5a", "api": "#9b6fb0",
+               "savings_plan": "#3f8f8a"}
 DEMAND_COLOR = "#c0392b"
 COMMITTED_COLOR = "#5b6770"
 """Contracts signed before the plan (plan `commitments`)."""

@@ -331,3 +331,74 @@ class CarryInfo:
     carried: list[CarriedContract]
     skipped: list[CarriedContract]
     notes: list[str]
+
+
+@dataclass(frozen=True)
+class SpendContract:
+    """A spend commitment signed before this plan (an AWS Savings Plan, a GCP spend-based CUD): U $/hour for
+    every hour it runs, covering the provider's on-demand use at the discount (sunk: committed spend)."""
+
+    provider: str
+    usd_per_hour: float
+    term: str
+    discount: float
+    start: str
+    end: str
+    """Last day it runs (inclusive), ISO date."""
+    offers: list[str]
+    """The plan's offers it covers."""
+    days_in_horizon: int
+    spend_in_horizon: float
+    """usd_per_hour × 24 × days in the horizon: committed (sunk) spend, not in the plan's cost."""
+    covered_on_demand: float
+    """The on-demand spend at list price it covered in the horizon (what that use would have cost uncovered)."""
+    utilization: float
+    """Share of its commitment in the horizon the covered use took (covered discounted spend ÷ spend_in_horizon)."""
+    key: str = ""
+    """signed<i>: spend_commitments[i] of the plan (the cash-flow rows name it)."""
+
+
+@dataclass(frozen=True)
+class NewSpendCommitment:
+    """A spend commitment this plan signs (savings_plans): U $/hour of discounted spend for the whole term, from the
+    horizon's first day or a later start (a renewal at a signed one's expiry, a month's first day:
+    policy.reservation_starts), priced like a Savings Plans recommendation (AWS Cost Explorer's): utilization,
+    coverage, saving against on demand, break-even."""
+
+    provider: str
+    usd_per_hour: float
+    """The commitment: discounted spend per hour (AWS's Savings Plans commitment, $/hour)."""
+    term: str
+    term_days: int
+    discount: float
+    offers: list[str]
+    """The plan's offers it covers."""
+    start: str | None
+    end: str | None
+    """Last day it runs (inclusive), ISO date (None without a start_date)."""
+    total_committed: float
+    """usd_per_hour × 24 × term days."""
+    monthly: float
+    """total ÷ term months (12 or 36)."""
+    horizon_share: float
+    """usd_per_hour × 24 × the horizon's days it runs: what the plan's cost counts."""
+    beyond_horizon: float
+    covered_on_demand: float
+    """The on-demand spend at list price it covers in the horizon: what that use would cost uncovered."""
+    utilization: float
+    """Share of its commitment in the horizon the covered use takes (covered discounted spend ÷ horizon_share)."""
+    coverage: float
+    """Share of its offers' on-demand spend at list price in the horizon it covers."""
+    saving_vs_on_demand: dict[str, float]
+    """{horizon, full_term}: horizon — covered_on_demand − horizon_share; full_term — the same utilization over the
+    whole term: total_committed × (utilization ÷ (1 − discount) − 1). Negative: on demand would cost less."""
+    break_even_utilization: float
+    """1 − discount: the utilization from which it costs less than the on-demand use it covers."""
+    saving_basis: str = ""
+    source: str = ""
+    """Where the discount comes from (savings_plans[i].source)."""
+    key: str = ""
+    """sp<i>: savings_plans[i] of the plan from the horizon's first day, sp<i>d<t> from day t (the cash-flow rows
+    name it)."""
+    provisional: bool = False
+    """True when the search stopped short of policy.mip_gap: not to be signed before the plan is solved again."""

@@ -276,12 +276,13 @@ def marked(result: PlanResult) -> PlanResult:
     policy.mip_gap: nothing of an unproven plan is handed over as signed (and a proven one clears the flags)."""
     flag = unproven(result.solver.status, result.solver.gap, result.policy.get("mip_gap"))
     new = [n if n.provisional == flag else replace(n, provisional=flag) for n in result.new_commitments]
+    spend = [n if n.provisional == flag else replace(n, provisional=flag) for n in result.new_spend_commitments]
     own = result.own
     if own is not None and any(b.provisional != flag for b in own.bought):
         own = replace(own, bought=[replace(b, provisional=flag) for b in own.bought])
-    if new == result.new_commitments and own is result.own:
+    if new == result.new_commitments and own is result.own and spend == result.new_spend_commitments:
         return result
-    return replace(result, new_commitments=new, own=own)
+    return replace(result, new_commitments=new, own=own, new_spend_commitments=spend)
 
 
 # --- caveats of one item ----------------------------------------------------------------------------------------
@@ -360,6 +361,13 @@ def decide(result: PlanResult, money: Money | None = None) -> Decision:
     if not result.new_commitments:
         entries.append(Line("Provisional", "no new reservation in the plan found so far", "reserve", (prov,))
                        if prov is not None else Line("Sign", "no new reservation", "reserve"))
+    for c in result.new_spend_commitments:  # a Savings Plan or committed-use discount: dollars an hour, not GPUs
+        text = (f"{c.provider} spend commitment ({c.term}, {c.discount:.0%} off on-demand) of "
+                f"{money(c.usd_per_hour, 2)}/hour: {money(c.monthly)} a month, {money(c.total_committed)} over the "
+                f"term{f', last day {c.end}' if c.end else ''}; {c.utilization:.0%} of it used this horizon "
+                f"(break-even {c.break_even_utilization:.0%})")
+        entries.append(Line("Provisional", text, "reserve", (prov,) if prov is not None else ())
+                       if prov is not None or c.provisional else Line("Sign", text, "reserve"))
     own = result.own
     if own is not None:
         for b in own.bought:

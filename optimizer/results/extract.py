@@ -41,6 +41,9 @@ from optimizer.results.types import (
     SplitConfig,
     WorkloadResult,
 )
+from optimizer.results.spend import TIER as SPEND_TIER
+from optimizer.results.spend import result as spend_result
+from optimizer.results.spend import schedule as spend_schedule
 from optimizer.units import SECONDS_PER_HOUR
 from optimizer.vocab import RESERVED_TIERS, TIER_GROUP
 
@@ -172,6 +175,17 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             cost_by_tier[TIER_GROUP[tier]] += cost
             offer_cost[o] = offer_cost.get(o, 0.0) + cost
             _add_purchase(purchases, offer, tier, max(per_offer[o].values()), gpu_hours, price, cost)
+    spent = spend_result(plan, sol, solved.offers)  # spend commitments: their tier, signed ones sunk
+    if spent.present:  # the on-demand nodes a commitment covers cost their share of it, not list
+        for i, pu in enumerate(purchases):
+            credit = spent.offer_credit.get(pu.offer, 0.0) if pu.tier == "on-demand" else 0.0
+            if credit:
+                purchases[i] = replace(pu, cost=pu.cost - credit)
+                cost_by_tier["on_demand"] -= credit
+                offer_cost[pu.offer] = offer_cost.get(pu.offer, 0.0) - credit
+        cost_by_tier[SPEND_TIER] = spent.tier_cost
+        for cell, credit in spent.credit_by_cell.items():
+            stage2[cell] = stage2.get(cell, 0.0) - credit
     purchases.sort(key=lambda p: (p.offer, vocab.tier_rank(p.tier), p.start or ""))
 
     def reserved_at(o: str, p: str | None, seg: str) -> int:
@@ -269,7 +283,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     if sd is not None:
         for w in plan.workloads:
             _api_by_segment(solved, w, chosen[w.name], stage2)
-        first = cost_by_tier["reserved"] + cost_by_tier.get("buy", 0.0) + sum(own_fixed.values())
+        first = cost_by_tier["reserved"] + cost_by_tier.get("buy", 0.0) + sum(own_fixed.values()) + spent.paid_new
         seg_type = {seg: dtype for seg, (dtype, _n, _p) in sol.segments.segments.items()}
         scenario_rows, risk = scn.rows(plan, sd, first, stage2, hourly, row_days, seg_type)
         total = risk.value
@@ -316,9 +330,11 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
     results = [replace(r, committed_cost=sum(gh * committed_rate.get(o, 0.0) for (o, t), gh
                                               in alloc.get(r.name, {}).items() if t == "committed" and o not in own_terms))
                for r in results]
-    cost_committed = sum(c.spend_in_horizon for c in contracts)
+    cost_committed = sum(c.spend_in_horizon for c in contracts) + spent.committed
     flow = cf.cash_flow(plan, cal, hourly, purchases, contracts, results, solved.offers,
                         own.spread(own_terms, purchases, own_fixed, serving, sol.segments) if own_terms else [])
+    if spent.cash:
+        flow = sorted(flow + spent.cash, key=lambda r: r.month)
     own_result = own.report(plan, catalog_offers, own_terms, sol.segments, purchases, own_fixed, serving, alloc,
                             cost_by_tier, served) if own_terms else None
     result = PlanResult(
@@ -332,10 +348,19 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         cost_committed=cost_committed, commitments=contracts, new_commitments=new,
         expiry=exp, periods=periods, cost_idle=sum(cost_by_tier.values()) - sum(r.cost for r in results), cost_idle_by_tier=idle_by_tier,
         cost_idle_committed=cost_committed - sum(r.committed_cost for r in results), cash_flow=flow,
-        commitment_schedule=cf.schedule(plan, contracts, new), own=own_result, scenarios=scenario_rows,
-        risk=risk, shared_gpus=_shared_groups(solved, chosen, workload_gh))
+        commitment_schedule=_with_spend(cf.schedule(plan, contracts, new), spend_schedule(
+            plan, spent.new, spent.signed, cf.SCHEDULE_MONTHS)), own=own_result, scenarios=scenario_rows,
+        risk=risk, shared_gpus=_shared_groups(solved, chosen, workload_gh),
+        new_spend_commitments=spent.new, spend_commitments=spent.signed)
     showback = sb.rows(result, plan.policy.idle, book=plan.policy.showback == "book")
     return decision.marked(replace(result, showback=showback))
+
+
+def _with_spend(rows: list, spend_rows: list) -> list:
+    """The commitment schedule with the spend commitments' months among the reservations', month by month."""
+    if not spend_rows:
+        return rows
+    return sorted(rows + spend_rows, key=lambda s: s.month)
 
 
 def _api_by_segment(solved: Solved, w, c: Candidate, stage2: dict[str, float]) -> None:

@@ -145,6 +145,10 @@ def _commitments(result: PlanResult) -> dict[str, Any]:
         "end_is_last_day": True,  # every `end` is the last day of service; older files: new_commitments' was the day after
         "expiry": [_rounded(asdict(e)) for e in result.expiry],
     }
+    if result.spend_commitments:
+        out["spend_commitments"] = [_rounded(asdict(c)) for c in result.spend_commitments]
+    if result.new_spend_commitments:
+        out["new_spend_commitments"] = [_rounded(asdict(n)) for n in result.new_spend_commitments]
     if result.periods:
         out["periods"] = [_rounded(asdict(p)) for p in result.periods]
     out["cash_flow"] = [_rounded(asdict(r)) for r in result.cash_flow]

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from optimizer import formatting
 from optimizer.errors import Collector, unknown_id_fix
 from optimizer.inputs.loading import LoadedPlan
-from optimizer.inputs.schema.plan import Commitment
+from optimizer.inputs.schema.plan import Commitment, SpendCommitment
 from optimizer.optimize.calendar import horizon_end
 from optimizer.results.contracts import CarriedContract, CarryInfo, contract_price
 from optimizer.results.jsonio import read_result
@@ -125,10 +125,58 @@ def carry_commitments(loaded: LoadedPlan, last: PlanResult | Path | str) -> tupl
                          f"({formatting.plural(m.gpus, 'GPU')}, to {m.end}) are on the same offer and tier from the same "
                          "day: both are counted — if they are one contract, list it once with its GPUs and last day")
         carried.append((e, c))
+    spend, spend_notes = _carry_spend(loaded, last, shown, errors)
     errors.raise_if_any()
-    new_plan = plan.model_copy(update={"commitments": list(plan.commitments) + [c for _e, c in carried]})
+    new_plan = plan.model_copy(update={"commitments": list(plan.commitments) + [c for _e, c in carried],
+                                       "spend_commitments": list(plan.spend_commitments) + spend})
     info = CarryInfo(shown, last.plan, [e for e, _c in carried], skipped, [])
-    return replace(loaded, plan=new_plan), replace(info, notes=_notes(info) + notes)
+    return replace(loaded, plan=new_plan), replace(info, notes=_notes(info) + notes + spend_notes)
+
+
+def _carry_spend(loaded: LoadedPlan, last: PlanResult, shown: str,
+                 errors: Collector) -> tuple[list[SpendCommitment], list[str]]:
+    """LAST's spend commitments (signed and new) still running on NEXT's first day, as NEXT's signed ones, but
+    those NEXT already lists (same provider, $/hour, discount, start and end); a provider NEXT does not sell is
+    an error (it is still being paid for)."""
+    plan = loaded.plan
+    start, end = plan.start_date, horizon_end(plan)
+    assert start is not None
+    providers = {o.provider for o in loaded.catalog.offers.values()}
+    entries = [(f"spend_commitments[{i}]", c.provider, c.usd_per_hour, c.term, c.discount, c.start, c.end)
+               for i, c in enumerate(last.spend_commitments)]
+    entries += [(f"new_spend_commitments[{i}]", n.provider, n.usd_per_hour, n.term, n.discount, n.start, n.end)
+                for i, n in enumerate(last.new_spend_commitments) if n.start and n.end]
+    out: list[SpendCommitment] = []
+    said = []
+    for entry, provider, u, term, discount, first, last_day in entries:
+        try:
+            c = SpendCommitment(provider=provider, usd_per_hour=u, term=term,  # type: ignore[arg-type]
+                                discount=discount, start=dt.date.fromisoformat(first),
+                                end=dt.date.fromisoformat(last_day))
+        except (ValidationError, ValueError, TypeError) as exc:
+            what = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            errors.add(f"not a spend commitment planopt can carry ({what})",
+                       "give the JSON `planopt solve` wrote, unedited, or list it under the plan's spend_commitments",
+                       file=shown, path=entry)
+            continue
+        text = f"{provider} {formatting.money(u, plan.currency, 2)}/hour {term} {c.start} to {c.end}"
+        if c.end < start or (end is not None and c.start > end):
+            said.append(f"{text} (skipped: it does not run in this horizon)")
+            continue
+        if provider not in providers:
+            errors.add(f"provider '{provider}' of this spend commitment ({text}) sells no offer in {loaded.file}",
+                       f"add that provider's offers, or list the commitment under spend_commitments; "
+                       f"{unknown_id_fix('providers', provider, sorted(providers))}", file=shown, path=entry)
+            continue
+        if any((m.provider, round(m.usd_per_hour, 6), m.discount, m.start, m.end)
+               == (provider, round(u, 6), discount, c.start, c.end) for m in plan.spend_commitments):
+            said.append(f"{text} (skipped: already listed under spend_commitments)")
+            continue
+        out.append(c)
+        said.append(text)
+    if not said:
+        return out, []
+    return out, [f"spend commitments from {shown} ({last.plan}) carried into spend_commitments: " + "; ".join(said)]
 
 
 def _at(loaded: LoadedPlan, j: int) -> str:

@@ -17,7 +17,9 @@ from optimizer.results.contracts import (
     Count,
     ExpiryRow,
     NewReservation,
+    NewSpendCommitment,
     PeriodRow,
+    SpendContract,
 )
 
 NEGATIVE_COST_TOLERANCE = 0.01
@@ -441,6 +443,7 @@ class ScheduleRow:
     kind: str
     """signed (before this plan) or new (this plan's reservations)."""
     gpus: Count
+    """GPUs under contract; a spend commitment (tier savings_plan): 1, its price_per_gpu_hour the $/hour."""
     days: int
     price_per_gpu_hour: float
     amount: float
@@ -725,6 +728,11 @@ class PlanResult:
     showback: list[ShowbackRow] = field(default_factory=list)
     """The all-in spend by team, cost centre, month and tier (results.showback); Σ cost + committed_cost =
     cost_all_in (policy.showback: book — the book view's total). Empty in results written before it was kept."""
+    new_spend_commitments: list[NewSpendCommitment] = field(default_factory=list)
+    """Every new spend commitment (savings_plans) over its whole term, priced like a recommendation (cost_total
+    counts its horizon share in cost.by_tier.savings_plan, net of the on-demand list spend it covers)."""
+    spend_commitments: list[SpendContract] = field(default_factory=list)
+    """Spend commitments signed before this plan that run in the horizon (their spend there is in cost_committed)."""
 
     def period_days(self, h: HourlySupply) -> float:
         """Days an hourly row stands for: its day type's days, or their share in its period."""

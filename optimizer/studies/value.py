@@ -114,7 +114,8 @@ def side_solves(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions,
             held = _held(build_candidates(loaded, keep_dominated=frozenset(msol.chosen)), msol.chosen)
         if held is not None:
             esol, einfo = solve_within(loaded, held, "its run through the scenarios", "run",
-                                       reserved={**msol.reserved_nodes, **msol.reserved_later})
+                                       reserved={**msol.reserved_nodes, **msol.reserved_later,
+                                                 **{("spend", k): u for k, u in msol.spend_new.items()}})
             other = extract(loaded.plan, held, esol, einfo, loaded.catalog.offers, loaded.file)
     except (InfeasiblePlan, SolverError):
         other = einfo = None

@@ -99,6 +99,22 @@ def _program(name: str, *, elastic: bool = False, risk: str | None = None, share
     return build_model(loaded, cands, _segments(loaded, cands), elastic=elastic)  # type: ignore[arg-type]
 
 
+def _savings_program() -> Program:
+    """A small plan with a savings plan to sign and a signed spend commitment (families spend_cover, spend_list)."""
+    import tempfile
+    from pathlib import Path
+
+    from tests.optimize.test_savings_plans import PROVIDER, _plan
+    from tests.helpers.small_plans import write
+
+    signed = [{"provider": PROVIDER, "usd_per_hour": 20.0, "term": "1y", "discount": 0.2, "start": "2026-01-01",
+               "end": "2026-11-14"}]
+    with tempfile.TemporaryDirectory() as d:
+        loaded = as_solved(load_plan(write(Path(d), _plan(4, [1.0] * 12 + [0.5] * 12, signed=signed))))
+    cands = build_candidates(loaded)
+    return build_model(loaded, cands, _segments(loaded, cands))  # type: ignore[arg-type]
+
+
 def _rows(prog: Program) -> dict[str, list[str]]:
     return {family: list(names) for family, names in prog.constraint_families.items()}
 
@@ -190,6 +206,7 @@ def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
         "a tokens.mix split by size": _split_program(),
         "a tokens.mix split by size, with a baseline": _split_program(baseline=True),
         "small models sharing GPUs": _program("small-models-shared"),
+        "a savings plan and a signed spend commitment": _savings_program(),
     }
     for where, prog in builds.items():
         add_cuts(prog)

@@ -914,6 +914,61 @@ class Commitment(Strict):
         return self
 
 
+SPEND_TERMS = {"1y": 365, "3y": 1095}
+"""A savings plan's term in days (AWS Savings Plans and GCP committed-use discounts are sold for 1 or 3 years)."""
+
+
+class SavingsPlan(Strict):
+    """A spend commitment a provider sells (AWS Compute or EC2 Instance Savings Plans, GCP spend-based committed-use
+    discounts): the plan may sign U $/hour of discounted spend for the term, paid every hour whether used or not;
+    each hour it covers the on-demand use of the provider's offers up to U at the discount, the rest is billed at
+    the on-demand price. The program chooses U (new_spend_commitments)."""
+
+    provider: str = Field(examples=["aws"])
+    """The provider (offers' `provider`) whose on-demand use it covers."""
+    term: Literal["1y", "3y"] = Field(examples=["1y"])
+    """1y or 3y."""
+    discount: float = Field(gt=0, lt=1, examples=[0.28])
+    """Share off the on-demand price of the use it covers: a covered GPU-hour of on-demand price P costs (1 −
+    discount) · P of the commitment. AWS quotes it as the Savings Plan rate below On-Demand
+    (https://aws.amazon.com/savingsplans/compute-pricing/); GCP as the spend-based CUD discount
+    (https://cloud.google.com/docs/cuds-spend-based)."""
+    offers: list[str] | None = Field(default=None, examples=[["aws-h100-sxm-us-east-1"]])
+    """Only these offers of the provider (an EC2 Instance Savings Plan covers one instance family in one region);
+    default every offer of the provider (a Compute Savings Plan)."""
+    source: str = Field(default="", examples=["https://aws.amazon.com/savingsplans/compute-pricing/"])
+    """Where the discount comes from (a price page, the account team's quote)."""
+    as_of: str | None = Field(default=None, examples=["2026-11-09"])
+    """When the discount was read."""
+
+
+class SpendCommitment(Strict):
+    """A spend commitment signed before this plan (an AWS Savings Plan, a GCP spend-based CUD): its U $/hour is
+    paid every hour of its term (sunk, reported apart) and covers the provider's on-demand use at the discount
+    while it runs."""
+
+    provider: str = Field(examples=["aws"])
+    """The provider whose on-demand use it covers."""
+    usd_per_hour: float = Field(ge=0, le=1e7, examples=[40.0])
+    """The commitment: discounted spend per hour, in the plan's currency (AWS states Savings Plans in $/hour)."""
+    term: Literal["1y", "3y"] = Field(examples=["1y"])
+    """1y or 3y."""
+    discount: float = Field(gt=0, lt=1, examples=[0.28])
+    """Share off the on-demand price of the use it covers."""
+    start: PlanDate = Field(examples=["2026-07-01"])
+    """First day it runs."""
+    end: PlanDate = Field(examples=["2027-06-30"])
+    """Last day it runs (inclusive)."""
+    offers: list[str] | None = Field(default=None, examples=[["aws-h100-sxm-us-east-1"]])
+    """Only these offers of the provider; default every one."""
+
+    @model_validator(mode="after")
+    def _order(self) -> "SpendCommitment":
+        if self.end < self.start:
+            raise ValueError("end is before start — swap start and end")
+        return self
+
+
 class Scenario(Strict):
     """One way the horizon may turn out, with its probability. Reservations and purchases are decided once
     for all scenarios; on-demand, spot and the API follow each (the two-stage program)."""
@@ -949,6 +1004,12 @@ class Plan(Extensible):
     """Timezone of the hourly profiles (IANA name)."""
     commitments: list[Commitment] = Field(default_factory=list)
     """Reserved capacity already signed: used first, its cost sunk and reported apart."""
+    savings_plans: list[SavingsPlan] = Field(default_factory=list)
+    """Spend commitments the plan may sign (AWS Savings Plans, GCP spend-based committed-use discounts): U $/hour of
+    discounted spend covering a provider's on-demand use at a discount; the program chooses U (0: none)."""
+    spend_commitments: list[SpendCommitment] = Field(default_factory=list)
+    """Spend commitments already signed: their U $/hour covers the provider's on-demand use at the discount while
+    they run; their cost is sunk and reported apart."""
     catalogs: list[str] = Field(default_factory=lambda: ["builtin"])
     """Catalogs to load: builtin (planopt's) and/or YAML files beside the plan; same ids override."""
     day_types: dict[str, int | DayType] | None = None

@@ -15,6 +15,7 @@ from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.errors import SolverError
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import scenario_days
+from optimizer.optimize import spend
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.model import build_model
 from optimizer.optimize.policy import DEFAULT_POLICY, SolvePolicy
@@ -65,6 +66,9 @@ def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segmen
         if c.offer:
             users.setdefault(c.offer, set()).add(c.workload)
     split = plan.split_workloads()  # a split workload serves from several configs at once: none is sole
+    # a spend commitment ties its provider's offers together: an offer it covers is never priced alone
+    own |= {o for p in spend.spend_plans(plan, {o: loaded.catalog.offers[o] for o in cands.offer_ids()})
+            for o in p.offers}
     lonely = [c for w, cs in cands.by_workload.items() if len(cs) > 1 and w not in split for c in cs
               if c.offer and c.offer not in own and users[c.offer] == {w}]
     if not lonely:

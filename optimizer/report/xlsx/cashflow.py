@@ -74,6 +74,9 @@ def _horizon(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
             sh.text(r, col, text)
         if c.kind == "api":
             v = _share_of(sh, r, c.amount, api_total.get(c.offer, 0.0), *refs.api_cost.get(c.offer, (None, 0.0)))
+        elif (c.offer, c.tier, c.kind) in refs.spend_cash:  # a spend commitment: its share of its cell
+            key = (c.offer, c.tier, c.kind)
+            v = _share_of(sh, r, c.amount, refs.spend_cash_whole.get(key, 0.0), *refs.spend_cash[key])
         elif c.tier in OWN_TIERS:  # servers of your own: the Own hardware sheet's cost, spread as the result spreads it
             v = _share_of(sh, r, c.amount, own_total[(c.offer, c.tier)],
                           *refs.own_offer.get(c.offer, {}).get(OWN_TIERS[c.tier], (None, 0.0)))

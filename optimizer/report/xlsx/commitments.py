@@ -87,9 +87,13 @@ def _signed(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         spend_o = sum(c.gpus * 24 * c.days_in_horizon * c.price_per_gpu_hour for c in result.commitments if c.offer == o)
         refs.committed_rate[o] = spend_o / gh_o if gh_o else 0.0
     r += 1
-    sh.text(r, 0, "Total", "total")
+    sh.text(r, 0, "Total" + (" (with the signed spend commitments' spend: Spend commitments)"
+                             if refs.spend_committed else ""), "total")
     for col, v in ((8, spend), (10, total), (11, monthly)):
         f = f"SUM({rng(sh.name, first, last, col)})" if result.commitments else "0"
+        if col == 8 and refs.spend_committed:
+            f, v = f"{f}+{refs.spend_committed[0]}", v + refs.spend_committed[1]
+            spend = v
         sh.calc(r, col, f, v, "total", num="money0")
     sh.book.name("committed_spend", sh.name, r, 8)
     refs.committed = (ref(sh.name, r, 8), spend)

@@ -318,9 +318,10 @@ def all_in(result: PlanResult, refs: Refs) -> tuple[str, float]:
     """The all-in cell as formulas read it (Summary's all_in_cost: the total, plus committed spend when the
     plan has signed contracts) and its value as Summary stores it."""
     total = refs.scenario["risk"][1] if refs.tiers_name != "total_cost" else \
-        _sum(refs.tier_cost.get(k, 0.0) for k in ("buy", "facility", "reserved", "on_demand", "spot")) \
+        _sum(refs.tier_cost.get(k, 0.0) for k in ("buy", "facility", "reserved", "on_demand", "spot",
+                                                  "savings_plan")) \
         + (refs.api_total[1] if refs.api_total else 0.0)
-    committed = refs.committed[1] if (result.commitments and refs.committed) else 0.0
+    committed = refs.committed[1] if ((result.commitments or result.spend_commitments) and refs.committed) else 0.0
     return "all_in_cost", total + committed
 
 
@@ -409,7 +410,8 @@ def _pnl(sh: Sheet, result: PlanResult, rows: list[_Row], refs: Refs, r: int) ->
         sh.text(r, 0, "Straight line: the book value over the remaining life, for the days they serve.", "note")
 
     all_in_ref, all_in_v = all_in(result, refs)
-    total_v = _sum(refs.tier_cost.get(k, 0.0) for k in ("buy", "facility", "reserved", "on_demand", "spot")) \
+    total_v = _sum(refs.tier_cost.get(k, 0.0) for k in ("buy", "facility", "reserved", "on_demand", "spot",
+                                                        "savings_plan")) \
         + (refs.api_total[1] if refs.api_total else 0.0)
     r += 2
     sh.text(r, 0, "The horizon three ways: all-in, book, cash", "total")

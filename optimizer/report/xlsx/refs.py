@@ -71,6 +71,17 @@ class Refs:
     (cell) and GPUs (units × GPUs per unit, a formula)."""
     buy_rows: list[tuple[int, str, float, float]] = field(default_factory=list)
     """Purchases' buy rows (row, offer, GPU-hours, price): linked to the Own hardware sheet once it is written."""
+    spend_committed: tuple[str, float] | None = None
+    """Signed spend commitments' spend in the horizon (Spend commitments sheet): part of committed_spend."""
+    spend_od_credit: tuple[str, float] | None = None
+    """What the on-demand tier is below Purchases' on-demand at list (Spend commitments): the list spend covered,
+    less the new commitments' discounted spend that paid for it."""
+    spend_net: tuple[str, float] | None = None
+    """The Summary's tier savings_plan: new commitments paid − on-demand covered at list (Spend commitments)."""
+    spend_cash: dict[tuple[str, str, str], tuple[str, float]] = field(default_factory=dict)
+    """(cash-flow offer, tier, kind) of a spend commitment's rows → the cell they split and its value."""
+    spend_cash_whole: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    """The same key → the rows' amounts added up (each row is its share of the cell)."""
     tiers_name: str = "total_cost"
     """The name of the cell that adds up the tiers: total_cost, or expected_cost when the plan's total is a cvar
     or worst-case measure over scenarios (then the tiers are expected values)."""

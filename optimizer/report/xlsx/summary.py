@@ -12,12 +12,15 @@ from optimizer.report.xlsx.refs import Refs
 from optimizer.results.types import PlanResult
 
 TIER_NAMES = {"buy": "cost_buy", "facility": "cost_facility", "reserved": "cost_reserved",
-              "on_demand": "cost_on_demand", "spot": "cost_spot", "api": "cost_api"}
+              "on_demand": "cost_on_demand", "spot": "cost_spot", "api": "cost_api",
+              "savings_plan": "cost_savings_plan"}
 
 
 def cost_keys(result: PlanResult) -> tuple[str, ...]:
-    """The tiers Summary lists: with hardware of your own, buy and facility first (as cost.by_tier)."""
-    return (*vocab.OWN_COST_KEYS, *vocab.COST_KEYS) if result.own is not None else vocab.COST_KEYS
+    """The tiers Summary lists: with hardware of your own, buy and facility first (as cost.by_tier); spend
+    commitments last, when the plan has any."""
+    keys = (*vocab.OWN_COST_KEYS, *vocab.COST_KEYS) if result.own is not None else vocab.COST_KEYS
+    return (*keys, "savings_plan") if "savings_plan" in result.cost_by_tier else keys
 
 
 def tier_values(result: PlanResult, refs: Refs) -> dict[str, float]:
@@ -52,7 +55,7 @@ def write_summary(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     total_v = refs.scenario["risk"][1] if split else tiers_v
     r = 4
     sh.text(r, 0, "Headline", "h2")
-    committed = refs.committed if result.commitments else None
+    committed = refs.committed if result.commitments or result.spend_commitments else None
     if committed is not None:  # all-in first: what the horizon costs, signed contracts included
         r += 1
         sh.text(r, 0, "All-in over the horizon (new + committed)", "big")
@@ -181,6 +184,9 @@ def _tier_formulas(refs: Refs) -> dict[str, str]:
     # servers of your own: the Own hardware sheet's totals (live over its inputs)
     out["buy"] = refs.own_buy[0] if refs.own_buy else repr(refs.tier_cost.get("buy", 0.0))
     out["facility"] = refs.own_facility[0] if refs.own_facility else repr(refs.tier_cost.get("facility", 0.0))
+    out["savings_plan"] = refs.spend_net[0] if refs.spend_net else repr(refs.tier_cost.get("savings_plan", 0.0))
+    if refs.spend_od_credit:  # spend commitments cover some of it
+        out["on_demand"] += f"-{refs.spend_od_credit[0]}"
     return out
 
 
@@ -326,7 +332,8 @@ def _commitments(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     sh.text(r, 0, "Committed and new spend (see Commitments)", "h2")
     committed = refs.committed or ("0", 0.0)
     new_total = refs.new_total or ("0", 0.0)
-    total_v = sum(refs.tier_cost.get(k, 0.0) for k in ("buy", "facility", "reserved", "on_demand", "spot")
+    total_v = sum(refs.tier_cost.get(k, 0.0) for k in ("buy", "facility", "reserved", "on_demand", "spot",
+                                                       "savings_plan")
                   if k in cost_keys(result)) + (refs.api_total[1] if refs.api_total else 0.0)
     if refs.tiers_name != "total_cost":
         total_v = refs.scenario["risk"][1]

@@ -24,6 +24,8 @@ from optimizer.report.xlsx.purchases import link_own, write_purchases
 from optimizer.report.xlsx.refs import Refs
 from optimizer.report.xlsx.scenarios import write_scenarios
 from optimizer.report.xlsx.showback import write_showback
+from optimizer.report.xlsx.spend import SHEET as SPEND_SHEET
+from optimizer.report.xlsx.spend import has_spend, write_spend
 from optimizer.report.xlsx.summary import write_summary
 from optimizer.report.xlsx.supply import write_supply
 from optimizer.report.xlsx.workloads import write_workloads
@@ -47,6 +49,9 @@ def sheet_names(result: PlanResult) -> tuple[str, ...]:
         out = (*out[:i], OWN_SHEET, *out[i:])
     if result.risk is not None and result.scenarios:
         out = (out[0], SCENARIO_SHEET, *out[1:])
+    if has_spend(result):  # after Commitments
+        i = out.index("Commitments") + 1
+        out = (*out[:i], SPEND_SHEET, *out[i:])
     return out
 
 
@@ -81,6 +86,8 @@ def build_workbook(result: PlanResult, target: Path, made: Provenance | None = N
         if result.own is not None:  # after Purchases: its totals replace the buy and facility tiers
             write_own(sheets[OWN_SHEET], result, refs)
             link_own(sheets["Purchases"], result, refs)
+        if SPEND_SHEET in sheets:  # before Commitments: its signed spend joins committed_spend there
+            write_spend(sheets[SPEND_SHEET], result, refs)
         write_commitments(sheets["Commitments"], result, refs)
         refs.all_in_value = sum(refs.tier_cost.values()) + (refs.api_total[1] if refs.api_total else 0.0) \
             + (refs.committed[1] if refs.committed else 0.0)
