@@ -235,13 +235,15 @@ class Segments:
 
 
 def segment(plan: Plan, offers: Iterable[str], arrivals: list[Arrival] | None = None,
-            reservable: Iterable[str] = ()) -> Segments:
+            reservable: Iterable[str] = (), moving: Iterable[str] = ()) -> Segments:
     """The segments of a plan whose candidates use `offers` (model.define_committed_split); `arrivals`
     are the days servers of your own arrive (candidates.ownership.arrivals); `reservable` the offers that
     sell a reserved tier to some pool: where new reservations may start after the first day
     (reservation_days), their segments are cut at those days too. A plan with no such day (no signed
     contract ending inside the horizon, policy.reservation_starts not monthly) keeps one segment per
-    day type at every offer without a changing commitment."""
+    day type at every offer without a changing commitment. `moving` are the offers a workload may move to or
+    from at a period's boundary (optimize.moves.moving_offers): when the horizon has periods, theirs are per
+    period too."""
     days = plan.day_type_days()
     segments: dict[str, tuple[str, float, int | None]] = {d: (d, n, None) for d, n in days.items()}
     offer_segments: dict[str, list[tuple[str, str]]] = {}
@@ -254,7 +256,7 @@ def segment(plan: Plan, offers: Iterable[str], arrivals: list[Arrival] | None = 
     if not plan.commitments and not arrivals and not later:
         return Segments(None, segments, offer_segments, committed, tuple(days))
     cal = calendar(plan, arrivals, later)
-    varying = (cal.varying_offers() | renewing) & used
+    varying = (cal.varying_offers() | renewing | (set(moving) if cal.split else set())) & used
     for o in sorted(varying):
         segs = []
         for per in cal.periods:

@@ -91,6 +91,12 @@ class Program:
     """(candidate key, part: base, rollout or gpus, segment, hour) → whole replicas or GPUs of a split config."""
     own: dict[str, ownership.OwnTerms] = field(default_factory=dict)
     """Offers of your own hardware (bought or owned) → their cost terms."""
+    movers: dict[str, list[Candidate]] = field(default_factory=dict)
+    """Workloads that may change config at a contract period's boundary → the configs they move among (moves.movers)."""
+    moves: dict[tuple[str, int], pulp.LpVariable] = field(default_factory=dict)
+    """x[c,π]: (candidate key, contract period after the first) → binary; x[c] is the first period's."""
+    move_overlap: dict[tuple[str, int], pulp.LpVariable] = field(default_factory=dict)
+    """(candidate key, period) → 1 when the workload moves onto c at the period's first day (policy.move_cost)."""
 
     # expressions over the variables
     gpu_demand: dict[str, dict[DayHour, Term]] = field(default_factory=dict)
@@ -115,6 +121,25 @@ class Program:
     sole_tenant: dict[str, float] = field(default_factory=dict)
     """Configs at an offer no other workload can use → what that offer costs serving them alone, solved
     apart (define_sole_tenant): in the program each is its x[c] at that cost, with no capacity of its own."""
+
+    def choice_at_period(self, key: str, period: int | None):
+        """The choice of config `key` in a contract period: x[c,π] for a config that may move, else x[c]."""
+        if period:
+            v = self.moves.get((key, period))
+            if v is not None:
+                return v
+        return self.choice[key]
+
+    def choice_at(self, key: str, segment: str):
+        """The choice of config `key` in a segment: its period's (choice_at_period)."""
+        return self.choice_at_period(key, self.segments.period_of(segment)) if self.moves else self.choice[key]
+
+    def choices_of(self, key: str) -> list:
+        """x[c] and every x[c,π] of config `key`."""
+        return [self.choice[key]] + [v for (k, _pi), v in self.moves.items() if k == key]
+
+    def candidate(self, key: str) -> Candidate:
+        return next(c for c in self.cands.all() if c.key == key)
 
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
         self.prob += constraint, name
@@ -188,7 +213,8 @@ class Program:
     def first_stage_fixed(self) -> Iterator[None]:
         """Hold every decision made once for the horizon at its solved value (configs, reserved and bought
         levels, committed split, rack positions) by bounds, then undo: what is left is hour by hour."""
-        first = [v for v in (*self.choice.values(), *self.reserved.values(), *self.reserved_later.values(),
+        first = [v for v in (*self.choice.values(), *self.moves.values(), *self.reserved.values(),
+                             *self.reserved_later.values(),
                              *self.committed_split.values(),
                              *self.racks.values()) if isinstance(v, pulp.LpVariable)]
         saved = [(v, v.lowBound, v.upBound) for v in first]
@@ -219,8 +245,8 @@ class Program:
     def integer_variables(self) -> list[pulp.LpVariable]:
         """Every whole-number decision: configs, committed splits, reserved and bought nodes, on-demand and
         spot nodes, racks (read from the program's own tables: PuLP's variables() walks every row)."""
-        return [v for table in (self.choice, self.committed_split, self.reserved, self.reserved_later, self.on_demand,
-                                self.spot, self.racks, self.split_replicas)
+        return [v for table in (self.choice, self.moves, self.committed_split, self.reserved, self.reserved_later,
+                                self.on_demand, self.spot, self.racks, self.split_replicas)
                 for v in table.values() if isinstance(v, pulp.LpVariable)]
 
     @functools.cached_property
@@ -251,7 +277,9 @@ class Program:
                                                         c.key == cs[0].key)).key
                 continue
             chosen[w.name] = max(cs, key=lambda c: (value_of(self.choice[c.key]), c.key == cs[0].key)).key
+        moved = self._moved(chosen)
         keys = list(chosen.values()) + [k for used in split.values() for k in used if k not in chosen.values()]
+        keys += [k for ks in moved.values() for k in dict.fromkeys(ks) if k not in keys]
         gpus = {key: {dh: coef * (var.varValue or 0.0) if var is not None else coef
                       for dh, (coef, var) in self.gpu_demand.get(key, {}).items()}
                 for key in keys}
@@ -267,7 +295,21 @@ class Program:
             api_volume={k: value_of(v) for k, v in self.api_volume.items()},
             cap_excess={k: value_of(v) for k, v in self.cap_excess.items()},
             switching_cost={w: cost for w, (_key, cost) in self.baseline_penalty.items()}, split=split,
-            split_replicas=self._split_replicas(split))
+            split_replicas=self._split_replicas(split), moves=moved)
+
+    def _moved(self, chosen: dict[str, str]) -> dict[str, tuple[str, ...]]:
+        """Each workload that may move and does → its config's key in each contract period (the first: chosen)."""
+        out = {}
+        n = len(self.segments.calendar.periods) if self.movers and self.segments.calendar else 0
+        for w, cs in self.movers.items():
+            moving = {c.key for c in cs}
+            if chosen[w] not in moving:
+                continue
+            keys = [chosen[w]] + [max(cs, key=lambda c: (value_of(self.moves[(c.key, pi)]), c.key == chosen[w])).key
+                                  for pi in range(1, n)]
+            if len(set(keys)) > 1:
+                out[w] = tuple(keys)
+        return out
 
     def _split_replicas(self, split: dict[str, dict[str, tuple[float, ...]]]
                         ) -> dict[str, dict[DayHour, tuple[int, int, int]]]:

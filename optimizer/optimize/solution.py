@@ -102,6 +102,9 @@ class Solution:
     """Alternative candidate key → the plan priced with that config forced (strategy.price_alternatives)."""
     reserved_later: dict[tuple[str, str | None, str, int], float] = field(default_factory=dict)
     """(offer, pool or None, tier, start day > 0) → reserved nodes serving from that day to the horizon's end."""
+    moves: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Workloads that change config at a contract period's boundary (policy.moves) → their config's key in each
+    contract period (segments.calendar.periods' order; the first is `chosen`); `gpus` holds every such config."""
 
     def gpus_at(self, key: str, dh: DayHour) -> float:
         return self.gpus.get(key, {}).get(dh, 0.0)

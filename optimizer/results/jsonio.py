@@ -150,6 +150,8 @@ def _commitments(result: PlanResult) -> dict[str, Any]:
     out["commitment_schedule"] = [_rounded(asdict(r)) for r in result.commitment_schedule]
     if result.showback:
         out["showback"] = [_rounded(asdict(r)) for r in result.showback]
+    if result.moves:
+        out["moves"] = [_rounded(asdict(r)) for r in result.moves]
     if result.baseline is not None:
         out["baseline"] = baseline_to_dict(result.baseline)
     if result.own is not None:
@@ -203,6 +205,7 @@ def _workload(w: WorkloadResult) -> dict[str, Any]:
             "split_goodput": {k: [_r(v, 3) for v in row] for k, row in w.split_goodput.items()}} if w.split else {}),
         **({"size_classes": [_rounded(asdict(k)) for k in w.size_classes]} if w.size_classes else {}),
         **({"split_configs": {k: _split_config(x) for k, x in w.split_configs.items()}} if w.split_configs else {}),
+        **({"configs_by_period": [asdict(x) for x in w.configs_by_period]} if w.configs_by_period else {}),
     }
 
 

@@ -71,6 +71,44 @@ class SizeClassRow:
 
 
 @dataclass(frozen=True)
+class PeriodConfig:
+    """A moving workload's config in one contract period (policy.moves)."""
+
+    period: str
+    """The period's label, as PlanResult.periods and the hourly rows name it."""
+    start: str | None
+    """Its first day (ISO date; None without a start_date)."""
+    config: str
+    """The config's label (offer · accelerator · precision · layout)."""
+    key: str
+    offer: str | None
+    accelerator: str | None
+    precision: str | None
+    tp: int
+
+
+@dataclass(frozen=True)
+class MoveRow:
+    """A workload moved at a contract period's boundary (policy.moves)."""
+
+    workload: str
+    date: str | None
+    """The first day it runs on the new config (ISO date; None without a start_date)."""
+    period: str
+    """The period that starts there (its label)."""
+    from_config: str
+    to_config: str
+    from_offer: str | None
+    to_offer: str | None
+    saving: float
+    """What the move saves, priced at list prices: the GPU-hours it runs on the new config until its next move (or
+    the horizon's end), priced at the old config's offer's on-demand price per GPU-hour (what staying there by the
+    hour would cost), less what the plan pays for them at the new offer (its purchases' price per GPU-hour there,
+    the cheapest tier it bought); 0 where the old offer sells no on-demand hour. Not a re-solve: an estimate of
+    the move's worth, not the plan's cost with the workload held."""
+
+
+@dataclass(frozen=True)
 class SplitConfig:
     """One config of a workload whose traffic is split among several: where it runs and what it used."""
 
@@ -180,6 +218,9 @@ class WorkloadResult:
     split_configs: dict[str, SplitConfig] = field(default_factory=dict)
     """split: by_size — each config that serves part of the traffic (its label, as in `split`): where it runs,
     the GPU-hours it used by tier and its cost; they add up to the workload's."""
+    configs_by_period: list[PeriodConfig] = field(default_factory=list)
+    """A workload that moves (policy.moves): its config in each contract period, in order; the row's own config
+    (offer, accelerator, …) is the first period's. Empty: one config for the horizon."""
 
 
 @dataclass(frozen=True)
@@ -680,6 +721,8 @@ class PlanResult:
     showback: list[ShowbackRow] = field(default_factory=list)
     """The all-in spend by team, cost centre, month and tier (results.showback); Σ cost + committed_cost =
     cost_all_in. Empty in results written before it was kept."""
+    moves: list[MoveRow] = field(default_factory=list)
+    """Each workload's change of config at a contract period's boundary (policy.moves), by date; empty: none."""
 
     def period_days(self, h: HourlySupply) -> float:
         """Days an hourly row stands for: its day type's days, or their share in its period."""

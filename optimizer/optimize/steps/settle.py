@@ -17,6 +17,7 @@ from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.model import build_model
+from optimizer.optimize.moves import moving_offers
 from optimizer.optimize.policy import DEFAULT_POLICY, SolvePolicy
 from optimizer.optimize.program import Program
 from optimizer.optimize.solution import Solution, SolveInfo
@@ -65,8 +66,10 @@ def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segmen
         if c.offer:
             users.setdefault(c.offer, set()).add(c.workload)
     split = plan.split_workloads()  # a split workload serves from several configs at once: none is sole
+    moving = moving_offers(plan, cands) if segments.calendar is not None and segments.calendar.split else set()
     lonely = [c for w, cs in cands.by_workload.items() if len(cs) > 1 and w not in split for c in cs
-              if c.offer and c.offer not in own and users[c.offer] == {w}]
+              if c.offer and c.offer not in own and users[c.offer] == {w}
+              and c.offer not in moving]  # a config a workload may move to or from serves part of the horizon
     if not lonely:
         return None
     started = time.perf_counter() if started is None else started
