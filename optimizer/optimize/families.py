@@ -188,7 +188,8 @@ FAMILIES: tuple[Family, ...] = (
            "M(w) period by period (its api_cost spread over the periods' days)", "moves.define_moves",
            note="no x[c,π] when no workload can move (moves: never, no boundary, one offer per hardware): the program "
                 "is the one without moves"),
-    Family("move_hardware", "constraint", "w that may move with policy.moves same_hardware; c ∈ M(w); π after the first",
+    Family("move_hardware", "constraint",
+           "w that may move with policy.moves same_hardware; c ∈ M(w); π after the first",
            "x[c,π] ≤ Σ_{c' ∈ M(w), hw(c') = hw(c)} x[c']",
            "a later period keeps the first period's hardware hw: accelerator, precision, parallelism and layout, "
            "engine, API ceiling — only the offer changes (rent until bought servers are delivered, then run on them; "

@@ -125,8 +125,8 @@ def define_moves(prog: Program) -> None:
                 for pi in range(1, n):
                     v = prog.prob.add_variable(prog.names("moved", config_id(prog, c), f"p{pi + 1}"), lowBound=0)
                     prog.move_overlap[(c.key, pi)] = v
-                    prog.add("move_overlap", v >= prog.choice_at_period(c.key, pi) - prog.choice_at_period(c.key, pi - 1),
-                             prog.names("move_overlap", config_id(prog, c), f"p{pi + 1}"))
+                    entered = prog.choice_at_period(c.key, pi) - prog.choice_at_period(c.key, pi - 1)
+                    prog.add("move_overlap", v >= entered, prog.names("move_overlap", config_id(prog, c), f"p{pi + 1}"))
 
 
 def move_cost_per_move(prog: Program, c: Candidate) -> float:

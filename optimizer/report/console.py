@@ -230,9 +230,11 @@ def _moves(result: PlanResult) -> list:
     for col in ("workload", "from", "to", "date", "saving"):
         t.add_column(col, overflow=overflow(col), justify="right" if col == "saving" else "left")
     for m in result.moves:
-        t.add_row(m.workload, m.from_config, m.to_config, m.date or m.period, formatting.money(m.saving, result.currency))
-    return [Text(""), t, Text("  saving: the GPU-hours after the move at the old offer's on-demand price, less what the "
-                              "plan pays for them where it moved (list prices, not a re-solve)", style="dim")]
+        t.add_row(m.workload, m.from_config, m.to_config, m.date or m.period,
+                  formatting.money(m.saving, result.currency))
+    note = ("  saving: the GPU-hours after the move at the old offer's on-demand price, less what the plan pays for "
+            "them where it moved (list prices, not a re-solve)")
+    return [Text(""), t, Text(note, style="dim")]
 
 
 def _use(n, cur: str) -> tuple[str, str, str, str]:
