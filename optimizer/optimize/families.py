@@ -92,8 +92,7 @@ VARIABLES: tuple[Symbol, ...] = (
     Symbol("x[c,π]", "{0,1}", "policy.moves only: config c serves its workload in contract period π after the first "
            "(c among the configs it may move among, M(w)); in every row below, x[c] at a segment s of a later period "
            "stands for x[c,π(s)]"),
-    Symbol("v[c,π]", "≥ 0", "policy.move_cost > 0 only: 1 when the workload moves onto config c at period π's first "
-           "day"),
+    Symbol("v[c,π]", "≥ 0", "policy.moves only: 1 when the workload moves onto config c at period π's first day"),
     Symbol("n[c,s,h]", "≥ 0, ≤ the day's replica-hours",
            "replica-hours of batch config c (continuous: a replica may run part of an hour)"),
     Symbol("y[c,s]", "[0, max_share]", "share of batch config c's daily output tokens sent to the API"),
@@ -140,10 +139,11 @@ OBJECTIVE: tuple[Term, ...] = (
          "(not a cost: results recompute costs)",
          "model.define_baseline"),
     Term("moves", "Σ_{c,π} κ_c · v[c,π]",
-         "policy.move_cost: a move onto config c costs κ_c = move_cost GPU-hours × c's replicas at its busiest hour × "
-         "c's offer's on-demand price per GPU-hour (else the accelerator's cheapest on-demand price among the offers; "
-         "0 for the API): the old and the new replicas overlap while traffic drains (not a cost: results recompute "
-         "costs from purchases; each move is listed with its saving)", "moves.move_terms"),
+         "a move onto config c costs κ_c = policy.move_cost GPU-hours × c's replicas at its busiest hour × c's "
+         "offer's on-demand price per GPU-hour (else the accelerator's cheapest on-demand price among the offers): "
+         "the old and the new replicas overlap while traffic drains; at least a cent (moves.MOVE_TIE), so of two "
+         "plans of equal cost the one that stays is the optimum (not a cost: results recompute costs from "
+         "purchases; each move is listed with its saving)", "moves.move_terms"),
     Term("risk", "worst: F + t;  cvar at α: F + η + Σ_ξ π_ξ · u_ξ ÷ (1 − α)",
          "scenario plans with policy.risk worst or cvar: F the first stage (reserved, buy, fixed facility), "
          "Q_ξ each scenario's hourly nodes, API and serving energy as if certain", "model.define_risk"),
@@ -194,7 +194,7 @@ FAMILIES: tuple[Family, ...] = (
            "a later period keeps the first period's hardware hw: accelerator, precision, parallelism and layout, "
            "engine, API ceiling — only the offer changes (rent until bought servers are delivered, then run on them; "
            "move onto a renewal or off an expiring contract)", "moves.define_moves"),
-    Family("move_overlap", "constraint", "w that may move, policy.move_cost > 0; c ∈ M(w); π after the first",
+    Family("move_overlap", "constraint", "w that may move; c ∈ M(w); π after the first",
            "v[c,π] ≥ x[c,π] − x[c,π−1]", "a move onto c at π's first day (objective term moves)",
            "moves.define_moves"),
     Family("committed_split", "constraint", "o under contract, π, when pools do not share reservations",

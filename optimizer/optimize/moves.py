@@ -100,8 +100,7 @@ def move_variables(prog: Program, w: Workload) -> None:
 
 def define_moves(prog: Program) -> None:
     """Rows of families `move_choice` (one config per later period), `move_hardware` (same_hardware: a later
-    period's config keeps the first's hardware) and `move_overlap` (policy.move_cost: a config entered at a
-    boundary)."""
+    period's config keeps the first's hardware) and `move_overlap` (a config entered at a boundary)."""
     if not prog.movers:
         return
     n = len(prog.segments.calendar.periods)  # type: ignore[union-attr]
@@ -119,31 +118,36 @@ def define_moves(prog: Program) -> None:
                 for pi in range(1, n):
                     prog.add("move_hardware", prog.moves[(c.key, pi)] <= same_hw,
                              prog.names("move_hardware", config_id(prog, c), f"p{pi + 1}"))
-    if prog.plan.policy.move_cost > 0:
-        for wn, cs in prog.movers.items():
-            for c in cs:
-                for pi in range(1, n):
-                    v = prog.prob.add_variable(prog.names("moved", config_id(prog, c), f"p{pi + 1}"), lowBound=0)
-                    prog.move_overlap[(c.key, pi)] = v
-                    entered = prog.choice_at_period(c.key, pi) - prog.choice_at_period(c.key, pi - 1)
-                    prog.add("move_overlap", v >= entered, prog.names("move_overlap", config_id(prog, c), f"p{pi + 1}"))
+    # v[c,π]: every move is charged (MOVE_TIE without a move_cost), so a move that saves nothing is not made
+    for wn, cs in prog.movers.items():
+        for c in cs:
+            for pi in range(1, n):
+                v = prog.prob.add_variable(prog.names("moved", config_id(prog, c), f"p{pi + 1}"), lowBound=0)
+                prog.move_overlap[(c.key, pi)] = v
+                entered = prog.choice_at_period(c.key, pi) - prog.choice_at_period(c.key, pi - 1)
+                prog.add("move_overlap", v >= entered, prog.names("move_overlap", config_id(prog, c), f"p{pi + 1}"))
+
+
+MOVE_TIE = 0.01
+"""What a move costs in the objective without policy.move_cost: a cent, so that of two plans of equal cost the one
+that keeps the workload where it is is the optimum (a move the plan lists saves something)."""
 
 
 def move_cost_per_move(prog: Program, c: Candidate) -> float:
     """What moving a workload onto config c at a boundary costs: policy.move_cost GPU-hours for each of c's
     replicas at its busiest hour, at c's offer's on-demand price per GPU-hour (else the same accelerator's
-    cheapest on-demand price among the program's offers; 0 without one)."""
-    if c.offer is None:
-        return 0.0
+    cheapest on-demand price among the program's offers; 0 without one) — at least MOVE_TIE."""
+    if prog.plan.policy.move_cost <= 0 or c.offer is None:
+        return MOVE_TIE
     replicas = max((r.total for r in c.replicas.values()), default=0)
     price = prices.gpu_hour(prog.offers[c.offer], "on-demand") or min(
         (p for o in prog.offers.values() if o.accelerator == prog.offers[c.offer].accelerator
          and (p := prices.gpu_hour(o, "on-demand")) > 0), default=0.0)
-    return prog.plan.policy.move_cost * replicas * price
+    return max(MOVE_TIE, prog.plan.policy.move_cost * replicas * price)
 
 
 def move_terms(prog: Program) -> pulp.LpAffineExpression:
-    """The objective term `moves`: the overlap each move costs (0 unless policy.move_cost)."""
+    """The objective term `moves`: the overlap each move costs (MOVE_TIE unless policy.move_cost)."""
     return pulp.lpSum(move_cost_per_move(prog, c) * v for (key, _pi), v in prog.move_overlap.items()
                       for c in (prog.candidate(key),))
 
