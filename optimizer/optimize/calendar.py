@@ -235,14 +235,17 @@ class Segments:
 
 
 def segment(plan: Plan, offers: Iterable[str], arrivals: list[Arrival] | None = None,
-            reservable: Iterable[str] = (), cuts: Iterable[int] = (), cut_offers: Iterable[str] = ()) -> Segments:
+            reservable: Iterable[str] = (), cuts: Iterable[int] = (), cut_offers: Iterable[str] = (),
+            moving: Iterable[str] = ()) -> Segments:
     """The segments of a plan whose candidates use `offers` (model.define_committed_split); `arrivals`
     are the days servers of your own arrive (candidates.ownership.arrivals); `reservable` the offers that
     sell a reserved tier to some pool: where new reservations may start after the first day
     (reservation_days), their segments are cut at those days too. A plan with no such day (no signed
     contract ending inside the horizon, policy.reservation_starts not monthly) keeps one segment per
     day type at every offer without a changing commitment. `cuts` are further days the periods are cut at
-    (where a spend commitment starts or stops: spend.cut_days), `cut_offers` the offers planned per period there."""
+    (where a spend commitment starts or stops: spend.cut_days), `cut_offers` the offers planned per period there.
+    `moving` are the offers a workload may move to or from at a period's boundary (optimize.moves.moving_offers):
+    when the horizon has periods, theirs are per period too."""
     days = plan.day_type_days()
     segments: dict[str, tuple[str, float, int | None]] = {d: (d, n, None) for d, n in days.items()}
     offer_segments: dict[str, list[tuple[str, str]]] = {}
@@ -256,7 +259,8 @@ def segment(plan: Plan, offers: Iterable[str], arrivals: list[Arrival] | None = 
     if not plan.commitments and not arrivals and not later and not extra:
         return Segments(None, segments, offer_segments, committed, tuple(days))
     cal = calendar(plan, arrivals, sorted(set(later) | set(extra)))
-    varying = (cal.varying_offers() | renewing | (set(cut_offers) if extra else set())) & used
+    varying = (cal.varying_offers() | renewing | (set(cut_offers) if extra else set())
+               | (set(moving) if cal.split else set())) & used
     for o in sorted(varying):
         segs = []
         for per in cal.periods:

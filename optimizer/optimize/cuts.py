@@ -236,7 +236,7 @@ def define_node_rounding(prog: Program, violated_only: bool = False) -> int:
             if m == 1:
                 continue  # whole GPUs are whole nodes: nothing to round
             cs = by_offer[o]
-            if violated_only and not any(value_of(prog.choice[c.key]) > 1e-9 for c in cs):
+            if violated_only and not any(value_of(x) > 1e-9 for c in cs for x in prog.choices_of(c.key)):
                 continue  # none of its configs here is chosen, even in part: no row is violated
             nodes_at = _nodes_for(prog, w, o)
             for s, dtype in prog.segments.of_offer(o):
@@ -248,7 +248,8 @@ def define_node_rounding(prog: Program, violated_only: bool = False) -> int:
                 for h in range(24):
                     if (w.name, o, s, h) in added:
                         continue
-                    terms = [(math.ceil(max(0, c.gpus[(dtype, h)] - k) / m - 1e-9), prog.choice[c.key]) for c in cs]
+                    terms = [(math.ceil(max(0, c.gpus[(dtype, h)] - k) / m - 1e-9), prog.choice_at(c.key, s))
+                             for c in cs]  # a moving workload's: its config in the segment's period
                     if not any(n for n, _ in terms):
                         continue
                     nodes = nodes_at(s, h)

@@ -94,7 +94,12 @@ SETS: tuple[Symbol, ...] = (
 )
 
 VARIABLES: tuple[Symbol, ...] = (
-    Symbol("x[c]", "{0,1}", "config c serves its workload (the constant 1 when it is the only one)"),
+    Symbol("x[c]", "{0,1}", "config c serves its workload (the constant 1 when it is the only one); for a workload "
+           "that may move (policy.moves), in the first contract period"),
+    Symbol("x[c,π]", "{0,1}", "policy.moves only: config c serves its workload in contract period π after the first "
+           "(c among the configs it may move among, M(w)); in every row below, x[c] at a segment s of a later period "
+           "stands for x[c,π(s)]"),
+    Symbol("v[c,π]", "≥ 0", "policy.moves only: 1 when the workload moves onto config c at period π's first day"),
     Symbol("n[c,s,h]", "≥ 0, ≤ the day's replica-hours",
            "replica-hours of batch config c (continuous: a replica may run part of an hour)"),
     Symbol("y[c,s]", "[0, max_share]", "share of batch config c's daily output tokens sent to the API"),
@@ -153,6 +158,12 @@ OBJECTIVE: tuple[Term, ...] = (
          "--baseline: leaving workload w's last choice b_w (a split workload's: its set of configs) costs τ·C_w "
          "(not a cost: results recompute costs)",
          "model.define_baseline"),
+    Term("moves", "Σ_{c,π} κ_c · v[c,π]",
+         "a move onto config c costs κ_c = policy.move_cost GPU-hours × c's replicas at its busiest hour × c's "
+         "offer's on-demand price per GPU-hour (else the accelerator's cheapest on-demand price among the offers): "
+         "the old and the new replicas overlap while traffic drains; at least a cent (moves.MOVE_TIE), so of two "
+         "plans of equal cost the one that stays is the optimum (not a cost: results recompute costs from "
+         "purchases; each move is listed with its saving)", "moves.move_terms"),
     Term("risk", "worst: F + t;  cvar at α: F + η + Σ_ξ π_ξ · u_ξ ÷ (1 − α)",
          "scenario plans with policy.risk worst or cvar: F the first stage (reserved, buy, fixed facility), "
          "Q_ξ each scenario's hourly nodes, API and serving energy as if certain", "model.define_risk"),
@@ -206,6 +217,25 @@ FAMILIES: tuple[Family, ...] = (
            "model.define_share", rows=("share_memory", "share_used", "share_load", "share_rollout"),
            note="the configs' own G[c,d,h] hold what the group would need were c alone in it: a ranking key, not in "
                 "the program; cuts node_rounding and commit_low skip shared configs"),
+    Family("move_choice", "constraint", "w that may move (policy.moves same_hardware or any; interactive, split: none, "
+           "no scenarios, commitments not sized low; a contract period's boundary in the horizon); π after the first",
+           "Σ_{c∈M(w)} x[c,π] + Σ_{c∈C(w)∖M(w)} x[c] = 1",
+           "one config per contract period: at a boundary (servers bought delivered, a signed contract's start or end, "
+           "a day a new reservation may start on) the workload may move among M(w), its configs whose hardware "
+           "another offer has (same_hardware) or all of them (any); a config outside M(w) is held all horizon. Every "
+           "offer of M(w) plans its supply per period (calendar.segment). The API overflow term prices a config of "
+           "M(w) period by period (its api_cost spread over the periods' days)", "moves.define_moves",
+           note="no x[c,π] when no workload can move (moves: never, no boundary, one offer per hardware): the program "
+                "is the one without moves"),
+    Family("move_hardware", "constraint",
+           "w that may move with policy.moves same_hardware; c ∈ M(w); π after the first",
+           "x[c,π] ≤ Σ_{c' ∈ M(w), hw(c') = hw(c)} x[c']",
+           "a later period keeps the first period's hardware hw: accelerator, precision, parallelism and layout, "
+           "engine, API ceiling — only the offer changes (rent until bought servers are delivered, then run on them; "
+           "move onto a renewal or off an expiring contract)", "moves.define_moves"),
+    Family("move_overlap", "constraint", "w that may move; c ∈ M(w); π after the first",
+           "v[c,π] ≥ x[c,π] − x[c,π−1]", "a move onto c at π's first day (objective term moves)",
+           "moves.define_moves"),
     Family("committed_split", "constraint", "o under contract, π, when pools do not share reservations",
            "Σ_p a[o,p,π] ≤ K[o,π]",
            "pools split the GPUs already under contract; contracts signed before the plan are sunk (not in the "

@@ -24,6 +24,7 @@ from optimizer.optimize import costs, spend
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.cuts import add_cuts
+from optimizer.optimize.moves import api_cost_terms, define_moves, move_terms, move_variables, movers, moved
 from optimizer.optimize.program import (
     SERVES,
     Program,
@@ -80,6 +81,7 @@ def _built(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, *, elast
     define_commitments_at_low(prog)
     define_facility(prog)
     define_savings_plans(prog)
+    define_moves(prog)
     if cuts:
         add_cuts(prog)
     define_objective(prog)
@@ -102,6 +104,7 @@ def _committed_supply(prog: Program, o: str, p: str, seg: str):
 def define_variables(prog: Program) -> None:
     """Every variable of the program (see the module docstring), with its bounds."""
     names, plan = prog.names, prog.plan
+    prog.movers = movers(prog)
     # x[c]: one binary per config of a workload that has more than one
     for w in plan.workloads:
         cs = prog.cands.by_workload[w.name]
@@ -139,6 +142,9 @@ def define_variables(prog: Program) -> None:
             continue
         if is_split(prog, w):
             _split_variables(prog, w)
+            continue
+        if w.name in prog.movers:  # x[c,π]: its config per contract period
+            move_variables(prog, w)
             continue
         for c in gpu_cands(prog, w):
             x = prog.choice[c.key]
@@ -754,7 +760,9 @@ def define_objective(prog: Program) -> None:
                     for (o, _p, s, _h), v in prog.on_demand.items())
     spot = pulp.lpSum(costs.hourly_per_node(plan, segments, prog.offers[o], "spot", s) * v
                       for (o, _p, s, _h), v in prog.spot.items())
-    api_terms = [c.api_cost * prog.choice[c.key] for c in prog.cands.all() if c.api_cost and c.key not in prog.sole_tenant]
+    api_terms = [c.api_cost * prog.choice[c.key] for c in prog.cands.all()
+                 if c.api_cost and c.key not in prog.sole_tenant and not moved(prog, c)]
+    api_terms += [t for c in prog.cands.all() if c.api_cost and moved(prog, c) for t in api_cost_terms(prog, c)]
     by_name = {w.name: w for w in plan.workloads}
     days = segments.days()
     for (wn, s), y in prog.api_volume.items():
@@ -766,12 +774,15 @@ def define_objective(prog: Program) -> None:
     savings_plan = sp_paid + pulp.lpSum(sp_credit.values())
     prog.cost_terms = {"reserved": reserved, "on_demand": od, "spot": spot, "api": pulp.lpSum(api_terms),
                        "buy": bought, "facility": facility, "sole_tenant": sole_tenant, "savings_plan": savings_plan}
+    if prog.move_overlap:
+        prog.cost_terms["moves"] = move_terms(prog)
     penalty = pulp.lpSum(_excess_penalty(prog) * v for v in prog.cap_excess.values())
     sd = scenario_days(plan)
     if sd is not None and plan.policy.risk.measure != "expected":
         prog.prob += define_risk(prog, sd, reserved + bought + fixed + sp_paid) + penalty
         return
-    prog.prob += reserved + od + spot + pulp.lpSum(api_terms) + bought + facility + sole_tenant + savings_plan + penalty
+    prog.prob += (reserved + od + spot + pulp.lpSum(api_terms) + bought + facility + sole_tenant + savings_plan
+                  + penalty + prog.cost_terms.get("moves", 0))
 
 
 def define_sole_tenant(prog: Program) -> pulp.LpAffineExpression:

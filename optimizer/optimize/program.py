@@ -101,6 +101,12 @@ class Program:
     """c[j,o,s,h]: (commitment key, offer, cell, hour) → discounted spend an hour of commitment j covers at offer o."""
     spend_plans: list = field(default_factory=list)
     """The spend commitments in the program (spend.SpendPlan)."""
+    movers: dict[str, list[Candidate]] = field(default_factory=dict)
+    """Workloads that may change config at a contract period's boundary → the configs they move among (moves.movers)."""
+    moves: dict[tuple[str, int], pulp.LpVariable] = field(default_factory=dict)
+    """x[c,π]: (candidate key, contract period after the first) → binary; x[c] is the first period's."""
+    move_overlap: dict[tuple[str, int], pulp.LpVariable] = field(default_factory=dict)
+    """(candidate key, period) → 1 when the workload moves onto c at the period's first day (policy.move_cost)."""
 
     # expressions over the variables
     gpu_demand: dict[str, dict[DayHour, Term]] = field(default_factory=dict)
@@ -125,6 +131,25 @@ class Program:
     sole_tenant: dict[str, float] = field(default_factory=dict)
     """Configs at an offer no other workload can use → what that offer costs serving them alone, solved
     apart (define_sole_tenant): in the program each is its x[c] at that cost, with no capacity of its own."""
+
+    def choice_at_period(self, key: str, period: int | None):
+        """The choice of config `key` in a contract period: x[c,π] for a config that may move, else x[c]."""
+        if period:
+            v = self.moves.get((key, period))
+            if v is not None:
+                return v
+        return self.choice[key]
+
+    def choice_at(self, key: str, segment: str):
+        """The choice of config `key` in a segment: its period's (choice_at_period)."""
+        return self.choice_at_period(key, self.segments.period_of(segment)) if self.moves else self.choice[key]
+
+    def choices_of(self, key: str) -> list:
+        """x[c] and every x[c,π] of config `key`."""
+        return [self.choice[key]] + [v for (k, _pi), v in self.moves.items() if k == key]
+
+    def candidate(self, key: str) -> Candidate:
+        return next(c for c in self.cands.all() if c.key == key)
 
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
         self.prob += constraint, name
@@ -198,8 +223,8 @@ class Program:
     def first_stage_fixed(self) -> Iterator[None]:
         """Hold every decision made once for the horizon at its solved value (configs, reserved and bought
         levels, committed split, rack positions) by bounds, then undo: what is left is hour by hour."""
-        first = [v for v in (*self.choice.values(), *self.reserved.values(), *self.reserved_later.values(),
-                             *self.committed_split.values(), *self.spend_new.values(),
+        first = [v for v in (*self.choice.values(), *self.moves.values(), *self.reserved.values(),
+                             *self.reserved_later.values(), *self.committed_split.values(), *self.spend_new.values(),
                              *self.racks.values()) if isinstance(v, pulp.LpVariable)]
         saved = [(v, v.lowBound, v.upBound) for v in first]
         for v in first:
@@ -229,8 +254,8 @@ class Program:
     def integer_variables(self) -> list[pulp.LpVariable]:
         """Every whole-number decision: configs, committed splits, reserved and bought nodes, on-demand and
         spot nodes, racks (read from the program's own tables: PuLP's variables() walks every row)."""
-        return [v for table in (self.choice, self.committed_split, self.reserved, self.reserved_later, self.on_demand,
-                                self.spot, self.racks, self.split_replicas, self.share_gpus)
+        return [v for table in (self.choice, self.moves, self.committed_split, self.reserved, self.reserved_later,
+                                self.on_demand, self.spot, self.racks, self.split_replicas, self.share_gpus)
                 for v in table.values() if isinstance(v, pulp.LpVariable)]
 
     @functools.cached_property
@@ -261,7 +286,9 @@ class Program:
                                                         c.key == cs[0].key)).key
                 continue
             chosen[w.name] = max(cs, key=lambda c: (value_of(self.choice[c.key]), c.key == cs[0].key)).key
+        moved = self._moved(chosen)
         keys = list(chosen.values()) + [k for used in split.values() for k in used if k not in chosen.values()]
+        keys += [k for ks in moved.values() for k in dict.fromkeys(ks) if k not in keys]
         gpus = {key: {dh: coef * (var.varValue or 0.0) if var is not None else coef
                       for dh, (coef, var) in self.gpu_demand.get(key, {}).items()}
                 for key in keys}
@@ -280,7 +307,7 @@ class Program:
             api_volume={k: value_of(v) for k, v in self.api_volume.items()},
             cap_excess={k: value_of(v) for k, v in self.cap_excess.items()},
             switching_cost={w: cost for w, (_key, cost) in self.baseline_penalty.items()}, split=split,
-            split_replicas=self._split_replicas(split), shared=shared[0],
+            split_replicas=self._split_replicas(split), shared=shared[0], moves=moved,
             spend_new={k: value_of(v) for k, v in self.spend_new.items()},
             spend_covered={k: value_of(v) for k, v in self.spend_covered.items()})
 
@@ -304,6 +331,20 @@ class Program:
             for c, t in zip(members[(o, p)], times):
                 parts.setdefault(c.key, {})[(s, h)] = sum(g) * (t / whole if whole > 0 else 1 / len(times))
         return groups, parts
+
+    def _moved(self, chosen: dict[str, str]) -> dict[str, tuple[str, ...]]:
+        """Each workload that may move and does → its config's key in each contract period (the first: chosen)."""
+        out = {}
+        n = len(self.segments.calendar.periods) if self.movers and self.segments.calendar else 0
+        for w, cs in self.movers.items():
+            moving = {c.key for c in cs}
+            if chosen[w] not in moving:
+                continue
+            keys = [chosen[w]] + [max(cs, key=lambda c: (value_of(self.moves[(c.key, pi)]), c.key == chosen[w])).key
+                                  for pi in range(1, n)]
+            if len(set(keys)) > 1:
+                out[w] = tuple(keys)
+        return out
 
     def _split_replicas(self, split: dict[str, dict[str, tuple[float, ...]]]
                         ) -> dict[str, dict[DayHour, tuple[int, int, int]]]:

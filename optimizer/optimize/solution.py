@@ -109,6 +109,9 @@ class Solution:
     """New spend commitment (spend.SpendPlan key) → its $/hour of discounted spend (model.define_savings_plans)."""
     spend_covered: dict[tuple[str, str, str, int], float] = field(default_factory=dict)
     """(commitment key, offer, cell, hour) → discounted spend of that hour it covers at the offer."""
+    moves: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Workloads that change config at a contract period's boundary (policy.moves) → their config's key in each
+    contract period (segments.calendar.periods' order; the first is `chosen`); `gpus` holds every such config."""
 
     def gpus_at(self, key: str, dh: DayHour) -> float:
         return self.gpus.get(key, {}).get(dh, 0.0)

@@ -32,6 +32,7 @@ from optimizer.optimize import work
 from optimizer.optimize.calendar import Segments, segment
 from optimizer.optimize.cuts import define_pooled_rounding
 from optimizer.optimize.model import build_model
+from optimizer.optimize.moves import moving_offers
 from optimizer.optimize.policy import SolvePolicy
 from optimizer.optimize.program import Program
 from optimizer.optimize.solution import Solution, SolveInfo
@@ -68,7 +69,8 @@ def _segments(loaded: LoadedPlan, cands: CandidateSet) -> Segments:
     reservable = {c.offer for c in cands.all() if c.offer and c.pool is not None and any(
         k in RESERVED_TIERS for k in allowed_tiers(loaded.plan, used[c.offer], c.pool))}
     cuts, cut_offers = spend.cut_days(loaded.plan, used)
-    return segment(loaded.plan, cands.offer_ids(), ownership.arrivals(loaded.plan, used), reservable, cuts, cut_offers)
+    return segment(loaded.plan, cands.offer_ids(), ownership.arrivals(loaded.plan, used), reservable, cuts, cut_offers,
+                   moving_offers(loaded.plan, cands))
 
 
 def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions = SolveOptions(),

@@ -91,6 +91,8 @@ def render_result(result: PlanResult) -> Group:
                    f"{r.base:,}", f"{r.spares:,}", f"{r.rollout:,}",
                    f"{r.total:,}", f"{w.gpus_at_peak:,}", formatting.money(w.cost / result.horizon_days, cur),
                    *((formatting.money(w.committed_cost / result.horizon_days, cur),) if committed else ()))
+        for x in w.configs_by_period[1:]:  # a workload that moves: its config from each later period's first day
+            wl.add_row("", "", f"↳ from {x.start or x.period}: {x.config}", *([""] * (len(cols) - 3)), style="dim")
         if w.split and w.size_classes:  # split: by_size — the size classes the shares below are of
             wl.add_row("", "", "size classes (requests · input→output tokens): " + L.size_classes_text(w),
                        *([""] * (len(cols) - 3)), style="dim")
@@ -126,6 +128,7 @@ def render_result(result: PlanResult) -> Group:
     if any(p.price_estimated for p in result.purchases):
         parts.append(Text("* estimated price (published discount policy), see the catalog", style="dim"))
     parts += _commitments(result)
+    parts += _moves(result)
     parts += _own(result)
     parts += _changes(result)
     caps = L.caps_that_bind(result)  # goodput limits: the workload rows
@@ -259,6 +262,22 @@ def _spend_commitments(result: PlanResult) -> list:
                       formatting.money(n.horizon_share, cur), formatting.money(n.covered_on_demand, cur), *_use(n, cur))
         parts += [Text(""), t]
     return parts
+
+
+def _moves(result: PlanResult) -> list:
+    """Each workload's move at a contract period's boundary (policy.moves), with its saving."""
+    if not result.moves:
+        return []
+    t = Table(title="Moves (a workload changes offer or config where a contract period starts)", title_justify="left",
+              show_edge=False)
+    for col in ("workload", "from", "to", "date", "saving"):
+        t.add_column(col, overflow=overflow(col), justify="right" if col == "saving" else "left")
+    for m in result.moves:
+        t.add_row(m.workload, m.from_config, m.to_config, m.date or m.period,
+                  formatting.money(m.saving, result.currency))
+    note = ("  saving: the GPU-hours after the move at the old offer's on-demand price, less what the plan pays for "
+            "them where it moved (list prices, not a re-solve)")
+    return [Text(""), t, Text(note, style="dim")]
 
 
 def _use(n, cur: str) -> tuple[str, str, str, str]:

@@ -18,6 +18,7 @@ from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan
 from optimizer.optimize import costs
+from optimizer.optimize.calendar import Period
 from optimizer.optimize.solution import Solution, SolveInfo
 from optimizer.physics import replicas as rep
 from optimizer.results import cashflow as cf
@@ -32,6 +33,8 @@ from optimizer.results.types import (
     Binding,
     CandidateRow,
     HourlySupply,
+    MoveRow,
+    PeriodConfig,
     PlanResult,
     Purchase,
     ReplicaCount,
@@ -112,8 +115,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
                         members.setdefault(k, []).append((w.name, exact))
                         if sol.split.get(w.name):
                             by_config.setdefault(k, []).append(((w.name, c.key), exact))
-            for d in days:
-                per[d] = [a + b for a, b in zip(per[d], one[d])]
+            for d in days:  # a moving workload's configs serve in turn: its busiest period's GPUs
+                per[d] = [max(a, b) if w.name in sol.moves else a + b for a, b in zip(per[d], one[d])]
         hourly_gpus[w.name] = per
         workload_gh[w.name] = gh
     for k, g in shared_exact.items():
@@ -259,7 +262,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
         allocated = {"buy": 0.0, "facility": 0.0, **allocated}
     for w in plan.workloads:
         c = chosen[w.name]
-        api_cost, api_share, api_rates = _api(solved, w, c, days)
+        api_cost, api_share, api_rates = _api(solved, w, c, days) if w.name not in sol.moves \
+            else _api_moving(solved, w, days)
         cost_by_tier["api"] += api_cost
         tiers, gh_tiers, gh_days = _charged(alloc.get(w.name, {}), by_day.get(w.name, {}), rates, own_terms)
         for t, v in tiers.items():
@@ -272,6 +276,8 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             team=w.team,
             cost_center=w.cost_center, peak_derivation=peak_derivation(plan, w),
             tenants=_shares(w.tenants)))
+        if w.name in sol.moves:
+            results[-1] = replace(results[-1], configs_by_period=_configs_by_period(solved, w.name))
         if sol.split.get(w.name):
             results[-1] = _with_split_configs(solved, w, c, results[-1], alloc_config, by_day_config, rates,
                                               own_terms, config_gh)
@@ -352,6 +358,7 @@ def extract(plan: Plan, cands: CandidateSet, sol: Solution, info: SolveInfo, cat
             plan, spent.new, spent.signed, cf.SCHEDULE_MONTHS)), own=own_result, scenarios=scenario_rows,
         risk=risk, shared_gpus=_shared_groups(solved, chosen, workload_gh),
         new_spend_commitments=spent.new, spend_commitments=spent.signed)
+    result = replace(result, moves=_moves(solved, result))
     showback = sb.rows(result, plan.policy.idle, book=plan.policy.showback == "book")
     return decision.marked(replace(result, showback=showback))
 
@@ -693,7 +700,11 @@ def _config_replicas(solved: Solved, x: Candidate, d: str, h: int) -> tuple[int,
 
 
 def _serving(solved: Solved, workload: str, c: Candidate) -> list[Candidate]:
-    """The configs that serve a workload: its chosen one, and with split: by_size every other one that serves."""
+    """The configs that serve a workload: its chosen one, and with split: by_size every other one that serves;
+    a moving workload's config of each contract period."""
+    moved = solved.sol.moves.get(workload)
+    if moved:
+        return [c] + [x for x in solved.cands.by_workload[workload] if x.key in moved and x.key != c.key]
     used = solved.sol.split.get(workload)
     if not used:
         return [c]
@@ -807,4 +818,56 @@ def _binding(solved: Solved, results: list[WorkloadResult], purchases: list[Purc
             out.append(Binding("overflow_share", r.name, f"sends its maximum {w.api.max_share:.0%} of tokens to the API"))
         if r.goodput_source == "estimated" and r.bound:
             out.append(Binding("goodput", r.name, f"goodput limited by {r.bound}"))
+    return out
+
+
+def _period_keys(solved: Solved, workload: str) -> list[tuple[Period, Candidate]]:
+    """A moving workload's contract periods, each with its config there."""
+    cal = solved.sol.segments.calendar
+    assert cal is not None
+    by_key = {x.key: x for x in solved.cands.by_workload[workload]}
+    return [(per, by_key[k]) for per, k in zip(cal.periods, solved.sol.moves[workload])]
+
+
+def _api_moving(solved: Solved, w, days: dict[str, int]) -> tuple[float, float, dict[str, list[float]]]:
+    """_api for a workload that moves: each period's config on that period's days (its API rates: the first's)."""
+    cost = sent = total = 0.0
+    rates: dict[str, list[float]] = {}
+    dem = solved.cands.demand.get(w.name, {})
+    for per, c in _period_keys(solved, w.name):
+        got, share, r = _api(solved, w, c, per.day_types)  # type: ignore[arg-type]
+        tokens = sum(n * SECONDS_PER_HOUR * dem.get((d, h), 0.0) for d, n in per.day_types.items() for h in range(24))
+        cost, sent, total = cost + got, sent + share * tokens, total + tokens
+        rates = rates or r
+    return cost, (sent / total if total else 0.0), rates
+
+
+def _configs_by_period(solved: Solved, workload: str) -> list[PeriodConfig]:
+    return [PeriodConfig(per.label, per.start.isoformat() if per.start else None, c.label, c.key, c.offer,
+                         c.accelerator, c.precision, c.tp) for per, c in _period_keys(solved, workload)]
+
+
+def _moves(solved: Solved, result) -> list[MoveRow]:
+    """Each change of a moving workload's config between two contract periods, with its saving (MoveRow.saving)."""
+    paid: dict[str, float] = {}  # offer → the cheapest price per GPU-hour the plan pays there
+    for p in result.purchases:
+        if p.gpu_hours > 0:
+            paid[p.offer] = min(paid.get(p.offer, math.inf), p.cost / p.gpu_hours)
+    out = []
+    for w in solved.plan.workloads:
+        if w.name not in solved.sol.moves:
+            continue
+        periods = _period_keys(solved, w.name)
+        for i in range(1, len(periods)):
+            (_prev, a), (per, b) = periods[i - 1], periods[i]
+            if a.key == b.key:
+                continue
+            j = next((k for k in range(i + 1, len(periods)) if periods[k][1].key != b.key), len(periods))
+            gpu_hours = sum(n * sum(b.gpus.get((d, h), 0) for h in range(24))
+                            for q, _c in periods[i:j] for d, n in q.day_types.items())
+            before = prices.gpu_hour(solved.offers[a.offer], "on-demand") if a.offer in solved.offers else 0.0
+            after = paid.get(b.offer or "", 0.0)
+            saving = gpu_hours * (before - after) if before else 0.0
+            out.append(MoveRow(w.name, per.start.isoformat() if per.start else None, per.label, a.label, b.label,
+                               a.offer, b.offer, saving))
     return out

@@ -160,6 +160,8 @@ def _commitments(result: PlanResult) -> dict[str, Any]:
                               for g in result.shared_gpus]
     if result.showback:
         out["showback"] = [_rounded(asdict(r)) for r in result.showback]
+    if result.moves:
+        out["moves"] = [_rounded(asdict(r)) for r in result.moves]
     if result.baseline is not None:
         out["baseline"] = baseline_to_dict(result.baseline)
     if result.own is not None:
@@ -214,6 +216,7 @@ def _workload(w: WorkloadResult) -> dict[str, Any]:
         **({"size_classes": [_rounded(asdict(k)) for k in w.size_classes]} if w.size_classes else {}),
         **({"split_configs": {k: _split_config(x) for k, x in w.split_configs.items()}} if w.split_configs else {}),
         **({"shared": w.shared} if w.shared else {}),
+        **({"configs_by_period": [asdict(x) for x in w.configs_by_period]} if w.configs_by_period else {}),
     }
 
 

@@ -112,6 +112,44 @@ class SharedGroup:
 
 
 @dataclass(frozen=True)
+class PeriodConfig:
+    """A moving workload's config in one contract period (policy.moves)."""
+
+    period: str
+    """The period's label, as PlanResult.periods and the hourly rows name it."""
+    start: str | None
+    """Its first day (ISO date; None without a start_date)."""
+    config: str
+    """The config's label (offer · accelerator · precision · layout)."""
+    key: str
+    offer: str | None
+    accelerator: str | None
+    precision: str | None
+    tp: int
+
+
+@dataclass(frozen=True)
+class MoveRow:
+    """A workload moved at a contract period's boundary (policy.moves)."""
+
+    workload: str
+    date: str | None
+    """The first day it runs on the new config (ISO date; None without a start_date)."""
+    period: str
+    """The period that starts there (its label)."""
+    from_config: str
+    to_config: str
+    from_offer: str | None
+    to_offer: str | None
+    saving: float
+    """What the move saves, priced at list prices: the GPU-hours it runs on the new config until its next move (or
+    the horizon's end), priced at the old config's offer's on-demand price per GPU-hour (what staying there by the
+    hour would cost), less what the plan pays for them at the new offer (its purchases' price per GPU-hour there,
+    the cheapest tier it bought); 0 where the old offer sells no on-demand hour. Not a re-solve: an estimate of
+    the move's worth, not the plan's cost with the workload held."""
+
+
+@dataclass(frozen=True)
 class SplitConfig:
     """One config of a workload whose traffic is split among several: where it runs and what it used."""
 
@@ -224,6 +262,9 @@ class WorkloadResult:
     shared: str | None = None
     """policy.share_pools: how it shares its GPUs with other workloads (mps or time_slicing; the result's
     shared_gpus lists the group); None: GPUs (or MIG slices) of its own."""
+    configs_by_period: list[PeriodConfig] = field(default_factory=list)
+    """A workload that moves (policy.moves): its config in each contract period, in order; the row's own config
+    (offer, accelerator, …) is the first period's. Empty: one config for the horizon."""
 
 
 @dataclass(frozen=True)
@@ -733,6 +774,8 @@ class PlanResult:
     counts its horizon share in cost.by_tier.savings_plan, net of the on-demand list spend it covers)."""
     spend_commitments: list[SpendContract] = field(default_factory=list)
     """Spend commitments signed before this plan that run in the horizon (their spend there is in cost_committed)."""
+    moves: list[MoveRow] = field(default_factory=list)
+    """Each workload's change of config at a contract period's boundary (policy.moves), by date; empty: none."""
 
     def period_days(self, h: HourlySupply) -> float:
         """Days an hourly row stands for: its day type's days, or their share in its period."""

@@ -192,6 +192,13 @@ def _low_q4() -> Program:
     return build_model(loaded, cands, _segments(loaded, cands))  # type: ignore[arg-type]
 
 
+def _move_cost_program() -> Program:
+    """owned-cluster with policy.move_cost: its workloads may move at the servers' arrivals, each move priced."""
+    loaded, cands = _loaded("owned-cluster")
+    loaded = _with_policy(loaded, move_cost=2.0)
+    return build_model(loaded, cands, _segments(loaded, cands))  # type: ignore[arg-type]
+
+
 def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
     seen: set[str] = set()
     q4 = _program("q4")
@@ -200,6 +207,7 @@ def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
         "q4, pools not sharing, diagnosis": _program("q4", elastic=True, shared=False),
         "q1-with-commitments, pools not sharing": _program("q1-with-commitments", shared=False),
         "owned-cluster": _program("owned-cluster"),
+        "owned-cluster, a move cost": _move_cost_program(),
         "q1-forecast, worst": _program("q1-forecast", risk="worst"),
         "q1-forecast, cvar": _program("q1-forecast", risk="cvar"),
         "q4, commitments at the low end of a band": _low_q4(),

@@ -324,6 +324,17 @@ class Policy(Strict):
     expiry; monthly — also the first day of each calendar month. A reservation starting later serves from
     that day to the horizon's end and costs the horizon those days; its full term is still signed
     (new_commitments). Days after the first need a start_date."""
+    moves: Literal["same_hardware", "any", "never"] = Field(default="same_hardware", examples=["never"])
+    """Whether a workload may change config at a contract period's boundary (a delivery of servers bought, a signed
+    contract's start or expiry, a day a new reservation may start on: reservation_starts): same_hardware — to
+    another offer of the same accelerator, precision, parallelism, engine and API ceiling (rent until the servers
+    bought are delivered, then run on them; move onto a renewal, off an expiring contract); any — also to another
+    config; never — one config for the whole horizon. Interactive workloads with split: none only, in plans
+    without scenarios (others keep one config)."""
+    move_cost: float = Field(default=0.0, ge=0, le=10_000, examples=[2])
+    """GPU-hours of overlap each replica moved costs (the old and the new replica run side by side while traffic
+    drains), priced at the destination offer's on-demand price per GPU-hour; in the objective only, like a
+    baseline's switching cost (the result's costs are its purchases')."""
     solver: Literal["highs", "cbc"] = "highs"
     """The MILP solver: highs (default) or cbc."""
     time_limit_s: float = Field(default=600, gt=0)

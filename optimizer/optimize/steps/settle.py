@@ -18,6 +18,7 @@ from optimizer.inputs.scenarios import scenario_days
 from optimizer.optimize import spend
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.model import build_model
+from optimizer.optimize.moves import moving_offers
 from optimizer.optimize.policy import DEFAULT_POLICY, SolvePolicy
 from optimizer.optimize.program import Program
 from optimizer.optimize.solution import Solution, SolveInfo
@@ -69,8 +70,10 @@ def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segmen
     # a spend commitment ties its provider's offers together: an offer it covers is never priced alone
     own |= {o for p in spend.spend_plans(plan, {o: loaded.catalog.offers[o] for o in cands.offer_ids()})
             for o in p.offers}
+    moving = moving_offers(plan, cands) if segments.calendar is not None and segments.calendar.split else set()
     lonely = [c for w, cs in cands.by_workload.items() if len(cs) > 1 and w not in split for c in cs
-              if c.offer and c.offer not in own and users[c.offer] == {w}]
+              if c.offer and c.offer not in own and users[c.offer] == {w}
+              and c.offer not in moving]  # a config a workload may move to or from serves part of the horizon
     if not lonely:
         return None
     started = time.perf_counter() if started is None else started
