@@ -52,6 +52,19 @@ def _set_values(prog: Program, sol: Solution) -> None:
         w = by_name[c.workload]
         chosen = sol.chosen[w.name] == key
         y.varValue = sol.api_volume.get((w.name, s), 0.0) / w.batch.output_tokens_per_day if chosen else 0.0
+    # a workload that may move (policy.moves): its config in each contract period, and the moves onto one
+    for w, cs in prog.movers.items():
+        n = 1 + max((pi for (_k, pi) in prog.moves), default=0)
+        keys = sol.moves.get(w, (sol.chosen[w],) * n)
+        for c in cs:
+            for pi in range(1, n):
+                prog.moves[(c.key, pi)].varValue = 1.0 if keys[pi] == c.key else 0.0
+                v = prog.move_overlap.get((c.key, pi))
+                if v is not None:
+                    v.varValue = 1.0 if keys[pi] == c.key and keys[pi - 1] != c.key else 0.0
+    for table, values in ((prog.spend_new, sol.spend_new), (prog.spend_covered, sol.spend_covered)):
+        for k, v in table.items():
+            v.varValue = values.get(k, 0.0)
     for v in (*prog.cap_excess.values(), *prog.racks.values()):
         v.varValue = 0.0
 
