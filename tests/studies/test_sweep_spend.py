@@ -74,7 +74,8 @@ def test_the_savings_plan_reads_back_and_shows_in_the_table_and_html(loaded, poi
     assert phrase in console.export_text()
 
     class _Sweep:  # what report.sweep reads of a Sweep
-        currency, plan, file, keys, grid, points, base = "USD", "p", "p.yaml", ["demand"], False, [back], {"demand": 1.0}
+        currency, plan, file, keys, grid = "USD", "p", "p.yaml", ["demand"], False
+        points, base = [back], {"demand": 1.0}
 
     row, = context(_Sweep())["rows"]
     assert any(phrase in x for x in row["sign"])
