@@ -80,29 +80,35 @@ def test_a_commitment_larger_than_the_use_leaves_the_rest_idle(tmp_path):
     _ties(spread, tmp_path / "spread")
 
 
-@pytest.mark.parametrize("idle", ["separate", "spread"])
-def test_the_workbook_showback_adds_up_to_the_all_in_and_recalculates(tmp_path, idle):
+def test_the_workbook_showback_adds_up_to_the_all_in_and_recalculates(tmp_path):
     """The Showback sheet's lines (the Workloads sheet's list-priced spend, plus each line's share of what the
     spend commitments change) add up to the all-in; the signed commitment's shares are its used part by
-    workload and the rest idle (spread: the rest by use too); LibreOffice recalculates every formula to its stored value."""
+    workload and the rest idle (spread: the rest by use too); LibreOffice recalculates every formula to its
+    stored value."""
     import openpyxl
 
     from optimizer.report.xlsx import workbook as excel
     from tests.helpers.office import check_formulas, recalculate
 
-    r = _solve(tmp_path, 200.0, idle)
-    book = tmp_path / "sb.xlsx"
-    excel.write_workbook(r, book)
-    wb = openpyxl.load_workbook(book, data_only=True)
-    sheet, coord = next(iter(wb.defined_names["showback_total"].destinations))
-    assert wb[sheet][coord.replace("$", "")].value == pytest.approx(r.cost_all_in, abs=0.005)
-    ws = wb["Showback"]
-    head = next(row for row in ws.iter_rows() if row[0].value == "Team")
-    col = next(c.column - 1 for c in head if c.value == "Signed spend commitments (the used part to the workloads "
-                                                          "it covered)")
-    lines = {row[2].value: row[col].value for row in ws.iter_rows(min_row=head[0].row + 1, max_row=head[0].row + 3)}
-    used = 0.7 * LIST_HOUR * 24 * DAYS if idle == "separate" else 200.0 * 24 * DAYS  # spread: the idle rest too
-    assert lines["chat"] == pytest.approx(used * 2 / 3, rel=1e-9)
-    assert lines["support"] == pytest.approx(used / 3, rel=1e-9)
-    again = recalculate(tmp_path, [book])
-    assert check_formulas(book, again["sb"], sheets=("Showback",))["Showback"] > 0
+    books = {}
+    for idle in ("separate", "spread"):
+        (tmp_path / idle).mkdir()
+        r = _solve(tmp_path / idle, 200.0, idle)
+        book = tmp_path / f"{idle}.xlsx"
+        excel.write_workbook(r, book)
+        books[idle] = book
+        wb = openpyxl.load_workbook(book, data_only=True)
+        sheet, coord = next(iter(wb.defined_names["showback_total"].destinations))
+        assert wb[sheet][coord.replace("$", "")].value == pytest.approx(r.cost_all_in, abs=0.005)
+        ws = wb["Showback"]
+        head = next(row for row in ws.iter_rows() if row[0].value == "Team")
+        col = next(c.column - 1 for c in head
+                   if c.value == "Signed spend commitments (the used part to the workloads it covered)")
+        lines = {row[2].value: row[col].value
+                 for row in ws.iter_rows(min_row=head[0].row + 1, max_row=head[0].row + 3)}
+        used = 0.7 * LIST_HOUR * 24 * DAYS if idle == "separate" else 200.0 * 24 * DAYS  # spread: the rest too
+        assert lines["chat"] == pytest.approx(used * 2 / 3, rel=1e-9)
+        assert lines["support"] == pytest.approx(used / 3, rel=1e-9)
+    again = recalculate(tmp_path, list(books.values()))
+    for idle, book in books.items():
+        assert check_formulas(book, again[idle], sheets=("Showback",), label=idle)["Showback"] > 0
