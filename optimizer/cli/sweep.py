@@ -54,7 +54,8 @@ def sweep(
                                               "missing ones) and sweep.html go.")] = Path("out/sweep"),
     as_json: Annotated[bool, typer.Option("--json", help="Print {\"points\": [...]} as JSON, nothing else: each point's vary, "
                                                          "status, cost_all_in, cost_new, cost_committed, cost_total (= cost_new), "
-                                                         "reserved_gpus, new_commitments and full_term.")] = False,
+                                                         "reserved_gpus, new_commitments, new_spend_commitments and "
+                                                         "full_term.")] = False,
     time_limit: Annotated[Optional[float], typer.Option("--time-limit", metavar="S",
                                                         help="Seconds per point; overrides policy.time_limit_s.")] = None,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,

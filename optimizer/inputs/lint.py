@@ -220,17 +220,27 @@ def price_date(as_of: str | None) -> dt.date | None:
 
 def stale_prices(plan: Plan, offers) -> list[str]:
     """One warning naming every offer whose price `as_of` is more than STALE_PRICE_DAYS before the plan's
-    start_date, among `offers` (those its configs can run on) and the plan's own offers (none without a
-    start_date, or for offers without an as_of)."""
+    start_date, among `offers` (those its configs can run on) and the plan's own offers, and one naming every
+    savings plan (savings_plans[i]) whose discount's `as_of` is (none without a start_date, or for entries
+    without an as_of)."""
     if plan.start_date is None:
         return []
     limit = plan.start_date - dt.timedelta(days=STALE_PRICE_DAYS)
     every = {o.id: o for o in [*plan.offers, *offers]}
     stale = sorted((o.id, o.as_of) for o in every.values()
                    if (d := price_date(getattr(o, "as_of", None))) is not None and d < limit)
-    if not stale:
-        return []
-    shown = ", ".join(f"{oid} (as_of {as_of})" for oid, as_of in stale)
-    return [f"prices more than {STALE_PRICE_DAYS} days older than start_date {plan.start_date} (before {limit}): "
-            f"{shown} — check them against today's prices (planopt catalog import-prices reads SkyPilot's "
-            "catalog) and update as_of, or give the plan's own offers"]
+    out = []
+    if stale:
+        shown = ", ".join(f"{oid} (as_of {as_of})" for oid, as_of in stale)
+        out.append(f"prices more than {STALE_PRICE_DAYS} days older than start_date {plan.start_date} (before "
+                   f"{limit}): {shown} — check them against today's prices (planopt catalog import-prices reads "
+                   "SkyPilot's catalog) and update as_of, or give the plan's own offers")
+    plans = [(i, sp) for i, sp in enumerate(plan.savings_plans)
+             if (d := price_date(sp.as_of)) is not None and d < limit]
+    if plans:
+        shown = ", ".join(f"savings_plans[{i}] ({sp.provider} {sp.term}, {sp.discount:.0%} off, as_of {sp.as_of})"
+                          for i, sp in plans)
+        out.append(f"savings plan discounts more than {STALE_PRICE_DAYS} days older than start_date "
+                   f"{plan.start_date} (before {limit}): {shown} — check each against the provider's Savings Plans "
+                   "or committed-use price page and update discount and as_of")
+    return out

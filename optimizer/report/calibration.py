@@ -155,7 +155,8 @@ def print_comparison(c: "Comparison", out: Console) -> None:
     t = Table(title="Cost", title_justify="left", show_edge=False)
     for col in ("", "A", "B", "change", "%"):
         t.add_column(col, justify="left" if not col else "right")
-    labels = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot", "api": "API"}
+    labels = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot", "api": "API",
+              "savings_plan": "savings plan"}
     rows = [("all-in (new + committed)", c.all_in), ("all-in per day", c.all_in_per_day), ("new spend", c.total),
             ("committed (signed before)", c.committed), ("new spend per day", c.per_day)] + \
         [(f"  {labels[k]}", v) for k, v in c.by_tier.items()] + \
@@ -186,14 +187,13 @@ def print_comparison(c: "Comparison", out: Console) -> None:
         for r in c.demand_changes:
             d.add_row(escape(r.name), _rate(r.peak_a), _rate(r.peak_b), _rate_pct(r.peak_a, r.peak_b))
         out.print(d)
-    if c.new_commitments_a or c.new_commitments_b:
+    signs = sign_rows(c)
+    if signs:
         n = Table(title="New commitments (to sign)", title_justify="left", show_edge=False)
-        for col in ("side", "offer", "tier", "GPUs", "start", "end", "full term"):
-            n.add_column(col, justify="right" if col in ("GPUs", "full term") else "left")
-        for side, rows_ in (("A", c.new_commitments_a), ("B", c.new_commitments_b)):
-            for x in rows_:
-                n.add_row(side, escape(x["offer"]), x["tier"], f"{x['gpus']:,}", x["start"] or "–", x["end"] or "–",
-                          money(x["total_committed"], cur))
+        for col in ("side", "offer", "tier", "GPUs or $/hour", "start", "end", "full term"):
+            n.add_column(col, justify="right" if col in ("GPUs or $/hour", "full term") else "left")
+        for x in signs:
+            n.add_row(x["side"], escape(x["offer"]), x["tier"], x["gpus"], x["start"], x["end"], x["full_term"])
         out.print(n)
     w = Table(title=escape(_headline(c)), title_justify="left", show_edge=False)
     money_cols = ("all-in A", "all-in B", "saving (all-in)")
@@ -227,10 +227,27 @@ BRIDGE_WORDS = {
     "price": ("price", "B's purchases at B's prices less at A's"),
     "volume": ("volume", "A's new spend (but new commitments) × how the tokens asked moved"),
     "mix": ("mix", "other offers, tiers, configs or API shares, at A's prices"),
-    "new_commitments": ("new commitments", "their horizon share, B less A, at A's prices"),
-    "roll_off": ("roll-off of commitments", "spend on contracts signed before the plan, B less A"),
+    "new_commitments": ("new commitments", "their horizon share (reservations and savings plans), B less A, "
+                                           "at A's prices"),
+    "roll_off": ("roll-off of commitments", "spend on contracts and spend commitments signed before the plan, "
+                                            "B less A"),
 }
 """The bridge's steps as the console and the HTML word them (results.compare.Bridge defines them)."""
+
+
+def sign_rows(c: "Comparison") -> list[dict[str, str]]:
+    """The new commitments each side signs, as the console and the HTML list them: reservations (GPUs), then
+    spend commitments (a provider's savings plan: $/hour, its term and discount)."""
+    cur = c.b.currency
+    rows = [{"side": side, "offer": x["offer"], "tier": x["tier"], "gpus": f"{x['gpus']:,}",
+             "start": x["start"] or "–", "end": x["end"] or "–", "full_term": money(x["total_committed"], cur)}
+            for side, xs in (("A", c.new_commitments_a), ("B", c.new_commitments_b)) for x in xs]
+    rows += [{"side": side, "offer": f"{x['provider']} savings plan",
+              "tier": f"savings plan {x['term']}, {x['discount']:.0%} off",
+              "gpus": f"{money(x['usd_per_hour'], cur, 2)}/hour",
+              "start": x["start"] or "–", "end": x["end"] or "–", "full_term": money(x["total_committed"], cur)}
+             for side, xs in (("A", c.new_spend_commitments_a), ("B", c.new_spend_commitments_b)) for x in xs]
+    return rows
 
 
 def bridge_rows(c: "Comparison") -> list[tuple[str, float, str]]:
@@ -251,7 +268,8 @@ def render_comparison_html(c: "Comparison") -> str:
     from optimizer.resources import templates_dir
 
     cur = c.b.currency
-    labels = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot", "api": "API"}
+    labels = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot", "api": "API",
+              "savings_plan": "savings plan"}
     rows = [("all-in (new + committed)", c.all_in, True), ("all-in per day", c.all_in_per_day, True),
             ("new spend", c.total, False), ("committed (signed before)", c.committed, False),
             ("new spend per day", c.per_day, False)] + \
@@ -266,9 +284,7 @@ def render_comparison_html(c: "Comparison") -> str:
         "full_term_a": money(c.full_term.a, cur), "full_term_b": money(c.full_term.b, cur),
         "demand": [{"name": r.name, "a": _rate(r.peak_a), "b": _rate(r.peak_b), "pct": _rate_pct(r.peak_a, r.peak_b)}
                    for r in c.demand_changes],
-        "signs": [{"side": side, "offer": x["offer"], "tier": x["tier"], "gpus": f"{x['gpus']:,}",
-                   "start": x["start"] or "–", "end": x["end"] or "–", "full_term": money(x["total_committed"], cur)}
-                  for side, xs in (("A", c.new_commitments_a), ("B", c.new_commitments_b)) for x in xs],
+        "signs": sign_rows(c),
         "workloads": [{"name": r.name, "status": r.status, "choice_a": r.choice_a or "–",
                        "choice_b": (r.choice_b or "–") if r.choice_b != r.choice_a else "same",
                        "all_in_a": "–" if r.all_in_a is None else money(r.all_in_a, cur),

@@ -53,14 +53,16 @@ def _gpus(x: int | None) -> str:
 
 
 def to_sign(p: SweepPoint) -> str:
-    """The new commitments a point's plan would sign, one phrase each ("16 × coreweave-h200-sxm reserved-1y");
-    "nothing" when none, "–" without a plan (or read back from an older sweep.jsonl)."""
+    """The new commitments a point's plan would sign, one phrase each ("16 × coreweave-h200-sxm reserved-1y";
+    a savings plan "$12.50/hour aws savings plan 1y"); "nothing" when none, "–" without a plan (or read back from
+    an older sweep.jsonl)."""
     if p.new_commitments is None:
         return "–"
-    if not p.new_commitments:
-        return "nothing"
-    return "; ".join(f"{n['gpus']:,} × {n['offer']} {n['tier']}" + (f" from {n['start']}" if n.get("start") else "")
-                     for n in p.new_commitments)
+    phrases = [f"{n['gpus']:,} × {n['offer']} {n['tier']}" + (f" from {n['start']}" if n.get("start") else "")
+               for n in p.new_commitments]
+    phrases += [f"${n['usd_per_hour']:,.2f}/hour {n['provider']} savings plan {n['term']}"
+                + (f" from {n['start']}" if n.get("start") else "") for n in p.new_spend_commitments or []]
+    return "; ".join(phrases) if phrases else "nothing"
 
 
 def sweep_table(points: Sequence[SweepPoint], base: Vary, currency: str) -> Table:

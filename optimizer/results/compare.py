@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from optimizer import formatting, vocab
+from optimizer.results.spend import TIER as SPEND_TIER
 from optimizer.results.types import PlanResult, WorkloadResult
 
 TIERS = vocab.COST_KEYS
@@ -104,11 +105,14 @@ class Bridge:
     - volume: A's new spend other than new commitments, scaled by how the demand moved: × (V_B / V_A − 1),
       V the output tokens the workloads ask over the horizon (interactive: the hourly demand over the day
       types' days; batch: the tokens served), so a longer horizon is volume too;
-    - new_commitments: the new commitments' horizon share in B at A's prices less A's;
+    - new_commitments: the new commitments' horizon share in B at A's prices less A's; a new spend commitment
+      (savings plan) counts its horizon share (its $/hour × the hours it runs, prices aside) with them, and the
+      on-demand use it covers (paid from it) is left out of the on-demand purchases the price step reprices;
     - mix: the rest of the new spend's change, at A's prices: other offers, tiers, configs or API shares.
 
-    Each is B − A in money; positive: B costs more. The new commitments' full terms (beyond the horizon, not in
-    all-in) are compared beside the bridge (Comparison.full_term)."""
+    Signed spend commitments are committed spend: their change is roll-off, with the signed reservations'.
+    Each is B − A in money; positive: B costs more. The new commitments' full terms (reservations' and spend
+    commitments', beyond the horizon, not in all-in) are compared beside the bridge (Comparison.full_term)."""
 
     price: float
     volume: float
@@ -155,15 +159,35 @@ def _price_ratio(a: PlanResult, offer: str, tier: str, price_b: float) -> float:
     return float(pa) / price_b
 
 
+def _spend_paid_use(r: PlanResult) -> dict[str, float]:
+    """Offer → the discounted spend of new spend commitments its on-demand purchase carries (the covered use,
+    paid from the commitment): each commitment's used part (utilization × horizon share) over the offers it
+    covers, in proportion to their on-demand purchases."""
+    od = {p.offer: p.cost for p in r.purchases if p.tier == "on-demand"}
+    out: dict[str, float] = {}
+    for n in r.new_spend_commitments:
+        base = sum(max(0.0, od.get(o, 0.0)) for o in n.offers)
+        if base <= 0:
+            continue
+        for o in n.offers:
+            out[o] = out.get(o, 0.0) + n.utilization * n.horizon_share * max(0.0, od.get(o, 0.0)) / base
+    return out
+
+
 def bridge(a: PlanResult, b: PlanResult) -> Bridge:
     """The all-in bridge from A to B (Bridge); its parts add up to B's all-in − A's by construction."""
-    hs_a = sum(n.horizon_share for n in a.new_commitments)
-    hs_b = sum(n.horizon_share for n in b.new_commitments)
-    hs_b_at_a = sum(n.horizon_share * _price_ratio(a, n.offer, n.tier, n.price_per_gpu_hour) for n in b.new_commitments)
+    sp_a = sum(n.horizon_share for n in a.new_spend_commitments)
+    sp_b = sum(n.horizon_share for n in b.new_spend_commitments)
+    hs_a = sum(n.horizon_share for n in a.new_commitments) + sp_a
+    hs_b = sum(n.horizon_share for n in b.new_commitments) + sp_b
+    hs_b_at_a = sum(n.horizon_share * _price_ratio(a, n.offer, n.tier, n.price_per_gpu_hour)
+                    for n in b.new_commitments) + sp_b
     rest_a, rest_b = a.cost_total - hs_a, b.cost_total - hs_b
     reserved = set(vocab.RESERVED_TIERS)
     rented = [p for p in b.purchases if p.tier in vocab.RENTED_TIERS and p.tier not in reserved]
-    rest_price = sum(p.cost * (1.0 - _price_ratio(a, p.offer, p.tier, p.price_per_gpu_hour)) for p in rented)
+    paid = _spend_paid_use(b) if b.new_spend_commitments else {}
+    rest_price = sum((p.cost - (paid.get(p.offer, 0.0) if p.tier == "on-demand" else 0.0))
+                     * (1.0 - _price_ratio(a, p.offer, p.tier, p.price_per_gpu_hour)) for p in rented)
     price = (hs_b - hs_b_at_a) + rest_price
     va, vb = demanded_tokens(a), demanded_tokens(b)
     volume = rest_a * (vb / va - 1.0) if va > 0 else 0.0
@@ -187,10 +211,15 @@ class Comparison:
     bridge: Bridge | None = None
     """A's all-in to B's: price, volume, mix, new commitments, roll-off (None: not computed)."""
     full_term: Delta = Delta(0.0, 0.0)
-    """The new commitments' full terms: what each plan signs for, beyond its horizon too (not in all-in)."""
+    """The new commitments' full terms (reservations and spend commitments): what each plan signs for, beyond its
+    horizon too (not in all-in)."""
     new_commitments_a: list[dict[str, Any]] = field(default_factory=list)
     """A's new commitments: offer, tier, gpus, start, end, price_per_gpu_hour, total_committed each."""
     new_commitments_b: list[dict[str, Any]] = field(default_factory=list)
+    new_spend_commitments_a: list[dict[str, Any]] = field(default_factory=list)
+    """A's new spend commitments (savings plans): provider, term, discount, usd_per_hour, start, end,
+    total_committed each."""
+    new_spend_commitments_b: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def all_in_per_day(self) -> Delta:
@@ -251,6 +280,7 @@ class Comparison:
                                 "peak_b": None if w.peak_b is None else round(w.peak_b, 6)}
                                for w in self.demand_changes],
             "new_commitments": {"a": self.new_commitments_a, "b": self.new_commitments_b},
+            "new_spend_commitments": {"a": self.new_spend_commitments_a, "b": self.new_spend_commitments_b},
             "workloads": [wl(w) for w in self.workloads],
             "added": self.added, "removed": self.removed,
             "changed": self.changed, "choice_changed": self.choice_changed, "cost_moved": self.cost_moved,
@@ -271,7 +301,8 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
     for side, r in (("A", a), ("B", b)):
         if r.status not in ("optimal",):
             notes.append(f"{side} is {r.status}" + (f" (gap {r.solver.gap:.2%})" if r.solver.gap else ""))
-    by_tier = {t: Delta(a.cost_by_tier.get(t, 0.0), b.cost_by_tier.get(t, 0.0)) for t in TIERS}
+    tiers = TIERS + ((SPEND_TIER,) if SPEND_TIER in a.cost_by_tier or SPEND_TIER in b.cost_by_tier else ())
+    by_tier = {t: Delta(a.cost_by_tier.get(t, 0.0), b.cost_by_tier.get(t, 0.0)) for t in tiers}
     wa = {w.name: w for w in a.workloads}
     wb = {w.name: w for w in b.workloads}
     if wa and wb and not set(wa) & set(wb):  # each side's own workloads are listed as removed / new
@@ -329,8 +360,19 @@ def compare(a: PlanResult, b: PlanResult, label_a: str = "A", label_b: str = "B"
         Side(label_b, kind_b, b.plan, b.status, b.horizon_days, b.currency),
         Delta(a.cost_total, b.cost_total), Delta(a.cost_per_day, b.cost_per_day), by_tier, rows, purchases, notes,
         Delta(a.cost_committed, b.cost_committed), bridge(a, b),
-        Delta(sum(n.total_committed for n in a.new_commitments), sum(n.total_committed for n in b.new_commitments)),
-        _signed(a), _signed(b))
+        Delta(_full_term(a), _full_term(b)), _signed(a), _signed(b), _spend_signed(a), _spend_signed(b))
+
+
+def _full_term(r: PlanResult) -> float:
+    """What the plan's new commitments sign for over their whole terms: reservations and spend commitments."""
+    return sum(n.total_committed for n in r.new_commitments) + sum(n.total_committed for n in r.new_spend_commitments)
+
+
+def _spend_signed(r: PlanResult) -> list[dict[str, Any]]:
+    """A result's new spend commitments, as the comparison lists them."""
+    return [{"provider": n.provider, "term": n.term, "discount": round(n.discount, 6),
+             "usd_per_hour": round(n.usd_per_hour, 6), "start": n.start, "end": n.end,
+             "total_committed": round(n.total_committed, 2)} for n in r.new_spend_commitments]
 
 
 def _signed(r: PlanResult) -> list[dict[str, Any]]:

@@ -8,6 +8,10 @@ cost.idle_committed) and goes to the months the same way: its own rows (policy.i
 use (spread). A tenant that names a team is booked to that team's cost centre. The rows add up to the all-in
 spend: Σ (cost + committed_cost) = cost.all_in.
 
+A spend commitment signed before the plan is committed spend; the part of it the covered on-demand use took
+(its discounted spend, covered_on_demand × (1 − discount)) is charged to the workloads whose on-demand use it
+covered, by their covered spend (signed_spend_used), and only the rest is idle committed spend.
+
 With policy.showback: book the rows add up to the book view instead (results.own.book_view: all-in + owned
 servers' depreciation − bought servers' cost of capital). Two more tiers carry the difference, priced per
 workload by results.own.book_by_workload: depreciation_owned (the owned servers' depreciation by the GPU-hours
@@ -60,6 +64,48 @@ def _shares(by: dict[str, float], fallback: dict[str, float]) -> dict[str, float
     return {m: v / total for m, v in by.items()} if total > 0 else fallback
 
 
+def _on_demand_hours(result: PlanResult) -> dict[str, dict[str, float]]:
+    """Workload → offer → the on-demand GPU-hours it used there (a split workload's, by its configs' offers)."""
+    out: dict[str, dict[str, float]] = {}
+    for w in result.workloads:
+        parts = [(c.offer, c.gpu_hours_by_tier.get("on_demand", 0.0)) for c in w.split_configs.values()] \
+            if w.split_configs else [(w.offer, w.gpu_hours_by_tier.get("on_demand", 0.0))]
+        for o, gh in parts:
+            if o and gh > 0:
+                out.setdefault(w.name, {})[o] = out.setdefault(w.name, {}).get(o, 0.0) + gh
+    return out
+
+
+def signed_spend_used(result: PlanResult) -> dict[str, float]:
+    """Workload → the spend of signed spend commitments its on-demand use took (committed spend it used).
+
+    A commitment's used spend (covered_on_demand × (1 − discount), at most its spend in the horizon) goes to its
+    offers by their on-demand list spend (the GPU-hours bought there at list price), and at each offer to the
+    workloads by the on-demand GPU-hours they used there, out of those bought: what covered GPUs no workload
+    used stays idle."""
+    if not result.spend_commitments:
+        return {}
+    bought: dict[str, float] = {}
+    for p in result.purchases:
+        if p.tier == "on-demand":
+            bought[p.offer] = bought.get(p.offer, 0.0) + p.gpu_hours
+    used_at = _on_demand_hours(result)
+    out: dict[str, float] = {}
+    for c in result.spend_commitments:
+        used = min(c.spend_in_horizon, c.covered_on_demand * (1.0 - c.discount))
+        listed = {o: bought.get(o, 0.0) * float(((result.offers.get(o) or {}).get("prices") or {}).get("on-demand")
+                                                 or 0.0) for o in c.offers}
+        total = sum(listed.values())
+        if used <= 0 or total <= 0:
+            continue
+        for o, spend in listed.items():
+            users = {w: by[o] for w, by in used_at.items() if by.get(o, 0.0) > 0}
+            held = max(bought.get(o, 0.0), sum(users.values()))
+            for w, gh in users.items():
+                out[w] = out.get(w, 0.0) + used * spend / total * gh / held
+    return out
+
+
 def booked(result: PlanResult, idle: str = "separate", book: bool = False) -> dict[Key, list[float]]:
     """The showback before rows of one team are merged: key → [cost, committed_cost, idle_share], a workload's
     rows kept apart (key[2] = its name; the idle and risk rows: None)."""
@@ -82,7 +128,9 @@ def booked(result: PlanResult, idle: str = "separate", book: bool = False) -> di
         v[1] += committed
         v[2] += idle_part
 
+    spend_used = signed_spend_used(result)
     for w in result.workloads:
+        committed_cost = w.committed_cost + spend_used.get(w.name, 0.0)
         api = {r.month: r.amount for r in result.cash_flow if r.kind == "api" and r.offer == w.name}
         api_total = sum(api.values())
         for team, cc, share in owners(w, centres):
@@ -93,9 +141,9 @@ def booked(result: PlanResult, idle: str = "separate", book: bool = False) -> di
                          else profile.get(tier, flat))
                 for m, s in split.items():
                     add((team, cc, w.name, m, tier), share * cost * s, 0.0, 0.0)
-            if w.committed_cost:
+            if committed_cost:
                 for m, s in profile.get("committed", flat).items():
-                    add((team, cc, w.name, m, "committed"), 0.0, share * w.committed_cost * s, 0.0)
+                    add((team, cc, w.name, m, "committed"), 0.0, share * committed_cost * s, 0.0)
 
     idle_rows: dict[tuple[str, str], tuple[float, float]] = {}  # (month, tier) → (new, committed) nobody used
     for tier, total in result.cost_by_tier.items():
@@ -103,9 +151,10 @@ def booked(result: PlanResult, idle: str = "separate", book: bool = False) -> di
         if abs(left) > 1e-9:
             for m, s in profile.get(tier, flat).items():
                 idle_rows[(m, tier)] = (left * s, 0.0)
-    if abs(result.cost_idle_committed) > 1e-9:
+    idle_committed = result.cost_idle_committed - sum(spend_used.values())
+    if abs(idle_committed) > 1e-9:
         for m, s in profile.get("committed", flat).items():
-            idle_rows[(m, "committed")] = (0.0, result.cost_idle_committed * s)
+            idle_rows[(m, "committed")] = (0.0, idle_committed * s)
 
     if book and result.own is not None:
         parts = book_by_workload(result)

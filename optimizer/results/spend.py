@@ -141,8 +141,8 @@ def result(plan: Plan, sol: Solution, offers: dict[str, Offer]) -> SpendResult:
 def schedule(plan: Plan, new: list[NewSpendCommitment], signed: list[SpendContract],
              months: int) -> list[ScheduleRow]:
     """Every spend commitment month by month from the horizon's first month (as cashflow.schedule does for
-    reservations): a row per month it runs, `gpus` 1 and `price_per_gpu_hour` its $/hour, so the amount is
-    $/hour × 24 × its days in the month."""
+    reservations): a row per month it runs, its `usd_per_hour` (no GPUs, no price per GPU-hour: it commits to
+    spend), so the amount is $/hour × 24 × its days in the month."""
     if plan.start_date is None:
         return []
     items = [(cash_label(c.provider, c.term, c.key), c.provider, "signed", c.usd_per_hour,
@@ -156,6 +156,7 @@ def schedule(plan: Plan, new: list[NewSpendCommitment], signed: list[SpendContra
         for label, provider, kind, u, first, last in items:
             days = (min(b, last) - max(a, first)).days + 1
             if days > 0:
-                rows.append(ScheduleRow(a.strftime("%Y-%m"), label, provider, TIER, kind, 1, days, u, u * 24 * days))
+                rows.append(ScheduleRow(a.strftime("%Y-%m"), label, provider, TIER, kind, 0, days, 0.0,
+                                        u * 24 * days, usd_per_hour=u))
         a = b + dt.timedelta(days=1)
     return rows

@@ -62,6 +62,10 @@ class SweepPoint:
     new_commitments: list[dict[str, Any]] | None = None
     """What the plan at this point would sign (commitment_rows): offer, tier, GPUs, start, end, price and the
     full term's cost. None without a plan or read back from an older sweep.jsonl."""
+    new_spend_commitments: list[dict[str, Any]] | None = None
+    """The new spend commitments (savings plans) the plan at this point would sign (spend_rows): provider, term,
+    discount, $/hour, start, end and the full term's cost. None without a plan or read back from a sweep.jsonl
+    written before points recorded them."""
 
     @property
     def solved(self) -> bool:
@@ -85,7 +89,8 @@ class SweepPoint:
         """The new commitments' full terms: what signing them commits to, beyond the horizon too."""
         if self.new_commitments is None:
             return None
-        return sum(float(n["total_committed"]) for n in self.new_commitments)
+        return (sum(float(n["total_committed"]) for n in self.new_commitments)
+                + sum(float(n["total_committed"]) for n in self.new_spend_commitments or []))
 
     @property
     def status_text(self) -> str:
@@ -123,6 +128,21 @@ def commitment_rows(result: PlanResult) -> list[dict[str, Any]]:
         row = {k: getattr(n, k, None) for k in COMMITMENT_KEYS}
         row["gpus"] = int(row["gpus"] or 0)
         row["price_per_gpu_hour"] = round(float(row["price_per_gpu_hour"] or 0.0), 6)
+        row["total_committed"] = round(float(row["total_committed"] or 0.0), 2)
+        out.append(row)
+    return out
+
+
+SPEND_KEYS = ("provider", "term", "discount", "usd_per_hour", "start", "end", "total_committed")
+"""What a sweep point says of each new spend commitment (savings plan) its plan would sign."""
+
+
+def spend_rows(result: PlanResult) -> list[dict[str, Any]]:
+    """The new spend commitments to sign at a point: one dict of SPEND_KEYS each, in the result's order."""
+    out = []
+    for n in result.new_spend_commitments:
+        row = {k: getattr(n, k, None) for k in SPEND_KEYS}
+        row["usd_per_hour"] = round(float(row["usd_per_hour"] or 0.0), 6)
         row["total_committed"] = round(float(row["total_committed"] or 0.0), 2)
         out.append(row)
     return out
@@ -196,7 +216,8 @@ def prove_between(lo: SweepPoint, hi: SweepPoint, vary: Vary, key: str, gap: flo
                "so the least cost is concave in it)")
     return SweepPoint(dict(vary), "optimal", cost, z.reserved_gpus, plan_hash, 0.0, message, proven,
                       interpolated=True, cost_committed=z.cost_committed,
-                      new_commitments=_repriced(z.new_commitments, z.vary, vary))
+                      new_commitments=_repriced(z.new_commitments, z.vary, vary),
+                      new_spend_commitments=z.new_spend_commitments)
 
 
 def _repriced(rows: list[dict[str, Any]] | None, old: Vary, new: Vary) -> list[dict[str, Any]] | None:
@@ -221,13 +242,16 @@ def _cents(x: float | None) -> float | None:
 def point_json(p: SweepPoint) -> dict[str, Any]:
     """The `--json` contract's point: vary, status, cost_all_in (new + committed: what the horizon costs),
     cost_new and cost_committed, cost_total (= cost_new, the name older readers know), reserved_gpus,
-    new_commitments (what to sign there, each with its full term) and full_term (their sum); and
+    new_commitments and new_spend_commitments (what to sign there: reservations, savings plans; each with its full
+    term) and full_term (their sum); and
     `interpolated: true` for a point proven from its neighbours instead of solved."""
     data: dict[str, Any] = {"vary": dict(p.vary), "status": p.status,
                             "cost_all_in": _cents(p.cost_all_in), "cost_new": _cents(p.cost_new),
                             "cost_committed": _cents(p.cost_committed), "cost_total": _cents(p.cost_total),
                             "reserved_gpus": p.reserved_gpus,
                             "new_commitments": None if p.new_commitments is None else [dict(r) for r in p.new_commitments],
+                            "new_spend_commitments": None if p.new_spend_commitments is None
+                            else [dict(r) for r in p.new_spend_commitments],
                             "full_term": _cents(p.full_term)}
     if p.interpolated:
         data["interpolated"] = True
@@ -259,7 +283,7 @@ def reusable(p: SweepPoint, *, every_point: bool, solver: str, time_limit_s: flo
     with no plan at all stands; one the time limit stopped short (feasible, or an error with no plan in time)
     is solved again when this run gives it more time or another solver; with `every_point`, a point proven
     from its neighbours is solved."""
-    if p.solved and (p.cost_committed is None or p.new_commitments is None):
+    if p.solved and (p.cost_committed is None or p.new_commitments is None or p.new_spend_commitments is None):
         return False  # written before points carried all-in and what to sign: solved again to carry them
     if p.interpolated:
         return not every_point and (p.gap is None or p.gap <= gap + 1e-9)
@@ -473,6 +497,15 @@ def _point(d: Any) -> SweepPoint:
                  "price_per_gpu_hour": _number(r["price_per_gpu_hour"], "new_commitments price_per_gpu_hour", least=0),
                  "total_committed": _number(r["total_committed"], "new_commitments total_committed", least=0)}
                 for r in rows]
+    spends = d.get("new_spend_commitments")
+    if spends is not None:
+        if not isinstance(spends, list) or not all(isinstance(r, dict) and set(SPEND_KEYS) <= set(r) for r in spends):
+            raise ValueError(f"'new_spend_commitments' is not a list of {{{', '.join(SPEND_KEYS)}}}")
+        spends = [{**r, "usd_per_hour": _number(r["usd_per_hour"], "new_spend_commitments usd_per_hour", least=0),
+                   "discount": _number(r["discount"], "new_spend_commitments discount", least=0),
+                   "total_committed": _number(r["total_committed"], "new_spend_commitments total_committed",
+                                              least=0)}
+                  for r in spends]
     return SweepPoint({k: _number(v, f"vary {k!r}") for k, v in vary.items()}, status,
                       _number(d["cost_total"], "cost_total", least=0),
                       _number(d["reserved_gpus"], "reserved_gpus", True, least=0),
@@ -480,7 +513,7 @@ def _point(d: Any) -> SweepPoint:
                       _number(d.get("gap"), "gap", least=0), read_back=True,
                       spend=None if spend is None else {k: _number(v, f"spend {k!r}", least=0) for k, v in spend.items()},
                       interpolated=interpolated, solver=solver, time_limit_s=limit_s,
-                      cost_committed=committed, new_commitments=rows)
+                      cost_committed=committed, new_commitments=rows, new_spend_commitments=spends)
 
 
 # --- tornado ---------------------------------------------------------------------------------------

@@ -475,7 +475,8 @@ class CashMonthRow:
 
 @dataclass(frozen=True)
 class ScheduleRow:
-    """What one commitment costs in one calendar month (days of service in it × GPUs × 24 × price)."""
+    """What one commitment costs in one calendar month (days of service in it × GPUs × 24 × price; a spend
+    commitment's: days × 24 × its $/hour)."""
 
     month: str
     offer: str
@@ -484,7 +485,7 @@ class ScheduleRow:
     kind: str
     """signed (before this plan) or new (this plan's reservations)."""
     gpus: Count
-    """GPUs under contract; a spend commitment (tier savings_plan): 1, its price_per_gpu_hour the $/hour."""
+    """GPUs under contract; 0 for a spend commitment (tier savings_plan: usd_per_hour)."""
     days: int
     price_per_gpu_hour: float
     amount: float
@@ -492,6 +493,9 @@ class ScheduleRow:
     upfront amount in its first month and only the rest after."""
     upfront: float = 0.0
     """The part of `amount` paid up front (all or half the term, on the reservation's first day)."""
+    usd_per_hour: float | None = None
+    """A spend commitment's $/hour (tier savings_plan; its gpus and price_per_gpu_hour are 0); None for a
+    reservation."""
 
 
 @dataclass(frozen=True)

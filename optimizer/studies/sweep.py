@@ -75,6 +75,7 @@ from optimizer.results.sweep import (
     read_sweep,
     reserved_gpus,
     reusable,
+    spend_rows,
     tier_spend,
     vary_key,
 )
@@ -454,7 +455,7 @@ def solve_point(loaded: LoadedPlan, vary: Vary, options: SolveOptions, phash: st
     return SweepPoint(vary, result.status, result.cost_total, reserved_gpus(result), phash, time.perf_counter() - t0,
                       gap=result.solver.gap, spend=tier_spend(result), solver=result.solver.name,
                       time_limit_s=float(settings(loaded, options)[1]), cost_committed=result.cost_committed,
-                      new_commitments=commitment_rows(result))
+                      new_commitments=commitment_rows(result), new_spend_commitments=spend_rows(result))
 
 
 def _solve_at(loaded: LoadedPlan, options: SolveOptions, phash: str, vary: Vary) -> SweepPoint:
@@ -551,7 +552,8 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
     if on_start:
         on_start(len(todo), read_back)
     if todo:
-        lines = [] if every_point or not _linear_in_prices(loaded) else price_lines(wanted, varies, grid)
+        lines = [] if every_point or not _linear_in_prices(loaded) else price_lines(
+            wanted, [v for v in varies if _linear_along(loaded, v.key)], grid)
         schedule = _Schedule(wanted, found, lines, gap, phash)
         count = 0
 
@@ -582,6 +584,14 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
 def _linear_in_prices(loaded: LoadedPlan) -> bool:
     """The plan's objective moves linearly with the prices: the expected cost (a risk measure does not)."""
     return loaded.plan.policy.risk.measure == "expected"
+
+
+def _linear_along(loaded: LoadedPlan, key: str) -> bool:
+    """Whether every plan's cost moves linearly along the key: not the on-demand price under a spend commitment,
+    whose covered use is capped by the list spend (c ≤ (1 − δ) · S), so a plan's cost is convex in that price and
+    the least cost need not be concave."""
+    plan = loaded.plan
+    return not (key == "price.on-demand" and (plan.savings_plans or plan.spend_commitments))
 
 
 @dataclass(frozen=True)

@@ -210,8 +210,9 @@ def _schedule(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
     paid_ahead = {(x.offer, x.tier): (UPFRONT_SHARE.get(x.payment or "no_upfront", 0.0), x.term_days)
                   for x in result.new_commitments}
     upfront_col = any(share for share, _days in paid_ahead.values())
+    spend = any(s.usd_per_hour is not None for s in result.commitment_schedule)
     sh.header(r, 0, ["Month", "Offer", "Provider", "Tier", "Signed / new", "GPUs", "Days of service",
-                     "Price per GPU-hour", "Amount"] + (["Paid up front (in Amount)"] if upfront_col else []))
+                     "Price per GPU-hour" + (" (savings plan: per hour)" if spend else ""), "Amount"] + (["Paid up front (in Amount)"] if upfront_col else []))
     sh.ws.set_row(r, 30)
     head = r
     total = 0.0
@@ -220,8 +221,19 @@ def _schedule(sh: Sheet, result: PlanResult, refs: Refs, r: int) -> int:
         n = r + 1
         for col, text in enumerate((s.month, s.offer, s.provider, s.tier, s.kind)):
             sh.text(r, col, text)
-        sh.num(r, 5, s.gpus, num="int")
         sh.num(r, 6, s.days, num="int")
+        if s.usd_per_hour is not None:  # a spend commitment: $/hour, no GPUs (its rate as the Spend sheet holds it)
+            sh.text(r, 5, "–")
+            cell = refs.spend_rate.get(s.offer)
+            if cell:
+                sh.calc(r, 7, cell, s.usd_per_hour, num="money2")
+            else:
+                sh.num(r, 7, s.usd_per_hour, num="money2")
+            v = 24 * s.days * s.usd_per_hour
+            sh.calc(r, 8, f"24*G{n}*H{n}", v, num="money0")
+            total += v
+            continue
+        sh.num(r, 5, s.gpus, num="int")
         price_v = _price_cell(sh, refs, r, 7, s.offer, s.tier, s.price_per_gpu_hour, s.kind == "signed")
         share, term = paid_ahead.get((s.offer, s.tier), (0.0, 0)) if s.kind == "new" else (0.0, 0)
         if share:

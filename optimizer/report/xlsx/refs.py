@@ -78,6 +78,9 @@ class Refs:
     less the new commitments' discounted spend that paid for it."""
     spend_net: tuple[str, float] | None = None
     """The Summary's tier savings_plan: new commitments paid − on-demand covered at list (Spend commitments)."""
+    spend_rate: dict[str, str] = field(default_factory=dict)
+    """A spend commitment's cash-flow offer (results.spend.cash_label) → the cell with its $/hour (Spend
+    commitments)."""
     spend_cash: dict[tuple[str, str, str], tuple[str, float]] = field(default_factory=dict)
     """(cash-flow offer, tier, kind) of a spend commitment's rows → the cell they split and its value."""
     spend_cash_whole: dict[tuple[str, str, str], float] = field(default_factory=dict)

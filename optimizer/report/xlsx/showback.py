@@ -43,6 +43,23 @@ def write_showback(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     if book:
         cols += [("f_dep", "Its share of the owned servers' depreciation"), ("dep", "Depreciation of servers owned"),
                  ("f_cap", "Its share of the cost of capital"), ("cap", "Cost of capital (out of the book)")]
+    # spend commitments: the Workloads sheet prices on-demand use at list and holds no savings plan; what they
+    # change is shared among the lines as the result's showback charges it — the new ones' (covered use at the
+    # discount, their unused rest) and the signed ones' spend (its used part to the workloads whose use it
+    # covered: results.showback.signed_spend_used)
+    sp_parts = {}
+    for key, terms in (("sp_new", [(refs.spend_net, "+"), (refs.spend_od_credit, "-")]),
+                       ("sp_com", [(refs.spend_committed, "+")])):
+        terms = [(x, sign) for x, sign in terms if x is not None]
+        value = sum(x[1] if sign == "+" else -x[1] for x, sign in terms)
+        if parts and terms and abs(value) > 1e-9:
+            sp_parts[key] = ("".join(f"{sign}{x[0]}" for x, sign in terms), value)
+    if "sp_new" in sp_parts:
+        cols += [("f_sp_new", "Its share of what new spend commitments save"),
+                 ("sp_new", "New spend commitments (covered use at the discount, unused commitment)")]
+    if "sp_com" in sp_parts:
+        cols += [("f_sp_com", "Its share of the signed spend commitments"),
+                 ("sp_com", "Signed spend commitments (the used part to the workloads it covered)")]
     cols += [("total", "Book view (its part)" if book else "All-in"), ("share", "Share of the workload")]
     C = {k: i for i, (k, _h) in enumerate(cols)}
     sh.widths([24, 16, 22] + [16] * (len(cols) - 4) + [14])
@@ -55,6 +72,10 @@ def write_showback(sh: Sheet, result: PlanResult, refs: Refs) -> None:
                 + ("The lines add up to the book view (policy.showback: book): owned servers' depreciation goes "
                    "to the workloads that ran on them by GPU-hours, the cost of capital of servers bought is "
                    "taken out. " if book else "")
+                + ("Spend commitments (see Spend commitments) change what the Workloads sheet prices at list: each "
+                   "line carries its share of that change as the solve charged it (covered use at the discount; a "
+                   "signed commitment's used part to the workloads whose on-demand use it covered, the rest idle). "
+                   if sp_parts else "")
                 + "Teams and cost centres come from the plan's workloads (team:, cost_center:); a tenant that "
                   "names a team books to that team's cost centre.", len(cols) - 1, 3)
     r = 3
@@ -126,6 +147,19 @@ def write_showback(sh: Sheet, result: PlanResult, refs: Refs) -> None:
             sh.calc(r, C["dep"], f"{cell(r, C['f_dep'])}*{dep_cell}", v["dep"], num="money0")
             sh.calc(r, C["cap"], f"-{cell(r, C['f_cap'])}*{cap_cell}", v["cap"], num="money0")
             total_f, total_v = f"{total_f}+{cell(r, C['dep'])}+{cell(r, C['cap'])}", total_v + v["dep"] + v["cap"]
+        p_key = (sb.IDLE, None, None) if idle_line else (team, cc, name)
+        got = parts.get(p_key, {})
+        idle_new_part = v.get("f_new", 0.0) * idle_new_v if spread and not idle_line else 0.0
+        idle_com_part = v.get("f_com", 0.0) * idle_com_v if spread and not idle_line else 0.0
+        moved = {"sp_new": sum(got.get(k, 0.0) for k in ("new", "idle_new", sb.DEPRECIATION, sb.CAPITAL))
+                 - (new_v + idle_new_part + v.get("dep", 0.0) + v.get("cap", 0.0)),
+                 "sp_com": got.get("committed", 0.0) + got.get("idle_committed", 0.0) - (com_v + idle_com_part)}
+        for key, (f, value) in sp_parts.items():
+            v[f"f_{key}"] = moved[key] / value
+            v[key] = v[f"f_{key}"] * value
+            sh.num(r, C[f"f_{key}"], v[f"f_{key}"], num="pct")
+            sh.calc(r, C[key], f"{cell(r, C[f'f_{key}'])}*({f})", v[key], num="money0")
+            total_f, total_v = f"{total_f}+{cell(r, C[key])}", total_v + v[key]
         sh.calc(r, C["total"], total_f, total_v, num="money0")
         v["total"] = total_v
         sh.num(r, C["share"], share, num="pct")
@@ -150,7 +184,7 @@ def write_showback(sh: Sheet, result: PlanResult, refs: Refs) -> None:
     sh.text(r, 0, f"Total (the {'book view' if book else 'all-in spend'})", "total")
     for c in range(1, len(cols)):
         sh.text(r, c, "", "total")
-    sums = [k for k in ("new", "com", "idle", "dep", "cap", "total") if k in C]
+    sums = [k for k in ("new", "com", "idle", "dep", "cap", "sp_new", "sp_com", "total") if k in C]
     for k in sums:
         sh.calc(r, C[k], f"SUM({rng(sh.name, first, last, C[k])})", sum(v.get(k, 0.0) for v in values.values()),
                 "total", num="money0")

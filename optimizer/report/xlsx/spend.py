@@ -59,6 +59,7 @@ def write_spend(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.calc(r, 9, f"IF(H{n}=0,0,I{n}*(1-D{n})/H{n})", c.covered_on_demand * (1 - c.discount) / v if v else 0.0,
                 num="pct")
         label = cash_label(c.provider, c.term, c.key)
+        refs.spend_rate[label] = ref(sh.name, r, 1)
         cash[(label, "savings_plan", "committed")] = (ref(sh.name, r, 7), v)
         cash[(label, "on-demand", "new")] = (f"(-{ref(sh.name, r, 8)})", -c.covered_on_demand)
         spend_t += v
@@ -120,6 +121,7 @@ def write_spend(sh: Sheet, result: PlanResult, refs: Refs) -> None:
         sh.calc(r, 14, f"I{n}*(L{n}/(1-D{n})-1)", total * (use / (1 - x.discount) - 1), num="money0")
         sh.calc(r, 15, f"K{n}*(1-D{n})", x.covered_on_demand * (1 - x.discount), num="money0")
         used_t += x.covered_on_demand * (1 - x.discount)
+        refs.spend_rate[label] = ref(sh.name, r, 1)
         if label:
             cash[(label, "savings_plan", "new")] = (ref(sh.name, r, 7), share)
             cash[(label, "on-demand", "new")] = (f"(-{ref(sh.name, r, 10)})", -x.covered_on_demand)
