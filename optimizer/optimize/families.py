@@ -221,7 +221,7 @@ FAMILIES: tuple[Family, ...] = (
            "no scenarios, commitments not sized low; a contract period's boundary in the horizon); π after the first",
            "Σ_{c∈M(w)} x[c,π] + Σ_{c∈C(w)∖M(w)} x[c] = 1",
            "one config per contract period: at a boundary (servers bought delivered, a signed contract's start or end, "
-           "a day a new reservation may start on) the workload may move among M(w), its configs whose hardware "
+           "a day a new reservation may start on, a month's first day in a month plan) the workload may move among M(w), its configs whose hardware "
            "another offer has (same_hardware) or all of them (any); a config outside M(w) is held all horizon. Every "
            "offer of M(w) plans its supply per period (calendar.segment). The API overflow term prices a config of "
            "M(w) period by period (its api_cost spread over the periods' days)", "moves.define_moves",

@@ -2,7 +2,8 @@
 `move_hardware` and `move_overlap` (optimize.families states them).
 
 A contract period's boundary is a day the capacity an offer holds changes: servers bought are delivered, a signed
-contract starts or ends, a new reservation may start (policy.reservation_starts). There a workload may move:
+contract starts or ends, a new reservation may start (policy.reservation_starts) — and, in a month plan (demand by
+month, without scenarios), each month's first day (calendar.month_days). There a workload may move:
 with `same_hardware` (the default) to another offer of its config's hardware (accelerator, precision,
 parallelism, engine, API ceiling: where it runs, not how), with `any` to any of its configs. x[c] stays the
 config of the first period (so every reader of a workload's config reads its first); x[c,π] is the config of
