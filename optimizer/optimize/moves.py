@@ -17,6 +17,9 @@ size commitments at the low end of the estimates (commit_low reads x[c] for the 
 
 from __future__ import annotations
 
+import datetime as dt
+from typing import Iterable
+
 import pulp
 
 from optimizer.candidates.types import Candidate, CandidateSet
@@ -172,3 +175,61 @@ def api_cost_terms(prog: Program, c: Candidate) -> list:
 def moved(prog: Program, c: Candidate) -> bool:
     """Whether c is one of a moving workload's configs (its API cost is then per period: api_cost_terms)."""
     return c.workload in prog.movers and any(k.key == c.key for k in prog.movers[c.workload])
+
+
+SCHEDULE = " | from "
+"""Joins a moving workload's configs into one key (a baseline's choice, solve --baseline): its first period's key,
+then for each move `SCHEDULE` + the move's first day (ISO date) + `=` + the key there. Config keys hold none."""
+
+
+def schedule_key(entries: Iterable[tuple[str | None, str]]) -> str:
+    """(first day, key) of each period in order as one key; a single config (no move) is its own key."""
+    out: list[tuple[str | None, str]] = []
+    for day, key in entries:
+        if not out or out[-1][1] != key:
+            out.append((day, key))
+    if not out:
+        return ""
+    return out[0][1] + "".join(f"{SCHEDULE}{day}={key}" for day, key in out[1:])
+
+
+def schedule_of(key: str) -> list[tuple[str | None, str]]:
+    """A key's (first day, key) entries: [(None, key)] for one config (the first entry's day is always None)."""
+    first, *later = key.split(SCHEDULE)
+    return [(None, first)] + [(day, k) for day, _eq, k in (x.partition("=") for x in later)]
+
+
+def key_at(key: str, day: dt.date | None) -> str:
+    """The config of a (schedule) key in force on `day`: the last entry starting on or before it (the first
+    before any move, and without a day)."""
+    entries = schedule_of(key)
+    out = entries[0][1]
+    if day is not None:
+        for start, k in entries[1:]:
+            if start is not None and dt.date.fromisoformat(start) <= day:
+                out = k
+    return out
+
+
+def period_keys(prog: Program, w: str, key: str) -> list[str]:
+    """The config a (schedule) key holds in each contract period of the program, in order: for a workload that
+    may move, the one in force on each period's first day; for any other, the one in force on the horizon's
+    first day, for its one choice."""
+    cal = prog.segments.calendar
+    if w not in prog.movers or cal is None or not cal.split:
+        return [key_at(key, prog.plan.start_date)]
+    return [key_at(key, per.start) for per in cal.periods]
+
+
+def fix_schedule(prog: Program, w: str, key: str) -> None:
+    """Hold a workload on a (schedule) key (a baseline kept, family fixed_choice): a workload that may move on
+    the key's config in force on each contract period's first day, any other on the one on the horizon's first
+    day (Program.fix_choice)."""
+    keys = period_keys(prog, w, key)
+    prog.fix_choice(w, keys[0])
+    fixed = {id(prog.choice.get(keys[0]))}
+    for pi, k in enumerate(keys[1:], start=1):
+        x = prog.choice_at_period(k, pi)
+        if isinstance(x, pulp.LpVariable) and id(x) not in fixed:
+            fixed.add(id(x))
+            prog.add("fixed_choice", x == 1, f"fixed_choice_w{prog.workload_index[w]}_p{pi + 1}")
