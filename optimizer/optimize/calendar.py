@@ -300,3 +300,39 @@ def segment(plan: Plan, offers: Iterable[str], arrivals: list[Arrival] | None = 
             for d in days:
                 committed[(o, d)] = cal.constant(o)
     return Segments(cal, segments, offer_segments, committed, tuple(days), later, renewing)
+
+
+SCHEDULE = " | from "
+"""Joins a moving workload's configs into one key (a baseline's choice, solve --baseline): its first period's key,
+then for each move `SCHEDULE` + the move's first day (ISO date) + `=` + the key there. Config keys hold none. Here,
+without PuLP, so that results can read a baseline's keys without loading the solver."""
+
+
+def schedule_key(entries: Iterable[tuple[str | None, str]]) -> str:
+    """(first day, key) of each period in order as one key; a single config (no move) is its own key."""
+    out: list[tuple[str | None, str]] = []
+    for day, key in entries:
+        if not out or out[-1][1] != key:
+            out.append((day, key))
+    if not out:
+        return ""
+    return out[0][1] + "".join(f"{SCHEDULE}{day}={key}" for day, key in out[1:])
+
+
+def schedule_of(key: str) -> list[tuple[str | None, str]]:
+    """A key's (first day, key) entries: [(None, key)] for one config (the first entry's day is always None)."""
+    first, *later = key.split(SCHEDULE)
+    return [(None, first)] + [(day, k) for day, _eq, k in (x.partition("=") for x in later)]
+
+
+def key_at(key: str, day: dt.date | None) -> str:
+    """The config of a (schedule) key in force on `day`: the last entry starting on or before it (the first
+    before any move, and without a day)."""
+    entries = schedule_of(key)
+    out = entries[0][1]
+    if day is not None:
+        for start, k in entries[1:]:
+            if start is not None and dt.date.fromisoformat(start) <= day:
+                out = k
+    return out
+

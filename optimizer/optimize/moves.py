@@ -17,15 +17,13 @@ size commitments at the low end of the estimates (commit_low reads x[c] for the 
 
 from __future__ import annotations
 
-import datetime as dt
-from typing import Iterable
-
 import pulp
 
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.inputs import prices
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.plan import Plan, Workload
+from optimizer.optimize.calendar import key_at
 from optimizer.optimize.program import Program, config_id, workload_id
 
 
@@ -175,40 +173,6 @@ def api_cost_terms(prog: Program, c: Candidate) -> list:
 def moved(prog: Program, c: Candidate) -> bool:
     """Whether c is one of a moving workload's configs (its API cost is then per period: api_cost_terms)."""
     return c.workload in prog.movers and any(k.key == c.key for k in prog.movers[c.workload])
-
-
-SCHEDULE = " | from "
-"""Joins a moving workload's configs into one key (a baseline's choice, solve --baseline): its first period's key,
-then for each move `SCHEDULE` + the move's first day (ISO date) + `=` + the key there. Config keys hold none."""
-
-
-def schedule_key(entries: Iterable[tuple[str | None, str]]) -> str:
-    """(first day, key) of each period in order as one key; a single config (no move) is its own key."""
-    out: list[tuple[str | None, str]] = []
-    for day, key in entries:
-        if not out or out[-1][1] != key:
-            out.append((day, key))
-    if not out:
-        return ""
-    return out[0][1] + "".join(f"{SCHEDULE}{day}={key}" for day, key in out[1:])
-
-
-def schedule_of(key: str) -> list[tuple[str | None, str]]:
-    """A key's (first day, key) entries: [(None, key)] for one config (the first entry's day is always None)."""
-    first, *later = key.split(SCHEDULE)
-    return [(None, first)] + [(day, k) for day, _eq, k in (x.partition("=") for x in later)]
-
-
-def key_at(key: str, day: dt.date | None) -> str:
-    """The config of a (schedule) key in force on `day`: the last entry starting on or before it (the first
-    before any move, and without a day)."""
-    entries = schedule_of(key)
-    out = entries[0][1]
-    if day is not None:
-        for start, k in entries[1:]:
-            if start is not None and dt.date.fromisoformat(start) <= day:
-                out = k
-    return out
 
 
 def period_keys(prog: Program, w: str, key: str) -> list[str]:

@@ -29,10 +29,10 @@ from optimizer.candidates.types import CandidateSet
 from optimizer.errors import SolverError
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.optimize import work
-from optimizer.optimize.calendar import Segments, segment
+from optimizer.optimize.calendar import Segments, key_at, segment
 from optimizer.optimize.cuts import define_pooled_rounding
 from optimizer.optimize.model import build_model
-from optimizer.optimize.moves import fix_schedule, key_at, moving_offers
+from optimizer.optimize.moves import fix_schedule, moving_offers
 from optimizer.optimize.policy import SolvePolicy
 from optimizer.optimize.program import Program
 from optimizer.optimize.solution import Solution, SolveInfo

@@ -17,7 +17,7 @@ from pathlib import Path
 from optimizer import formatting, vocab
 from optimizer.candidates.overflow import ceiling_of, keys_of, same_hardware, split_key, without_ceiling
 from optimizer.candidates.types import CandidateSet
-from optimizer.optimize.moves import key_at, schedule_key, schedule_of
+from optimizer.optimize.calendar import key_at, schedule_key, schedule_of
 from optimizer.results.jsonio import read_result
 from optimizer.results.types import (
     BaselineChange,

@@ -148,7 +148,7 @@ def _baseline(tmp_path, data: dict, name: str):
 def test_a_baseline_that_moved_is_kept_period_by_period(tmp_path):
     """Re-solving the plan against its own result keeps its move: no switching cost, nothing changed."""
     first, last = _baseline(tmp_path, month_plan(), "last")
-    assert " | from 2027-03-01=" in last.choices["w0"].key
+    assert " | from 2027-03-01=" in last.choices["w0"].key  # calendar.schedule_key
     data = month_plan()
     data["policy"]["change_threshold"] = 0.5
     r = _solve(tmp_path, data, name="again.yaml", baseline=last)
