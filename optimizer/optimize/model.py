@@ -923,10 +923,8 @@ def _split_moved(prog: Program, w: Workload, last: set[str]) -> pulp.LpVariable:
 
 
 def _schedule_left(prog: Program, w: Workload, keys: list[str]) -> pulp.LpVariable:
-    """m_w ∈ [0, 1], 1 when a workload that may move leaves, in some contract period π, the hardware H(b_w(π)) its
-    last plan ran on π's first day (family baseline_moves): m ≥ 1 − Σ_{c ∈ H(b_w(π))} x[c,π] for each π whose last
-    config is still a candidate (one gone costs nothing to leave). Leaving it in one period or in all costs τ·C_w
-    once."""
+    """m_w ∈ [0, 1], 1 when a workload that may move leaves, in some contract period, the hardware its last plan ran
+    on that period's first day (`keys`: period_keys): family baseline_moves."""
     m = prog.prob.add_variable(prog.names("baseline_moved", workload_id(prog, w)), lowBound=0, upBound=1)
     for pi, key in enumerate(keys):
         xs = [x for c in prog.cands.by_workload[w.name] if without_ceiling(c.key) == without_ceiling(key)

@@ -10,6 +10,11 @@ config of the first period (so every reader of a workload's config reads its fir
 each later period π. A workload that cannot move — no boundary in the horizon, one offer per hardware, moves:
 never — has no x[c,π], and the program is the one without moves, row for row.
 
+explain's (and solve's) alternatives force a config on a workload that may move for every period
+(Program.choices_fixed `held`): the price of that config for the horizon. --baseline reads a last plan that
+moved as a schedule of keys (calendar.schedule_key) and compares period by period (family baseline_moves;
+fix_schedule holds it).
+
 Not moved (for now): batch and reserve workloads, split workloads (split: by_size, any: their shares are fixed
 over the horizon), plans with scenarios (their second-stage costs read x[c] over the horizon), and plans that
 size commitments at the low end of the estimates (commit_low reads x[c] for the horizon).

@@ -61,7 +61,7 @@ def load_baseline(path: Path | str) -> Baseline:
 
 def configs_key(w: WorkloadResult) -> str:
     """The key of what a workload runs: its config's, or, split among several, all of theirs joined, or, moving
-    (policy.moves), each contract period's with the day it starts (optimize.moves.schedule_key)."""
+    (policy.moves), each contract period's with the day it starts (optimize.calendar.schedule_key)."""
     if len(w.split_configs) > 1:
         return split_key(x.key for x in w.split_configs.values())
     if w.configs_by_period:
@@ -86,7 +86,7 @@ def _keys(key: str) -> list[str]:
 def kept(now: str, last: str, start: dt.date | None) -> bool:
     """Whether a workload runs the hardware it ran last (same_hardware: its API ceilings follow the demand) on
     every day either key moves on, from the horizon's first day `start` (a moving workload's keys are schedules:
-    optimize.moves.schedule_key) — the rule the program's switching cost follows (family baseline_moves)."""
+    optimize.calendar.schedule_key) — the rule the program's switching cost follows (family baseline_moves)."""
     days = {start} | {dt.date.fromisoformat(d) for k in (now, last) for d, _k in schedule_of(k)[1:] if d}
     return all(same_hardware(key_at(now, d), key_at(last, d)) for d in days if start is None or d is None or d >= start)
 
@@ -95,7 +95,9 @@ def penalties(baseline: Baseline, cands: CandidateSet) -> dict[str, tuple[str, f
     """Workload → (last key, its last cost) for every workload whose last config is still a candidate — its
     hardware (offer, precision, parallelism) at any API overflow ceiling: the ceilings follow the demand, so a
     peak that moves renames the config (cap5 → cap6) without changing what runs. The key is the last one, or
-    that hardware at the nearest ceiling now (model.define_baseline keeps the hardware, whatever the ceiling)."""
+    that hardware at the nearest ceiling now (model.define_baseline keeps the hardware, whatever the ceiling). A
+    workload that moved keeps its schedule of configs, each period's still a candidate (a period's config gone costs
+    nothing to leave)."""
     out = {}
     for name, cs in cands.by_workload.items():
         b = baseline.choices.get(name)

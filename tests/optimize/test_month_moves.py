@@ -82,9 +82,10 @@ def test_a_month_plan_moves_to_the_cheaper_offer_at_a_month_boundary(tmp_path, s
 
 
 def test_moves_any_changes_the_accelerator_at_a_month_boundary(tmp_path):
-    """Demand 2, 4, 16 GPUs of a0; `fast` sells a1 (twice a0's goodput) on 8-GPU nodes at $2.50. same_hardware stays
-    on a0 — small, then two big nodes in March: 24 · (6 · 31 + 12 · 28 + 32 · 31) = $36,336 (a1 all quarter: 20 · 24
-    · 90 = $43,200); with any, March runs on one a1 node instead: 24 · (6 · 31 + 12 · 28 + 20 · 31) = $27,408."""
+    """Demand 2, 4, 16 GPUs of a0; `fast` sells a1 (twice a0's goodput) on 8-GPU nodes at $2.50. same_hardware
+    stays on a0 — small, then two big nodes in March: 24 · (6 · 31 + 12 · 28 + 32 · 31) = $36,336 (a1 all quarter:
+    20 · 24 · 90 = $43,200); with any, March runs on one a1 node instead: 24 · (6 · 31 + 12 · 28 + 20 · 31) =
+    $27,408."""
     offers = [_offer("big", 8, 2.0), _offer("small", 1, 3.0), _offer("fast", 8, 2.5, acc="a1")]
     data = month_plan({"2027-01": 200, "2027-02": 400, "2027-03": 1600}, offers=offers)
     same = _solve(tmp_path, data, name="same.yaml")
@@ -179,7 +180,8 @@ def test_a_baseline_that_did_not_move_charges_a_move_in_any_period(solver, tmp_p
 def _random_plan(rng: random.Random) -> dict:
     """Two to four offers: a0 on 1-, 2-, 4- or 8-GPU nodes (one may have a cap), maybe a1 (goodput 200); a peak
     by month of 100·k tok/s; a flat or two-level profile; moves same_hardware, any or never."""
-    offers = [_offer(f"o{i}", rng.choice([1, 2, 4, 8]), round(rng.uniform(1.5, 4.0), 2)) for i in range(rng.randint(2, 3))]
+    offers = [_offer(f"o{i}", rng.choice([1, 2, 4, 8]), round(rng.uniform(1.5, 4.0), 2))
+              for i in range(rng.randint(2, 3))]
     if rng.random() < 0.4:
         offers[0]["available_gpus"] = {"on-demand": rng.choice([4, 8, 16])}
     if rng.random() < 0.5:
