@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Callable
 
 from optimizer.candidates.build import build_candidates, unreachable_slo
-from optimizer.candidates.overflow import same_hardware
 from optimizer.candidates.prune import prune_dominated, ranked_alternatives
 from optimizer.candidates.types import CandidateSet, Dropped
 from optimizer.errors import (
@@ -30,6 +29,7 @@ from optimizer.optimize.solution import SolveInfo
 from optimizer.optimize.strategy import SolveOptions, settings, solve_candidates
 from optimizer.results import decision, sharing
 from optimizer.results.baseline import Baseline, configs_key, describe, penalties
+from optimizer.results.baseline import kept as last_kept
 from optimizer.results.extract import extract
 from optimizer.results.jsonio import read_result
 from optimizer.results.ledger import carry_commitments, with_carry
@@ -106,8 +106,9 @@ def solve_with_baseline(loaded: LoadedPlan, cands: CandidateSet, options: SolveO
     sol, info = solve_candidates(loaded, cands, options, baseline=pen)
     result = extract(plan, cands, sol, info, loaded.catalog.offers, loaded.file)
     gap = plan.policy.mip_gap if options.mip_gap is None else options.mip_gap
+    start = plan.start_date
     moved = [w for w, (key, _c) in pen.items()  # the hardware moved (its API ceiling follows the demand)
-             if not same_hardware(configs_key(result.workload(w)), key)]
+             if not last_kept(configs_key(result.workload(w)), key, start)]
     notes = []
     if moved and (gap > 0 or info.status != "optimal"):
         try:

@@ -107,11 +107,30 @@ def reservation_days(plan: Plan, offers: Iterable[str] | None = None) -> list[in
     days = {(c.end - start).days + 1 for c in plan.commitments
             if overlap_days(plan, c) and (used is None or c.offer in used)}
     if mode == "monthly":
-        first = (start.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
-        while (first - start).days < H:
-            days.add((first - start).days)
-            first = (first + dt.timedelta(days=32)).replace(day=1)
+        days |= set(_month_firsts(plan))
     return sorted(d for d in days if 0 < d < H)
+
+
+def _month_firsts(plan: Plan) -> list[int]:
+    """Each calendar month's first day after the horizon's first (offsets from it); [] without a start_date."""
+    if plan.start_date is None:
+        return []
+    start, out = plan.start_date, []
+    first = (start.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
+    while (first - start).days < plan.horizon_days:
+        out.append((first - start).days)
+        first = (first + dt.timedelta(days=32)).replace(day=1)
+    return out
+
+
+def month_days(plan: Plan) -> list[int]:
+    """The boundaries of a month plan (demand by month: its day types each hold one calendar month, as
+    inputs.months.expand writes them) — each month's first day after the horizon's first, offsets from it.
+    [] for any other plan, and for a plan with scenarios (its workloads do not move: optimize.moves)."""
+    types = plan.day_types or {}
+    if scenario_days(plan) is not None or not any(getattr(v, "month", None) for v in types.values()):
+        return []
+    return _month_firsts(plan)
 
 
 def calendar(plan: Plan, arrivals: list[Arrival] | None = None, starts: Iterable[int] = ()) -> Calendar:
@@ -245,7 +264,8 @@ def segment(plan: Plan, offers: Iterable[str], arrivals: list[Arrival] | None = 
     day type at every offer without a changing commitment. `cuts` are further days the periods are cut at
     (where a spend commitment starts or stops: spend.cut_days), `cut_offers` the offers planned per period there.
     `moving` are the offers a workload may move to or from at a period's boundary (optimize.moves.moving_offers):
-    when the horizon has periods, theirs are per period too."""
+    when the horizon has periods, theirs are per period too; with one, a month plan's periods are also cut at
+    each month's first day (month_days), so a workload may move there."""
     days = plan.day_type_days()
     segments: dict[str, tuple[str, float, int | None]] = {d: (d, n, None) for d, n in days.items()}
     offer_segments: dict[str, list[tuple[str, str]]] = {}
@@ -256,9 +276,11 @@ def segment(plan: Plan, offers: Iterable[str], arrivals: list[Arrival] | None = 
     if not renewing:
         later = ()
     extra = sorted(d for d in cuts if 0 < d < plan.horizon_days)
-    if not plan.commitments and not arrivals and not later and not extra:
+    # in a month plan a workload may move at each month's first day: cut there only when one can move
+    months = month_days(plan) if set(moving) & used else []
+    if not plan.commitments and not arrivals and not later and not extra and not months:
         return Segments(None, segments, offer_segments, committed, tuple(days))
-    cal = calendar(plan, arrivals, sorted(set(later) | set(extra)))
+    cal = calendar(plan, arrivals, sorted(set(later) | set(extra) | set(months)))
     varying = (cal.varying_offers() | renewing | (set(cut_offers) if extra else set())
                | (set(moving) if cal.split else set())) & used
     for o in sorted(varying):
@@ -278,3 +300,39 @@ def segment(plan: Plan, offers: Iterable[str], arrivals: list[Arrival] | None = 
             for d in days:
                 committed[(o, d)] = cal.constant(o)
     return Segments(cal, segments, offer_segments, committed, tuple(days), later, renewing)
+
+
+SCHEDULE = " | from "
+"""Joins a moving workload's configs into one key (a baseline's choice, solve --baseline): its first period's key,
+then for each move `SCHEDULE` + the move's first day (ISO date) + `=` + the key there. Config keys hold none. Here,
+without PuLP, so that results can read a baseline's keys without loading the solver."""
+
+
+def schedule_key(entries: Iterable[tuple[str | None, str]]) -> str:
+    """(first day, key) of each period in order as one key; a single config (no move) is its own key."""
+    out: list[tuple[str | None, str]] = []
+    for day, key in entries:
+        if not out or out[-1][1] != key:
+            out.append((day, key))
+    if not out:
+        return ""
+    return out[0][1] + "".join(f"{SCHEDULE}{day}={key}" for day, key in out[1:])
+
+
+def schedule_of(key: str) -> list[tuple[str | None, str]]:
+    """A key's (first day, key) entries: [(None, key)] for one config (the first entry's day is always None)."""
+    first, *later = key.split(SCHEDULE)
+    return [(None, first)] + [(day, k) for day, _eq, k in (x.partition("=") for x in later)]
+
+
+def key_at(key: str, day: dt.date | None) -> str:
+    """The config of a (schedule) key in force on `day`: the last entry starting on or before it (the first
+    before any move, and without a day)."""
+    entries = schedule_of(key)
+    out = entries[0][1]
+    if day is not None:
+        for start, k in entries[1:]:
+            if start is not None and dt.date.fromisoformat(start) <= day:
+                out = k
+    return out
+

@@ -125,7 +125,8 @@ VARIABLES: tuple[Symbol, ...] = (
     Symbol("U[j]", "≥ 0", "a new spend commitment: $/hour of discounted spend, paid every hour of its term (AWS "
            "states Savings Plans so); a signed one's U_j is a constant"),
     Symbol("c[j,o,s,h]", "≥ 0", "discounted spend of hour h of segment s commitment j covers at offer o ∈ O(j)"),
-    Symbol("m[w]", "[0, 1]", "--baseline with a split workload only: 1 when w's configs are not its last ones"),
+    Symbol("m[w]", "[0, 1]", "--baseline with a split workload or one that may move only: 1 when w's configs are "
+           "not its last ones"),
     Symbol("B, U [o,p,s,h]", "ℤ ≥ 0", "policy.share_pools only: the base and rollout GPUs of the group sharing "
            "GPUs at offer o in pool p"),
     Symbol("u[o,p]", "[0, 1]", "policy.share_pools only: 1 when some workload shares GPUs at o in p (the group keeps "
@@ -154,7 +155,8 @@ OBJECTIVE: tuple[Term, ...] = (
          "costs U + S − c ÷ (1 − δ), S its offers' on-demand list spend (on_demand term)", "model.savings_plan_terms"),
     Term("sole_tenant", "Σ_{c sole-tenant} K_c · x[c]", "a config alone at its offer, at that offer's cost solved apart",
          "model.define_sole_tenant"),
-    Term("baseline", "Σ_w τ · C_w · (1 − Σ_{c ∈ H(b_w)} x[c]);  a split workload: τ · C_w · m[w]",
+    Term("baseline",
+         "Σ_w τ · C_w · (1 − Σ_{c ∈ H(b_w)} x[c]);  a split workload, or one that may move: τ · C_w · m[w]",
          "--baseline: leaving workload w's last choice b_w (a split workload's: its set of configs) costs τ·C_w "
          "(not a cost: results recompute costs)",
          "model.define_baseline"),
@@ -174,11 +176,23 @@ OBJECTIVE: tuple[Term, ...] = (
 FAMILIES: tuple[Family, ...] = (
     Family("choice", "constraint", "w ∈ W with more than one config",
            "Σ_{c∈C(w)} x[c] = 1", "one config per workload", "model.define_choice"),
-    Family("fixed_choice", "constraint", "w forced to config c* (explain's alternatives), or a split workload "
+    Family("fixed_choice", "constraint", "w forced to config c* (a baseline kept), or a split workload "
            "to its set of configs B* (a baseline kept)",
-           "x[c*] = 1;  split: x[c] = [c ∈ B*],  Σ_b z[c,b] ≥ ε for c ∈ B*",
-           "a workload held on one config, or on its configs (each serving some traffic)",
+           "x[c*] = 1;  split: x[c] = [c ∈ B*],  Σ_b z[c,b] ≥ ε for c ∈ B*;  "
+           "w that may move: x[b_w(π),π] = 1",
+           "a workload held on one config, or on its configs (each serving some traffic); a workload that may move "
+           "on its last plan's config of each contract period π (b_w(π), as in baseline_moves). explain's "
+           "alternatives hold a config by bounds instead (Program.choices_fixed): a config forced on a workload "
+           "that may move is that config in every period, so its price is the plan with the workload on it for "
+           "the horizon (moves.fix_schedule holds a baseline's configs period by period)",
            "program.Program.fix_choice"),
+    Family("baseline_moves", "constraint", "w that may move (policy.moves) with a baseline; π",
+           "m[w] ≥ 1 − Σ_{c ∈ H(b_w(π))} x[c,π]",
+           "a workload that may move keeps its last plan when in every contract period π it runs the hardware "
+           "H(b_w(π)) its last plan ran on π's first day (the last plan's config then, or before its first move "
+           "its first; a last plan that did not move: its one config in every period); leaving it in one period "
+           "or in several costs τ·C_w once. A period whose last config is no longer a candidate has no row (it "
+           "costs nothing to leave)", "model.define_baseline", rows=("baseline_left",)),
     Family("baseline_split", "constraint", "w split with a baseline; c ∈ C(w)",
            "m[w] ≥ 1 − x[c],  Σ_b z[c,b] ≥ ε · x[c] for c ∈ H(b_w);  m[w] ≥ x[c] for c ∉ H(b_w)",
            "a split workload moves (and pays τ·C_w once) when it leaves one of its last configs or uses another; "
@@ -221,7 +235,8 @@ FAMILIES: tuple[Family, ...] = (
            "no scenarios, commitments not sized low; a contract period's boundary in the horizon); π after the first",
            "Σ_{c∈M(w)} x[c,π] + Σ_{c∈C(w)∖M(w)} x[c] = 1",
            "one config per contract period: at a boundary (servers bought delivered, a signed contract's start or end, "
-           "a day a new reservation may start on) the workload may move among M(w), its configs whose hardware "
+           "a day a new reservation may start on, a month's first day in a month plan) the workload may move among "
+           "M(w), its configs whose hardware "
            "another offer has (same_hardware) or all of them (any); a config outside M(w) is held all horizon. Every "
            "offer of M(w) plans its supply per period (calendar.segment). The API overflow term prices a config of "
            "M(w) period by period (its api_cost spread over the periods' days)", "moves.define_moves",

@@ -292,7 +292,7 @@ def _force(prog: Program, chosen: dict[str, str], workload: str, key: str, solve
     if quick.status in ("optimal", "feasible") and quick.objective is not None:
         warm, best = prog.values(), quick.objective
     for _ in range(strategy.POLICY.settle_rounds):
-        with prog.choices_fixed({workload: variants}):
+        with prog.choices_fixed({workload: variants}, held={workload}):  # every contract period's
             full = solve(prog.prob, solver, time_limit_s=left(), mip_gap=gap_target, warm_start=warm,
                          node_limit=strategy.POLICY.work.step("search")[0])
         if full.status == "infeasible":

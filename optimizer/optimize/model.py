@@ -24,7 +24,8 @@ from optimizer.optimize import costs, spend
 from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.cuts import add_cuts
-from optimizer.optimize.moves import api_cost_terms, define_moves, move_terms, move_variables, movers, moved
+from optimizer.optimize.moves import (api_cost_terms, define_moves, move_terms, move_variables, movers, moved,
+                                      period_keys)
 from optimizer.optimize.program import (
     SERVES,
     Program,
@@ -921,6 +922,19 @@ def _split_moved(prog: Program, w: Workload, last: set[str]) -> pulp.LpVariable:
     return m
 
 
+def _schedule_left(prog: Program, w: Workload, keys: list[str]) -> pulp.LpVariable:
+    """m_w ∈ [0, 1], 1 when a workload that may move leaves, in some contract period, the hardware its last plan ran
+    on that period's first day (`keys`: period_keys): family baseline_moves."""
+    m = prog.prob.add_variable(prog.names("baseline_moved", workload_id(prog, w)), lowBound=0, upBound=1)
+    for pi, key in enumerate(keys):
+        xs = [x for c in prog.cands.by_workload[w.name] if without_ceiling(c.key) == without_ceiling(key)
+              and isinstance(x := prog.choice_at_period(c.key, pi), pulp.LpVariable)]
+        if xs:
+            prog.add("baseline_moves", m >= 1 - pulp.lpSum(xs),
+                     prog.names("baseline_left", workload_id(prog, w), f"p{pi + 1}"))
+    return m
+
+
 def define_baseline(prog: Program, baseline: dict[str, tuple[str, float]]) -> None:
     """Stable re-plans (--baseline): keep a workload's last choice b_w unless moving saves more, the
     objective term `baseline` (optimize.families; τ = policy.change_threshold, C_w = w's cost in the last
@@ -935,6 +949,12 @@ def define_baseline(prog: Program, baseline: dict[str, tuple[str, float]]) -> No
         if w.name not in baseline:
             continue
         key, cost = baseline[w.name]
+        per_period = period_keys(prog, w.name, key)  # a last plan that moved: its config on each period's first day
+        if len(per_period) > 1 and tau * cost > 0:
+            prog.baseline_penalty[w.name] = (key, tau * cost)
+            terms.append(tau * cost * _schedule_left(prog, w, per_period))
+            continue
+        key = per_period[0]
         last = {without_ceiling(k) for k in keys_of(key)}  # a split workload's last configs, each of them
         xs = [x for c in prog.cands.by_workload[w.name] if without_ceiling(c.key) in last
               and isinstance(x := prog.choice.get(c.key), pulp.LpVariable)]

@@ -2,12 +2,18 @@
 `move_hardware` and `move_overlap` (optimize.families states them).
 
 A contract period's boundary is a day the capacity an offer holds changes: servers bought are delivered, a signed
-contract starts or ends, a new reservation may start (policy.reservation_starts). There a workload may move:
+contract starts or ends, a new reservation may start (policy.reservation_starts) — and, in a month plan (demand by
+month, without scenarios), each month's first day (calendar.month_days). There a workload may move:
 with `same_hardware` (the default) to another offer of its config's hardware (accelerator, precision,
 parallelism, engine, API ceiling: where it runs, not how), with `any` to any of its configs. x[c] stays the
 config of the first period (so every reader of a workload's config reads its first); x[c,π] is the config of
 each later period π. A workload that cannot move — no boundary in the horizon, one offer per hardware, moves:
 never — has no x[c,π], and the program is the one without moves, row for row.
+
+explain's (and solve's) alternatives force a config on a workload that may move for every period
+(Program.choices_fixed `held`): the price of that config for the horizon. --baseline reads a last plan that
+moved as a schedule of keys (calendar.schedule_key) and compares period by period (family baseline_moves;
+fix_schedule holds it).
 
 Not moved (for now): batch and reserve workloads, split workloads (split: by_size, any: their shares are fixed
 over the horizon), plans with scenarios (their second-stage costs read x[c] over the horizon), and plans that
@@ -22,6 +28,7 @@ from optimizer.candidates.types import Candidate, CandidateSet
 from optimizer.inputs import prices
 from optimizer.inputs.scenarios import scenario_days
 from optimizer.inputs.schema.plan import Plan, Workload
+from optimizer.optimize.calendar import key_at
 from optimizer.optimize.program import Program, config_id, workload_id
 
 
@@ -171,3 +178,27 @@ def api_cost_terms(prog: Program, c: Candidate) -> list:
 def moved(prog: Program, c: Candidate) -> bool:
     """Whether c is one of a moving workload's configs (its API cost is then per period: api_cost_terms)."""
     return c.workload in prog.movers and any(k.key == c.key for k in prog.movers[c.workload])
+
+
+def period_keys(prog: Program, w: str, key: str) -> list[str]:
+    """The config a (schedule) key holds in each contract period of the program, in order: for a workload that
+    may move, the one in force on each period's first day; for any other, the one in force on the horizon's
+    first day, for its one choice."""
+    cal = prog.segments.calendar
+    if w not in prog.movers or cal is None or not cal.split:
+        return [key_at(key, prog.plan.start_date)]
+    return [key_at(key, per.start) for per in cal.periods]
+
+
+def fix_schedule(prog: Program, w: str, key: str) -> None:
+    """Hold a workload on a (schedule) key (a baseline kept, family fixed_choice): a workload that may move on
+    the key's config in force on each contract period's first day, any other on the one on the horizon's first
+    day (Program.fix_choice)."""
+    keys = period_keys(prog, w, key)
+    prog.fix_choice(w, keys[0])
+    fixed = {id(prog.choice.get(keys[0]))}
+    for pi, k in enumerate(keys[1:], start=1):
+        x = prog.choice_at_period(k, pi)
+        if isinstance(x, pulp.LpVariable) and id(x) not in fixed:
+            fixed.add(id(x))
+            prog.add("fixed_choice", x == 1, f"fixed_choice_w{prog.workload_index[w]}_p{pi + 1}")

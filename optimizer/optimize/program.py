@@ -178,17 +178,22 @@ class Program:
         return pulp.lpSum(z for (k, _b), z in self.split_share.items() if k == key)
 
     @contextmanager
-    def choices_fixed(self, keys: dict[str, str | frozenset[str]]) -> Iterator[None]:
+    def choices_fixed(self, keys: dict[str, str | frozenset[str]], held: Iterable[str] = ()) -> Iterator[None]:
         """Fix every workload in `keys` to that config — or, given a set of configs, to one of them, the
-        program choosing — by bounds, so nothing is added; then undo."""
+        program choosing — by bounds, so nothing is added; then undo. For a workload that may move
+        (policy.moves) that is its first contract period's config, unless it is in `held`: then every
+        period's (explain's alternatives: a config forced is that config for the horizon)."""
         saved = []
+        held = set(held)
         for w, key in keys.items():
             if w in self.split_workloads:  # a split workload's configs are each used or not: none is held alone
                 continue
             allowed = {key} if isinstance(key, str) else key
             for c in self.cands.by_workload[w]:
-                x = self.choice[c.key]
-                if isinstance(x, pulp.LpVariable):
+                xs = self.choices_of(c.key) if w in held else [self.choice[c.key]]
+                for x in xs:
+                    if not isinstance(x, pulp.LpVariable):
+                        continue
                     saved.append((x, x.lowBound, x.upBound))
                     if c.key not in allowed:
                         x.lowBound = x.upBound = 0

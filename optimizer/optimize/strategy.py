@@ -29,10 +29,10 @@ from optimizer.candidates.types import CandidateSet
 from optimizer.errors import SolverError
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.optimize import work
-from optimizer.optimize.calendar import Segments, segment
+from optimizer.optimize.calendar import Segments, key_at, segment
 from optimizer.optimize.cuts import define_pooled_rounding
 from optimizer.optimize.model import build_model
-from optimizer.optimize.moves import moving_offers
+from optimizer.optimize.moves import fix_schedule, moving_offers
 from optimizer.optimize.policy import SolvePolicy
 from optimizer.optimize.program import Program
 from optimizer.optimize.solution import Solution, SolveInfo
@@ -121,10 +121,10 @@ def _solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpt
     prog = build_model(loaded, cands, segments, cuts=False, baseline=baseline,
                        sole_tenant=sole_tenants.costs if sole_tenants else None)
     for w, key in (fix or {}).items():
-        prog.fix_choice(w, key)
+        fix_schedule(prog, w, key)  # a moving workload's key may hold a config per contract period
     if solver in policy.pooled_solvers and _settled_configs(prog, fix or {}):
         # every config settled (a plan run through the scenarios, every last choice kept): whole nodes together
-        define_pooled_rounding(prog, fix or {})
+        define_pooled_rounding(prog, {w: key_at(k, None) for w, k in (fix or {}).items()})
     if reserved is not None:  # keys (o, p, k) and, for reservations starting later, (o, p, k, t)
         for k, v in (*prog.reserved.items(), *prog.reserved_later.items()):
             v.lowBound = v.upBound = round(reserved.get(k, 0.0))

@@ -199,6 +199,20 @@ def _move_cost_program() -> Program:
     return build_model(loaded, cands, _segments(loaded, cands))  # type: ignore[arg-type]
 
 
+def _move_baseline_program() -> Program:
+    """owned-cluster with a baseline for each workload that may move (baseline_moves), held on it (fixed_choice)."""
+    from optimizer.optimize.moves import fix_schedule
+
+    loaded, cands = _loaded("owned-cluster")
+    plain = build_model(loaded, cands, _segments(loaded, cands))  # type: ignore[arg-type]
+    last = {w: (cs[0].key, 100.0) for w, cs in plain.movers.items()}
+    assert last, "owned-cluster has a workload that may move"
+    prog = build_model(loaded, cands, _segments(loaded, cands), baseline=last)  # type: ignore[arg-type]
+    for w, (key, _cost) in last.items():
+        fix_schedule(prog, w, key)
+    return prog
+
+
 def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
     seen: set[str] = set()
     q4 = _program("q4")
@@ -208,6 +222,7 @@ def test_every_row_of_a_built_program_is_a_family_and_every_family_is_built():
         "q1-with-commitments, pools not sharing": _program("q1-with-commitments", shared=False),
         "owned-cluster": _program("owned-cluster"),
         "owned-cluster, a move cost": _move_cost_program(),
+        "owned-cluster, a baseline for its workloads that may move": _move_baseline_program(),
         "q1-forecast, worst": _program("q1-forecast", risk="worst"),
         "q1-forecast, cvar": _program("q1-forecast", risk="cvar"),
         "q4, commitments at the low end of a band": _low_q4(),

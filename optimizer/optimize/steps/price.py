@@ -16,8 +16,9 @@ def _others_kept(prog: Program, chosen: dict[str, str], workload: str, key: str,
                  seconds: float, policy: SolvePolicy = DEFAULT_POLICY) -> SolveInfo:
     """The program with `workload` forced onto `key` and every other workload on its chosen config,
     re-solved within policy.node_limit nodes (`seconds`: the safety cap): a plan feasible for the whole program,
-    found fast."""
-    with prog.choices_fixed({**chosen, workload: key}):
+    found fast. A workload that may move (policy.moves) is held on `key` in every contract period: the alternative
+    is that config for the horizon; the others keep their first period's config and may still move."""
+    with prog.choices_fixed({**chosen, workload: key}, held={workload}):
         return solve(prog.prob, solver, time_limit_s=max(0.01, seconds), mip_gap=gap_target,
                      node_limit=policy.node_limit, threads=policy.threads)
 
