@@ -91,7 +91,7 @@ def render_result(result: PlanResult) -> Group:
                    f"{r.base:,}", f"{r.spares:,}", f"{r.rollout:,}",
                    f"{r.total:,}", f"{w.gpus_at_peak:,}", formatting.money(w.cost / result.horizon_days, cur),
                    *((formatting.money(w.committed_cost / result.horizon_days, cur),) if committed else ()))
-        for x in w.configs_by_period[1:]:  # a workload that moves: its config from each later period's first day
+        for x in L.config_changes(w):  # a workload that moves: its config from each day it changes
             wl.add_row("", "", f"↳ from {x.start or x.period}: {x.config}", *([""] * (len(cols) - 3)), style="dim")
         if w.split and w.size_classes:  # split: by_size — the size classes the shares below are of
             wl.add_row("", "", "size classes (requests · input→output tokens): " + L.size_classes_text(w),

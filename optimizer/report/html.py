@@ -423,7 +423,7 @@ def _workload(result: PlanResult, w: WorkloadResult, money) -> dict[str, Any]:
             "all_in": money(w.cost + w.committed_cost),
             "all_in_per_day": money((w.cost + w.committed_cost) / result.horizon_days),
             "gpus_at_peak": f"{w.gpus_at_peak:,}", **_split(w, money, result.horizon_days),
-            "moves": "; ".join(f"from {x.start or x.period} on {x.config}" for x in w.configs_by_period)}
+            "moves": "; ".join(f"from {x.start or x.period} on {x.config}" for x in L.config_changes(w, first=True))}
 
 
 def _split(w: WorkloadResult, money, days: int) -> dict[str, Any]:

@@ -363,3 +363,14 @@ def book_line(result: PlanResult, money) -> str | None:
     return (f"Book view (P&L) {money(b.total)} = depreciation of servers owned {money(b.depreciation_owned)} + "
             f"bought {money(b.depreciation_bought)} + opex {money(b.opex)}; from the all-in: {money(b.all_in)} "
             f"+ owned depreciation − cost of capital {money(b.cost_of_capital)} (shown apart: not an expense)")
+
+
+def config_changes(w, first: bool = False) -> list:
+    """A moving workload's configs by contract period (WorkloadResult.configs_by_period), only where the config
+    changes (a month plan has a period a month, most of them alike); with `first` the first period too."""
+    out, last = [], None
+    for i, x in enumerate(w.configs_by_period):
+        if x.key != last and (first or i > 0):
+            out.append(x)
+        last = x.key
+    return out
