@@ -278,12 +278,15 @@ FINAL = ("optimal", "infeasible", "invalid")
 """Statuses no longer solve changes: proven within the gap, or no plan whatever the time."""
 
 
-def reusable(p: SweepPoint, *, every_point: bool, solver: str, time_limit_s: float, gap: float) -> bool:
+def reusable(p: SweepPoint, *, every_point: bool, solver: str, time_limit_s: float, gap: float,
+             spend: bool = True) -> bool:
     """Whether a point read back from sweep.jsonl stands for this run: a point proven (within this run's gap) or
     with no plan at all stands; one the time limit stopped short (feasible, or an error with no plan in time)
     is solved again when this run gives it more time or another solver; with `every_point`, a point proven
-    from its neighbours is solved."""
-    if p.solved and (p.cost_committed is None or p.new_commitments is None or p.new_spend_commitments is None):
+    from its neighbours is solved. `spend`: the plan may sign spend commitments (savings_plans), so a point
+    written before points carried them is solved again; a plan without any has none to carry."""
+    if p.solved and (p.cost_committed is None or p.new_commitments is None
+                     or (spend and p.new_spend_commitments is None)):
         return False  # written before points carried all-in and what to sign: solved again to carry them
     if p.interpolated:
         return not every_point and (p.gap is None or p.gap <= gap + 1e-9)

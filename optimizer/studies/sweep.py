@@ -535,7 +535,8 @@ def run_sweep(plan: LoadedPlan | Path | str, varies: list[VarySpec], outdir: Pat
         else:
             other += 1
     found = {k: p for k, p in found.items()  # the last line of each point, if it stands for this run
-             if reusable(p, every_point=every_point, solver=solver, time_limit_s=limit, gap=gap)}
+             if reusable(p, every_point=every_point, solver=solver, time_limit_s=limit, gap=gap,
+                         spend=bool(loaded.plan.savings_plans))}
     todo = [p for p in wanted if vary_key(p) not in found]
     read_back = len(wanted) - len(todo)
     if todo:  # the plan as written refused (no config serves a workload, …) or Ray missing: stop

@@ -45,7 +45,7 @@ def test_points_equal_solving_each_varied_plan(swept):
     points = data["points"]
     assert set(data) == {"points"}
     assert all(set(p) == {"vary", "status", "cost_all_in", "cost_new", "cost_committed", "cost_total", "reserved_gpus",
-                          "new_commitments", "full_term"} for p in points)
+                          "new_commitments", "new_spend_commitments", "full_term"} for p in points)
     # one at a time: the plan, then each key's other two values
     assert [p["vary"] for p in points] == [
         {"demand": 1.0, "price.on-demand": 1.0}, {"demand": 0.8, "price.on-demand": 1.0},
