@@ -24,3 +24,11 @@ def random_cover(columns: int, rows: int, seed: int = 1):
     for _ in range(rows):
         prob += pulp.lpSum(rng.randint(0, 9) * x for x in xs) >= rng.randint(50, 200)
     return prob
+
+
+def seeds_by_solver(seeds, solvers) -> list[tuple[int, str]]:
+    """(seed, solver) cases of a random brute-force suite: HiGHS (the default solver) on every seed, CBC on every
+    other one. Both solvers meet the enumeration on plans of every kind the generator makes (its seeds cycle
+    through the kinds), while CBC — a process per solve — costs the suite half its time."""
+    seeds = list(seeds)
+    return [(s, solver) for solver in solvers for s in (seeds if solver != "cbc" else seeds[::2])]

@@ -18,6 +18,7 @@ from optimizer.optimize.solver import available_solvers
 from optimizer.pipeline import SolveOptions, solve_plan
 
 from tests.helpers.bruteforce import SEEDS, brute_force, expected
+from tests.helpers.solving import seeds_by_solver
 
 SOLVERS = available_solvers()
 NO_PLAN = (7, 25)
@@ -30,8 +31,7 @@ PLANNED = [s for s in SEEDS if s not in NO_PLAN][:30]
 # --- the tests ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("solver", SOLVERS)
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("seed", "solver"), seeds_by_solver(SEEDS, SOLVERS))
 def test_optimizer_matches_brute_force(seed: int, solver: str, tmp_path: Path) -> None:
     plan, best = expected(seed)
     path = tmp_path / "plan.yaml"

@@ -26,6 +26,7 @@ from optimizer.optimize.solver import available_solvers
 from optimizer.pipeline import SolveOptions, solve_plan
 
 from tests.helpers.own_enumerate import brute_force, random_plan
+from tests.helpers.solving import seeds_by_solver
 
 SOLVERS = available_solvers()
 TARIFF, PUE = 0.10, 1.25
@@ -394,8 +395,7 @@ def expected(seed: int) -> tuple[dict, float]:
     return _PLANS[seed]
 
 
-@pytest.mark.parametrize("solver", SOLVERS)
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("seed", "solver"), seeds_by_solver(SEEDS, SOLVERS))
 def test_optimizer_matches_brute_force(tmp_path, seed, solver):
     plan, best = expected(seed)
     r = solve(tmp_path, plan, solver)

@@ -25,6 +25,7 @@ from optimizer.pipeline import SolveOptions, solve_plan
 
 from tests.helpers.tiny_plans import ceil, write
 from tests.helpers.scenario_enumerate import H, MEASURES, SEEDS, brute_force, expected, gpus, risk_of, scenario_costs
+from tests.helpers.solving import seeds_by_solver
 
 _yaml = YAML(typ="safe", pure=True)
 _yaml.default_flow_style = False
@@ -39,8 +40,7 @@ runner = CliRunner()
 # --- brute force vs the program ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("solver", SOLVERS)
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("seed", "solver"), seeds_by_solver(SEEDS, SOLVERS))
 def test_two_stage_matches_brute_force(seed: int, solver: str, tmp_path: Path) -> None:
     plan, best = expected(seed)
     result = solve_plan(write(tmp_path, plan), SolveOptions(solver=solver))

@@ -18,6 +18,7 @@ from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.jsonio import dumps, read_result
 
 from tests.helpers.split import SEEDS, brute_force_split, random_split_plan, single_config_cost
+from tests.helpers.solving import seeds_by_solver
 
 SOLVERS = available_solvers()
 
@@ -28,8 +29,7 @@ def _solve(plan: dict, tmp_path: Path, solver: str | None = None):
     return solve_plan(path, SolveOptions(solver=solver))
 
 
-@pytest.mark.parametrize("solver", SOLVERS)
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("seed", "solver"), seeds_by_solver(SEEDS, SOLVERS))
 def test_split_matches_enumeration(seed: int, solver: str, tmp_path: Path) -> None:
     plan = random_split_plan(seed)
     best = brute_force_split(plan)

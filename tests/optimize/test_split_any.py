@@ -14,6 +14,7 @@ from optimizer.optimize.solver import available_solvers
 from optimizer.pipeline import SolveOptions, solve_plan
 
 from tests.helpers.split import SEEDS, brute_force_split, random_split_plan, single_config_cost, whole_traffic_view
+from tests.helpers.solving import seeds_by_solver
 
 SOLVERS = available_solvers()
 
@@ -30,8 +31,7 @@ def _any(seed: int) -> dict:
     return plan
 
 
-@pytest.mark.parametrize("solver", SOLVERS)
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("seed", "solver"), seeds_by_solver(SEEDS, SOLVERS))
 def test_split_any_matches_enumeration(seed: int, solver: str, tmp_path: Path) -> None:
     plan = _any(seed)
     best = brute_force_split(whole_traffic_view(plan))
