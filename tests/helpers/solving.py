@@ -28,7 +28,7 @@ def random_cover(columns: int, rows: int, seed: int = 1):
 
 def seeds_by_solver(seeds, solvers) -> list[tuple[int, str]]:
     """(seed, solver) cases of a random brute-force suite: HiGHS (the default solver) on every seed, CBC on every
-    other one. Both solvers meet the enumeration on plans of every kind the generator makes (its seeds cycle
-    through the kinds), while CBC — a process per solve — costs the suite half its time."""
+    other one — half the plans, from the same generator (on the single-config suite the even seeds still switch
+    on every feature it has). CBC, a process per solve, took most of these suites' time."""
     seeds = list(seeds)
     return [(s, solver) for solver in solvers for s in (seeds if solver != "cbc" else seeds[::2])]
