@@ -72,6 +72,11 @@ class Shape:
     role: str | None = None
     """'prefill' or 'decode' for one side of a disaggregated pair."""
 
+    @property
+    def attention_dp(self) -> int:
+        """Data-parallel attention ranks of an expert-parallel group: its ep GPUs in groups of tp (1 otherwise)."""
+        return max(1, self.ep // max(1, self.tp)) if self.family == "ep" else 1
+
 
 @dataclass
 class Launch:
@@ -98,14 +103,11 @@ def _model_path(s: Shape) -> str:
 def _vllm(s: Shape) -> Launch:
     args = [_model_path(s), "--served-model-name", s.model, "--host", "0.0.0.0", "--port", "8000"]
     notes: list[str] = []
-    dp = 1
-    if s.family == "ep":
-        dp = max(1, s.ep // max(1, s.tp))
     args += ["--tensor-parallel-size", str(s.tp)]
     if s.pp > 1:
         args += ["--pipeline-parallel-size", str(s.pp)]
     if s.family == "ep":
-        args += ["--data-parallel-size", str(dp), "--enable-expert-parallel"]
+        args += ["--data-parallel-size", str(s.attention_dp), "--enable-expert-parallel"]
     _precision(args, notes, "vllm", s)
     args += ["--max-num-seqs", str(s.max_seqs)]
     if s.context is not None:
@@ -126,7 +128,7 @@ def _sglang(s: Shape) -> Launch:
     if s.family == "ep":
         # SGLang's tp-size counts every GPU of the group; data-parallel attention splits it into ep / tp ranks
         gpus = max(s.ep, s.tp)
-        args += ["--tp-size", str(gpus), "--ep-size", str(s.ep), "--dp-size", str(max(1, s.ep // max(1, s.tp))),
+        args += ["--tp-size", str(gpus), "--ep-size", str(s.ep), "--dp-size", str(s.attention_dp),
                  "--enable-dp-attention"]
         notes.append(f"expert parallel over {s.ep} GPUs with data-parallel attention (attention TP {s.tp})")
     else:
