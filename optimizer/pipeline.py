@@ -141,7 +141,8 @@ class Alternative:
     """A proven lower bound on `total_cost` (equal within the gap when `proven`)."""
     proven: bool = False
     """True: `total_cost` is within the plan's mip_gap of the best plan with this config forced; False:
-    the time ran out and the best plan lies between `bound` and `total_cost`."""
+    its search stopped short (its work limit, or the safety cap) and the best plan lies between `bound` and
+    `total_cost`."""
     seconds: float = 0.0
 
 
@@ -192,8 +193,8 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
     def alternative(f: ForcedSolve, plan: SolveInfo) -> Alternative:
         c = by_key.get(f.chosen or f.key) or by_key[f.key]  # the ceiling its plan took
         base = plan.objective or 0.0  # the program's objective is the plan's cost (new spend)
-        note = {"infeasible": "no plan meets the constraints with it", "not solved": "no plan found in the time",
-                "bounded": "time ran out: the best plan with it lies between the bound and this"}.get(f.status, "")
+        note = {"infeasible": "no plan meets the constraints with it", "not solved": "no plan found within the limits",
+                "bounded": "the search stopped short: the best plan with it lies between the bound and this"}.get(f.status, "")
         engine = vocab.shown_engine(c.engine)
         label = c.label + (f" · {engine}" if engine else "")  # the engine it was sized on, as the plan's row says
         return Alternative(c.key, label, f.objective, None if f.objective is None else f.objective - base,

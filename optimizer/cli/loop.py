@@ -157,7 +157,7 @@ def compare(
     html: Annotated[Optional[Path], typer.Option("--html", metavar="FILE",
                                                  help="Also write the comparison as one HTML page.")] = None,
     solver: Annotated[Optional[SolverName], typer.Option(help="For plans: override policy.solver.")] = None,
-    time_limit: Annotated[Optional[float], typer.Option("--time-limit", help="For plans: seconds per solve.")] = None,
+    time_limit: Annotated[Optional[float], typer.Option("--time-limit", help="For plans: safety cap in seconds per solve (it stops on work).")] = None,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
 ) -> None:

@@ -47,7 +47,9 @@ def solve(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object, nothing else.")] = False,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
     time_limit: Annotated[Optional[float], typer.Option(
-        "--time-limit", help="Safety cap in seconds (the solve stops on work); overrides policy.time_limit_s.")] = None,
+        "--time-limit", help="Safety cap in seconds: the solve stops on work, the cap only ends its search for a "
+                             "better plan or a proof (a first plan is always found; unproven, it is provisional); "
+                             "overrides policy.time_limit_s.")] = None,
     work_limit: Annotated[Optional[float], typer.Option(
         "--work-limit", metavar="FACTOR",
         help="Times policy.work_limit (nodes and simplex iterations: the same decision on any machine); "
@@ -189,7 +191,7 @@ def explain(
                                        help="How many alternatives to re-solve (the cheapest on their own first).")] = 5,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
     time_limit: Annotated[Optional[float], typer.Option(
-        "--time-limit", help="Seconds in total: the plan's solve and every re-solve share it "
+        "--time-limit", help="Safety cap in seconds over the plan's solve and every re-solve, which stop on work "
                              "(default policy.time_limit_s).")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     carry: CarryOpt = None,
@@ -292,7 +294,7 @@ def explain(
             t.add_row(a.label, *alternative_figures(w.kind, a.goodput_output_tokens_per_s, a.goodput_source,
                                                     a.gpus_at_peak),
                       _total_text(a, cur), _difference_text(a, ex.result.cost_total, cur),
-                      "" if a.proven or a.total_cost is None else "range: time ran out")
+                      "" if a.proven or a.total_cost is None else "range: search stopped short")
         if ex.alternatives:
             out.print(t)
         elif count == 0:

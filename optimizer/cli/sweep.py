@@ -57,7 +57,7 @@ def sweep(
                                                          "reserved_gpus, new_commitments, new_spend_commitments and "
                                                          "full_term.")] = False,
     time_limit: Annotated[Optional[float], typer.Option("--time-limit", metavar="S",
-                                                        help="Seconds per point; overrides policy.time_limit_s.")] = None,
+                                                        help="Safety cap in seconds per point (each stops on work); overrides policy.time_limit_s.")] = None,
     solver: Annotated[Optional[SolverName], typer.Option(help="Override policy.solver.")] = None,
     every_point: Annotated[bool, typer.Option(
         "--every-point", help="Solve every point. By default a point along a price (3+ values) that the points "

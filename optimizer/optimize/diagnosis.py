@@ -13,6 +13,7 @@ from optimizer.errors import InfeasiblePlan
 from optimizer.inputs.loading import LoadedPlan
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.model import build_model
+from optimizer.optimize.policy import DEFAULT_POLICY
 from optimizer.optimize.solver import solve
 from optimizer.physics.batch import batch_gpu_hours
 
@@ -44,7 +45,9 @@ def _diagnosis(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, solv
     """The reasons, and the tiers ("owned", "signed" or a rented one) whose limits they are about."""
     plan = loaded.plan
     prog = build_model(loaded, cands, segments, elastic=True, cuts=False)  # the cuts hold only within the caps
-    info = solve(prog.prob, solver, time_limit_s=time_limit_s, mip_gap=0.0)
+    # on work, as every solve (the time limit only its safety cap): the same reasons on every machine
+    info = solve(prog.prob, solver, time_limit_s=time_limit_s, mip_gap=0.0, node_limit=DEFAULT_POLICY.work.nodes,
+                 threads=DEFAULT_POLICY.threads)
     if info.status not in ("optimal", "feasible"):
         return ["no plan meets the constraints, and the diagnosis solve found no reason either"], set()
     sol = prog.solution()

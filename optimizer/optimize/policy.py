@@ -139,9 +139,6 @@ class SolvePolicy:
     settle_own_share: float = 0.5
     """Each chosen sole-tenant config's own solve may spend this share of the settle step's nodes left, so the
     ones after it and the chosen offers' hours still have some."""
-    settle_min_s: float = 5.0
-    """explain's forced re-solves: the seconds each chosen offer's own solve gets at least (a plan late beats
-    none)."""
 
     # --- after the plan: tie-break -------------------------------------------------------------------------------
     tie_break_node_limit: int = 200
@@ -158,9 +155,8 @@ class SolvePolicy:
     node_limit: int = 200
     """Branch-and-bound nodes per priced alternative: deterministic, and enough for the small programs left once
     every choice is fixed (most prove their gap at the root). Pricing stops, leaving the rest "not priced", once its
-    calls have spent the price step's share of the simplex iterations (WorkLimit)."""
-    seconds_per_alternative: float = 10.0
-    """explain's forced re-solves: the seconds of each one's quick plan with every other choice kept."""
+    calls have spent the price step's share of the simplex iterations (WorkLimit). explain's forced re-solves
+    (forcing.py) start from such a plan, then search within the search step's share of the nodes, each."""
 
 
 DEFAULT_POLICY = SolvePolicy()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -92,19 +93,23 @@ class Basis:
     rows: dict[str, Any] = field(default_factory=dict)
 
 
-def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 60,
+def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float | None = 60,
           mip_gap: float = 0.001, msg: bool = False, relax: bool = False,
           warm_start: dict[str, float] | None = None, node_limit: int | None = None,
           progress: Callable[[float, float | None, float | None], None] | None = None,
           first_plan: bool = False, basis: Basis | None = None, highs: dict[str, Any] | None = None,
-          iteration_limit: int | None = None, threads: int = THREADS) -> SolveInfo:
+          iteration_limit: int | None = None, threads: int = THREADS, cap_needs_plan: bool = False) -> SolveInfo:
     """Solve in place; HiGHS falls back to CBC (with a note) when it is not installed.
 
     `node_limit` stops an integer program's branch and bound after that many nodes (HiGHS mip_max_nodes, CBC
     maxNodes) and `iteration_limit` a relaxation's simplex after that many iterations (HiGHS
     simplex_iteration_limit, CBC maxIterations; neither solver bounds an integer program's LP iterations by it):
     limits that, unlike `time_limit_s`, give the same answer on every machine — the time limit is the safety
-    cap, and a call it stops reports "safety cap" (work.record). `progress(seconds, incumbent,
+    cap, and a call it stops reports "safety cap" (work.record); None (or inf): no cap, the call stops on its
+    limits alone. With `cap_needs_plan` (a call a first plan rests on, steps/run.py) the cap stops the call only
+    once it has a plan: HiGHS is interrupted at its first node past the cap with a plan in hand (reported as
+    "safety cap"), and a relaxation, or CBC, which cannot be stopped that way, runs to its work limits.
+    `progress(seconds, incumbent,
     bound)` hears HiGHS's branch and bound: each improving plan, and the bound about once a second.
     `first_plan` stops HiGHS at the first feasible plan it finds (CBC runs to its time limit). `highs` are
     further HiGHS options (CBC ignores them).
@@ -125,13 +130,21 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
     if solver == "cbc" and not _cbc_cmd().available():
         raise SolverError("CBC is not available; install PuLP with its bundled CBC or use --solver highs")
     started = time.perf_counter()
-    time_limit_s = max(time_limit_s, 0.01)
+    if time_limit_s is not None and math.isinf(time_limit_s):
+        time_limit_s = None
+    if time_limit_s is not None:
+        time_limit_s = max(time_limit_s, 0.01)
+    plan_cap = None  # HiGHS: the cap, heeded only with a plan in hand
+    if cap_needs_plan:
+        plan_cap = time_limit_s if solver == "highs" and not relax else None
+        time_limit_s = None
 
-    def run(limit: float, warm: dict[str, float] | None):
+    def run(limit: float | None, warm: dict[str, float] | None):
         t0 = time.perf_counter()
         if solver == "highs":
             out = _solve_highs(prob, limit, mip_gap, msg, relax, warm, node_limit, progress, first_plan,
-                               basis if relax else None, highs, iteration_limit, threads)
+                               basis if relax else None, highs, iteration_limit, threads,
+                               None if plan_cap is None else plan_cap - (time.perf_counter() - started))
         else:
             out = _solve_cbc(prob, limit, mip_gap, msg, relax, warm, node_limit, iteration_limit, threads)
         work.record(*out[5])
@@ -143,7 +156,8 @@ def solve(prob: pulp.LpProblem, solver: str = "highs", *, time_limit_s: float = 
         # plan does not have — HiGHS 1.16 can (a plan costing 45,061 reported "optimal" at 43,920, the
         # start's API-only config's cost missing). The plan and its proof are then not to be trusted:
         # solve again, without the start.
-        info, overhead = run(max(0.01, time_limit_s - (time.perf_counter() - started)), None)
+        info, overhead = run(None if time_limit_s is None
+                             else max(0.01, time_limit_s - (time.perf_counter() - started)), None)
     seconds = time.perf_counter() - started
     return SolveInfo(solver, info[0], seconds, info[1], info[2], info[3], note, overhead)
 
@@ -289,9 +303,11 @@ class _WarmHiGHS(pulp.HiGHS):  # type: ignore[misc,valid-type]
         return pulp.LpStatusNotSolved, pulp.LpSolutionIntegerFeasible if has else pulp.LpSolutionNoSolutionFound
 
 
-def _progress_callback(progress: Callable[[float, float | None, float | None], None]):
+def _progress_callback(progress: Callable[[float, float | None, float | None], None] | None,
+                       plan_cap: float | None = None):
     """HiGHS callbacks → progress(seconds, incumbent, bound): every improving plan, the bound at most
-    once a second (the interrupt callback runs at every node; it never interrupts)."""
+    once a second; and, with `plan_cap`, the run interrupted at the first node past that many seconds with a
+    plan in hand (the interrupt callback runs at every node; otherwise it never interrupts)."""
     import highspy
 
     kinds = highspy.cb.HighsCallbackType
@@ -300,9 +316,11 @@ def _progress_callback(progress: Callable[[float, float | None, float | None], N
     def finite(x: float) -> float | None:
         return x if x == x and abs(x) != float("inf") else None
 
-    def cb(kind, _message, data, _data_in, _user) -> None:
+    def cb(kind, _message, data, data_in, _user) -> None:
         t = data.running_time
-        if kind == kinds.kCallbackMipImprovingSolution or t - last[0] >= 1.0:
+        if plan_cap is not None and t >= plan_cap and finite(data.mip_primal_bound) is not None:
+            data_in.user_interrupt = True
+        if progress is not None and (kind == kinds.kCallbackMipImprovingSolution or t - last[0] >= 1.0):
             last[0] = t
             progress(t, finite(data.mip_primal_bound), finite(data.mip_dual_bound))
 
@@ -316,9 +334,10 @@ Work = tuple[int | None, int | None, StopReason]
 
 def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None, progress=None,
                  first_plan=False, basis: Basis | None = None, options: dict[str, Any] | None = None,
-                 iteration_limit: int | None = None, threads: int = THREADS
+                 iteration_limit: int | None = None, threads: int = THREADS, plan_cap: float | None = None
                  ) -> tuple[Status, float | None, float | None, float | None, float, Work]:
-    """(status, gap, objective, bound, seconds HiGHS itself ran, its work)."""
+    """(status, gap, objective, bound, seconds HiGHS itself ran, its work); `plan_cap`: the safety cap's seconds,
+    heeded only with a plan in hand (solve's cap_needs_plan)."""
     extra: dict = {**DETERMINISTIC, **(options or {})}
     if node_limit is not None and not relax:
         extra["mip_max_nodes"] = int(node_limit)
@@ -326,8 +345,8 @@ def _solve_highs(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_
         extra["simplex_iteration_limit"] = int(iteration_limit)
     if first_plan:
         extra["mip_max_improving_sols"] = 1
-    if progress is not None and not relax:
-        extra.update(_progress_callback(progress))
+    if (progress is not None or plan_cap is not None) and not relax:
+        extra.update(_progress_callback(progress, None if plan_cap is None else max(0.0, plan_cap)))
     cmd = _WarmHiGHS(msg=msg, timeLimit=time_limit_s, gapRel=mip_gap, threads=threads, mip=not relax, **extra)
     cmd.warm = warm
     cmd.basis = basis
@@ -376,7 +395,9 @@ def _highs_stop(status, at_node_limit: bool) -> StopReason:
         return "infeasible"
     if status == kinds.kSolutionLimit:  # mip_max_nodes, mip_max_leaves or mip_max_improving_sols
         return "nodes" if at_node_limit else "solutions"
-    limits: dict[Any, StopReason] = {kinds.kTimeLimit: "safety cap", kinds.kIterationLimit: "iterations"}
+    # an interrupt is the safety cap reached with a plan in hand (_progress_callback's plan_cap)
+    limits: dict[Any, StopReason] = {kinds.kTimeLimit: "safety cap", kinds.kInterrupt: "safety cap",
+                                     kinds.kIterationLimit: "iterations"}
     return limits.get(status, "error")
 
 

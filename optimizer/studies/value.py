@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from optimizer import parallel
@@ -59,44 +59,40 @@ class SideSolves:
     missed: list[str]
     """Scenarios whose own solve found no plan in time."""
     unproven: list[str]
-    """The solves the time limit stopped short of the gap, said as the notes say them."""
+    """The solves their work limit (or the safety cap) stopped short of the gap, said as the notes say them."""
+    capped: list[str] = field(default_factory=list)
+    """The solves the safety cap cut short (what they found may differ on a faster machine)."""
 
 
 def side_solves(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions,
                 deadline: Callable[[], float] | None = None) -> SideSolves:
     """scenario_value's solves: the plan for the mean scenario, then run through every scenario with its first
-    stage held; each scenario alone, on the mean plan's hardware and then free. They share the time to
-    `deadline()` (time.monotonic; read before each solve, it may move), by default half the time limit from now
-    (at least 5 s). Nothing in them depends on the two-stage plan, so they may run beside its solve
-    (SideProcess)."""
+    stage held; each scenario alone, on the mean plan's hardware and then free. Each stops on the plan's work
+    limit, as the plan's own solve does (solve_candidates), so what they find — and the mean plan, which may be
+    returned in place of the plan's (scenario_value) — is the same on every machine. `deadline()` (time.monotonic;
+    read before each solve, it may move) is only their safety cap, by default half the time limit from now (at
+    least 5 s): a solve it cuts short is said so, and those after it are not run. Nothing in them depends on the
+    two-stage plan, so they may run beside its solve (SideProcess)."""
     base = stated
     if deadline is None:
         deadline = _fixed(time.monotonic() + side_budget(settings(stated, options)[1]))
-    # The mean-scenario plan weighs as much as every scenario's own solve together: the value of the stochastic
-    # solution rests on it, and a mean plan cut short (step 2's plan, far above its optimum) reads as value
-    # A scenario's solve on the mean plan's hardware takes HARDWARE_SHARE of what its own solve would have (it
-    # is one config per workload and ends in a second or two, leaving the rest to the solves after it)
-    weights = {"mean": max(1, len(stated.plan.scenarios)), "run": 1, "alone": 1}
-    left_weight = weights["mean"] + weights["run"] + len(stated.plan.scenarios) * weights["alone"]
     unproven: list[str] = []
+    capped: list[str] = []
 
-    def before_building() -> None:  # building a side program counts against the deadline too
+    def before_building() -> None:  # building a side program counts against the safety cap too
         if deadline() - time.monotonic() < 0.5:
             raise SolverError("no time left")
 
     def solve_within(plan: LoadedPlan, cands: CandidateSet, what: str, kind: str, proof: bool = True, **kw):
-        # proof: a solve whose gap the result's basis answers for (one that only finds a cheaper plan is not)
-        nonlocal left_weight
+        # proof: a solve whose gap the result's basis answers for (one that only finds a cheaper plan is not);
+        # `kind` (mean, run, hardware, alone) names the solve
         left = deadline() - time.monotonic()
-        if kind == "hardware":
-            share = HARDWARE_SHARE * left / max(1, left_weight)
-        else:
-            share = left * weights[kind] / max(1, left_weight)
-            left_weight -= weights[kind]
-        if share < 0.5:
+        if left < 0.5:
             raise SolverError("no time left")
         sol, info = solve_candidates(plan, cands, replace(options, alternatives=0, progress=None,
-                                                          time_limit_s=share), **kw)
+                                                          time_limit_s=left), **kw)
+        if any(w.stopped_by == "safety cap" for w in info.work):
+            capped.append(what)
         if info.status != "optimal" and proof:
             unproven.append(what)
         return sol, info
@@ -146,7 +142,7 @@ def side_solves(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions,
             best[one.name] = (min([cost, *found]), min([least, *found]))
         except (InfeasiblePlan, SolverError):
             missed.append(one.name)
-    return SideSolves(mean=other, mean_info=einfo, best=best, missed=missed, unproven=unproven)
+    return SideSolves(mean=other, mean_info=einfo, best=best, missed=missed, unproven=unproven, capped=capped)
 
 
 def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions, result: PlanResult,
@@ -194,8 +190,9 @@ def scenario_value(stated: LoadedPlan, loaded: LoadedPlan, options: SolveOptions
     gaps = ([] if mean_cost is not None else ["no value of the stochastic solution"]) + (
         [f"no regret for {', '.join(missed)}"] if missed else [])
     parts = (["partly computed: " + " and ".join(gaps) + " (the time limit ran out, or a solve failed)"] if gaps
-             else []) + (["estimates: the time limit stopped " + ", ".join(unproven) + " short of the gap"]
-                         if unproven else [])
+             else []) + (["estimates: the work limit stopped " + ", ".join(unproven) + " short of the gap"]
+                         if unproven else []) + (
+        ["the time limit (a safety cap) cut short " + ", ".join(side.capped)] if side.capped else [])
     basis = "; ".join(parts) or "optimal"
     return replace(result, risk=replace(risk, mean_plan_cost=mean_cost, vss=vss, vss_range=vss_range,
                                             regret=regret, regret_upto=upto, basis=basis, mean_plan_returned=adopted))
@@ -277,11 +274,6 @@ class SideProcess:
 
 def _fixed(at: float) -> Callable[[], float]:
     return lambda: at
-
-
-HARDWARE_SHARE = 0.25
-"""The time a scenario's solve on the mean plan's hardware may take, as a share of its own free solve's (side_solves):
-one config per workload, it needs a fraction of a free solve."""
 
 
 def side_budget(limit: float) -> float:

@@ -340,8 +340,11 @@ class Policy(Strict):
     time_limit_s: float = Field(default=600, gt=0)
     """A safety cap in seconds on the solve, far above what its work limit takes: the solve stops on work
     (work_limit), and only a solve this slow is cut short by the clock — then the result says so
-    (solver.stopped_by "safety cap") and may differ between machines. Candidates and a scenario plan's side solves
-    (up to half as long again) come on top."""
+    (solver.stopped_by "safety cap"), may differ between machines, and its commitments are marked provisional
+    unless proven. The cap ends only the search for better plans and proofs: the steps that find a first plan
+    (the relaxation, the rounding step) are cut only once they have one, so a plan that has one always gets
+    it, however busy the machine. Candidates and a scenario plan's side solves (up to half as long again)
+    come on top."""
     work_limit: WorkLimit = Field(default_factory=WorkLimit)
     """What stops the solve: branch-and-bound nodes and simplex iterations, shared out by step (the same on every
     machine); the best plan found within it is returned with its proven gap."""

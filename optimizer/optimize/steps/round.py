@@ -27,7 +27,7 @@ def round_plan(run: Run, relaxed: SolveInfo, on_relaxed: Callable[[Program], Non
     def limits(share: float = 1.0) -> dict[str, Any]:
         return run.limits("round", share)
 
-    if not (relaxed.status == "optimal" and not run.capped()):
+    if relaxed.status != "optimal":
         return None
     bound = relaxed.objective
     run.bound = bound
@@ -41,6 +41,7 @@ def round_plan(run: Run, relaxed: SolveInfo, on_relaxed: Callable[[Program], Non
     with prog.choices_fixed_to_relaxation():
         rounded = solve(prog.prob, solver, mip_gap=gap_target, **limits())
     holds = rounded.status in ("optimal", "feasible")  # the relaxation's configs held make a plan
+    run.planned = run.planned or holds  # from here the safety cap may stop a call (Run.planned)
     far = holds and solver in run.policy.pooled_solvers and _rows(prog) >= run.policy.choice_min_rows \
         and (_gap(rounded.objective, bound) or 0.0) > run.policy.far_from_bound
     choice_bound = None
@@ -65,6 +66,7 @@ def round_plan(run: Run, relaxed: SolveInfo, on_relaxed: Callable[[Program], Non
         with prog.choices_fixed(decided):
             rounded = solve(prog.prob, solver, mip_gap=gap_target, first_plan=True,
                             **limits(run.policy.first_plan_share))
+        run.planned = run.planned or rounded.status in ("optimal", "feasible")
         if rounded.status in ("optimal", "feasible") and run.has_work("round"):
             # that first plan's configs held, its hourly capacity solved properly (it is only a first plan)
             first, first_values = rounded, prog.values()
@@ -78,6 +80,7 @@ def round_plan(run: Run, relaxed: SolveInfo, on_relaxed: Callable[[Program], Non
                 rounded = first
                 prog.restore(first_values)
     if rounded.status in ("optimal", "feasible"):
+        run.planned = True
         incumbent = rounded.objective
         values = prog.values()
         run.incumbent, run.values = incumbent, values

@@ -72,14 +72,20 @@ class Run:
     incumbent: float | None = None
     values: dict[str, float | None] | None = None
     note: str | None = None
+    planned: bool = False
+    """A plan is in hand. Until then the calls a first plan rests on (the relaxation and its cut rounds, step 2's
+    solves, and the search when step 2 found none) are not cut by the safety cap before they have a plan
+    (solver.solve's cap_needs_plan): a plan comes out however busy the machine (unproven, it is marked
+    provisional). From then on the cap stops every call, which only ends the search for better plans and
+    proofs."""
 
     @property
     def gap_target(self) -> float:
         return self.policy.mip_gap
 
     def capped(self) -> bool:
-        """The safety cap is reached: no step starts another solver call."""
-        return cap_left(self.policy, self.started) <= 0
+        """A plan is in hand and the safety cap is reached: no step starts another solver call."""
+        return self.planned and cap_left(self.policy, self.started) <= 0
 
     def has_work(self, step: str) -> bool:
         """Step `step` has nodes and iterations left, and the safety cap is not reached."""
@@ -87,8 +93,9 @@ class Run:
         return nodes > 0 and iterations > 0 and not self.capped()
 
     def limits(self, step: str, share: float = 1.0) -> dict[str, Any]:
-        """solver.solve's limits for a call of step `step` (limits)."""
-        return limits(self.policy, step, self.started, share)
+        """solver.solve's limits for a call of step `step` (limits): without the safety cap while no plan is in
+        hand (planned)."""
+        return limits(self.policy, step, self.started, share, capped=self.planned)
 
     def tell(self, phase: str, inc: float | None, bnd: float | None) -> None:
         if self.options.progress is not None:
@@ -112,12 +119,15 @@ def work_left(policy: SolvePolicy, step: str) -> tuple[int, int]:
     return nodes - spent_nodes, iterations - spent_iterations
 
 
-def limits(policy: SolvePolicy, step: str, started: float, share: float = 1.0) -> dict[str, Any]:
+def limits(policy: SolvePolicy, step: str, started: float, share: float = 1.0, capped: bool = True
+           ) -> dict[str, Any]:
     """solver.solve's limits for one call of step `step`: `share` of the step's work left (at least one node
-    and one iteration), the safety cap's seconds left, and the policy's threads."""
+    and one iteration), the safety cap's seconds left — heeded only once the call has a plan when not `capped`
+    (a call a first plan rests on: cap_needs_plan) — and the policy's threads."""
     nodes, iterations = work_left(policy, step)
     return {"node_limit": max(1, int(share * nodes)), "iteration_limit": max(1, int(share * iterations)),
-            "time_limit_s": max(0.01, cap_left(policy, started)), "threads": policy.threads}
+            "time_limit_s": max(0.01, cap_left(policy, started)), "cap_needs_plan": not capped,
+            "threads": policy.threads}
 
 
 def _objective_value(prog: Program) -> float:

@@ -53,7 +53,8 @@ def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segmen
                        policy: SolvePolicy = DEFAULT_POLICY, started: float | None = None) -> SoleTenantCosts | None:
     """The configs whose offer no other workload can use, each one's relaxation solved alone at that offer
     (model.define_sole_tenant): a bound on what the offer costs serving it. Each relaxation within the settle
-    step's simplex iterations left and the safety cap of a solve that began at `started` (default now).
+    step's simplex iterations left, not cut by the safety cap (the program rests on them); `started`: when the
+    solve began (default now).
 
     Not for configs at servers of your own (the facility's power and racks tie offers together), a
     workload's only config, or scenarios weighed by cvar or worst (their measure is not a sum over offers).
@@ -80,7 +81,8 @@ def _sole_tenant_costs(loaded: LoadedPlan, cands: CandidateSet, segments: Segmen
     sole_tenants = SoleTenantCosts({}, set(), {}, _fixed_cost(loaded, cands, segments))
     for c in lonely:
         prog = _alone(loaded, cands, segments, c)
-        out = solve(prog.prob, solver, relax=True, **limits(policy, "settle", started))
+        # the program is built on these costs: not cut by the safety cap, so it is the same on every machine
+        out = solve(prog.prob, solver, relax=True, **limits(policy, "settle", started, capped=False))
         if out.status == "infeasible":  # no plan there, whole or not
             sole_tenants.costs[c.key] = math.inf
             sole_tenants.exact.add(c.key)
@@ -103,13 +105,13 @@ def _alone(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, c: Candi
 
 def _settle_sole_tenants(prog: Program, sole_tenants: SoleTenantCosts, keys: list[str], loaded: LoadedPlan,
                          cands: CandidateSet, segments: Segments, solver: str, seconds: float,
-                         at_least: float | None = None, policy: SolvePolicy = DEFAULT_POLICY) -> bool | None:
+                         policy: SolvePolicy = DEFAULT_POLICY, needs_plan: bool = False) -> bool | None:
     """Make the costs of these chosen sole-tenant configs exact (each one's offer solved whole, alone) and
     raise them in the program's objective; True when one rose (the solution may no longer be the best),
     False when none did, None when one could not be solved (its cost stays a bound). Each offer's solve may
-    spend policy.settle_own_share of the settle step's nodes left, within `seconds` in all (the safety cap; each
-    gets `at_least` seconds whatever is left)."""
-    at_least = policy.settle_min_s if at_least is None else at_least
+    spend policy.settle_own_share of the settle step's nodes left — the work, not the clock, ends it — and is cut
+    short only by the safety cap, `seconds` in all; with `needs_plan` (a plan rests on them), only once it has a
+    plan (solver.solve's cap_needs_plan: its cost is then that plan's, an upper bound)."""
     now = time.perf_counter()
     deadline = now + seconds
     rose = False
@@ -118,7 +120,8 @@ def _settle_sole_tenants(prog: Program, sole_tenants: SoleTenantCosts, keys: lis
     for key in todo:
         alone = _alone(loaded, cands, segments, by_key[key])
         out = solve(alone.prob, solver, mip_gap=0.0, **{**limits(policy, "settle", now, policy.settle_own_share),
-                                                         "time_limit_s": max(at_least, deadline - time.perf_counter())})
+                                                         "time_limit_s": max(0.01, deadline - time.perf_counter()),
+                                                         "cap_needs_plan": needs_plan})
         if out.status == "infeasible":
             cost = math.inf
         elif out.status in ("optimal", "feasible") and out.objective is not None:
@@ -152,8 +155,8 @@ def settle(prog: Program, sole_tenants: SoleTenantCosts, sol: Solution, info: So
     costs made exact (each offer solved whole, _settle_sole_tenants) and the program solved again (`resolve`), the
     plan in hand kept when that cannot be done or finds a dearer plan; then the chosen sole-tenant offers' hours
     filled in (_with_sole_tenant_hours). Each solve within the settle step's work left (the re-solves within their
-    own steps'), and the safety cap of the solve that began at `started`. `resolve` is strategy._solve (the steps
-    again, from relax). None when a chosen config could not be solved whole."""
+    own steps'); once the safety cap of the solve that began at `started` is reached, the plan in hand at its
+    settled costs is kept rather than solved again. `resolve` is strategy._solve (the steps again, from relax). None when a chosen config could not be solved whole."""
     gap_target = policy.mip_gap
 
     def elapsed() -> float:
@@ -162,7 +165,7 @@ def settle(prog: Program, sole_tenants: SoleTenantCosts, sol: Solution, info: So
     for _ in range(policy.settle_rounds):
         before = prog.values()
         rose = _settle_sole_tenants(prog, sole_tenants, list(sol.chosen.values()), loaded, cands, segments,
-                                    info.name, cap_left(policy, started), 0.01, policy)
+                                    info.name, cap_left(policy, started), policy, needs_plan=True)
         if rose is None:
             return None
         if not rose:
@@ -226,8 +229,8 @@ def _with_sole_tenant_hours(loaded: LoadedPlan, cands: CandidateSet, segments: S
                             policy: SolvePolicy = DEFAULT_POLICY) -> tuple[Program, Solution]:
     """A solution that chose a sole-tenant config has no hours for its offer: the program without sole-tenant
     configs, every choice held, started from that solution and the config's own solve (a plan of the same
-    cost), gives them — within the settle step's nodes left and the safety cap of the solve that began at
-    `started`. Otherwise the program and solution as they are."""
+    cost), gives them — within the settle step's nodes left, the safety cap of the solve that began at `started`
+    heeded only once it has a plan (the plan has no hours at that offer without one). Otherwise the program and solution as they are."""
     if not any(key in sole_tenants.costs for key in sol.chosen.values()):
         return prog, sol
     full = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
@@ -237,7 +240,8 @@ def _with_sole_tenant_hours(loaded: LoadedPlan, cands: CandidateSet, segments: S
             table = getattr(full, family)
             start.update({table[k].name: v for k, v in vals.items() if k in table})
     with full.choices_fixed(sol.chosen):
-        out = solve(full.prob, solver, mip_gap=gap_target, warm_start=start, **limits(policy, "settle", started))
+        out = solve(full.prob, solver, mip_gap=gap_target, warm_start=start,
+                    **limits(policy, "settle", started, capped=False))  # the plan's hours: capped once found
     if out.status not in ("optimal", "feasible"):
         raise SolverError(f"{solver} found no hours for the chosen configs' own offers within the work limit "
                           f"(safety cap {policy.safety_cap_s:g} s); raise policy.work_limit or --work-limit")
