@@ -26,7 +26,7 @@ def complete(line: str) -> list[str]:
     words = line.split()
     cword = len(words) if line.endswith(" ") else len(words) - 1
     proc = subprocess.run([sys.executable, "-m", "optimizer.cli"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60, env=_env(_PLANOPT_COMPLETE="complete_bash", COMP_WORDS=line,
+                          timeout=180, env=_env(_PLANOPT_COMPLETE="complete_bash", COMP_WORDS=line,
                                                COMP_CWORD=str(cword)))
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.split()
@@ -63,11 +63,11 @@ def test_the_bash_completion_script_fills_compreply(tmp_path):
     shim.chmod(0o755)
     env = _env(PATH=f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
     script = subprocess.run([str(shim), "--show-completion", "bash"], cwd=ROOT, env=env, capture_output=True,
-                            text=True, timeout=60).stdout
+                            text=True, timeout=180).stdout
     assert "_planopt_completion" in script
     call = ('COMP_WORDS=(planopt explain plans/q4.yaml -w ""); COMP_CWORD=4; '
             '_planopt_completion planopt "" -w; printf "%s\\n" "${COMPREPLY[@]}"')
     proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", f"{script}\n{call}"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     assert set(proc.stdout.split()) == Q4_WORKLOADS

@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def piped(*args: str, columns: int | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def piped(*args: str, columns: int | None = None, timeout: float = 360) -> subprocess.CompletedProcess:
     """`planopt ARGS | …`: a fresh process whose stdout is a pipe, with COLUMNS as given (unset for None)."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
@@ -22,7 +22,7 @@ def piped(*args: str, columns: int | None = None, timeout: float = 120) -> subpr
 
 
 def test_q4_piped_shows_every_offer_id_and_workload_name_whole(tmp_path):
-    res = piped("solve", ROOT / "plans" / "q4.yaml", "-o", tmp_path, timeout=300)
+    res = piped("solve", ROOT / "plans" / "q4.yaml", "-o", tmp_path, timeout=900)
     assert res.returncode == 0, res.stderr
     result = json.loads((tmp_path / "q4.json").read_text(encoding="utf-8"))
     ids = {p["offer"] for p in result["purchases"]} | {w["offer"] for w in result["workloads"] if w.get("offer")}

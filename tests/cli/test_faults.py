@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from optimizer.cli import app
-from optimizer.errors import InfeasiblePlan, PlanError, SolverError
+from optimizer.errors import InfeasiblePlan, PlanError
 from optimizer.pipeline import SolveOptions, solve_plan
 
 from tests.helpers.paths import DATA, ROOT
@@ -197,14 +197,17 @@ def test_a_solve_stopped_before_its_proof_returns_the_best_plan_with_its_gap(sto
 
 
 @pytest.mark.slow
-def test_no_plan_within_the_time_limit_exits_3(hard_plan, tmp_path):
-    res = runner.invoke(app, ["solve", str(hard_plan), "--time-limit", "0.001", "-o", str(tmp_path / "out")])
-    assert res.exit_code == 3, res.output
-    assert "without a feasible plan" in res.output and "--time-limit" in res.output
-    assert "Traceback" not in res.output
-    assert not (tmp_path / "out").exists()
-    with pytest.raises(SolverError):
-        solve_plan(hard_plan, SolveOptions(time_limit_s=0.001))
+def test_a_time_limit_below_any_solve_still_returns_a_plan(hard_plan, tmp_path):
+    """The time limit is a safety cap that never leaves a solve without the plan its first steps find (this had
+    exited 3): 1 ms gives a plan, exit 0, whose commitments are provisional exactly when it is unproven."""
+    res = runner.invoke(app, ["solve", str(hard_plan), "--time-limit", "0.001", "--json", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert d["status"] in ("optimal", "feasible") and len(d["workloads"]) == 20
+    unproven = d["solver"]["gap"] is None or d["solver"]["gap"] > d["policy"]["mip_gap"] + 1e-9
+    assert all(n["provisional"] is unproven for n in d["new_commitments"])
+    result = solve_plan(hard_plan, SolveOptions(time_limit_s=0.001, alternatives=0))
+    assert result.status in ("optimal", "feasible")
 
 
 # --- HiGHS missing: CBC, with a note ----------------------------------------------------------------------
@@ -257,7 +260,7 @@ def test_killing_solve_while_it_writes_leaves_the_previous_files_intact(tmp_path
     cmd = [sys.executable, "-m", "optimizer.cli", "solve", str(plan_path), "-o", str(out)]
 
     plan_path.write_text(_seed_variant(9000), encoding="utf-8")
-    subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=120)
+    subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=600)
     previous = {p.name: p.read_bytes() for p in out.iterdir()}
     assert sorted(previous) == ["fleet.html", "fleet.json", "fleet.xlsx"]
 
@@ -276,7 +279,7 @@ def test_killing_solve_while_it_writes_leaves_the_previous_files_intact(tmp_path
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             mid_write += writing
-        proc.wait(timeout=30)
+        proc.wait(timeout=120)
         for name, old in previous.items():
             now = (out / name).read_bytes()
             assert now == old or _complete_new(name, now, "seed", 40), f"{name} is neither the old file nor a whole new one"

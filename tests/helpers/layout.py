@@ -81,7 +81,7 @@ def measure(text: str, width: int, printed: bool, tmp_path: Path) -> dict:
                            "--no-first-run", "--disable-background-networking", "--disable-component-update",
                            "--disable-sync", f"--user-data-dir={tmp_path / f'profile-{width}'}", "--hide-scrollbars",
                            f"--window-size={width},1000", "--dump-dom", path.as_uri()],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=360)
     found = re.search(r'<pre id="layout-report">(.*?)</pre>', proc.stdout, re.S)
     assert found, f"Chromium printed no layout report (exit {proc.returncode}): {proc.stderr[-2000:]}"
     out = json.loads(htmllib.unescape(found.group(1)))

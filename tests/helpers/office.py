@@ -43,7 +43,7 @@ def recalculate(base: Path, inputs: list[Path]) -> dict[str, Path]:
     out = base / "out"
     proc = subprocess.run([soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
                            "--convert-to", "xlsx", "--outdir", str(out), *map(str, inputs)],
-                          capture_output=True, text=True, timeout=240)
+                          capture_output=True, text=True, timeout=600)
     produced = {p.stem: out / p.name for p in inputs}
     missing = [str(p) for p in produced.values() if not p.exists()]
     assert not missing, f"LibreOffice wrote nothing for {missing}: {proc.stdout} {proc.stderr}"

@@ -242,7 +242,7 @@ def test_the_same_plan_gives_the_same_json_workbook_and_html(tmp_path, monkeypat
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                PYTHONHASHSEED="12345")
     proc = subprocess.run([sys.executable, "-m", "optimizer.cli", "solve", str(path), "--json", "-o", str(tmp_path / "b")],
-                          env=env, capture_output=True, text=True, timeout=300)
+                          env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     a, b = tmp_path / "a", tmp_path / "b"
     assert _stable_json(res.stdout) == _stable_json(proc.stdout)

@@ -80,31 +80,38 @@ def test_a_plan_without_scenarios_starts_no_process(tmp_path, monkeypatch):
     assert solve_plan(write(tmp_path, d), SolveOptions(solver=SOLVERS[0])).risk is None
 
 
-def test_the_mean_scenario_plan_has_as_long_as_every_scenario_alone(tmp_path, monkeypatch):
-    """The value of the stochastic solution rests on the mean scenario's plan: with two scenarios it gets two
-    fifths of the side solves' time (a fair fifth had stopped q4's at step 2's plan, $186k, and reported a value
-    of $84k where $10k was right), then the run through the scenarios and each scenario alone share the rest; each
-    scenario's solve on the mean plan's hardware, before its own, takes a quarter of what that one would have."""
+def test_the_side_solves_stop_on_work_with_the_time_limit_only_their_safety_cap(tmp_path, monkeypatch):
+    """The side solves stop on the plan's work limit, as its own solve does, so what they find — the value of the
+    stochastic solution, and a mean plan that may be returned in place of the plan's — is the same on every machine
+    (a share of the time had stopped q4's mean plan at step 2's $186k plan and reported a value of $84k where $10k
+    was right). Each is handed the time left to the deadline as its safety cap, with the plan's work limit; past
+    the deadline the solves after are not run, and their scenarios say so."""
     path = _plan(tmp_path)
     loaded = as_solved(path)
     stated = pipeline.estimates.expand(pipeline.months.expand(pipeline.load_plan(path)))
-    limits: list[float] = []
+    caps: list[float] = []
     real = value.solve_candidates
 
     def timed(plan, cands, options, **kw):
-        limits.append(options.time_limit_s)
+        caps.append(options.time_limit_s)
+        assert options.work_limit is None and options.alternatives == 0  # the plan's work limit
         out = real(plan, cands, options, **kw)
-        clock[0] += options.time_limit_s  # each solve takes all of its share
+        clock[0] += 5.0  # each solve takes five seconds of the clock
         return out
 
     monkeypatch.setattr(value, "solve_candidates", timed)
     clock = [1000.0]
     monkeypatch.setattr(value.time, "monotonic", lambda: clock[0])
     side = value.side_solves(stated, loaded, SolveOptions(solver=SOLVERS[0]), deadline=lambda: 1050.0)
-    # 50 s × 2/5, then 30 s × 1/3; low: 20 s × 1/2 × 1/4 on the hardware, then 17.5 s × 1/2;
-    # high: the same of the 8.75 s left
-    assert limits == pytest.approx([20.0, 10.0, 2.5, 8.75, 8.75 / 4, 8.75 * 3 / 4])
-    assert side.mean is not None and sorted(side.best) == ["high", "low"]
+    # the mean plan, its run through the scenarios, then low and high: on the mean plan's hardware, then free
+    assert caps == pytest.approx([50.0, 45.0, 40.0, 35.0, 30.0, 25.0])
+    assert side.mean is not None and sorted(side.best) == ["high", "low"] and not side.missed
+
+    caps.clear()
+    clock[0] = 1000.0
+    short = value.side_solves(stated, loaded, SolveOptions(solver=SOLVERS[0]), deadline=lambda: 1012.0)
+    assert caps == pytest.approx([12.0, 7.0, 2.0])  # low's free solve and high's: past the deadline, not run
+    assert short.mean is not None and sorted(short.missed) == ["high", "low"]
 
 
 def test_a_scenarios_best_plan_is_sought_first_on_the_mean_plans_hardware(tmp_path, monkeypatch):

@@ -196,3 +196,67 @@ def test_a_solve_stopped_before_its_proof_hands_over_nothing_to_sign(tmp_path, m
     decision = console.output[console.output.index("Decision"):console.output.index("Cost by tier")]
     assert decision.count("provisional: the search stopped at") == len(d["new_commitments"])
     assert "before signing" in decision and not re.search(r"^\s*Sign\b", decision, re.M)
+
+
+class _PastTheCap:
+    """The steps' clock, a thousand seconds on at every reading: past any safety cap before the first plan, as on a
+    machine far slower than any (only the steps' clock: the solver's own is real)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.now += 1000.0
+        return self.now
+
+    monotonic = time = perf_counter
+
+
+@pytest.mark.slow
+def test_a_solve_the_safety_cap_stopped_hands_over_nothing_to_sign_on_any_surface(tmp_path, monkeypatch):
+    """A solve past its safety cap before its first plan (plans/q1-forecast.yaml --time-limit 10 on a busy machine
+    had exited 3 with nothing) still returns the plan its first steps found, and the JSON, the console, the HTML
+    decision block and the workbook's Summary all mark every new commitment provisional, with the rerun, and none
+    Sign. HiGHS stopped at its first plan makes the plan unproven on every machine (mip_gap 0)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from optimizer.cli import app
+    from optimizer.optimize import solver as solver_mod
+    from optimizer.synth.plans import generate
+
+    from tests.helpers.steps import patch_steps
+
+    real = solver_mod._solve_highs
+
+    def first_plan_only(prob, time_limit_s, mip_gap, msg, relax=False, warm=None, node_limit=None, progress=None,
+                        first_plan=False, *rest, **kw):
+        return real(prob, time_limit_s, mip_gap, msg, relax, warm, node_limit, progress, first_plan or not relax,
+                    *rest, **kw)
+
+    monkeypatch.setattr(solver_mod, "_solve_highs", first_plan_only)
+    patch_steps(monkeypatch, "time", _PastTheCap())
+    plan = tmp_path / "capped.yaml"
+    plan.write_text(generate(8, seed=1, mip_gap=0.0, time_limit_s=10), encoding="utf-8")
+    runner = CliRunner()
+    args = ["solve", str(plan), "--solver", "highs", "--alternatives", "0", "--time-limit", "10"]
+    res = runner.invoke(app, [*args, "--json", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert d["status"] == "feasible" and d["solver"]["gap"] > d["policy"]["mip_gap"], d["solver"]
+    assert d["solver"]["stopped_by"]["relax"] != "safety cap", d["solver"]  # the relaxation is never cut
+    items = [*d["new_commitments"], *d.get("new_spend_commitments", [])]
+    assert d["new_commitments"] and all(n["provisional"] is True for n in items)
+    console = runner.invoke(app, [*args, "-o", str(tmp_path / "out2")], terminal_width=400)
+    assert console.exit_code == 0, console.output
+    block = console.output[console.output.index("Decision"):console.output.index("Cost by tier")]
+    page = (tmp_path / "out2" / "capped.html").read_text(encoding="utf-8")
+    page = htmllib.unescape(re.sub(r"<[^>]+>", " ", page[page.index("<h2>Decision</h2>"):
+                                                            page.index("<h2>Cost by tier</h2>")]))
+    summary = summary_decision(tmp_path / "out2" / "capped.xlsx")
+    cells = " ".join(f"{a} {b}" for a, b in summary)
+    for surface, text in (("console", block), ("html", words(page)), ("workbook", words(cells))):
+        assert words(text).count("provisional: the search stopped at") == len(d["new_commitments"]), surface
+        assert "before signing" in text and not re.search(r"(^|\s)Sign\b", text), (surface, text)
+    assert all(a != "Sign" for a, _b in summary) and any(a == "Provisional" for a, _b in summary)

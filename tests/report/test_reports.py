@@ -463,7 +463,7 @@ def test_html_renders_in_chromium_and_is_not_blank(pages, tmp_path):
                     "--no-first-run", "--disable-background-networking", "--disable-component-update",
                     "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars",
                     "--window-size=1280,2400", f"--screenshot={shot}", page.as_uri()],
-                   capture_output=True, timeout=120)
+                   capture_output=True, timeout=360)
     assert shot.exists(), "Chromium wrote no screenshot"
     im = Image.open(shot).convert("RGB")
     assert im.size == (1280, 2400)
