@@ -165,7 +165,7 @@ def settle(prog: Program, sole_tenants: SoleTenantCosts, sol: Solution, info: So
     for _ in range(policy.settle_rounds):
         before = prog.values()
         rose = _settle_sole_tenants(prog, sole_tenants, list(sol.chosen.values()), loaded, cands, segments,
-                                    info.name, cap_left(policy, started), policy, needs_plan=True)
+                                    info.name, cap_left(policy, started), policy, True)  # needs_plan
         if rose is None:
             return None
         if not rose:
