@@ -22,7 +22,7 @@ def _plan(tmp_path: Path, policy: dict | None = None, name: str = "plan.yaml", *
     w = {"name": "chat", "model": "llama-3.3-70b", "precisions": ["fp8"], "tokens": {"input": 1000, "output": 200},
          "slo": {"tpot_ms": 50}, "demand": {"peak_output_tokens_per_s": 2000}, "parallelism": ["tp"], **workload}
     path = tmp_path / name
-    path.write_text(json.dumps({"plan": "t", "horizon_days": 1, "policy": {"time_limit_s": 20, **(policy or {})},
+    path.write_text(json.dumps({"plan": "t", "horizon_days": 1, "policy": {"time_limit_s": 600, **(policy or {})},
                                     "workloads": [w]}))
     return path
 

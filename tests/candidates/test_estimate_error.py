@@ -29,7 +29,7 @@ HELD_OUT = load_estimator_params().held_out
 
 def _plan(mode: str | None = None, scenarios: list[dict] | None = None) -> dict:
     """Two workloads on one H100 offer: chat on estimated goodput, tagger on a measured one."""
-    policy: dict = {"tiers": ["reserved-1y", "on-demand"], "mip_gap": 0, "time_limit_s": 60}
+    policy: dict = {"tiers": ["reserved-1y", "on-demand"], "mip_gap": 0, "time_limit_s": 600}
     if mode is not None:
         policy["estimate_error"] = mode
     plan = {

@@ -35,7 +35,7 @@ def _plan(tmp_path: Path, points=POINTS, name: str = "measured.yaml") -> Path:
          "tokens": {"input": 2000, "output": 400}, "context_tokens": 8192, "slo": {"tpot_ms": TPOT_TARGET},
          "demand": {"peak_output_tokens_per_s": 20000, "profile": FLAT}, "measured": points}
     plan = {"plan": "every config measured at a TPOT target", "horizon_days": 30, "catalogs": ["builtin"],
-            "policy": {"tiers": ["on-demand"], "time_limit_s": 60}, "workloads": [w]}
+            "policy": {"tiers": ["on-demand"], "time_limit_s": 600}, "workloads": [w]}
     path = tmp_path / name
     path.write_text(json.dumps(plan), encoding="utf-8")
     return path

@@ -78,7 +78,7 @@ def _plan(tmp_path: Path, **extra) -> Path:
          "context_tokens": 8192, "slo": {"ttft_ms": 2000, "tpot_ms": 60},
          "demand": {"peak_output_tokens_per_s": 2000, "profile": FLAT}, **extra}
     plan = {"plan": "gh200 without a network", "horizon_days": 30, "catalogs": ["builtin"],
-            "policy": {"tiers": ["on-demand", "reserved-1y"], "time_limit_s": 60}, "workloads": [w]}
+            "policy": {"tiers": ["on-demand", "reserved-1y"], "time_limit_s": 600}, "workloads": [w]}
     path = tmp_path / "plan.yaml"
     path.write_text(json.dumps(plan), encoding="utf-8")
     return path

@@ -32,7 +32,7 @@ def _plan(tmp_path: Path, start: str) -> Path:
     plan = {"plan": "imported prices", "horizon_days": 7, "start_date": start, "catalogs": ["builtin"],
             "day_types": {"all": 7},
             "policy": {"providers": ["skytest"], "tiers": ["on-demand", "spot"], "spot_pools": ["batch"],
-                       "time_limit_s": 30},
+                       "time_limit_s": 600},
             "workloads": [{"name": "chat", "model": "llama-3.1-8b", "precisions": ["fp8"],
                            "accelerators": ["l40s", "h100-sxm"], "tokens": {"input": 1000, "output": 200},
                            "slo": {"ttft_ms": 1000, "tpot_ms": 50},

@@ -278,7 +278,7 @@ def random_plan(seed: int) -> dict:
             "demand": demand})
     plan.update({
         "policy": {"tiers": ["reserved-1y", "on-demand"], "mip_gap": 0, "spares": 0, "rollout_fraction": 0,
-                   "occupancy": occupancy, "time_limit_s": 60},
+                   "occupancy": occupancy, "time_limit_s": 600},
         "models": [{"id": "m0", "params_b": 8, "kv_gb_per_seq": 0.5}],
         "accelerators": [{"id": "a0", "memory_gb": 80}, {"id": "a1", "memory_gb": 80}],
         "offers": offers, "workloads": workloads})

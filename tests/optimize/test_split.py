@@ -74,7 +74,7 @@ def melange_plan(requests_per_s: float, split: str = "by_size", accelerators=("a
                 for a in accelerators for k, (_s, i, o) in enumerate(MELANGE_CLASSES)]
     return {"plan": "melange", "horizon_days": 1, "catalogs": [],
             "policy": {"occupancy": 1, "spares": 0, "rollout_fraction": 0, "tiers": ["on-demand"], "mip_gap": 0,
-                       "time_limit_s": 60},
+                       "time_limit_s": 600},
             "models": [{"id": "llama2-7b", "params_b": 7, "kv_gb_per_seq": 0.5}],
             "accelerators": [{"id": "a10g", "memory_gb": 24}, {"id": "a100-80gb", "memory_gb": 80}],
             "offers": [{"id": f"aws-{a}", "accelerator": a, "provider": "aws", "gpus_per_node": 1,
@@ -204,7 +204,7 @@ def test_a_36_bucket_input_costs_melanges_optimum(seed: int, rate: float, tmp_pa
     mean_out = sum(s * o for s, _i, o in classes)
     plan = {"plan": "melange-36", "horizon_days": 1, "catalogs": [],
             "policy": {"occupancy": 1, "spares": 0, "rollout_fraction": 0, "tiers": ["on-demand"], "mip_gap": 0,
-                       "time_limit_s": 120},
+                       "time_limit_s": 600},
             "models": [{"id": "mod", "params_b": 7, "kv_gb_per_seq": 0.2}],
             "accelerators": [{"id": t, "memory_gb": 80} for t in TYPES],
             "offers": [{"id": f"od-{t}", "accelerator": t, "provider": "cloud", "gpus_per_node": 1,
