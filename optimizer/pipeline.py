@@ -194,7 +194,8 @@ def explain(plan: LoadedPlan | Path | str, workload: str, options: SolveOptions 
         c = by_key.get(f.chosen or f.key) or by_key[f.key]  # the ceiling its plan took
         base = plan.objective or 0.0  # the program's objective is the plan's cost (new spend)
         note = {"infeasible": "no plan meets the constraints with it", "not solved": "no plan found within the limits",
-                "bounded": "the search stopped short: the best plan with it lies between the bound and this"}.get(f.status, "")
+                "bounded": "the search stopped short: the best plan with it lies between the bound and this"
+                }.get(f.status, "")
         engine = vocab.shown_engine(c.engine)
         label = c.label + (f" · {engine}" if engine else "")  # the engine it was sized on, as the plan's row says
         return Alternative(c.key, label, f.objective, None if f.objective is None else f.objective - base,

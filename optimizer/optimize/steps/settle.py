@@ -156,7 +156,8 @@ def settle(prog: Program, sole_tenants: SoleTenantCosts, sol: Solution, info: So
     plan in hand kept when that cannot be done or finds a dearer plan; then the chosen sole-tenant offers' hours
     filled in (_with_sole_tenant_hours). Each solve within the settle step's work left (the re-solves within their
     own steps'); once the safety cap of the solve that began at `started` is reached, the plan in hand at its
-    settled costs is kept rather than solved again. `resolve` is strategy._solve (the steps again, from relax). None when a chosen config could not be solved whole."""
+    settled costs is kept rather than solved again. `resolve` is strategy._solve (the steps again, from relax).
+    None when a chosen config could not be solved whole."""
     gap_target = policy.mip_gap
 
     def elapsed() -> float:
@@ -230,7 +231,8 @@ def _with_sole_tenant_hours(loaded: LoadedPlan, cands: CandidateSet, segments: S
     """A solution that chose a sole-tenant config has no hours for its offer: the program without sole-tenant
     configs, every choice held, started from that solution and the config's own solve (a plan of the same
     cost), gives them — within the settle step's nodes left, the safety cap of the solve that began at `started`
-    heeded only once it has a plan (the plan has no hours at that offer without one). Otherwise the program and solution as they are."""
+    heeded only once it has a plan (the plan has no hours at that offer without one). Otherwise the program and
+    solution as they are."""
     if not any(key in sole_tenants.costs for key in sol.chosen.values()):
         return prog, sol
     full = build_model(loaded, cands, segments, cuts=True, baseline=baseline)
