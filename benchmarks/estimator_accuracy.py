@@ -1,7 +1,7 @@
 """How far the goodput estimator is from published benchmarks.
 
     python benchmarks/estimator_accuracy.py [CSV ...] [--catalogs DIR] [--params YAML]
-                                            [--markdown] [--rows] [--held-out DIR]
+                                            [--markdown] [--rows] [--held-out DIR] [--held-concurrency]
 
 Data (each row keeps its source; where each file comes from: benchmarks/data/README.md):
 benchmarks/data/benchmarks.csv and benchmarks/data/published.csv (TensorRT-LLM perf overview
@@ -109,7 +109,8 @@ class Case:
     engine_max_batch: int | None = None
     notes: list[str] = field(default_factory=list)
     published_per_replica: float | None = None
-    concurrency: int | None = None  # online-conc: requests kept in flight on the replica
+    concurrency: int | None = None  # online-conc: requests kept in flight on the replica (nominal)
+    held: float | None = None  # online-conc: the mean concurrency the run's harness measured (held_concurrency)
     kv_bytes: float | None = None  # the KV cache's bytes per element where the row states its own
     speculative: str = ""  # "mtp:3", "eagle:5,acc=0.7": speculative decoding on (not modelled here)
     prefix_cache: bool = False
@@ -322,6 +323,23 @@ def _online_layout(r: pd.Series, gpus: int) -> Layout:
     return Layout("pp" if pp > 1 else "tp", tp=stage, pp=pp)
 
 
+HELD_CONCURRENCY = False
+"""Judge an online row at the concurrency its harness measured (held_concurrency) instead of the nominal
+one: --held-concurrency of this script and of fit_estimator.py. Off by default: the tables in
+benchmarks/ESTIMATOR.md are at the nominal concurrency."""
+
+
+def held_concurrency(notes: object) -> float | None:
+    """The mean concurrency a run's own harness measured, where its notes record it ("measured mean
+    concurrency 13.93": sglang.bench_serving prints it). A run of a fixed number of prompts ramps up and
+    down, and a client that waits for its next prompt leaves its slot empty meanwhile, so a run at a
+    maximum concurrency of 16 may hold 14 on average; its tok/s and TPOT are those of the load it held
+    (its own tok/s, TPOT and TTFT imply the same by Little's law). Such a row is judged at the concurrency
+    it held: the estimator is asked about that load, it is not corrected for the harness."""
+    m = re.search(r"measured mean concurrency ([\d.]+)", str(notes))
+    return float(m.group(1)) if m else None
+
+
 def _online_rows(df: pd.DataFrame, tag: str) -> list[Case]:
     """benchmarks/data/online_*.csv (schema: benchmarks/data/README.md): one replica at a fixed
     concurrency (closed loop) or a fixed request rate. A concurrency row yields two cases: output
@@ -347,6 +365,7 @@ def _online_rows(df: pd.DataFrame, tag: str) -> list[Case]:
                     gpus=layout.gpus, isl=int(isl), osl=int(osl), engine=engine, kv_bytes=KV_BYTES.get(kvp),
                     speculative=spec, prefix_cache=_flag(r["prefix_cache"]), excluded=ONLINE_EXCLUDED.get(rid, ""))
         conc, qps = _num(r["concurrency"]), _num(r["qps"])
+        held = held_concurrency(r["notes"]) if HELD_CONCURRENCY else None
         tok = _num(r["output_tok_s_per_gpu"])
         if tok is None and _num(r["total_tok_s_per_gpu"]) is not None:
             tok = float(r["total_tok_s_per_gpu"]) * osl / (isl + osl)  # output share of a fixed-length run
@@ -357,10 +376,10 @@ def _online_rows(df: pd.DataFrame, tag: str) -> list[Case]:
             load = f"conc={int(conc)}"
             if tok:
                 cases.append(Case(**base, row=f"{tag}:{rid}", kind="online-conc", load=load, published=tok,
-                                  concurrency=int(conc)))
+                                  concurrency=int(conc), held=held))
             if tpot_ok:
                 cases.append(Case(**base, row=f"{tag}:{rid}:tpot", kind="online-conc-tpot", load=load,
-                                  published=float(tpot), concurrency=int(conc)))
+                                  published=float(tpot), concurrency=int(conc), held=held))
         elif qps and tpot_ok:
             cases.append(Case(**base, row=f"{tag}:{rid}:tpot", kind="online-tpot", load=f"qps={qps:g}",
                               published=float(tpot), output_tok_s=qps * osl))
@@ -478,7 +497,7 @@ def predict(case: Case, cat: dict[str, dict], params: EstimatorParams) -> Predic
                   kv_bytes_per_elem=case.kv_bytes)
     cap = max(1, min(kv, params.max_batch))
     if case.kind in ("online-conc", "online-conc-tpot"):
-        at = at_concurrency(rl, case.concurrency or 1, cap)
+        at = at_concurrency(rl, case.held or case.concurrency or 1, cap)
         value = at.output_tokens_per_s / layout.gpus if case.kind == "online-conc" else at.tpot_ms
         return Prediction(case, layout, value, at.bound, at.batch, kv, kv_gpu)
     if case.kind == "online-tpot":
@@ -527,7 +546,7 @@ def table(preds: list[Prediction], cat: dict[str, dict]) -> pd.DataFrame:
             published=pub, predicted=p.predicted, error=p.predicted / pub - 1.0, bound=p.bound, kv=p.kv_concurrency,
             starved=p.kv_gb_per_gpu < STARVED_BELOW_GB_PER_GPU and (
                 p.case.concurrency is None or p.kv_concurrency < p.case.concurrency),
-            concurrency=p.case.concurrency, throughput=p.case.kind not in LATENCY_KINDS,
+            concurrency=p.case.concurrency, held=p.case.held, throughput=p.case.kind not in LATENCY_KINDS,
             online=p.case.suite.startswith("online:"), speculative=p.case.speculative,
             prefix_cache=p.case.prefix_cache, excluded=p.case.excluded,
         ))
@@ -719,7 +738,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help="summary tables as markdown")
     ap.add_argument("--held-out", type=Path, default=None, metavar="DIR",
                     help="print the held-out tables from the cv_*.csv that fit_estimator.py --save-cv DIR wrote")
+    ap.add_argument("--held-concurrency", action="store_true",
+                    help="judge online rows at the mean concurrency their harness measured, where recorded")
     args = ap.parse_args(argv)
+    global HELD_CONCURRENCY
+    HELD_CONCURRENCY = args.held_concurrency
     if args.held_out:
         print(held_out_report(args.held_out, markdown=args.markdown))
         return 0

@@ -1,6 +1,7 @@
 """Fit the goodput estimator's efficiencies and its per-engine tuning (catalogs/estimator.yaml) on published benchmarks.
 
     python benchmarks/fit_estimator.py [--cv model|family|engine|all] [--quick] [--write] [--prior-weight W]
+                                       [--held-concurrency]
 
 Least squares on the log error log(predicted / published) (scipy.optimize.least_squares, bounded
 trust region), one residual per row, over the rows estimator_accuracy.py reads
@@ -45,6 +46,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import estimator_accuracy  # noqa: E402
 from estimator_accuracy import (  # noqa: E402
     all_cases,
     comparable,
@@ -500,7 +502,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--joint", action="store_true",
                     help="fit the shared and the engine layer together (default: the shared layer first)")
     ap.add_argument("--save-cv", type=Path, default=None, help="folder to write the held-out rows to (CSV)")
+    ap.add_argument("--held-concurrency", action="store_true",
+                    help="judge online rows at the mean concurrency their harness measured, where recorded")
     args = ap.parse_args(argv)
+    estimator_accuracy.HELD_CONCURRENCY = args.held_concurrency
     cat = load_catalog(args.catalogs or catalogs_dir())
     cases = comparable(all_cases(), cat)
     # Predict once (neutral efficiencies) to resolve MLPerf TP choices and the memory-starved flags.
