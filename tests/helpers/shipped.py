@@ -15,12 +15,16 @@ Tests of the solve itself (the same plan twice gives the same JSON, a solve kill
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import pickle
 from dataclasses import fields
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # no POSIX locks (Windows): each process solves for itself
+    fcntl = None
 
 from tests.helpers.paths import ROOT
 from tests.helpers.solving import NO_TIME_LIMIT
@@ -83,7 +87,7 @@ def solved(plan: Path | str, options=None, carry: Path | str | None = None):
 
 
 def _load_or_solve(key: str, solve) -> bytes:
-    if _DIR is None:
+    if _DIR is None or fcntl is None:
         return pickle.dumps(solve())
     path = _DIR / f"{key}.pickle"
     with open(_DIR / f"{key}.lock", "w") as lock:

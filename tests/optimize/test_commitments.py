@@ -25,9 +25,9 @@ from optimizer.optimize.model import build_model
 from optimizer.pipeline import solve_plan
 from optimizer.results.jsonio import dumps, from_dict, to_dict
 
+from tests.helpers import shipped
 from tests.helpers.commitments import H100, OD, PEAKY, R1Y, chat, contract, quarter
 from tests.helpers.paths import PLANS
-from tests.helpers import shipped
 from tests.helpers.small_plans import batch, interactive, offer, write
 from tests.helpers.small_plans import plan as small_plan
 

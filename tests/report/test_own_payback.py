@@ -24,9 +24,9 @@ from optimizer.report import labels as L
 from optimizer.report.xlsx import workbook as excel
 from optimizer.results.jsonio import to_dict
 
+from tests.helpers import shipped
 from tests.helpers.office import check_formulas, need, recalculate
 from tests.helpers.paths import PLANS
-from tests.helpers import shipped
 
 pytestmark = pytest.mark.filterwarnings("ignore:Data Validation extension:UserWarning")
 

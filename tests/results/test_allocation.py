@@ -22,9 +22,9 @@ from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.jsonio import dumps, read_result
 from optimizer.results.types import PlanResult
 
+from tests.helpers import shipped
 from tests.helpers.bruteforce import random_plan
 from tests.helpers.paths import ROOT
-from tests.helpers import shipped
 from tests.helpers.property_plans import EXAMPLES, PROPERTY, SEEDS, with_extras
 from tests.helpers.small_plans import plan, write
 

@@ -13,8 +13,8 @@ from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.compare import compare
 from optimizer.results.jsonio import dumps
 
-from tests.helpers.paths import ROOT
 from tests.helpers import shipped
+from tests.helpers.paths import ROOT
 from tests.helpers.solving import NO_TIME_LIMIT
 
 SEED = ROOT / "plans" / "seed-fleet.yaml"

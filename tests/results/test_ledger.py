@@ -25,9 +25,9 @@ from optimizer.report.xlsx import workbook as excel
 from optimizer.results.jsonio import dumps, from_dict, read_result
 from optimizer.results.ledger import carry_commitments
 
+from tests.helpers import shipped
 from tests.helpers.commitments import H100, PEAKY, R1Y, chat, contract, quarter
 from tests.helpers.paths import ROOT
-from tests.helpers import shipped
 from tests.helpers.small_plans import write
 from tests.helpers.solving import NO_TIME_LIMIT
 

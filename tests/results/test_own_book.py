@@ -18,8 +18,8 @@ from optimizer.results import decision
 from optimizer.results.jsonio import from_dict, to_dict
 from optimizer.results.own import book_by_workload, book_view, npv_per_unit
 
-from tests.helpers.paths import PLANS
 from tests.helpers import shipped
+from tests.helpers.paths import PLANS
 
 
 @pytest.fixture(scope="module")

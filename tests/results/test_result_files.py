@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from optimizer.cli import app
 from optimizer.results.jsonio import read_result
 
-from tests.helpers.paths import DATA, ROOT
 from tests.helpers import shipped
+from tests.helpers.paths import DATA, ROOT
 from tests.helpers.solving import NO_TIME_LIMIT
 
 PLAN = DATA / "calibrate" / "plan.yaml"

@@ -20,8 +20,8 @@ from optimizer.results.jsonio import dumps, read_result
 from optimizer.results.showback import IDLE
 from optimizer.results.types import PlanResult
 
-from tests.helpers.paths import DATA, ROOT
 from tests.helpers import shipped
+from tests.helpers.paths import DATA, ROOT
 from tests.helpers.small_plans import interactive, offer, plan, write
 from tests.helpers.solving import NO_TIME_LIMIT
 
