@@ -26,6 +26,17 @@ for _name in ("COLUMNS", "LINES"):
 E2E = Path(__file__).resolve().parent / "e2e"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _solved_plans_shared(tmp_path_factory) -> None:
+    """tests.helpers.shipped keeps the plans it solves where every worker of this session finds them: beside the
+    workers' own base temps (pytest-xdist gives each worker one inside the session's), or in the base temp
+    when the tests run in one process."""
+    from tests.helpers import shipped
+
+    base = tmp_path_factory.getbasetemp()
+    shipped.configure((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "solved-plans")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/e2e/ is marked e2e (whole-pipeline tests in the stage folders carry the mark
     themselves), so `-m "not e2e"` runs the stage tests alone."""

@@ -25,6 +25,7 @@ from optimizer.optimize.model import build_model
 from optimizer.pipeline import solve_plan
 from optimizer.results.jsonio import dumps, from_dict, to_dict
 
+from tests.helpers import shipped
 from tests.helpers.commitments import H100, OD, PEAKY, R1Y, chat, contract, quarter
 from tests.helpers.paths import PLANS
 from tests.helpers.small_plans import batch, interactive, offer, write
@@ -381,7 +382,7 @@ def test_a_contract_starting_inside_the_horizon_supplies_from_its_first_day(tmp_
 def test_a_contracts_hours_used_and_its_idle_cost_add_up():
     """q4's signed H200s: "used" had counted a batch hour's GPUs whole (64,480 GPU-hours) where the idle
     committed line counts its work (64,336.92): 143 GPU-hours, $677, read two ways."""
-    result = solve_plan(PLANS / "q4.yaml")
+    result = shipped.solved(PLANS / "q4.yaml")
     idle = sum((c.gpu_hours_in_horizon - c.gpu_hours_used) * c.price_per_gpu_hour for c in result.commitments)
     assert idle == pytest.approx(result.cost_idle_committed, rel=1e-9)
     assert any(c.gpu_hours_used != int(c.gpu_hours_used) for c in result.commitments)  # a batch job's fraction

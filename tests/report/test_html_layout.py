@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import pytest
 
-from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.report import html
 
+from tests.helpers import shipped
 from tests.helpers.layout import NARROW_WIDTH_PX, PRINT_WIDTH_PX, SCREEN_WIDTH_PX, as_printed, measure
 from tests.helpers.paths import ROOT
-from tests.helpers.solving import NO_TIME_LIMIT
 
 
 @pytest.fixture(scope="module")
 def page() -> str:
-    # A quick incumbent is enough: the layout must hold for whatever fleet the report shows.
+    # The layout must hold for whatever fleet the report shows: the session's shared solve of the plan serves.
     # This plan has the widest tables (signed contracts with their dates, new reservations, expiry).
-    result = solve_plan(ROOT / "plans" / "q1-with-commitments.yaml", SolveOptions(time_limit_s=NO_TIME_LIMIT, mip_gap=0.05))
+    result = shipped.solved(ROOT / "plans" / "q1-with-commitments.yaml")
     return html.render_html(result)
 
 

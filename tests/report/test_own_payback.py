@@ -19,12 +19,12 @@ import pytest
 from rich.console import Console
 
 from optimizer import formatting
-from optimizer.pipeline import solve_plan
 from optimizer.report import console, html
 from optimizer.report import labels as L
 from optimizer.report.xlsx import workbook as excel
 from optimizer.results.jsonio import to_dict
 
+from tests.helpers import shipped
 from tests.helpers.office import check_formulas, need, recalculate
 from tests.helpers.paths import PLANS
 
@@ -41,7 +41,7 @@ def _cell(wb, name: str):
 @pytest.fixture(scope="module")
 def solved(tmp_path_factory) -> dict:
     base = tmp_path_factory.mktemp("own-payback")
-    result = solve_plan(PLANS / "owned-cluster.yaml")
+    result = shipped.solved(PLANS / "owned-cluster.yaml")
     book = base / "owned-cluster.xlsx"
     excel.write_workbook(result, book)
     return {"result": result, "json": to_dict(result), "book": book, "dir": base}

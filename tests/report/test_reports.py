@@ -19,14 +19,14 @@ import pytest
 from typer.testing import CliRunner
 
 from optimizer.cli import app
-from optimizer.pipeline import SolveOptions, solve_plan
+from optimizer.pipeline import solve_plan
 from optimizer.report import files, html
 from optimizer.report.xlsx import workbook as excel
 from optimizer.results.jsonio import dumps, from_dict, to_dict
 
+from tests.helpers import shipped
 from tests.helpers.office import check_formulas, need, recalculate
 from tests.helpers.paths import ROOT
-from tests.helpers.solving import NO_TIME_LIMIT
 
 pytestmark = pytest.mark.filterwarnings("ignore:Data Validation extension:UserWarning")
 
@@ -116,12 +116,12 @@ def results(tmp_path_factory) -> dict:
     business = plan.with_name("business.yaml")
     business.write_text(BUSINESS_PLAN, encoding="utf-8")
     return {
-        "seed-fleet": solve_plan(ROOT / "plans" / "seed-fleet.yaml"),
+        "seed-fleet": shipped.solved(ROOT / "plans" / "seed-fleet.yaml"),
         # q4 need not be optimal here: the workbook must agree with whatever fleet it shows
-        "q4": solve_plan(ROOT / "plans" / "q4.yaml", SolveOptions(time_limit_s=NO_TIME_LIMIT)),
+        "q4": shipped.solved(ROOT / "plans" / "q4.yaml"),
         "inject": solve_plan(plan),
         # contracts signed before the plan, one ending mid-quarter (periods), new reservations
-        "commitments": solve_plan(ROOT / "plans" / "q1-with-commitments.yaml"),
+        "commitments": shipped.solved(ROOT / "plans" / "q1-with-commitments.yaml"),
         "business": solve_plan(business),
     }
 

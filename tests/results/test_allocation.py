@@ -22,11 +22,11 @@ from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.jsonio import dumps, read_result
 from optimizer.results.types import PlanResult
 
+from tests.helpers import shipped
 from tests.helpers.bruteforce import random_plan
 from tests.helpers.paths import ROOT
 from tests.helpers.property_plans import EXAMPLES, PROPERTY, SEEDS, with_extras
 from tests.helpers.small_plans import plan, write
-from tests.helpers.solving import NO_TIME_LIMIT
 
 
 
@@ -163,7 +163,7 @@ def quarters(tmp_path_factory):
     d = tmp_path_factory.mktemp("quarters")
     out = {}
     for name in ("q4", "q1-with-commitments"):
-        r = solve_plan(ROOT / "plans" / f"{name}.yaml", SolveOptions(time_limit_s=NO_TIME_LIMIT))
+        r = shipped.solved(ROOT / "plans" / f"{name}.yaml")
         (d / f"{name}.json").write_text(dumps(r))
         out[name] = read_result(d / f"{name}.json")
     return out

@@ -13,6 +13,7 @@ from optimizer.pipeline import SolveOptions, solve_plan
 from optimizer.results.compare import compare
 from optimizer.results.jsonio import dumps
 
+from tests.helpers import shipped
 from tests.helpers.paths import ROOT
 from tests.helpers.solving import NO_TIME_LIMIT
 
@@ -264,8 +265,8 @@ def test_compare_q4_and_q1_shows_all_in_new_and_committed_with_the_right_sign(tm
     """q4 and q1 run on the same contracts signed before q4 ($611k of them in q1, where one ends mid-quarter):
     all-in, new and committed spend each change with the right sign."""
     opts = SolveOptions(time_limit_s=NO_TIME_LIMIT)
-    q4 = solve_plan(ROOT / "plans" / "q4.yaml", opts)
-    q1 = solve_plan(ROOT / "plans" / "q1-with-commitments.yaml", opts)
+    q4 = shipped.solved(ROOT / "plans" / "q4.yaml", opts)
+    q1 = shipped.solved(ROOT / "plans" / "q1-with-commitments.yaml", opts)
     for r in (q4, q1):
         (tmp_path / f"{r.plan[:7]}.json").write_text(dumps(r))
     ja, jb = sorted(tmp_path.glob("*.json"))

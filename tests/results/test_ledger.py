@@ -25,6 +25,7 @@ from optimizer.report.xlsx import workbook as excel
 from optimizer.results.jsonio import dumps, from_dict, read_result
 from optimizer.results.ledger import carry_commitments
 
+from tests.helpers import shipped
 from tests.helpers.commitments import H100, PEAKY, R1Y, chat, contract, quarter
 from tests.helpers.paths import ROOT
 from tests.helpers.small_plans import write
@@ -247,7 +248,7 @@ def test_explain_takes_carry_too(last, tmp_path):
 
 def _story(tmp_path: Path, q4_plan: Path, options: SolveOptions) -> tuple[dict, dict, dict]:
     """q4 solved and written (it need not be optimal); q1 --carry q4 through the CLI; q1's plan."""
-    q4 = solve_plan(q4_plan, options)
+    q4 = shipped.solved(q4_plan, options)
     last = tmp_path / "q4.json"
     last.write_text(dumps(q4), encoding="utf-8")
     q1_plan = ROOT / "plans" / "q1-with-commitments.yaml"

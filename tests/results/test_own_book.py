@@ -14,17 +14,17 @@ import dataclasses
 import pytest
 
 from optimizer import formatting
-from optimizer.pipeline import solve_plan
 from optimizer.results import decision
 from optimizer.results.jsonio import from_dict, to_dict
 from optimizer.results.own import book_by_workload, book_view, npv_per_unit
 
+from tests.helpers import shipped
 from tests.helpers.paths import PLANS
 
 
 @pytest.fixture(scope="module")
 def owned():
-    result = solve_plan(PLANS / "owned-cluster.yaml")
+    result = shipped.solved(PLANS / "owned-cluster.yaml")
     return result, to_dict(result)
 
 

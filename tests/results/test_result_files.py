@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from optimizer.cli import app
 from optimizer.results.jsonio import read_result
 
+from tests.helpers import shipped
 from tests.helpers.paths import DATA, ROOT
 from tests.helpers.solving import NO_TIME_LIMIT
 
@@ -315,10 +316,10 @@ def test_calibrate_refuses_a_result_with_a_missing_key(saved, tmp_path):
 @pytest.mark.parametrize("plan", ["seed-fleet", "owned-cluster", "q1-with-commitments"])
 def test_results_as_written_are_read_and_written_again_byte_for_byte(tmp_path, plan):
     """Every check above passes what planopt writes: own hardware, contracts, periods, dated months."""
-    from optimizer.pipeline import SolveOptions, solve_plan
+    from optimizer.pipeline import SolveOptions
     from optimizer.results.jsonio import dumps
 
-    text = dumps(solve_plan(ROOT / "plans" / f"{plan}.yaml", SolveOptions(time_limit_s=NO_TIME_LIMIT)))
+    text = dumps(shipped.solved(ROOT / "plans" / f"{plan}.yaml", SolveOptions(time_limit_s=NO_TIME_LIMIT)))
     path = tmp_path / f"{plan}.json"
     path.write_text(text, encoding="utf-8")
     assert dumps(read_result(path)) == text

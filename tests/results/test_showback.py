@@ -20,6 +20,7 @@ from optimizer.results.jsonio import dumps, read_result
 from optimizer.results.showback import IDLE
 from optimizer.results.types import PlanResult
 
+from tests.helpers import shipped
 from tests.helpers.paths import DATA, ROOT
 from tests.helpers.small_plans import interactive, offer, plan, write
 from tests.helpers.solving import NO_TIME_LIMIT
@@ -129,7 +130,7 @@ def solved(tmp_path_factory):
     out = {}
     for name, path in (("q4-teams", d / "q4-teams.yaml"), ("owned-cluster", ROOT / "plans" / "owned-cluster.yaml"),
                        ("q1-with-commitments", ROOT / "plans" / "q1-with-commitments.yaml")):
-        r = solve_plan(path, SolveOptions(time_limit_s=NO_TIME_LIMIT))
+        r = shipped.solved(path, SolveOptions(time_limit_s=NO_TIME_LIMIT))
         (d / f"{name}.json").write_text(dumps(r), encoding="utf-8")
         out[name] = read_result(d / f"{name}.json")
     return out
