@@ -159,6 +159,10 @@ class SolvePolicy:
     """Branch-and-bound nodes per priced alternative: deterministic, and enough for the small programs left once
     every choice is fixed (most prove their gap at the root). Pricing stops, leaving the rest "not priced", once its
     calls have spent the price step's share of the simplex iterations (WorkLimit)."""
+    price_apart_min_columns: int = 20_000
+    """A program of at least this many variables prices its alternatives in the program of only the configs the
+    re-solves can use (strategy._pricing_program): the same prices, each re-solve handed a fraction of the program.
+    Below it (the shipped plans) the solved program itself is used."""
     seconds_per_alternative: float = 10.0
     """explain's forced re-solves: the seconds of each one's quick plan with every other choice kept."""
 
