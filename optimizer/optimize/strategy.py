@@ -213,11 +213,14 @@ def _pricing_program(loaded: LoadedPlan, cands: CandidateSet, segments: Segments
     and that one on an alternative, so only the chosen configs and those price_alternatives may try count: on a
     program of at least policy.price_apart_min_columns variables, the program of just those (a split workload's
     configs all) — the same plans at the same costs, handed to the solver hundreds of times without the configs
-    no re-solve can use. Not with a baseline (a last config left out would cost nothing to leave) nor moving
-    workloads (a schedule's configs). A plan with sole-tenant configs is priced where every offer has its hours:
-    such a config's cost in `prog` may be only a bound."""
+    no re-solve can use. Not with a baseline (a last config left out would cost nothing to leave), moving workloads
+    (a schedule's configs), GPUs shared in a group (its members' configs size it), nor servers owned or signed for
+    and spend commitments (their offers carry costs of their own, whatever configs are left). A plan with sole-tenant
+    configs is priced where every offer has its hours: such a config's cost in `prog` may be only a bound."""
+    plan = loaded.plan
     large = len(prog.prob.variables()) >= policy.price_apart_min_columns
-    if not large or baseline or prog.movers:
+    if not large or baseline or prog.movers or plan.policy.share_pools or plan.owned or plan.commitments \
+            or plan.savings_plans:
         return build_model(loaded, cands, segments, cuts=True, baseline=baseline) if prog.sole_tenant else prog
     split = prog.split_workloads
     tried = {w: {c.key for c in alts[:2 * per_workload]} | {chosen.get(w)} for w, alts in ranked.items()}
