@@ -660,11 +660,24 @@ def _size_engines(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer
     share one estimate), keeping the engine with the most goodput (engines.tuned, _better)."""
     sized: configs.Sized | Dropped | None = None
     for engine, p, tuning in _tuned(plan, cache, params, names, acc, prec, model):
-        sized = _better(sized, _size(plan, w, model, acc, offer, prec, layout, mig, cache, p, draft, tuning), engine)
+        one = _named(cache, _size(plan, w, model, acc, offer, prec, layout, mig, cache, p, draft, tuning), engine)
+        sized = _better(sized, one, engine)
         if isinstance(sized, configs.Sized) and sized.source == "measured":
             break
     assert sized is not None
     return sized
+
+
+def _named(cache: dict, sized: configs.Sized | Dropped, engine: str | None) -> configs.Sized | Dropped:
+    """An estimated sizing as `engine`'s (what _better names it), once per build for each cached sizing and engine:
+    workloads alike share the cached sizing, and copying it for each was a twentieth of building the candidates."""
+    if not isinstance(sized, configs.Sized) or sized.source == "measured" or sized.engine == engine:
+        return sized
+    key = ("named", id(sized), engine)
+    held = cache.get(key)
+    if held is None or held[0] is not sized:  # (the sizing is kept with its copy: its id is not reused)
+        held = cache[key] = (sized, replace(sized, engine=engine))
+    return held[1]
 
 
 def _is_mix(w: Workload) -> bool:
