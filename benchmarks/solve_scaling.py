@@ -9,13 +9,16 @@ program's variables and rows, seconds to enumerate candidates, to build the prog
 solve it to the plan's 1% target (the gap it proved), then the seconds to a proven 0.1% and the
 seconds the tie-break pass took after it (strategy.break_ties: the schedule among plans of equal cost).
 Solve seconds include rebuilding the program inside the solve; with --repeats, the median of that many
-solves. A script, not a test: numbers depend on the machine (this one: 2 cores, HiGHS and CBC with one
+solves. Beside each wall time, the process's CPU seconds (`cpu`: its own and its finished child processes', which
+size a large plan's workloads): on a shared machine the wall time says how busy it was, the CPU time what the work
+took. A script, not a test: numbers depend on the machine (this one: 2 cores, HiGHS and CBC with one
 thread). Alternatives are not priced here (the core's speed); `planopt solve` adds that after.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import tempfile
 import time
@@ -40,35 +43,46 @@ def run(size: int, solver: str, seed: int, limit: float, repeats: int = 1) -> di
         return measure(path, str(size), solver, limit, repeats)
 
 
+def cpu() -> float:
+    """CPU seconds of this process and of its child processes that have finished."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def measure(path: Path, label: str, solver: str, limit: float, repeats: int = 1) -> dict:
     loaded = as_solved(path)  # months, estimates and scenarios cut in, as `planopt solve` does
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu()
     cands = build_candidates(loaded)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), cpu()
     prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()), cuts=False)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), cpu()
     row = {"size": label, "solver": solver, "enumerated": len(cands.all()) + cands.pruned,
            "kept": len(cands.all()), "vars": len(prog.prob.variables()), "rows": len(prog.prob.constraints),
-           "cand_s": t1 - t0, "build_s": t2 - t1}
+           "cand_s": t1 - t0, "build_s": t2 - t1, "cand_cpu": c1 - c0, "build_cpu": c2 - c1}
     del prog
     for target, key in ((0.01, "1%"), (0.001, "0.1%")):
         runs = []
         for _ in range(repeats):
             try:
-                t = time.perf_counter()
+                t, c = time.perf_counter(), cpu()
                 _, info = solve_candidates(loaded, cands, SolveOptions(solver=solver, time_limit_s=limit,
                                                                        mip_gap=target, alternatives=0))
-                runs.append((info.seconds, info.gap, info.status, time.perf_counter() - t - info.seconds))
+                runs.append((info.seconds, info.gap, info.status, time.perf_counter() - t - info.seconds, cpu() - c))
             except SolverError:
-                runs.append((None, None, "no plan", None))
+                runs.append((None, None, "no plan", None, None))
         done = sorted((r for r in runs if r[0] is not None), key=lambda r: r[0])
-        mid = done[len(done) // 2] if done else (None, None, "no plan", None)
-        row[f"solve_{key}"], row[f"gap_{key}"], row[f"status_{key}"], row[f"tidy_{key}"] = mid
+        mid = done[len(done) // 2] if done else (None, None, "no plan", None, None)
+        (row[f"solve_{key}"], row[f"gap_{key}"], row[f"status_{key}"], row[f"tidy_{key}"],
+         row[f"cpu_{key}"]) = mid
     return row
 
 
 def fmt_s(t: float | None) -> str:
     return "–" if t is None else f"{t:.2f}"
+
+
+def fmt_cpu(t: float | None) -> str:
+    return "–" if t is None else f"{t:.1f}"
 
 
 def fmt_gap(g: float | None) -> str:
@@ -85,7 +99,8 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=300, help="per solve, seconds")
     args = ap.parse_args()
     head = (f"{'plan':>24} {'solver':<6} {'configs':>8} {'kept':>7} {'vars':>7} {'rows':>7} "
-            f"{'cand s':>7} {'build s':>8} {'solve s':>8} {'gap':>7} {'to 0.1% s':>10} {'gap':>7} {'tidy s':>7}")
+            f"{'cand s':>7} {'cpu':>6} {'build s':>8} {'cpu':>6} {'solve s':>8} {'cpu':>6} {'gap':>7} {'to 0.1% s':>10} "
+            f"{'cpu':>6} {'gap':>7} {'tidy s':>7}")
     print(head)
     print("-" * len(head))
     jobs = [(lambda p=p, sv=sv: measure(p, p.stem, sv, args.time_limit, args.repeats)) for p in args.plans
@@ -97,7 +112,8 @@ def main() -> None:
         s1 = "–" if r["solve_1%"] is None else f"{r['solve_1%']:.1f}"
         s2 = "–" if r["solve_0.1%"] is None else f"{r['solve_0.1%']:.1f}"
         print(f"{r['size']:>24} {r['solver']:<6} {r['enumerated']:>8} {r['kept']:>7} {r['vars']:>7} {r['rows']:>7} "
-              f"{r['cand_s']:>7.1f} {r['build_s']:>8.1f} {s1:>8} {fmt_gap(r['gap_1%']):>7} {s2:>10} "
+              f"{r['cand_s']:>7.1f} {r['cand_cpu']:>6.1f} {r['build_s']:>8.1f} {r['build_cpu']:>6.1f} {s1:>8} "
+              f"{fmt_cpu(r['cpu_1%']):>6} {fmt_gap(r['gap_1%']):>7} {s2:>10} {fmt_cpu(r['cpu_0.1%']):>6} "
               f"{fmt_gap(r['gap_0.1%']):>7} {fmt_s(r['tidy_0.1%']):>7}", flush=True)
 
 

@@ -44,7 +44,7 @@ from optimizer.inputs.schema.plan import Plan, SizeClass, Tokens, Workload
 from optimizer.physics import replicas as rep
 from optimizer.physics import roofline, sharing
 from optimizer.physics.layout import Layout
-from optimizer.physics.validation import goodput_ratio, validation_of
+from optimizer.physics.validation import Validation, goodput_ratio, validation_of
 from optimizer.processes import collection_paused, watch_parent
 
 
@@ -186,9 +186,10 @@ def _keep_groups(plan: Plan, by_workload: dict[str, list[Candidate]], dropped: l
             by_workload[w] = [c for c in cs if c not in alone]
 
 
-PARALLEL_WORKLOADS = 200
+PARALLEL_WORKLOADS = 50
 """Plans with at least this many workloads size them on every core (build_candidates): a workload's
-configs depend on the plan, the catalog and that workload alone."""
+configs depend on the plan, the catalog and that workload alone. Below it, starting the processes (each imports
+planopt and receives the catalog) costs about what sizing the workloads does."""
 
 _ALONE: list[bool] = []
 """Non-empty inside `sized_alone()`."""
@@ -534,7 +535,7 @@ def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog:
                 return
             if sized.warning is not None and sized.warning not in notes:
                 notes.append(sized.warning)
-            cand = _candidate(w, offer, acc, prec, layout, mig, sized, model, params)
+            cand = _candidate(w, offer, acc, prec, layout, mig, sized, model, params, cache=cache)
             if by_class is not None:
                 cand = replace(cand, goodput=by_class[0], class_goodput=by_class[1], class_sources=by_class[2],
                                goodput_source="measured" if set(by_class[2]) == {"measured"} else "estimated")
@@ -576,7 +577,7 @@ def _tuned(plan: Plan, cache: dict, params: EstimatorParams, names: list[str | N
     global P10 (inputs.estimates.group_headroom); the cache key says so."""
     out = []
     for engine, p, tuning in engines.tuned(cache, params, names, acc.generation):
-        k = estimates.group_headroom(plan, p, validation_of(p, acc, prec, model, engine).error_p90)
+        k = estimates.group_headroom(plan, p, _validation(cache, p, acc, prec, model, engine).error_p90)
         if k != 1.0:
             p = p.model_copy(update={"goodput_factor": p.goodput_factor * k})
             tuning = f"{tuning or 'defaults'}@{k!r}"
@@ -633,7 +634,8 @@ def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offe
             continue
         assert sized is not None
         out.append(_candidate(w, offer, acc, prec, Layout("disagg", tp=decode.tp, pp=decode.pp, dp=decode.dp),
-                              None, sized, model, params, key_suffix=f"disagg-p{prefill.key}-d{decode.key}"))
+                              None, sized, model, params, key_suffix=f"disagg-p{prefill.key}-d{decode.key}",
+                              cache=cache))
     return out
 
 
@@ -642,7 +644,7 @@ def _better(best: configs.Sized | Dropped | None, sized: configs.Sized | Dropped
     """The better of two sizings of one config on different engines: a measured point whatever the engine (it
     names its own), else the most goodput (a tie keeps the earlier, preferred engine); a drop only when
     nothing is better."""
-    if isinstance(sized, configs.Sized) and sized.source != "measured":
+    if isinstance(sized, configs.Sized) and sized.source != "measured" and sized.engine != engine:
         sized = replace(sized, engine=engine)
     if not isinstance(best, configs.Sized):
         return best if best is not None and isinstance(sized, Dropped) else sized
@@ -658,11 +660,24 @@ def _size_engines(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer
     share one estimate), keeping the engine with the most goodput (engines.tuned, _better)."""
     sized: configs.Sized | Dropped | None = None
     for engine, p, tuning in _tuned(plan, cache, params, names, acc, prec, model):
-        sized = _better(sized, _size(plan, w, model, acc, offer, prec, layout, mig, cache, p, draft, tuning), engine)
+        one = _named(cache, _size(plan, w, model, acc, offer, prec, layout, mig, cache, p, draft, tuning), engine)
+        sized = _better(sized, one, engine)
         if isinstance(sized, configs.Sized) and sized.source == "measured":
             break
     assert sized is not None
     return sized
+
+
+def _named(cache: dict, sized: configs.Sized | Dropped, engine: str | None) -> configs.Sized | Dropped:
+    """An estimated sizing as `engine`'s (what _better names it), once per build for each cached sizing and engine:
+    workloads alike share the cached sizing, and copying it for each was a twentieth of building the candidates."""
+    if not isinstance(sized, configs.Sized) or sized.source == "measured" or sized.engine == engine:
+        return sized
+    key = ("named", id(sized), engine)
+    held = cache.get(key)
+    if held is None or held[0] is not sized:  # (the sizing is kept with its copy: its id is not reused)
+        held = cache[key] = (sized, replace(sized, engine=engine))
+    return held[1]
 
 
 def _is_mix(w: Workload) -> bool:
@@ -736,7 +751,7 @@ def _reserve_candidate(plan: Plan, w: Workload, offer: Offer) -> Candidate:
 
 def _candidate(w: Workload, offer: Offer, acc: Accelerator, prec: Precision, layout: Layout,
                mig: MigProfile | None, sized: configs.Sized, model: Model, params: EstimatorParams,
-               key_suffix: str | None = None) -> Candidate:
+               key_suffix: str | None = None, cache: dict | None = None) -> Candidate:
     mig_name = mig.name if mig else None
     key = f"{w.name}/{offer.id}/{prec.id}/{key_suffix or layout.key}" + (f"/{mig_name}" if mig else "")
     fraction = (1.0 / mig.instances_per_gpu) if mig else sized.gpus
@@ -750,7 +765,21 @@ def _candidate(w: Workload, offer: Offer, acc: Accelerator, prec: Precision, lay
         ttft_ms=sized.ttft_ms, tpot_ms=sized.tpot_ms, family=layout.family, layout=sized.layout, pp=layout.pp,
         ep=layout.stage_gpus if layout.family == "ep" else 1, kv_copies=f.kv_copies, calibrated=sized.calibrated,
         ttft_at_load_ms=sized.ttft_at_load_ms, prefill_groups=sized.prefill_groups, engine=sized.engine,
-        validation=validation_of(params, acc, prec, model, sized.engine, measured=sized.source == "measured"))
+        validation=_validation(cache if cache is not None else {}, params, acc, prec, model, sized.engine,
+                               measured=sized.source == "measured"))
+
+
+def _validation(cache: dict, params: EstimatorParams, acc: Accelerator, prec: Precision, model: Model,
+                engine: str | None, measured: bool = False) -> Validation:
+    """validation_of, once per build for each accelerator, precision, model, engine and source: it reads only
+    those and the estimator's validation table (the same table for every engine's parameters), and looking up its
+    pooled groups costs more than sizing many configs does."""
+    table = params.validation
+    key = ("validation", id(table), acc.id, prec.id, model.id, engine, measured)
+    held = cache.get(key)
+    if held is None or held[0] is not table:  # (the table is kept with its answer: its id is not reused)
+        held = cache[key] = (table, validation_of(params, acc, prec, model, engine, measured=measured))
+    return held[1]
 
 
 def _hourly(plan: Plan, w: Workload, goodput: float, fraction: float, demand: dict[DayHour, float],

@@ -157,6 +157,10 @@ class SolvePolicy:
     every choice is fixed (most prove their gap at the root). Pricing stops, leaving the rest "not priced", once its
     calls have spent the price step's share of the simplex iterations (WorkLimit). explain's forced re-solves
     (forcing.py) start from such a plan, then search within the search step's share of the nodes, each."""
+    price_apart_min_columns: int = 20_000
+    """A program of at least this many variables prices its alternatives in the program of only the configs the
+    re-solves can use (strategy._pricing_program): the same prices, each re-solve handed a fraction of the program.
+    Below it (the shipped plans) the solved program itself is used."""
 
 
 DEFAULT_POLICY = SolvePolicy()
