@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -40,6 +41,12 @@ CarryOpt = Annotated[Optional[Path], typer.Option(
          "join the plan's commitments (ones the plan already lists are skipped).")]
 
 
+class ParallelName(str, Enum):
+    serial = "serial"
+    process = "process"
+    ray = "ray"
+
+
 @app.command()
 def solve(
     plan: Annotated[Path, typer.Argument(help="The plan YAML.")],
@@ -59,6 +66,10 @@ def solve(
     alternatives: Annotated[int, typer.Option(
         "--alternatives", min=0, max=20, metavar="N",
         help="Next configs per workload priced after the solve (forced, the other choices kept); 0: none.")] = 3,
+    parallel: Annotated[Optional[ParallelName], typer.Option(
+        "--parallel", help="A scenario plan solved by scenario (policy.decompose): where its scenarios' solves run — "
+                           "serial, process (a local process pool, the default) or ray (pip install '.[ray]'). The "
+                           "answer is the same on each.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr while solving.")] = False,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
@@ -75,6 +86,7 @@ def solve(
         from optimizer.results.jsonio import dumps, warnings_of
 
         opts = solve_options(solver, time_limit, work_limit=work_limit, alternatives=alternatives,
+                             parallel=parallel.value if parallel else None,
                              progress=None if quiet or as_json or not err.is_terminal else _SolveProgress())
         try:
             check_writable(report_paths(outdir, slug(plan)), "--outdir")  # before the solve, not after it

@@ -110,7 +110,8 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
         by_scenario = None
         if fix is None and reserved is None and baseline is None and prices is None and \
                 decompose.wanted(loaded, policy):
-            by_scenario = decompose.solve_by_scenario(loaded, cands, options, policy, time.perf_counter())
+            by_scenario = decompose.solve_by_scenario(solve_candidates, loaded, cands, options, policy,
+                                                        time.perf_counter())
         sol, info = by_scenario or _solve_candidates(loaded, cands, options, fix, baseline, reserved,
                                                      sole_tenants_apart, prices=prices)
     return sol, replace(info, work=kept.work())

@@ -30,7 +30,7 @@ import math
 import os
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pulp
 
@@ -154,17 +154,19 @@ def _held(first: dict[Key, float]) -> dict[tuple, float]:
     return out
 
 
-def solve_scenario(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, name: str,
+Solve = Callable[..., tuple[Solution, SolveInfo]]
+"""strategy.solve_candidates, handed in (strategy calls this module; a worker process gets it by reference)."""
+
+
+def solve_scenario(solve: Solve, loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, name: str,
                    prices: dict[Key, float] | None, fix: dict[str, str] | None,
                    first: dict[Key, float] | None) -> Piece:
-    """Scenario `name` alone (scenario_plan): with `prices`, its Lagrangian program; with `fix` and `first`, its
-    second stage at that first stage. In a context of its own, so its work is its own tally and limit whichever
-    process runs it."""
-    from optimizer.optimize import strategy  # strategy calls this module: imported when run
-
+    """Scenario `name` alone (scenario_plan) by `solve`: with `prices`, its Lagrangian program; with `fix` and
+    `first`, its second stage at that first stage. In a context of its own, so its work is its own tally and
+    limit whichever process runs it."""
     one = scenario_plan(loaded, name)
     try:
-        sol, info = contextvars.Context().run(strategy.solve_candidates, one, scenario_candidates(cands, one),
+        sol, info = contextvars.Context().run(solve, one, scenario_candidates(cands, one),
                                               options, fix=fix,
                                               reserved=None if first is None else _held(first), prices=prices)
     except (InfeasiblePlan, SolverError):
@@ -218,12 +220,11 @@ def _ordered(run: parallel.Workers, tasks: list[tuple]) -> list[Any]:
     return out
 
 
-def solve_by_scenario(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, policy: SolvePolicy,
-                      started: float) -> tuple[Solution, SolveInfo] | None:
-    """The plan by progressive hedging (the module's docstring); None when a scenario's own program has no plan
-    (the caller then solves the two-stage program, whose diagnosis says why)."""
-    from optimizer.optimize import strategy
-
+def solve_by_scenario(solve: Solve, loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions,
+                      policy: SolvePolicy, started: float) -> tuple[Solution, SolveInfo] | None:
+    """The plan by progressive hedging (the module's docstring), each scenario's solve and the last one by `solve`
+    (strategy.solve_candidates); None when a scenario's own program has no plan (the caller then solves the
+    two-stage program, whose diagnosis says why)."""
     names = scenario_names(loaded)
     total = sum(w for _n, w in names)
     weights = [w / total for _n, w in names]
@@ -247,7 +248,7 @@ def solve_by_scenario(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpt
     theta = policy.decompose_step
     prices: list[dict[Key, float]] = [{} for _ in names]
     count = min(len(names), policy.decompose_workers or os.cpu_count() or 1)
-    with parallel.workers(solve_scenario, (loaded, cands, sub), engine=engine, count=count,
+    with parallel.workers(solve_scenario, (solve, loaded, cands, sub), engine=engine, count=count,
                           tasks=len(names)) as run:
 
         def evaluate(first: dict[Key, float]) -> None:
@@ -302,7 +303,7 @@ def solve_by_scenario(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpt
     if best is None:
         return None
     _cost, first = best
-    sol, info = strategy.solve_candidates(loaded, cands, replace(options, parallel=None),
+    sol, info = solve(loaded, cands, replace(options, parallel=None),
                                           fix=_chosen(first, workload_of), reserved=_held(first))
     lower = max(bound, -math.inf)
     gap = _gap(info.objective, lower) if info.objective is not None else None
