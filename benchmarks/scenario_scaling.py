@@ -120,8 +120,9 @@ def by_scenario(args) -> int:
                  "reserved": {"/".join(str(x) for x in k): v for k, v in sorted(sol.reserved_nodes.items(), key=repr)
                               if v}}
         gap = f"{info.gap:.2%}" if info.gap is not None else "–"
-        print(f"| {n} | {args.parallel} | {took:.0f} s | {cpu:.0f} s | {d.iterations if d else '–'} | {info.status} | "
-              f"{gap} | ${info.bound:,.0f} | ${info.objective:,.0f} | {json.dumps(first, sort_keys=True)} |", flush=True)
+        rounds = d.iterations if d else "–"
+        print(f"| {n} | {args.parallel} | {took:.0f} s | {cpu:.0f} s | {rounds} | {info.status} | {gap} | "
+              f"${info.bound:,.0f} | ${info.objective:,.0f} | {json.dumps(first, sort_keys=True)} |", flush=True)
     return 0
 
 

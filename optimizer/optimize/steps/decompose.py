@@ -10,8 +10,8 @@ capacity. Its objective is Σ_s w_s f_s(first stage), f_s the cost with scenario
   bound   each scenario's own program (its days at weight 1, its first stage free) with Lagrangian prices W_s on
           the configs and reserved levels, Σ_s w_s W_s = 0: Σ_s w_s (each one's proven bound) is a lower bound on
           the plan (W = 0 first: the wait-and-see bound). The prices follow the scenarios' disagreement,
-          W_s += step · (x_s − x̄), the step Polyak's (θ · (best plan − bound) / ‖x − x̄‖²), so no price needs a
-          hand-set scale;
+          W_s += step · (x_s − x̄), the step Polyak's (θ · (best plan − bound) / ‖x − x̄‖²), so no price
+          needs a hand-set scale;
   plans   a first stage (the scenarios' consensus, rounded; at the start also the scenario's own that is nearest
           it) held, each scenario's second stage solved alone: Σ_s w_s (each one's cost) is a plan's cost;
   end     the bound and the best plan within the gap, or SolvePolicy.decompose_iterations rounds; the best first
@@ -84,7 +84,8 @@ def scenario_plan(loaded: LoadedPlan, name: str) -> LoadedPlan:
     keep = [d for d, s in sd.scenario.items() if s.name == name]
     weight = sd.scenario[keep[0]].weight
     one = sd.scenario[keep[0]].model_copy(update={"weight": 1.0})
-    types = {d: plan.day_types[d].model_copy(update={"days": plan.day_types[d].days / weight})  # type: ignore[union-attr]
+    given = plan.day_types
+    types = {d: given[d].model_copy(update={"days": given[d].days / weight})  # type: ignore[union-attr]
              for d in keep}
     out = plan.model_copy(update={"day_types": types, "scenarios": [one]})
     return replace(loaded, plan=with_program_input(out, scenarios=ScenarioDays({d: sd.base[d] for d in keep},
@@ -160,14 +161,14 @@ Solve = Callable[..., tuple[Solution, SolveInfo]]
 
 def solve_scenario(solve: Solve, loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, name: str,
                    prices: dict[Key, float] | None, fix: dict[str, str] | None,
-                   first: dict[Key, float] | None) -> Piece:
+                   first: dict[Key, float] | None, cap_s: float) -> Piece:
     """Scenario `name` alone (scenario_plan) by `solve`: with `prices`, its Lagrangian program; with `fix` and
-    `first`, its second stage at that first stage. In a context of its own, so its work is its own tally and
-    limit whichever process runs it."""
+    `first`, its second stage at that first stage; `cap_s` the safety cap's seconds left. In a context of its own,
+    so its work is its own tally and limit whichever process runs it."""
     one = scenario_plan(loaded, name)
     try:
         sol, info = contextvars.Context().run(solve, one, scenario_candidates(cands, one),
-                                              options, fix=fix,
+                                              replace(options, time_limit_s=cap_s), fix=fix,
                                               reserved=None if first is None else _held(first), prices=prices)
     except (InfeasiblePlan, SolverError):
         return Piece("infeasible", None, None, {}, {})
@@ -241,6 +242,10 @@ def solve_by_scenario(solve: Solve, loaded: LoadedPlan, cands: CandidateSet, opt
             done[1] += p.nodes
             done[2] = min(done[2], p.stopped_by, key=work.STOPS.index)  # type: ignore[arg-type]
 
+    def cap_left() -> float:
+        """The safety cap's seconds left, the same for every solve of a round (each solve is cut at it)."""
+        return max(0.01, policy.safety_cap_s - (time.perf_counter() - started))
+
     best: tuple[float, dict[Key, float]] | None = None
     bound = -math.inf
     tried: set[tuple] = set()
@@ -258,7 +263,7 @@ def solve_by_scenario(solve: Solve, loaded: LoadedPlan, cands: CandidateSet, opt
                 return
             tried.add(sig)
             fix = _chosen(first, workload_of)
-            pieces = _ordered(run, [(n, None, fix, first) for n, _w in names])
+            pieces = _ordered(run, [(n, None, fix, first, cap_left()) for n, _w in names])
             tally(pieces)
             if any(p.objective is None for p in pieces):
                 return  # a scenario cannot be served at this first stage
@@ -270,7 +275,11 @@ def solve_by_scenario(solve: Solve, loaded: LoadedPlan, cands: CandidateSet, opt
             if options.progress is not None:
                 options.progress("decompose", time.perf_counter() - started, best[0] if best else None,
                                  bound if bound > -math.inf else None)
-            pieces = _ordered(run, [(n, prices[i] or None, None, None) for i, (n, _w) in enumerate(names)])
+            if cap_left() <= 0.01:
+                done[2] = "safety cap"
+                break
+            pieces = _ordered(run, [(n, prices[i] or None, None, None, cap_left())
+                                    for i, (n, _w) in enumerate(names)])
             tally(pieces)
             rounds += 1
             if any(p.bound is None for p in pieces):
