@@ -140,7 +140,8 @@ class _SolveProgress:
             if seconds - self.shown_at < 2.0 or not moved:
                 return
         self.last, self.shown_at = (phase, inc, bound), seconds
-        what = {"bound": "relaxation", "plan": "rounded plan", "search": "searching", "alternatives": "pricing alternatives"}
+        what = {"bound": "relaxation", "plan": "rounded plan", "search": "searching", "alternatives": "pricing alternatives",
+                "decompose": "by scenario, a round"}
         parts = [f"{seconds:6.1f} s  {what.get(phase, phase):<20}"]
         if incumbent is not None:
             parts.append(f"plan {incumbent:,.0f}")

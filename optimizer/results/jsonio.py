@@ -353,7 +353,8 @@ _SolverJson = _model("Solver", "The solve: solver, seconds, proven gap and statu
                      "the work each step of the solve did and what stopped it (absent in results written before).", {
     **_fields(SolveInfo, only=("name", "seconds", "gap")), "status": (Status | None, None),
     "work": (dict[str, _StepWorkJson], Field(default_factory=dict, description=(  # type: ignore[valid-type]
-        "Step (relax, round, search, settle, tidy, price) → its solver calls, simplex iterations and "
+        "Step (relax, round, search, settle, tidy, price; decompose: a scenario plan's solves by scenario) → its "
+        "solver calls, simplex iterations and "
         "branch-and-bound nodes."))),
     "stopped_by": (dict[str, StopReason | Literal["time"]], Field(default_factory=dict, description=(
         "Step → what stopped its calls, the one that says least first: error, safety cap (the wall clock: the one "

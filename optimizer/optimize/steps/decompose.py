@@ -234,13 +234,10 @@ def solve_by_scenario(solve: Solve, loaded: LoadedPlan, cands: CandidateSet, opt
                   mip_gap=policy.mip_gap * policy.decompose_gap_share)
     workloads = {w: [c.key for c in cs] for w, cs in cands.by_workload.items() if cs}
     workload_of = {k: w for w, keys in workloads.items() for k in keys}
-    done = [0, 0, "optimal"]
+    done: list[tuple[int, int, str]] = []  # each scenario solve's work, in the order they were asked for
 
     def tally(pieces: list[Piece]) -> None:
-        for p in pieces:
-            done[0] += p.iterations
-            done[1] += p.nodes
-            done[2] = min(done[2], p.stopped_by, key=work.STOPS.index)  # type: ignore[arg-type]
+        done.extend((p.iterations, p.nodes, p.stopped_by) for p in pieces)
 
     def cap_left() -> float:
         """The safety cap's seconds left, the same for every solve of a round (each solve is cut at it)."""
@@ -276,7 +273,7 @@ def solve_by_scenario(solve: Solve, loaded: LoadedPlan, cands: CandidateSet, opt
                 options.progress("decompose", time.perf_counter() - started, best[0] if best else None,
                                  bound if bound > -math.inf else None)
             if cap_left() <= 0.01:
-                done[2] = "safety cap"
+                done.append((0, 0, "safety cap"))
                 break
             pieces = _ordered(run, [(n, prices[i] or None, None, None, cap_left())
                                     for i, (n, _w) in enumerate(names)])
@@ -307,8 +304,9 @@ def solve_by_scenario(solve: Solve, loaded: LoadedPlan, cands: CandidateSet, opt
                     g = p.first.get(k, 0.0) - mean[k]
                     if g:
                         prices[i][k] = prices[i].get(k, 0.0) + step * g
-    with work.step("decompose"):
-        work.record(done[0], done[1], done[2])  # type: ignore[arg-type]
+    with work.step("decompose"):  # the scenarios' solves, each a call of the step
+        for its, nodes, stop in done:
+            work.record(its, nodes, stop)  # type: ignore[arg-type]
     if best is None:
         return None
     _cost, first = best
