@@ -310,9 +310,9 @@ def solve_by_scenario(solve: Solve, loaded: LoadedPlan, cands: CandidateSet, opt
     if best is None:
         return None
     _cost, first = best
-    sol, info = solve(loaded, cands, replace(options, parallel=None),
-                                          fix=_chosen(first, workload_of), reserved=_held(first))
-    lower = max(bound, -math.inf)
+    sol, info = solve(loaded, cands, replace(options, parallel=None, time_limit_s=cap_left()),
+                      fix=_chosen(first, workload_of), reserved=_held(first))
+    lower = bound
     gap = _gap(info.objective, lower) if info.objective is not None else None
     status = info.status
     if status in ("optimal", "feasible"):
