@@ -2,10 +2,16 @@
 
     python benchmarks/scenario_scaling.py                    # 1 and 5 scenarios, 150 s each
     python benchmarks/scenario_scaling.py --scenarios 3 --time-limit 60
+    python benchmarks/scenario_scaling.py --scenarios 20 --decompose --parallel process   # by scenario
+    python benchmarks/scenario_scaling.py --scenarios 20 --decompose --parallel ray
 
 For each N: the program's size, the LP relaxation's time, and where the solve stood at the time limit
 (status, gap, cost). The plan is built in memory the way `planopt forecast` writes one: each interactive
-workload's peak × 1.03, 1.08, 1.14 in 2027-01…03, and scenarios spread evenly around the P50.
+workload's peak × 1.03, 1.08, 1.14 in 2027-01…03, and scenarios spread evenly around the P50 (up to 7 from
+SPREAD; more, evenly from its lowest to its highest factor). With --decompose the plan is solved by scenario
+(policy.decompose scenarios, optimize/steps/decompose.py) on --parallel's engine, the stopping rule the plan's
+work limit and the rounds' count; the table then gives wall and CPU seconds (this process and its finished
+workers), the rounds, the Lagrangian bound, and the first stage the plan signs (to compare engines).
 """
 
 from __future__ import annotations
@@ -46,6 +52,9 @@ def forecast_plan(n: int):
                 "peak_by_month": {m: p * g for m, g in GROWTH.items()}})})
         workloads.append(w)
     factors = sorted(SPREAD[:n])
+    if n > len(SPREAD):
+        lo, hi = min(SPREAD), max(SPREAD)
+        factors = [round(lo + (hi - lo) * i / (n - 1), 4) for i in range(n)]
     scns = [Scenario(name=f"s{i + 1}", weight=1.0 / n, demand={"all": f}) for i, f in enumerate(factors)]
     plan = plan.model_copy(update={"start_date": dt.date(2027, 1, 1), "horizon_days": 90,
                                    "day_types": {"weekday": 64, "weekend": 26}, "workloads": workloads,
@@ -57,7 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenarios", type=int, nargs="+", default=[1, 5])
     ap.add_argument("--time-limit", type=float, default=150.0)
+    ap.add_argument("--decompose", action="store_true", help="solve by scenario (progressive hedging)")
+    ap.add_argument("--parallel", choices=["serial", "process", "ray"], default="process")
+    ap.add_argument("--gap", type=float, default=0.01)
     args = ap.parse_args(argv)
+    if args.decompose:
+        return by_scenario(args)
     print("| scenarios | day types | variables | rows | LP relaxation | at the limit | gap | cost |")
     print("|---:|---:|---:|---:|---:|---|---:|---:|")
     for n in args.scenarios:
@@ -75,6 +89,40 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {n} | {len(loaded.plan.day_type_days())} | {len(prog.prob.variables()):,} | "
               f"{len(prog.prob.constraints):,} | {lp:.1f} s | {info.status} after {took:.0f} s | {gap} | "
               f"${info.objective:,.0f} |", flush=True)
+    return 0
+
+
+def _heard(phase: str, seconds: float, plan: float | None, bound: float | None) -> None:
+    if phase == "decompose":
+        print(f"  {seconds:.0f} s: best plan {plan}, bound {bound}", file=sys.stderr, flush=True)
+
+
+def by_scenario(args) -> int:
+    import json
+    import resource
+
+    print("| scenarios | engine | wall | CPU | rounds | status | gap | bound | cost | first stage |")
+    print("|---:|---|---:|---:|---:|---|---:|---:|---:|---|")
+    for n in args.scenarios:
+        loaded = forecast_plan(n)
+        policy = loaded.plan.policy.model_copy(update={"decompose": "scenarios"})
+        loaded = replace(loaded, plan=loaded.plan.model_copy(update={"policy": policy}))
+        cands = build_candidates(loaded)
+        t, cpu = time.perf_counter(), time.process_time()
+        sol, info = solve_candidates(loaded, cands, SolveOptions(time_limit_s=args.time_limit, alternatives=0,
+                                                                  mip_gap=args.gap, parallel=args.parallel,
+                                                                  progress=_heard))
+        took = time.perf_counter() - t
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = time.process_time() - cpu + kids.ru_utime + kids.ru_stime
+        d = info.decomposition
+        first = {"configs": dict(sorted(sol.chosen.items())),
+                 "reserved": {"/".join(str(x) for x in k): v for k, v in sorted(sol.reserved_nodes.items(), key=repr)
+                              if v}}
+        gap = f"{info.gap:.2%}" if info.gap is not None else "–"
+        rounds = d.iterations if d else "–"
+        print(f"| {n} | {args.parallel} | {took:.0f} s | {cpu:.0f} s | {rounds} | {info.status} | {gap} | "
+              f"${info.bound:,.0f} | ${info.objective:,.0f} | {json.dumps(first, sort_keys=True)} |", flush=True)
     return 0
 
 

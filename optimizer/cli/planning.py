@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -40,6 +41,12 @@ CarryOpt = Annotated[Optional[Path], typer.Option(
          "join the plan's commitments (ones the plan already lists are skipped).")]
 
 
+class ParallelName(str, Enum):
+    serial = "serial"
+    process = "process"
+    ray = "ray"
+
+
 @app.command()
 def solve(
     plan: Annotated[Path, typer.Argument(help="The plan YAML.")],
@@ -61,6 +68,10 @@ def solve(
     alternatives: Annotated[int, typer.Option(
         "--alternatives", min=0, max=20, metavar="N",
         help="Next configs per workload priced after the solve (forced, the other choices kept); 0: none.")] = 3,
+    parallel: Annotated[Optional[ParallelName], typer.Option(
+        "--parallel", help="A scenario plan solved by scenario (policy.decompose): where its scenarios' solves run — "
+                           "serial, process (a local process pool, the default) or ray (pip install '.[ray]'). The "
+                           "answer is the same on each.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr while solving.")] = False,
     catalog: CatalogOpt = None,
     debug: DebugOpt = False,
@@ -77,6 +88,7 @@ def solve(
         from optimizer.results.jsonio import dumps, warnings_of
 
         opts = solve_options(solver, time_limit, work_limit=work_limit, alternatives=alternatives,
+                             parallel=parallel.value if parallel else None,
                              progress=None if quiet or as_json or not err.is_terminal else _SolveProgress())
         try:
             check_writable(report_paths(outdir, slug(plan)), "--outdir")  # before the solve, not after it
@@ -130,7 +142,8 @@ class _SolveProgress:
             if seconds - self.shown_at < 2.0 or not moved:
                 return
         self.last, self.shown_at = (phase, inc, bound), seconds
-        what = {"bound": "relaxation", "plan": "rounded plan", "search": "searching", "alternatives": "pricing alternatives"}
+        what = {"bound": "relaxation", "plan": "rounded plan", "search": "searching", "alternatives": "pricing alternatives",
+                "decompose": "by scenario, a round"}
         parts = [f"{seconds:6.1f} s  {what.get(phase, phase):<20}"]
         if incumbent is not None:
             parts.append(f"plan {incumbent:,.0f}")

@@ -151,6 +151,29 @@ class SolvePolicy:
     tie_break_gap: float = 0.01
     """How close to the tidiest schedule the pass must prove it is (tidiness, not cost: the cost is a row)."""
 
+    # --- a scenario plan solved by scenario: steps/decompose.py ----------------------------------------------
+    decompose: str = "auto"
+    """The plan's policy.decompose: auto (by scenario from decompose_min_scenarios scenarios on), scenarios
+    (always, for the expected cost), never (the two-stage program whole)."""
+    decompose_min_scenarios: int = 10
+    """auto solves a plan by scenario from this many scenarios on: the two-stage program grows with them (each a
+    copy of every day type's hours) and its search with it, where each scenario's own program stays the size of
+    one; below it the two-stage program's own search proves the gap sooner than rounds of one solve per scenario."""
+    decompose_iterations: int = 6
+    """Rounds of progressive hedging at most (each one solve per scenario, in parallel): a count, so the same
+    plan stops at the same round on every machine."""
+    decompose_gap_share: float = 0.25
+    """Each scenario's own solve is proven to this share of the plan's gap: the bound is the weighted sum of
+    theirs, so each must be tighter than the target the plan is proven to."""
+    decompose_step: float = 1.0
+    """Polyak's θ: a round's prices move by θ · (best plan − bound) / ‖x − x̄‖² along the scenarios'
+    disagreement, halved after a round that did not lift the bound."""
+    decompose_engine: str = "processes"
+    """Where the scenarios' solves run without --parallel: serial, processes or ray (optimizer.parallel)."""
+    decompose_workers: int = 0
+    """Processes for the scenarios' solves (0: one per core; never more than scenarios). The answer does not
+    depend on it: results are gathered in the scenarios' order."""
+
     # --- price the alternatives -----------------------------------------------------------------------------
     node_limit: int = 200
     """Branch-and-bound nodes per priced alternative: deterministic, and enough for the small programs left once

@@ -38,6 +38,22 @@ class StepWork:
 
 
 @dataclass(frozen=True)
+class Decomposition:
+    """How a scenario plan was solved by scenario (steps/decompose.py): the result's solver.decomposition."""
+
+    method: str
+    """progressive hedging"""
+    iterations: int
+    """Rounds of the scenarios' own programs (each round one solve per scenario)."""
+    bound: float | None
+    """The Lagrangian bound: Σ weight × each scenario's proven bound, at the best round's prices."""
+    subproblems: int
+    """Scenarios, each solved alone in every round."""
+    engine: str
+    """Where the scenarios' solves ran: serial, processes or ray (optimizer.parallel)."""
+
+
+@dataclass(frozen=True)
 class SolveInfo:
     name: str
     status: Status
@@ -53,6 +69,8 @@ class SolveInfo:
     work: tuple[StepWork, ...] = ()
     """The solve's work step by step, in the order the steps first ran (strategy.solve_candidates; empty for a
     single solver call and in results written before it was recorded)."""
+    decomposition: Decomposition | None = None
+    """Set when the plan was solved by scenario (steps/decompose.py)."""
 
 
 @dataclass(frozen=True)

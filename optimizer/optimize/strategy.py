@@ -56,6 +56,7 @@ from optimizer.optimize.steps.settle import (  # noqa: F401
     _sole_tenant_costs,
     settle,
 )
+from optimizer.optimize.steps import decompose
 from optimizer.optimize.steps.tidy import _cheapest_recourse, break_ties
 from optimizer.optimize import spend
 from optimizer.vocab import RESERVED_TIERS
@@ -77,7 +78,8 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
                      fix: dict[str, str] | None = None,
                      baseline: dict[str, tuple[str, float]] | None = None,
                      reserved: dict[tuple, float] | None = None,
-                     sole_tenants_apart: bool = True) -> tuple[Solution, SolveInfo]:
+                     sole_tenants_apart: bool = True,
+                     prices: dict[tuple, float] | None = None) -> tuple[Solution, SolveInfo]:
     """Build and solve; `fix` maps workload → candidate key to force a choice (used by explain);
     with `options.alternatives`, each workload's next configs are priced after the solve (price_alternatives);
     `baseline` maps workload → (last key, last cost) for the switching costs (model.define_baseline);
@@ -100,16 +102,26 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
       3. otherwise the whole integer program with the valid inequalities added, started from
          that plan, within the search's nodes. The proven gap is always the distance to the best bound.
     The returned SolveInfo's `work` is every step's solver work and what stopped it (work.py).
+    A scenario plan the policy solves by scenario (policy.decompose) goes to steps/decompose.py instead; `prices`
+    are its Lagrangian prices on the first stage (decompose.price_terms), added to the objective.
     """
     with work.tally() as kept:
-        sol, info = _solve_candidates(loaded, cands, options, fix, baseline, reserved, sole_tenants_apart)
+        policy = solve_policy(loaded, options, POLICY)
+        by_scenario = None
+        if fix is None and reserved is None and baseline is None and prices is None and \
+                decompose.wanted(loaded, policy):
+            by_scenario = decompose.solve_by_scenario(solve_candidates, loaded, cands, options, policy,
+                                                        time.perf_counter())
+        sol, info = by_scenario or _solve_candidates(loaded, cands, options, fix, baseline, reserved,
+                                                     sole_tenants_apart, prices=prices)
     return sol, replace(info, work=kept.work())
 
 
 def _solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOptions, fix: dict[str, str] | None,
                       baseline: dict[str, tuple[str, float]] | None,
                       reserved: dict[tuple, float] | None,
-                      sole_tenants_apart: bool, started: float | None = None) -> tuple[Solution, SolveInfo]:
+                      sole_tenants_apart: bool, started: float | None = None,
+                      prices: dict[tuple, float] | None = None) -> tuple[Solution, SolveInfo]:
     """solve_candidates, in the tally it keeps; `started` is when the solve began (the safety cap counts from it)."""
     policy = solve_policy(loaded, options, POLICY)
     solver = policy.solver
@@ -130,9 +142,11 @@ def _solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpt
             v.lowBound = v.upBound = round(reserved.get(k, 0.0))
         for k, u in prog.spend_new.items():  # ("spend", key): a new spend commitment's $/hour, held too
             u.lowBound = u.upBound = reserved.get(("spend", k), 0.0)
+    if prices:
+        prog.prob.setObjective(prog.prob.objective + decompose.price_terms(prog, prices))
     settled = _solve_settled(prog, sole_tenants, loaded, cands, segments, options, policy, started, baseline)
     if settled is None:  # a chosen config's own offer not solved whole: the program as it was, in the work left
-        return _solve_candidates(loaded, cands, options, fix, baseline, reserved, False, started)
+        return _solve_candidates(loaded, cands, options, fix, baseline, reserved, False, started, prices)
     prog, sol, info = settled
     with work.step("tidy"):
         changed = _cheapest_recourse(prog, info.name, limits(policy, "tidy", started))

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from optimizer.errors import PlanError, Problem
 from optimizer.inputs.demand import PeakDerivation
 from optimizer.inputs.schema.plan import FIRST_DATE, LAST_DATE, MAX_HORIZON_DAYS
-from optimizer.optimize.solution import SolveInfo, Status, StepWork, StopReason
+from optimizer.optimize.solution import Decomposition, SolveInfo, Status, StepWork, StopReason
 from optimizer.results.cashflow import pnl_and_cash
 from optimizer.results.own import book_view
 from optimizer.results.showback import basis as showback_basis
@@ -84,6 +84,7 @@ def to_dict(result: PlanResult) -> dict[str, Any]:
             "name": result.solver.name, "seconds": round(result.solver.seconds, 3),
             "gap": None if result.solver.gap is None else _r(result.solver.gap, 9),
             "status": result.solver.status, **_work(result.solver.work),
+            **_decomposition(result.solver.decomposition),
         },
         "binding": [asdict(b) for b in result.binding],
         "day_types": result.day_types,
@@ -247,6 +248,13 @@ def _work(work: tuple[StepWork, ...]) -> dict[str, Any]:
             "stopped_by": {w.step: w.stopped_by for w in work}}
 
 
+def _decomposition(d: Decomposition | None) -> dict[str, Any]:
+    """solver.decomposition: how a scenario plan solved by scenario got its bound (none otherwise)."""
+    if d is None:
+        return {}
+    return {"decomposition": {**asdict(d), "bound": None if d.bound is None else _r(d.bound)}}
+
+
 def _step_work(s: dict[str, Any]) -> tuple[StepWork, ...]:
     stopped = {step: "safety cap" if why == "time" else why  # written before the work limits: the clock stopped it
                for step, why in (s.get("stopped_by") or {}).items()}
@@ -340,16 +348,21 @@ _CostJson = _model("Cost", "What the horizon costs (per_day and all_in are writt
     "per_day": (float | None, None), "all_in": (float | None, None)})
 _StepWorkJson = _model("StepWork", StepWork.__doc__ or "", _fields(StepWork, only=("solves", "simplex_iterations",
                                                                                  "mip_nodes")))
+_DecompositionJson = _model("Decomposition", Decomposition.__doc__ or "", _fields(Decomposition))
 _SolverJson = _model("Solver", "The solve: solver, seconds, proven gap and status (the result's, when absent), and "
                      "the work each step of the solve did and what stopped it (absent in results written before).", {
     **_fields(SolveInfo, only=("name", "seconds", "gap")), "status": (Status | None, None),
     "work": (dict[str, _StepWorkJson], Field(default_factory=dict, description=(  # type: ignore[valid-type]
-        "Step (relax, round, search, settle, tidy, price) → its solver calls, simplex iterations and "
+        "Step (relax, round, search, settle, tidy, price; decompose: a scenario plan's solves by scenario) → its "
+        "solver calls, simplex iterations and "
         "branch-and-bound nodes."))),
     "stopped_by": (dict[str, StopReason | Literal["time"]], Field(default_factory=dict, description=(
         "Step → what stopped its calls, the one that says least first: error, safety cap (the wall clock: the one "
         "stop that may differ between machines), iterations, nodes, solutions (a first plan), gap, optimal, "
-        "infeasible. \"time\", in results written before the work limits, reads as safety cap.")))})
+        "infeasible. \"time\", in results written before the work limits, reads as safety cap."))),
+    "decomposition": (_DecompositionJson | None, Field(None, description=(  # type: ignore[valid-type]
+        "Present when a scenario plan was solved by scenario (policy.decompose): the method, its rounds, the "
+        "Lagrangian bound the gap is proven against, the scenarios solved alone each round, and the engine.")))})
 _CHANGE_KEYS = {"from_label": "from", "to_label": "to"}
 _ChangeJson = _model("BaselineChange", BaselineChange.__doc__ or "", _fields(BaselineChange, keys=_CHANGE_KEYS))
 _BaselineJson = _model("Baseline", "Choices kept from a baseline result, and those changed.", {
@@ -432,7 +445,8 @@ def _result(d: dict[str, Any]) -> PlanResult:
         **{f: d["cost"][k] for f, k in _COST_KEYS.items() if k in d["cost"]},
         "workloads": workloads, "baseline": baseline,
         "solver": SolveInfo(s["name"], s.get("status") or d["status"], s["seconds"], s["gap"], None, None,
-                            work=_step_work(s))})
+                            work=_step_work(s),
+                            decomposition=Decomposition(**s["decomposition"]) if s.get("decomposition") else None)})
     if d.get("end_is_last_day"):
         return result
     return dataclasses.replace(result, new_commitments=[_end_as_last_day(n) for n in result.new_commitments])

@@ -31,7 +31,11 @@ class SolveOptions:
     """Other configs per workload to price in the solved program (price_alternatives); 0: none."""
     progress: Callable[[str, float, float | None, float | None], None] | None = None
     """Hears the solve: (phase, seconds since the start, best plan's cost, best bound). Phases: "bound"
-    (the relaxation), "plan" (the rounded plan), "search" (branch and bound, HiGHS only), "alternatives"."""
+    (the relaxation), "plan" (the rounded plan), "search" (branch and bound, HiGHS only), "alternatives",
+    "decompose" (a round of a scenario plan solved by scenario)."""
+    parallel: str | None = None
+    """Where a plan solved by scenario runs its scenarios' solves: serial, process or ray (--parallel; default
+    SolvePolicy.decompose_engine)."""
 
 
 def settings(loaded: LoadedPlan, options: SolveOptions) -> tuple[str, float, float]:
@@ -49,7 +53,8 @@ def solve_policy(loaded: LoadedPlan, options: SolveOptions, base: SolvePolicy) -
     limit = WorkLimit(stated.nodes, stated.lp_iterations, stated.shares.model_dump())
     if options.work_limit is not None:
         limit = limit.scaled(options.work_limit)
-    return replace(base, solver=solver, mip_gap=gap, safety_cap_s=cap, work=limit)
+    return replace(base, solver=solver, mip_gap=gap, safety_cap_s=cap, work=limit,
+                   decompose=getattr(loaded.plan.policy, "decompose", base.decompose))
 
 
 @dataclass
