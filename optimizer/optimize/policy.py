@@ -152,9 +152,9 @@ class SolvePolicy:
     """How close to the tidiest schedule the pass must prove it is (tidiness, not cost: the cost is a row)."""
 
     # --- a scenario plan solved by scenario: steps/decompose.py ----------------------------------------------
-    decompose: str = "auto"
-    """The plan's policy.decompose: auto (by scenario from decompose_min_scenarios scenarios on), scenarios
-    (always, for the expected cost), never (the two-stage program whole)."""
+    decompose: str = "never"
+    """The plan's policy.decompose: never (the default: the two-stage program whole), scenarios (always, for the
+    expected cost), auto (by scenario from decompose_min_scenarios scenarios on)."""
     decompose_min_scenarios: int = 10
     """auto solves a plan by scenario from this many scenarios on: the two-stage program grows with them (each a
     copy of every day type's hours) and its search with it, where each scenario's own program stays the size of

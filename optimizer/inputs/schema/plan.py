@@ -352,11 +352,12 @@ class Policy(Strict):
     """Stop when the plan is proven within this share of the cheapest possible."""
     change_threshold: float = Field(default=0.02, ge=0)
     """With --baseline: keep a workload's last choice unless changing it saves more than this."""
-    decompose: Literal["auto", "scenarios", "never"] = Field(default="auto", examples=["scenarios"])
-    """A plan with scenarios, solved for the expected cost: scenarios — by scenario (progressive hedging: each
-    scenario's own program in parallel for a bound, the best first stage found held for the plan); never — the
-    two-stage program whole; auto — by scenario from 10 scenarios on (the two-stage program grows with each, a
-    scenario's own program does not)."""
+    decompose: Literal["auto", "scenarios", "never"] = Field(default="never", examples=["scenarios"])
+    """A plan with scenarios, solved for the expected cost: never (the default) — the two-stage program whole;
+    scenarios — by scenario (progressive hedging: each scenario's own program in parallel for a bound, the best
+    first stage found held for the plan); auto — by scenario from 10 scenarios on (the two-stage program grows
+    with each, a scenario's own program does not). Opt-in: by scenario, the bound starts at each scenario's own
+    cost and its rounds of prices close the gap slowly on large plans (benchmarks/SOLVER.md)."""
     risk: Risk = Field(default_factory=Risk)
     """With scenarios: what the plan minimizes over them — expected cost (default), cvar at a level, or the
     worst case."""
