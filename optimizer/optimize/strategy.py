@@ -214,10 +214,9 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
         gap = _gap(incumbent, best_bound)
         status = "optimal" if gap is not None and gap <= policy.mip_gap + 1e-12 else "feasible"
         return prog.solution(), run.info(status, gap, incumbent, best_bound, handover)
+    # the safety cap stops no call before it has a plan (solver.solve's cap_needs_plan): only the work limit can
     raise SolverError(f"{run.solver} stopped without a feasible plan within the work limit ({policy.work.nodes:,} "
-                      f"nodes) and the safety cap (time limit {policy.safety_cap_s:g} s; "
-                      f"{time.perf_counter() - started:.1f} s used); raise policy.time_limit_s or --time-limit, or "
-                      "policy.work_limit or --work-limit")
+                      f"nodes; {time.perf_counter() - started:.1f} s used); raise policy.work_limit or --work-limit")
 
 
 def _pricing_program(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, prog: Program,

@@ -259,9 +259,9 @@ def risk_lines(result: PlanResult, money) -> list[str]:
         span = risk.vss_range
         out.append("Value of the stochastic solution: this plan is the one decided for the mean scenario, run "
                    f"through every scenario ({money(risk.mean_plan_cost)}): the two-stage solve's own plan cost more "
-                   "when its time limit stopped it" + (
+                   "when its work limit (or the safety cap) stopped it" + (
                        f", and a two-stage plan may be worth up to {money(span[1])} more than it"
-                       if span and span[1] > 0.5 else "") + " — raise policy.time_limit_s or --time-limit.")
+                       if span and span[1] > 0.5 else "") + " — raise policy.work_limit or --work-limit.")
     elif risk.mean_plan_cost is not None and risk.vss is not None:
         span = risk.vss_range
         out.append(f"Value of the stochastic solution: the plan decided for the mean scenario would cost "
