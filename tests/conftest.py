@@ -37,23 +37,9 @@ def _solved_plans_shared(tmp_path_factory) -> None:
     shipped.configure((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "solved-plans")
 
 
-# The files that take longest (pytest --durations=0, summed per file), longest first: pytest-xdist hands files
-# out in the order collected (--dist loadfile), so these start first and the two workers finish together
-# instead of one running a long file alone at the end. Order only: every file still runs, each in its own order.
-LONGEST_FIRST = (
-    "tests/cli/test_cli.py", "tests/inputs/test_bad_plans.py", "tests/results/test_sweep_prices.py",
-    "tests/e2e/test_sweep.py", "tests/calibrate/test_forecast.py", "tests/optimize/test_properties.py",
-    "tests/optimize/test_split.py", "tests/optimize/test_pooled_rounding.py", "tests/calibrate/test_calibrate.py",
-    "tests/cli/test_faults.py", "tests/optimize/test_bruteforce.py", "tests/optimize/test_scenarios.py",
-    "tests/report/test_reports.py", "tests/optimize/test_split_any.py", "tests/results/test_ledger.py",
-)
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/e2e/ is marked e2e (whole-pipeline tests in the stage folders carry the mark
-    themselves), so `-m "not e2e"` runs the stage tests alone; the longest files go first (LONGEST_FIRST)."""
+    themselves), so `-m "not e2e"` runs the stage tests alone."""
     for item in items:
         if item.path.is_relative_to(E2E):
             item.add_marker(pytest.mark.e2e)
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest as collected
