@@ -91,6 +91,11 @@ class SolvePolicy:
     vertex, separate other rows and leave step 3 another (equally exact, but slower or faster) program. A count,
     not seconds, so the choice is the same on every machine."""
 
+    round_first_min_columns: int = 100_000
+    """On a program of at least this many variables, step 2 rounds the first relaxation before any cut round, and
+    the cut rounds (and step 2 again) run only when that plan is not proven: there one relaxation costs far more
+    than a rounding, and the first relaxation's configs, held, are usually proven already."""
+
     # --- step 2: round --------------------------------------------------------------------------------------
     decided: float = 0.99
     """A relaxation that gives a workload's config less than this share is unsure of it; the configs it gives at

@@ -38,7 +38,7 @@ from optimizer.optimize.program import Program
 from optimizer.optimize.solution import Solution, SolveInfo
 # the steps, importable from here too (tests and benchmarks reach them as strategy's)
 from optimizer.optimize.steps.price import _others_kept, price_alternatives  # noqa: F401
-from optimizer.optimize.steps.relax import relax
+from optimizer.optimize.steps.relax import cut_rounds, relax
 from optimizer.optimize.steps.round import _choices_solved, _rounded_in_rounds, round_plan  # noqa: F401
 from optimizer.optimize.steps.run import (  # noqa: F401
     Run,
@@ -89,7 +89,9 @@ def solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpti
 
     Configs alone at their offer are priced apart (model.define_sole_tenant; `sole_tenants_apart` False keeps every
     offer in the program). Then three steps, each exact about what it proves:
-      1. the LP relaxation: a lower bound, and each workload's most-chosen config;
+      1. the LP relaxation: a lower bound, and each workload's most-chosen config (with rounds of the valid
+         inequalities it violates; on a program of at least POLICY.round_first_min_columns variables, only after
+         step 2 has rounded the first relaxation and not proven its plan: the cheaper plan is kept);
       2. those configs fixed, the node counts solved as an integer program: a feasible plan —
          when it is within mip_gap of the bound, the plan is proven optimal and we stop. When those
          configs cannot all be held (caps), or their plan is far from the bound on a large program
@@ -191,10 +193,27 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
     relaxation (its values still in the program) before step 2. Each step stops on its share of the work limit
     (policy.work), and every call on the safety cap (policy.safety_cap_s from `started`)."""
     run = Run(prog, loaded, cands, segments, options, policy.solver, policy, started)
+    # a large program rounds its first relaxation before any cut round (policy.round_first_min_columns)
+    first = len(prog.prob.variables()) >= policy.round_first_min_columns
     with work.step("relax"):
-        relaxed, reduced = relax(run)
+        relaxed, reduced = relax(run, rounds=not first)
+    if first:
+        with work.step("round"):
+            proven = round_plan(run, relaxed, on_relaxed)
+        if proven is not None:
+            return proven
+        on_relaxed, early = None, (run.incumbent, run.values)
+        with work.step("relax"):
+            relaxed, reduced = cut_rounds(run, relaxed, reduced)
     with work.step("round"):
         proven = round_plan(run, relaxed, on_relaxed)
+    if first and early[0] is not None and (run.incumbent is None or early[0] < run.incumbent):
+        # the first relaxation's plan is the cheaper: it stands, against the bound the cut rounds lifted
+        run.incumbent, run.values = early
+        prog.restore(early[1])
+        gap = _gap(run.incumbent, run.bound)
+        proven = prog.solution(), run.info("optimal", gap, run.incumbent, run.bound, relaxed.overhead_s) \
+            if gap is not None and gap <= run.gap_target + 1e-12 else None
     if proven is not None:
         return proven
     with work.step("search"):

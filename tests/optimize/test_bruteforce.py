@@ -137,3 +137,21 @@ def test_configs_chosen_whole_when_the_held_plan_is_far_match_brute_force(seed: 
     result = solve_plan(path, SolveOptions(solver="highs"))
     assert result.status == "optimal"
     assert result.cost_total == pytest.approx(best, rel=1e-7, abs=1e-6), json.dumps(plan)
+
+
+@pytest.mark.parametrize(("seed", "solver"), seeds_by_solver(PLANNED[:20], SOLVERS))
+def test_rounding_the_first_relaxation_before_cut_rounds_matches_brute_force(seed: int, solver: str, tmp_path: Path,
+                                                                              monkeypatch) -> None:
+    """Step 2 rounding the first relaxation before any cut round, as programs of POLICY.round_first_min_columns
+    variables do (at zero: every random plan takes that way), then the cut rounds and step 2 again when that plan is
+    not proven: still the brute-force optimum, for HiGHS and CBC."""
+    from optimizer.optimize import strategy
+
+    monkeypatch.setattr(strategy, "POLICY", replace(strategy.POLICY, round_first_min_columns=0))
+    plan, best = expected(seed)
+    assert best is not None, f"seed {seed} has no plan: list it in NO_PLAN"
+    path = tmp_path / "plan.yaml"
+    path.write_text(json.dumps(plan, indent=1), encoding="utf-8")
+    result = solve_plan(path, SolveOptions(solver=solver))
+    assert result.status == "optimal"
+    assert result.cost_total == pytest.approx(best, rel=1e-7, abs=1e-6), json.dumps(plan)

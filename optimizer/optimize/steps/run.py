@@ -17,6 +17,7 @@ from optimizer.optimize.calendar import Segments
 from optimizer.optimize.policy import SolvePolicy, WorkLimit
 from optimizer.optimize.program import Program
 from optimizer.optimize.solution import SolveInfo
+from optimizer.optimize.solver import Basis
 
 
 @dataclass(frozen=True)
