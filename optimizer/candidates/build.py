@@ -25,6 +25,7 @@ from optimizer.candidates.types import (
     CandidateSet,
     DayHour,
     Dropped,
+    evolved,
     whole_gpus,
 )
 from optimizer.errors import InfeasiblePlan, PlanError, Problem
@@ -466,7 +467,7 @@ def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict
             dem = {(d, h): v / goodput_factor(plan, c.goodput_source, d) for (d, h), v in demand.items()}
         reps, gpus = _hourly(plan, w, c.goodput, c.gpu_fraction, dem, cache, scaled=dem is not demand,
                              prefill_groups=c.prefill_groups)
-        out.append(replace(c, replicas=reps, gpus=gpus,
+        out.append(evolved(c, replicas=reps, gpus=gpus,
                            commit_gpus=_commit_gpus(plan, w, c, gpus, dem, cache, dem is not demand)))
     return out
 
@@ -622,7 +623,7 @@ def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offe
         sized: configs.Sized | Dropped | None = None
         for engine, p, tuning in _tuned(plan, cache, params, names, acc, prec, model):
             # what the offer gives the pair: its domain, machine and scale-out network (size_disaggregated)
-            key = ("disagg", _sizing_key(w), acc.id, configs.offer_domain(acc, offer), offer.max_tp,
+            key = ("disagg", _sizing_key(cache, w), acc.id, configs.offer_domain(acc, offer), offer.max_tp,
                    configs.offer_scale_out(acc, offer, params), prec.id, prefill, decode, tuning)
             if key not in cache:
                 cache[key] = configs.size_disaggregated(plan, w, model, acc, offer, prec, prefill, decode, p,
@@ -645,7 +646,7 @@ def _better(best: configs.Sized | Dropped | None, sized: configs.Sized | Dropped
     names its own), else the most goodput (a tie keeps the earlier, preferred engine); a drop only when
     nothing is better."""
     if isinstance(sized, configs.Sized) and sized.source != "measured" and sized.engine != engine:
-        sized = replace(sized, engine=engine)
+        sized = evolved(sized, engine=engine)
     if not isinstance(best, configs.Sized):
         return best if best is not None and isinstance(sized, Dropped) else sized
     if best.source == "measured" or isinstance(sized, Dropped):
@@ -657,14 +658,22 @@ def _size_engines(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer
                   layout: Layout, mig: MigProfile | None, cache: dict, params: EstimatorParams,
                   names: list[str | None], draft: Model | None = None) -> configs.Sized | Dropped:
     """A config sized on each allowed engine whose parameters differ (engines without a tuning of their own
-    share one estimate), keeping the engine with the most goodput (engines.tuned, _better)."""
-    sized: configs.Sized | Dropped | None = None
-    for engine, p, tuning in _tuned(plan, cache, params, names, acc, prec, model):
-        one = _named(cache, _size(plan, w, model, acc, offer, prec, layout, mig, cache, p, draft, tuning), engine)
-        sized = _better(sized, one, engine)
-        if isinstance(sized, configs.Sized) and sized.source == "measured":
-            break
-    assert sized is not None
+    share one estimate), keeping the engine with the most goodput (engines.tuned, _better). Cached per build
+    by what it reads (workloads alike in _sizing_key, offers alike in their domain and network)."""
+    key = ("engines", _sizing_key(cache, w), acc.id, prec.id, layout, mig.name if mig else None,
+           configs.offer_domain(acc, offer), configs.offer_scale_out(acc, offer, params), tuple(names),
+           draft.id if draft else None)
+    sized = cache.get(key)
+    if sized is None:
+        for engine, p, tuning in _tuned(plan, cache, params, names, acc, prec, model):
+            one = _named(cache, _size(plan, w, model, acc, offer, prec, layout, mig, cache, p, draft, tuning), engine)
+            sized = _better(sized, one, engine)
+            if isinstance(sized, configs.Sized) and sized.source == "measured":
+                break
+        assert sized is not None
+        cache[key] = sized
+    if isinstance(sized, Dropped) and sized.workload != w.name:
+        return evolved(sized, workload=w.name)  # another workload's twin was sized first: the same reason
     return sized
 
 
@@ -676,7 +685,7 @@ def _named(cache: dict, sized: configs.Sized | Dropped, engine: str | None) -> c
     key = ("named", id(sized), engine)
     held = cache.get(key)
     if held is None or held[0] is not sized:  # (the sizing is kept with its copy: its id is not reused)
-        held = cache[key] = (sized, replace(sized, engine=engine))
+        held = cache[key] = (sized, evolved(sized, engine=engine))
     return held[1]
 
 
@@ -810,19 +819,31 @@ def _size(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer,
     what sizing reads of them (model, tokens, context, SLO, KV precision: _sizing_key; `tuning`: an engine's
     parameters, engines.tuned)."""
     domain, out = configs.offer_domain(acc, offer), configs.offer_scale_out(acc, offer, params)
-    key = ("size", _sizing_key(w), acc.id, prec.id, layout, mig.name if mig else None, domain, out, tuning)
+    link_key = ("links", acc.id, layout, domain, out, tuning)
+    link = cache.get(link_key)
+    if link is None:
+        link = cache[link_key] = configs.offer_links(acc, offer, layout, params)
+    # offers whose domain and network give the layout the same links size it alike (configs.size reads no more)
+    key = ("size", _sizing_key(cache, w), acc.id, prec.id, layout, mig.name if mig else None, link, tuning)
     if key not in cache:
-        link = configs.offer_links(acc, offer, layout, params)
         cache[key] = configs.size(plan, w, model, acc, prec, layout, mig, link, params, cache, draft, tuning)
     sized = cache[key]
     if isinstance(sized, Dropped) and sized.workload != w.name:
-        return replace(sized, workload=w.name)  # another workload's twin was sized first: the same reason
+        return evolved(sized, workload=w.name)  # another workload's twin was sized first: the same reason
     return sized
 
 
-def _sizing_key(w: Workload) -> tuple:
+def _sizing_key(cache: dict, w: Workload) -> tuple:
     """All configs.size reads of a workload besides its name: workloads alike in these size alike.
-    A workload with measured goodput keys on its name (its measurements are its own)."""
+    A workload with measured goodput keys on its name (its measurements are its own). Once per build for each
+    workload object (kept with its key: its id is not reused)."""
+    held = cache.get(("sizing-key", id(w)))
+    if held is None or held[0] is not w:
+        held = cache[("sizing-key", id(w))] = (w, _sizing_key_of(w))
+    return held[1]
+
+
+def _sizing_key_of(w: Workload) -> tuple:
     if w.measured:  # (with a tokens.mix, each class sizes apart with the points that hold there)
         return ("workload", w.name, w.tokens.input if w.tokens else None, w.tokens.output if w.tokens else None,
                 tuple(m.layout_key for m in w.measured))
