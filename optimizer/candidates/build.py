@@ -419,7 +419,7 @@ def _workload_candidates(plan: Plan, catalog: Catalog, w: Workload, demand: dict
     model = catalog.models[w.model]  # type: ignore[index]
     seen_drop: set[tuple[str, str]] = set()
     for offer in offers:
-        made = _offer_configs(plan, w, model, offer, catalog, demand, cache, drops, seen_drop, notes)
+        made = _twin_configs(plan, w, model, offer, catalog, demand, cache, drops, seen_drop, notes)
         cands.extend(_with_hourly(plan, w, _validated_only(plan, w, made, drops), demand, cache, drops, prune))
     return cands, drops, notes
 
@@ -486,6 +486,67 @@ def _commit_gpus(plan: Plan, w: Workload, c: Candidate, gpus: dict[DayHour, int]
     _reps, low = _hourly(plan, w, c.goodput * ratio, c.gpu_fraction, demand, cache, scaled=scaled,
                          prefill_groups=c.prefill_groups)
     return max(low.values(), default=0)
+
+
+class _Recorded(set):
+    """The `seen` set of a recording run of _offer_configs: it has seen nothing, and notes which of the drops
+    went through _drop_once (those a replay checks against the workload's own `seen`)."""
+
+    def __init__(self, drops: list[Dropped]) -> None:
+        super().__init__()
+        self.drops, self.once = drops, {}
+
+    def __contains__(self, key: object) -> bool:
+        return False
+
+    def add(self, key: tuple[str, str]) -> None:  # type: ignore[override]
+        self.once[len(self.drops)] = key  # the drop _drop_once appends next
+
+
+TWIN_FIELDS_UNREAD = {"name", "demand", "api", "batch", "team", "cost_center", "tenants"}
+"""Workload keys _offer_configs never reads (its kind, which batch decides, is keyed apart)."""
+
+
+def _twin_key(cache: dict, w: Workload) -> tuple | None:
+    """What _offer_configs reads of a workload besides its name (None: it is not to be shared, its measured
+    points and their warnings being its own); once per build for each workload object."""
+    held = cache.get(("twin-key", id(w)))
+    if held is None or held[0] is not w:
+        key = None if w.measured else (w.kind, repr(w.model_dump(exclude=TWIN_FIELDS_UNREAD)))
+        held = cache[("twin-key", id(w))] = (w, key)
+    return held[1]
+
+
+def _twin_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog: Catalog,
+                  demand: dict[DayHour, float], cache: dict, drops: list[Dropped],
+                  seen_drop: set[tuple[str, str]], notes: list[str]) -> list[Candidate]:
+    """_offer_configs, once per build for workloads alike in all it reads (_twin_key) on each offer: a twin's
+    configs are the first one's under its own name and keys, and its drops the first one's, each under its own
+    name and deduplicated against its own (_drop_once)."""
+    twin = _twin_key(cache, w)
+    if twin is None:
+        return _offer_configs(plan, w, model, offer, catalog, demand, cache, drops, seen_drop, notes)
+    key = ("offer-configs", twin, offer.id)
+    if key not in cache:
+        log: list[Dropped] = []
+        recorded = _Recorded(log)
+        said: list[str] = []
+        made = _offer_configs(plan, w, model, offer, catalog, demand, cache, log, recorded, said)
+        cache[key] = (w.name, made, log, recorded.once, said)
+    first, made, log, once, said = cache[key]
+    for note in said:
+        if note not in notes:
+            notes.append(note)
+    for i, d in enumerate(log):
+        if i in once:
+            if once[i] in seen_drop:
+                continue
+            seen_drop.add(once[i])
+        drops.append(d if d.workload == w.name else evolved(d, workload=w.name))
+    if first == w.name:
+        return list(made)
+    cut = len(first)
+    return [evolved(c, key=w.name + c.key[cut:], workload=w.name) for c in made]
 
 
 def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog: Catalog,
