@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from optimizer.inputs.schema.catalog import Accelerator, MigProfile, Model, Precision
 from optimizer.inputs.schema.estimator import EstimatorParams
+from optimizer.physics.kept import kept
 from optimizer.physics.layout import Layout, Links, links
 from optimizer.physics.memory import (
     expert_split,
@@ -480,6 +481,12 @@ def efficiency(precision: Precision, accelerator: Accelerator, p: EstimatorParam
         calibrated=p.is_calibrated(accelerator.generation, dtype_key) or accelerator.generation == "other")
 
 
+@kept
+def _efficiency(precision: Precision, accelerator: Accelerator, p: EstimatorParams, moe: bool,
+                mig: MigProfile | None) -> Efficiency:
+    return efficiency(precision, accelerator, p, moe=moe, mig=mig)
+
+
 def _attention_flops(accelerator: Accelerator, kv_bytes: float, eff: Efficiency, p: EstimatorParams,
                      mig: MigProfile | None) -> float:
     """Decode attention runs at the KV cache's precision: FP8 where the cache is 8-bit and the
@@ -533,7 +540,7 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
             "estimated — add it or give a measured goodput"
         )
     is_moe = _moe(model)
-    eff = efficiency(precision, accelerator, p, moe=is_moe, mig=mig)
+    eff = _efficiency(precision, accelerator, p, is_moe, mig)
     ln = link or links(accelerator, layout, p)
     tp_, dp, pp = layout.tp, layout.dp, layout.pp
     stage = layout.stage_gpus
