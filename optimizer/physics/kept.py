@@ -4,9 +4,8 @@ efficiencies, for every roofline and fit it makes."""
 from __future__ import annotations
 
 import functools
+from operator import is_
 from typing import Callable, TypeVar
-
-from pydantic import BaseModel
 
 F = TypeVar("F", bound=Callable)
 
@@ -15,18 +14,18 @@ KEPT = 4096
 
 
 def kept(fn: F) -> F:
-    """`fn` of frozen schema entries (catalog models, precisions, accelerators, estimator parameters) and plain
-    values, its answers kept. Entries are keyed by identity and held with the answer (an id is not reused
-    while it is kept), other arguments by value and type; a call with keywords is not kept."""
+    """`fn` of frozen schema entries (catalog models, precisions, accelerators, estimator parameters) and other
+    immutable values, its answers kept. Arguments are keyed by identity and held with the answer (an id is not
+    reused while it is kept): the same objects get the same answer; a call with keywords is not kept."""
     memo: dict = {}
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
         if kwargs:
             return fn(*args, **kwargs)
-        key = tuple((id(a), None) if isinstance(a, BaseModel) else (a, type(a)) for a in args)
+        key = tuple(map(id, args))
         hit = memo.get(key)
-        if hit is not None and all(x is y for x, y in zip(hit[0], args)):
+        if hit is not None and all(map(is_, hit[0], args)):
             return hit[1]
         out = fn(*args)
         if len(memo) >= KEPT:
