@@ -897,10 +897,12 @@ def _size(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer,
 def _sizing_key(cache: dict, w: Workload) -> tuple:
     """All configs.size reads of a workload besides its name: workloads alike in these size alike.
     A workload with measured goodput keys on its name (its measurements are its own). Once per build for each
-    workload object (kept with its key: its id is not reused)."""
+    workload object (kept with its key: its id is not reused), as a number: the cache keys built on it hash it
+    for every config."""
     held = cache.get(("sizing-key", id(w)))
     if held is None or held[0] is not w:
-        held = cache[("sizing-key", id(w))] = (w, _sizing_key_of(w))
+        numbers = cache.setdefault("sizing-keys", {})
+        held = cache[("sizing-key", id(w))] = (w, ("sizing", numbers.setdefault(_sizing_key_of(w), len(numbers))))
     return held[1]
 
 

@@ -735,15 +735,19 @@ def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: i
 
 def _best_batch(rl: Roofline, cap: int, kv_limited: bool, ttft_ms: float | None, tpot_ms: float | None,
                 percentile: float | None, eff: Efficiency, p: EstimatorParams, label: str) -> Estimate:
+    tpots, ttfts = rl._tpot_memo, rl._ttft_memo  # (rl.tpot_s and rl.ttft_s, looked up here first)
+
     def judged(b: float) -> tuple[str | None, float]:
         """Which target the batch misses (None: it meets both), and by how much the worse one is
         exceeded as a share of its target (≤ 0 when met; a guide for the search, never its verdict)."""
         why, excess = None, -1.0
         if tpot_ms is not None:
-            tpot = rl.tpot_s(b, percentile) * 1e3
+            t = tpots.get((b, percentile))
+            tpot = (rl.tpot_s(b, percentile) if t is None else t) * 1e3
             why, excess = ("tpot" if tpot > tpot_ms else None), tpot / tpot_ms - 1.0
         if ttft_ms is not None and why is None:
-            ttft = rl.ttft_s(b, percentile) * 1e3
+            t = ttfts.get((b, percentile))
+            ttft = (rl.ttft_s(b, percentile) if t is None else t) * 1e3
             why, excess = ("ttft" if ttft > ttft_ms else None), max(excess, ttft / ttft_ms - 1.0)
         return why, excess
 
