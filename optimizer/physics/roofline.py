@@ -194,12 +194,11 @@ class Roofline:
     eff: Efficiency | None = field(default=None, repr=False, compare=False)
     """The efficiencies `roofline()` derived the fields from (None: built by hand): `estimate` and
     `disaggregated` reuse them for a roofline of their own arguments."""
-    # What a roofline answers depends on its fields alone, and workloads that differ only in their SLO
-    # size on one roofline (the builder's cache) and ask it the same batches: each answer is kept, by
-    # its arguments. A copy (dataclasses.replace) starts with empty memos.
-    _decode_memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
-    _tpot_memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
-    _ttft_memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    # What a roofline answers depends on its fields alone. The last decode step is kept (a probe asks for
+    # it for its TPOT and again for its TTFT), and so are a disaggregated group's decode-only copy and the
+    # batches at a throughput (workloads that differ only in their SLO ask the same). A copy
+    # (dataclasses.replace) starts with none kept.
+    _last_decode: tuple = field(default=(), init=False, repr=False, compare=False)
     _other_memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     # Per-roofline constants of the plain decode step and the prefill (each the very expression the
     # methods below would evaluate on every call, so the answers are the same floats).
@@ -263,10 +262,11 @@ class Roofline:
 
     def decode_s(self, batch: float) -> float:
         """One TPOT cycle at `batch`: the engine step (step_s) over the tokens it emits per sequence."""
-        memo = self._decode_memo
-        d = memo.get(batch)
-        if d is None:
-            d = memo[batch] = self._decode(batch)
+        last = self._last_decode
+        if last and last[0] == batch and type(last[0]) is type(batch):
+            return last[1]
+        d = self._decode(batch)
+        object.__setattr__(self, "_last_decode", (batch, d))
         return d
 
     def _decode(self, batch: float) -> float:
@@ -321,12 +321,7 @@ class Roofline:
 
     def tpot_s(self, batch: float, percentile: float | None = None) -> float:
         """Mean TPOT at `batch`; with a percentile, that percentile of a request's mean TPOT."""
-        key = (batch, percentile)
-        memo = self._tpot_memo
-        t = memo.get(key)
-        if t is None:
-            t = memo[key] = self._tpot_after(self.decode_s(batch), batch, percentile)
-        return t
+        return self._tpot_after(self.decode_s(batch), batch, percentile)
 
     def _tpot_after(self, step: float, batch: float, percentile: float | None = None) -> float:
         """TPOT at `batch` given its decode step (decode_s(batch)), for callers that already have it."""
@@ -345,14 +340,6 @@ class Roofline:
     def ttft_s(self, batch: float, percentile: float | None = None) -> float:
         """TTFT of a request arriving while the replica runs at `batch`; with a percentile, its
         queueing for prefill is taken at that percentile (mean without)."""
-        key = (batch, percentile)
-        memo = self._ttft_memo
-        t = memo.get(key)
-        if t is None:
-            t = memo[key] = self._ttft_s(batch, percentile)
-        return t
-
-    def _ttft_s(self, batch: float, percentile: float | None) -> float:
         prefilled = self.input_tokens * self.uncached_share  # a cached prefix is not prefilled again
         if self._fast:
             s, chunks = self._alone_s, self._chunks
@@ -363,7 +350,7 @@ class Roofline:
         base = chunks * step + s
         if batch <= 0:
             return base
-        lam = batch / (self.tpot_s(batch) * self.output_tokens)  # request_rate(batch, cycle)
+        lam = self.request_rate(batch, cycle)
         servers = self.prefill_servers
         # The prefill budget per step caps what the servers take in: a chunk of `chunk_tokens` per
         # decode step at most; beyond that requests queue however fast the GPUs would prefill.
@@ -735,19 +722,15 @@ def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: i
 
 def _best_batch(rl: Roofline, cap: int, kv_limited: bool, ttft_ms: float | None, tpot_ms: float | None,
                 percentile: float | None, eff: Efficiency, p: EstimatorParams, label: str) -> Estimate:
-    tpots, ttfts = rl._tpot_memo, rl._ttft_memo  # (rl.tpot_s and rl.ttft_s, looked up here first)
-
     def judged(b: float) -> tuple[str | None, float]:
         """Which target the batch misses (None: it meets both), and by how much the worse one is
         exceeded as a share of its target (≤ 0 when met; a guide for the search, never its verdict)."""
         why, excess = None, -1.0
         if tpot_ms is not None:
-            t = tpots.get((b, percentile))
-            tpot = (rl.tpot_s(b, percentile) if t is None else t) * 1e3
+            tpot = rl.tpot_s(b, percentile) * 1e3
             why, excess = ("tpot" if tpot > tpot_ms else None), tpot / tpot_ms - 1.0
         if ttft_ms is not None and why is None:
-            t = ttfts.get((b, percentile))
-            ttft = (rl.ttft_s(b, percentile) if t is None else t) * 1e3
+            ttft = rl.ttft_s(b, percentile) * 1e3
             why, excess = ("ttft" if ttft > ttft_ms else None), max(excess, ttft / ttft_ms - 1.0)
         return why, excess
 
