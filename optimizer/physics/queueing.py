@@ -34,6 +34,7 @@ def erlang_c(servers: float, offered: float) -> float:
     return b / (1.0 - rho * (1.0 - b))
 
 
+@lru_cache(maxsize=MEMO)
 def wait_quantile_s(servers: float, arrival_rate: float, service_s: float, percentile: float) -> float:
     """The `percentile` of the wait before service in an M/D/c queue, seconds (inf when saturated).
 
@@ -74,6 +75,7 @@ def pooled_wait_quantile_s(servers: float, arrival_rate: float, service_s: float
     return wait_quantile_s(c, arrival_rate * c / servers, service_s, percentile)
 
 
+@lru_cache(maxsize=MEMO)
 def mean_wait_s(servers: float, arrival_rate: float, service_s: float) -> float:
     """Mean wait of the same M/D/c approximation: C · service / (2(c − a))."""
     a = arrival_rate * service_s
