@@ -25,6 +25,7 @@ from optimizer.candidates.types import (
     CandidateSet,
     DayHour,
     Dropped,
+    evolved,
     whole_gpus,
 )
 from optimizer.errors import InfeasiblePlan, PlanError, Problem
@@ -418,7 +419,7 @@ def _workload_candidates(plan: Plan, catalog: Catalog, w: Workload, demand: dict
     model = catalog.models[w.model]  # type: ignore[index]
     seen_drop: set[tuple[str, str]] = set()
     for offer in offers:
-        made = _offer_configs(plan, w, model, offer, catalog, demand, cache, drops, seen_drop, notes)
+        made = _twin_configs(plan, w, model, offer, catalog, demand, cache, drops, seen_drop, notes)
         cands.extend(_with_hourly(plan, w, _validated_only(plan, w, made, drops), demand, cache, drops, prune))
     return cands, drops, notes
 
@@ -466,7 +467,7 @@ def _with_hourly(plan: Plan, w: Workload, configs: list[Candidate], demand: dict
             dem = {(d, h): v / goodput_factor(plan, c.goodput_source, d) for (d, h), v in demand.items()}
         reps, gpus = _hourly(plan, w, c.goodput, c.gpu_fraction, dem, cache, scaled=dem is not demand,
                              prefill_groups=c.prefill_groups)
-        out.append(replace(c, replicas=reps, gpus=gpus,
+        out.append(evolved(c, replicas=reps, gpus=gpus,
                            commit_gpus=_commit_gpus(plan, w, c, gpus, dem, cache, dem is not demand)))
     return out
 
@@ -485,6 +486,67 @@ def _commit_gpus(plan: Plan, w: Workload, c: Candidate, gpus: dict[DayHour, int]
     _reps, low = _hourly(plan, w, c.goodput * ratio, c.gpu_fraction, demand, cache, scaled=scaled,
                          prefill_groups=c.prefill_groups)
     return max(low.values(), default=0)
+
+
+class _Recorded(set):
+    """The `seen` set of a recording run of _offer_configs: it has seen nothing, and notes which of the drops
+    went through _drop_once (those a replay checks against the workload's own `seen`)."""
+
+    def __init__(self, drops: list[Dropped]) -> None:
+        super().__init__()
+        self.drops, self.once = drops, {}
+
+    def __contains__(self, key: object) -> bool:
+        return False
+
+    def add(self, key: tuple[str, str]) -> None:  # type: ignore[override]
+        self.once[len(self.drops)] = key  # the drop _drop_once appends next
+
+
+TWIN_FIELDS_UNREAD = {"name", "demand", "api", "batch", "team", "cost_center", "tenants"}
+"""Workload keys _offer_configs never reads (its kind, which batch decides, is keyed apart)."""
+
+
+def _twin_key(cache: dict, w: Workload) -> tuple | None:
+    """What _offer_configs reads of a workload besides its name (None: it is not to be shared, its measured
+    points and their warnings being its own); once per build for each workload object."""
+    held = cache.get(("twin-key", id(w)))
+    if held is None or held[0] is not w:
+        key = None if w.measured else (w.kind, repr(w.model_dump(exclude=TWIN_FIELDS_UNREAD)))
+        held = cache[("twin-key", id(w))] = (w, key)
+    return held[1]
+
+
+def _twin_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog: Catalog,
+                  demand: dict[DayHour, float], cache: dict, drops: list[Dropped],
+                  seen_drop: set[tuple[str, str]], notes: list[str]) -> list[Candidate]:
+    """_offer_configs, once per build for workloads alike in all it reads (_twin_key) on each offer: a twin's
+    configs are the first one's under its own name and keys, and its drops the first one's, each under its own
+    name and deduplicated against its own (_drop_once)."""
+    twin = _twin_key(cache, w)
+    if twin is None:
+        return _offer_configs(plan, w, model, offer, catalog, demand, cache, drops, seen_drop, notes)
+    key = ("offer-configs", twin, offer.id)
+    if key not in cache:
+        log: list[Dropped] = []
+        recorded = _Recorded(log)
+        said: list[str] = []
+        made = _offer_configs(plan, w, model, offer, catalog, demand, cache, log, recorded, said)
+        cache[key] = (w.name, made, log, recorded.once, said)
+    first, made, log, once, said = cache[key]
+    for note in said:
+        if note not in notes:
+            notes.append(note)
+    for i, d in enumerate(log):
+        if i in once:
+            if once[i] in seen_drop:
+                continue
+            seen_drop.add(once[i])
+        drops.append(d if d.workload == w.name else evolved(d, workload=w.name))
+    if first == w.name:
+        return list(made)
+    cut = len(first)
+    return [evolved(c, key=w.name + c.key[cut:], workload=w.name) for c in made]
 
 
 def _offer_configs(plan: Plan, w: Workload, model: Model, offer: Offer, catalog: Catalog,
@@ -622,7 +684,7 @@ def _disaggregated(plan: Plan, w: Workload, model: Model, acc: Accelerator, offe
         sized: configs.Sized | Dropped | None = None
         for engine, p, tuning in _tuned(plan, cache, params, names, acc, prec, model):
             # what the offer gives the pair: its domain, machine and scale-out network (size_disaggregated)
-            key = ("disagg", _sizing_key(w), acc.id, configs.offer_domain(acc, offer), offer.max_tp,
+            key = ("disagg", _sizing_key(cache, w), acc.id, configs.offer_domain(acc, offer), offer.max_tp,
                    configs.offer_scale_out(acc, offer, params), prec.id, prefill, decode, tuning)
             if key not in cache:
                 cache[key] = configs.size_disaggregated(plan, w, model, acc, offer, prec, prefill, decode, p,
@@ -645,7 +707,7 @@ def _better(best: configs.Sized | Dropped | None, sized: configs.Sized | Dropped
     names its own), else the most goodput (a tie keeps the earlier, preferred engine); a drop only when
     nothing is better."""
     if isinstance(sized, configs.Sized) and sized.source != "measured" and sized.engine != engine:
-        sized = replace(sized, engine=engine)
+        sized = evolved(sized, engine=engine)
     if not isinstance(best, configs.Sized):
         return best if best is not None and isinstance(sized, Dropped) else sized
     if best.source == "measured" or isinstance(sized, Dropped):
@@ -657,14 +719,22 @@ def _size_engines(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer
                   layout: Layout, mig: MigProfile | None, cache: dict, params: EstimatorParams,
                   names: list[str | None], draft: Model | None = None) -> configs.Sized | Dropped:
     """A config sized on each allowed engine whose parameters differ (engines without a tuning of their own
-    share one estimate), keeping the engine with the most goodput (engines.tuned, _better)."""
-    sized: configs.Sized | Dropped | None = None
-    for engine, p, tuning in _tuned(plan, cache, params, names, acc, prec, model):
-        one = _named(cache, _size(plan, w, model, acc, offer, prec, layout, mig, cache, p, draft, tuning), engine)
-        sized = _better(sized, one, engine)
-        if isinstance(sized, configs.Sized) and sized.source == "measured":
-            break
-    assert sized is not None
+    share one estimate), keeping the engine with the most goodput (engines.tuned, _better). Cached per build
+    by what it reads (workloads alike in _sizing_key, offers alike in their domain and network)."""
+    key = ("engines", _sizing_key(cache, w), acc.id, prec.id, layout, mig.name if mig else None,
+           configs.offer_domain(acc, offer), configs.offer_scale_out(acc, offer, params), tuple(names),
+           draft.id if draft else None)
+    sized = cache.get(key)
+    if sized is None:
+        for engine, p, tuning in _tuned(plan, cache, params, names, acc, prec, model):
+            one = _named(cache, _size(plan, w, model, acc, offer, prec, layout, mig, cache, p, draft, tuning), engine)
+            sized = _better(sized, one, engine)
+            if isinstance(sized, configs.Sized) and sized.source == "measured":
+                break
+        assert sized is not None
+        cache[key] = sized
+    if isinstance(sized, Dropped) and sized.workload != w.name:
+        return evolved(sized, workload=w.name)  # another workload's twin was sized first: the same reason
     return sized
 
 
@@ -676,7 +746,7 @@ def _named(cache: dict, sized: configs.Sized | Dropped, engine: str | None) -> c
     key = ("named", id(sized), engine)
     held = cache.get(key)
     if held is None or held[0] is not sized:  # (the sizing is kept with its copy: its id is not reused)
-        held = cache[key] = (sized, replace(sized, engine=engine))
+        held = cache[key] = (sized, evolved(sized, engine=engine))
     return held[1]
 
 
@@ -810,19 +880,33 @@ def _size(plan: Plan, w: Workload, model: Model, acc: Accelerator, offer: Offer,
     what sizing reads of them (model, tokens, context, SLO, KV precision: _sizing_key; `tuning`: an engine's
     parameters, engines.tuned)."""
     domain, out = configs.offer_domain(acc, offer), configs.offer_scale_out(acc, offer, params)
-    key = ("size", _sizing_key(w), acc.id, prec.id, layout, mig.name if mig else None, domain, out, tuning)
+    link_key = ("links", acc.id, layout, domain, out, tuning)
+    link = cache.get(link_key)
+    if link is None:
+        link = cache[link_key] = configs.offer_links(acc, offer, layout, params)
+    # offers whose domain and network give the layout the same links size it alike (configs.size reads no more)
+    key = ("size", _sizing_key(cache, w), acc.id, prec.id, layout, mig.name if mig else None, link, tuning)
     if key not in cache:
-        link = configs.offer_links(acc, offer, layout, params)
         cache[key] = configs.size(plan, w, model, acc, prec, layout, mig, link, params, cache, draft, tuning)
     sized = cache[key]
     if isinstance(sized, Dropped) and sized.workload != w.name:
-        return replace(sized, workload=w.name)  # another workload's twin was sized first: the same reason
+        return evolved(sized, workload=w.name)  # another workload's twin was sized first: the same reason
     return sized
 
 
-def _sizing_key(w: Workload) -> tuple:
+def _sizing_key(cache: dict, w: Workload) -> tuple:
     """All configs.size reads of a workload besides its name: workloads alike in these size alike.
-    A workload with measured goodput keys on its name (its measurements are its own)."""
+    A workload with measured goodput keys on its name (its measurements are its own). Once per build for each
+    workload object (kept with its key: its id is not reused), as a number: the cache keys built on it hash it
+    for every config."""
+    held = cache.get(("sizing-key", id(w)))
+    if held is None or held[0] is not w:
+        numbers = cache.setdefault("sizing-keys", {})
+        held = cache[("sizing-key", id(w))] = (w, ("sizing", numbers.setdefault(_sizing_key_of(w), len(numbers))))
+    return held[1]
+
+
+def _sizing_key_of(w: Workload) -> tuple:
     if w.measured:  # (with a tokens.mix, each class sizes apart with the points that hold there)
         return ("workload", w.name, w.tokens.input if w.tokens else None, w.tokens.output if w.tokens else None,
                 tuple(m.layout_key for m in w.measured))

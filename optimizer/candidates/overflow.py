@@ -4,9 +4,8 @@ and the API-only config (build vs buy)."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
-from optimizer.candidates.types import Candidate, DayHour
+from optimizer.candidates.types import Candidate, DayHour, evolved
 from optimizer.inputs import prices
 from optimizer.inputs.scenarios import goodput_factor
 from optimizer.inputs.schema.plan import Plan, Workload
@@ -30,7 +29,7 @@ def overflow_levels(plan: Plan, w: Workload, c: Candidate, demand: dict[DayHour,
     key = ("levels", w.name, c.goodput, c.gpu_fraction, c.goodput_source)
     if key not in cache:
         cache[key] = _levels(plan, w, c, demand)
-    return [c] + [replace(c, key=f"{c.key}{CEILING}{b}", replicas=reps, gpus=gpus, ceiling_replicas=b,
+    return [c] + [evolved(c, key=f"{c.key}{CEILING}{b}", replicas=reps, gpus=gpus, ceiling_replicas=b,
                           api_output_tokens_per_day=spill, api_cost=cost)
                   for b, reps, gpus, spill, cost in cache[key]]
 

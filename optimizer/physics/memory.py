@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from optimizer.inputs.schema.catalog import Model, Precision
+from optimizer.physics.kept import kept as _kept
 from optimizer.units import GB, floor_tol
 
 SIXTEEN_BIT = 2.0
@@ -40,12 +41,14 @@ class WeightParts:
         return self.embedding + self.output + self.experts + self.other + self.mtp
 
 
+@_kept
 def moe_layer_count(model: Model) -> int:
     """Layers with routed experts: all but the leading dense ones, every `moe_layer_interval`-th."""
     layers = model.layers or 0
     return max(0, (layers - (model.dense_layers or 0)) // (model.moe_layer_interval or 1))
 
 
+@_kept
 def expert_split(model: Model) -> tuple[float, float]:
     """(routed-expert params, params of one routed expert across its layers). From the expert width
     when the catalog gives it (gate, up and down projections: 3 × hidden × width per MoE layer),
@@ -63,6 +66,7 @@ def expert_split(model: Model) -> tuple[float, float]:
     return e * per, per
 
 
+@_kept
 def weight_parts(model: Model) -> WeightParts:
     embed = float(model.vocab_size * model.hidden_size) if model.vocab_size and model.hidden_size else 0.0
     output = 0.0 if (model.tied_embeddings or not embed) else embed
@@ -71,6 +75,7 @@ def weight_parts(model: Model) -> WeightParts:
     return WeightParts(embed, output, experts, max(other, 0.0), (model.mtp_params_b or 0.0) * GB)
 
 
+@_kept
 def weight_bytes(model: Model, precision: Precision) -> WeightParts:
     """Each part's bytes at a precision (a WeightParts of bytes, not counts): the quantized parts at the
     precision's bytes per parameter (scales included), the rest 16-bit. A quantized checkpoint leaves the
@@ -114,6 +119,7 @@ def resident_weights_gb(model: Model, precision: Precision, dense_copies: int = 
 # --- the KV cache ----------------------------------------------------------------------------------
 
 
+@_kept
 def head_dim_of(model: Model) -> int | None:
     if model.head_dim is not None:
         return model.head_dim
@@ -144,6 +150,7 @@ class KvLayout:
     kv_heads: int | None
 
 
+@_kept
 def kv_layout(model: Model, kv_bytes_per_elem: float = 2.0) -> KvLayout:
     if model.attention == "mla":
         if model.layers is None or model.kv_lora_rank is None:

@@ -6,9 +6,14 @@ Pure math, no third-party imports. Used by the roofline to put TTFT and TPOT at 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 
+MEMO = 1 << 16
+"""Answers kept by the functions below (of their arguments alone): a sizing asks the same batches again."""
 
+
+@lru_cache(maxsize=MEMO)
 def erlang_c(servers: float, offered: float) -> float:
     """Probability that an arrival waits in an M/M/c queue with `offered` = λ·s Erlangs (< servers).
 
@@ -29,6 +34,7 @@ def erlang_c(servers: float, offered: float) -> float:
     return b / (1.0 - rho * (1.0 - b))
 
 
+@lru_cache(maxsize=MEMO)
 def wait_quantile_s(servers: float, arrival_rate: float, service_s: float, percentile: float) -> float:
     """The `percentile` of the wait before service in an M/D/c queue, seconds (inf when saturated).
 
@@ -49,6 +55,7 @@ def wait_quantile_s(servers: float, arrival_rate: float, service_s: float, perce
     return tau * math.log(waits / tail)
 
 
+@lru_cache(maxsize=MEMO)
 def pooled_wait_quantile_s(servers: float, arrival_rate: float, service_s: float, percentile: float) -> float:
     """The `percentile` of the wait for a share of a pool: `servers` (fractional, e.g. 0.5 or 1.5)
     paid for by one stream of `arrival_rate` requests/s, in a pool of whole servers that other
@@ -68,6 +75,7 @@ def pooled_wait_quantile_s(servers: float, arrival_rate: float, service_s: float
     return wait_quantile_s(c, arrival_rate * c / servers, service_s, percentile)
 
 
+@lru_cache(maxsize=MEMO)
 def mean_wait_s(servers: float, arrival_rate: float, service_s: float) -> float:
     """Mean wait of the same M/D/c approximation: C · service / (2(c − a))."""
     a = arrival_rate * service_s
@@ -77,6 +85,7 @@ def mean_wait_s(servers: float, arrival_rate: float, service_s: float) -> float:
     return erlang_c(c, a) * service_s / (2.0 * (c - a))
 
 
+@lru_cache(maxsize=MEMO)
 def poisson_quantile(mean: float, percentile: float) -> float:
     """The `percentile` of a Poisson count with this mean (exact below a mean of 50, else the
     normal approximation with Cornish–Fisher skew correction)."""

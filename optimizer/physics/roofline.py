@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from optimizer.inputs.schema.catalog import Accelerator, MigProfile, Model, Precision
 from optimizer.inputs.schema.estimator import EstimatorParams
+from optimizer.physics.kept import kept
 from optimizer.physics.layout import Layout, Links, links
 from optimizer.physics.memory import (
     expert_split,
@@ -190,6 +191,45 @@ class Roofline:
     # Prefix caching: the prefill costs above are already those of the uncached tokens.
     uncached_share: float = 1.0
     """Share of a prompt's tokens that are prefilled (1 − the prefix cache's hit rate)."""
+    eff: Efficiency | None = field(default=None, repr=False, compare=False)
+    """The efficiencies `roofline()` derived the fields from (None: built by hand): `estimate` and
+    `disaggregated` reuse them for a roofline of their own arguments."""
+    # What a roofline answers depends on its fields alone. The last decode step is kept (a probe asks for
+    # it for its TPOT and again for its TTFT), and so are a disaggregated group's decode-only copy and the
+    # batches at a throughput (workloads that differ only in their SLO ask the same). A copy
+    # (dataclasses.replace) starts with none kept.
+    _last_decode: tuple = field(default=(), init=False, repr=False, compare=False)
+    _other_memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Per-roofline constants of the plain decode step and the prefill (each the very expression the
+    # methods below would evaluate on every call, so the answers are the same floats).
+    _fast: bool = field(default=False, init=False, repr=False, compare=False)
+    """The constants below are set (a hand-made roofline with a zero rate leaves them unset: each method
+    then evaluates its expression whole, and raises where it would)."""
+    _plain: bool = field(default=False, init=False, repr=False, compare=False)
+    _kv_per_seq_s: float = field(default=0.0, init=False, repr=False, compare=False)
+    _t_w: float = field(default=0.0, init=False, repr=False, compare=False)
+    _t_w_p: float = field(default=0.0, init=False, repr=False, compare=False)
+    _inv_p: float = field(default=0.0, init=False, repr=False, compare=False)
+    _prefill_per_token: float = field(default=0.0, init=False, repr=False, compare=False)
+    _alone_s: float = field(default=0.0, init=False, repr=False, compare=False)
+    _chunks: int = field(default=1, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        try:
+            kv_per_seq_s = max(self.kv_bytes_per_seq / self.bw, self.attn_flops_per_seq * 1 / (self.c_attn or self.c_dec))
+            t_w = (self.dense_bytes + self.expert_bytes * 0.0) / self.bw  # no experts touched: _touched is 0.0
+            t_w_p, inv_p = t_w**self.p, 1.0 / self.p
+            per_token = self.prefill_flops_per_token / self.c_pre + self.prefill_comm_s_per_token
+            alone = self.prefill_alone_s(self.input_tokens)
+            chunks = max(1, math.ceil(self.input_tokens * self.uncached_share / self.chunk_tokens))
+        except (ArithmeticError, ValueError, TypeError):
+            return
+        for name, value in (("_kv_per_seq_s", kv_per_seq_s), ("_t_w", t_w), ("_t_w_p", t_w_p), ("_inv_p", inv_p),
+                            ("_prefill_per_token", per_token), ("_alone_s", alone), ("_chunks", chunks)):
+            put(self, name, value)
+        put(self, "_fast", True)
+        put(self, "_plain", self.verify_tokens == 1 and self.draft is None and not self.draft_share)
 
     def parts(self, batch: float) -> tuple[float, float, float]:
         """(memory time, compute time, other time) of one decode cycle at `batch`, seconds."""
@@ -222,9 +262,30 @@ class Roofline:
 
     def decode_s(self, batch: float) -> float:
         """One TPOT cycle at `batch`: the engine step (step_s) over the tokens it emits per sequence."""
-        if self.verify_tokens == 1 and self.draft is None and not self.draft_share:
-            return self._body_s(batch, 1) + self._comm(batch) + self.overhead
-        return self.step_s(batch) / self.tokens_per_step
+        last = self._last_decode
+        if last and last[0] == batch and type(last[0]) is type(batch):
+            return last[1]
+        d = self._decode(batch)
+        object.__setattr__(self, "_last_decode", (batch, d))
+        return d
+
+    def _decode(self, batch: float) -> float:
+        """decode_s, unkept."""
+        if not self._plain:
+            if self.verify_tokens == 1 and self.draft is None and not self.draft_share:
+                return self._body_s(batch, 1) + self._comm(batch) + self.overhead
+            return self.step_s(batch) / self.tokens_per_step
+        # _body_s(batch, 1) + _comm(batch) + overhead, with the constants of a one-token step
+        if self.expert_share:
+            t_w = (self.dense_bytes + self.expert_bytes * self._touched(batch)) / self.bw
+            t_g = self.gemm_flops_per_seq * batch / self.c_dec
+            p = self.p
+            gemm = t_w if t_g == 0 else (t_w**p + t_g**p) ** self._inv_p
+        else:
+            t_g = self.gemm_flops_per_seq * batch / self.c_dec
+            gemm = self._t_w if t_g == 0 else (self._t_w_p + t_g**self.p) ** self._inv_p
+        body = gemm + batch * self._kv_per_seq_s
+        return body + (self.comm_fixed_s + batch * self.comm_s_per_seq if batch > 0 else 0.0) + self.overhead
 
     def step_s(self, batch: float) -> float:
         """One engine step at `batch`: each sequence verifies `verify_tokens` tokens (the weights read
@@ -265,7 +326,10 @@ class Roofline:
     def _tpot_after(self, step: float, batch: float, percentile: float | None = None) -> float:
         """TPOT at `batch` given its decode step (decode_s(batch)), for callers that already have it."""
         arrivals = batch if percentile is None else poisson_quantile(batch, percentile)
-        return step + self.prefill_s(arrivals * self.input_tokens / self.output_tokens)
+        tokens = arrivals * self.input_tokens / self.output_tokens
+        if not self._fast:
+            return step + self.prefill_s(tokens)
+        return step + (0.0 if tokens <= 0 else tokens * self._prefill_per_token)  # prefill_s(tokens)
 
     def request_rate(self, batch: float, step: float | None = None) -> float:
         """Requests per second a replica completes (and admits) at `batch` (`step`: decode_s(batch), when known)."""
@@ -276,9 +340,11 @@ class Roofline:
     def ttft_s(self, batch: float, percentile: float | None = None) -> float:
         """TTFT of a request arriving while the replica runs at `batch`; with a percentile, its
         queueing for prefill is taken at that percentile (mean without)."""
-        s = self.prefill_alone_s(self.input_tokens)
         prefilled = self.input_tokens * self.uncached_share  # a cached prefix is not prefilled again
-        chunks = max(1, math.ceil(prefilled / self.chunk_tokens))
+        if self._fast:
+            s, chunks = self._alone_s, self._chunks
+        else:
+            s, chunks = self.prefill_alone_s(self.input_tokens), max(1, math.ceil(prefilled / self.chunk_tokens))
         cycle = self.decode_s(batch)
         step = cycle * self.tokens_per_step  # one chunk per engine step
         base = chunks * step + s
@@ -299,6 +365,12 @@ class Roofline:
     def goodput(self, batch: float) -> float:
         return batch / self.tpot_s(batch) if batch > 0 else 0.0
 
+    def _goodput(self, batch: float) -> float:
+        """goodput, unkept (for a search's probes, which no other search repeats)."""
+        if batch > 0:
+            return batch / self._tpot_after(self._decode(batch), batch, None)
+        return 0.0
+
     def dominant(self, batch: float) -> str:
         mem, comp, _ = self.parts(batch)
         comp += self.prefill_s(batch * self.input_tokens / self.output_tokens)
@@ -308,6 +380,22 @@ class Roofline:
         """The (fractional) batch whose goodput is `output_tokens_per_s`, capped at max_batch, to within
         BATCH_TOLERANCE sequences: goodput rises with the batch, so the root stays bracketed; false
         position with the Illinois step converges in a few evaluations where halving takes thirty."""
+        # (max_batch itself may be the answer: its type is part of the key)
+        key = ("at", output_tokens_per_s, max_batch, type(output_tokens_per_s), type(max_batch))
+        memo = self._other_memo
+        if key not in memo:
+            memo[key] = self._batch_at_throughput(output_tokens_per_s, max_batch)
+        return memo[key]
+
+    def decode_only(self) -> Roofline:
+        """This roofline with nothing prefilled on it (a disaggregated decode group: its sequences arrive with
+        their KV), one copy per roofline."""
+        memo = self._other_memo
+        if "decode-only" not in memo:
+            memo["decode-only"] = replace(self, prefill_flops_per_token=0.0, prefill_comm_s_per_token=0.0)
+        return memo["decode-only"]
+
+    def _batch_at_throughput(self, output_tokens_per_s: float, max_batch: float) -> float:
         f_hi = self.goodput(max_batch) - output_tokens_per_s
         if f_hi <= 0:
             return max_batch
@@ -319,7 +407,7 @@ class Roofline:
             mid = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
             if not lo < mid < hi:
                 mid = 0.5 * (lo + hi)
-            f_mid = self.goodput(mid) - output_tokens_per_s
+            f_mid = self._goodput(mid) - output_tokens_per_s
             if f_mid < 0:
                 lo, f_lo = mid, f_mid
                 if side == -1:
@@ -380,6 +468,12 @@ def efficiency(precision: Precision, accelerator: Accelerator, p: EstimatorParam
         calibrated=p.is_calibrated(accelerator.generation, dtype_key) or accelerator.generation == "other")
 
 
+@kept
+def _efficiency(precision: Precision, accelerator: Accelerator, p: EstimatorParams, moe: bool,
+                mig: MigProfile | None) -> Efficiency:
+    return efficiency(precision, accelerator, p, moe=moe, mig=mig)
+
+
 def _attention_flops(accelerator: Accelerator, kv_bytes: float, eff: Efficiency, p: EstimatorParams,
                      mig: MigProfile | None) -> float:
     """Decode attention runs at the KV cache's precision: FP8 where the cache is 8-bit and the
@@ -433,7 +527,7 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
             "estimated — add it or give a measured goodput"
         )
     is_moe = _moe(model)
-    eff = efficiency(precision, accelerator, p, moe=is_moe, mig=mig)
+    eff = _efficiency(precision, accelerator, p, is_moe, mig)
     ln = link or links(accelerator, layout, p)
     tp_, dp, pp = layout.tp, layout.dp, layout.pp
     stage = layout.stage_gpus
@@ -548,7 +642,7 @@ def roofline(model: Model, precision: Precision, accelerator: Accelerator, tp: i
         prefill_flops_per_token=prefill_flops, prefill_comm_s_per_token=prefill_comm,
         prefill_alone_s_per_token=alone_per_token, prefill_alone_fixed_s=alone_fixed,
         prefill_servers=dp * pp, chunk_tokens=p.prefill_chunk_tokens,
-        c_attn=_attention_flops(accelerator, kvb, eff, p, mig), uncached_share=uncached, **spec)
+        c_attn=_attention_flops(accelerator, kvb, eff, p, mig), uncached_share=uncached, eff=eff, **spec)
 
 
 @dataclass(frozen=True)
@@ -620,7 +714,7 @@ def estimate(model: Model, precision: Precision, accelerator: Accelerator, tp: i
     if rl is None:  # a caller that has the replica's roofline (of these same arguments) passes it as `rl`
         rl = roofline(model, precision, accelerator, layout, input_tokens, output_tokens, mig=mig, params=p,
                       kv_bytes_per_elem=kv_bytes_per_elem, link=link)
-    eff = efficiency(precision, accelerator, p, moe=_moe(model), mig=mig)
+    eff = rl.eff or efficiency(precision, accelerator, p, moe=_moe(model), mig=mig)
     cap = p.max_batch if max_batch is None else min(max_batch, p.max_batch)
     kv_limited = max_batch is not None and max_batch <= p.max_batch
     return _best_batch(rl, cap, kv_limited, ttft_ms, tpot_ms, percentile, eff, p, layout.label)
@@ -734,9 +828,10 @@ def disaggregated(model: Model, precision: Precision, accelerator: Accelerator, 
                      roofline(model, precision, accelerator, prefill, input_tokens, 1, params=p,
                               kv_bytes_per_elem=kv_bytes_per_elem, link=prefill_link))
     # The decode group only decodes: its sequences arrive with their KV, nothing is prefilled there.
-    dec = replace(rooflines[0], prefill_flops_per_token=0.0, prefill_comm_s_per_token=0.0)
+    dec = rooflines[0].decode_only()
     pre = rooflines[1]
-    eff = efficiency(precision, accelerator, p, moe=_moe(model))
+    # the decode group's roofline is of these arguments (and no MIG slice): its efficiencies are these
+    eff = rooflines[0].eff or efficiency(precision, accelerator, p, moe=_moe(model))
     kvb = precision.kv_bytes_per_elem if kv_bytes_per_elem is None else kv_bytes_per_elem
     kv_seq = model.kv_gb_per_seq * GB if model.kv_gb_per_seq is not None else kv_bytes_per_seq(model, input_tokens or 1, kvb)
     # 0 is a stated bandwidth (no link between the groups), not a missing one: it never falls back.
