@@ -70,9 +70,11 @@ def write_plan(out: Path = OUT) -> Path:
     text = fc.yaml_text
     for pattern, repl in ((r"(?m)^plan: .*$", "plan: 2027-Q1 inference fleet (forecast)"),
                           (r"(?m)^  time_limit_s: .*$",
-                           "  time_limit_s: 3600          # a safety cap far above the solve's work "
+                           "  time_limit_s: 14400         # a safety cap far above the solve's work "
                            "(policy.work_limit), even beside a busy machine"),
-                          (r"(?m)^  mip_gap: .*$", "  mip_gap: 0.01               # the forecast issue's target: 1%")):
+                          (r"(?m)^  mip_gap: .*$", "  mip_gap: 0.01               # the forecast issue's target: 1%\n"
+                           "  work_limit: {shares: {search: 0.01}}   # the search's 200 nodes: it finds no cheaper plan "
+                           "than step 2's in 1,875")):
         text, n = re.subn(pattern, repl, text, count=1)
         assert n == 1, pattern
     text = HEADER + _without_leading_comments(text)
