@@ -212,8 +212,9 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
         run.incumbent, run.values = early
         prog.restore(early[1])
         gap = _gap(run.incumbent, run.bound)
-        proven = prog.solution(), run.info("optimal", gap, run.incumbent, run.bound, relaxed.overhead_s) \
-            if gap is not None and gap <= run.gap_target + 1e-12 else None
+        proven = None
+        if gap is not None and gap <= run.gap_target + 1e-12:
+            proven = prog.solution(), run.info("optimal", gap, run.incumbent, run.bound, relaxed.overhead_s)
     if proven is not None:
         return proven
     with work.step("search"):

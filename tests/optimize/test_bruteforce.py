@@ -155,3 +155,33 @@ def test_rounding_the_first_relaxation_before_cut_rounds_matches_brute_force(see
     result = solve_plan(path, SolveOptions(solver=solver))
     assert result.status == "optimal"
     assert result.cost_total == pytest.approx(best, rel=1e-7, abs=1e-6), json.dumps(plan)
+
+
+@pytest.mark.skipif("highs" not in SOLVERS, reason="HiGHS (highspy) is not installed")
+@pytest.mark.parametrize("seed", PLANNED[:10])
+def test_the_first_relaxations_plan_stands_when_step_2_again_has_none(seed: int, tmp_path: Path, monkeypatch) -> None:
+    """Rounding the first relaxation before the cut rounds (threshold 0), with step 2 run again finding no plan: the
+    first plan is kept — returned when proven against the lifted bound, else searched from — and the solve still
+    ends at the brute-force optimum."""
+    from optimizer.optimize import strategy
+
+    monkeypatch.setattr(strategy, "POLICY", replace(strategy.POLICY, round_first_min_columns=0))
+    calls = []
+    real = strategy.round_plan
+
+    def second_finds_none(run, relaxed, on_relaxed=None):
+        calls.append(run.incumbent)
+        if len(calls) == 1:
+            return real(run, relaxed, on_relaxed)
+        run.bound = max(run.bound or relaxed.objective, relaxed.objective)
+        run.incumbent, run.values = None, None
+        return None
+
+    monkeypatch.setattr(strategy, "round_plan", second_finds_none)
+    plan, best = expected(seed)
+    assert best is not None, f"seed {seed} has no plan: list it in NO_PLAN"
+    path = tmp_path / "plan.yaml"
+    path.write_text(json.dumps(plan, indent=1), encoding="utf-8")
+    result = solve_plan(path, SolveOptions(solver="highs"))
+    assert result.status == "optimal"
+    assert result.cost_total == pytest.approx(best, rel=1e-7, abs=1e-6), json.dumps(plan)
