@@ -16,7 +16,7 @@ from optimizer.optimize.solver import available_solvers
 
 from tests.helpers.paths import ROOT
 from tests.helpers.solving import NO_TIME_LIMIT
-from tests.helpers.steps import patch_steps
+from tests.helpers.steps import no_plan_within_nodes, patch_steps
 
 SEED = ROOT / "plans" / "seed-fleet.yaml"
 Q4 = ROOT / "plans" / "q4.yaml"
@@ -307,17 +307,7 @@ def test_exit_3_no_plan_within_the_work_limit(tmp_path, monkeypatch):
     """No plan at all within the work limit (every integer program stopped on its nodes without one: the solver
     stood in for, the same on every machine) is a solver failure, exit 3, with the error object and nothing
     written."""
-    from optimizer.optimize import work
-    from optimizer.optimize.solution import SolveInfo
-    from optimizer.optimize.solver import solve as real_solve
-
-    def no_plan(prob, solver="highs", **kw):
-        if kw.get("relax"):
-            return real_solve(prob, solver, **kw)
-        work.record(0, kw.get("node_limit") or 1, "nodes")
-        return SolveInfo(solver, "error", 0.0, None, None, None)
-
-    patch_steps(monkeypatch, "solve", no_plan)
+    patch_steps(monkeypatch, "solve", no_plan_within_nodes)
     res = invoke("solve", SEED, "--json", "--alternatives", "0", "-o", tmp_path / "out")
     assert res.exit_code == 3, res.output
     assert json.loads(res.stdout)["status"] == "error"

@@ -20,3 +20,16 @@ def patch_steps(monkeypatch, name: str, value: Any) -> None:
     assert found, f"no step module has {name}"
     for module in found:
         monkeypatch.setattr(module, name, value)
+
+
+def no_plan_within_nodes(prob, solver: str = "highs", **kw):
+    """A stand-in for the steps' `solve`: relaxations solve as usual, and every integer program stops on its nodes
+    without a plan (recorded as work, so the same on every machine). Patch it in with patch_steps(…, "solve", …)."""
+    from optimizer.optimize import work
+    from optimizer.optimize.solution import SolveInfo
+    from optimizer.optimize.solver import solve
+
+    if kw.get("relax"):
+        return solve(prob, solver, **kw)
+    work.record(0, kw.get("node_limit") or 1, "nodes")
+    return SolveInfo(solver, "error", 0.0, None, None, None)

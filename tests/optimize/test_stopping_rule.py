@@ -11,14 +11,13 @@ import pytest
 from optimizer.errors import SolverError
 from optimizer.optimize import solver as solver_module
 from optimizer.optimize import strategy, work
-from optimizer.optimize.solution import SolveInfo
 from optimizer.optimize.solver import available_solvers, solve
 from optimizer.optimize.strategy import SolveOptions
 from optimizer.pipeline import solve_plan
 from optimizer.results.jsonio import to_dict
 
 from tests.helpers.small_plans import batch, interactive, offer, plan, write
-from tests.helpers.steps import patch_steps
+from tests.helpers.steps import no_plan_within_nodes, patch_steps
 from tests.helpers.solving import random_cover
 
 
@@ -91,13 +90,7 @@ def test_past_the_safety_cap_the_first_plan_still_comes_out(tmp_path, monkeypatc
 def test_no_plan_within_the_work_limit_is_an_error_naming_it(tmp_path, monkeypatch):
     """Exit 3 is left for no plan at all: every integer program stopped on its nodes without a plan (the solver
     stood in for, so the same on every machine) is an error naming the work limit, never a plan."""
-    def no_plan(prob, solver="highs", **kw):
-        if kw.get("relax"):
-            return solve(prob, solver, **kw)
-        work.record(0, kw.get("node_limit") or 1, "nodes")
-        return SolveInfo(solver, "error", 0.0, None, None, None)
-
-    patch_steps(monkeypatch, "solve", no_plan)
+    patch_steps(monkeypatch, "solve", no_plan_within_nodes)
     with pytest.raises(SolverError, match=r"without a feasible plan within the work limit"):
         solve_plan(write(tmp_path, _plan()), SolveOptions(solver="highs", alternatives=0))
 
