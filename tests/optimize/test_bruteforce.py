@@ -28,6 +28,17 @@ PLANNED = [s for s in SEEDS if s not in NO_PLAN][:30]
 """The first 30 seeds with a plan."""
 
 
+def _solves_to_the_brute_force_optimum(seed: int, solver: str, tmp_path: Path) -> None:
+    """Seed `seed`'s random plan, which has a plan, solved by `solver`: proven, at the enumerator's optimum."""
+    plan, best = expected(seed)
+    assert best is not None, f"seed {seed} has no plan: list it in NO_PLAN"
+    path = tmp_path / "plan.yaml"
+    path.write_text(json.dumps(plan, indent=1), encoding="utf-8")
+    result = solve_plan(path, SolveOptions(solver=solver))
+    assert result.status == "optimal"
+    assert result.cost_total == pytest.approx(best, rel=1e-7, abs=1e-6), json.dumps(plan)
+
+
 # --- the tests ----------------------------------------------------------------------------------------
 
 
@@ -130,13 +141,7 @@ def test_configs_chosen_whole_when_the_held_plan_is_far_match_brute_force(seed: 
     from optimizer.optimize import strategy
 
     monkeypatch.setattr(strategy, "POLICY", replace(strategy.POLICY, choice_min_rows=0, far_from_bound=0.0))
-    plan, best = expected(seed)
-    assert best is not None, f"seed {seed} has no plan: list it in NO_PLAN"
-    path = tmp_path / "plan.yaml"
-    path.write_text(json.dumps(plan, indent=1), encoding="utf-8")
-    result = solve_plan(path, SolveOptions(solver="highs"))
-    assert result.status == "optimal"
-    assert result.cost_total == pytest.approx(best, rel=1e-7, abs=1e-6), json.dumps(plan)
+    _solves_to_the_brute_force_optimum(seed, "highs", tmp_path)
 
 
 @pytest.mark.parametrize(("seed", "solver"), seeds_by_solver(PLANNED[:20], SOLVERS))
@@ -148,13 +153,7 @@ def test_rounding_the_first_relaxation_before_cut_rounds_matches_brute_force(see
     from optimizer.optimize import strategy
 
     monkeypatch.setattr(strategy, "POLICY", replace(strategy.POLICY, round_first_min_columns=0))
-    plan, best = expected(seed)
-    assert best is not None, f"seed {seed} has no plan: list it in NO_PLAN"
-    path = tmp_path / "plan.yaml"
-    path.write_text(json.dumps(plan, indent=1), encoding="utf-8")
-    result = solve_plan(path, SolveOptions(solver=solver))
-    assert result.status == "optimal"
-    assert result.cost_total == pytest.approx(best, rel=1e-7, abs=1e-6), json.dumps(plan)
+    _solves_to_the_brute_force_optimum(seed, solver, tmp_path)
 
 
 @pytest.mark.skipif("highs" not in SOLVERS, reason="HiGHS (highspy) is not installed")
@@ -178,10 +177,4 @@ def test_the_first_relaxations_plan_stands_when_step_2_again_has_none(seed: int,
         return None
 
     monkeypatch.setattr(strategy, "round_plan", second_finds_none)
-    plan, best = expected(seed)
-    assert best is not None, f"seed {seed} has no plan: list it in NO_PLAN"
-    path = tmp_path / "plan.yaml"
-    path.write_text(json.dumps(plan, indent=1), encoding="utf-8")
-    result = solve_plan(path, SolveOptions(solver="highs"))
-    assert result.status == "optimal"
-    assert result.cost_total == pytest.approx(best, rel=1e-7, abs=1e-6), json.dumps(plan)
+    _solves_to_the_brute_force_optimum(seed, "highs", tmp_path)
