@@ -33,6 +33,7 @@ from optimizer.optimize.calendar import Segments, key_at, segment
 from optimizer.optimize.cuts import define_pooled_rounding
 from optimizer.optimize.model import build_model
 from optimizer.optimize.moves import fix_schedule, moving_offers
+from optimizer.optimize.pieces import Pieces
 from optimizer.optimize.policy import SolvePolicy
 from optimizer.optimize.program import Program
 from optimizer.optimize.solution import Solution, SolveInfo
@@ -159,14 +160,14 @@ def _solve_candidates(loaded: LoadedPlan, cands: CandidateSet, options: SolveOpt
         if options.progress is not None:
             options.progress("alternatives", time.perf_counter() - started, info.objective, info.bound)
         ranked = ranked_alternatives(loaded.plan, prog.offers, cands.by_workload, sol.chosen)
-        pricing = _pricing_program(loaded, cands, segments, prog, sol.chosen, ranked, options.alternatives,
-                                   baseline, policy)
+        pricing, apart = _pricing_program(loaded, cands, segments, prog, sol.chosen, ranked, options.alternatives,
+                                          baseline, policy)
         if info.name in policy.pooled_solvers:
             define_pooled_rounding(pricing, sol.chosen)  # every re-solve holds the plan's configs but one
         with work.step("price"):
             sol = replace(sol, forced=price_alternatives(pricing, sol.chosen, ranked, options.alternatives,
                                                          info.objective, info.name, policy.mip_gap, policy,
-                                                         started))
+                                                         started, Pieces.of(pricing) if apart else None))
     return sol, info
 
 
@@ -241,7 +242,7 @@ def _solve(prog: Program, loaded: LoadedPlan, cands: CandidateSet, segments: Seg
 
 def _pricing_program(loaded: LoadedPlan, cands: CandidateSet, segments: Segments, prog: Program,
                      chosen: dict[str, str], ranked: dict[str, list], per_workload: int,
-                     baseline: dict[str, tuple[str, float]] | None, policy: SolvePolicy) -> Program:
+                     baseline: dict[str, tuple[str, float]] | None, policy: SolvePolicy) -> tuple[Program, bool]:
     """The program the alternatives are priced in. Each re-solve holds every workload but one on its chosen config
     and that one on an alternative, so only the chosen configs and those price_alternatives may try count: on a
     program of at least policy.price_apart_min_columns variables, the program of just those (a split workload's
@@ -249,18 +250,19 @@ def _pricing_program(loaded: LoadedPlan, cands: CandidateSet, segments: Segments
     no re-solve can use. Not with a baseline (a last config left out would cost nothing to leave), moving workloads
     (a schedule's configs), GPUs shared in a group (its members' configs size it), nor servers owned or signed for
     and spend commitments (their offers carry costs of their own, whatever configs are left). A plan with sole-tenant
-    configs is priced where every offer has its hours: such a config's cost in `prog` may be only a bound."""
+    configs is priced where every offer has its hours: such a config's cost in `prog` may be only a bound. True with
+    the program of just those configs: its alternatives are priced piece by piece (optimize.pieces)."""
     plan = loaded.plan
     large = len(prog.prob.variables()) >= policy.price_apart_min_columns
     if not large or baseline or prog.movers or plan.policy.share_pools or plan.owned or plan.commitments \
             or plan.savings_plans:
-        return build_model(loaded, cands, segments, cuts=True, baseline=baseline) if prog.sole_tenant else prog
+        return (build_model(loaded, cands, segments, cuts=True, baseline=baseline) if prog.sole_tenant else prog), False
     split = prog.split_workloads
     tried = {w: {c.key for c in alts[:2 * per_workload]} | {chosen.get(w)} for w, alts in ranked.items()}
     restricted = replace(cands, by_workload={
         w: cs if w in split else [c for c in cs if c.key in tried.get(w, {chosen.get(w)})]
         for w, cs in cands.by_workload.items()})
-    return build_model(loaded, restricted, segments, cuts=False)
+    return build_model(loaded, restricted, segments, cuts=False), True
 
 
 def _settled_configs(prog: Program, fix: dict[str, str]) -> bool:

@@ -17,15 +17,10 @@ from optimizer.errors import InfeasiblePlan
 from optimizer.optimize.solver import available_solvers
 from optimizer.pipeline import SolveOptions, solve_plan
 
-from tests.helpers.bruteforce import SEEDS, brute_force, expected
+from tests.helpers.bruteforce import NO_PLAN, PLANNED, SEEDS, brute_force, expected
 from tests.helpers.solving import seeds_by_solver
 
 SOLVERS = available_solvers()
-NO_PLAN = (7, 25)
-"""The seeds whose caps no purchase meets: the enumerator proves it, and test_optimizer_matches_brute_force
-checks that the program agrees (InfeasiblePlan)."""
-PLANNED = [s for s in SEEDS if s not in NO_PLAN][:30]
-"""The first 30 seeds with a plan."""
 
 
 def _solves_to_the_brute_force_optimum(seed: int, solver: str, tmp_path: Path) -> None:

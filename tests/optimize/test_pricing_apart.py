@@ -1,9 +1,11 @@
 """Alternatives priced in the program of only the configs the re-solves can use (strategy._pricing_program, on
-programs of at least policy.price_apart_min_columns variables): the same price and status for every alternative as
-priced in the whole solved program, for HiGHS and CBC. No clock decides anything here (NO_TIME_LIMIT)."""
+programs of at least policy.price_apart_min_columns variables), each re-solving only the pieces of it its configs are
+in (optimize.pieces): the same price and status for every alternative as priced in the whole solved program, for
+HiGHS and CBC. No clock decides anything here (NO_TIME_LIMIT)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -11,11 +13,15 @@ import pytest
 from optimizer.candidates.build import build_candidates
 from optimizer.inputs.loading import load_plan
 from optimizer.optimize import strategy
+from optimizer.optimize.calendar import segment
+from optimizer.optimize.model import build_model
+from optimizer.optimize.pieces import Pieces
 from optimizer.optimize.solver import available_solvers
 from optimizer.optimize.strategy import SolveOptions, solve_candidates
 
+from tests.helpers.bruteforce import PLANNED, random_plan
 from tests.helpers.small_plans import PEAKY, batch, interactive, offer, plan, write
-from tests.helpers.solving import NO_TIME_LIMIT
+from tests.helpers.solving import NO_TIME_LIMIT, seeds_by_solver
 
 
 def _plan() -> dict:
@@ -46,3 +52,75 @@ def test_alternatives_priced_apart_cost_what_they_cost_in_the_whole_program(tmp_
             assert g.difference is None, key
         else:
             assert g.difference == pytest.approx(f.difference, abs=1e-6 * max(1.0, abs(whole_info.objective))), key
+
+
+def _prices(loaded, cands, solver: str, monkeypatch, apart_from: int):
+    monkeypatch.setattr(strategy, "POLICY", replace(strategy.POLICY, price_apart_min_columns=apart_from))
+    return solve_candidates(loaded, cands, SolveOptions(solver=solver, time_limit_s=NO_TIME_LIMIT, mip_gap=0.0,
+                                                        alternatives=2))
+
+
+@pytest.mark.parametrize(("seed", "solver"), seeds_by_solver(PLANNED[:16], available_solvers()))
+def test_alternatives_priced_by_piece_cost_what_they_cost_in_the_whole_program(seed, solver, tmp_path, monkeypatch):
+    """The brute-force suite's random plans (reservations, spot, batch, day types, shared pools): each alternative
+    priced piece by piece (optimize.pieces: only the pieces of the program its two configs are in, re-solved) costs
+    what re-solving the whole program with the other choices kept costs, with the same status, for HiGHS and CBC.
+    A plan whose pricing is never taken apart (owned servers, commitments; strategy._pricing_program) prices the
+    same way twice."""
+    path = tmp_path / "plan.yaml"
+    path.write_text(json.dumps(random_plan(seed), indent=1), encoding="utf-8")
+    loaded = load_plan(path)
+    cands = build_candidates(loaded)
+    whole, whole_info = _prices(loaded, cands, solver, monkeypatch, 10**9)
+    apart, apart_info = _prices(loaded, cands, solver, monkeypatch, 0)
+    assert apart.chosen == whole.chosen and apart_info.objective == pytest.approx(whole_info.objective)
+    assert set(apart.forced) == set(whole.forced)
+    for key, f in whole.forced.items():
+        g = apart.forced[key]
+        assert g.how == f.how, key
+        if f.difference is None:
+            assert g.difference is None, key
+        else:
+            assert g.difference == pytest.approx(f.difference, abs=1e-6 * max(1.0, abs(whole_info.objective))), key
+
+
+def test_pieces_follow_the_rows(tmp_path):
+    """With every choice held the program falls apart by offer here (no row spans two), each piece holds the
+    rows of one offer, and a config's choice column is in the rows of its own offer's piece alone."""
+    loaded = load_plan(write(tmp_path, _plan()))
+    cands = build_candidates(loaded)
+    prog = build_model(loaded, cands, segment(loaded.plan, cands.offer_ids()))
+    pieces = Pieces.of(prog)
+    offers_of_piece: dict[int, set[str]] = {}
+    for c in cands.all():
+        for piece in pieces.touched((c.key,)):
+            if piece >= 0:
+                offers_of_piece.setdefault(piece, set()).add(c.offer)
+    assert offers_of_piece and all(len(offers) == 1 for offers in offers_of_piece.values())
+
+
+def test_pricing_stops_on_a_count_breadth_first(tmp_path, monkeypatch):
+    """policy.price_max_alternatives: each workload's nearest alternative is tried before any workload's next one,
+    and past the count each workload's next one reads "not priced" — a count, the same on every machine."""
+    loaded = load_plan(write(tmp_path, _plan()))
+    cands = build_candidates(loaded)
+    options = SolveOptions(time_limit_s=NO_TIME_LIMIT, mip_gap=0.0, alternatives=2)
+    seen = {}
+    real = strategy.price_alternatives
+
+    def kept(prog, chosen, ranked, *args):
+        seen.update(ranked)
+        return real(prog, chosen, ranked, *args)
+
+    monkeypatch.setattr(strategy, "price_alternatives", kept)
+    full, _ = solve_candidates(loaded, cands, options)
+    ranked = {w: [c.key for c in alts if c.key in full.forced] for w, alts in seen.items()}
+    firsts = {w: keys[0] for w, keys in ranked.items() if keys}
+    assert len(firsts) >= 2 and any(len(keys) >= 2 for keys in ranked.values())
+    monkeypatch.setattr(strategy, "POLICY", replace(strategy.POLICY, price_max_alternatives=len(firsts)))
+    cut, _ = solve_candidates(loaded, cands, options)
+    priced = {k for k, f in cut.forced.items() if f.how != "not priced"}
+    assert priced == set(firsts.values())
+    assert all(cut.forced[k] == full.forced[k] for k in priced)
+    assert {k for k, f in cut.forced.items() if f.how == "not priced"} == \
+        {keys[1] for keys in ranked.values() if len(keys) >= 2}
