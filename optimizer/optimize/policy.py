@@ -187,8 +187,8 @@ class SolvePolicy:
     (forcing.py) start from such a plan, then search within the search step's share of the nodes, each."""
     price_max_alternatives: int = 1_000
     """At most this many alternatives are tried in one solve, breadth first (every workload's nearest alternative, then
-    every workload's next, …); past it each workload's next one reads "not priced". A count, so the same alternatives
-    are priced on every machine, and sized so a plan of a thousand workloads prices each one's nearest alternative well
+    every workload's next, …); past it each workload's next one reads "not priced" (solver.stopped_by price:
+    alternatives; --work-limit scales it). A count, so the same alternatives are priced on every machine, and sized so a plan of a thousand workloads prices each one's nearest alternative well
     within the safety cap on a busy machine (piece by piece, below)."""
     price_apart_min_columns: int = 20_000
     """A program of at least this many variables prices its alternatives in the program of only the configs the

@@ -12,7 +12,8 @@ from typing import Literal
 from optimizer.optimize.calendar import Segments
 
 Status = Literal["optimal", "feasible", "infeasible", "error"]
-StopReason = Literal["optimal", "gap", "safety cap", "nodes", "iterations", "solutions", "infeasible", "error"]
+StopReason = Literal["optimal", "gap", "safety cap", "nodes", "iterations", "alternatives", "solutions", "infeasible",
+                     "error"]
 """What ended a solver call: a proof (optimal: no gap left; gap: within the gap asked; infeasible), a limit (nodes,
 simplex iterations, solutions: the first plan asked for; "safety cap": the wall clock), or an error."""
 

@@ -9,13 +9,14 @@ calls belong to (step). A call outside a tally (a study's side solve, explain's 
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import replace
 from contextvars import ContextVar
 from typing import Iterator
 
 from optimizer.optimize.solution import StepWork, StopReason
 
-STOPS: tuple[StopReason, ...] = ("error", "safety cap", "iterations", "nodes", "solutions", "gap", "optimal",
-                                 "infeasible")
+STOPS: tuple[StopReason, ...] = ("error", "safety cap", "iterations", "nodes", "alternatives", "solutions", "gap",
+                                 "optimal", "infeasible")
 """What can stop a solver call, the one that says least about the answer first: a step's calls are said by the
 first of these any of them stopped on ("safety cap": cut short by the wall clock, the one stop a faster machine
 might not have made — every other is the same on every machine)."""
@@ -33,6 +34,11 @@ class Tally:
         stop = min(was.stopped_by, stopped_by, key=STOPS.index) if was.solves else stopped_by
         self.steps[self.current] = StepWork(self.current, was.solves + 1, was.simplex_iterations + iterations,
                                             was.mip_nodes + nodes, stop)
+
+    def stop(self, stopped_by: StopReason) -> None:
+        """The current step ended on a limit of its own (no solver call stopped on it): counted as its stop."""
+        was = self.steps.get(self.current, StepWork(self.current, 0, 0, 0, stopped_by))
+        self.steps[self.current] = replace(was, stopped_by=min(was.stopped_by, stopped_by, key=STOPS.index))
 
     def work(self) -> tuple[StepWork, ...]:
         return tuple(self.steps.values())
@@ -76,6 +82,14 @@ def record(iterations: int | None, nodes: int | None, stopped_by: StopReason) ->
     active = _ACTIVE.get()
     if active is not None:
         active.add(max(0, iterations or 0), max(0, nodes or 0), stopped_by)
+
+
+def stopped(stopped_by: StopReason) -> None:
+    """The tally's current step ended on a limit of its own — its share of the work checked between its calls, or a
+    count — rather than on one its solver calls reported (nothing when no tally is kept)."""
+    active = _ACTIVE.get()
+    if active is not None:
+        active.stop(stopped_by)
 
 
 def spent(step: str) -> tuple[int, int]:

@@ -358,7 +358,8 @@ _SolverJson = _model("Solver", "The solve: solver, seconds, proven gap and statu
         "branch-and-bound nodes."))),
     "stopped_by": (dict[str, StopReason | Literal["time"]], Field(default_factory=dict, description=(
         "Step → what stopped its calls, the one that says least first: error, safety cap (the wall clock: the one "
-        "stop that may differ between machines), iterations, nodes, solutions (a first plan), gap, optimal, "
+        "stop that may differ between machines), iterations, nodes, alternatives (pricing stopped at its count of "
+        "alternatives tried), solutions (a first plan), gap, optimal, "
         "infeasible. \"time\", in results written before the work limits, reads as safety cap."))),
     "decomposition": (_DecompositionJson | None, Field(None, description=(  # type: ignore[valid-type]
         "Present when a scenario plan was solved by scenario (policy.decompose): the method, its rounds, the "

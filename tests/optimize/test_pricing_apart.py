@@ -113,12 +113,14 @@ def test_pricing_stops_on_a_count_breadth_first(tmp_path, monkeypatch):
         return real(prog, chosen, ranked, *args)
 
     monkeypatch.setattr(strategy, "price_alternatives", kept)
-    full, _ = solve_candidates(loaded, cands, options)
+    full, full_info = solve_candidates(loaded, cands, options)
     ranked = {w: [c.key for c in alts if c.key in full.forced] for w, alts in seen.items()}
     firsts = {w: keys[0] for w, keys in ranked.items() if keys}
     assert len(firsts) >= 2 and any(len(keys) >= 2 for keys in ranked.values())
     monkeypatch.setattr(strategy, "POLICY", replace(strategy.POLICY, price_max_alternatives=len(firsts)))
-    cut, _ = solve_candidates(loaded, cands, options)
+    cut, cut_info = solve_candidates(loaded, cands, options)
+    stops = [{w.step: w.stopped_by for w in info.work}.get("price") for info in (full_info, cut_info)]
+    assert stops[0] != "alternatives" and stops[1] == "alternatives"
     priced = {k for k, f in cut.forced.items() if f.how != "not priced"}
     assert priced == set(firsts.values())
     assert all(cut.forced[k] == full.forced[k] for k in priced)

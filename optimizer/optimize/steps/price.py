@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 
 from optimizer.candidates.types import Candidate
+from optimizer.optimize import work
 from optimizer.optimize.pieces import Pieces
 from optimizer.optimize.policy import DEFAULT_POLICY, SolvePolicy
 from optimizer.optimize.program import Program
-from optimizer.optimize.solution import Forced, SolveInfo
+from optimizer.optimize.solution import Forced, SolveInfo, StopReason
 from optimizer.optimize.solver import solve
 from optimizer.optimize.steps.run import cap_left, work_left
 
@@ -88,8 +89,9 @@ def price_alternatives(prog: Program, chosen: dict[str, str], ranked: dict[str, 
         for workload, alts in left.items():
             while alts and priced[workload] < per_workload:
                 alt = alts.pop(0)
-                if tried >= policy.price_max_alternatives or work_left(policy, "price")[1] <= 0 \
-                        or cap_left(policy, started) <= 0:
+                limit = _limit(policy, started, tried)
+                if limit is not None:
+                    work.stopped(limit)
                     out[alt.key] = Forced(None, "not priced")
                     alts.clear()
                     break
@@ -102,6 +104,18 @@ def price_alternatives(prog: Program, chosen: dict[str, str], ranked: dict[str, 
             if priced[workload] >= per_workload:
                 alts.clear()
     return out
+
+
+def _limit(policy: SolvePolicy, started: float, tried: int) -> StopReason | None:
+    """What stops pricing before the next alternative: the safety cap, the price step's share of the simplex
+    iterations, or the count of alternatives tried (policy.price_max_alternatives); None: nothing yet."""
+    if cap_left(policy, started) <= 0:
+        return "safety cap"
+    if work_left(policy, "price")[1] <= 0:
+        return "iterations"
+    if tried >= policy.price_max_alternatives:
+        return "alternatives"
+    return None
 
 
 def _priced(prog: Program, pieces: Pieces | None, plan: set[str], chosen: dict[str, str], workload: str, key: str,

@@ -52,9 +52,11 @@ def solve_policy(loaded: LoadedPlan, options: SolveOptions, base: SolvePolicy) -
     solver, cap, gap = settings(loaded, options)
     stated = loaded.plan.policy.work_limit
     limit = WorkLimit(stated.nodes, stated.lp_iterations, stated.shares.model_dump())
+    priced = base.price_max_alternatives
     if options.work_limit is not None:
         limit = limit.scaled(options.work_limit)
-    return replace(base, solver=solver, mip_gap=gap, safety_cap_s=cap, work=limit,
+        priced = max(1, round(priced * options.work_limit))
+    return replace(base, solver=solver, mip_gap=gap, safety_cap_s=cap, work=limit, price_max_alternatives=priced,
                    decompose=getattr(loaded.plan.policy, "decompose", base.decompose))
 
 
