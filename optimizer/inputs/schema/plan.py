@@ -255,8 +255,9 @@ class WorkShares(Strict):
     settle: float = Field(default=0.25, gt=0, le=1)
     """Configs alone at their offer made exact, and their hours (nodes and iterations)."""
     price: float = Field(default=0.5, gt=0, le=1)
-    """Pricing the alternatives (iterations; each alternative also stops at 200 nodes): past it the rest are
-    "not priced"."""
+    """Pricing the alternatives (iterations; each alternative also stops at 200 nodes, and at most 1,000 alternatives
+    are tried, breadth first: every workload's nearest one before any workload's next): past it the rest are "not
+    priced"."""
 
 
 class WorkLimit(Strict):
