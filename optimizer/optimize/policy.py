@@ -186,15 +186,16 @@ class SolvePolicy:
     calls have spent the price step's share of the simplex iterations (WorkLimit). explain's forced re-solves
     (forcing.py) start from such a plan, then search within the search step's share of the nodes, each."""
     price_max_alternatives: int = 1_000
-    """At most this many alternatives are tried in one solve, breadth first (every workload's nearest alternative, then
-    every workload's next, …); past it each workload's next one reads "not priced" (solver.stopped_by price:
-    alternatives; --work-limit scales it). A count, so the same alternatives are priced on every machine, and sized so a plan of a thousand workloads prices each one's nearest alternative well
-    within the safety cap on a busy machine (piece by piece, below)."""
+    """At most this many alternatives are tried in one solve, breadth first (every workload's nearest alternative,
+    then every workload's next, …); past it each workload's next one reads "not priced" (solver.stopped_by price:
+    alternatives; --work-limit scales it). A count, so the same alternatives are priced on every machine, and sized
+    so a plan of a thousand workloads prices each one's nearest alternative well within the safety cap on a busy
+    machine (piece by piece, below)."""
     price_apart_min_columns: int = 20_000
     """A program of at least this many variables prices its alternatives in the program of only the configs the
-    re-solves can use (strategy._pricing_program), and each alternative re-solves only the pieces of it (optimize.pieces:
-    in practice its two configs' offers) that its configs are in: the same prices, each re-solve handed a sliver of the
-    program. Below it (most shipped plans) the solved program itself is re-solved whole."""
+    re-solves can use (strategy._pricing_program), and each alternative re-solves only the pieces of it that its
+    configs are in (optimize.pieces: in practice its two configs' offers): the same prices, each re-solve handed a
+    sliver of the program. Below it (most shipped plans) the solved program itself is re-solved whole."""
 
 
 DEFAULT_POLICY = SolvePolicy()

@@ -9,8 +9,8 @@ calls belong to (step). A call outside a tally (a study's side solve, explain's 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import replace
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Iterator
 
 from optimizer.optimize.solution import StepWork, StopReason
