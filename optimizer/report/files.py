@@ -6,6 +6,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from optimizer.atomic import atomic_write
+from optimizer.results.jsonio import as_written
 from optimizer.results.types import PlanResult
 
 
@@ -31,6 +32,7 @@ def write_reports(result: PlanResult, outdir: Path, name: str, json_text: str | 
         for stale in outdir.glob(f".{name}.{ext}.*.tmp"):
             stale.unlink(missing_ok=True)
     made = provenance()  # one time for both files
+    result = as_written(result)  # one conversion for both files
     html_text = render_html(result, made)
     targets = report_paths(outdir, name, json_text is not None)
     with ExitStack() as stack:

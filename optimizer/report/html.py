@@ -26,7 +26,7 @@ from optimizer.report.provenance import Provenance, price_sources, provenance
 from optimizer.resources import templates_dir
 from optimizer.results.cashflow import pnl_and_cash
 from optimizer.results import showback as sb
-from optimizer.results.jsonio import from_dict, to_dict
+from optimizer.results.jsonio import as_written
 from optimizer.results.own import book_view
 from optimizer.results.types import PlanResult, WorkloadResult
 
@@ -41,7 +41,7 @@ def write_html(result: PlanResult, path: Path) -> None:
 
 
 def render_html(result: PlanResult, made: Provenance | None = None) -> str:
-    result = from_dict(to_dict(result))  # the numbers the JSON keeps: `report` re-renders the same bytes
+    result = as_written(result)  # the numbers the JSON keeps: `report` re-renders the same bytes
     made = made or provenance()
     env = Environment(loader=FileSystemLoader(str(templates_dir())), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)

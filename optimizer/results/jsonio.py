@@ -508,6 +508,17 @@ def _end_as_last_day(n: NewReservation) -> NewReservation:
     return n
 
 
+def as_written(result: PlanResult) -> PlanResult:
+    """The result with the numbers its JSON keeps (rounded as to_dict rounds them): what the workbook and the report
+    render, so `planopt report` on the saved JSON writes what `planopt solve` did. A result already made so is
+    returned as is (the round trip gives it back unchanged), so the files written together convert it once."""
+    if getattr(result, "_as_written", False):
+        return result
+    written = from_dict(to_dict(result))
+    object.__setattr__(written, "_as_written", True)
+    return written
+
+
 def from_dict(d: dict[str, Any]) -> PlanResult:
     """Rebuild a PlanResult from its JSON as parsed (`report` re-renders the numbers the file keeps), the JSON
     of any format written before included. It checks nothing: `read_result` checks a file before it builds one."""

@@ -29,7 +29,7 @@ from optimizer.report.xlsx.spend import has_spend, write_spend
 from optimizer.report.xlsx.summary import write_summary
 from optimizer.report.xlsx.supply import write_supply
 from optimizer.report.xlsx.workloads import write_workloads
-from optimizer.results.jsonio import from_dict, to_dict
+from optimizer.results.jsonio import as_written
 from optimizer.results.types import PlanResult
 
 SHEETS = ("Summary", "Assumptions", "Workloads", "Purchases", "Commitments", "Cash flow", "Showback", "Supply",
@@ -64,7 +64,7 @@ def write_workbook(result: PlanResult, path: Path) -> None:
 def build_workbook(result: PlanResult, target: Path, made: Provenance | None = None) -> None:
     # The numbers the JSON keeps (rounded as it rounds them), so `planopt report` on the saved
     # JSON writes the same workbook as `planopt solve` did (with SOURCE_DATE_EPOCH set: the same bytes).
-    result = from_dict(to_dict(result))
+    result = as_written(result)
     made = made or provenance()
     wb = xlsxwriter.Workbook(str(target), {
         "strings_to_formulas": False, "strings_to_urls": False, "strings_to_numbers": False,
