@@ -35,10 +35,12 @@ from optimizer.optimize.program import (
     config_id,
     gpu_cands,
     is_split,
+    plain_sum,
     share_groups,
     reserved_nodes,
     split_classes,
     split_goodput,
+    weighted_sum,
     workload_id,
     workloads_of,
 )
@@ -211,7 +213,7 @@ def define_variables(prog: Program) -> None:
     for o, p, s, h in sorted(prog.pool_demand):
         offer = prog.offers[o]
         m = offer.gpus_per_node
-        tiers = allowed_tiers(plan, offer, p)
+        tiers = prog.tiers(o, p)
         bound = ub.get((o, p, s, h), 0)
         already_paid = reserved_nodes(prog, o, p, tiers) or prog.segments.committed_at(o, s)
         if already_paid and (shared and len(pools_of_offer[o]) > 1 or o in prog.own):
@@ -267,20 +269,35 @@ def define_variables(prog: Program) -> None:
 
 
 def _pool_demand(prog: Program) -> dict[OfferPoolHour, pulp.LpAffineExpression]:
-    """GPU demand grouped by (offer, pool, segment, hour), built term by term (fast)."""
-    terms: dict[OfferPoolHour, dict] = {}
+    """GPU demand grouped by (offer, pool, segment, hour), built term by term (fast): each sum's terms listed in
+    the configs' order and made one expression at the end (a variable is hashed by PuLP in Python, once per
+    dictionary operation, and a large plan has millions of these terms)."""
+    terms: dict[OfferPoolHour, list] = {}
     consts: dict[OfferPoolHour, float] = {}
     for w in prog.plan.workloads:
         for c in gpu_cands(prog, w):
-            for (d, h), (coef, var) in prog.gpu_demand.get(c.key, {}).items():
-                k = (c.offer, c.pool, d, h)  # type: ignore[assignment]
+            gd = prog.gpu_demand.get(c.key)
+            if not gd:
+                continue
+            o, p = c.offer, c.pool
+            for (d, h), (coef, var) in gd.items():
+                k = (o, p, d, h)
+                t = terms.get(k)
+                if t is None:
+                    t = terms[k] = []
                 if var is None:
                     consts[k] = consts.get(k, 0.0) + coef
-                    terms.setdefault(k, {})
                 else:
-                    t = terms.setdefault(k, {})
-                    t[var] = t.get(var, 0.0) + coef
-    return {k: pulp.LpAffineExpression(list(t.items()), constant=consts.get(k, 0.0)) for k, t in terms.items()}
+                    t.append((var, 0.0 + coef))
+    out = {}
+    for k, t in terms.items():
+        e = pulp.LpAffineExpression(t, constant=consts.get(k, 0.0))
+        if len(e) != len(t):  # a variable twice in one sum: its coefficients added, in order
+            e = pulp.LpAffineExpression(constant=consts.get(k, 0.0))
+            for var, coef in t:
+                e[var] = e.get(var, 0.0) + coef
+        out[k] = e
+    return out
 
 
 def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
@@ -550,36 +567,52 @@ def define_supply(prog: Program) -> None:
     """Rows of family `supply` (optimize.families), per (offer, pool, segment, hour) with demand. Where
     the pool borrows nothing (pools do not share, or it is the offer's only pool) its own reserved and
     committed GPUs stand in for L."""
-    plan = prog.plan
     for o, p, s, h in sorted(prog.pool_demand):
         offer = prog.offers[o]
         m = offer.gpus_per_node
-        tiers = allowed_tiers(plan, offer, p)
-        supply = []
+        # Σ supply ≥ demand as PuLP's `lpSum(supply) >= demand` makes it (terms in that order, the same
+        # coefficients), from lists: the row is one of the program's largest families
+        terms: list = []
+        constant = 0.0
         lent = prog.lent.get((o, p, s, h))
         if lent is not None:
-            supply.append(lent)
+            terms.append((lent, 1))
         else:
-            res_nodes = reserved_nodes(prog, o, p, tiers, s)
+            res_nodes = reserved_nodes(prog, o, p, prog.tiers(o, p), s)
             if res_nodes or prog.segments.committed_at(o, s):
-                supply.append(m * pulp.lpSum(res_nodes) + _committed_supply(prog, o, p, s)
-                              + _committed_excess(prog, o, s, h))
-        if (o, p, s, h) in prog.on_demand:
-            supply.append(m * prog.on_demand[(o, p, s, h)])
-        if (o, p, s, h) in prog.spot:
-            supply.append((1.0 - offer.spot_interruption) * m * prog.spot[(o, p, s, h)])
-        prog.add("supply", _at_least(pulp.lpSum(supply), prog.pool_demand[(o, p, s, h)]),
+                # m · Σ R + committed + excess: constants summed as PuLP sums them
+                part = 0.0
+                terms.extend((v, m) for v in res_nodes)
+                for extra in (_committed_supply(prog, o, p, s), _committed_excess(prog, o, s, h)):
+                    if isinstance(extra, pulp.LpVariable):
+                        terms.append((extra, 1))
+                    elif not (isinstance(extra, int) and extra == 0):
+                        part += extra
+                constant += part
+        od = prog.on_demand.get((o, p, s, h))
+        if od is not None:
+            terms.append((od, m))
+        spot = prog.spot.get((o, p, s, h))
+        if spot is not None:
+            terms.append((spot, (1.0 - offer.spot_interruption) * m))
+        prog.add("supply", _at_least(terms, constant, prog.pool_demand[(o, p, s, h)]),
                  prog.names("supply", o, p, s, h))
 
 
-def _at_least(lhs: pulp.LpAffineExpression, rhs: pulp.LpAffineExpression) -> pulp.LpConstraint:
-    """lhs ≥ rhs, the row PuLP's `lhs >= rhs` makes (lhs's terms, then rhs's negated, in that order), built
-    without copying rhs term by term: the supply rows' demand sums hold every config of a pool."""
-    terms = dict(lhs.items())
-    for v, coef in rhs.items():
-        terms[v] = terms.get(v, 0) - coef
-    return pulp.LpConstraint(pulp.LpAffineExpression(terms, constant=lhs.constant - rhs.constant),
-                             pulp.LpConstraintGE)
+def _at_least(lhs: list, lhs_constant: float, rhs: pulp.LpAffineExpression) -> pulp.LpConstraint:
+    """Σ lhs + lhs_constant ≥ rhs, the row PuLP's `lhs >= rhs` makes (lhs's terms, then rhs's negated, in that
+    order), built without copying rhs term by term: the supply rows' demand sums hold every config of a pool.
+    `lhs`: (variable, coefficient) pairs as PuLP's sum of them holds them."""
+    items = lhs + [(v, 0 - coef) for v, coef in rhs.items()]
+    expr = pulp.LpAffineExpression(items, constant=lhs_constant - rhs.constant)
+    if len(expr) != len(items):  # a variable on both sides, or twice: its coefficients added, in order
+        terms: dict = {}
+        for v, coef in lhs:
+            terms[v] = terms[v] + coef if v in terms else coef
+        for v, coef in rhs.items():
+            terms[v] = terms.get(v, 0) - coef
+        expr = pulp.LpAffineExpression(terms, constant=lhs_constant - rhs.constant)
+    return pulp.LpConstraint(expr, pulp.LpConstraintGE)
 
 
 def define_reserved_sharing(prog: Program) -> None:
@@ -757,10 +790,8 @@ def define_objective(prog: Program) -> None:
     if prog.reserved_later:
         reserved += pulp.lpSum(costs.reserved_per_node(prog.offers[o], k, H, t) * v
                                for (o, _p, k, t), v in prog.reserved_later.items())
-    od = pulp.lpSum(costs.hourly_per_node(plan, segments, prog.offers[o], "on-demand", s) * v
-                    for (o, _p, s, _h), v in prog.on_demand.items())
-    spot = pulp.lpSum(costs.hourly_per_node(plan, segments, prog.offers[o], "spot", s) * v
-                      for (o, _p, s, _h), v in prog.spot.items())
+    od = weighted_sum((_hourly_rate(prog, o, "on-demand", s), v) for (o, _p, s, _h), v in prog.on_demand.items())
+    spot = weighted_sum((_hourly_rate(prog, o, "spot", s), v) for (o, _p, s, _h), v in prog.spot.items())
     api_terms = [c.api_cost * prog.choice[c.key] for c in prog.cands.all()
                  if c.api_cost and c.key not in prog.sole_tenant and not moved(prog, c)]
     api_terms += [t for c in prog.cands.all() if c.api_cost and moved(prog, c) for t in api_cost_terms(prog, c)]
@@ -782,8 +813,22 @@ def define_objective(prog: Program) -> None:
     if sd is not None and plan.policy.risk.measure != "expected":
         prog.prob += define_risk(prog, sd, reserved + bought + fixed + sp_paid) + penalty
         return
-    prog.prob += (reserved + od + spot + pulp.lpSum(api_terms) + bought + facility + sole_tenant + savings_plan
-                  + penalty + prog.cost_terms.get("moves", 0))
+    # reserved + od + spot + … summed into one copy of `reserved`, as `+` would, without copying the sum so far at
+    # every `+` (the hourly terms are most of a large program's columns)
+    objective = reserved.copy()
+    for part in (od, spot, pulp.lpSum(api_terms), bought, facility, sole_tenant, savings_plan, penalty,
+                 prog.cost_terms.get("moves", 0)):
+        objective.addInPlace(part)
+    prog.prob += objective
+
+
+def _hourly_rate(prog: Program, o: str, tier: str, s: str) -> float:
+    """costs.hourly_per_node of an offer, tier and segment, worked out once per program (every hourly node asks)."""
+    cache = prog.__dict__.setdefault("_hourly_rates", {})
+    rate = cache.get((o, tier, s))
+    if rate is None:
+        rate = cache[(o, tier, s)] = costs.hourly_per_node(prog.plan, prog.segments, prog.offers[o], tier, s)
+    return rate
 
 
 def define_sole_tenant(prog: Program) -> pulp.LpAffineExpression:

@@ -18,6 +18,7 @@ from typing import Iterable, Iterator
 import pulp
 
 from optimizer.candidates import ownership
+from optimizer.candidates.build import allowed_tiers
 from optimizer.candidates.overflow import keys_of
 from optimizer.candidates.types import Candidate, CandidateSet, DayHour
 from optimizer.inputs.scenarios import goodput_factor
@@ -37,9 +38,20 @@ class Namer:
 
     def __init__(self) -> None:
         self._seen: dict[str, tuple] = {}
+        self._safe: dict[str, str] = {}
+        """A part's text → its safe form: a large program names hundreds of thousands of variables and rows
+        from a few thousand distinct parts, and the regular expression would run on each of them every time."""
 
     def __call__(self, family: str, *parts: object) -> str:
-        name = "_".join([family] + [self._unsafe.sub("_", str(p)) for p in parts])
+        safe = self._safe
+        out = [family]
+        for p in parts:
+            text = str(p)
+            s = safe.get(text)
+            if s is None:
+                s = safe[text] = self._unsafe.sub("_", text)
+            out.append(s)
+        name = "_".join(out)
         key = (family,) + parts
         prev = self._seen.setdefault(name, key)
         if prev != key:
@@ -131,6 +143,14 @@ class Program:
     sole_tenant: dict[str, float] = field(default_factory=dict)
     """Configs at an offer no other workload can use → what that offer costs serving them alone, solved
     apart (define_sole_tenant): in the program each is its x[c] at that cost, with no capacity of its own."""
+    _tiers: dict[tuple[str, str], list[str]] = field(default_factory=dict, repr=False, compare=False)
+
+    def tiers(self, offer: str, pool: str) -> list[str]:
+        """candidates.build.allowed_tiers of an offer and pool, worked out once (every supply row asks)."""
+        t = self._tiers.get((offer, pool))
+        if t is None:
+            t = self._tiers[(offer, pool)] = allowed_tiers(self.plan, self.offers[offer], pool)
+        return t
 
     def choice_at_period(self, key: str, period: int | None):
         """The choice of config `key` in a contract period: x[c,π] for a config that may move, else x[c]."""
@@ -417,6 +437,66 @@ def bounds_within(prob: pulp.LpProblem, reduced: dict[pulp.LpVariable, float], r
             v.lowBound, v.upBound = lo, hi
 
 
+def weighted_sum(pairs: Iterable[tuple[object, object]], constant: float = 0.0) -> pulp.LpAffineExpression:
+    """pulp.lpSum(a * x for a, x in pairs), the same expression — its terms in the same order, the same
+    coefficients, the same constant — built from a list of terms: PuLP makes a whole expression of every product
+    and hashes each variable in Python at every step, and the program's large sums have hundreds of thousands of
+    terms. `x`: a variable, an expression or a number; `constant`: what the sum starts from (lpSum's 0.0)."""
+    terms: list = []
+    for a, x in pairs:
+        if type(x) is pulp.LpVariable and type(a) in (int, float) and math.isfinite(a):
+            if a != 0:  # PuLP drops a term times zero; its 0 · a constant adds nothing to a sum that starts ≥ +0.0
+                terms.append((x, a))
+            continue
+        constant = _add_to(terms, a * x, constant)  # type: ignore[operator]
+    return affine(terms, constant)
+
+
+def plain_sum(items: Iterable[object], constant: float = 0.0) -> pulp.LpAffineExpression:
+    """pulp.lpSum(items), the same expression, from a list of terms (weighted_sum): each item a variable, an
+    expression or a number."""
+    terms: list = []
+    for x in items:
+        if type(x) is pulp.LpVariable:
+            terms.append((x, 1))
+        else:
+            constant = _add_to(terms, x, constant)
+    return affine(terms, constant)
+
+
+def _add_to(terms: list, x: object, constant: float) -> float:
+    """LpAffineExpression.addInPlace(x) on a sum held as a list of terms and a constant: the constant after."""
+    if isinstance(x, pulp.LpElement):
+        terms.append((x, 1))
+    elif isinstance(x, pulp.LpAffineExpression):
+        terms.extend(x.items())
+        constant += x.constant
+    elif isinstance(x, int) and x == 0:
+        pass
+    elif isinstance(x, (int, float)) and math.isfinite(x):
+        constant += x
+    else:  # what PuLP does with anything else (a constraint, a list, NaN): let it say so
+        e = pulp.LpAffineExpression(constant=constant)
+        e.addInPlace(x)
+        terms.extend(e.items())
+        constant = e.constant
+    return constant
+
+
+def affine(terms: list, constant: float = 0.0) -> pulp.LpAffineExpression:
+    """The expression PuLP's sum of these (variable, coefficient) terms holds: a variable's first term fixes its
+    place, its coefficients add up in order."""
+    e = pulp.LpAffineExpression(terms, constant=constant)
+    if len(e) != len(terms):  # a variable more than once
+        e = pulp.LpAffineExpression(constant=constant)
+        for v, a in terms:
+            if v in e:
+                e[v] += a
+            else:
+                e[v] = a
+    return e
+
+
 def value_of(v) -> float:
     """A variable's or expression's solved value (0 when the solver left it unset); a constant as is."""
     if isinstance(v, (int, float)):
@@ -509,10 +589,28 @@ def reserved_nodes(prog: Program, o: str, p: str, tiers: list[str] | None = None
                    segment: str | None = None) -> list[pulp.LpVariable]:
     """R[o,·,k] pool p may draw on: the shared level, or its own (tiers: those its pool may buy); with a
     `segment`, also the reservations started by its first day (R[o,·,k,t], t ≤ the segment's first day)."""
-    out = [v for (oo, pp, k), v in prog.reserved.items()
-           if oo == o and (pp is None or pp == p) and (tiers is None or k in tiers)]
+    now, later = _reserved_by_offer(prog)
+    out = [v for pp, k, v in now.get(o, ()) if (pp is None or pp == p) and (tiers is None or k in tiers)]
     if segment is not None and prog.reserved_later:
         day = prog.segments.first_day(segment)
-        out += [v for (oo, pp, k, t), v in prog.reserved_later.items()
-                if oo == o and t <= day and (pp is None or pp == p) and (tiers is None or k in tiers)]
+        out += [v for pp, k, t, v in later.get(o, ())
+                if t <= day and (pp is None or pp == p) and (tiers is None or k in tiers)]
     return out
+
+
+def _reserved_by_offer(prog: Program) -> tuple[dict[str, list], dict[str, list]]:
+    """prog.reserved and prog.reserved_later by offer, each in the tables' order: reserved_nodes is asked once per
+    supply row and valid inequality, and scanning both tables each time made a large program's build quadratic.
+    Rebuilt when either table has changed size (they only grow, while the program is built)."""
+    stamp = (id(prog.reserved), len(prog.reserved), id(prog.reserved_later), len(prog.reserved_later))
+    cached = prog.__dict__.get("_reserved_index")
+    if cached is not None and cached[0] == stamp:
+        return cached[1], cached[2]
+    now: dict[str, list] = {}
+    for (o, pp, k), v in prog.reserved.items():
+        now.setdefault(o, []).append((pp, k, v))
+    later: dict[str, list] = {}
+    for (o, pp, k, t), v in prog.reserved_later.items():
+        later.setdefault(o, []).append((pp, k, t, v))
+    prog.__dict__["_reserved_index"] = (stamp, now, later)
+    return now, later
