@@ -9,7 +9,9 @@ plans of equal cost in optimize.tiebreak.
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 
 import pulp
 
@@ -21,7 +23,7 @@ from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import ScenarioDays, goodput_factor, scenario_days
 from optimizer.inputs.schema.plan import Workload
 from optimizer.optimize import costs, spend
-from optimizer.candidates.types import Candidate, CandidateSet
+from optimizer.candidates.types import Candidate, CandidateSet, DayHour
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.cuts import add_cuts
 from optimizer.optimize.moves import (api_cost_terms, define_moves, move_terms, move_variables, movers, moved,
@@ -29,15 +31,16 @@ from optimizer.optimize.moves import (api_cost_terms, define_moves, move_terms, 
 from optimizer.optimize.program import (
     SERVES,
     Program,
+    affine,
     api_share,
     batch_goodput,
     batch_volume,
     config_id,
     gpu_cands,
     is_split,
-    plain_sum,
-    share_groups,
+    reserved_by_offer,
     reserved_nodes,
+    share_groups,
     split_classes,
     split_goodput,
     weighted_sum,
@@ -269,34 +272,35 @@ def define_variables(prog: Program) -> None:
 
 
 def _pool_demand(prog: Program) -> dict[OfferPoolHour, pulp.LpAffineExpression]:
-    """GPU demand grouped by (offer, pool, segment, hour), built term by term (fast): each sum's terms listed in
-    the configs' order and made one expression at the end (a variable is hashed by PuLP in Python, once per
-    dictionary operation, and a large plan has millions of these terms)."""
-    terms: dict[OfferPoolHour, list] = {}
+    """GPU demand grouped by (offer, pool, segment, hour), in the order each group is first met: each sum's terms
+    listed in the configs' order and made one expression at the end. A large plan has millions of these terms: a
+    variable is hashed by PuLP in Python, once per dictionary operation, so each is put in a dictionary once."""
+    by_pair: dict[tuple[str, str], dict[DayHour, list]] = {}
     consts: dict[OfferPoolHour, float] = {}
+    order: list[OfferPoolHour] = []
     for w in prog.plan.workloads:
         for c in gpu_cands(prog, w):
             gd = prog.gpu_demand.get(c.key)
             if not gd:
                 continue
-            o, p = c.offer, c.pool
-            for (d, h), (coef, var) in gd.items():
-                k = (o, p, d, h)
-                t = terms.get(k)
+            pair = (c.offer, c.pool)
+            lists = by_pair.get(pair)  # type: ignore[arg-type]
+            if lists is None:
+                lists = by_pair[pair] = {}  # type: ignore[index]
+            for dh, (coef, var) in gd.items():
+                t = lists.get(dh)
                 if t is None:
-                    t = terms[k] = []
+                    t = lists[dh] = []
+                    order.append((c.offer, c.pool, *dh))  # type: ignore[arg-type]
                 if var is None:
-                    consts[k] = consts.get(k, 0.0) + coef
+                    k = (c.offer, c.pool, *dh)
+                    consts[k] = consts.get(k, 0.0) + coef  # type: ignore[index]
                 else:
                     t.append((var, 0.0 + coef))
     out = {}
-    for k, t in terms.items():
-        e = pulp.LpAffineExpression(t, constant=consts.get(k, 0.0))
-        if len(e) != len(t):  # a variable twice in one sum: its coefficients added, in order
-            e = pulp.LpAffineExpression(constant=consts.get(k, 0.0))
-            for var, coef in t:
-                e[var] = e.get(var, 0.0) + coef
-        out[k] = e
+    for k in order:
+        o, p, d, h = k
+        out[k] = affine(by_pair[(o, p)][(d, h)], consts.get(k, 0.0))
     return out
 
 
@@ -601,14 +605,14 @@ def define_supply(prog: Program) -> None:
 
 def _at_least(lhs: list, lhs_constant: float, rhs: pulp.LpAffineExpression) -> pulp.LpConstraint:
     """Σ lhs + lhs_constant ≥ rhs, the row PuLP's `lhs >= rhs` makes (lhs's terms, then rhs's negated, in that
-    order), built without copying rhs term by term: the supply rows' demand sums hold every config of a pool.
-    `lhs`: (variable, coefficient) pairs as PuLP's sum of them holds them."""
-    items = lhs + [(v, 0 - coef) for v, coef in rhs.items()]
-    expr = pulp.LpAffineExpression(items, constant=lhs_constant - rhs.constant)
-    if len(expr) != len(items):  # a variable on both sides, or twice: its coefficients added, in order
-        terms: dict = {}
-        for v, coef in lhs:
-            terms[v] = terms[v] + coef if v in terms else coef
+    order): rhs's terms negated and put in the row's dictionary by C loops, without a Python step per term (the
+    supply rows' demand sums hold every config of a pool). `lhs`: (variable, coefficient) pairs as PuLP's sum of
+    them holds them."""
+    expr = affine(lhs, lhs_constant - rhs.constant)
+    n = len(expr)
+    dict.update(expr, zip(rhs.keys(), map(operator.sub, itertools.repeat(0), rhs.values())))
+    if len(expr) != n + len(rhs):  # a variable on both sides: its coefficients added, in order
+        terms = dict(affine(lhs).items())
         for v, coef in rhs.items():
             terms[v] = terms.get(v, 0) - coef
         expr = pulp.LpAffineExpression(terms, constant=lhs_constant - rhs.constant)
@@ -621,10 +625,11 @@ def define_reserved_sharing(prog: Program) -> None:
     by_offer_hour: dict[tuple[str, str, int], list] = {}
     for (o, p, s, h), v in prog.lent.items():
         by_offer_hour.setdefault((o, s, h), []).append(v)
+    now, later = reserved_by_offer(prog)
     for (o, s, h), lent in sorted(by_offer_hour.items()):
         m = prog.offers[o].gpus_per_node
-        res = [v for (oo, _, k), v in prog.reserved.items() if oo == o and (k != "buy" or prog.segments.delivered(o, s))]
-        res += [v for (oo, _, _k, t), v in prog.reserved_later.items() if oo == o and t <= prog.segments.first_day(s)]
+        res = [v for _p, k, v in now.get(o, ()) if k != "buy" or prog.segments.delivered(o, s)]
+        res += [v for _p, _k, t, v in later.get(o, ()) if t <= prog.segments.first_day(s)]
         prog.add("reserved_sharing", pulp.lpSum(lent) <= m * pulp.lpSum(res) + prog.segments.committed_at(o, s)
                  + _committed_excess(prog, o, s, h),
                  prog.names("reserved_sharing", o, s, h))
@@ -633,25 +638,26 @@ def define_reserved_sharing(prog: Program) -> None:
 def define_caps(prog: Program) -> None:
     """Rows of families `cap_reserved`, `cap_on_demand` and `cap_spot` (optimize.families). A cap on a
     single variable is its upper bound instead (define_variables), outside diagnosis."""
+    now, later = reserved_by_offer(prog)
+    # each hourly table's variables by offer, then (segment, hour), in the table's order
+    hourly: dict[tuple[str, str], dict[tuple[str, int], list]] = {}
+    for tier, table in zip(HOURLY_TIERS, (prog.on_demand, prog.spot)):
+        for (oo, _p, s, h), v in table.items():
+            hourly.setdefault((tier, oo), {}).setdefault((s, h), []).append(v)
     for o, offer in prog.offers.items():
         m = offer.gpus_per_node
         for k in RESERVED_TIERS:
             cap = offer.available_gpus.get(k)  # type: ignore[call-overload]
             # reservations only add up over the horizon: all of them are held at its end
-            vs = [v for (oo, _p, kk, *_t), v in (*prog.reserved.items(), *prog.reserved_later.items())
-                  if oo == o and kk == k]
+            vs = [v for _p, kk, v in now.get(o, ()) if kk == k] + [v for _p, kk, _t, v in later.get(o, ()) if kk == k]
             if cap is not None and (len(vs) > 1 or prog.elastic and vs):
                 prog.add("cap_reserved", m * pulp.lpSum(vs) <= cap + prog.cap_excess.get((o, k, None, None), 0),
                          prog.names("cap_reserved", o, k))
-        for tier, table in zip(HOURLY_TIERS, (prog.on_demand, prog.spot)):
+        for tier in HOURLY_TIERS:
             cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
             if cap is None:
                 continue
-            by_hour: dict[tuple[str, int], list] = {}
-            for (oo, _p, s, h), v in table.items():
-                if oo == o:
-                    by_hour.setdefault((s, h), []).append(v)
-            for (s, h), vs in sorted(by_hour.items()):
+            for (s, h), vs in sorted(hourly.get((tier, o), {}).items()):
                 if len(vs) > 1 or prog.elastic:
                     family = f"cap_{tier.replace('-', '_')}"
                     prog.add(family, m * pulp.lpSum(vs) <= cap + prog.cap_excess.get((o, tier, s, h), 0),

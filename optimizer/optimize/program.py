@@ -172,7 +172,10 @@ class Program:
         return next(c for c in self.cands.all() if c.key == key)
 
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
-        self.prob += constraint, name
+        if isinstance(constraint, pulp.LpConstraint):
+            self.prob.addConstraint(constraint, name)  # what `prob += constraint, name` does with a row
+        else:
+            self.prob += constraint, name
         self.constraint_families.setdefault(family, []).append(name)
 
     def fix_choice(self, workload: str, key: str) -> None:
@@ -437,31 +440,86 @@ def bounds_within(prob: pulp.LpProblem, reduced: dict[pulp.LpVariable, float], r
             v.lowBound, v.upBound = lo, hi
 
 
-def weighted_sum(pairs: Iterable[tuple[object, object]], constant: float = 0.0) -> pulp.LpAffineExpression:
-    """pulp.lpSum(a * x for a, x in pairs), the same expression — its terms in the same order, the same
-    coefficients, the same constant — built from a list of terms: PuLP makes a whole expression of every product
-    and hashes each variable in Python at every step, and the program's large sums have hundreds of thousands of
-    terms. `x`: a variable, an expression or a number; `constant`: what the sum starts from (lpSum's 0.0)."""
+# PuLP's sums and rows, built from lists of (variable, coefficient) terms. PuLP makes a whole expression of every
+# product `a * x`, copies the left side of every `lhs >= rhs`, and hashes each variable in Python at each step; a
+# large program's sums have millions of terms and its valid inequalities are hundreds of thousands of rows. These
+# give the same expressions — terms in the same order, the same coefficients and constants, bit for bit.
+
+def weighted_sum(pairs: Iterable[tuple[object, object]]) -> pulp.LpAffineExpression:
+    """pulp.lpSum(a * x for a, x in pairs): `x` a variable, an expression or a number."""
+    return affine(*_weighted_terms(pairs))
+
+
+def plain_sum(items: Iterable[object]) -> pulp.LpAffineExpression:
+    """pulp.lpSum(items): each item a variable, an expression or a number."""
+    return affine(*_plain_terms(items))
+
+
+def at_least(lhs: Iterable[object], rhs: Iterable[tuple[object, object]]) -> pulp.LpConstraint:
+    """pulp.lpSum(lhs) >= pulp.lpSum(a * x for a, x in rhs), the row PuLP makes: lhs's terms, then rhs's negated."""
+    left, left_constant = _plain_terms(lhs)
+    right, right_constant = _weighted_terms(rhs)
+    terms = left + [(v, a * -1) for v, a in right]
+    e = _expression(terms, left_constant + right_constant * -1)
+    if e is None:  # a variable more than once: summed on each side first, as PuLP does
+        return row(affine(left, left_constant), pulp.LpConstraintGE, affine(right, right_constant))
+    return pulp.LpConstraint(e, pulp.LpConstraintGE)
+
+
+def row(lhs: pulp.LpAffineExpression, sense: int, rhs: pulp.LpAffineExpression | float) -> pulp.LpConstraint:
+    """`lhs >= rhs` (sense GE; LE: `<=`, EQ: `==`), the row PuLP makes — lhs's terms, then rhs's negated, the
+    constants likewise — without `lhs - rhs`'s copy of lhs and term-by-term update."""
+    if isinstance(rhs, (int, float)):
+        return pulp.LpConstraint(lhs, sense, rhs=rhs)
+    terms = list(lhs.items())
+    terms += [(v, a * -1) for v, a in rhs.items()]
+    return pulp.LpConstraint(affine(terms, lhs.constant + rhs.constant * -1), sense)
+
+
+def affine(terms: list, constant: float = 0.0) -> pulp.LpAffineExpression:
+    """The expression PuLP's sum of these (variable, coefficient) terms holds: a variable's first term fixes its
+    place, its coefficients add up in order."""
+    e = _expression(terms, constant)
+    if e is None:
+        e = pulp.LpAffineExpression(constant=constant)
+        for v, a in terms:
+            if v in e:
+                e[v] += a
+            else:
+                e[v] = a
+    return e
+
+
+def _expression(terms: list, constant: float) -> pulp.LpAffineExpression | None:
+    """The expression of these terms when no variable is in them twice (else None), filled by one C loop."""
+    e = pulp.LpAffineExpression(constant=constant)
+    dict.update(e, terms)
+    return e if len(e) == len(terms) else None
+
+
+def _weighted_terms(pairs: Iterable[tuple[object, object]]) -> tuple[list, float]:
+    """The terms and constant of pulp.lpSum(a * x for a, x in pairs), before like terms are added up."""
     terms: list = []
+    constant = 0.0
     for a, x in pairs:
-        if type(x) is pulp.LpVariable and type(a) in (int, float) and math.isfinite(a):
-            if a != 0:  # PuLP drops a term times zero; its 0 · a constant adds nothing to a sum that starts ≥ +0.0
+        if type(x) is pulp.LpVariable and type(a) in (int, float) and math.isfinite(a):  # type: ignore[arg-type]
+            if a != 0:  # PuLP drops a term times zero; its constant 0 · a adds nothing to a sum that starts at +0.0
                 terms.append((x, a))
             continue
         constant = _add_to(terms, a * x, constant)  # type: ignore[operator]
-    return affine(terms, constant)
+    return terms, constant
 
 
-def plain_sum(items: Iterable[object], constant: float = 0.0) -> pulp.LpAffineExpression:
-    """pulp.lpSum(items), the same expression, from a list of terms (weighted_sum): each item a variable, an
-    expression or a number."""
+def _plain_terms(items: Iterable[object]) -> tuple[list, float]:
+    """The terms and constant of pulp.lpSum(items), before like terms are added up."""
     terms: list = []
+    constant = 0.0
     for x in items:
         if type(x) is pulp.LpVariable:
             terms.append((x, 1))
         else:
             constant = _add_to(terms, x, constant)
-    return affine(terms, constant)
+    return terms, constant
 
 
 def _add_to(terms: list, x: object, constant: float) -> float:
@@ -481,20 +539,6 @@ def _add_to(terms: list, x: object, constant: float) -> float:
         terms.extend(e.items())
         constant = e.constant
     return constant
-
-
-def affine(terms: list, constant: float = 0.0) -> pulp.LpAffineExpression:
-    """The expression PuLP's sum of these (variable, coefficient) terms holds: a variable's first term fixes its
-    place, its coefficients add up in order."""
-    e = pulp.LpAffineExpression(terms, constant=constant)
-    if len(e) != len(terms):  # a variable more than once
-        e = pulp.LpAffineExpression(constant=constant)
-        for v, a in terms:
-            if v in e:
-                e[v] += a
-            else:
-                e[v] = a
-    return e
 
 
 def value_of(v) -> float:
@@ -589,7 +633,7 @@ def reserved_nodes(prog: Program, o: str, p: str, tiers: list[str] | None = None
                    segment: str | None = None) -> list[pulp.LpVariable]:
     """R[o,·,k] pool p may draw on: the shared level, or its own (tiers: those its pool may buy); with a
     `segment`, also the reservations started by its first day (R[o,·,k,t], t ≤ the segment's first day)."""
-    now, later = _reserved_by_offer(prog)
+    now, later = reserved_by_offer(prog)
     out = [v for pp, k, v in now.get(o, ()) if (pp is None or pp == p) and (tiers is None or k in tiers)]
     if segment is not None and prog.reserved_later:
         day = prog.segments.first_day(segment)
@@ -598,7 +642,7 @@ def reserved_nodes(prog: Program, o: str, p: str, tiers: list[str] | None = None
     return out
 
 
-def _reserved_by_offer(prog: Program) -> tuple[dict[str, list], dict[str, list]]:
+def reserved_by_offer(prog: Program) -> tuple[dict[str, list], dict[str, list]]:
     """prog.reserved and prog.reserved_later by offer, each in the tables' order: reserved_nodes is asked once per
     supply row and valid inequality, and scanning both tables each time made a large program's build quadratic.
     Rebuilt when either table has changed size (they only grow, while the program is built)."""
