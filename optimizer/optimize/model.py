@@ -9,6 +9,7 @@ plans of equal cost in optimize.tiebreak.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import operator
@@ -158,8 +159,9 @@ def define_variables(prog: Program) -> None:
             if c.offer in prog.segments.offer_segments:  # per contract period: the same GPUs in each
                 prog.gpu_demand[c.key] = {(s, h): (c.gpus[(d, h)], var) for s, d in prog.segments.of_offer(c.offer)
                                           for h in range(24) if c.gpus[(d, h)]}
-            else:
-                prog.gpu_demand[c.key] = {dh: (g, var) for dh, g in c.gpus.items() if g}
+            else:  # {dh: (g, var) for dh, g in c.gpus.items() if g}, by C loops: a large plan has millions
+                prog.gpu_demand[c.key] = dict(itertools.compress(
+                    zip(c.gpus.keys(), zip(c.gpus.values(), itertools.repeat(var))), c.gpus.values()))
 
     # n[c,s,h] and y[c,s]: batch replica-hours inside the window, and tokens sent to the API
     for w in workloads_of(prog, "batch"):
@@ -272,11 +274,10 @@ def define_variables(prog: Program) -> None:
 
 
 def _pool_demand(prog: Program) -> dict[OfferPoolHour, pulp.LpAffineExpression]:
-    """GPU demand grouped by (offer, pool, segment, hour), in the order each group is first met: each sum's terms
-    listed in the configs' order and made one expression at the end. A large plan has millions of these terms: a
-    variable is hashed by PuLP in Python, once per dictionary operation, so each is put in a dictionary once."""
-    by_pair: dict[tuple[str, str], dict[DayHour, list]] = {}
-    consts: dict[OfferPoolHour, float] = {}
+    """GPU demand grouped by (offer, pool, segment, hour), in the order each group is first met, each sum's terms
+    in the configs' order. A large plan has millions of these terms: each config's are handed to their groups,
+    and each group made one expression, by C loops (map, zip), without a Python step per term."""
+    by_pair: dict[tuple[str, str], collections.defaultdict[DayHour, list]] = {}
     order: list[OfferPoolHour] = []
     for w in prog.plan.workloads:
         for c in gpu_cands(prog, w):
@@ -284,41 +285,60 @@ def _pool_demand(prog: Program) -> dict[OfferPoolHour, pulp.LpAffineExpression]:
             if not gd:
                 continue
             pair = (c.offer, c.pool)
-            lists = by_pair.get(pair)  # type: ignore[arg-type]
-            if lists is None:
-                lists = by_pair[pair] = {}  # type: ignore[index]
-            for dh, (coef, var) in gd.items():
-                t = lists.get(dh)
-                if t is None:
-                    t = lists[dh] = []
-                    order.append((c.offer, c.pool, *dh))  # type: ignore[arg-type]
-                if var is None:
-                    k = (c.offer, c.pool, *dh)
-                    consts[k] = consts.get(k, 0.0) + coef  # type: ignore[index]
-                else:
-                    t.append((var, 0.0 + coef))
+            groups = by_pair.get(pair)  # type: ignore[arg-type]
+            if groups is None:
+                groups = by_pair[pair] = collections.defaultdict(list)  # type: ignore[index]
+            known = len(groups)
+            collections.deque(map(list.append, map(groups.__getitem__, gd.keys()), gd.values()), maxlen=0)
+            if len(groups) != known:  # groups first met here, in this config's order
+                order.extend((c.offer, c.pool, *dh) for dh in itertools.islice(groups, known, None))  # type: ignore[misc]
     out = {}
     for k in order:
         o, p, d, h = k
-        out[k] = affine(by_pair[(o, p)][(d, h)], consts.get(k, 0.0))
+        out[k] = _demand_sum(by_pair[(o, p)][(d, h)])
     return out
+
+
+def _demand_sum(terms: list) -> pulp.LpAffineExpression:
+    """One group's demand from its configs' (GPUs, variable or None) terms, as a term-by-term sum makes it: each
+    variable's term 0.0 + GPUs (summed when a variable comes twice), a sole config's GPUs (None) in the constant."""
+    coefs, variables = zip(*terms)
+    if not any(map(operator.is_, variables, itertools.repeat(None))):
+        e = pulp.LpAffineExpression(constant=0.0)
+        dict.update(e, zip(variables, map(operator.add, itertools.repeat(0.0), coefs)))
+        if len(e) == len(terms):
+            return e
+    constant = 0.0
+    summed: list = []
+    for coef, var in terms:
+        if var is None:
+            constant += coef
+        else:
+            summed.append((var, 0.0 + coef))
+    e = pulp.LpAffineExpression(constant=constant)
+    for var, coef in summed:
+        e[var] = e[var] + coef if var in e else coef
+    return e
 
 
 def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
     """Most GPUs the pool could ask of the offer at an hour (for variable bounds): per workload, its
     largest config at the offer and hour, summed over the pool's workloads."""
     ub: dict[OfferPoolHour, int] = {}
+    day_hours = {d: [(d, h) for h in range(24)] for d in prog.segments.day_types}  # a day type's keys, hour by hour
     for w in prog.plan.workloads:
         hours = w.batch.hours() if w.kind == "batch" and w.batch is not None else []
+        inside = [h in hours for h in range(24)]
         # the largest GPUs any config asks at (offer, day type), hour by hour
         most: dict[tuple[str, str], list[int]] = {}
         for c in gpu_cands(prog, w):
             for dtype in dict.fromkeys(d for _s, d in prog.segments.of_offer(c.offer)):
                 if c.gpus:
-                    row = [c.gpus[(dtype, h)] for h in range(24)]
+                    keys = day_hours.get(dtype) or [(dtype, h) for h in range(24)]
+                    row = list(map(c.gpus.__getitem__, keys))
                 elif c.kind == "batch":
                     g = ceil_tol(batch_replica_hours(batch_volume(w), batch_goodput(prog, c, dtype)) * c.gpu_fraction)
-                    row = [g if h in hours else -1 for h in range(24)]  # -1: outside the window, no demand
+                    row = [g if i else -1 for i in inside]  # -1: outside the window, no demand
                 else:
                     continue
                 key = (c.offer, dtype)  # type: ignore[assignment]
@@ -548,7 +568,14 @@ def define_batch_volume(prog: Program) -> None:
                         prog.add("batch_api", y <= api_share(w) * x, prog.names("batch_api", cid, s))
                     produced[y] = 1
                     sent.append(vol * y)
-                prog.add("batch_volume", pulp.LpAffineExpression(produced) >= x, prog.names("batch_volume", cid, s))
+                # `LpAffineExpression(produced) >= x`, the row PuLP makes, without copying `produced` for x
+                produce = pulp.LpAffineExpression(produced)
+                if isinstance(x, pulp.LpVariable) and x not in produce:
+                    dict.__setitem__(produce, x, -1)
+                    volume = pulp.LpConstraint(produce, pulp.LpConstraintGE)
+                else:
+                    volume = produce >= x
+                prog.add("batch_volume", volume, prog.names("batch_volume", cid, s))
             if sent:
                 prog.api_volume[(w.name, s)] = pulp.lpSum(sent)
 
