@@ -247,11 +247,13 @@ def define_node_rounding(prog: Program, violated_only: bool = False) -> int:
                     if (w.name, o, s, None) not in added:
                         count += _batch_rows(prog, w, cs, o, s, dtype, m, k, nodes_at, violated_only)
                     continue
+                xs = [prog.choice_at(c.key, s) for c in cs]  # a moving workload's: its config in the segment's period
+                gpus = [c.gpus for c in cs]
                 for h in range(24):
                     if (w.name, o, s, h) in added:
                         continue
-                    terms = [(math.ceil(max(0, c.gpus[(dtype, h)] - k) / m - 1e-9), prog.choice_at(c.key, s))
-                             for c in cs]  # a moving workload's: its config in the segment's period
+                    dh = (dtype, h)
+                    terms = [(math.ceil(max(0, g[dh] - k) / m - 1e-9), x) for g, x in zip(gpus, xs)]
                     if not any(n for n, _ in terms):
                         continue
                     nodes = nodes_at(s, h)

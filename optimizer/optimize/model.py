@@ -325,6 +325,7 @@ def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
     """Most GPUs the pool could ask of the offer at an hour (for variable bounds): per workload, its
     largest config at the offer and hour, summed over the pool's workloads."""
     ub: dict[OfferPoolHour, int] = {}
+    sums: dict[tuple[str, str, str], tuple[list, list[bool]]] = {}  # (offer, pool, segment) → GPUs and met, by hour
     day_hours = {d: [(d, h) for h in range(24)] for d in prog.segments.day_types}  # a day type's keys, hour by hour
     for w in prog.plan.workloads:
         hours = w.batch.hours() if w.kind == "batch" and w.batch is not None else []
@@ -353,13 +354,26 @@ def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
                     so_far = most.get(key)
                     most[key] = row if so_far is None else [a + b for a, b in zip(so_far, row)]
         for (o, dtype), row in most.items():
+            whole = min(row) >= 0  # no hour outside a batch window (-1)
             for s, d in prog.segments.of_offer(o):
                 if d != dtype:
                     continue
+                k = (o, w.pool, s)
+                acc = sums.get(k)
+                if acc is None:
+                    acc = sums[k] = ([0] * 24, [False] * 24)
+                if whole:  # every hour: summed by one C loop
+                    acc[0][:] = map(operator.add, acc[0], row)
+                    acc[1][:] = itertools.repeat(True, 24)
+                    continue
                 for h, g in enumerate(row):
                     if g >= 0:
-                        k = (o, w.pool, s, h)
-                        ub[k] = ub.get(k, 0) + g
+                        acc[0][h] += g
+                        acc[1][h] = True
+    for (o, p, s), (total, met) in sums.items():
+        for h in range(24):
+            if met[h]:
+                ub[(o, p, s, h)] = total[h]
     return ub
 
 

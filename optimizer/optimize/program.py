@@ -9,6 +9,7 @@ optimize.tiebreak the tie-break program among plans of equal cost.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from contextlib import AbstractContextManager, contextmanager
@@ -459,9 +460,11 @@ def at_least(lhs: Iterable[object], rhs: Iterable[tuple[object, object]]) -> pul
     """pulp.lpSum(lhs) >= pulp.lpSum(a * x for a, x in rhs), the row PuLP makes: lhs's terms, then rhs's negated."""
     left, left_constant = _plain_terms(lhs)
     right, right_constant = _weighted_terms(rhs)
-    terms = left + [(v, a * -1) for v, a in right]
-    e = _expression(terms, left_constant + right_constant * -1)
-    if e is None:  # a variable more than once: summed on each side first, as PuLP does
+    left += [(v, a * -1) for v, a in right]
+    e = pulp.LpAffineExpression(constant=left_constant + right_constant * -1)
+    dict.update(e, left)
+    if len(e) != len(left):  # a variable more than once: summed on each side first, as PuLP does
+        left = _plain_terms(lhs)[0]
         return row(affine(left, left_constant), pulp.LpConstraintGE, affine(right, right_constant))
     return pulp.LpConstraint(e, pulp.LpConstraintGE)
 
@@ -512,6 +515,9 @@ def _weighted_terms(pairs: Iterable[tuple[object, object]]) -> tuple[list, float
 
 def _plain_terms(items: Iterable[object]) -> tuple[list, float]:
     """The terms and constant of pulp.lpSum(items), before like terms are added up."""
+    items = list(items)
+    if all(type(x) is pulp.LpVariable for x in items):  # the usual case, one C loop
+        return list(zip(items, itertools.repeat(1))), 0.0
     terms: list = []
     constant = 0.0
     for x in items:
