@@ -60,6 +60,9 @@ class Namer:
         return name
 
 
+_PULP_RENAMES = re.compile(r"[-+\[\] ]")
+"""The characters PuLP rewrites in a row's name (LpAffineExpression.trans)."""
+
 Term = tuple[float, "pulp.LpVariable | None"]
 """A config's GPUs at an hour: coefficient × variable, or the coefficient alone (a sole config)."""
 
@@ -173,8 +176,12 @@ class Program:
         return next(c for c in self.cands.all() if c.key == key)
 
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
-        if isinstance(constraint, pulp.LpConstraint):
-            self.prob.addConstraint(constraint, name)  # what `prob += constraint, name` does with a row
+        if isinstance(constraint, pulp.LpConstraint) and _PULP_RENAMES.search(name) is None:
+            # what `prob += constraint, name` does with a row. PuLP's name setter rewrites "-+[] " to "_" by
+            # str.translate, which costs more than the rest of a small row; a name without them is kept as is,
+            # so it is set as it would be, directly (PuLP is pinned: pyproject.toml)
+            constraint._LpConstraint__name = name  # type: ignore[attr-defined]
+            self.prob.addConstraint(constraint)
         else:
             self.prob += constraint, name
         self.constraint_families.setdefault(family, []).append(name)

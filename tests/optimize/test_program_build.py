@@ -120,3 +120,20 @@ def test_q4s_supply_rows_and_pool_demand_are_the_ones_pulp_arithmetic_makes():
         assert exact(made) == exact(pulp.lpSum(supply) - e >= 0)
         checked += 1
     assert checked == len(prog.pool_demand) > 100
+
+
+def test_a_row_added_keeps_its_name_as_pulps_setter_would_make_it():
+    """Program.add sets a row's name directly when PuLP's setter would leave it as is (program._PULP_RENAMES):
+    the characters that setter rewrites are those, and the row is found by that name; others go through PuLP."""
+    from optimizer.optimize.program import _PULP_RENAMES
+
+    assert {chr(c) for c in pulp.LpAffineExpression.trans} == set("-+[] ")
+    assert all(_PULP_RENAMES.search(ch) for ch in "-+[] ")
+    loaded = as_solved(ROOT / "plans" / "q4.yaml")
+    cands = build_candidates(loaded)
+    prog = build_model(loaded, cands, _segments(loaded, cands), cuts=False)
+    x = next(v for v in prog.choice.values() if isinstance(v, pulp.LpVariable))
+    for name, kept in (("plain_row.1", "plain_row.1"), ("odd-row [1]", "odd_row__1_")):
+        prog.add("test", pulp.LpConstraint(pulp.LpAffineExpression([(x, 1)]), pulp.LpConstraintLE, rhs=1), name)
+        row_ = prog.prob.get_constraint_by_name(kept)
+        assert row_ is not None and row_.name == kept
