@@ -253,9 +253,10 @@ def define_node_rounding(prog: Program, violated_only: bool = False) -> int:
                     if (w.name, o, s, h) in added:
                         continue
                     dh = (dtype, h)
-                    terms = [(math.ceil(max(0, g[dh] - k) / m - 1e-9), x) for g, x in zip(gpus, xs)]
-                    if not any(n for n, _ in terms):
+                    ns = [math.ceil(max(0, g[dh] - k) / m - 1e-9) for g in gpus]
+                    if not any(ns):
                         continue
+                    terms = list(zip(ns, xs))
                     nodes = nodes_at(s, h)
                     if violated_only and not _violated(nodes, terms):
                         continue

@@ -119,7 +119,7 @@ def define_variables(prog: Program) -> None:
             prog.choice[cs[0].key] = 1
             continue
         for c in cs:
-            prog.choice[c.key] = prog.prob.add_variable(names("x", config_id(prog, c)), cat=pulp.LpBinary)
+            prog.choice[c.key] = prog.variable(names("x", config_id(prog, c)), cat=pulp.LpBinary)
 
     # a[o,p,π]: committed GPUs split among pools that do not share reservations
     if plan.policy.share_reserved_across_pools is False and prog.segments.calendar is not None:
@@ -176,11 +176,11 @@ def define_variables(prog: Program) -> None:
                 nmax = batch_replica_hours(vol, batch_goodput(prog, c, d))
                 for h in range(24):
                     if h in window:
-                        n = prog.prob.add_variable(names("n", cid, s, h), lowBound=0, upBound=nmax)
+                        n = prog.variable(names("n", cid, s, h), lowBound=0, upBound=nmax)
                         prog.batch_replicas[(c.key, s, h)] = n
                         gd[(s, h)] = (c.gpu_fraction, n)
                 if share > 0:  # as a share of the day's volume: rows of order 1, whatever the tokens
-                    prog.batch_api[(c.key, s)] = prog.prob.add_variable(
+                    prog.batch_api[(c.key, s)] = prog.variable(
                         names("api_volume", cid, s), lowBound=0, upBound=share)
 
     prog.pool_demand = _pool_demand(prog)
@@ -222,13 +222,13 @@ def define_variables(prog: Program) -> None:
         bound = ub.get((o, p, s, h), 0)
         already_paid = reserved_nodes(prog, o, p, tiers) or prog.segments.committed_at(o, s)
         if already_paid and (shared and len(pools_of_offer[o]) > 1 or o in prog.own):
-            prog.lent[(o, p, s, h)] = prog.prob.add_variable(names("lent", o, p, s, h), lowBound=0, upBound=bound)
+            prog.lent[(o, p, s, h)] = prog.variable(names("lent", o, p, s, h), lowBound=0, upBound=bound)
         if "on-demand" in tiers:
             nmax = math.ceil(bound / m)
             cap = None if prog.elastic else offer.available_gpus.get("on-demand")
             if cap is not None:
                 nmax = min(nmax, cap // m)
-            prog.on_demand[(o, p, s, h)] = prog.prob.add_variable(
+            prog.on_demand[(o, p, s, h)] = prog.variable(
                 names("od", o, p, s, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
         if "spot" in tiers:
             keep = 1.0 - offer.spot_interruption
@@ -236,7 +236,7 @@ def define_variables(prog: Program) -> None:
             cap = None if prog.elastic else offer.available_gpus.get("spot")
             if cap is not None:
                 nmax = min(nmax, cap // m)
-            prog.spot[(o, p, s, h)] = prog.prob.add_variable(
+            prog.spot[(o, p, s, h)] = prog.variable(
                 names("spot", o, p, s, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
 
     # e[o,k,s,h]: diagnosis only, one per cap row

@@ -62,6 +62,8 @@ class Namer:
 
 _PULP_RENAMES = re.compile(r"[-+\[\] ]")
 """The characters PuLP rewrites in a row's name (LpAffineExpression.trans)."""
+_PULP_VARIABLE_RENAMES = re.compile(r"[-+\[\] >/]")
+"""The characters PuLP rewrites in a variable's name (LpElement.illegal_chars)."""
 
 Term = tuple[float, "pulp.LpVariable | None"]
 """A config's GPUs at an hour: coefficient × variable, or the coefficient alone (a sole config)."""
@@ -174,6 +176,17 @@ class Program:
 
     def candidate(self, key: str) -> Candidate:
         return next(c for c in self.cands.all() if c.key == key)
+
+    def variable(self, name: str, lowBound: float | None = None, upBound: float | None = None,
+                 cat: str = pulp.LpContinuous) -> pulp.LpVariable:
+        """prob.add_variable(name, lowBound, upBound, cat). PuLP's name setter checks a name by regular expression
+        and rewrites "-+[] ->/" to "_" by str.translate, most of what making a variable costs; a name without them
+        is kept as is, so it is set as it would be, directly (PuLP is pinned: pyproject.toml)."""
+        if _PULP_VARIABLE_RENAMES.search(name) is not None:
+            return self.prob.add_variable(name, lowBound, upBound, cat)
+        v = self.prob.add_variable(None, lowBound, upBound, cat)  # type: ignore[arg-type]
+        v._LpElement__name = name  # type: ignore[attr-defined]
+        return v
 
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
         if isinstance(constraint, pulp.LpConstraint) and _PULP_RENAMES.search(name) is None:
@@ -520,10 +533,13 @@ def _weighted_terms(pairs: Iterable[tuple[object, object]]) -> tuple[list, float
     return terms, constant
 
 
+_VARIABLES_ONLY = frozenset({pulp.LpVariable})
+
+
 def _plain_terms(items: Iterable[object]) -> tuple[list, float]:
     """The terms and constant of pulp.lpSum(items), before like terms are added up."""
     items = list(items)
-    if all(type(x) is pulp.LpVariable for x in items):  # the usual case, one C loop
+    if set(map(type, items)) <= _VARIABLES_ONLY:  # the usual case: C loops
         return list(zip(items, itertools.repeat(1))), 0.0
     terms: list = []
     constant = 0.0

@@ -137,3 +137,17 @@ def test_a_row_added_keeps_its_name_as_pulps_setter_would_make_it():
         prog.add("test", pulp.LpConstraint(pulp.LpAffineExpression([(x, 1)]), pulp.LpConstraintLE, rhs=1), name)
         row_ = prog.prob.get_constraint_by_name(kept)
         assert row_ is not None and row_.name == kept
+
+
+@pytest.mark.parametrize("name", ["n_w3_c1_weekday_7", "x_w0_c12", "odd-name [x]>y/z", "a b"])
+def test_a_variable_made_by_the_program_has_the_name_pulp_would_give_it(name):
+    """Program.variable sets a plain name directly (program._PULP_VARIABLE_RENAMES), else lets PuLP rewrite it."""
+    from optimizer.optimize.program import _PULP_VARIABLE_RENAMES
+
+    assert all(_PULP_VARIABLE_RENAMES.search(ch) for ch in pulp.LpElement.illegal_chars)
+    loaded = as_solved(ROOT / "plans" / "seed-fleet.yaml")
+    cands = build_candidates(loaded)
+    prog = build_model(loaded, cands, _segments(loaded, cands), cuts=False)
+    made = prog.variable(name, lowBound=0, upBound=3, cat=pulp.LpInteger)
+    pulps = prog.prob.add_variable(name, lowBound=0, upBound=3, cat=pulp.LpInteger)
+    assert (made.name, made.lowBound, made.upBound, made.cat) == (pulps.name, pulps.lowBound, pulps.upBound, pulps.cat)
