@@ -248,6 +248,7 @@ def define_node_rounding(prog: Program, violated_only: bool = False) -> int:
                         count += _batch_rows(prog, w, cs, o, s, dtype, m, k, nodes_at, violated_only)
                     continue
                 xs = [prog.choice_at(c.key, s) for c in cs]  # a moving workload's: its config in the segment's period
+                named = prog.names.series("node_rounding", wid, o, s)
                 gpus = [c.gpus for c in cs]
                 for h in range(24):
                     if (w.name, o, s, h) in added:
@@ -260,7 +261,7 @@ def define_node_rounding(prog: Program, violated_only: bool = False) -> int:
                     nodes = nodes_at(s, h)
                     if violated_only and not _violated(nodes, terms):
                         continue
-                    prog.add("node_rounding", at_least(nodes, terms), prog.names("node_rounding", wid, o, s, h))
+                    prog.add("node_rounding", at_least(nodes, terms), named(h))
                     added.add((w.name, o, s, h))
                     count += 1
     return count

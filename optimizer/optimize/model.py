@@ -174,9 +174,10 @@ def define_variables(prog: Program) -> None:
             gd = prog.gpu_demand.setdefault(c.key, {})
             for s, d in prog.segments.of_offer(c.offer):
                 nmax = batch_replica_hours(vol, batch_goodput(prog, c, d))
+                named = names.series("n", cid, s)
                 for h in range(24):
                     if h in window:
-                        n = prog.variable(names("n", cid, s, h), lowBound=0, upBound=nmax)
+                        n = prog.variable(named(h), lowBound=0, upBound=nmax)
                         prog.batch_replicas[(c.key, s, h)] = n
                         gd[(s, h)] = (c.gpu_fraction, n)
                 if share > 0:  # as a share of the day's volume: rows of order 1, whatever the tokens

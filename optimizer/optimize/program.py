@@ -14,7 +14,7 @@ import math
 import re
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import pulp
 
@@ -57,6 +57,34 @@ class Namer:
         prev = self._seen.setdefault(name, key)
         if prev != key:
             raise ValueError(f"name collision in the program: {prev} and {key} both map to {name}")
+        return name
+
+    def series(self, family: str, *parts: object) -> Callable[[object], str]:
+        """`last` → self(family, *parts, last), the same name and check, with the common parts made safe once (a
+        family's rows and variables come hour by hour: a large program names hundreds of thousands of them)."""
+        safe = self._safe
+        head = [family]
+        for p in parts:
+            text = str(p)
+            s = safe.get(text)
+            if s is None:
+                s = safe[text] = self._unsafe.sub("_", text)
+            head.append(s)
+        prefix = "_".join(head) + "_"
+        seen = self._seen
+
+        def name(last: object) -> str:
+            text = str(last)
+            s = safe.get(text)
+            if s is None:
+                s = safe[text] = self._unsafe.sub("_", text)
+            full = prefix + s
+            key = (family, *parts, last)
+            prev = seen.setdefault(full, key)
+            if prev != key:
+                raise ValueError(f"name collision in the program: {prev} and {key} both map to {full}")
+            return full
+
         return name
 
 

@@ -151,3 +151,15 @@ def test_a_variable_made_by_the_program_has_the_name_pulp_would_give_it(name):
     made = prog.variable(name, lowBound=0, upBound=3, cat=pulp.LpInteger)
     pulps = prog.prob.add_variable(name, lowBound=0, upBound=3, cat=pulp.LpInteger)
     assert (made.name, made.lowBound, made.upBound, made.cat) == (pulps.name, pulps.lowBound, pulps.upBound, pulps.cat)
+
+
+def test_a_series_of_names_is_the_namers_own():
+    from optimizer.optimize.program import Namer
+
+    one, other = Namer(), Namer()
+    named = one.series("node_rounding", "w3", "aws-h100+8x", "weekday@p2")
+    assert [named(h) for h in (0, 7, 23)] == [other("node_rounding", "w3", "aws-h100+8x", "weekday@p2", h)
+                                            for h in (0, 7, 23)]
+    one("n", "a_b")
+    with pytest.raises(ValueError, match="name collision"):
+        one.series("n", "a")("b")
