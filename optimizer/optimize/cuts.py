@@ -20,6 +20,7 @@ from optimizer.optimize.program import (
     batch_goodput,
     batch_volume,
     gpu_cands,
+    at_least,
     is_split,
     reserved_nodes,
     value_of,
@@ -231,6 +232,7 @@ def define_node_rounding(prog: Program, violated_only: bool = False) -> int:
         by_offer: dict[str, list[Candidate]] = {}
         for c in gpu_cands(prog, w):
             by_offer.setdefault(c.offer, []).append(c)  # type: ignore[arg-type]
+        wid = workload_id(prog, w)
         for o in sorted(by_offer):
             m = prog.offers[o].gpus_per_node
             if m == 1:
@@ -245,18 +247,21 @@ def define_node_rounding(prog: Program, violated_only: bool = False) -> int:
                     if (w.name, o, s, None) not in added:
                         count += _batch_rows(prog, w, cs, o, s, dtype, m, k, nodes_at, violated_only)
                     continue
+                xs = [prog.choice_at(c.key, s) for c in cs]  # a moving workload's: its config in the segment's period
+                named = prog.names.series("node_rounding", wid, o, s)
+                gpus = [c.gpus for c in cs]
                 for h in range(24):
                     if (w.name, o, s, h) in added:
                         continue
-                    terms = [(math.ceil(max(0, c.gpus[(dtype, h)] - k) / m - 1e-9), prog.choice_at(c.key, s))
-                             for c in cs]  # a moving workload's: its config in the segment's period
-                    if not any(n for n, _ in terms):
+                    dh = (dtype, h)
+                    ns = [math.ceil(max(0, g[dh] - k) / m - 1e-9) for g in gpus]
+                    if not any(ns):
                         continue
+                    terms = list(zip(ns, xs))
                     nodes = nodes_at(s, h)
                     if violated_only and not _violated(nodes, terms):
                         continue
-                    prog.add("node_rounding", pulp.lpSum(nodes) >= pulp.lpSum(n * x for n, x in terms),
-                             prog.names("node_rounding", workload_id(prog, w), o, s, h))
+                    prog.add("node_rounding", at_least(nodes, terms), named(h))
                     added.add((w.name, o, s, h))
                     count += 1
     return count
@@ -281,7 +286,7 @@ def _batch_rows(prog: Program, w: Workload, cs: list[Candidate], o: str, s: str,
     if violated_only and not any(_violated(left, right) for _f, left, right in rows):
         return 0
     for family, left, right in rows:
-        prog.add(family, pulp.lpSum(left) >= pulp.lpSum(n * x for n, x in right),
+        prog.add(family, at_least(left, right),
                  prog.names(family, workload_id(prog, w), o, s))
     prog.cut_rows.add((w.name, o, s, None))
     return len(rows)

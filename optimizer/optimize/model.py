@@ -9,7 +9,10 @@ plans of equal cost in optimize.tiebreak.
 
 from __future__ import annotations
 
+import collections
+import itertools
 import math
+import operator
 
 import pulp
 
@@ -21,7 +24,7 @@ from optimizer.inputs.loading import LoadedPlan
 from optimizer.inputs.scenarios import ScenarioDays, goodput_factor, scenario_days
 from optimizer.inputs.schema.plan import Workload
 from optimizer.optimize import costs, spend
-from optimizer.candidates.types import Candidate, CandidateSet
+from optimizer.candidates.types import Candidate, CandidateSet, DayHour
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.cuts import add_cuts
 from optimizer.optimize.moves import (api_cost_terms, define_moves, move_terms, move_variables, movers, moved,
@@ -29,16 +32,19 @@ from optimizer.optimize.moves import (api_cost_terms, define_moves, move_terms, 
 from optimizer.optimize.program import (
     SERVES,
     Program,
+    affine,
     api_share,
     batch_goodput,
     batch_volume,
     config_id,
     gpu_cands,
     is_split,
-    share_groups,
+    reserved_by_offer,
     reserved_nodes,
+    share_groups,
     split_classes,
     split_goodput,
+    weighted_sum,
     workload_id,
     workloads_of,
 )
@@ -113,7 +119,7 @@ def define_variables(prog: Program) -> None:
             prog.choice[cs[0].key] = 1
             continue
         for c in cs:
-            prog.choice[c.key] = prog.prob.add_variable(names("x", config_id(prog, c)), cat=pulp.LpBinary)
+            prog.choice[c.key] = prog.variable(names("x", config_id(prog, c)), cat=pulp.LpBinary)
 
     # a[o,p,π]: committed GPUs split among pools that do not share reservations
     if plan.policy.share_reserved_across_pools is False and prog.segments.calendar is not None:
@@ -153,8 +159,9 @@ def define_variables(prog: Program) -> None:
             if c.offer in prog.segments.offer_segments:  # per contract period: the same GPUs in each
                 prog.gpu_demand[c.key] = {(s, h): (c.gpus[(d, h)], var) for s, d in prog.segments.of_offer(c.offer)
                                           for h in range(24) if c.gpus[(d, h)]}
-            else:
-                prog.gpu_demand[c.key] = {dh: (g, var) for dh, g in c.gpus.items() if g}
+            else:  # {dh: (g, var) for dh, g in c.gpus.items() if g}, by C loops: a large plan has millions
+                prog.gpu_demand[c.key] = dict(itertools.compress(
+                    zip(c.gpus.keys(), zip(c.gpus.values(), itertools.repeat(var))), c.gpus.values()))
 
     # n[c,s,h] and y[c,s]: batch replica-hours inside the window, and tokens sent to the API
     for w in workloads_of(prog, "batch"):
@@ -167,13 +174,14 @@ def define_variables(prog: Program) -> None:
             gd = prog.gpu_demand.setdefault(c.key, {})
             for s, d in prog.segments.of_offer(c.offer):
                 nmax = batch_replica_hours(vol, batch_goodput(prog, c, d))
+                named = names.series("n", cid, s)
                 for h in range(24):
                     if h in window:
-                        n = prog.prob.add_variable(names("n", cid, s, h), lowBound=0, upBound=nmax)
+                        n = prog.variable(named(h), lowBound=0, upBound=nmax)
                         prog.batch_replicas[(c.key, s, h)] = n
                         gd[(s, h)] = (c.gpu_fraction, n)
                 if share > 0:  # as a share of the day's volume: rows of order 1, whatever the tokens
-                    prog.batch_api[(c.key, s)] = prog.prob.add_variable(
+                    prog.batch_api[(c.key, s)] = prog.variable(
                         names("api_volume", cid, s), lowBound=0, upBound=share)
 
     prog.pool_demand = _pool_demand(prog)
@@ -211,17 +219,17 @@ def define_variables(prog: Program) -> None:
     for o, p, s, h in sorted(prog.pool_demand):
         offer = prog.offers[o]
         m = offer.gpus_per_node
-        tiers = allowed_tiers(plan, offer, p)
+        tiers = prog.tiers(o, p)
         bound = ub.get((o, p, s, h), 0)
         already_paid = reserved_nodes(prog, o, p, tiers) or prog.segments.committed_at(o, s)
         if already_paid and (shared and len(pools_of_offer[o]) > 1 or o in prog.own):
-            prog.lent[(o, p, s, h)] = prog.prob.add_variable(names("lent", o, p, s, h), lowBound=0, upBound=bound)
+            prog.lent[(o, p, s, h)] = prog.variable(names("lent", o, p, s, h), lowBound=0, upBound=bound)
         if "on-demand" in tiers:
             nmax = math.ceil(bound / m)
             cap = None if prog.elastic else offer.available_gpus.get("on-demand")
             if cap is not None:
                 nmax = min(nmax, cap // m)
-            prog.on_demand[(o, p, s, h)] = prog.prob.add_variable(
+            prog.on_demand[(o, p, s, h)] = prog.variable(
                 names("od", o, p, s, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
         if "spot" in tiers:
             keep = 1.0 - offer.spot_interruption
@@ -229,7 +237,7 @@ def define_variables(prog: Program) -> None:
             cap = None if prog.elastic else offer.available_gpus.get("spot")
             if cap is not None:
                 nmax = min(nmax, cap // m)
-            prog.spot[(o, p, s, h)] = prog.prob.add_variable(
+            prog.spot[(o, p, s, h)] = prog.variable(
                 names("spot", o, p, s, h), lowBound=0, upBound=nmax, cat=pulp.LpInteger)
 
     # e[o,k,s,h]: diagnosis only, one per cap row
@@ -267,37 +275,72 @@ def define_variables(prog: Program) -> None:
 
 
 def _pool_demand(prog: Program) -> dict[OfferPoolHour, pulp.LpAffineExpression]:
-    """GPU demand grouped by (offer, pool, segment, hour), built term by term (fast)."""
-    terms: dict[OfferPoolHour, dict] = {}
-    consts: dict[OfferPoolHour, float] = {}
+    """GPU demand grouped by (offer, pool, segment, hour), in the order each group is first met, each sum's terms
+    in the configs' order. A large plan has millions of these terms: each config's are handed to their groups,
+    and each group made one expression, by C loops (map, zip), without a Python step per term."""
+    by_pair: dict[tuple[str, str], collections.defaultdict[DayHour, list]] = {}
+    order: list[OfferPoolHour] = []
     for w in prog.plan.workloads:
         for c in gpu_cands(prog, w):
-            for (d, h), (coef, var) in prog.gpu_demand.get(c.key, {}).items():
-                k = (c.offer, c.pool, d, h)  # type: ignore[assignment]
-                if var is None:
-                    consts[k] = consts.get(k, 0.0) + coef
-                    terms.setdefault(k, {})
-                else:
-                    t = terms.setdefault(k, {})
-                    t[var] = t.get(var, 0.0) + coef
-    return {k: pulp.LpAffineExpression(list(t.items()), constant=consts.get(k, 0.0)) for k, t in terms.items()}
+            gd = prog.gpu_demand.get(c.key)
+            if not gd:
+                continue
+            pair = (c.offer, c.pool)
+            groups = by_pair.get(pair)  # type: ignore[arg-type]
+            if groups is None:
+                groups = by_pair[pair] = collections.defaultdict(list)  # type: ignore[index]
+            known = len(groups)
+            collections.deque(map(list.append, map(groups.__getitem__, gd.keys()), gd.values()), maxlen=0)
+            if len(groups) != known:  # groups first met here, in this config's order
+                order.extend((c.offer, c.pool, *dh) for dh in itertools.islice(groups, known, None))  # type: ignore[misc]
+    out = {}
+    for k in order:
+        o, p, d, h = k
+        out[k] = _demand_sum(by_pair[(o, p)][(d, h)])
+    return out
+
+
+def _demand_sum(terms: list) -> pulp.LpAffineExpression:
+    """One group's demand from its configs' (GPUs, variable or None) terms, as a term-by-term sum makes it: each
+    variable's term 0.0 + GPUs (summed when a variable comes twice), a sole config's GPUs (None) in the constant."""
+    coefs, variables = zip(*terms)
+    if not any(map(operator.is_, variables, itertools.repeat(None))):
+        e = pulp.LpAffineExpression(constant=0.0)
+        dict.update(e, zip(variables, map(operator.add, itertools.repeat(0.0), coefs)))
+        if len(e) == len(terms):
+            return e
+    constant = 0.0
+    summed: list = []
+    for coef, var in terms:
+        if var is None:
+            constant += coef
+        else:
+            summed.append((var, 0.0 + coef))
+    e = pulp.LpAffineExpression(constant=constant)
+    for var, coef in summed:
+        e[var] = e[var] + coef if var in e else coef
+    return e
 
 
 def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
     """Most GPUs the pool could ask of the offer at an hour (for variable bounds): per workload, its
     largest config at the offer and hour, summed over the pool's workloads."""
     ub: dict[OfferPoolHour, int] = {}
+    sums: dict[tuple[str, str, str], tuple[list, list[bool]]] = {}  # (offer, pool, segment) → GPUs and met, by hour
+    day_hours = {d: [(d, h) for h in range(24)] for d in prog.segments.day_types}  # a day type's keys, hour by hour
     for w in prog.plan.workloads:
         hours = w.batch.hours() if w.kind == "batch" and w.batch is not None else []
+        inside = [h in hours for h in range(24)]
         # the largest GPUs any config asks at (offer, day type), hour by hour
         most: dict[tuple[str, str], list[int]] = {}
         for c in gpu_cands(prog, w):
             for dtype in dict.fromkeys(d for _s, d in prog.segments.of_offer(c.offer)):
                 if c.gpus:
-                    row = [c.gpus[(dtype, h)] for h in range(24)]
+                    keys = day_hours.get(dtype) or [(dtype, h) for h in range(24)]
+                    row = list(map(c.gpus.__getitem__, keys))
                 elif c.kind == "batch":
                     g = ceil_tol(batch_replica_hours(batch_volume(w), batch_goodput(prog, c, dtype)) * c.gpu_fraction)
-                    row = [g if h in hours else -1 for h in range(24)]  # -1: outside the window, no demand
+                    row = [g if i else -1 for i in inside]  # -1: outside the window, no demand
                 else:
                     continue
                 key = (c.offer, dtype)  # type: ignore[assignment]
@@ -312,13 +355,26 @@ def _demand_upper_bound(prog: Program) -> dict[OfferPoolHour, int]:
                     so_far = most.get(key)
                     most[key] = row if so_far is None else [a + b for a, b in zip(so_far, row)]
         for (o, dtype), row in most.items():
+            whole = min(row) >= 0  # no hour outside a batch window (-1)
             for s, d in prog.segments.of_offer(o):
                 if d != dtype:
                     continue
+                k = (o, w.pool, s)
+                acc = sums.get(k)
+                if acc is None:
+                    acc = sums[k] = ([0] * 24, [False] * 24)
+                if whole:  # every hour: summed by one C loop
+                    acc[0][:] = map(operator.add, acc[0], row)
+                    acc[1][:] = itertools.repeat(True, 24)
+                    continue
                 for h, g in enumerate(row):
                     if g >= 0:
-                        k = (o, w.pool, s, h)
-                        ub[k] = ub.get(k, 0) + g
+                        acc[0][h] += g
+                        acc[1][h] = True
+    for (o, p, s), (total, met) in sums.items():
+        for h in range(24):
+            if met[h]:
+                ub[(o, p, s, h)] = total[h]
     return ub
 
 
@@ -527,7 +583,14 @@ def define_batch_volume(prog: Program) -> None:
                         prog.add("batch_api", y <= api_share(w) * x, prog.names("batch_api", cid, s))
                     produced[y] = 1
                     sent.append(vol * y)
-                prog.add("batch_volume", pulp.LpAffineExpression(produced) >= x, prog.names("batch_volume", cid, s))
+                # `LpAffineExpression(produced) >= x`, the row PuLP makes, without copying `produced` for x
+                produce = pulp.LpAffineExpression(produced)
+                if isinstance(x, pulp.LpVariable) and x not in produce:
+                    dict.__setitem__(produce, x, -1)
+                    volume = pulp.LpConstraint(produce, pulp.LpConstraintGE)
+                else:
+                    volume = produce >= x
+                prog.add("batch_volume", volume, prog.names("batch_volume", cid, s))
             if sent:
                 prog.api_volume[(w.name, s)] = pulp.lpSum(sent)
 
@@ -550,36 +613,52 @@ def define_supply(prog: Program) -> None:
     """Rows of family `supply` (optimize.families), per (offer, pool, segment, hour) with demand. Where
     the pool borrows nothing (pools do not share, or it is the offer's only pool) its own reserved and
     committed GPUs stand in for L."""
-    plan = prog.plan
     for o, p, s, h in sorted(prog.pool_demand):
         offer = prog.offers[o]
         m = offer.gpus_per_node
-        tiers = allowed_tiers(plan, offer, p)
-        supply = []
+        # Σ supply ≥ demand as PuLP's `lpSum(supply) >= demand` makes it (terms in that order, the same
+        # coefficients), from lists: the row is one of the program's largest families
+        terms: list = []
+        constant = 0.0
         lent = prog.lent.get((o, p, s, h))
         if lent is not None:
-            supply.append(lent)
+            terms.append((lent, 1))
         else:
-            res_nodes = reserved_nodes(prog, o, p, tiers, s)
+            res_nodes = reserved_nodes(prog, o, p, prog.tiers(o, p), s)
             if res_nodes or prog.segments.committed_at(o, s):
-                supply.append(m * pulp.lpSum(res_nodes) + _committed_supply(prog, o, p, s)
-                              + _committed_excess(prog, o, s, h))
-        if (o, p, s, h) in prog.on_demand:
-            supply.append(m * prog.on_demand[(o, p, s, h)])
-        if (o, p, s, h) in prog.spot:
-            supply.append((1.0 - offer.spot_interruption) * m * prog.spot[(o, p, s, h)])
-        prog.add("supply", _at_least(pulp.lpSum(supply), prog.pool_demand[(o, p, s, h)]),
+                # m · Σ R + committed + excess: constants summed as PuLP sums them
+                part = 0.0
+                terms.extend((v, m) for v in res_nodes)
+                for extra in (_committed_supply(prog, o, p, s), _committed_excess(prog, o, s, h)):
+                    if isinstance(extra, pulp.LpVariable):
+                        terms.append((extra, 1))
+                    elif not (isinstance(extra, int) and extra == 0):
+                        part += extra
+                constant += part
+        od = prog.on_demand.get((o, p, s, h))
+        if od is not None:
+            terms.append((od, m))
+        spot = prog.spot.get((o, p, s, h))
+        if spot is not None:
+            terms.append((spot, (1.0 - offer.spot_interruption) * m))
+        prog.add("supply", _at_least(terms, constant, prog.pool_demand[(o, p, s, h)]),
                  prog.names("supply", o, p, s, h))
 
 
-def _at_least(lhs: pulp.LpAffineExpression, rhs: pulp.LpAffineExpression) -> pulp.LpConstraint:
-    """lhs ≥ rhs, the row PuLP's `lhs >= rhs` makes (lhs's terms, then rhs's negated, in that order), built
-    without copying rhs term by term: the supply rows' demand sums hold every config of a pool."""
-    terms = dict(lhs.items())
-    for v, coef in rhs.items():
-        terms[v] = terms.get(v, 0) - coef
-    return pulp.LpConstraint(pulp.LpAffineExpression(terms, constant=lhs.constant - rhs.constant),
-                             pulp.LpConstraintGE)
+def _at_least(lhs: list, lhs_constant: float, rhs: pulp.LpAffineExpression) -> pulp.LpConstraint:
+    """Σ lhs + lhs_constant ≥ rhs, the row PuLP's `lhs >= rhs` makes (lhs's terms, then rhs's negated, in that
+    order): rhs's terms negated and put in the row's dictionary by C loops, without a Python step per term (the
+    supply rows' demand sums hold every config of a pool). `lhs`: (variable, coefficient) pairs as PuLP's sum of
+    them holds them."""
+    expr = affine(lhs, lhs_constant - rhs.constant)
+    n = len(expr)
+    dict.update(expr, zip(rhs.keys(), map(operator.sub, itertools.repeat(0), rhs.values())))
+    if len(expr) != n + len(rhs):  # a variable on both sides: its coefficients added, in order
+        terms = dict(affine(lhs).items())
+        for v, coef in rhs.items():
+            terms[v] = terms.get(v, 0) - coef
+        expr = pulp.LpAffineExpression(terms, constant=lhs_constant - rhs.constant)
+    return pulp.LpConstraint(expr, pulp.LpConstraintGE)
 
 
 def define_reserved_sharing(prog: Program) -> None:
@@ -588,10 +667,11 @@ def define_reserved_sharing(prog: Program) -> None:
     by_offer_hour: dict[tuple[str, str, int], list] = {}
     for (o, p, s, h), v in prog.lent.items():
         by_offer_hour.setdefault((o, s, h), []).append(v)
+    now, later = reserved_by_offer(prog)
     for (o, s, h), lent in sorted(by_offer_hour.items()):
         m = prog.offers[o].gpus_per_node
-        res = [v for (oo, _, k), v in prog.reserved.items() if oo == o and (k != "buy" or prog.segments.delivered(o, s))]
-        res += [v for (oo, _, _k, t), v in prog.reserved_later.items() if oo == o and t <= prog.segments.first_day(s)]
+        res = [v for _p, k, v in now.get(o, ()) if k != "buy" or prog.segments.delivered(o, s)]
+        res += [v for _p, _k, t, v in later.get(o, ()) if t <= prog.segments.first_day(s)]
         prog.add("reserved_sharing", pulp.lpSum(lent) <= m * pulp.lpSum(res) + prog.segments.committed_at(o, s)
                  + _committed_excess(prog, o, s, h),
                  prog.names("reserved_sharing", o, s, h))
@@ -600,25 +680,26 @@ def define_reserved_sharing(prog: Program) -> None:
 def define_caps(prog: Program) -> None:
     """Rows of families `cap_reserved`, `cap_on_demand` and `cap_spot` (optimize.families). A cap on a
     single variable is its upper bound instead (define_variables), outside diagnosis."""
+    now, later = reserved_by_offer(prog)
+    # each hourly table's variables by offer, then (segment, hour), in the table's order
+    hourly: dict[tuple[str, str], dict[tuple[str, int], list]] = {}
+    for tier, table in zip(HOURLY_TIERS, (prog.on_demand, prog.spot)):
+        for (oo, _p, s, h), v in table.items():
+            hourly.setdefault((tier, oo), {}).setdefault((s, h), []).append(v)
     for o, offer in prog.offers.items():
         m = offer.gpus_per_node
         for k in RESERVED_TIERS:
             cap = offer.available_gpus.get(k)  # type: ignore[call-overload]
             # reservations only add up over the horizon: all of them are held at its end
-            vs = [v for (oo, _p, kk, *_t), v in (*prog.reserved.items(), *prog.reserved_later.items())
-                  if oo == o and kk == k]
+            vs = [v for _p, kk, v in now.get(o, ()) if kk == k] + [v for _p, kk, _t, v in later.get(o, ()) if kk == k]
             if cap is not None and (len(vs) > 1 or prog.elastic and vs):
                 prog.add("cap_reserved", m * pulp.lpSum(vs) <= cap + prog.cap_excess.get((o, k, None, None), 0),
                          prog.names("cap_reserved", o, k))
-        for tier, table in zip(HOURLY_TIERS, (prog.on_demand, prog.spot)):
+        for tier in HOURLY_TIERS:
             cap = offer.available_gpus.get(tier)  # type: ignore[call-overload]
             if cap is None:
                 continue
-            by_hour: dict[tuple[str, int], list] = {}
-            for (oo, _p, s, h), v in table.items():
-                if oo == o:
-                    by_hour.setdefault((s, h), []).append(v)
-            for (s, h), vs in sorted(by_hour.items()):
+            for (s, h), vs in sorted(hourly.get((tier, o), {}).items()):
                 if len(vs) > 1 or prog.elastic:
                     family = f"cap_{tier.replace('-', '_')}"
                     prog.add(family, m * pulp.lpSum(vs) <= cap + prog.cap_excess.get((o, tier, s, h), 0),
@@ -757,10 +838,8 @@ def define_objective(prog: Program) -> None:
     if prog.reserved_later:
         reserved += pulp.lpSum(costs.reserved_per_node(prog.offers[o], k, H, t) * v
                                for (o, _p, k, t), v in prog.reserved_later.items())
-    od = pulp.lpSum(costs.hourly_per_node(plan, segments, prog.offers[o], "on-demand", s) * v
-                    for (o, _p, s, _h), v in prog.on_demand.items())
-    spot = pulp.lpSum(costs.hourly_per_node(plan, segments, prog.offers[o], "spot", s) * v
-                      for (o, _p, s, _h), v in prog.spot.items())
+    od = weighted_sum((_hourly_rate(prog, o, "on-demand", s), v) for (o, _p, s, _h), v in prog.on_demand.items())
+    spot = weighted_sum((_hourly_rate(prog, o, "spot", s), v) for (o, _p, s, _h), v in prog.spot.items())
     api_terms = [c.api_cost * prog.choice[c.key] for c in prog.cands.all()
                  if c.api_cost and c.key not in prog.sole_tenant and not moved(prog, c)]
     api_terms += [t for c in prog.cands.all() if c.api_cost and moved(prog, c) for t in api_cost_terms(prog, c)]
@@ -782,8 +861,22 @@ def define_objective(prog: Program) -> None:
     if sd is not None and plan.policy.risk.measure != "expected":
         prog.prob += define_risk(prog, sd, reserved + bought + fixed + sp_paid) + penalty
         return
-    prog.prob += (reserved + od + spot + pulp.lpSum(api_terms) + bought + facility + sole_tenant + savings_plan
-                  + penalty + prog.cost_terms.get("moves", 0))
+    # reserved + od + spot + … summed into one copy of `reserved`, as `+` would, without copying the sum so far at
+    # every `+` (the hourly terms are most of a large program's columns)
+    objective = reserved.copy()
+    for part in (od, spot, pulp.lpSum(api_terms), bought, facility, sole_tenant, savings_plan, penalty,
+                 prog.cost_terms.get("moves", 0)):
+        objective.addInPlace(part)
+    prog.prob += objective
+
+
+def _hourly_rate(prog: Program, o: str, tier: str, s: str) -> float:
+    """costs.hourly_per_node of an offer, tier and segment, worked out once per program (every hourly node asks)."""
+    cache = prog.__dict__.setdefault("_hourly_rates", {})
+    rate = cache.get((o, tier, s))
+    if rate is None:
+        rate = cache[(o, tier, s)] = costs.hourly_per_node(prog.plan, prog.segments, prog.offers[o], tier, s)
+    return rate
 
 
 def define_sole_tenant(prog: Program) -> pulp.LpAffineExpression:

@@ -9,15 +9,17 @@ optimize.tiebreak the tie-break program among plans of equal cost.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import pulp
 
 from optimizer.candidates import ownership
+from optimizer.candidates.build import allowed_tiers
 from optimizer.candidates.overflow import keys_of
 from optimizer.candidates.types import Candidate, CandidateSet, DayHour
 from optimizer.inputs.scenarios import goodput_factor
@@ -37,15 +39,59 @@ class Namer:
 
     def __init__(self) -> None:
         self._seen: dict[str, tuple] = {}
+        self._safe: dict[str, str] = {}
+        """A part's text → its safe form: a large program names hundreds of thousands of variables and rows
+        from a few thousand distinct parts, and the regular expression would run on each of them every time."""
 
     def __call__(self, family: str, *parts: object) -> str:
-        name = "_".join([family] + [self._unsafe.sub("_", str(p)) for p in parts])
+        safe = self._safe
+        out = [family]
+        for p in parts:
+            text = str(p)
+            s = safe.get(text)
+            if s is None:
+                s = safe[text] = self._unsafe.sub("_", text)
+            out.append(s)
+        name = "_".join(out)
         key = (family,) + parts
         prev = self._seen.setdefault(name, key)
         if prev != key:
             raise ValueError(f"name collision in the program: {prev} and {key} both map to {name}")
         return name
 
+    def series(self, family: str, *parts: object) -> Callable[[object], str]:
+        """`last` → self(family, *parts, last), the same name and check, with the common parts made safe once (a
+        family's rows and variables come hour by hour: a large program names hundreds of thousands of them)."""
+        safe = self._safe
+        head = [family]
+        for p in parts:
+            text = str(p)
+            s = safe.get(text)
+            if s is None:
+                s = safe[text] = self._unsafe.sub("_", text)
+            head.append(s)
+        prefix = "_".join(head) + "_"
+        seen = self._seen
+
+        def name(last: object) -> str:
+            text = str(last)
+            s = safe.get(text)
+            if s is None:
+                s = safe[text] = self._unsafe.sub("_", text)
+            full = prefix + s
+            key = (family, *parts, last)
+            prev = seen.setdefault(full, key)
+            if prev != key:
+                raise ValueError(f"name collision in the program: {prev} and {key} both map to {full}")
+            return full
+
+        return name
+
+
+_PULP_RENAMES = re.compile(r"[-+\[\] ]")
+"""The characters PuLP rewrites in a row's name (LpAffineExpression.trans)."""
+_PULP_VARIABLE_RENAMES = re.compile(r"[-+\[\] >/]")
+"""The characters PuLP rewrites in a variable's name (LpElement.illegal_chars)."""
 
 Term = tuple[float, "pulp.LpVariable | None"]
 """A config's GPUs at an hour: coefficient × variable, or the coefficient alone (a sole config)."""
@@ -131,6 +177,14 @@ class Program:
     sole_tenant: dict[str, float] = field(default_factory=dict)
     """Configs at an offer no other workload can use → what that offer costs serving them alone, solved
     apart (define_sole_tenant): in the program each is its x[c] at that cost, with no capacity of its own."""
+    _tiers: dict[tuple[str, str], list[str]] = field(default_factory=dict, repr=False, compare=False)
+
+    def tiers(self, offer: str, pool: str) -> list[str]:
+        """candidates.build.allowed_tiers of an offer and pool, worked out once (every supply row asks)."""
+        t = self._tiers.get((offer, pool))
+        if t is None:
+            t = self._tiers[(offer, pool)] = allowed_tiers(self.plan, self.offers[offer], pool)
+        return t
 
     def choice_at_period(self, key: str, period: int | None):
         """The choice of config `key` in a contract period: x[c,π] for a config that may move, else x[c]."""
@@ -151,8 +205,26 @@ class Program:
     def candidate(self, key: str) -> Candidate:
         return next(c for c in self.cands.all() if c.key == key)
 
+    def variable(self, name: str, lowBound: float | None = None, upBound: float | None = None,
+                 cat: str = pulp.LpContinuous) -> pulp.LpVariable:
+        """prob.add_variable(name, lowBound, upBound, cat). PuLP's name setter checks a name by regular expression
+        and rewrites "-+[] ->/" to "_" by str.translate, most of what making a variable costs; a name without them
+        is kept as is, so it is set as it would be, directly (PuLP is pinned: pyproject.toml)."""
+        if _PULP_VARIABLE_RENAMES.search(name) is not None:
+            return self.prob.add_variable(name, lowBound, upBound, cat)
+        v = self.prob.add_variable(None, lowBound, upBound, cat)  # type: ignore[arg-type]
+        v._LpElement__name = name  # type: ignore[attr-defined]
+        return v
+
     def add(self, family: str, constraint: pulp.LpConstraint, name: str) -> None:
-        self.prob += constraint, name
+        if isinstance(constraint, pulp.LpConstraint) and _PULP_RENAMES.search(name) is None:
+            # what `prob += constraint, name` does with a row. PuLP's name setter rewrites "-+[] " to "_" by
+            # str.translate, which costs more than the rest of a small row; a name without them is kept as is,
+            # so it is set as it would be, directly (PuLP is pinned: pyproject.toml)
+            constraint._LpConstraint__name = name  # type: ignore[attr-defined]
+            self.prob.addConstraint(constraint)
+        else:
+            self.prob += constraint, name
         self.constraint_families.setdefault(family, []).append(name)
 
     def fix_choice(self, workload: str, key: str) -> None:
@@ -417,6 +489,115 @@ def bounds_within(prob: pulp.LpProblem, reduced: dict[pulp.LpVariable, float], r
             v.lowBound, v.upBound = lo, hi
 
 
+# PuLP's sums and rows, built from lists of (variable, coefficient) terms. PuLP makes a whole expression of every
+# product `a * x`, copies the left side of every `lhs >= rhs`, and hashes each variable in Python at each step; a
+# large program's sums have millions of terms and its valid inequalities are hundreds of thousands of rows. These
+# give the same expressions — terms in the same order, the same coefficients and constants, bit for bit.
+
+def weighted_sum(pairs: Iterable[tuple[object, object]]) -> pulp.LpAffineExpression:
+    """pulp.lpSum(a * x for a, x in pairs): `x` a variable, an expression or a number."""
+    return affine(*_weighted_terms(pairs))
+
+
+def plain_sum(items: Iterable[object]) -> pulp.LpAffineExpression:
+    """pulp.lpSum(items): each item a variable, an expression or a number."""
+    return affine(*_plain_terms(items))
+
+
+def at_least(lhs: Iterable[object], rhs: Iterable[tuple[object, object]]) -> pulp.LpConstraint:
+    """pulp.lpSum(lhs) >= pulp.lpSum(a * x for a, x in rhs), the row PuLP makes: lhs's terms, then rhs's negated."""
+    left, left_constant = _plain_terms(lhs)
+    right, right_constant = _weighted_terms(rhs)
+    left += [(v, a * -1) for v, a in right]
+    e = pulp.LpAffineExpression(constant=left_constant + right_constant * -1)
+    dict.update(e, left)
+    if len(e) != len(left):  # a variable more than once: summed on each side first, as PuLP does
+        left = _plain_terms(lhs)[0]
+        return row(affine(left, left_constant), pulp.LpConstraintGE, affine(right, right_constant))
+    return pulp.LpConstraint(e, pulp.LpConstraintGE)
+
+
+def row(lhs: pulp.LpAffineExpression, sense: int, rhs: pulp.LpAffineExpression | float) -> pulp.LpConstraint:
+    """`lhs >= rhs` (sense GE; LE: `<=`, EQ: `==`), the row PuLP makes — lhs's terms, then rhs's negated, the
+    constants likewise — without `lhs - rhs`'s copy of lhs and term-by-term update."""
+    if isinstance(rhs, (int, float)):
+        return pulp.LpConstraint(lhs, sense, rhs=rhs)
+    terms = list(lhs.items())
+    terms += [(v, a * -1) for v, a in rhs.items()]
+    return pulp.LpConstraint(affine(terms, lhs.constant + rhs.constant * -1), sense)
+
+
+def affine(terms: list, constant: float = 0.0) -> pulp.LpAffineExpression:
+    """The expression PuLP's sum of these (variable, coefficient) terms holds: a variable's first term fixes its
+    place, its coefficients add up in order."""
+    e = _expression(terms, constant)
+    if e is None:
+        e = pulp.LpAffineExpression(constant=constant)
+        for v, a in terms:
+            if v in e:
+                e[v] += a
+            else:
+                e[v] = a
+    return e
+
+
+def _expression(terms: list, constant: float) -> pulp.LpAffineExpression | None:
+    """The expression of these terms when no variable is in them twice (else None), filled by one C loop."""
+    e = pulp.LpAffineExpression(constant=constant)
+    dict.update(e, terms)
+    return e if len(e) == len(terms) else None
+
+
+def _weighted_terms(pairs: Iterable[tuple[object, object]]) -> tuple[list, float]:
+    """The terms and constant of pulp.lpSum(a * x for a, x in pairs), before like terms are added up."""
+    terms: list = []
+    constant = 0.0
+    for a, x in pairs:
+        if type(x) is pulp.LpVariable and type(a) in (int, float) and math.isfinite(a):  # type: ignore[arg-type]
+            if a != 0:  # PuLP drops a term times zero; its constant 0 · a adds nothing to a sum that starts at +0.0
+                terms.append((x, a))
+            continue
+        constant = _add_to(terms, a * x, constant)  # type: ignore[operator]
+    return terms, constant
+
+
+_VARIABLES_ONLY = frozenset({pulp.LpVariable})
+
+
+def _plain_terms(items: Iterable[object]) -> tuple[list, float]:
+    """The terms and constant of pulp.lpSum(items), before like terms are added up."""
+    items = list(items)
+    if set(map(type, items)) <= _VARIABLES_ONLY:  # the usual case: C loops
+        return list(zip(items, itertools.repeat(1))), 0.0
+    terms: list = []
+    constant = 0.0
+    for x in items:
+        if type(x) is pulp.LpVariable:
+            terms.append((x, 1))
+        else:
+            constant = _add_to(terms, x, constant)
+    return terms, constant
+
+
+def _add_to(terms: list, x: object, constant: float) -> float:
+    """LpAffineExpression.addInPlace(x) on a sum held as a list of terms and a constant: the constant after."""
+    if isinstance(x, pulp.LpElement):
+        terms.append((x, 1))
+    elif isinstance(x, pulp.LpAffineExpression):
+        terms.extend(x.items())
+        constant += x.constant
+    elif isinstance(x, int) and x == 0:
+        pass
+    elif isinstance(x, (int, float)) and math.isfinite(x):
+        constant += x
+    else:  # what PuLP does with anything else (a constraint, a list, NaN): let it say so
+        e = pulp.LpAffineExpression(constant=constant)
+        e.addInPlace(x)
+        terms.extend(e.items())
+        constant = e.constant
+    return constant
+
+
 def value_of(v) -> float:
     """A variable's or expression's solved value (0 when the solver left it unset); a constant as is."""
     if isinstance(v, (int, float)):
@@ -509,10 +690,28 @@ def reserved_nodes(prog: Program, o: str, p: str, tiers: list[str] | None = None
                    segment: str | None = None) -> list[pulp.LpVariable]:
     """R[o,·,k] pool p may draw on: the shared level, or its own (tiers: those its pool may buy); with a
     `segment`, also the reservations started by its first day (R[o,·,k,t], t ≤ the segment's first day)."""
-    out = [v for (oo, pp, k), v in prog.reserved.items()
-           if oo == o and (pp is None or pp == p) and (tiers is None or k in tiers)]
+    now, later = reserved_by_offer(prog)
+    out = [v for pp, k, v in now.get(o, ()) if (pp is None or pp == p) and (tiers is None or k in tiers)]
     if segment is not None and prog.reserved_later:
         day = prog.segments.first_day(segment)
-        out += [v for (oo, pp, k, t), v in prog.reserved_later.items()
-                if oo == o and t <= day and (pp is None or pp == p) and (tiers is None or k in tiers)]
+        out += [v for pp, k, t, v in later.get(o, ())
+                if t <= day and (pp is None or pp == p) and (tiers is None or k in tiers)]
     return out
+
+
+def reserved_by_offer(prog: Program) -> tuple[dict[str, list], dict[str, list]]:
+    """prog.reserved and prog.reserved_later by offer, each in the tables' order: reserved_nodes is asked once per
+    supply row and valid inequality, and scanning both tables each time made a large program's build quadratic.
+    Rebuilt when either table has changed size (they only grow, while the program is built)."""
+    stamp = (id(prog.reserved), len(prog.reserved), id(prog.reserved_later), len(prog.reserved_later))
+    cached = prog.__dict__.get("_reserved_index")
+    if cached is not None and cached[0] == stamp:
+        return cached[1], cached[2]
+    now: dict[str, list] = {}
+    for (o, pp, k), v in prog.reserved.items():
+        now.setdefault(o, []).append((pp, k, v))
+    later: dict[str, list] = {}
+    for (o, pp, k, t), v in prog.reserved_later.items():
+        later.setdefault(o, []).append((pp, k, t, v))
+    prog.__dict__["_reserved_index"] = (stamp, now, later)
+    return now, later
