@@ -43,7 +43,8 @@ class Namer:
         """A part's text → its safe form: a large program names hundreds of thousands of variables and rows
         from a few thousand distinct parts, and the regular expression would run on each of them every time."""
 
-    def __call__(self, family: str, *parts: object) -> str:
+    def _joined(self, family: str, parts: tuple) -> str:
+        """family_part_part…, each part made safe once (_safe)."""
         safe = self._safe
         out = [family]
         for p in parts:
@@ -52,7 +53,10 @@ class Namer:
             if s is None:
                 s = safe[text] = self._unsafe.sub("_", text)
             out.append(s)
-        name = "_".join(out)
+        return "_".join(out)
+
+    def __call__(self, family: str, *parts: object) -> str:
+        name = self._joined(family, parts)
         key = (family,) + parts
         prev = self._seen.setdefault(name, key)
         if prev != key:
@@ -62,16 +66,8 @@ class Namer:
     def series(self, family: str, *parts: object) -> Callable[[object], str]:
         """`last` → self(family, *parts, last), the same name and check, with the common parts made safe once (a
         family's rows and variables come hour by hour: a large program names hundreds of thousands of them)."""
-        safe = self._safe
-        head = [family]
-        for p in parts:
-            text = str(p)
-            s = safe.get(text)
-            if s is None:
-                s = safe[text] = self._unsafe.sub("_", text)
-            head.append(s)
-        prefix = "_".join(head) + "_"
-        seen = self._seen
+        prefix = self._joined(family, parts) + "_"
+        safe, seen = self._safe, self._seen
 
         def name(last: object) -> str:
             text = str(last)
