@@ -20,6 +20,7 @@ from optimizer.optimize.solver import available_solvers
 from optimizer.optimize.strategy import SolveOptions, solve_candidates
 
 from tests.helpers.bruteforce import PLANNED, random_plan
+from tests.helpers.scenario_enumerate import random_plan as scenario_plan
 from tests.helpers.small_plans import PEAKY, batch, interactive, offer, plan, write
 from tests.helpers.solving import NO_TIME_LIMIT, seeds_by_solver
 
@@ -124,3 +125,16 @@ def test_pricing_stops_on_a_count_breadth_first(tmp_path, monkeypatch):
     assert all(cut.forced[k] == full.forced[k] for k in priced)
     assert {k for k, f in cut.forced.items() if f.how == "not priced"} == \
         {keys[1] for keys in ranked.values() if len(keys) >= 2}
+
+
+@pytest.mark.parametrize("seed", [3, 5, 10, 13, 16, 17])
+def test_scenario_plans_price_by_piece_as_whole(seed, tmp_path, monkeypatch):
+    """Two-stage scenario plans (scenario_enumerate's random plans: expected cost, CVaR and worst case — a risk row
+    spans every offer, so its pieces join): each alternative priced piece by piece costs what the whole re-solve
+    costs, with the same status."""
+    loaded = load_plan(write(tmp_path, scenario_plan(seed)))
+    cands = build_candidates(loaded)
+    whole, whole_info = _prices(loaded, cands, "highs", monkeypatch, 10**9)
+    apart, apart_info = _prices(loaded, cands, "highs", monkeypatch, 0)
+    assert whole.forced
+    _same_prices(whole, whole_info, apart, apart_info)
