@@ -502,6 +502,7 @@ def plain_sum(items: Iterable[object]) -> pulp.LpAffineExpression:
 
 def at_least(lhs: Iterable[object], rhs: Iterable[tuple[object, object]]) -> pulp.LpConstraint:
     """pulp.lpSum(lhs) >= pulp.lpSum(a * x for a, x in rhs), the row PuLP makes: lhs's terms, then rhs's negated."""
+    lhs = lhs if isinstance(lhs, list) else list(lhs)  # read twice where a variable is in it more than once
     left, left_constant = _plain_terms(lhs)
     right, right_constant = _weighted_terms(rhs)
     left += [(v, a * -1) for v, a in right]

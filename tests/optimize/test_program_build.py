@@ -163,3 +163,13 @@ def test_a_series_of_names_is_the_namers_own():
     one("n", "a_b")
     with pytest.raises(ValueError, match="name collision"):
         one.series("n", "a")("b")
+
+
+def test_at_least_takes_a_generator_with_a_variable_twice():
+    """A left side given as a generator, with a variable in it twice (the branch that reads it again): the row PuLP's
+    own arithmetic makes."""
+    prob = pulp.LpProblem("rows")
+    x, y = prob.add_variable("x"), prob.add_variable("y")
+    made = at_least((v for v in (x, y, x)), [(2.0, y)])
+    want = pulp.lpSum([x, y, x]) >= pulp.lpSum([2.0 * y])
+    assert list(made.items()) == list(want.items()) and made.constant == want.constant
