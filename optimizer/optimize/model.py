@@ -838,8 +838,8 @@ def define_objective(prog: Program) -> None:
     if prog.reserved_later:
         reserved += pulp.lpSum(costs.reserved_per_node(prog.offers[o], k, H, t) * v
                                for (o, _p, k, t), v in prog.reserved_later.items())
-    od = weighted_sum((_hourly_rate(prog, o, "on-demand", s), v) for (o, _p, s, _h), v in prog.on_demand.items())
-    spot = weighted_sum((_hourly_rate(prog, o, "spot", s), v) for (o, _p, s, _h), v in prog.spot.items())
+    od = weighted_sum((prog.hourly_rate(o, "on-demand", s), v) for (o, _p, s, _h), v in prog.on_demand.items())
+    spot = weighted_sum((prog.hourly_rate(o, "spot", s), v) for (o, _p, s, _h), v in prog.spot.items())
     api_terms = [c.api_cost * prog.choice[c.key] for c in prog.cands.all()
                  if c.api_cost and c.key not in prog.sole_tenant and not moved(prog, c)]
     api_terms += [t for c in prog.cands.all() if c.api_cost and moved(prog, c) for t in api_cost_terms(prog, c)]
@@ -869,14 +869,6 @@ def define_objective(prog: Program) -> None:
         objective.addInPlace(part)
     prog.prob += objective
 
-
-def _hourly_rate(prog: Program, o: str, tier: str, s: str) -> float:
-    """costs.hourly_per_node of an offer, tier and segment, worked out once per program (every hourly node asks)."""
-    cache = prog.__dict__.setdefault("_hourly_rates", {})
-    rate = cache.get((o, tier, s))
-    if rate is None:
-        rate = cache[(o, tier, s)] = costs.hourly_per_node(prog.plan, prog.segments, prog.offers[o], tier, s)
-    return rate
 
 
 def define_sole_tenant(prog: Program) -> pulp.LpAffineExpression:

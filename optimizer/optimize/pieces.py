@@ -34,7 +34,8 @@ class _Row:
 class Pieces:
     """A program's rows grouped into pieces that share no column left to decide, with every choice held."""
 
-    prog: Program
+    sense: int
+    """The program's: minimise (or maximise)."""
     rows: list[_Row]
     piece_of_row: list[int]
     """Each row's piece (−1: a row of held choices alone, a check on the configs)."""
@@ -96,7 +97,7 @@ class Pieces:
         objective = prog.prob.objective or pulp.LpAffineExpression()
         cost = {v: coef for v, coef in objective.items() if v.name not in held}
         key_cost = {held[v.name]: coef for v, coef in objective.items() if v.name in held}
-        return cls(prog, rows, piece_of_row, rows_of_piece, rows_of_key, cost, key_cost)
+        return cls(prog.prob.sense, rows, piece_of_row, rows_of_piece, rows_of_key, cost, key_cost)
 
     def touched(self, keys: tuple[str, ...]) -> tuple[int, ...]:
         """The pieces holding any of `keys`' choice columns, in order (rows of held choices alone aside)."""
@@ -105,7 +106,7 @@ class Pieces:
     def program(self, pieces: tuple[int, ...], on: set[str]) -> pulp.LpProblem:
         """The pieces `pieces` as one program of their own, every choice column at 1 for the configs in `on` and at
         0 else (they share no row: solved together, each is solved as alone)."""
-        prob = pulp.LpProblem("pieces", self.prog.prob.sense)
+        prob = pulp.LpProblem("pieces", self.sense)
         columns: dict[pulp.LpVariable, float] = {}
         for piece in pieces:
             for i in self.rows_of_piece[piece]:

@@ -25,6 +25,7 @@ from optimizer.candidates.types import Candidate, CandidateSet, DayHour
 from optimizer.inputs.scenarios import goodput_factor
 from optimizer.inputs.schema.catalog import Offer
 from optimizer.inputs.schema.plan import Plan, Workload
+from optimizer.optimize import costs
 from optimizer.optimize.calendar import Segments
 from optimizer.optimize.solution import OfferPoolHour, Solution
 
@@ -173,7 +174,11 @@ class Program:
     sole_tenant: dict[str, float] = field(default_factory=dict)
     """Configs at an offer no other workload can use → what that offer costs serving them alone, solved
     apart (define_sole_tenant): in the program each is its x[c] at that cost, with no capacity of its own."""
-    _tiers: dict[tuple[str, str], list[str]] = field(default_factory=dict, repr=False, compare=False)
+    # what every row of a family asks again, worked out once per program (tiers, hourly_rate, reserved_by_offer)
+    _tiers: dict[tuple[str, str], list[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _hourly_rates: dict[tuple[str, str, str], float] = field(default_factory=dict, init=False, repr=False,
+                                                             compare=False)
+    _reserved_index: tuple = field(default=(), init=False, repr=False, compare=False)
 
     def tiers(self, offer: str, pool: str) -> list[str]:
         """candidates.build.allowed_tiers of an offer and pool, worked out once (every supply row asks)."""
@@ -181,6 +186,14 @@ class Program:
         if t is None:
             t = self._tiers[(offer, pool)] = allowed_tiers(self.plan, self.offers[offer], pool)
         return t
+
+    def hourly_rate(self, offer: str, tier: str, segment: str) -> float:
+        """costs.hourly_per_node of an offer, hourly tier and segment, worked out once (every hourly node asks)."""
+        rate = self._hourly_rates.get((offer, tier, segment))
+        if rate is None:
+            rate = self._hourly_rates[(offer, tier, segment)] = costs.hourly_per_node(
+                self.plan, self.segments, self.offers[offer], tier, segment)
+        return rate
 
     def choice_at_period(self, key: str, period: int | None):
         """The choice of config `key` in a contract period: x[c,π] for a config that may move, else x[c]."""
@@ -701,8 +714,8 @@ def reserved_by_offer(prog: Program) -> tuple[dict[str, list], dict[str, list]]:
     supply row and valid inequality, and scanning both tables each time made a large program's build quadratic.
     Rebuilt when either table has changed size (they only grow, while the program is built)."""
     stamp = (id(prog.reserved), len(prog.reserved), id(prog.reserved_later), len(prog.reserved_later))
-    cached = prog.__dict__.get("_reserved_index")
-    if cached is not None and cached[0] == stamp:
+    cached = prog._reserved_index
+    if cached and cached[0] == stamp:
         return cached[1], cached[2]
     now: dict[str, list] = {}
     for (o, pp, k), v in prog.reserved.items():
@@ -710,5 +723,5 @@ def reserved_by_offer(prog: Program) -> tuple[dict[str, list], dict[str, list]]:
     later: dict[str, list] = {}
     for (o, pp, k, t), v in prog.reserved_later.items():
         later.setdefault(o, []).append((pp, k, t, v))
-    prog.__dict__["_reserved_index"] = (stamp, now, later)
+    prog._reserved_index = (stamp, now, later)
     return now, later
