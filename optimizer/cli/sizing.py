@@ -751,7 +751,7 @@ def _estimate_at_concurrency(m, p, a, est, served: _Served, layout, f, rl, e, se
     gpus = 1.0 / served.mig.instances_per_gpu if served.mig is not None else float(layout.gpus)
     curve = []
     for n in levels:
-        at = at_concurrency(rl, n, cap)
+        at = at_concurrency(rl, n, cap, est.closed_loop_wave_share)
         point = {"concurrency": n, "batch": round(at.batch, 6),
                  "output_tokens_per_s": round(at.output_tokens_per_s, 3),
                  "output_tokens_per_s_per_gpu": round(at.output_tokens_per_s / gpus, 3),
@@ -765,6 +765,7 @@ def _estimate_at_concurrency(m, p, a, est, served: _Served, layout, f, rl, e, se
            "output_tokens": output_tokens, "weights_gb": round(f.weights_gb, 6),
            "kv_gb_per_seq": round(f.kv_gb_per_seq, 6), "kv_concurrency": f.kv_concurrency, "max_batch": cap,
            "calibrated": e.calibrated, "group": e.group, "headroom": round(headroom, 6),
+           "closed_loop_wave_share": est.closed_loop_wave_share,
            "validation": _validation_json(est, a, p, m, engine)}
     res.update({k: v for k, v in served.extra_keys(engine).items() if k != "engine"})
     res.update(_serving_keys(serving["speculative"], serving["draft_model"], serving["prefix_hit_rate"]))

@@ -46,3 +46,25 @@ def test_bad_arguments(rl):
         at_concurrency(rl, 0, 10)
     with pytest.raises(ValueError):
         at_concurrency(rl, 4, 0)
+
+
+@pytest.mark.parametrize("n", [1, 8, 64])
+def test_a_closed_loop_wave_waits_behind_its_prefills(rl, n):
+    spread = at_concurrency(rl, n, 10_000)
+    waves = at_concurrency(rl, n, 10_000, wave_share=0.5)
+    rate = waves.output_tokens_per_s / rl.output_tokens
+    # Little's law still holds, and the wave's wait is in the TTFT at the batch the loop settles on
+    assert waves.batch + rate * waves.ttft_ms / 1e3 == pytest.approx(n, rel=1e-6)
+    wait = 0.5 * (n - 1) * rl.prefill_s(rl.input_tokens)
+    assert waves.ttft_ms / 1e3 == pytest.approx(rl.ttft_s(waves.batch) + wait, rel=1e-9)
+    if n == 1:  # one client: nothing arrives with it
+        assert waves == spread
+    else:  # fewer requests decode at once: a faster step, fewer tokens per second
+        assert waves.batch < spread.batch
+        assert waves.tpot_ms < spread.tpot_ms
+        assert waves.output_tokens_per_s < spread.output_tokens_per_s
+
+
+def test_wave_share_is_a_share(rl):
+    with pytest.raises(ValueError):
+        at_concurrency(rl, 4, 10, wave_share=1.5)

@@ -96,6 +96,11 @@ class EstimatorParams(Sourced):
     """Largest batch an engine schedules (trtllm-bench caps its max batch size at 4096)."""
     prefill_chunk_tokens: int = Field(default=8192, ge=64)
     """Prefill tokens one step may carry beside the decode batch (chunked prefill budget)."""
+    closed_loop_wave_share: float = Field(default=0.0, ge=0, le=1)
+    """In a closed-loop load test (N clients, each sending its next prompt when its last request ends), the
+    share of the other N − 1 prompts' prefills a prompt waits behind: the clients start together and finish
+    close together, so prompts arrive in waves (`optimizer.physics.concurrency`). Only `estimate
+    --concurrency` reads it; a plan's open-loop traffic has no waves."""
     runtime_gb: float = Field(default=1.5, ge=0)
     """Memory an engine keeps per GPU whatever the reserve fraction (CUDA context, graphs, workspace), GB."""
     generation_factor: dict[Generation, float] = Field(default_factory=lambda: {
