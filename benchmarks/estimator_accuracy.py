@@ -1,7 +1,7 @@
 """How far the goodput estimator is from published benchmarks.
 
     python benchmarks/estimator_accuracy.py [CSV ...] [--catalogs DIR] [--params YAML]
-                                            [--markdown] [--rows] [--held-out DIR] [--held-concurrency]
+                                            [--markdown] [--rows] [--held-out DIR] [--nominal-concurrency]
 
 Data (each row keeps its source; where each file comes from: benchmarks/data/README.md):
 benchmarks/data/benchmarks.csv and benchmarks/data/published.csv (TensorRT-LLM perf overview
@@ -323,10 +323,10 @@ def _online_layout(r: pd.Series, gpus: int) -> Layout:
     return Layout("pp" if pp > 1 else "tp", tp=stage, pp=pp)
 
 
-HELD_CONCURRENCY = False
-"""Judge an online row at the concurrency its harness measured (held_concurrency) instead of the nominal
-one: --held-concurrency of this script and of fit_estimator.py. Off by default: the tables in
-benchmarks/ESTIMATOR.md are at the nominal concurrency."""
+HELD_CONCURRENCY = True
+"""Judge an online row at the concurrency its harness measured (held_concurrency), where its notes record
+it, instead of the nominal one (the tables in benchmarks/ESTIMATOR.md); --nominal-concurrency of this
+script and of fit_estimator.py judges every row at its nominal concurrency."""
 
 
 def held_concurrency(notes: object) -> float | None:
@@ -497,7 +497,7 @@ def predict(case: Case, cat: dict[str, dict], params: EstimatorParams) -> Predic
                   kv_bytes_per_elem=case.kv_bytes)
     cap = max(1, min(kv, params.max_batch))
     if case.kind in ("online-conc", "online-conc-tpot"):
-        at = at_concurrency(rl, case.held or case.concurrency or 1, cap)
+        at = at_concurrency(rl, case.held or case.concurrency or 1, cap, params.closed_loop_wave_share)
         value = at.output_tokens_per_s / layout.gpus if case.kind == "online-conc" else at.tpot_ms
         return Prediction(case, layout, value, at.bound, at.batch, kv, kv_gpu)
     if case.kind == "online-tpot":
@@ -738,11 +738,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help="summary tables as markdown")
     ap.add_argument("--held-out", type=Path, default=None, metavar="DIR",
                     help="print the held-out tables from the cv_*.csv that fit_estimator.py --save-cv DIR wrote")
-    ap.add_argument("--held-concurrency", action="store_true",
-                    help="judge online rows at the mean concurrency their harness measured, where recorded")
+    ap.add_argument("--nominal-concurrency", action="store_true",
+                    help="judge online rows at their nominal concurrency, not at the mean concurrency their "
+                         "harness measured (where recorded)")
     args = ap.parse_args(argv)
     global HELD_CONCURRENCY
-    HELD_CONCURRENCY = args.held_concurrency
+    HELD_CONCURRENCY = not args.nominal_concurrency
     if args.held_out:
         print(held_out_report(args.held_out, markdown=args.markdown))
         return 0

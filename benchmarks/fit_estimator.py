@@ -1,7 +1,7 @@
 """Fit the goodput estimator's efficiencies and its per-engine tuning (catalogs/estimator.yaml) on published benchmarks.
 
     python benchmarks/fit_estimator.py [--cv model|family|engine|all] [--quick] [--write] [--prior-weight W]
-                                       [--held-concurrency]
+                                       [--nominal-concurrency]
 
 Least squares on the log error log(predicted / published) (scipy.optimize.least_squares, bounded
 trust region), one residual per row, over the rows estimator_accuracy.py reads
@@ -11,13 +11,16 @@ residuals (output tok/s per GPU and TPOT), each weighted 1/√2 so the row count
 
 Two layers of parameters:
   - shared: the efficiencies every engine runs at (eta_*, the MoE compute factor, the generation factors,
-    the link efficiencies) and the default fixed costs;
+    the link efficiencies), the default fixed costs and the closed-loop wave share (the share of the other
+    prompts' prefills a closed-loop load test's prompt waits behind: optimizer/physics/concurrency.py);
   - per engine and generation (EstimatorParams.engines): the fixed per-step costs a serving engine pays
     — step_overhead_ms, allreduce_latency_us (fused all-reduce), moe_layer_us (fused routing) — and its
-    small-batch bandwidth efficiency eta_memory. One is free where the training rows have at least
-    ENGINE_MIN_ROWS rows of that (engine, generation) that identify it; a ridge residual
+    small-batch bandwidth efficiency eta_memory, and its closed-loop wave share. One is free where the
+    training rows have at least ENGINE_MIN_ROWS rows of that (engine, generation) that identify it; a ridge residual
     prior_weight · (engine value − shared value) / scale keeps an engine with few rows near the shared
     value. Engines the data cannot identify get no entry and run at the shared values.
+Online rows are judged at the mean concurrency their harness measured, where their notes record it
+(--nominal-concurrency: at the nominal one).
 Left out by rule, not by result, and still reported (estimator_accuracy.left_out): memory-starved rows,
 bursts (QPS = INF, closed batches), development builds, speculative decoding and prefix caching.
 Parameters a training set has no rows for (a generation's factor, FP4's efficiencies) stay at their
@@ -83,6 +86,7 @@ FREE = [
     ("generation_factor.blackwell", 1.0, 0.3, 1.5, ("generation", "blackwell")),
     ("generation_factor.cdna3", 0.6, 0.2, 1.5, ("generation", "cdna3")),
     ("generation_factor.cdna4", 0.6, 0.2, 1.5, ("generation", "cdna4")),
+    ("closed_loop_wave_share", 0.3, 0.0, 1.0, ("kind", "online-conc")),
 ]
 NEUTRAL = {"generation_factor": 1.0}
 """Where a parameter cannot be fitted: generations at 1 (like Hopper), FP4 borrows FP8 (DTYPE_FALLBACK)."""
@@ -94,6 +98,7 @@ ENGINE_FREE = [
     ("moe_layer_us", 0.0, 400.0, 30.0, "moe"),
     ("eta_memory", 0.3, 1.0, 0.1, None),
     ("moe_compute_factor", 0.2, 2.0, 0.2, "moe"),
+    ("closed_loop_wave_share", 0.0, 1.0, 0.2, "closed-loop"),
 ]
 """What a serving engine changes on a generation: its fixed per-step costs and its small-batch bandwidth
 efficiency, and the compute efficiency of its MoE kernels (fused routing and grouped GEMMs are the
@@ -139,6 +144,8 @@ def _supported(spec, rows: pd.DataFrame, cat) -> bool:
         return bool((rows["family"] == value).any())
     if what == "moe":
         return bool(rows["model"].map(lambda m: bool(cat["models"][m].experts)).any())
+    if what == "kind":
+        return bool((rows["kind"] == value).any())
     return True
 
 
@@ -155,6 +162,8 @@ def _identifying(rows: pd.DataFrame, needs: str | None, cat) -> pd.Series:
         return small & (rows["layout"].str.match(r"^tp([2-9]|\d\d)") | rows["layout"].str.contains(r"tp\d+ ×"))
     if needs == "moe":
         return small & rows["model"].map(lambda m: bool(cat["models"][m].experts and cat["models"][m].experts > 1))
+    if needs == "closed-loop":
+        return rows["kind"] == "online-conc"
     return small
 
 
@@ -502,10 +511,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--joint", action="store_true",
                     help="fit the shared and the engine layer together (default: the shared layer first)")
     ap.add_argument("--save-cv", type=Path, default=None, help="folder to write the held-out rows to (CSV)")
-    ap.add_argument("--held-concurrency", action="store_true",
-                    help="judge online rows at the mean concurrency their harness measured, where recorded")
+    ap.add_argument("--nominal-concurrency", action="store_true",
+                    help="judge online rows at their nominal concurrency, not at the mean concurrency their "
+                         "harness measured (where recorded)")
     args = ap.parse_args(argv)
-    estimator_accuracy.HELD_CONCURRENCY = args.held_concurrency
+    estimator_accuracy.HELD_CONCURRENCY = not args.nominal_concurrency
     cat = load_catalog(args.catalogs or catalogs_dir())
     cases = comparable(all_cases(), cat)
     # Predict once (neutral efficiencies) to resolve MLPerf TP choices and the memory-starved flags.
