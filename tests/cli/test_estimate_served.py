@@ -41,7 +41,7 @@ def test_one_concurrency_is_the_physics_at_that_load():
     rl = roofline(m, p, a, layout, 1000, 200, params=est, link=links(a, layout, est))
     kv = fit(m, p, a.memory_bytes_per_gpu / 1e9, 2, 1200, 0.10, attention_tp=2, runtime_gb_per_gpu=est.runtime_gb)
     at = at_concurrency(rl, 16, max(1, min(kv.kv_concurrency, est.max_batch)), est.closed_loop_wave_share)
-    assert d["closed_loop_wave_share"] == est.closed_loop_wave_share
+    assert d["closed_loop_wave_share"] == est.closed_loop_wave_share > 0  # no engine: the shared value
     assert d["calibrated"] is True  # hopper/fp8: no headroom, planned = roofline
     assert d["output_tokens_per_s"] == pytest.approx(at.output_tokens_per_s, abs=1e-3)
     assert d["output_tokens_per_s_per_gpu"] == pytest.approx(at.output_tokens_per_s / 2, abs=1e-3)

@@ -11,7 +11,7 @@ from optimizer.inputs.schema.catalog import ComputeDtype, Generation, Sourced, S
 # Datatypes without their own fitted efficiency borrow a fitted one (see catalogs/estimator.yaml).
 DTYPE_FALLBACK: dict[str, str] = {"fp16": "bf16", "int8": "fp8", "fp4": "fp8", "bf16": "fp16"}
 
-HELD_OUT = {"p10": 0.847, "p50": 1.002, "p90": 1.192}
+HELD_OUT = {"p10": 0.847, "p50": 1.001, "p90": 1.194}
 """Published ÷ estimated goodput at P10/P50/P90 over the rows held out one model at a time (fit_estimator.py
 --cv model, on the fitted catalog); catalogs/estimator.yaml carries the same numbers (a test keeps them equal)."""
 
@@ -55,31 +55,31 @@ class EstimatorParams(Sourced):
     carries the same numbers with their standard errors and provenance (a test keeps them equal).
     """
 
-    eta_memory: float = Field(default=0.711, gt=0, le=1)
+    eta_memory: float = Field(default=0.7124, gt=0, le=1)
     """Share of peak HBM bandwidth reached while streaming weights and KV cache in decode."""
-    eta_compute_decode: dict[ComputeDtype, float] = Field(default_factory=lambda: {"bf16": 0.6825, "fp8": 0.6191, "fp4": 0.5393})
+    eta_compute_decode: dict[ComputeDtype, float] = Field(default_factory=lambda: {"bf16": 0.6843, "fp8": 0.6191, "fp4": 0.5264})
     """Share of dense peak TFLOPS reached by decode GEMMs, by compute datatype."""
-    eta_compute_prefill: dict[ComputeDtype, float] = Field(default_factory=lambda: {"bf16": 0.7049, "fp8": 0.7952, "fp4": 0.7744})
+    eta_compute_prefill: dict[ComputeDtype, float] = Field(default_factory=lambda: {"bf16": 0.705, "fp8": 0.7949, "fp4": 0.7603})
     """Share of dense peak TFLOPS reached by prefill (context) GEMMs and attention."""
     weight_only_factor: float = Field(default=0.75, gt=0, le=2)
     """Multiplies the bf16 efficiencies when weights are de-quantized on the fly (W4A16, W8A16,
     MXFP4 on Hopper): the kernels read compressed weights but spend compute unpacking them."""
-    moe_compute_factor: float = Field(default=0.6718, gt=0, le=2)
+    moe_compute_factor: float = Field(default=0.6717, gt=0, le=2)
     """Multiplies the compute efficiencies of mixture-of-experts models (grouped GEMMs, routing)."""
-    moe_layer_us: float = Field(default=43.62, ge=0)
+    moe_layer_us: float = Field(default=41.83, ge=0)
     """Fixed cost of one MoE layer per decode step (routing, token permutation, grouped-GEMM launch), µs."""
-    roofline_sharpness: float = Field(default=1.548, ge=1, le=64)
+    roofline_sharpness: float = Field(default=1.54, ge=1, le=64)
     """p of the smooth maximum (t_mem^p + t_compute^p)^(1/p) of the weight GEMMs; large p = max()."""
-    step_overhead_ms: float = Field(default=1.606, ge=0)
+    step_overhead_ms: float = Field(default=1.622, ge=0)
     """Fixed cost of one decode step (scheduling, sampling, kernel launches), ms; once per
     micro-batch under pipeline parallelism."""
-    allreduce_latency_us: float = Field(default=32.07, ge=0)
+    allreduce_latency_us: float = Field(default=32.14, ge=0)
     """Latency of one tensor-parallel all-reduce over NVLink / Infinity Fabric (two per layer per step), µs."""
-    eta_scale_up: float = Field(default=0.4267, gt=0, le=1)
+    eta_scale_up: float = Field(default=0.4266, gt=0, le=1)
     """Share of the per-direction scale-up bandwidth reached by ring all-reduces."""
     pcie_latency_us: float = Field(default=40.0, ge=0)
     """Latency of one all-reduce over PCIe (no GPU link: through the host or a PCIe switch), µs."""
-    eta_pcie: float = Field(default=0.4726, gt=0, le=1)
+    eta_pcie: float = Field(default=0.4727, gt=0, le=1)
     """Share of the per-direction PCIe bandwidth reached by all-reduces."""
     scale_out_latency_us: float = Field(default=15.0, ge=0)
     """Latency of one transfer or collective between nodes (InfiniBand / RoCE / EFA), µs."""
@@ -96,7 +96,7 @@ class EstimatorParams(Sourced):
     """Largest batch an engine schedules (trtllm-bench caps its max batch size at 4096)."""
     prefill_chunk_tokens: int = Field(default=8192, ge=64)
     """Prefill tokens one step may carry beside the decode batch (chunked prefill budget)."""
-    closed_loop_wave_share: float = Field(default=0.0, ge=0, le=1)
+    closed_loop_wave_share: float = Field(default=0.2079, ge=0, le=1)
     """In a closed-loop load test (N clients, each sending its next prompt when its last request ends), the
     share of the other N − 1 prompts' prefills a prompt waits behind: the clients start together and finish
     close together, so prompts arrive in waves (`optimizer.physics.concurrency`). Only `estimate
@@ -104,7 +104,7 @@ class EstimatorParams(Sourced):
     runtime_gb: float = Field(default=1.5, ge=0)
     """Memory an engine keeps per GPU whatever the reserve fraction (CUDA context, graphs, workspace), GB."""
     generation_factor: dict[Generation, float] = Field(default_factory=lambda: {
-        "ampere": 1.047, "ada": 1.004, "blackwell": 0.6307, "cdna3": 0.4723, "cdna4": 1.015})
+        "ampere": 1.046, "ada": 1.004, "blackwell": 0.6388, "cdna3": 0.4732, "cdna4": 1.019})
     """Multiplies every efficiency on one hardware generation (sustained clocks, software maturity)."""
     group_factor: dict[str, float] = Field(default_factory=dict)
     """Multiplies every efficiency for one (generation, datatype) group, e.g. 'blackwell/fp4': the
@@ -127,25 +127,25 @@ class EstimatorParams(Sourced):
 
     engines: dict[str, dict[str, dict[str, float]]] = Field(default_factory=lambda: {
         "atom": {
-            "*": {"step_overhead_ms": 1.656, "allreduce_latency_us": 30.42, "moe_layer_us": 35.58, "eta_memory": 0.8332, "moe_compute_factor": 0.7236},
-            "cdna3": {"allreduce_latency_us": 28.88, "moe_layer_us": 28.92, "eta_memory": 0.9017, "moe_compute_factor": 0.7442},
-            "cdna4": {"step_overhead_ms": 1.737, "eta_memory": 0.8545, "moe_compute_factor": 0.7537},
+            "*": {"step_overhead_ms": 1.672, "allreduce_latency_us": 30.48, "moe_layer_us": 33.72, "eta_memory": 0.8353, "moe_compute_factor": 0.7224, "closed_loop_wave_share": 0.2259},
+            "cdna3": {"allreduce_latency_us": 28.93, "moe_layer_us": 27, "eta_memory": 0.9032, "moe_compute_factor": 0.7436},
+            "cdna4": {"step_overhead_ms": 1.755, "eta_memory": 0.8572, "moe_compute_factor": 0.7509, "closed_loop_wave_share": 0.25},
         },
         "sglang": {
-            "*": {"step_overhead_ms": 1.636, "allreduce_latency_us": 33.93, "moe_layer_us": 51.78, "eta_memory": 0.6394},
-            "blackwell": {"allreduce_latency_us": 30.16, "moe_layer_us": 30.33, "eta_memory": 0.6219},
-            "cdna3": {"step_overhead_ms": 1.71, "allreduce_latency_us": 39.26, "moe_layer_us": 98.99, "eta_memory": 0.5872},
-            "hopper": {"eta_memory": 0.6529},
+            "*": {"step_overhead_ms": 1.656, "allreduce_latency_us": 33.99, "moe_layer_us": 50.35, "eta_memory": 0.6472},
+            "blackwell": {"allreduce_latency_us": 30.3, "moe_layer_us": 29.24, "eta_memory": 0.6318},
+            "cdna3": {"step_overhead_ms": 1.727, "allreduce_latency_us": 39.27, "moe_layer_us": 98.49, "eta_memory": 0.5986},
+            "hopper": {"eta_memory": 0.6597},
         },
         "trtllm": {
-            "*": {"allreduce_latency_us": 36.51, "eta_memory": 0.7207},
-            "hopper": {"allreduce_latency_us": 31.99, "eta_memory": 0.7083},
+            "*": {"allreduce_latency_us": 36.61, "eta_memory": 0.7198},
+            "hopper": {"allreduce_latency_us": 32.01, "eta_memory": 0.709},
         },
         "vllm": {
-            "*": {"allreduce_latency_us": 28.4, "eta_memory": 0.7205},
-            "cdna3": {"allreduce_latency_us": 25.79, "eta_memory": 0.7675},
-            "hopper": {"eta_memory": 0.7429},
-            "tpu": {"allreduce_latency_us": 27.3, "eta_memory": 0.7377},
+            "*": {"allreduce_latency_us": 28.46, "eta_memory": 0.7219},
+            "cdna3": {"allreduce_latency_us": 25.89, "eta_memory": 0.7676},
+            "hopper": {"eta_memory": 0.7446},
+            "tpu": {"allreduce_latency_us": 27.33, "eta_memory": 0.7394},
         },
     })
     """Per serving engine, per accelerator generation ("*": every generation), the parameters above
