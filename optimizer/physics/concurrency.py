@@ -9,7 +9,9 @@ prefilled (or waiting for it) or decoding, so with λ the replica's request rate
 
 b being the decode batch. TPOT(b) and TTFT(b) are the roofline's (`Roofline.tpot_s`, mean, prefill
 interference included; `Roofline.ttft_s`, mean, the prefill queue included), so b + λ·TTFT grows with b
-and the root in (0, N] is found by bisection.
+and the root in (0, N] is found by bisection. Where the KV cache holds fewer than that, b stops at its
+capacity and the other requests wait for a slot: their wait joins the TTFT (Little's law again:
+the whole latency is N / λ). The replica delivers λ · O = b / TPOT(b) output tokens/s.
 
 A closed loop's arrivals are not Poisson: its N clients start together, and with output lengths fixed
 (`--ignore-eos`) or drawn from a narrow range they finish, and send their next prompt, close together.
@@ -19,10 +21,9 @@ N − 1 prompts a request waits behind, 0 for arrivals spread evenly),
 
     TTFT_closed(b) = TTFT(b) + w · (N − 1) · prefill(I),
 
-prefill(I) being one prompt's share of a batched prefill (`Roofline.prefill_s`). An open loop (a
-plan's traffic, Poisson arrivals) has no waves: `solve` sizes with TTFT(b) alone. Where the KV cache holds fewer than that, b stops at its
-capacity and the other requests wait for a slot: their wait joins the TTFT (Little's law again:
-the whole latency is N / λ). The replica delivers λ · O = b / TPOT(b) output tokens/s.
+prefill(I) being one prompt's share of a batched prefill (`Roofline.prefill_s`); TTFT_closed takes
+TTFT's place above. An open loop (a plan's traffic, Poisson arrivals) has no waves: `solve` sizes with
+TTFT(b) alone.
 """
 
 from __future__ import annotations
