@@ -325,8 +325,8 @@ def _online_layout(r: pd.Series, gpus: int) -> Layout:
 
 HELD_CONCURRENCY = True
 """Judge an online row at the concurrency its harness measured (held_concurrency), where its notes record
-it, instead of the nominal one (the tables in benchmarks/ESTIMATOR.md); --nominal-concurrency of this
-script and of fit_estimator.py judges every row at its nominal concurrency."""
+it, instead of the nominal one; --nominal-concurrency of this script and of fit_estimator.py judges every
+row at its nominal concurrency (as the previous catalog's tables in benchmarks/ESTIMATOR.md are)."""
 
 
 def held_concurrency(notes: object) -> float | None:
