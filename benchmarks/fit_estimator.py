@@ -162,8 +162,8 @@ def _identifying(rows: pd.DataFrame, needs: str | None, cat) -> pd.Series:
         return small & (rows["layout"].str.match(r"^tp([2-9]|\d\d)") | rows["layout"].str.contains(r"tp\d+ ×"))
     if needs == "moe":
         return small & rows["model"].map(lambda m: bool(cat["models"][m].experts and cat["models"][m].experts > 1))
-    if needs == "closed-loop":
-        return rows["kind"] == "online-conc"
+    if needs == "closed-loop":  # a wave needs others in flight: one client alone waits behind nobody
+        return (rows["kind"] == "online-conc") & (rows["concurrency"] > 1)
     return small
 
 
